@@ -1,0 +1,5 @@
+import sys
+
+from iclab.cli import main
+
+sys.exit(main())

@@ -1,0 +1,84 @@
+"""Softmax with temperature, its first-order "approximate softmax" and linear attention.
+
+* ``softmax``: :math:`w_{qk} = e^{s_{qk}/\\tau} / \\sum_{k'} e^{s_{qk'}/\\tau}` (optimal-temperature spec §1.2).
+* ``approx_softmax``: the first-order, normalisation-preserving surrogate of Han et al. (2024), used by
+  Demir & Doğan (spec §1.3, boxed):
+  :math:`\\widehat{\\mathrm{softmax}}(S)_{qk} = \\frac1n\\big(1 + S_{qk} - \\frac1n\\sum_{k'} S_{qk'}\\big)`,
+  :math:`S = s/\\tau`, where ``n`` is the number of visible keys. Every row sums to exactly 1; entries may
+  be negative.
+* ``linear``: :math:`w_{qk} = s_{qk}/n` (Zhang, Frei & Bartlett 2024; spec §1.3 comparator), no centring,
+  no temperature.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from iclab.attention._registry import register_normaliser
+from iclab.errors import ConfigError
+
+__all__ = ["softmax", "approx_softmax", "linear_attention_weights", "check_tau", "visible_count"]
+
+
+def check_tau(tau) -> None:
+    """Raise ConfigError unless every temperature is finite and > 0."""
+    t = torch.as_tensor(tau, dtype=torch.float64)
+    if not bool(torch.isfinite(t).all()) or bool((t <= 0).any()):
+        raise ConfigError("tau", tau if t.numel() == 1 else "array", "a finite temperature > 0")
+
+
+def visible_count(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    """Number of visible keys per row, shape ``scores.shape[:-1] + (1,)`` (float, >= 0)."""
+    if mask is None:
+        return torch.full(scores.shape[:-1] + (1,), float(scores.shape[-1]), dtype=scores.dtype, device=scores.device)
+    m = torch.broadcast_to(mask, scores.shape)
+    return m.sum(-1, keepdim=True).to(scores.dtype)
+
+
+@register_normaliser("softmax")
+def softmax(scores: torch.Tensor, mask: torch.Tensor | None = None, tau: float | torch.Tensor = 1.0) -> torch.Tensor:
+    """Softmax of ``scores / tau`` over keys. ``tau`` may be a tensor broadcastable to ``scores``
+    (e.g. per head ``(H, 1, 1)``). Fully masked rows give zeros."""
+    check_tau(tau)
+    s = scores / tau
+    if mask is None:
+        return torch.softmax(s, dim=-1)
+    s = s.masked_fill(~mask, float("-inf"))
+    row_max = s.amax(-1, keepdim=True)
+    row_max = torch.where(torch.isfinite(row_max), row_max, torch.zeros_like(row_max))
+    e = torch.exp(s - row_max)
+    denom = e.sum(-1, keepdim=True)
+    return e / torch.where(denom > 0, denom, torch.ones_like(denom))
+
+
+@register_normaliser("approx_softmax")
+def approx_softmax(scores: torch.Tensor, mask: torch.Tensor | None = None, tau: float | torch.Tensor = 1.0) -> torch.Tensor:
+    """First-order, row-normalised surrogate of softmax (spec §1.3): ``(1 + S - mean_k S) / n``, ``S = scores/tau``.
+
+    With a mask, ``n`` and the mean run over visible keys only; masked keys get weight 0.
+    """
+    check_tau(tau)
+    s = scores / tau
+    n = visible_count(scores, mask)
+    if mask is not None:
+        m = torch.broadcast_to(mask, scores.shape)
+        s = s.masked_fill(~m, 0.0)
+    safe_n = torch.clamp(n, min=1.0)
+    mean = s.sum(-1, keepdim=True) / safe_n
+    w = (1.0 + s - mean) / safe_n
+    if mask is not None:
+        w = w.masked_fill(~m, 0.0)
+    return w
+
+
+@register_normaliser("linear")
+def linear_attention_weights(scores: torch.Tensor, mask: torch.Tensor | None = None, tau: float | torch.Tensor = 1.0) -> torch.Tensor:
+    """Linear attention weights ``scores / n`` (spec §1.3 comparator). ``tau`` is accepted for a uniform
+    interface and must be 1: linear attention has no temperature."""
+    if not torch.all(torch.as_tensor(tau) == 1):
+        raise ConfigError("tau", tau, "1 (linear attention has no temperature)")
+    n = torch.clamp(visible_count(scores, mask), min=1.0)
+    w = scores / n
+    if mask is not None:
+        w = w.masked_fill(~torch.broadcast_to(mask, scores.shape), 0.0)
+    return w

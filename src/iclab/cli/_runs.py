@@ -1,0 +1,130 @@
+"""``iclab list | run | reproduce | report | export``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from iclab.cli import app
+from iclab.config import check_choice, parse_overrides
+
+
+@app.command("list")
+def list_experiments() -> None:
+    """List registered experiments with their paper and title."""
+    from iclab.experiments import all_experiments
+
+    for exp in all_experiments():
+        typer.echo(f"{exp.name:28s} {exp.paper:12s} {exp.title}")
+
+
+def _preset(quick: bool, full: bool) -> str:
+    if quick and full:
+        from iclab.errors import ConfigError
+
+        raise ConfigError("--quick/--full", "both", "at most one of --quick and --full")
+    return "full" if full else "quick"
+
+
+@app.command("run")
+def run(
+    experiment: str = typer.Argument(..., help="experiment name (see `iclab list`)"),
+    quick: bool = typer.Option(False, "--quick", help="the quick preset (default)"),
+    full: bool = typer.Option(False, "--full", help="the paper-scale preset"),
+    set_: List[str] = typer.Option([], "--set", help="override a config field: key=value (repeatable)"),
+    seed: Optional[int] = typer.Option(None, "--seed", help="base seed"),
+    out: Optional[Path] = typer.Option(None, "--out", help="run folder (default runs/<experiment>-<preset>)"),
+    executor: str = typer.Option("local", "--executor", help="serial | local | ray"),
+    workers: Optional[int] = typer.Option(None, "--workers", help="worker processes (local) / CPUs (ray)"),
+    address: Optional[str] = typer.Option(None, "--address", help="Ray cluster address (ray executor)"),
+    force: bool = typer.Option(False, "--force", help="discard results of another config in --out"),
+    retry_failed: bool = typer.Option(False, "--retry-failed", help="rerun cells that failed before"),
+) -> None:
+    """Run (or resume) one experiment; writes results, figures and report.md into the run folder."""
+    from iclab.runs import EXECUTORS, run_experiment
+
+    check_choice("--executor", executor, EXECUTORS)
+    result = run_experiment(experiment, _preset(quick, full), parse_overrides(set_), seed, out, executor, workers,
+                            address, force, retry_failed)
+    typer.echo(f"{experiment}: {len(result.results)} cells done ({result.computed} computed, {result.reused} reused), "
+               f"{len(result.failed)} failed -> {result.path / 'report.md'}")
+    if len(result.failed):
+        raise typer.Exit(1)
+
+
+@app.command("reproduce")
+def reproduce(
+    quick: bool = typer.Option(False, "--quick", help="quick presets (minutes on a laptop CPU; default)"),
+    full: bool = typer.Option(False, "--full", help="paper-scale presets"),
+    only: List[str] = typer.Option([], "--only", help="run only these experiments (repeatable)"),
+    root: Path = typer.Option(Path("runs"), "--root", help="folder for run folders and the report"),
+    executor: str = typer.Option("local", "--executor", help="serial | local | ray"),
+    workers: Optional[int] = typer.Option(None, "--workers"),
+    address: Optional[str] = typer.Option(None, "--address"),
+    force: bool = typer.Option(False, "--force"),
+) -> None:
+    """Run every registered experiment, then write runs/report/index.html and report.md."""
+    from iclab.experiments import experiment_names, get_experiment
+    from iclab.report import write_combined_report
+    from iclab.runs import EXECUTORS, default_run_dir, run_experiment
+
+    check_choice("--executor", executor, EXECUTORS)
+    preset = _preset(quick, full)
+    names = list(only) or experiment_names()
+    for name in names:
+        get_experiment(name)  # validate every name before running anything
+    run_dirs, failures = [], []
+    for name in names:
+        typer.echo(f"== {name} ({preset})", err=True)
+        try:
+            result = run_experiment(name, preset, out=default_run_dir(name, preset, root), executor=executor,
+                                    workers=workers, address=address, force=force)
+        except Exception as exc:  # noqa: BLE001 - one broken experiment must not lose the others
+            failures.append(f"{name}: {type(exc).__name__}: {exc}")
+            typer.echo(f"error in {name}: {exc}", err=True)
+            continue
+        run_dirs.append(result.path)
+    page = write_combined_report(run_dirs, root / "report")
+    typer.echo(f"report: {page}")
+    if failures:
+        typer.echo("failed experiments:\n  " + "\n  ".join(failures), err=True)
+        raise typer.Exit(1)
+
+
+@app.command("report")
+def report(run_dir: Path = typer.Argument(..., help="a run folder")) -> None:
+    """Rewrite figures and report.md of a finished run folder (no cell is recomputed)."""
+    from iclab.experiments import get_experiment
+    from iclab.report import write_run_report
+    from iclab.runs import RunFolder, RunResult, load_results
+
+    folder = RunFolder.load(run_dir)
+    exp = get_experiment(folder.meta["experiment"])
+    config = exp.config_cls.from_dict(folder.meta["config"])
+    result = RunResult(folder, load_results(run_dir), load_results(run_dir, "failed"), 0, 0)
+    typer.echo(str(write_run_report(exp, config, result)))
+
+
+@app.command("export")
+def export(run_dir: Path = typer.Argument(..., help="a run folder"),
+           fmt: str = typer.Option("csv", "--format", help="csv | parquet"),
+           out: Optional[Path] = typer.Option(None, "--out", help="output file")) -> None:
+    """Export a run's results table to CSV or Parquet."""
+    import json
+
+    from iclab.runs import RunFolder, load_results
+
+    check_choice("--format", fmt, ("csv", "parquet"))
+    RunFolder.load(run_dir)
+    frame = load_results(run_dir, status=None)
+    for col in frame.columns:  # nested values (curves) as JSON text
+        if frame[col].map(lambda v: isinstance(v, (list, dict))).any():
+            frame[col] = frame[col].map(lambda v: json.dumps(v) if isinstance(v, (list, dict)) else v)
+    target = out or Path(run_dir) / f"results.{fmt}"
+    if fmt == "csv":
+        frame.to_csv(target, index=False)
+    else:
+        frame.to_parquet(target, index=False)
+    typer.echo(f"{len(frame)} rows -> {target}")

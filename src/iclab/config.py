@@ -1,0 +1,169 @@
+"""Frozen, validated configuration dataclasses: parsing ``--set key=value`` overrides and hashing.
+
+Every experiment config is a frozen dataclass deriving from :class:`Config`. Validation happens in
+``__post_init__`` (call the ``check_*`` helpers) so a bad value raises one :class:`ConfigError` where
+it enters, naming the field, the value and what is allowed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import types
+import typing
+from typing import Any, Iterable, Mapping
+
+from iclab.errors import ConfigError
+
+__all__ = [
+    "Config",
+    "check_positive",
+    "check_nonnegative",
+    "check_int",
+    "check_choice",
+    "check_probability",
+    "config_hash",
+    "stable_json",
+    "parse_overrides",
+]
+
+
+def stable_json(obj: Any) -> str:
+    """Canonical JSON (sorted keys, no spaces) used for hashing configs and cells."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=_json_default)
+
+
+def _json_default(obj: Any) -> Any:
+    if dataclasses.is_dataclass(obj):
+        return dataclasses.asdict(obj)
+    if hasattr(obj, "tolist"):
+        return obj.tolist()
+    raise TypeError(f"not JSON-serialisable: {type(obj).__name__}")
+
+
+def config_hash(obj: Any, length: int = 16) -> str:
+    """Hex digest of the canonical JSON of ``obj`` (a dict or a dataclass)."""
+    return hashlib.sha256(stable_json(obj).encode()).hexdigest()[:length]
+
+
+def check_positive(field: str, value: float) -> None:
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) or value <= 0:
+        raise ConfigError(field, value, "a finite number > 0")
+
+
+def check_nonnegative(field: str, value: float) -> None:
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) or value < 0:
+        raise ConfigError(field, value, "a finite number >= 0")
+
+
+def check_int(field: str, value: int, minimum: int = 1) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise ConfigError(field, value, f"an integer >= {minimum}")
+
+
+def check_choice(field: str, value: object, allowed: Iterable[object]) -> None:
+    allowed = list(allowed)
+    if value not in allowed:
+        raise ConfigError(field, value, "one of " + ", ".join(map(repr, allowed)))
+
+
+def check_probability(field: str, value: float) -> None:
+    if not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+        raise ConfigError(field, value, "a number in [0, 1]")
+
+
+class Config:
+    """Mixin for frozen dataclass configs: ``to_dict``, ``with_overrides`` and a stable ``hash``."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return json.loads(stable_json(dataclasses.asdict(self)))  # type: ignore[arg-type]
+
+    @property
+    def hash(self) -> str:
+        return config_hash(self.to_dict())
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]):
+        fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+        unknown = sorted(set(data) - set(fields))
+        if unknown:
+            raise ConfigError(unknown[0], data[unknown[0]], "one of the keys " + ", ".join(sorted(fields)))
+        hints = typing.get_type_hints(cls)
+        return cls(**{k: _coerce_value(k, v, hints[k]) for k, v in data.items()})  # type: ignore[call-arg]
+
+    def with_overrides(self, overrides: Mapping[str, Any]):
+        """A copy with ``overrides`` applied; string values (from ``--set key=value``) are parsed by field type."""
+        if not overrides:
+            return self
+        fields = {f.name for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+        for key in overrides:
+            if key not in fields:
+                raise ConfigError(
+                    key, overrides[key], message=f"unknown key {key!r} for {type(self).__name__}; allowed keys: "
+                    + ", ".join(sorted(fields)))
+        hints = typing.get_type_hints(type(self))
+        values = {k: _coerce_value(k, v, hints[k]) for k, v in overrides.items()}
+        return dataclasses.replace(self, **values)  # type: ignore[type-var]
+
+
+def parse_overrides(pairs: Iterable[str]) -> dict[str, str]:
+    """Parse ``["a=1", "b=x"]`` into a dict; a pair without ``=`` is a ConfigError."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError("--set", pair, "key=value")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _coerce_value(field: str, value: Any, hint: Any) -> Any:
+    """Turn a ``--set`` string (or JSON value) into the type the dataclass field declares."""
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        if value is None or (isinstance(value, str) and value.lower() in ("none", "null")):
+            if type(None) in args:
+                return None
+        inner = [a for a in args if a is not type(None)]
+        errors = []
+        for a in inner:
+            try:
+                return _coerce_value(field, value, a)
+            except ConfigError as exc:
+                errors.append(exc)
+        raise errors[0]
+    if not isinstance(value, str):
+        if origin in (tuple, list) and isinstance(value, (list, tuple)):
+            elem = args[0] if args else Any
+            return tuple(_coerce_value(field, v, elem) for v in value) if origin is tuple else list(value)
+        if hint is float and isinstance(value, int) and not isinstance(value, bool):
+            return float(value)
+        return value
+    text = value.strip()
+    try:
+        if hint is bool:
+            if text.lower() in ("1", "true", "yes", "on"):
+                return True
+            if text.lower() in ("0", "false", "no", "off"):
+                return False
+            raise ValueError
+        if hint is int:
+            return int(text)
+        if hint is float:
+            return float(text)
+        if hint is str or hint is Any:
+            return text
+        if origin in (tuple, list):
+            elem = args[0] if args else str
+            parts = json.loads(text) if text.startswith("[") else [p for p in text.split(",") if p.strip()]
+            items = [_coerce_value(field, p if isinstance(p, str) else p, elem) for p in parts]
+            return tuple(items) if origin is tuple else items
+    except (ValueError, json.JSONDecodeError):
+        pass
+    else:
+        return text
+    name = getattr(hint, "__name__", str(hint))
+    raise ConfigError(field, value, f"a value of type {name}")

@@ -1,0 +1,1 @@
+"""iclab.estimators (see DESIGN.md)."""

@@ -1,0 +1,1 @@
+"""iclab.hf (see DESIGN.md)."""

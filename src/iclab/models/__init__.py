@@ -1,0 +1,1 @@
+"""iclab.models (see DESIGN.md)."""

@@ -1,0 +1,84 @@
+"""``report.md`` of one run folder: the paper's claim, figures, and the "paper reports / iclab measures" table."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+if TYPE_CHECKING:
+    from iclab.experiments import Comparison, Experiment
+    from iclab.runs import RunResult
+
+__all__ = ["write_run_report", "comparison_table_md", "run_summary"]
+
+
+def comparison_table_md(rows: Sequence["Comparison"]) -> str:
+    lines = ["| quantity | paper reports | iclab measures | within tolerance? | note |", "|---|---|---|---|---|"]
+    mark = {True: "yes", False: "**no**", None: "—"}
+    for c in rows:
+        cells = [c.quantity, c.paper, c.measured, mark[c.ok], c.note]
+        lines.append("| " + " | ".join(str(x).replace("|", "\\|").replace("\n", " ") for x in cells) + " |")
+    return "\n".join(lines)
+
+
+def run_summary(exp: "Experiment", config, result: "RunResult") -> dict:
+    """Figures, comparisons and notes of a finished run (also written to ``summary.json``)."""
+    fig_dir = result.folder.figures
+    fig_dir.mkdir(parents=True, exist_ok=True)
+    figures: list[Path] = []
+    comparisons: list = []
+    notes = ""
+    errors: list[str] = []
+    if len(result.results):
+        for stage, fn in (("figures", exp.figures), ("compare", exp.compare)):
+            try:
+                out = fn(config, result.results) if stage == "compare" else fn(config, result.results, fig_dir)
+            except Exception as exc:  # noqa: BLE001 - a broken plot must not lose computed results
+                errors.append(f"{stage} failed: {type(exc).__name__}: {exc}")
+                continue
+            if stage == "figures":
+                figures = [Path(p) for p in out]
+            else:
+                comparisons = list(out)
+        if exp.notes is not None:
+            try:
+                notes = exp.notes(config, result.results)
+            except Exception as exc:  # noqa: BLE001
+                errors.append(f"notes failed: {type(exc).__name__}: {exc}")
+    return {"figures": figures, "comparisons": comparisons, "notes": notes, "errors": errors}
+
+
+def write_run_report(exp: "Experiment", config, result: "RunResult") -> Path:
+    """Write ``figures/``, ``summary.json`` and ``report.md`` into the run folder; return the report path."""
+    summary = run_summary(exp, config, result)
+    folder = result.folder.path
+    lines = [f"# {exp.title}", "", f"Experiment `{exp.name}` (paper key `{exp.paper}`), preset "
+             f"`{result.folder.meta.get('preset')}`, seed {config.seed}, config hash "
+             f"`{result.folder.meta.get('config_hash')}`.", "", "## What the paper claims", "", exp.claim.strip(), ""]
+    lines += [f"Cells: {len(result.results)} done ({result.computed} computed now, {result.reused} reused), "
+              f"{len(result.failed)} failed.", ""]
+    if len(result.failed):
+        lines += ["Failed cells (rerun with `--retry-failed`):", ""]
+        for _, row in result.failed.iterrows():
+            lines.append(f"- cell {row.get('_key')}: `{str(row.get('_error', '')).splitlines()[0]}`")
+        lines.append("")
+    if summary["comparisons"]:
+        lines += ["## Paper reports / iclab measures", "", comparison_table_md(summary["comparisons"]), ""]
+    if summary["notes"]:
+        lines += ["## Where they disagree, and why", "", summary["notes"].strip(), ""]
+    if summary["figures"]:
+        lines += ["## Figures", ""]
+        lines += [f"![{p.stem}](figures/{p.name})" for p in summary["figures"]]
+        lines.append("")
+    for err in summary["errors"]:
+        lines.append(f"> **report error:** {err}")
+    (folder / "report.md").write_text("\n".join(lines) + "\n")
+    (folder / "summary.json").write_text(json.dumps({
+        "experiment": exp.name,
+        "figures": [str(p.relative_to(folder)) if p.is_relative_to(folder) else str(p) for p in summary["figures"]],
+        "comparisons": [c.__dict__ for c in summary["comparisons"]],
+        "notes": summary["notes"],
+        "errors": summary["errors"],
+    }, indent=2, default=str))
+    return folder / "report.md"

@@ -1,0 +1,80 @@
+"""One figure style for every experiment: colour-blind-safe (Okabe–Ito) palette, print-readable sizes.
+
+Convention: theory is drawn as lines, simulation as markers with error bars (:func:`theory_vs_sim`).
+Every figure is saved as PNG with its data as CSV beside it (:func:`save_figure`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+__all__ = ["PALETTE", "MARKERS", "new_figure", "save_figure", "theory_vs_sim", "color"]
+
+# Okabe & Ito (2008) colour-universal-design palette.
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+_RC = {
+    "figure.dpi": 110,
+    "savefig.dpi": 130,
+    "font.size": 10,
+    "axes.titlesize": 11,
+    "axes.labelsize": 10,
+    "legend.fontsize": 8,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "lines.linewidth": 1.8,
+    "lines.markersize": 5,
+}
+
+
+def color(i: int) -> str:
+    return PALETTE[i % len(PALETTE)]
+
+
+def new_figure(ncols: int = 1, nrows: int = 1, width: float = 4.2, height: float = 3.3, **kw):
+    """``(fig, axes)`` in the house style; ``axes`` is a flat array when more than one panel."""
+    with plt.rc_context(_RC):
+        fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False, **kw)
+    for ax in axes.flat:
+        for key, val in (("axes.grid", True),):
+            ax.grid(val, alpha=0.3)
+        ax.spines["top"].set_visible(False)
+        ax.spines["right"].set_visible(False)
+    flat = axes.flatten()
+    return fig, (flat[0] if flat.size == 1 else flat)
+
+
+def save_figure(fig, path: str | Path, data: pd.DataFrame | Mapping[str, Sequence] | None = None) -> Path:
+    """Save ``fig`` as ``path`` (.png) and ``data`` as CSV beside it; close the figure; return the PNG path."""
+    path = Path(path).with_suffix(".png")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    if data is not None:
+        frame = data if isinstance(data, pd.DataFrame) else pd.DataFrame(dict(data))
+        frame.to_csv(path.with_suffix(".csv"), index=False)
+    return path
+
+
+def theory_vs_sim(ax, x, theory=None, sim=None, sim_err=None, *, label: str, i: int = 0, x_theory=None) -> None:
+    """Theory as a line and simulation as markers with error bars, same colour, one legend entry each."""
+    c, m = color(i), MARKERS[i % len(MARKERS)]
+    if theory is not None:
+        ax.plot(np.asarray(x if x_theory is None else x_theory), np.asarray(theory), "-", color=c,
+                label=f"{label} (theory)")
+    if sim is not None:
+        ax.errorbar(np.asarray(x), np.asarray(sim), yerr=None if sim_err is None else np.asarray(sim_err), fmt=m,
+                    color=c, mfc="white" if theory is not None else c, capsize=2,
+                    label=f"{label} (sim.)" if theory is not None else label)

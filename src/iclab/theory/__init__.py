@@ -1,0 +1,1 @@
+"""iclab.theory (see DESIGN.md)."""
