@@ -2,6 +2,11 @@
 
 from iclab.attention._registry import get_normaliser, normalise, normaliser_names, register_normaliser
 from iclab.attention._softmax import approx_softmax, check_tau, linear_attention_weights, softmax, visible_count
+from iclab.attention._adaptive import *  # noqa: F401,F403
+from iclab.attention._alternatives import *  # noqa: F401,F403
+from iclab.attention._streaming import *  # noqa: F401,F403
+from iclab.attention._dispersion import *  # noqa: F401,F403
+from iclab.attention import _adaptive, _alternatives, _streaming, _dispersion
 
 __all__ = [
     "get_normaliser",
@@ -13,4 +18,8 @@ __all__ = [
     "linear_attention_weights",
     "check_tau",
     "visible_count",
+    *_adaptive.__all__,
+    *_alternatives.__all__,
+    *_streaming.__all__,
+    *_dispersion.__all__,
 ]

@@ -1,0 +1,3 @@
+"""Entropy-adaptive temperature softmax (work in progress)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""Sigmoid attention and length-scaled softmax (work in progress)."""
+
+__all__: list[str] = []

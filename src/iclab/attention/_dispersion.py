@@ -1,0 +1,3 @@
+"""Dispersion diagnostics (work in progress)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""Streaming two-pass adaptive attention (work in progress)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""Categorical ICL prompts (work in progress)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""Gaussian in-context regression prompts (work in progress)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""One-layer ICL attention with the (V, M) reparametrisation (work in progress)."""
+
+__all__: list[str] = []
