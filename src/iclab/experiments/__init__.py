@@ -1,11 +1,14 @@
 """Registry of experiments, one module per paper (see ``_base.Experiment``).
 
-Modules listed in ``_MODULES`` register themselves on import with :func:`register`.
+Modules listed in ``_MODULES`` register themselves on import with :func:`register`. Extra modules (a user's
+own experiments, or test fixtures) are imported from the comma-separated environment variable
+``ICLAB_EXPERIMENT_MODULES``; spawned workers inherit it, so they find the same experiments.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 
 from iclab.errors import ConfigError
 from iclab.experiments._base import PRESETS, Comparison, Experiment
@@ -42,6 +45,8 @@ def _load_all() -> None:
         except ModuleNotFoundError as exc:
             if exc.name != name:  # a real missing dependency inside the module: surface it
                 raise
+    for name in filter(None, (m.strip() for m in os.environ.get("ICLAB_EXPERIMENT_MODULES", "").split(","))):
+        importlib.import_module(name)
 
 
 def all_experiments() -> list[Experiment]:
