@@ -11,6 +11,10 @@ export RAY_AUTH_MODE := disabled
 .PHONY: install run test bench clean
 
 $(STAMP): requirements.txt pyproject.toml
+	@# WordNet (antonym task of temperature-llm) comes from Debian; best effort where apt-get is usable.
+	@dpkg -s wordnet-base >/dev/null 2>&1 || { command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] && \
+	  (apt-get update -qq && apt-get install -y -qq wordnet-base >/dev/null) || \
+	  echo "note: Debian package wordnet-base not installed; the WordNet antonym task will be unavailable"; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements.txt
