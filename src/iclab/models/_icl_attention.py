@@ -1,3 +1,162 @@
-"""One-layer ICL attention with the (V, M) reparametrisation (work in progress)."""
+"""One-layer in-context-regression attention with the (V, M) reparametrisation (optimal-temperature spec §1.2–1.5).
 
-__all__: list[str] = []
+With tokens ``Z`` (spec §1.1, query label slot 0) and :math:`\\mathbf M=\\mathbf K^\\top\\mathbf Q`, only four blocks
+matter (spec Eq. 7): :math:`\\mathbf v_{21}\\in\\mathbb R^d, v_{22}` (last row of V) and
+:math:`\\mathbf M_{11}\\in\\mathbb R^{d\\times d},\\mathbf m_{21}\\in\\mathbb R^d`. The query's scores over the ``l``
+keys are :math:`a_i=\\mathbf x_i^\\top\\mathbf M_{11}\\mathbf x_l+y_i\\mathbf m_{21}^\\top\\mathbf x_l`, the values
+:math:`u_i=\\mathbf v_{21}^\\top\\mathbf x_i+v_{22}y_i`, and :math:`\\hat y=\\sum_i \\mathrm{norm}(\\mathbf a)_i\\,u_i` with
+any normaliser of :mod:`iclab.attention` (``approx_softmax``/``softmax`` with temperature τ, ``linear``).
+For ``approx_softmax`` this is the explicit predictor of spec §1.5,
+:math:`\\hat y=b_{\\rm Att}+\\tau^{-1}\\hat{\\mathbf w}_{\\rm Att}^\\top\\mathbf x_l` (:meth:`ICLAttention.decompose`).
+:meth:`ICLAttention.from_bayes_mimicking` sets the weights of spec §3.3 (Lemma 4.1 / Prop. 4.4, Eq. 11).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from iclab.attention import check_tau, normalise
+from iclab.errors import ConfigError
+
+__all__ = ["ICLAttention", "bayes_mimicking_weights", "pretraining_covariance", "centred_stats"]
+
+
+def centred_stats(batch) -> dict[str, torch.Tensor]:
+    """Statistics of spec §1.5 over all ``l`` columns incl. the query (label 0):
+    ``s_x (B,d)``, ``s_y (B,)``, ``C_xx (B,d,d)``, ``C_xy (B,d)``, ``C_yy (B,)``."""
+    x = batch.x  # (B, l, d)
+    y = batch.y.clone()
+    y[:, -1] = 0.0  # (B, l)
+    l = x.shape[1]
+    sx, sy = x.mean(1), y.mean(1)  # (B, d), (B,)
+    xc, yc = x - sx.unsqueeze(1), y - sy.unsqueeze(1)  # (B, l, d), (B, l)
+    return {"s_x": sx, "s_y": sy, "C_xx": xc.transpose(1, 2) @ xc / l,
+            "C_xy": (xc * yc.unsqueeze(-1)).sum(1) / l, "C_yy": (yc * yc).sum(1) / l}
+
+
+def pretraining_covariance(train, m: int, generator: torch.Generator | None = None, chunk: int = 500) -> np.ndarray:
+    """:math:`\\hat{\\boldsymbol\\Sigma}=\\hat{\\mathbf X}^\\top\\hat{\\mathbf X}/(ml)` (spec §2.2): the inputs of ``m``
+    prompts of ``train`` (a GaussianRegression, ``l = n+1`` tokens each), each prompt centred by its own mean —
+    the centring the attention's statistics :math:`\\mathbf C_{xx}` use. Accumulated in chunks; ``(d, d)``."""
+    if not isinstance(m, int) or m < 1:
+        raise ConfigError("m", m, "an integer >= 1 (pretraining prompts)")
+    d, l = int(train.d), train.l
+    acc = torch.zeros(d, d, dtype=torch.float64)
+    done = 0
+    while done < m:
+        b = min(chunk, m - done)
+        x = train.sample(b, generator).x.to(torch.float64)  # (b, l, d)
+        xc = (x - x.mean(1, keepdim=True)).reshape(-1, d)  # (b*l, d)
+        acc += xc.T @ xc
+        done += b
+    return (acc / (m * l)).numpy()
+
+
+def bayes_mimicking_weights(sigma_hat: Any, l: int, sigma: float, mu_w: Any = None, cov_w: Any = None) -> dict:
+    """Lemma 4.1 weights (spec §3.3, Eq. 11), with the **train** noise/prior and pretraining covariance Σ̂:
+    :math:`\\mathbf M_{11}=d(\\hat{\\boldsymbol\\Sigma}+\\frac{\\sigma^2}{l}\\boldsymbol\\Sigma_w^{-1})^{-1}`,
+    :math:`\\mathbf m_{21}=0`, :math:`\\mathbf v_{21}=\\frac{\\sigma^2}{dl}\\hat{\\boldsymbol\\Sigma}^{-1}\\boldsymbol\\Sigma_w^{-1}\\boldsymbol\\mu_w`,
+    :math:`v_{22}=1/d`. Returns NumPy ``{"M11", "m21", "v21", "v22"}``."""
+    from iclab.data._gaussian import _as_cov, _as_mean
+
+    S = _as_cov("sigma_hat", sigma_hat, np.shape(sigma_hat)[0])
+    d = S.shape[0]
+    mu, cw = _as_mean("mu_w", mu_w, d), _as_cov("cov_w", cov_w, d)
+    prec = np.linalg.inv(cw)
+    M11 = d * np.linalg.inv(S + sigma**2 / l * prec)
+    v21 = sigma**2 / (d * l) * np.linalg.solve(S, prec @ mu)
+    return {"M11": M11, "m21": np.zeros(d), "v21": v21, "v22": 1.0 / d}
+
+
+class ICLAttention(nn.Module):
+    """One attention layer reading the query's label slot (spec §1.2–1.4); ``forward(batch) -> y_hat (B,)``.
+
+    Args:
+        d: input dimension.
+        attention: normaliser name from the registry (``approx_softmax``, ``softmax``, ``linear``, …).
+        tau: inference temperature (ignored — must be 1 — for ``linear``).
+        dtype: parameter dtype (float64 for theory checks).
+    Parameters ``v21 (d,)``, ``v22 ()``, ``M11 (d, d)``, ``m21 (d,)`` are ``nn.Parameter``s (trainable).
+    """
+
+    def __init__(self, d: int, attention: str = "approx_softmax", tau: float = 1.0, dtype: torch.dtype = torch.float64,
+                 init_scale: float = 0.0, generator: torch.Generator | None = None):
+        super().__init__()
+        if not isinstance(d, int) or d < 1:
+            raise ConfigError("d", d, "an integer >= 1")
+        from iclab.attention import get_normaliser
+
+        get_normaliser(attention)  # validate the name
+        check_tau(tau)
+        self.d, self.attention, self.tau = d, attention, float(tau)
+
+        def p(*shape):
+            return nn.Parameter(init_scale * torch.randn(shape, generator=generator, dtype=dtype) / max(d, 1))
+
+        self.v21, self.v22, self.M11, self.m21 = p(d), p(), p(d, d), p(d)
+
+    @classmethod
+    def from_weights(cls, M11: Any, v21: Any, v22: float, m21: Any = None, **kw) -> "ICLAttention":
+        """A module holding the given blocks (NumPy or torch)."""
+        M = torch.as_tensor(np.asarray(M11), dtype=torch.float64)
+        d = M.shape[0]
+        if M.shape != (d, d):
+            raise ConfigError("M11", f"shape {tuple(M.shape)}", "a square (d, d) matrix")
+        mod = cls(d, **kw)
+        with torch.no_grad():
+            for name, val, shape in (("M11", M11, (d, d)), ("v21", v21, (d,)), ("m21", m21, (d,)), ("v22", v22, ())):
+                t = torch.zeros(shape) if val is None else torch.as_tensor(np.asarray(val), dtype=torch.float64)
+                if tuple(t.shape) != shape:
+                    raise ConfigError(name, f"shape {tuple(t.shape)}", f"shape {shape}")
+                getattr(mod, name).copy_(t)
+        return mod
+
+    @classmethod
+    def from_bayes_mimicking(cls, train, m: int, generator: torch.Generator | None = None, l: int | None = None,
+                             **kw) -> "ICLAttention":
+        """Spec §3.3: Σ̂ from ``m`` pretraining prompts of ``train`` (optionally with ``l`` columns), then
+        :func:`bayes_mimicking_weights` with the train noise and task prior; pretraining temperature 1."""
+        if l is not None:
+            train = train.with_n(l - 1)
+        mom = train.moments()
+        S = pretraining_covariance(train, m, generator)
+        return cls.from_weights(**bayes_mimicking_weights(S, train.l, mom["sigma"], mom["mu_w"], mom["cov_w"]), **kw)
+
+    def weights(self) -> dict[str, np.ndarray | float]:
+        """The four blocks as NumPy (for :mod:`iclab.theory.temperature`)."""
+        return {k: getattr(self, k).detach().cpu().double().numpy() for k in ("M11", "m21", "v21")} | {
+            "v22": float(self.v22.detach())}
+
+    def scores_values(self, batch) -> tuple[torch.Tensor, torch.Tensor]:
+        """Query scores ``a (B, l)`` and values ``u (B, l)`` (spec §1.5; the query label slot is 0)."""
+        x = batch.x.to(self.M11.dtype)  # (B, l, d)
+        y = batch.y.to(self.M11.dtype).clone()
+        y[:, -1] = 0.0  # (B, l)
+        xq = x[:, -1]  # (B, d)
+        a = torch.einsum("bld,de,be->bl", x, self.M11, xq) + y * (xq @ self.m21).unsqueeze(-1)  # (B, l)
+        u = x @ self.v21 + self.v22 * y  # (B, l)
+        return a, u
+
+    def forward(self, batch, tau: float | None = None) -> torch.Tensor:
+        """:math:`\\hat y=E_{d+1,l}`: normalised query scores times values, ``(B,)``."""
+        tau = self.tau if tau is None else tau
+        a, u = self.scores_values(batch)  # (B, l), (B, l)
+        params = {} if self.attention == "linear" else {"tau": tau}
+        w = normalise(self.attention, a.unsqueeze(1), **params).squeeze(1)  # (B, l)
+        return (w * u).sum(-1)
+
+    def decompose(self, batch) -> tuple[torch.Tensor, torch.Tensor]:
+        """Explicit predictor of spec §1.5 for ``approx_softmax``: ``(b_Att (B,), w_Att (B, d))`` with
+        :math:`\\hat y=b_{\\rm Att}+\\tau^{-1}\\hat{\\mathbf w}_{\\rm Att}^\\top\\mathbf x_l`,
+        :math:`b_{\\rm Att}=\\mathbf v_{21}^\\top\\mathbf s_x+v_{22}s_y`,
+        :math:`\\hat{\\mathbf w}_{\\rm Att}=\\mathbf M_{11}^\\top(\\mathbf C_{xx}\\mathbf v_{21}+v_{22}\\mathbf C_{xy})+
+        \\mathbf m_{21}(\\mathbf C_{xy}^\\top\\mathbf v_{21}+v_{22}C_{yy})`."""
+        s = centred_stats(batch.__class__(batch.x.to(self.M11.dtype), batch.y.to(self.M11.dtype), batch.w))
+        b = s["s_x"] @ self.v21 + self.v22 * s["s_y"]  # (B,)
+        inner = s["C_xx"] @ self.v21 + self.v22 * s["C_xy"]  # (B, d)
+        w = inner @ self.M11 + (s["C_xy"] @ self.v21 + self.v22 * s["C_yy"]).unsqueeze(-1) * self.m21  # (B, d)
+        return b, w
