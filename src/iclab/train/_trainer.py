@@ -1,18 +1,20 @@
 """The one trainer for every iclab model.
 
 ``train(model, data, loss_fn, config)`` runs ``config.steps`` optimiser steps. Each step draws a fresh batch
-``data.sample(batch_size, generator_for(seed, "train", step))`` (or a minibatch of a fixed pool), so that the
-batch sequence is a pure function of the seed: a run resumed from a checkpoint continues bit-for-bit.
+``data.sample(batch_size, generator_for(seed, "train", step))`` (or a minibatch of a fixed pool drawn once
+from ``generator_for(seed, "pool")``), so the batch sequence is a pure function of the seed and a run resumed
+from a checkpoint continues bit-for-bit (same final weights as an uninterrupted run). Batches are drawn on
+the CPU and moved to ``config.device``, so the data do not depend on the device either.
 
 ``loss_fn(model, batch)`` returns the scalar loss, or ``(loss, groups)`` where ``groups`` maps a name (e.g. a
 feature) to a float; ``stop_rule(step, groups) -> bool`` can then stop on per-group criteria (e.g. "every
-feature's loss <= eps/K", OOD spec §4.2). A non-finite loss raises :class:`TrainingDiverged` and leaves the
-last good checkpoint in place.
+feature's loss <= eps/K", OOD spec §4.2; see :mod:`iclab.train._stopping`). A non-finite loss (or non-finite
+weights at a checkpoint) raises :class:`TrainingDiverged` and leaves the last good checkpoint in place.
+SIGINT/SIGTERM finish the current step, write a checkpoint and return with ``stopped="interrupted"``.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import signal
 import time
@@ -24,17 +26,21 @@ import torch
 from tqdm.auto import tqdm
 
 from iclab.data import generator_for
-from iclab.errors import IclabError
+from iclab.errors import ConfigError, IclabError
+from iclab.train._checkpoint import CHECKPOINT, load_checkpoint, save_checkpoint
 from iclab.train._config import TrainConfig
+from iclab.train._metrics import METRICS, write_metrics
 
 __all__ = ["train", "TrainResult", "TrainingDiverged", "CHECKPOINT", "METRICS"]
 
-CHECKPOINT = "checkpoint.pt"
-METRICS = "metrics.jsonl"
-
 
 class TrainingDiverged(IclabError, FloatingPointError):
-    """The loss became NaN or infinite."""
+    """The loss (or the weights) became NaN or infinite. ``step`` is the step at which it was seen and
+    ``checkpoint`` the last good checkpoint (None if none was written)."""
+
+    def __init__(self, message: str, step: int = -1, checkpoint: Path | None = None):
+        super().__init__(message)
+        self.step, self.checkpoint = step, checkpoint
 
 
 @dataclass
@@ -45,6 +51,7 @@ class TrainResult:
     stopped: str  # "max_steps" | "target_loss" | "stop_rule" | "interrupted"
     history: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
+    checkpoint: Path | None = None
 
 
 def _optimizer(params, cfg: TrainConfig) -> torch.optim.Optimizer:
@@ -56,6 +63,7 @@ def _optimizer(params, cfg: TrainConfig) -> torch.optim.Optimizer:
 
 
 def _lr_factor(step: int, cfg: TrainConfig) -> float:
+    """Multiplier of ``lr`` at ``step``: linear warm-up, then constant / cosine-to-0 / linear-to-0."""
     if cfg.warmup_steps and step < cfg.warmup_steps:
         return (step + 1) / cfg.warmup_steps
     if cfg.schedule == "constant":
@@ -70,6 +78,10 @@ def _lr_factor(step: int, cfg: TrainConfig) -> float:
 def _to_device(batch: Any, device: torch.device) -> Any:
     if hasattr(batch, "to"):
         return batch.to(device)
+    if isinstance(batch, (tuple, list)):
+        return type(batch)(_to_device(b, device) for b in batch)
+    if isinstance(batch, dict):
+        return {k: _to_device(v, device) for k, v in batch.items()}
     return batch
 
 
@@ -85,11 +97,25 @@ def _pool_minibatch(pool: Any, idx: torch.Tensor) -> Any:
     raise TypeError(f"cannot index a training pool of type {type(pool).__name__}; give it an index(idx) method")
 
 
-def _save_checkpoint(path: Path, model, opt, sched, step: int, history: list) -> None:
-    tmp = path.with_suffix(".tmp")
-    torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
-                "step": step, "history": history}, tmp)
-    tmp.replace(path)
+def _device(cfg: TrainConfig) -> torch.device:
+    if cfg.device.startswith("cuda") and not torch.cuda.is_available():
+        raise ConfigError("device", cfg.device, message=f"invalid device={cfg.device!r}: CUDA is not available "
+                          "on this machine (use device='cpu')")
+    if cfg.device == "mps" and not (hasattr(torch.backends, "mps") and torch.backends.mps.is_available()):
+        raise ConfigError("device", cfg.device, message="invalid device='mps': MPS is not available here")
+    return torch.device(cfg.device)
+
+
+def _split_loss(out: Any, step: int) -> tuple[torch.Tensor, Mapping[str, float]]:
+    loss, groups = out if isinstance(out, tuple) else (out, {})
+    if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
+        raise IclabError(f"loss_fn must return a scalar tensor (or (loss, groups)); got "
+                         f"{type(loss).__name__} {tuple(getattr(loss, 'shape', ()))} at step {step}")
+    return loss.reshape(()), groups
+
+
+def _all_finite(model: torch.nn.Module) -> bool:
+    return all(bool(torch.isfinite(p).all()) for p in model.parameters())
 
 
 def train(model: torch.nn.Module, data: Any, loss_fn: Callable, config: TrainConfig, *,
@@ -101,33 +127,34 @@ def train(model: torch.nn.Module, data: Any, loss_fn: Callable, config: TrainCon
     """Train ``model`` in place on prompts from ``data`` (see module docstring).
 
     Args:
-        data: an object with ``sample(batch_size, generator) -> batch``; batches may define ``to(device)``.
+        data: an object with ``sample(batch_size, generator) -> batch``; batches may define ``to(device)``
+            and (for ``pool_size``) ``index(idx)``.
         loss_fn: ``(model, batch) -> loss`` or ``(loss, {group: value})``.
         run_dir: where ``checkpoint.pt`` and ``metrics.jsonl`` go (None: keep nothing on disk).
-        resume: continue from ``run_dir/checkpoint.pt`` if it exists.
+        resume: continue from ``run_dir/checkpoint.pt`` if it exists (else start afresh).
         stop_rule: called at every logged step with the groups' losses; True stops training.
-        probes: ``{name: fn(model)}`` recorded every ``log_every`` steps (e.g. parameter summaries).
-        eval_fn: ``model -> {metric: value}`` recorded every ``log_every`` steps.
+        probes: ``{name: fn(model)}`` recorded every ``log_every`` steps (e.g. parameter summaries); a probe
+            may return a number, a list, or a dict (recorded as ``name/key``).
+        eval_fn: ``model -> {metric: value}`` recorded as ``eval/metric`` every ``log_every`` steps.
     """
     cfg = config
-    device = torch.device(cfg.device)
+    device = _device(cfg)
+    cfg_dict = cfg.to_dict()
     model.to(device)
     opt = _optimizer([p for p in model.parameters() if p.requires_grad], cfg)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: _lr_factor(s, cfg))
-    start_step, history = 0, []
+    start_step, history, smoothed = 0, [], None
     ckpt = metrics_path = None
     if run_dir is not None:
         run_dir = Path(run_dir)
         run_dir.mkdir(parents=True, exist_ok=True)
         ckpt, metrics_path = run_dir / CHECKPOINT, run_dir / METRICS
         if resume and ckpt.exists():
-            state = torch.load(ckpt, map_location=device, weights_only=False)
-            model.load_state_dict(state["model"])
-            opt.load_state_dict(state["optimizer"])
-            sched.load_state_dict(state["scheduler"])
-            start_step, history = state["step"], state["history"]
-        elif metrics_path.exists():
-            metrics_path.unlink()
+            start_step, history, smoothed = load_checkpoint(ckpt, model, opt, sched, cfg_dict, device)
+        elif ckpt.exists():
+            ckpt.unlink()  # a fresh run never leaves another run's checkpoint behind
+        # the stream on disk always equals the history of the weights we continue from
+        write_metrics(metrics_path, history, append=False)
 
     pool = None
     if cfg.pool_size is not None:
@@ -135,18 +162,30 @@ def train(model: torch.nn.Module, data: Any, loss_fn: Callable, config: TrainCon
 
     interrupted = {"flag": False}
 
-    def _on_sigint(signum, frame):  # finish the current step, checkpoint, then stop
+    def _on_signal(signum, frame):  # finish the current step, checkpoint, then stop
         interrupted["flag"] = True
 
-    old_handler = None
-    try:
-        old_handler = signal.signal(signal.SIGINT, _on_sigint)
-    except ValueError:  # not in the main thread
-        pass
+    old_handlers = {}
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            old_handlers[sig] = signal.signal(sig, _on_signal)
+        except ValueError:  # not in the main thread
+            pass
 
-    bar = tqdm(total=cfg.steps, initial=start_step, desc=desc, disable=not cfg.progress, dynamic_ncols=True)
+    def _checkpoint(done: int) -> None:
+        if not _all_finite(model):
+            raise TrainingDiverged(
+                f"weights became non-finite by step {done}; not overwriting the last good checkpoint "
+                f"{ckpt if ckpt.exists() else '(none written)'}; lower lr (lr={cfg.lr}) or set grad_clip",
+                done, ckpt if ckpt.exists() else None)
+        save_checkpoint(ckpt, model, opt, sched, done, history, smoothed, cfg_dict)
+
+    bar = tqdm(total=cfg.steps, initial=min(start_step, cfg.steps), desc=desc, unit="step",
+               disable=not cfg.progress, dynamic_ncols=True)
     t0 = time.perf_counter()
-    stopped, loss_value, smoothed, step = "max_steps", float("nan"), None, start_step
+    stopped = "max_steps"
+    loss_value = float(history[-1]["loss"]) if history else float("nan")
+    done_steps = start_step
     try:
         for step in range(start_step, cfg.steps):
             g = generator_for(cfg.seed, "train", step)
@@ -156,13 +195,17 @@ def train(model: torch.nn.Module, data: Any, loss_fn: Callable, config: TrainCon
                 idx = torch.randint(cfg.pool_size, (cfg.batch_size,), generator=g).to(device)
                 batch = _pool_minibatch(pool, idx)
             model.train()
-            out = loss_fn(model, batch)
-            loss, groups = (out if isinstance(out, tuple) else (out, {}))
+            loss, groups = _split_loss(loss_fn(model, batch), step)
             loss_value = float(loss.detach())
             if not math.isfinite(loss_value):
+                good = ckpt if ckpt is not None and ckpt.exists() else None
+                if metrics_path is not None:
+                    write_metrics(metrics_path, [{"step": step, "event": "diverged"}])
                 raise TrainingDiverged(
                     f"loss became {loss_value} at step {step}; lower the learning rate (lr={cfg.lr}) or set "
-                    f"grad_clip" + (f"; the last good checkpoint is kept at {ckpt}" if ckpt and ckpt.exists() else ""))
+                    f"grad_clip; " + (f"the last good checkpoint (step {_ckpt_step(history, good)}) is kept "
+                                      f"at {good}" if good else "no checkpoint was written (set checkpoint_every)"),
+                    step, good)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             if cfg.grad_clip is not None:
@@ -171,9 +214,9 @@ def train(model: torch.nn.Module, data: Any, loss_fn: Callable, config: TrainCon
             sched.step()
             smoothed = loss_value if smoothed is None else 0.9 * smoothed + 0.1 * loss_value
             done_steps = step + 1
-            last = done_steps == cfg.steps
-            if done_steps % cfg.log_every == 0 or last or step == start_step:
+            if done_steps % cfg.log_every == 0 or done_steps == cfg.steps or done_steps == 1:
                 record = {"step": done_steps, "loss": loss_value, "lr": sched.get_last_lr()[0],
+                          "seconds": time.perf_counter() - t0,
                           **{f"group/{k}": float(v) for k, v in groups.items()}}
                 if probes or eval_fn:
                     model.eval()
@@ -186,8 +229,7 @@ def train(model: torch.nn.Module, data: Any, loss_fn: Callable, config: TrainCon
                             record.update({f"eval/{k}": float(v) for k, v in eval_fn(model).items()})
                 history.append(record)
                 if metrics_path is not None:
-                    with metrics_path.open("a") as fh:
-                        fh.write(json.dumps(record, default=float) + "\n")
+                    write_metrics(metrics_path, [record])
                 bar.set_postfix(loss=f"{loss_value:.4g}")
                 if stop_rule is not None and stop_rule(done_steps, {k: float(v) for k, v in groups.items()}):
                     stopped = "stop_rule"
@@ -195,17 +237,23 @@ def train(model: torch.nn.Module, data: Any, loss_fn: Callable, config: TrainCon
                     stopped = "target_loss"
             bar.update(1)
             if ckpt is not None and cfg.checkpoint_every and done_steps % cfg.checkpoint_every == 0:
-                _save_checkpoint(ckpt, model, opt, sched, done_steps, history)
+                _checkpoint(done_steps)
             if interrupted["flag"]:
                 stopped = "interrupted"
             if stopped != "max_steps":
                 break
-        step_count = (step + 1) if cfg.steps > start_step else start_step
         if ckpt is not None:
-            _save_checkpoint(ckpt, model, opt, sched, step_count, history)
+            _checkpoint(done_steps)
     finally:
         bar.close()
-        if old_handler is not None:
-            signal.signal(signal.SIGINT, old_handler)
+        for sig, handler in old_handlers.items():
+            signal.signal(sig, handler)
     model.eval()
-    return TrainResult(model, step_count, loss_value, stopped, history, time.perf_counter() - t0)
+    return TrainResult(model, done_steps, loss_value, stopped, history, time.perf_counter() - t0, ckpt)
+
+
+def _ckpt_step(history: list, good: Path | None) -> Any:
+    try:
+        return torch.load(good, map_location="cpu", weights_only=False)["step"] if good else None
+    except Exception:  # noqa: BLE001
+        return "?"
