@@ -1,0 +1,151 @@
+"""``iclab hf probe | tau``: score-moment probes and τ estimation for a Hugging Face model (temperature spec §4.3,
+open detail 7). ``--model`` takes ``minilm``, ``smollm2``, a local folder or a hub id in the local cache."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from iclab.cli import app
+from iclab.errors import ConfigError
+
+hf_app = typer.Typer(no_args_is_help=True, help="Attention temperature for Hugging Face models: probes, τ estimation.")
+app.add_typer(hf_app, name="hf")
+
+__all__ = ["hf_app", "read_prompts"]
+
+
+def read_prompts(path: Path) -> list[str]:
+    """Prompts from a file: one per line, or JSON lines with a ``"prompt"`` (or ``"text"``) string field.
+    ``\\n`` inside a plain line stands for a newline. Blank lines are skipped; a malformed line is a ConfigError."""
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError("--prompts", str(path), "an existing text or JSONL file")
+    prompts = []
+    for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        if line.lstrip().startswith("{"):
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ConfigError("--prompts", f"{p}:{i}", f"valid JSON on every JSONL line ({exc.msg})") from None
+            text = obj.get("prompt", obj.get("text")) if isinstance(obj, dict) else None
+            if not isinstance(text, str) or not text:
+                raise ConfigError("--prompts", f"{p}:{i}", 'a JSON object with a non-empty "prompt" string')
+            prompts.append(text)
+        else:
+            prompts.append(line.replace("\\n", "\n"))
+    if not prompts:
+        raise ConfigError("--prompts", str(path), "at least one prompt")
+    return prompts
+
+
+def _positions(value: str):
+    if value == "last":
+        return "last"
+    try:
+        return int(value)
+    except ValueError:
+        raise ConfigError("--positions", value, "'last' or an integer query position") from None
+
+
+def _load(model: str):
+    from iclab.hf import load_model
+
+    m, tok, src = load_model(model)
+    typer.echo(f"model: {src}", err=True)
+    return m, tok
+
+
+def _layer_table(mom) -> str:
+    import numpy as np
+
+    lines = [f"{'layer':>5} {'mean':>9} {'var':>9} {'rho':>9} {'spread':>8} {'entropy':>8}"]
+    rho = mom.rho()
+    for l in range(mom.mean.shape[0]):
+        w = np.maximum(mom.rows[l], 1)
+        lines.append(f"{l:5d} {mom.layer_mean[l]:9.4f} {mom.layer_var[l]:9.4f} {rho[l]:9.4f} "
+                     f"{np.average(mom.spread[l], weights=w):8.3f} {np.average(mom.entropy[l], weights=w):8.3f}")
+    return "\n".join(lines)
+
+
+@hf_app.command("probe")
+def probe(
+    model: str = typer.Option(..., "--model", help="minilm | smollm2 | local path | cached hub id"),
+    prompts: Path = typer.Option(..., "--prompts", help="text file (one prompt per line) or JSONL with 'prompt'"),
+    positions: str = typer.Option("last", "--positions", help="'last' (answer position) or a query index"),
+    tau: Optional[float] = typer.Option(None, "--tau", help="probe under this global temperature"),
+    key_start: int = typer.Option(0, "--key-start", help="ignore keys before this position (e.g. 1: skip BOS)"),
+    batch_size: int = typer.Option(8, "--batch-size"),
+    out: Optional[Path] = typer.Option(None, "--out", help="write per-(layer, head) statistics as CSV"),
+) -> None:
+    """Per-layer (and with --out per-head) moments of the pre-softmax scores and the attention entropy."""
+    from iclab.hf import probe_prompts
+
+    texts = read_prompts(prompts)
+    m, tok = _load(model)
+    mom = probe_prompts(m, tok, texts, positions=_positions(positions), batch_size=batch_size, key_start=key_start,
+                        tau=tau, progress=True)
+    typer.echo(_layer_table(mom))
+    typer.echo(f"mean entropy {mom.mean_entropy():.4f} nats over {len(texts)} prompts")
+    if out is not None:
+        mom.to_frame().to_csv(out, index=False)
+        typer.echo(f"per-head statistics -> {out}")
+
+
+@hf_app.command("tau")
+def tau(
+    model: str = typer.Option(..., "--model", help="minilm | smollm2 | local path | cached hub id"),
+    task: Optional[str] = typer.Option(None, "--task", help="noisy-demonstration QA task (capital, antonym, …)"),
+    prompts: Optional[Path] = typer.Option(None, "--prompts", help="clean prompts file (instead of --task)"),
+    shifted: Optional[Path] = typer.Option(None, "--shifted", help="shifted prompts file (with --prompts)"),
+    noise_ratio: float = typer.Option(0.6, "--noise-ratio", help="fraction of wrong demonstrations (--task)"),
+    demos: int = typer.Option(6, "--demos", help="demonstrations per prompt (--task)"),
+    questions: int = typer.Option(40, "--questions", help="questions: half probe the moments, half score the grid"),
+    grid: List[float] = typer.Option([0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0], "--grid", help="τ grid (repeatable)"),
+    key_start: int = typer.Option(0, "--key-start", help="ignore keys before this position"),
+    seed: int = typer.Option(0, "--seed"),
+    batch_size: int = typer.Option(8, "--batch-size"),
+    out: Optional[Path] = typer.Option(None, "--out", help="write the estimate as JSON"),
+) -> None:
+    """Estimate τ: per-layer moment rule (clean vs shifted prompts) and, with --task, a held-out grid search."""
+    from iclab.hf import estimate_tau
+
+    if (task is None) == (prompts is None):
+        raise ConfigError("--task/--prompts", (task, prompts), "exactly one of --task NAME or --prompts FILE --shifted FILE")
+    score = None
+    if task is not None:
+        from iclab.experiments._llm_tasks import build_prompts, exact_match, get_task, greedy_answers, split_items
+
+        t = get_task(task)
+        qs, pool = split_items(t, questions, seed)
+        half = max(1, len(qs) // 2)
+        probe_set = build_prompts(t, qs[:half], pool, demos, noise_ratio, seed)
+        held = build_prompts(t, qs[half:], pool, demos, noise_ratio, seed)
+        clean, noisy = probe_set.clean_prompts, probe_set.prompts
+        m, tok = _load(model)
+
+        def score(mdl) -> float:
+            em = exact_match(greedy_answers(mdl, tok, held.prompts, batch_size=batch_size), held.answers)
+            return sum(em) / len(em)
+    else:
+        if shifted is None:
+            raise ConfigError("--shifted", None, "a shifted prompts file together with --prompts")
+        clean, noisy = read_prompts(prompts), read_prompts(shifted)
+        m, tok = _load(model)
+    est = estimate_tau(m, tok, clean, noisy, score=score, grid=grid, key_start=key_start, batch_size=batch_size,
+                       progress=True)
+    typer.echo(f"{'layer':>5} {'rho_clean':>10} {'rho_shift':>10} {'tau':>7}")
+    for l, (a, b, t_) in enumerate(zip(est.rho_clean, est.rho_shifted, est.layer_tau)):
+        typer.echo(f"{l:5d} {a:10.4f} {b:10.4f} {t_:7.3f}" + ("" if est.valid[l] else "  (ratio invalid -> 1)"))
+    typer.echo(f"moment rule: mean layer tau {est.layer_tau.mean():.3f}")
+    if score is not None:
+        typer.echo("grid: " + "  ".join(f"tau={g:g}: {s:.3f}" for g, s in zip(est.grid, est.grid_scores)))
+        typer.echo(f"grid search best tau {est.best_tau:g}; moment-rule tau scores {est.moment_score:.3f}")
+    if out is not None:
+        Path(out).write_text(json.dumps(est.summary(), indent=1))
+        typer.echo(f"estimate -> {out}")

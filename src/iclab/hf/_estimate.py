@@ -1,0 +1,103 @@
+"""Estimate the attention temperature of a real transformer (temperature spec §3.6, open detail 7).
+
+Two estimators, both reported:
+
+* (b) the per-layer **moment rule**: probe the pre-softmax scores at the answer-generating query position on clean
+  and on shifted (e.g. noisy-demonstration) prompts; with :math:`\\rho_\\ell = \\mathrm{Var}(s)/\\mathrm{mean}(s)` pooled
+  over heads, rows and keys of layer ℓ, set :math:`\\tau_\\ell = \\rho_\\ell^{\\rm shifted}/\\rho_\\ell^{\\rm clean}`
+  (τ_ℓ = 1 on clean prompts). This mirrors τ_opt = E[r²]/E[y r] of Thm 4.7 being a ratio of moments; the exact
+  rule of the paper is unknown (open detail 7). Ratios that are not finite and positive (a mean near 0, signs that
+  differ) fall back to 1 and are flagged; the rest are clipped to ``clip``.
+* (a) a **grid search** over one global τ (default {0.5, 0.75, 1, 1.25, 1.5, 2, 3}) on a held-out split, scored by a
+  user callback ``score(model) -> float`` (higher is better, e.g. exact match).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, Sequence
+
+import numpy as np
+
+from iclab.errors import ConfigError
+from iclab.hf._probes import ScoreMoments, probe_prompts
+from iclab.hf._temperature import with_temperature
+
+__all__ = ["TauEstimate", "DEFAULT_TAU_GRID", "moment_rule_tau", "grid_search_tau", "estimate_tau"]
+
+DEFAULT_TAU_GRID = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0)
+
+
+@dataclasses.dataclass
+class TauEstimate:
+    """Both estimates. ``layer_tau (L,)``: moment rule after fallback/clipping; ``ratio (L,)``: raw ρ ratios;
+    ``valid (L,)``: ratio finite and > 0; ``rho_clean``/``rho_shifted (L,)``; ``grid``/``grid_scores``: the grid
+    search (empty without a score callback); ``best_tau``: its argmax (None without); ``moment_score``: the score of
+    the per-layer moment τ (None without a callback)."""
+
+    layer_tau: np.ndarray
+    ratio: np.ndarray
+    valid: np.ndarray
+    rho_clean: np.ndarray
+    rho_shifted: np.ndarray
+    grid: tuple[float, ...] = ()
+    grid_scores: tuple[float, ...] = ()
+    best_tau: float | None = None
+    moment_score: float | None = None
+
+    def summary(self) -> dict:
+        """JSON-able summary."""
+        return {
+            "layer_tau": self.layer_tau.tolist(), "ratio": self.ratio.tolist(), "valid": self.valid.tolist(),
+            "rho_clean": self.rho_clean.tolist(), "rho_shifted": self.rho_shifted.tolist(),
+            "mean_layer_tau": float(np.mean(self.layer_tau)), "grid": list(self.grid),
+            "grid_scores": list(self.grid_scores), "best_tau": self.best_tau, "moment_score": self.moment_score,
+        }
+
+
+def moment_rule_tau(clean: ScoreMoments, shifted: ScoreMoments, clip: tuple[float, float] = (0.25, 8.0)):
+    """Per-layer τ_ℓ = ρ_ℓ^shifted / ρ_ℓ^clean (open detail 7(b)); returns ``(tau (L,), ratio (L,), valid (L,))``."""
+    lo, hi = clip
+    if not 0 < lo <= 1 <= hi:
+        raise ConfigError("clip", clip, "(lo, hi) with 0 < lo <= 1 <= hi")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = shifted.rho() / clean.rho()
+    valid = np.isfinite(ratio) & (ratio > 0)
+    tau = np.where(valid, np.clip(np.where(valid, ratio, 1.0), lo, hi), 1.0)
+    return tau, ratio, valid
+
+
+def grid_search_tau(model, score: Callable[[object], float], grid: Sequence[float] = DEFAULT_TAU_GRID,
+                    progress: bool = False) -> tuple[float, list[float]]:
+    """Global τ maximising ``score(model)`` (evaluated under :func:`with_temperature`); returns ``(best, scores)``.
+    Ties go to the τ closest to 1 (the stock model)."""
+    from tqdm.auto import tqdm
+
+    grid = [float(t) for t in grid]
+    if not grid or any(not np.isfinite(t) or t <= 0 for t in grid):
+        raise ConfigError("grid", grid, "a non-empty list of temperatures > 0")
+    scores = []
+    for t in tqdm(grid, disable=not progress, desc="tau grid", unit="tau"):
+        with with_temperature(model, t):
+            scores.append(float(score(model)))
+    best = max(range(len(grid)), key=lambda i: (scores[i], -abs(np.log(grid[i]))))
+    return grid[best], scores
+
+
+def estimate_tau(model, tokenizer, clean_prompts: Sequence[str], shifted_prompts: Sequence[str], *,
+                 score: Callable[[object], float] | None = None, grid: Sequence[float] = DEFAULT_TAU_GRID,
+                 positions="last", key_start: int = 0, batch_size: int = 8, clip=(0.25, 8.0),
+                 progress: bool = False) -> TauEstimate:
+    """Moment-rule τ per layer from clean vs shifted prompts, plus (with ``score``) the held-out grid search and the
+    score of the moment τ. ``score(model)`` must evaluate on a split disjoint from the probe prompts."""
+    kw = dict(positions=positions, key_start=key_start, batch_size=batch_size, progress=progress)
+    clean = probe_prompts(model, tokenizer, list(clean_prompts), **kw)
+    shifted = probe_prompts(model, tokenizer, list(shifted_prompts), **kw)
+    tau, ratio, valid = moment_rule_tau(clean, shifted, clip)
+    out = TauEstimate(layer_tau=tau, ratio=ratio, valid=valid, rho_clean=clean.rho(), rho_shifted=shifted.rho())
+    if score is not None:
+        out.best_tau, scores = grid_search_tau(model, score, grid, progress)
+        out.grid, out.grid_scores = tuple(float(t) for t in grid), tuple(scores)
+        with with_temperature(model, tau):
+            out.moment_score = float(score(model))
+    return out

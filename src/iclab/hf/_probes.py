@@ -1,0 +1,182 @@
+"""Score-moment probes for Hugging Face models: per layer and head, moments of the pre-softmax scores and the
+attention entropy at chosen query positions (temperature spec open detail 7(b); softmax-not-enough spec §2, δ).
+
+For a probed query row with visible keys :math:`k = 1..n` and scores :math:`s_k = q^\\top k_k\\, s/\\tau` (exactly the
+logits the softmax sees) the probe accumulates running float64 sums over rows (no attention matrix is kept and
+``output_attentions`` is not used): the pooled mean :math:`\\bar s` and variance :math:`\\mathrm{Var}(s)` over all
+(row, key) pairs, the mean within-row variance, the spread :math:`\\delta = \\max_k s_k - \\min_k s_k` (the quantity
+that bounds sharpness, softmax-not-enough Lemma 2.1) and the entropy :math:`-\\sum_k w_k \\ln w_k` of the weights the
+model actually uses (softmax, or the adaptive rule when it is on). It rides on the same ``AttentionInterface``
+function as the temperature control, so it composes with any τ.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from typing import Iterator, Sequence
+
+import numpy as np
+import torch
+
+from iclab.errors import ConfigError
+from iclab.hf._temperature import _find, _install, _uninstall, attention_scores, model_shape
+
+__all__ = ["ScoreMoments", "ScoreProbe", "probe_attention", "probe_prompts", "tokenize_batch"]
+
+_SUMS = ("rows", "n", "s1", "s2", "row_var", "spread", "entropy")
+
+
+@dataclasses.dataclass
+class ScoreMoments:
+    """Per-(layer, head) statistics of pre-softmax scores at the probed query rows; every array is ``(L, H)``.
+
+    ``rows``: probed rows; ``n``: (row, key) pairs; ``mean``/``var``: pooled over all pairs; ``row_var``: mean
+    within-row variance; ``spread``: mean δ = max − min; ``entropy``: mean attention entropy (nats).
+    """
+
+    rows: np.ndarray
+    n: np.ndarray
+    mean: np.ndarray
+    var: np.ndarray
+    row_var: np.ndarray
+    spread: np.ndarray
+    entropy: np.ndarray
+    layer_mean: np.ndarray  # (L,) pooled over heads
+    layer_var: np.ndarray  # (L,)
+
+    def rho(self) -> np.ndarray:
+        """Per layer ρ_ℓ = Var(s)/mean(s), pooled over heads and rows (open detail 7(b)); ``(L,)``."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return self.layer_var / self.layer_mean
+
+    def mean_entropy(self) -> float:
+        return float(np.average(self.entropy, weights=np.maximum(self.rows, 1)))
+
+    def to_frame(self):
+        """Long pandas DataFrame: one row per (layer, head)."""
+        import pandas as pd
+
+        L, H = self.mean.shape
+        layer, head = np.meshgrid(np.arange(L), np.arange(H), indexing="ij")
+        cols = {k: getattr(self, k).ravel() for k in ("rows", "mean", "var", "row_var", "spread", "entropy")}
+        return pd.DataFrame({"layer": layer.ravel(), "head": head.ravel(), **cols})
+
+
+class ScoreProbe:
+    """Running sums of score moments, fed by the iclab attention function; set ``positions`` before each forward.
+
+    ``positions``: ``(B, P)`` long tensor of query positions (or an int / list of ints for every sample; negative
+    counts from the end). ``key_start``: ignore keys before this position (e.g. 1 to skip a BOS attention sink).
+    """
+
+    def __init__(self, L: int, H: int, positions=-1, key_start: int = 0):
+        self.L, self.H, self.key_start = L, H, int(key_start)
+        self.sums = {k: torch.zeros(L, H, dtype=torch.float64) for k in _SUMS}
+        self.positions = positions
+
+    def _rows(self, B: int, q: int, device) -> torch.Tensor:
+        p = torch.as_tensor(self.positions, dtype=torch.long, device=device)
+        p = p.view(1, -1).expand(B, -1) if p.ndim <= 1 else p  # (B, P)
+        if p.shape[0] != B:
+            raise ConfigError("positions", f"shape {tuple(p.shape)}", f"a ({B}, P) tensor or ints")
+        p = torch.where(p < 0, p + q, p)
+        if bool((p < 0).any()) or bool((p >= q).any()):
+            raise ConfigError("positions", p.tolist(), f"query positions in [-{q}, {q})")
+        return p
+
+    @torch.no_grad()
+    def observe(self, module, layer, query, key, attention_mask, scaling, adaptive, is_causal) -> None:
+        from iclab.attention import normalise
+
+        B, H, q, _ = query.shape
+        rows = self._rows(B, q, query.device)
+        s, vis = attention_scores(module, query, key, attention_mask, scaling, rows=rows, is_causal=is_causal)
+        s = s.double()  # (B, H, P, k)
+        vis = torch.broadcast_to(vis, s.shape).clone()
+        vis[..., : self.key_start] = False
+        if adaptive is not None:
+            w = normalise("adaptive_softmax", s, vis, **adaptive.params())
+        else:
+            w = normalise("softmax", s, vis)
+        cnt = vis.sum(-1).double()  # (B, H, P)
+        ok = cnt > 0
+        z = s.masked_fill(~vis, 0.0)
+        s1 = z.sum(-1)
+        s2 = (z * z).sum(-1)
+        safe = cnt.clamp(min=1)
+        row_var = s2 / safe - (s1 / safe) ** 2
+        spread = s.masked_fill(~vis, -torch.inf).amax(-1) - s.masked_fill(~vis, torch.inf).amin(-1)
+        ent = -(w * torch.log(torch.where(w > 0, w, torch.ones_like(w)))).sum(-1)
+        S = self.sums
+        S["rows"][layer] += ok.sum((0, 2)).double().cpu()
+        S["n"][layer] += cnt.sum((0, 2)).cpu()
+        S["s1"][layer] += s1.sum((0, 2)).cpu()
+        S["s2"][layer] += s2.sum((0, 2)).cpu()
+        S["row_var"][layer] += torch.where(ok, row_var, 0.0).sum((0, 2)).cpu()
+        S["spread"][layer] += torch.where(ok, spread, 0.0).sum((0, 2)).cpu()
+        S["entropy"][layer] += torch.where(ok, ent, 0.0).sum((0, 2)).cpu()
+
+    def result(self) -> ScoreMoments:
+        S = {k: v.numpy() for k, v in self.sums.items()}
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mean = S["s1"] / S["n"]
+            var = S["s2"] / S["n"] - mean**2
+            per_row = {k: S[k] / S["rows"] for k in ("row_var", "spread", "entropy")}
+            ln = S["n"].sum(1)
+            lm = S["s1"].sum(1) / ln
+            lv = S["s2"].sum(1) / ln - lm**2
+        return ScoreMoments(rows=S["rows"].copy(), n=S["n"].copy(), mean=mean, var=var, layer_mean=lm, layer_var=lv,
+                            **per_row)
+
+
+@contextlib.contextmanager
+def probe_attention(model, positions=-1, key_start: int = 0) -> Iterator[ScoreProbe]:
+    """Attach a :class:`ScoreProbe` to ``model`` (through the iclab attention function) for the ``with`` block."""
+    L, H = model_shape(model)
+    fresh = _find(model) is None
+    ctl = _install(model)
+    probe = ScoreProbe(L, H, positions, key_start)
+    ctl.probes.append(probe)
+    try:
+        yield probe
+    finally:
+        ctl.probes.remove(probe)
+        if fresh and not ctl.probes and ctl.table is None and ctl.adaptive is None:
+            _uninstall(ctl)
+
+
+def tokenize_batch(tokenizer, prompts: Sequence[str], device="cpu", add_special_tokens: bool = True):
+    """Right-padded ``(input_ids, attention_mask, last)`` for ``prompts``; ``last (B,)`` = last real token position.
+
+    Pads with id 0 under ``attention_mask = 0`` (right padding never changes a causal model's real positions).
+    """
+    ids = [tokenizer(p, add_special_tokens=add_special_tokens)["input_ids"] for p in prompts]
+    n = max(len(x) for x in ids)
+    input_ids = torch.zeros(len(ids), n, dtype=torch.long)
+    mask = torch.zeros(len(ids), n, dtype=torch.long)
+    for i, x in enumerate(ids):
+        input_ids[i, : len(x)] = torch.tensor(x)
+        mask[i, : len(x)] = 1
+    return input_ids.to(device), mask.to(device), (mask.sum(1) - 1).to(device)
+
+
+@torch.no_grad()
+def probe_prompts(model, tokenizer, prompts: Sequence[str], *, positions="last", batch_size: int = 8,
+                  key_start: int = 0, tau=None, progress: bool = False) -> ScoreMoments:
+    """Score moments of ``model`` on ``prompts`` at ``positions`` (``"last"`` = the last prompt token, i.e. the
+    answer-generating position; or an int for every prompt), batched, optionally under temperature ``tau``."""
+    from tqdm.auto import tqdm
+
+    from iclab.hf._temperature import with_temperature
+
+    if not prompts:
+        raise ConfigError("prompts", prompts, "at least one prompt")
+    device = next(model.parameters()).device
+    ctx = with_temperature(model, tau) if tau is not None else contextlib.nullcontext()
+    with ctx, probe_attention(model, key_start=key_start) as probe:
+        for i in tqdm(range(0, len(prompts), batch_size), disable=not progress, desc="probe", unit="batch"):
+            ids, mask, last = tokenize_batch(tokenizer, prompts[i : i + batch_size], device)
+            probe.positions = last[:, None] if positions == "last" else positions
+            model(input_ids=ids, attention_mask=mask, use_cache=False)
+    return probe.result()

@@ -1,0 +1,335 @@
+"""Attention temperature for Hugging Face transformers through ``AttentionInterface`` (temperature spec §4.3, open detail 9).
+
+Every attention score is divided by a temperature, :math:`\\mathrm{softmax}(q^\\top k \\cdot s / \\tau_{\\ell h})` with
+``s`` the model's own ``scaling`` (``1/\\sqrt{d_k}``), so τ is dimension-free and τ = 1 is the stock model. τ is one
+float, one value per layer ``(L,)``, one per layer and head ``(L, H)``, or ``"adaptive"``: the entropy rule of
+Veličković et al. (softmax-not-enough spec §1.3), :math:`\\beta(H) = \\max(p(H), 1)` when :math:`H > 0.5`, taken from the
+attention registry (``adaptive_softmax``). Fixed τ multiplies ``scaling`` by 1/τ (per head: scales the query of that
+head) and delegates to the model's own sdpa/eager function, so τ = 1 is bit-identical to the stock model; adaptive
+τ needs the score matrix and runs an eager path. The function and its mask function are registered under
+``iclab_<base>`` in ``AttentionInterface`` **and** ``AttentionMaskInterface`` (without the mask registration padding
+masks are silently dropped); model code is never copied or patched. A model whose attention bypasses the interface
+raises :class:`UnsupportedModelError` on its first forward, never silently running at τ = 1.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import sys
+from typing import Any, Iterator, Sequence
+
+import torch
+
+from iclab.config import Config, check_nonnegative
+from iclab.errors import ConfigError, UnsupportedModelError
+
+__all__ = [
+    "AdaptiveTemperature",
+    "set_temperature",
+    "reset_temperature",
+    "with_temperature",
+    "get_temperature",
+    "attention_scores",
+    "model_shape",
+]
+
+_PREFIX = "iclab_"
+_CONTROLS: dict[int, "_Control"] = {}  # id(attention module config) -> control of the model that owns it
+_EAGER_BY_CLASS: dict[type, Any] = {}
+
+
+@dataclasses.dataclass(frozen=True)
+class AdaptiveTemperature(Config):
+    """Entropy-adaptive temperature (softmax-not-enough spec §1.3): logits × β(H), β = max(polyval(coeffs, H), 1)
+    when the row entropy H (nats) exceeds ``threshold``, else 1.
+
+    Fields: ``coeffs`` — polynomial coefficients, highest degree first (the paper's degree-4 fit);
+    ``threshold`` — entropy gate in nats.
+    """
+
+    coeffs: tuple[float, ...] = (-0.037, 0.481, -2.3, 4.917, -1.791)
+    threshold: float = 0.5
+
+    def __post_init__(self) -> None:
+        c = tuple(float(x) for x in self.coeffs)
+        if not c or not all(torch.isfinite(torch.tensor(c))):
+            raise ConfigError("coeffs", self.coeffs, "a non-empty tuple of finite polynomial coefficients")
+        object.__setattr__(self, "coeffs", c)
+        check_nonnegative("threshold", self.threshold)
+
+    def params(self) -> dict[str, Any]:
+        return {"coeffs": self.coeffs, "threshold": self.threshold}
+
+
+def model_shape(model) -> tuple[int, int]:
+    """``(L, H)``: number of attention layers and of query heads of a Hugging Face model."""
+    cfg = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+    L = getattr(cfg, "num_hidden_layers", None)
+    H = getattr(cfg, "num_attention_heads", None)
+    if not isinstance(L, int) or not isinstance(H, int):
+        raise UnsupportedModelError(f"{type(model).__name__}: config has no num_hidden_layers/num_attention_heads")
+    return L, H
+
+
+def _tau_table(tau, L: int, H: int) -> torch.Tensor:
+    """τ spec → ``(L, H)`` float64 table (one value per layer and head); ConfigError on wrong shape or value."""
+    try:
+        t = torch.as_tensor(tau, dtype=torch.float64).detach().cpu()
+    except (TypeError, ValueError, RuntimeError):
+        raise ConfigError("tau", tau, f"a float, {L} per-layer values, an ({L}, {H}) array or 'adaptive'") from None
+    if t.ndim == 0:
+        t = t.expand(L, H)
+    elif t.ndim == 1 and t.shape[0] == L:
+        t = t[:, None].expand(L, H)
+    elif not (t.ndim == 2 and tuple(t.shape) == (L, H)):
+        raise ConfigError("tau", f"array of shape {tuple(t.shape)}",
+                          f"a float, {L} per-layer values or an ({L}, {H}) per-(layer, head) array")
+    if not bool(torch.isfinite(t).all()) or bool((t <= 0).any()):
+        raise ConfigError("tau", tau if t.numel() == 1 else "array", "finite temperatures > 0")
+    return t.clone()
+
+
+class _Control:
+    """Temperature (and probes) of one model: the τ table, the original implementation, the call counter."""
+
+    def __init__(self, model, base: str):
+        self.model, self.base = model, base
+        self.L, self.H = model_shape(model)
+        self.table: torch.Tensor | None = None  # (L, H) float64, None = τ 1 everywhere
+        self.adaptive: AdaptiveTemperature | None = None
+        self.probes: list[Any] = []
+        self.calls = 0
+        self.verified = False
+        self.configs = {id(m.config): m.config for m in model.modules() if getattr(m, "config", None) is not None}
+        self.hook = model.register_forward_hook(self._check_called)
+
+    def _check_called(self, module, args, output) -> None:
+        if not self.verified:
+            if self.calls == 0:
+                raise UnsupportedModelError(
+                    f"{type(self.model).__name__}: the attention implementation did not call iclab's attention "
+                    "function (it bypasses transformers.AttentionInterface); temperature control cannot apply to it")
+            self.verified = True
+
+    def layer_of(self, module) -> int:
+        layer = getattr(module, "layer_idx", None)
+        if not isinstance(layer, int) or not 0 <= layer < self.L:
+            if (self.table is None or bool((self.table == self.table[0, 0]).all())) and not self.probes:
+                return 0  # uniform τ: the layer does not matter
+            raise UnsupportedModelError(f"{type(module).__name__}: cannot tell its layer (no layer_idx attribute); "
+                                        "per-layer τ and probes need it")
+        return layer
+
+    def tau_heads(self, layer: int) -> float | torch.Tensor:
+        """1.0, one float, or an ``(H,)`` tensor for this layer."""
+        if self.table is None:
+            return 1.0
+        row = self.table[layer]
+        return float(row[0]) if bool((row == row[0]).all()) else row
+
+
+def _control_for(module) -> "_Control":
+    ctl = _CONTROLS.get(id(getattr(module, "config", None)))
+    if ctl is None or ctl.configs.get(id(module.config)) is not module.config:
+        raise UnsupportedModelError(f"{type(module).__name__} runs an iclab attention implementation but its model was "
+                                    "not set up with iclab.hf.set_temperature (do not set attn_implementation='iclab_…' by hand)")
+    return ctl
+
+
+def _base_function(module, base: str):
+    """The model's own attention function for ``base``: the modeling file's ``eager_attention_forward`` for eager."""
+    if base == "eager":
+        cls = type(module)
+        if cls not in _EAGER_BY_CLASS:
+            _EAGER_BY_CLASS[cls] = getattr(sys.modules.get(cls.__module__), "eager_attention_forward", None)
+        fn = _EAGER_BY_CLASS[cls]
+        if fn is None:
+            raise UnsupportedModelError(f"{cls.__name__}: no eager_attention_forward in {cls.__module__}")
+        return fn
+    from transformers import AttentionInterface
+
+    return AttentionInterface._global_mapping[base]
+
+
+def attention_scores(module, query: torch.Tensor, key: torch.Tensor, attention_mask: torch.Tensor | None,
+                     scaling: float | torch.Tensor, rows: torch.Tensor | None = None, is_causal: bool | None = None):
+    """Pre-softmax scores and visibility of (selected) query rows, as the attention function sees them.
+
+    ``query (B, H, q, d)``, ``key (B, H_kv, k, d)`` (grouped-query keys are repeated), ``scaling`` a float or ``(H,)``;
+    ``rows`` an optional ``(B, P)`` long tensor of query positions. Returns ``scores (B, H, P|q, k)`` and a bool
+    ``visible`` broadcastable to it (True = key visible), from a bool/float 4-D mask or, when the mask was skipped,
+    the module's causality (upper-left aligned, as sdpa's ``is_causal``).
+    """
+    B, H, q, _ = query.shape
+    k = key.shape[2]
+    if key.shape[1] != H:
+        key = key.repeat_interleave(H // key.shape[1], dim=1)  # (B, H, k, d)
+    if rows is not None:
+        query = torch.gather(query, 2, rows[:, None, :, None].expand(B, H, rows.shape[1], query.shape[-1]))  # (B, H, P, d)
+    scale = scaling.to(query.dtype).view(1, H, 1, 1) if torch.is_tensor(scaling) else scaling
+    scores = (query @ key.transpose(-1, -2)) * scale  # (B, H, P|q, k)
+    qpos = rows if rows is not None else torch.arange(q, device=query.device)[None, :].expand(B, q)  # (B, P)
+    if attention_mask is None:
+        causal = getattr(module, "is_causal", False) if is_causal is None else is_causal
+        if causal and q > 1:
+            visible = qpos[:, None, :, None] >= torch.arange(k, device=query.device)  # (B, 1, P, k)
+        else:
+            visible = torch.ones(1, 1, 1, k, dtype=torch.bool, device=query.device)
+    else:
+        m = attention_mask
+        if m.dtype != torch.bool:
+            m = m > torch.finfo(m.dtype).min / 2  # additive 0 / min masks
+        m = m.expand(B, m.shape[1], q, k) if m.shape[2] == q else m.expand(B, m.shape[1], m.shape[2], k)
+        visible = torch.gather(m, 2, qpos[:, None, :, None].expand(B, m.shape[1], qpos.shape[1], k)) if m.shape[2] == q else m
+    return scores, visible
+
+
+def _adaptive_attention(module, query, key, value, attention_mask, scaling, dropout, params, is_causal):
+    """Eager attention with the registry's ``adaptive_softmax`` weights: ``(out (B, q, H, d_v), weights)``."""
+    from iclab.attention import normalise
+
+    H = query.shape[1]
+    scores, visible = attention_scores(module, query, key, attention_mask, scaling, is_causal=is_causal)  # (B, H, q, k)
+    w = normalise("adaptive_softmax", scores, visible, **params)  # (B, H, q, k)
+    if dropout and module.training:
+        w = torch.nn.functional.dropout(w, p=dropout)
+    if value.shape[1] != H:
+        value = value.repeat_interleave(H // value.shape[1], dim=1)  # (B, H, k, d_v)
+    out = (w.to(value.dtype) @ value).transpose(1, 2).contiguous()  # (B, q, H, d_v)
+    return out, w
+
+
+def _iclab_attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
+    """The registered attention function: τ per (layer, head), probes, then the model's own function."""
+    ctl = _control_for(module)
+    ctl.calls += 1
+    if query.shape[1] != ctl.H:
+        raise UnsupportedModelError(f"{type(module).__name__}: {query.shape[1]} query heads, config says {ctl.H}")
+    if scaling is None:
+        scaling = query.shape[-1] ** -0.5
+    layer = ctl.layer_of(module) if (ctl.table is not None or ctl.probes) else 0
+    tau = ctl.tau_heads(layer)
+    for probe in ctl.probes:
+        eff = scaling / tau if not torch.is_tensor(tau) else scaling / tau.to(query.device)
+        probe.observe(module, layer, query, key, attention_mask, eff, ctl.adaptive, kwargs.get("is_causal"))
+    if ctl.adaptive is not None:
+        return _adaptive_attention(module, query, key, value, attention_mask, scaling, dropout, ctl.adaptive.params(),
+                                   kwargs.get("is_causal"))
+    if torch.is_tensor(tau):
+        query = query * (1.0 / tau).to(query.device, query.dtype).view(1, -1, 1, 1)  # (B, H, q, d): per-head scale
+    elif tau != 1.0:
+        scaling = scaling / tau
+    return _base_function(module, ctl.base)(module, query, key, value, attention_mask, scaling=scaling,
+                                            dropout=dropout, **kwargs)
+
+
+def _install(model) -> _Control:
+    """Register ``iclab_<base>`` (attention + mask) and switch the model to it; return its control."""
+    from transformers import AttentionInterface
+    from transformers.masking_utils import AttentionMaskInterface
+
+    for c in _CONTROLS.values():
+        if c.model is model:
+            return c
+    if not hasattr(model, "set_attn_implementation") or not hasattr(model, "config"):
+        raise UnsupportedModelError(f"{type(model).__name__} is not a Hugging Face PreTrainedModel")
+    can = getattr(model, "_can_set_attn_implementation", lambda: False)()
+    if not can or not type(model).is_backend_compatible():
+        raise UnsupportedModelError(f"{type(model).__name__} does not route attention through transformers."
+                                    "AttentionInterface, so its attention temperature cannot be set")
+    base = model.config._attn_implementation or "sdpa"
+    mask_fns = AttentionMaskInterface._global_mapping
+    if base.startswith(_PREFIX) or base not in mask_fns or (base != "eager" and base not in AttentionInterface._global_mapping):
+        raise UnsupportedModelError(f"{type(model).__name__}: attention implementation {base!r} is not supported "
+                                    "(use 'sdpa' or 'eager')")
+    name = _PREFIX + base
+    AttentionInterface.register(name, _iclab_attention)
+    AttentionMaskInterface.register(name, mask_fns[base])
+    ctl = _Control(model, base)
+    for cid in ctl.configs:
+        _CONTROLS[cid] = ctl
+    model.set_attn_implementation(name)
+    if model.config._attn_implementation != name:
+        _uninstall(ctl)
+        raise UnsupportedModelError(f"{type(model).__name__} refused attn_implementation={name!r}")
+    return ctl
+
+
+def _uninstall(ctl: _Control) -> None:
+    ctl.hook.remove()
+    for cid in list(ctl.configs):
+        if _CONTROLS.get(cid) is ctl:
+            del _CONTROLS[cid]
+    if ctl.model.config._attn_implementation != ctl.base:
+        ctl.model.set_attn_implementation(ctl.base)
+
+
+def _find(model) -> _Control | None:
+    for c in _CONTROLS.values():
+        if c.model is model:
+            return c
+    return None
+
+
+def set_temperature(model, tau: float | Sequence | torch.Tensor | str | AdaptiveTemperature = 1.0, *,
+                    coeffs: Sequence[float] | None = None, threshold: float | None = None):
+    """Set the attention temperature of every layer and head of ``model`` (in place; returns the model).
+
+    ``tau``: a float (all layers and heads), ``L`` per-layer values, an ``(L, H)`` per-(layer, head) array,
+    ``"adaptive"`` (entropy rule, with optional ``coeffs``/``threshold``) or an :class:`AdaptiveTemperature`.
+    Scores become :math:`q^\\top k\\, s/\\tau_{\\ell h}`. Undo with :func:`reset_temperature`.
+    """
+    if isinstance(tau, str) and tau != "adaptive":
+        raise ConfigError("tau", tau, "a float, a per-layer list, an (L, H) array or 'adaptive'")
+    adaptive = None
+    if isinstance(tau, AdaptiveTemperature) or tau == "adaptive":
+        base = tau if isinstance(tau, AdaptiveTemperature) else AdaptiveTemperature()
+        over = {k: v for k, v in (("coeffs", coeffs), ("threshold", threshold)) if v is not None}
+        adaptive = dataclasses.replace(base, **over)
+    elif coeffs is not None or threshold is not None:
+        raise ConfigError("coeffs/threshold", (coeffs, threshold), "only with tau='adaptive'")
+    L, H = model_shape(model)
+    table = None if adaptive is not None else _tau_table(tau, L, H)
+    ctl = _install(model)
+    ctl.adaptive, ctl.table = adaptive, (None if table is not None and bool((table == 1).all()) else table)
+    return model
+
+
+def get_temperature(model) -> torch.Tensor | AdaptiveTemperature | None:
+    """The current ``(L, H)`` τ table, the :class:`AdaptiveTemperature`, or ``None`` when the model is stock."""
+    ctl = _find(model)
+    if ctl is None:
+        return None
+    if ctl.adaptive is not None:
+        return ctl.adaptive
+    return ctl.table.clone() if ctl.table is not None else torch.ones(ctl.L, ctl.H, dtype=torch.float64)
+
+
+def reset_temperature(model):
+    """Restore the model's original attention implementation (no-op for a stock model); returns the model."""
+    ctl = _find(model)
+    if ctl is not None:
+        if ctl.probes:
+            raise UnsupportedModelError("reset_temperature while probes are attached; leave the probe context first")
+        _uninstall(ctl)
+    return model
+
+
+@contextlib.contextmanager
+def with_temperature(model, tau=1.0, *, coeffs=None, threshold=None) -> Iterator[Any]:
+    """Context manager: ``with with_temperature(model, 1.5): model(**batch)``; restores the previous state on exit."""
+    ctl = _find(model)
+    previous = None if ctl is None else (ctl.table, ctl.adaptive)
+    set_temperature(model, tau, coeffs=coeffs, threshold=threshold)
+    try:
+        yield model
+    finally:
+        if previous is None:
+            if not (c := _find(model)) or not c.probes:
+                reset_temperature(model)
+            else:
+                c.table, c.adaptive = None, None
+        else:
+            c = _find(model)
+            c.table, c.adaptive = previous
