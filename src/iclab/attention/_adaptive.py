@@ -1,3 +1,96 @@
-"""Entropy-adaptive temperature softmax (work in progress)."""
+"""Entropy-adaptive temperature softmax of Veličković et al. (2025), "Softmax is not enough" (spec §1.3, ICML Fig. 4).
 
-__all__: list[str] = []
+For each row of logits :math:`e` (keys on the last axis):
+
+.. math::
+    p = \\mathrm{softmax}(e),\\quad H = -\\sum_j p_j\\log(p_j + 10^{-9}),\\quad
+    \\beta = \\begin{cases}\\max(\\mathrm{polyval}(C, H), 1) & H > 0.5\\\\ 1 & \\text{else}\\end{cases},\\quad
+    \\mathrm{out} = \\mathrm{softmax}(\\beta\\, e),
+
+with :math:`C = (-0.037, 0.481, -2.3, 4.917, -1.791)` highest degree first (``jnp.polyval`` order). Since
+:math:`\\partial H/\\partial\\beta = -\\beta\\,\\mathrm{Var}_p(e) \\le 0` and :math:`\\beta \\ge 1`, it never increases
+entropy (spec §1.3). Gradient: like the paper's JAX code, gradients flow through :math:`\\beta` (through
+:math:`H`) by default; ``detach_beta=True`` treats :math:`\\beta` as a constant (what some ports do).
+``eps=1e-9`` reproduces the reference entropy; ``eps=0`` gives the exact entropy
+:math:`H = \\mathrm{lse}(e) - \\sum_j p_j e_j` that the streaming version (``_streaming``) computes; the two differ
+by at most ``n_keys * eps`` nats. Masked keys get weight 0 and do not enter :math:`H`; fully masked rows give zeros.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import torch
+
+from iclab.attention._registry import register_normaliser
+from iclab.attention._softmax import check_tau, softmax
+from iclab.errors import ConfigError
+
+__all__ = ["PAPER_COEFFS", "PAPER_THRESHOLD", "adaptive_softmax", "adaptive_beta", "row_entropy", "check_coeffs",
+           "polyval"]
+
+PAPER_COEFFS: tuple[float, ...] = (-0.037, 0.481, -2.3, 4.917, -1.791)  # highest degree first (spec §1.3)
+PAPER_THRESHOLD: float = 0.5  # nats: "don't overcorrect low-entropy heads"
+
+
+def check_coeffs(coeffs, threshold) -> tuple[float, ...]:
+    """Validate polynomial coefficients (non-empty, finite) and the entropy threshold (finite); ConfigError otherwise."""
+    try:
+        c = tuple(float(x) for x in coeffs)
+    except (TypeError, ValueError):
+        raise ConfigError("coeffs", coeffs, "a non-empty sequence of finite numbers, highest degree first") from None
+    if not c or not all(torch.isfinite(torch.tensor(c))):
+        raise ConfigError("coeffs", coeffs, "a non-empty sequence of finite numbers, highest degree first")
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not torch.isfinite(
+            torch.tensor(float(threshold))):
+        raise ConfigError("threshold", threshold, "a finite entropy threshold in nats")
+    return c
+
+
+def polyval(coeffs: Sequence[float], x: torch.Tensor) -> torch.Tensor:
+    """Horner evaluation, coefficients highest degree first (``jnp.polyval`` / ``np.polyval`` order)."""
+    out = torch.zeros_like(x)
+    for c in coeffs:
+        out = out * x + c
+    return out
+
+
+def row_entropy(logits: torch.Tensor, mask: torch.Tensor | None = None, eps: float = 1e-9) -> torch.Tensor:
+    """Shannon entropy (nats) of ``softmax(logits)`` per row, shape ``logits.shape[:-1] + (1,)``.
+
+    ``eps > 0``: the reference ``sum(-p * log(p + eps))``; ``eps == 0``: exact ``lse(e) - sum_j p_j e_j``.
+    Fully masked rows have entropy 0.
+    """
+    p = softmax(logits, mask)  # (..., n_q, n_k)
+    if eps > 0:
+        return (-p * torch.log(p + eps)).sum(-1, keepdim=True)
+    if mask is None:
+        return torch.logsumexp(logits, -1, keepdim=True) - (p * logits).sum(-1, keepdim=True)
+    m = torch.broadcast_to(mask, logits.shape)
+    lse = torch.logsumexp(logits.masked_fill(~m, float("-inf")), -1, keepdim=True)  # (..., n_q, 1)
+    lse = torch.where(torch.isfinite(lse), lse, torch.zeros_like(lse))  # fully masked rows: H = 0
+    return lse - (p * logits.masked_fill(~m, 0.0)).sum(-1, keepdim=True)
+
+
+def adaptive_beta(H: torch.Tensor, coeffs: Sequence[float] = PAPER_COEFFS,
+                  threshold: float = PAPER_THRESHOLD) -> torch.Tensor:
+    """:math:`\\beta(H) = \\max(\\mathrm{polyval}(C, H), 1)` where :math:`H >` threshold, else 1 (spec §1.3)."""
+    poly = torch.clamp(polyval(coeffs, H), min=1.0)
+    return torch.where(H > threshold, poly, torch.ones_like(poly))
+
+
+@register_normaliser("adaptive_softmax")
+def adaptive_softmax(scores: torch.Tensor, mask: torch.Tensor | None = None, coeffs: Sequence[float] = PAPER_COEFFS,
+                     threshold: float = PAPER_THRESHOLD, tau: float | torch.Tensor = 1.0, eps: float = 1e-9,
+                     detach_beta: bool = False) -> torch.Tensor:
+    """Entropy-adaptive softmax over keys (spec §1.3, see module docstring); logits are ``scores / tau``."""
+    check_tau(tau)
+    c = check_coeffs(coeffs, threshold)
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0 <= eps < 1:
+        raise ConfigError("eps", eps, "a number in [0, 1)")
+    logits = scores / tau  # (..., n_q, n_k)
+    H = row_entropy(logits, mask, eps)  # (..., n_q, 1)
+    beta = adaptive_beta(H, c, threshold)  # (..., n_q, 1)
+    if detach_beta:
+        beta = beta.detach()
+    return softmax(logits * beta, mask)

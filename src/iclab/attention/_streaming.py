@@ -1,3 +1,168 @@
-"""Streaming two-pass adaptive attention (work in progress)."""
+"""Streaming adaptive-temperature attention in O(n·d) memory (dispersion paper, spec §1.4).
 
-__all__: list[str] = []
+``adaptive_attention(q, k, v)`` equals ``adaptive_softmax(q k^T * scale, mask) @ v`` (with the *exact* entropy,
+``eps=0``; the reference ``+1e-9`` inside the log moves H by at most ``n_keys * 1e-9`` nats) but never stores an
+``n_q x n_k`` matrix. Per query row, over key chunks:
+
+* **Pass 1** (online log-sum-exp and entropy): running :math:`m=\\max_j e_j`, :math:`Z=\\sum_j e^{e_j-m}`,
+  :math:`S=\\sum_j (e_j-m)e^{e_j-m}`; on a new chunk max :math:`m'`, :math:`Z\\leftarrow e^{m-m'}Z+\\dots`,
+  :math:`S\\leftarrow e^{m-m'}(S+(m-m')Z)+\\dots`; then :math:`H=\\log Z-S/Z` and :math:`\\beta=\\beta(H)`.
+* **Pass 2**: flash-style online softmax of :math:`\\beta e` times ``v``.
+
+Backward is a custom ``autograd.Function`` that **recomputes** the chunk logits instead of saving them (autograd
+through the chunk loop would keep every chunk, i.e. O(n²) again). With :math:`a=\\mathrm{softmax}(\\beta e)`,
+:math:`p=\\mathrm{softmax}(e)`, :math:`dt_j=a_j(dO\\cdot v_j-dO\\cdot o)`:
+:math:`d\\beta=\\sum_j e_j\\,dt_j`, :math:`dH=\\beta'(H)\\,d\\beta` and
+:math:`de_j=\\beta\\,dt_j - dH\\,p_j(e_j-\\mu)` with :math:`\\mu=\\sum_j p_je_j` (since
+:math:`\\partial H/\\partial e_j=-p_j(e_j-\\mu)`). So the gradient flows through :math:`\\beta` exactly as in the
+paper's JAX code (``detach_beta=True`` drops the :math:`dH` term). Backward needs two more passes (one for
+:math:`d\\beta`, one for the gradients). Double backward is not supported.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import torch
+
+from iclab.attention._adaptive import PAPER_COEFFS, PAPER_THRESHOLD, adaptive_beta, check_coeffs, polyval
+from iclab.config import check_int
+from iclab.errors import ConfigError
+
+__all__ = ["adaptive_attention"]
+
+
+def _poly_derivative(coeffs: Sequence[float]) -> tuple[float, ...]:
+    deg = len(coeffs) - 1
+    return tuple(c * (deg - i) for i, c in enumerate(coeffs[:-1])) or (0.0,)
+
+
+def _chunk_logits(q, k, mask_b, j0, j1, scale, causal, offset):
+    """Logits ``(..., n_q, c)`` of key chunk ``[j0, j1)``; invisible keys are ``-inf``."""
+    s = (q @ k[..., j0:j1, :].transpose(-1, -2)) * scale  # (..., n_q, c)
+    vis = None if mask_b is None else mask_b[..., j0:j1]
+    if causal:
+        rows = torch.arange(q.shape[-2], device=q.device)[:, None] + offset  # (n_q, 1)
+        tri = rows >= torch.arange(j0, j1, device=q.device)[None, :]  # (n_q, c)
+        vis = tri if vis is None else vis & tri
+    return s if vis is None else s.masked_fill(~vis, float("-inf"))
+
+
+def _finite0(x: torch.Tensor) -> torch.Tensor:
+    return torch.where(torch.isfinite(x), x, torch.zeros_like(x))
+
+
+class _AdaptiveAttention(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, q, k, v, mask_b, chunk, coeffs, threshold, scale, causal, detach_beta):
+        lead, n_q, n_k = q.shape[:-2], q.shape[-2], k.shape[-2]
+        offset = n_k - n_q
+        row = lead + (n_q, 1)
+        m = torch.full(row, float("-inf"), dtype=q.dtype, device=q.device)
+        Z = torch.zeros(row, dtype=q.dtype, device=q.device)
+        S = torch.zeros_like(Z)
+        for j0 in range(0, n_k, chunk):  # pass 1: online lse and entropy
+            s = _chunk_logits(q, k, mask_b, j0, min(j0 + chunk, n_k), scale, causal, offset)  # (..., n_q, c)
+            m_new = torch.maximum(m, s.amax(-1, keepdim=True))
+            m_safe = _finite0(m_new)
+            alpha = torch.exp(m - m_safe)  # (..., n_q, 1); 0 while m = -inf
+            shift = torch.where(Z > 0, m - m_safe, torch.zeros_like(m))
+            e = torch.exp(s - m_safe)  # (..., n_q, c); 0 on invisible keys
+            S = alpha * (S + shift * Z) + (e * _finite0(s - m_safe)).sum(-1, keepdim=True)
+            Z = alpha * Z + e.sum(-1, keepdim=True)
+            m = m_new
+        alive = Z > 0  # rows with at least one visible key
+        Zs = torch.where(alive, Z, torch.ones_like(Z))
+        H = torch.where(alive, torch.log(Zs) - S / Zs, torch.zeros_like(Z))  # (..., n_q, 1)
+        lse1 = _finite0(m) + torch.log(Zs)
+        mu = _finite0(m) + S / Zs  # E_p[e]
+        beta = adaptive_beta(H, coeffs, threshold)  # (..., n_q, 1)
+        m2 = torch.full(row, float("-inf"), dtype=q.dtype, device=q.device)
+        Z2 = torch.zeros(row, dtype=q.dtype, device=q.device)
+        acc = torch.zeros(lead + (n_q, v.shape[-1]), dtype=v.dtype, device=v.device)
+        for j0 in range(0, n_k, chunk):  # pass 2: flash-style softmax(beta * e) @ v
+            j1 = min(j0 + chunk, n_k)
+            t = _chunk_logits(q, k, mask_b, j0, j1, scale, causal, offset) * beta  # (..., n_q, c)
+            m_new = torch.maximum(m2, t.amax(-1, keepdim=True))
+            m_safe = _finite0(m_new)
+            alpha = torch.exp(m2 - m_safe)
+            e = torch.exp(t - m_safe)  # (..., n_q, c)
+            Z2 = alpha * Z2 + e.sum(-1, keepdim=True)
+            acc = alpha * acc + e @ v[..., j0:j1, :]  # (..., n_q, d_v)
+            m2 = m_new
+        Z2s = torch.where(Z2 > 0, Z2, torch.ones_like(Z2))
+        out = acc / Z2s  # (..., n_q, d_v); zeros on fully masked rows
+        lse2 = _finite0(m2) + torch.log(Z2s)
+        active = (H > threshold) & (polyval(coeffs, H) > 1.0)
+        gprime = torch.where(active, polyval(_poly_derivative(coeffs), H), torch.zeros_like(H))
+        ctx.save_for_backward(q, k, v, out, lse1, mu, beta, lse2, gprime)
+        ctx.mask_b, ctx.chunk, ctx.scale, ctx.causal, ctx.detach_beta = mask_b, chunk, scale, causal, detach_beta
+        return out
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, dout):
+        q, k, v, out, lse1, mu, beta, lse2, gprime = ctx.saved_tensors
+        mask_b, chunk, scale, causal = ctx.mask_b, ctx.chunk, ctx.scale, ctx.causal
+        n_q, n_k = q.shape[-2], k.shape[-2]
+        offset = n_k - n_q
+        D = (dout * out).sum(-1, keepdim=True)  # (..., n_q, 1)
+
+        def chunk_terms(j0, j1):
+            s = _chunk_logits(q, k, mask_b, j0, j1, scale, causal, offset)  # (..., n_q, c)
+            a = torch.exp(s * beta - lse2)  # (..., n_q, c) adaptive weights
+            dt = a * (dout @ v[..., j0:j1, :].transpose(-1, -2) - D)  # (..., n_q, c)
+            return s, a, dt
+
+        dH = None
+        if not ctx.detach_beta and bool((gprime != 0).any()):
+            dbeta = torch.zeros_like(beta)
+            for j0 in range(0, n_k, chunk):  # backward pass A: d beta = sum_j e_j dt_j
+                s, _, dt = chunk_terms(j0, min(j0 + chunk, n_k))
+                dbeta = dbeta + (dt * _finite0(s)).sum(-1, keepdim=True)
+            dH = dbeta * gprime  # (..., n_q, 1)
+        dq, dk, dv = torch.zeros_like(q), torch.zeros_like(k), torch.zeros_like(v)
+        for j0 in range(0, n_k, chunk):  # backward pass B: gradients
+            j1 = min(j0 + chunk, n_k)
+            s, a, dt = chunk_terms(j0, j1)
+            ds = beta * dt  # (..., n_q, c)
+            if dH is not None:
+                p = torch.exp(s - lse1)
+                ds = ds - dH * p * _finite0(s - mu)
+            dq += (ds @ k[..., j0:j1, :]) * scale  # (..., n_q, d)
+            dk[..., j0:j1, :] = (ds.transpose(-1, -2) @ q) * scale  # (..., c, d)
+            dv[..., j0:j1, :] = a.transpose(-1, -2) @ dout  # (..., c, d_v)
+        return dq, dk, dv, None, None, None, None, None, None, None
+
+
+def adaptive_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None = None,
+                       chunk: int = 1024, coeffs: Sequence[float] = PAPER_COEFFS,
+                       threshold: float = PAPER_THRESHOLD, scale: float | None = None, causal: bool = False,
+                       detach_beta: bool = False) -> torch.Tensor:
+    """Adaptive-temperature attention in two streaming passes over key chunks (module docstring, spec §1.4).
+
+    Args:
+        q: ``(..., n_q, d)``; k: ``(..., n_k, d)``; v: ``(..., n_k, d_v)`` with equal leading dims (e.g. ``(B, H)``).
+        mask: bool, broadcastable to ``(..., n_q, n_k)``, True = visible (a key-padding mask ``(B, 1, 1, n_k)``
+            keeps memory O(n)); fully masked rows give zeros.
+        chunk: keys per chunk. coeffs, threshold: the β(H) polynomial (highest degree first) and gate.
+        scale: logit scale, default ``1/sqrt(d)``. causal: query ``i`` sees keys ``j <= i + n_k - n_q``.
+    Returns: ``(..., n_q, d_v)``.
+    """
+    c = check_coeffs(coeffs, threshold)
+    check_int("chunk", chunk, 1)
+    if q.dim() < 2 or k.dim() != q.dim() or v.dim() != q.dim() or q.shape[:-2] != k.shape[:-2] \
+            or k.shape[:-2] != v.shape[:-2] or q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
+        raise ConfigError("q/k/v", f"{tuple(q.shape)}/{tuple(k.shape)}/{tuple(v.shape)}",
+                          "(..., n_q, d), (..., n_k, d), (..., n_k, d_v) with equal leading dims")
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    mask_b = None
+    if mask is not None:
+        try:
+            mask_b = torch.broadcast_to(mask.bool(), q.shape[:-1] + (k.shape[-2],))  # a view: no n_q x n_k copy
+        except RuntimeError:
+            raise ConfigError("mask", tuple(mask.shape), f"broadcastable to {tuple(q.shape[:-1] + (k.shape[-2],))}") \
+                from None
+    return _AdaptiveAttention.apply(q, k, v, mask_b, chunk, c, float(threshold), scale, bool(causal),
+                                    bool(detach_beta))
