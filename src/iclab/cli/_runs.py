@@ -63,9 +63,10 @@ def reproduce(
     executor: str = typer.Option("local", "--executor", help="serial | local | ray"),
     workers: Optional[int] = typer.Option(None, "--workers"),
     address: Optional[str] = typer.Option(None, "--address"),
-    force: bool = typer.Option(False, "--force"),
+    force: bool = typer.Option(False, "--force", help="discard results of another config in the run folders"),
+    retry_failed: bool = typer.Option(False, "--retry-failed", help="rerun cells that failed before"),
 ) -> None:
-    """Run every registered experiment, then write runs/report/index.html and report.md."""
+    """Run every registered experiment, then write runs/report/index.html, report.md and screenshot.png."""
     from iclab.experiments import experiment_names, get_experiment
     from iclab.report import write_combined_report
     from iclab.runs import EXECUTORS, default_run_dir, run_experiment
@@ -80,17 +81,34 @@ def reproduce(
         typer.echo(f"== {name} ({preset})", err=True)
         try:
             result = run_experiment(name, preset, out=default_run_dir(name, preset, root), executor=executor,
-                                    workers=workers, address=address, force=force)
+                                    workers=workers, address=address, force=force, retry_failed=retry_failed)
         except Exception as exc:  # noqa: BLE001 - one broken experiment must not lose the others
             failures.append(f"{name}: {type(exc).__name__}: {exc}")
             typer.echo(f"error in {name}: {exc}", err=True)
             continue
         run_dirs.append(result.path)
-    page = write_combined_report(run_dirs, root / "report")
+    page = write_combined_report(run_dirs, root / "report", failures)
     typer.echo(f"report: {page}")
+    _screenshot(page)
     if failures:
         typer.echo("failed experiments:\n  " + "\n  ".join(failures), err=True)
         raise typer.Exit(1)
+
+
+def _screenshot(page: Path) -> None:
+    """Load the report in headless Chromium (when installed): save screenshot.png, warn about broken content."""
+    from iclab.report import check_page, find_chromium
+
+    if find_chromium() is None:
+        return
+    try:
+        check = check_page(page, page.parent / "screenshot.png")
+    except Exception as exc:  # noqa: BLE001 - the report itself is written; the check is a bonus
+        typer.echo(f"warning: could not check the report in chromium: {exc}", err=True)
+        return
+    for problem in check.errors + [f"image {i['alt']!r} does not render" for i in check.broken_images]:
+        typer.echo(f"warning: report page: {problem}", err=True)
+    typer.echo(f"screenshot: {check.screenshot}")
 
 
 @app.command("report")
@@ -112,19 +130,11 @@ def export(run_dir: Path = typer.Argument(..., help="a run folder"),
            fmt: str = typer.Option("csv", "--format", help="csv | parquet"),
            out: Optional[Path] = typer.Option(None, "--out", help="output file")) -> None:
     """Export a run's results table to CSV or Parquet."""
-    import json
+    import pandas as pd
 
-    from iclab.runs import RunFolder, load_results
+    from iclab.runs import EXPORT_FORMATS, export_results
 
-    check_choice("--format", fmt, ("csv", "parquet"))
-    RunFolder.load(run_dir)
-    frame = load_results(run_dir, status=None)
-    for col in frame.columns:  # nested values (curves) as JSON text
-        if frame[col].map(lambda v: isinstance(v, (list, dict))).any():
-            frame[col] = frame[col].map(lambda v: json.dumps(v) if isinstance(v, (list, dict)) else v)
-    target = out or Path(run_dir) / f"results.{fmt}"
-    if fmt == "csv":
-        frame.to_csv(target, index=False)
-    else:
-        frame.to_parquet(target, index=False)
-    typer.echo(f"{len(frame)} rows -> {target}")
+    check_choice("--format", fmt, EXPORT_FORMATS)
+    target = export_results(run_dir, fmt, out)
+    rows = len(pd.read_parquet(target)) if fmt == "parquet" else len(pd.read_csv(target))
+    typer.echo(f"{rows} rows -> {target}")

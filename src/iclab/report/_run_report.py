@@ -10,7 +10,28 @@ if TYPE_CHECKING:
     from iclab.experiments import Comparison, Experiment
     from iclab.runs import RunResult
 
-__all__ = ["write_run_report", "comparison_table_md", "run_summary"]
+__all__ = ["write_run_report", "comparison_table_md", "run_summary", "run_timing", "fmt_seconds"]
+
+
+def fmt_seconds(seconds: float | None) -> str:
+    """``42 s``, ``3.5 min`` or ``1.2 h``; ``—`` when unknown."""
+    if seconds is None:
+        return "—"
+    if seconds < 90:
+        return f"{seconds:.1f} s" if seconds < 10 else f"{seconds:.0f} s"
+    return f"{seconds / 60:.1f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
+
+
+def run_timing(folder: Path, result: "RunResult") -> dict:
+    """Compute seconds summed over done cells, and wall seconds summed over the invocations that ran cells."""
+    from iclab.runs import ResultStore
+
+    cell_seconds = float(result.results["_seconds"].sum()) if "_seconds" in result.results else 0.0
+    with ResultStore(folder) as store:
+        sweeps = store.sweeps()
+    wall = sum((s["finished"] or s["started"]) - s["started"] for s in sweeps)
+    executors = sorted({s["executor"] for s in sweeps if s["executor"]})
+    return {"cell_seconds": cell_seconds, "wall_seconds": wall, "sweeps": len(sweeps), "executors": executors}
 
 
 def comparison_table_md(rows: Sequence["Comparison"]) -> str:
@@ -56,8 +77,10 @@ def write_run_report(exp: "Experiment", config, result: "RunResult") -> Path:
     lines = [f"# {exp.title}", "", f"Experiment `{exp.name}` (paper key `{exp.paper}`), preset "
              f"`{result.folder.meta.get('preset')}`, seed {config.seed}, config hash "
              f"`{result.folder.meta.get('config_hash')}`.", "", "## What the paper claims", "", exp.claim.strip(), ""]
+    timing = run_timing(folder, result)
     lines += [f"Cells: {len(result.results)} done ({result.computed} computed now, {result.reused} reused), "
-              f"{len(result.failed)} failed.", ""]
+              f"{len(result.failed)} failed. Compute time {fmt_seconds(timing['cell_seconds'])} summed over cells, "
+              f"wall time {fmt_seconds(timing['wall_seconds'])} over {timing['sweeps']} invocation(s).", ""]
     if len(result.failed):
         lines += ["Failed cells (rerun with `--retry-failed`):", ""]
         for _, row in result.failed.iterrows():
@@ -80,5 +103,9 @@ def write_run_report(exp: "Experiment", config, result: "RunResult") -> Path:
         "comparisons": [c.__dict__ for c in summary["comparisons"]],
         "notes": summary["notes"],
         "errors": summary["errors"],
+        "cells": {"done": len(result.results), "failed": len(result.failed),
+                  "failed_errors": [str(e).splitlines()[0] for e in
+                                    (result.failed["_error"] if "_error" in result.failed else [])][:20]},
+        **timing,
     }, indent=2, default=str))
     return folder / "report.md"

@@ -1,7 +1,12 @@
-"""Run folders, the SQLite result store, executors (serial / local process pool / Ray) and the driver."""
+"""Run folders, the SQLite result store, executors (serial / local process pool / Ray) and the driver.
 
-from iclab.runs._execute import RunResult, default_run_dir, load_results, run_experiment
-from iclab.runs._executors import EXECUTORS, CellOutcome, CellTask, LocalExecutor, SerialExecutor, execute_cell, make_executor
+``RayExecutor`` lives in ``iclab.runs._ray`` and is imported lazily (``make_executor("ray")``): ray is heavy.
+"""
+
+from iclab.runs._execute import RunResult, default_run_dir, folder_lock, load_results, run_experiment
+from iclab.runs._executors import (EXECUTORS, CellOutcome, CellTask, LocalExecutor, SerialExecutor, execute_cell, jsonable,
+                                   make_executor)
+from iclab.runs._export import EXPORT_FORMATS, export_results, read_export
 from iclab.runs._folder import RunFolder, environment_versions, git_revision, iclab_version
 from iclab.runs._store import ResultStore
 
@@ -17,6 +22,11 @@ __all__ = [
     "LocalExecutor",
     "execute_cell",
     "make_executor",
+    "jsonable",
+    "folder_lock",
+    "export_results",
+    "read_export",
+    "EXPORT_FORMATS",
     "RunFolder",
     "ResultStore",
     "iclab_version",

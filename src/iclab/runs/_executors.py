@@ -1,28 +1,36 @@
-"""Executors run independent cells: ``serial`` (in the driver), ``local`` (a process pool, the default).
+"""Executors run independent cells: ``serial`` (in the driver), ``local`` (a pool of spawned processes, the
+default) and ``ray`` (a Ray cluster; :mod:`iclab.runs._ray`).
 
-All share one interface: ``run(tasks, shared) -> iterator of CellOutcome`` in completion order. A cell
-that raises becomes a failed outcome carrying its error text; the sweep goes on. ``shared`` (heavy inputs
-computed once by the driver) reaches each worker once, through the pool initializer, not once per cell.
+All share one interface: ``run(tasks, shared) -> iterator of CellOutcome`` in completion order. A cell is
+shipped as a :class:`CellTask` (experiment name + config dict + cell dict), never as a closure. A cell that
+raises becomes a failed outcome carrying its error text, and the sweep goes on. ``shared`` (heavy inputs
+computed once by the driver) reaches each worker process once, when it starts, not once per cell.
+
+The local pool is crash-proof: every worker runs one cell at a time over its own pipe, so when a worker dies
+(segfault, OOM kill, ``os._exit``) the driver knows exactly which cell it was running, records only that
+cell as failed (with the exit code), starts a replacement worker and carries on with the rest.
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import time
 import traceback
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Protocol
+from multiprocessing.connection import wait as mp_wait
+from typing import Any, Iterator, Protocol
 
 __all__ = ["CellTask", "CellOutcome", "Executor", "SerialExecutor", "LocalExecutor", "make_executor", "execute_cell",
-           "EXECUTORS"]
+           "EXECUTORS", "jsonable"]
 
 EXECUTORS = ("serial", "local", "ray")
 
 
 @dataclass(frozen=True)
 class CellTask:
+    """What a worker needs to run one cell: the experiment's name, its config (as a dict) and the cell."""
+
     key: str
     idx: int
     experiment: str
@@ -32,12 +40,37 @@ class CellTask:
 
 @dataclass(frozen=True)
 class CellOutcome:
+    """A finished cell: ``result`` (metrics) when it succeeded, ``error`` (text) when it failed."""
+
     key: str
     idx: int
     cell: dict
     result: dict | None
     error: str | None
     seconds: float
+
+    @classmethod
+    def failure(cls, task: CellTask, error: str, seconds: float = 0.0) -> "CellOutcome":
+        return cls(task.key, task.idx, task.cell, None, error, seconds)
+
+
+def jsonable(value: Any, where: str = "result") -> Any:
+    """``value`` with numpy/torch scalars and arrays turned into plain floats/ints/lists (JSON-able).
+
+    Raises ``TypeError`` naming the offending key for anything else, so a bad metric fails its cell in the
+    worker instead of the driver's store.
+    """
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, dict):
+        return {str(k): jsonable(v, f"{where}[{k!r}]") for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if hasattr(value, "tolist") and callable(value.tolist):  # numpy / torch scalars and arrays
+        return jsonable(value.tolist(), where)
+    raise TypeError(f"{where} is a {type(value).__name__}; cell metrics must be numbers, strings or lists of them")
 
 
 def execute_cell(task: CellTask, shared: Any) -> CellOutcome:
@@ -51,11 +84,11 @@ def execute_cell(task: CellTask, shared: Any) -> CellOutcome:
         result = exp.run_cell(config, dict(task.cell), shared)
         if not isinstance(result, dict):
             raise TypeError(f"run_cell of {task.experiment!r} returned {type(result).__name__}, expected dict")
+        result = jsonable(result)
         return CellOutcome(task.key, task.idx, task.cell, result, None, time.perf_counter() - start)
     except Exception as exc:  # noqa: BLE001 - a failing cell must not stop the sweep
-        tb = traceback.format_exc(limit=6)
-        return CellOutcome(task.key, task.idx, task.cell, None, f"{type(exc).__name__}: {exc}\n{tb}",
-                           time.perf_counter() - start)
+        tb = traceback.format_exc(limit=-4)
+        return CellOutcome.failure(task, f"{type(exc).__name__}: {exc}\n{tb}", time.perf_counter() - start)
 
 
 class Executor(Protocol):
@@ -65,7 +98,7 @@ class Executor(Protocol):
 
 
 class SerialExecutor:
-    """Runs cells one after another in the driver process."""
+    """Runs cells one after another in the driver process (a crash here takes the driver with it)."""
 
     name = "serial"
 
@@ -74,55 +107,135 @@ class SerialExecutor:
             yield execute_cell(task, shared)
 
 
-_WORKER_SHARED: Any = None
-
-
-def _init_worker(shared: Any) -> None:
-    global _WORKER_SHARED
+def _worker_main(conn, shared: Any) -> None:
+    """Worker loop of the local pool: receive a task, send its outcome; stop on ``None`` or a lost driver."""
     import torch
 
     torch.set_num_threads(1)
-    _WORKER_SHARED = shared
+    conn.send(_READY)
+    while True:
+        try:
+            task = conn.recv()
+        except (EOFError, OSError):  # the driver is gone (killed): nothing left to do
+            return
+        if task is None:
+            return
+        outcome = execute_cell(task, shared)
+        try:
+            conn.send(outcome)
+        except Exception as exc:  # noqa: BLE001 - e.g. an unpicklable value in the result
+            conn.send(CellOutcome.failure(task, f"could not send the result back: {type(exc).__name__}: {exc}"))
 
 
-def _worker_execute(task: CellTask) -> CellOutcome:
-    return execute_cell(task, _WORKER_SHARED)
+_READY = "iclab-worker-ready"
+
+
+class _Worker:
+    def __init__(self, ctx, shared: Any):
+        self.conn, child = ctx.Pipe(duplex=True)
+        self.proc = ctx.Process(target=_worker_main, args=(child, shared), daemon=True)
+        self.proc.start()
+        child.close()
+        self.task: CellTask | None = None
+        self.started = 0.0
+        self.ready = False  # set when the worker has started up (imported iclab, unpickled ``shared``)
+
+    def give(self, task: CellTask) -> None:
+        self.task, self.started = task, time.perf_counter()
+        self.conn.send(task)
+
+    def stop(self, timeout: float = 2.0) -> None:
+        try:
+            if self.proc.is_alive() and self.task is None:
+                self.conn.send(None)
+                self.proc.join(timeout)
+        except OSError:
+            pass
+        if self.proc.is_alive():
+            self.proc.terminate()
+            self.proc.join(timeout)
+        if self.proc.is_alive():
+            self.proc.kill()
+            self.proc.join(timeout)
+        self.conn.close()
 
 
 class LocalExecutor:
-    """A pool of ``workers`` local processes (spawned, one torch thread each)."""
+    """``workers`` spawned local processes (one torch thread each), one cell at a time per worker.
+
+    ``shared`` is pickled once per worker process at start-up (and again only for a replacement worker).
+    """
 
     name = "local"
 
     def __init__(self, workers: int | None = None):
-        self.workers = workers or max(1, mp.cpu_count())
+        from iclab.config import check_int
+
+        if workers is not None:
+            check_int("workers", workers)
+        self.workers = workers or max(1, os.cpu_count() or 1)
+
+    @staticmethod
+    def _give(pool: list[_Worker], i: int, task: CellTask, ctx, shared: Any) -> None:
+        """Hand ``task`` to worker ``i``; a worker that died while idle is replaced first (not blamed)."""
+        try:
+            pool[i].give(task)
+        except OSError:
+            pool[i].task = None
+            pool[i].stop()
+            pool[i] = _Worker(ctx, shared)
+            pool[i].give(task)
 
     def run(self, tasks: list[CellTask], shared: Any) -> Iterator[CellOutcome]:
         if not tasks:
             return
-        if len(tasks) == 1 or self.workers == 1:
-            yield from SerialExecutor().run(tasks, shared)
-            return
         ctx = mp.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=min(self.workers, len(tasks)), mp_context=ctx,
-                                 initializer=_init_worker, initargs=(shared,)) as pool:
-            futures = {pool.submit(_worker_execute, t): t for t in tasks}
-            pending = set(futures)
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    task = futures[fut]
+        queue = list(reversed(tasks))  # pop() from the end keeps the submission order
+        pool: list[_Worker] = []
+        try:
+            pool = [_Worker(ctx, shared) for _ in range(min(self.workers, len(tasks)))]
+            for i in range(len(pool)):
+                self._give(pool, i, queue.pop(), ctx, shared)
+            while any(w.task is not None for w in pool):
+                busy = [w for w in pool if w.task is not None]
+                ready = set(mp_wait([w.conn for w in busy] + [w.proc.sentinel for w in busy]))
+                for i, w in enumerate(pool):
+                    if w.task is None or (w.conn not in ready and w.proc.sentinel not in ready):
+                        continue
                     try:
-                        yield fut.result()
-                    except BrokenProcessPool as exc:
-                        yield CellOutcome(task.key, task.idx, task.cell, None,
-                                          f"worker process died: {exc}", 0.0)
-                    except Exception as exc:  # noqa: BLE001 - e.g. an unpicklable result
-                        yield CellOutcome(task.key, task.idx, task.cell, None, f"{type(exc).__name__}: {exc}", 0.0)
+                        outcome = w.conn.recv() if w.conn.poll() else None
+                    except (EOFError, OSError):
+                        outcome = None
+                    if outcome == _READY:
+                        w.ready = True
+                        continue
+                    if outcome is None and w.proc.is_alive():
+                        continue  # woke up without a message; keep waiting
+                    if outcome is None:  # the worker died while running w.task: only that cell fails
+                        w.proc.join(5)
+                        code = w.proc.exitcode
+                        why = f"exit code {code}" + (f", signal {-code}" if code is not None and code < 0 else "")
+                        if not w.ready:  # not the cell's fault: the worker could not even start
+                            raise RuntimeError(
+                                f"a local worker process exited ({why}) before it could run a cell; see its "
+                                "error above. Finished cells are kept; try --executor serial to debug.")
+                        outcome = CellOutcome.failure(w.task, f"worker process died while running this cell ({why})",
+                                                      time.perf_counter() - w.started)
+                        w.task = None
+                        w.stop()
+                        if queue:
+                            pool[i] = w = _Worker(ctx, shared)
+                    w.task = None
+                    yield outcome
+                    if queue:
+                        self._give(pool, i, queue.pop(), ctx, shared)
+        finally:
+            for w in pool:
+                w.stop()
 
 
 def make_executor(name: str, workers: int | None = None, address: str | None = None) -> Executor:
-    """``serial`` | ``local`` | ``ray`` (the Ray executor lives in ``iclab.runs._ray``)."""
+    """``serial`` | ``local`` | ``ray`` (the Ray executor lives in ``iclab.runs._ray``; imported lazily)."""
     from iclab.config import check_choice
 
     check_choice("executor", name, EXECUTORS)

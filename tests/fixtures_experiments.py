@@ -1,0 +1,105 @@
+"""Tiny, cheap experiments for testing the run machinery (executors, store, resume, reports).
+
+Imported by the tests directly and, in worker processes, through ``ICLAB_EXPERIMENT_MODULES=fixtures_experiments``
+(with this folder on ``PYTHONPATH`` / ``sys.path``).
+
+Each cell draws ``n_samples`` standard normals from ``generator_for(cell seed)`` and estimates
+``E[exp(x / tau)] = exp(1 / (2 tau^2))`` (the log-normal mean), so the report has a theory line and simulation
+points with error bars. ``fail_cells`` raise and ``crash_cells`` hard-exit their worker (``os._exit``) until the
+file ``flag`` exists, so tests can fail cells and then complete them with ``--retry-failed``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from iclab.config import Config, check_int, check_nonnegative
+from iclab.experiments import Comparison, Experiment, register
+
+__all__ = ["FixtureConfig", "fixture_cell"]
+
+
+@dataclass(frozen=True)
+class FixtureConfig(Config):
+    n_cells: int = 6
+    n_samples: int = 400
+    seed: int = 0
+    sleep: float = 0.0
+    fail_cells: tuple[int, ...] = ()
+    crash_cells: tuple[int, ...] = ()
+    flag: str = ""
+
+    def __post_init__(self) -> None:
+        check_int("n_cells", self.n_cells)
+        check_int("n_samples", self.n_samples, 2)
+        check_nonnegative("sleep", self.sleep)
+
+
+def _cells(config: FixtureConfig) -> list[dict]:
+    return [{"i": i, "tau": 0.75 + 0.25 * (i % 5), "seed": config.seed * 1000 + i} for i in range(config.n_cells)]
+
+
+def _shared(config: FixtureConfig) -> dict:
+    """A 'heavy' input computed once in the driver: a fixed offset vector."""
+    return {"offset": np.linspace(0.0, 1.0, 7), "driver_pid": os.getpid()}
+
+
+def fixture_cell(config: FixtureConfig, cell: dict, shared) -> dict:
+    import torch
+
+    from iclab.data import generator_for
+
+    armed = not (config.flag and os.path.exists(config.flag))
+    if armed and cell["i"] in config.fail_cells:
+        raise RuntimeError(f"fixture cell {cell['i']} fails until {config.flag} exists")
+    if armed and cell["i"] in config.crash_cells:
+        os._exit(13)
+    if config.sleep:
+        time.sleep(config.sleep)
+    g = generator_for(cell["seed"], "fixture")
+    x = torch.randn(config.n_samples, generator=g, dtype=torch.float64)  # (n_samples,)
+    y = torch.exp(x / cell["tau"])  # (n_samples,)
+    return {
+        "mean": float(y.mean()),
+        "err": float(y.std() / math.sqrt(config.n_samples)),
+        "theory": math.exp(1.0 / (2.0 * cell["tau"] ** 2)),
+        "offset_sum": float(np.sum(shared["offset"])),
+        "curve": [float(v) for v in y[:3]],
+        "n": np.int64(config.n_samples),  # numpy scalar: the executor must make it JSON-able
+    }
+
+
+def _figures(config, df, fig_dir):
+    from iclab.report import new_figure, save_figure, theory_vs_sim
+
+    d = df.groupby("tau", as_index=False).agg(mean=("mean", "mean"), err=("err", "mean"), theory=("theory", "first"))
+    fig, ax = new_figure()
+    theory_vs_sim(ax, d["tau"], d["theory"], d["mean"], d["err"], label="E exp(x/τ)")
+    ax.set_xlabel("τ")
+    ax.set_ylabel("mean")
+    ax.legend()
+    return [save_figure(fig, fig_dir / "lognormal_mean", d)]
+
+
+def _compare(config, df):
+    rel = float(np.max(np.abs(df["mean"] - df["theory"]) / df["theory"]))
+    return [Comparison("max relative error of E exp(x/τ)", "0 (exact)", f"{rel:.3f}", rel < 0.2, "tolerance 0.2"),
+            Comparison("cells run", "—", str(len(df)), None, "qualitative")]
+
+
+def _notes(config, df):
+    return "The fixture has nothing to disagree with: theory is exact, *sampling* error only."
+
+
+for _name, _paper, _order in (("fx_sweep", "temperature", 1), ("fx_other", "ood", 2)):
+    register(Experiment(
+        name=_name, paper=_paper, title=f"Fixture sweep ({_name})",
+        claim="The log-normal mean $E[e^{x/\\tau}] = e^{1/(2\\tau^2)}$ for $x \\sim N(0, 1)$.",
+        config_cls=FixtureConfig, presets={"quick": FixtureConfig(), "full": FixtureConfig(n_cells=20)},
+        cells=_cells, run_cell=fixture_cell, figures=_figures, compare=_compare, shared=_shared, notes=_notes,
+        order=1000 + _order))
