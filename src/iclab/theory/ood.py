@@ -1,0 +1,259 @@
+"""Closed forms of the OOD attention-dynamics paper (spec §4; derived, see the spec's "Availability").
+
+Logit matrix :math:`S^V=V^\\top QV`, :math:`\\alpha_{v_k}=S_{kk}`, :math:`\\beta_{v_m,v_k}=S_{mk}` (§2.2).
+Per-feature loss :math:`\\mathcal L_k=c\\,\\mathbb E_n[(A-e_k)^\\top G(A-e_k)]`,
+:math:`A_m=n_me^{S_{mk}}/\\sum_jn_je^{S_{jk}}` with counts :math:`n\\sim\\mathrm{Mult}(N,p)` (exact enumeration) or
+:math:`n=p` (large-N limit) (§4.2, §4.6). Gradient :math:`\\partial\\mathcal L/\\partial S_{jk}=p_k\\mathbb E[A_j(g_j-\\sum_mg_mA_m)]`,
+:math:`g=2cG(A-e_k)` (§4.3); conservation :math:`\\sum_m S_{mk}(t)=\\sum_m S_{mk}(0)` (§4.4); trained
+:math:`Q^*=\\frac{K\\alpha^*}{K-1}VCV^\\top` (§4.4); OOD logits :math:`S^U=M^\\top S^VM` (§4.5); fine-tuning
+:math:`S^V_{new}=S^V+M\\Delta S^UM^\\top` and forgetting (§4.7–4.8). NumPy, float64; pure functions of arrays.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from itertools import combinations
+
+import numpy as np
+
+from iclab.errors import ConfigError
+
+__all__ = ["logit_matrix", "alpha", "beta", "conservation_residual", "off_span_norm", "count_table",
+           "feature_attention", "feature_losses", "loss_gradient", "population_gd", "balanced_loss",
+           "converged_alpha", "trained_q", "trained_logits", "ood_logits", "ood_logits_closed", "vbar_overlaps",
+           "ood_feature_losses", "random_guess_loss", "finetune_source_logits", "finetune", "forgetting",
+           "forgets_k2", "forgetting_pairs", "check_gammas"]
+
+_MAX_COUNT_VECTORS = 2_000_000
+
+
+def logit_matrix(Q, V) -> np.ndarray:
+    """:math:`S=V^\\top QV` (K, K): column k = logits seen by a query v_k, row m = token feature (§2.2)."""
+    V = np.asarray(V, float)
+    return V.T @ np.asarray(Q, float) @ V
+
+
+def alpha(S) -> np.ndarray:
+    """α_{v_k} = S_kk, shape (K,)."""
+    return np.diagonal(np.asarray(S, float)).copy()
+
+
+def beta(S) -> np.ndarray:
+    """β_{v_m,v_k} = S_mk for m != k; (K, K) with NaN on the diagonal."""
+    B = np.array(S, float)
+    np.fill_diagonal(B, np.nan)
+    return B
+
+
+def conservation_residual(S, S0=None) -> np.ndarray:
+    """:math:`\\alpha_{v_k}+\\sum_{m\\ne k}\\beta_{v_m,v_k}` minus its initial value, per k (0 under GD/SGD, §4.4)."""
+    S = np.asarray(S, float)
+    return S.sum(0) - (0.0 if S0 is None else np.asarray(S0, float).sum(0))
+
+
+def off_span_norm(Q, V) -> float:
+    """‖Q − VVᵀQVVᵀ‖_F: the part of Q outside span{v_m v_kᵀ} (0 from Q=0, §2.3)."""
+    V, Q = np.asarray(V, float), np.asarray(Q, float)
+    P = V @ V.T
+    return float(np.linalg.norm(Q - P @ Q @ P))
+
+
+def _probs(K: int, p) -> np.ndarray:
+    if p is None:
+        return np.full(K, 1.0 / K)
+    p = np.asarray(p, float)
+    if p.shape != (K,) or (p < 0).any() or abs(p.sum() - 1) > 1e-9:
+        raise ConfigError("probs", tuple(np.round(p, 6)), f"{K} non-negative probabilities summing to 1")
+    return p
+
+
+def count_table(K: int, N: int | None, p=None) -> tuple[np.ndarray, np.ndarray]:
+    """All count vectors n (C, K) with Σn = N and their multinomial probabilities (C,); N=None: the large-N
+    limit, one "count" vector n = p (A then uses p in place of n/N)."""
+    p = _probs(K, p)
+    if N is None:
+        return p[None, :].copy(), np.ones(1)
+    n, w = _count_table(K, int(N), tuple(float(v) for v in p))
+    return n.copy(), w.copy()
+
+
+@lru_cache(maxsize=32)
+def _count_table(K: int, N: int, p_tuple: tuple) -> tuple[np.ndarray, np.ndarray]:
+    p = np.array(p_tuple)
+    if math.comb(N + K - 1, K - 1) > _MAX_COUNT_VECTORS:
+        raise ConfigError("n_tokens", N, f"a length with at most {_MAX_COUNT_VECTORS} count vectors, or None (large N)")
+    bars = np.array(list(combinations(range(N + K - 1), K - 1)), dtype=np.int64).reshape(-1, K - 1)  # (C, K-1)
+    edges = np.concatenate([np.full((len(bars), 1), -1), bars, np.full((len(bars), 1), N + K - 1)], 1)
+    n = np.diff(edges, axis=1) - 1  # (C, K)
+    with np.errstate(divide="ignore"):
+        logp = np.where(n > 0, n * np.log(np.where(p > 0, p, 1.0)), 0.0)
+    logp = np.where((n > 0) & (p == 0), -np.inf, logp)
+    from scipy.special import gammaln
+
+    logw = gammaln(N + 1) - gammaln(n + 1).sum(1) + logp.sum(1)
+    return n.astype(float), np.exp(logw)
+
+
+def feature_attention(S, counts) -> np.ndarray:
+    """:math:`A_{c,m,k}=n_{c,m}e^{S_{mk}}/\\sum_jn_{c,j}e^{S_{jk}}`: counts (C, K) -> (C, K_token, K_query)."""
+    S, counts = np.asarray(S, float), np.asarray(counts, float)
+    e = counts[:, :, None] * np.exp(S - S.max(axis=0, keepdims=True))[None]  # (C, K, K), entries <= N
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def _loss_and_grad(S, p, N, c, G, grad: bool = True):
+    S = np.asarray(S, float)
+    K = S.shape[0]
+    p = _probs(K, p)
+    n, w = count_table(K, N, p)
+    A = feature_attention(S, n)  # (C, K, K)
+    R = A - np.eye(K)[None]  # (C, K, K): column k = A - e_k
+    GR = R if G is None else np.matmul(np.asarray(G, float), R)  # (C, K, K)
+    losses = c * (w @ (R * GR).sum(axis=1))  # (K,)
+    if not grad:
+        return losses, None
+    g = 2 * c * GR  # (C, K, K): dL_k/dA
+    inner = A * (g - (g * A).sum(axis=1, keepdims=True))  # (C, K, K)
+    return losses, np.tensordot(w, inner, axes=1) * p[None, :]
+
+
+def feature_losses(S, p=None, N: int | None = None, c: float = 0.5, G=None) -> np.ndarray:
+    """Per-feature losses :math:`\\mathcal L_k` (K,) (§4.2, §4.6 with Gram matrix G; G = I for orthonormal)."""
+    return _loss_and_grad(S, p, N, c, G, grad=False)[0]
+
+
+def loss_gradient(S, p=None, N: int | None = None, c: float = 0.5, G=None) -> np.ndarray:
+    """:math:`\\partial\\mathcal L/\\partial S` (K, K) of :math:`\\mathcal L=\\sum_kp_k\\mathcal L_k` (§4.3)."""
+    return _loss_and_grad(S, p, N, c, G)[1]
+
+
+def population_gd(S0, p=None, N: int | None = None, c: float = 0.5, lr: float = 1.0, threshold: float = 0.0025,
+                  max_steps: int = 100_000, G=None) -> dict:
+    """Exact population GD on S (= GD on Q for orthonormal V, §2.3) until :math:`\\max_k\\mathcal L_k\\le`
+    ``threshold`` (per-feature stopping rule, §4.2). Returns ``S`` (final), ``steps``, ``trajectory`` (T+1, K, K),
+    ``losses`` (T+1, K), ``stopped`` (bool)."""
+    S = np.array(S0, float)
+    traj, losses = [S.copy()], []
+    step = 0
+    while True:
+        L, dS = _loss_and_grad(S, p, N, c, G)
+        losses.append(L)
+        if L.max() <= threshold or step >= max_steps:
+            break
+        S = S - lr * dS
+        step += 1
+        traj.append(S.copy())
+    return {"S": S, "steps": step, "trajectory": np.array(traj), "losses": np.array(losses),
+            "stopped": bool(losses[-1].max() <= threshold)}
+
+
+def balanced_loss(alpha_value, K: int, c: float = 0.5):
+    """Large-N balanced loss at :math:`S=\\alpha(I-\\frac{11^\\top-I}{K-1})`:
+    :math:`c\\frac K{K-1}(1-a)^2`, :math:`a=1/(1+(K-1)e^{-K\\alpha/(K-1)})` (§4.4)."""
+    a = 1.0 / (1.0 + (K - 1) * np.exp(-K * np.asarray(alpha_value, float) / (K - 1)))
+    return c * K / (K - 1) * (1 - a) ** 2
+
+
+def converged_alpha(K: int, threshold: float, c: float = 0.5) -> float:
+    """The α at which the balanced large-N loss equals ``threshold`` (inverse of :func:`balanced_loss`).
+    GD stops at the first step past it, so the trained α* is slightly larger."""
+    one_minus_a = math.sqrt(threshold * (K - 1) / (c * K))
+    a = 1 - one_minus_a
+    return -(K - 1) / K * math.log((1 / a - 1) / (K - 1))
+
+
+def trained_logits(alpha_value: float, K: int) -> np.ndarray:
+    """Symmetric trained logits :math:`\\alpha I-\\frac{\\alpha}{K-1}(11^\\top-I)=\\frac{K\\alpha}{K-1}C` (§4.4)."""
+    return K * alpha_value / (K - 1) * (np.eye(K) - np.ones((K, K)) / K)
+
+
+def trained_q(V, alpha_value: float) -> np.ndarray:
+    """:math:`Q^*=\\frac{K\\alpha^*}{K-1}V(I-\\frac1K11^\\top)V^\\top` (d, d) (§4.4)."""
+    V = np.asarray(V, float)
+    return V @ trained_logits(alpha_value, V.shape[1]) @ V.T
+
+
+def vbar_overlaps(M) -> np.ndarray:
+    """:math:`\\langle u_k,\\bar v\\rangle=\\frac1K(1^\\top M)_k` (K,) (§3.2)."""
+    M = np.asarray(M, float)
+    return M.sum(0) / M.shape[0]
+
+
+def ood_logits(S, M) -> np.ndarray:
+    """:math:`S^U=U^\\top QU=M^\\top S^VM` for Q in span V (§4.5)."""
+    M = np.asarray(M, float)
+    return M.T @ np.asarray(S, float) @ M
+
+
+def ood_logits_closed(alpha_value: float, M) -> np.ndarray:
+    """§4.5 closed form: :math:`\\alpha_{u_k}=\\frac{K\\alpha^*}{K-1}[(M^\\top M)_{kk}-K\\langle u_k,\\bar v\\rangle^2]`,
+    :math:`\\beta_{u_m,u_k}=\\frac{K\\alpha^*}{K-1}[(M^\\top M)_{mk}-K\\langle u_m,\\bar v\\rangle\\langle u_k,\\bar v\\rangle]`."""
+    M = np.asarray(M, float)
+    K = M.shape[0]
+    b = vbar_overlaps(M)
+    return K * alpha_value / (K - 1) * (M.T @ M - K * np.outer(b, b))
+
+
+def ood_feature_losses(S, M, p=None, N: int | None = None, c: float = 0.5, G=None) -> np.ndarray:
+    """OOD error of each u_k (§4.6): :func:`feature_losses` at :math:`S^U=M^\\top SM` with Gram G = UᵀU."""
+    return feature_losses(ood_logits(S, M), p, N, c, G)
+
+
+def random_guess_loss(K: int, p=None, N: int | None = None, c: float = 0.5, G=None) -> np.ndarray:
+    """Loss of uniform attention (S = 0): ŷ = label average; c(K-1)/K per feature for balanced large N (§4.6)."""
+    return feature_losses(np.zeros((K, K)), p, N, c, G)
+
+
+def check_gammas(gammas) -> np.ndarray:
+    g = np.asarray(gammas, float).reshape(-1)
+    if g.size == 0 or not np.isfinite(g).all() or (np.abs(g) > 1).any():
+        raise ConfigError("gamma", tuple(np.round(g, 6).tolist()), "overlaps gamma_k in [-1, 1]")
+    return g
+
+
+def finetune_source_logits(S_V, M, dS_U) -> np.ndarray:
+    """:math:`S^V_{new}=S^V+M\\,\\Delta S^U M^\\top` (§4.7)."""
+    M = np.asarray(M, float)
+    return np.asarray(S_V, float) + M @ np.asarray(dS_U, float) @ M.T
+
+
+def forgetting(S_old, S_new, p=None, N: int | None = None, c: float = 0.5) -> float:
+    """:math:`F=\\sum_kp_k[\\mathcal L_k(S_{new})-\\mathcal L_k(S_{old})]` (§4.8); F < 0 is backward transfer."""
+    K = np.asarray(S_old).shape[0]
+    p = _probs(K, p)
+    return float(p @ (feature_losses(S_new, p, N, c) - feature_losses(S_old, p, N, c)))
+
+
+def finetune(S_V, M, p=None, N: int | None = None, c: float = 0.5, lr: float = 1.0, threshold: float = 0.0025,
+             max_steps: int = 100_000) -> dict:
+    """Fine-tune on orthonormal U with alignment M from source logits S_V (§4.7): population GD on S^U from
+    :math:`M^\\top S_VM` to the stopping rule; source logits, per-feature source losses and F (§4.8)."""
+    S_V = np.asarray(S_V, float)
+    S_U0 = ood_logits(S_V, M)
+    run = population_gd(S_U0, p, N, c, lr, threshold, max_steps)
+    dS = run["S"] - S_U0
+    S_new = finetune_source_logits(S_V, M, dS)
+    before, after = feature_losses(S_V, p, N, c), feature_losses(S_new, p, N, c)
+    pk = _probs(S_V.shape[0], p)
+    return {"S_U0": S_U0, "S_U": run["S"], "dS_U": dS, "S_V_new": S_new, "steps": run["steps"],
+            "ood_before": feature_losses(S_U0, p, N, c), "source_before": before, "source_after": after,
+            "F": float(pk @ (after - before))}
+
+
+def forgets_k2(gammas) -> np.ndarray:
+    """K = 2 exact forgetting condition (§4.8): feature k is forgotten iff :math:`-\\gamma_k\\gamma_m>\\gamma_k^2`."""
+    g = check_gammas(gammas)
+    if g.size != 2:
+        raise ConfigError("gamma", tuple(g.tolist()), "two overlaps (gamma_1, gamma_2) for K = 2")
+    return np.array([-g[0] * g[1] > g[0] ** 2, -g[0] * g[1] > g[1] ** 2])
+
+
+def forgetting_pairs(gammas) -> np.ndarray:
+    """General-K symmetric approximation (§4.8): entry (k, m), m != k, True iff the source gap of query k to
+    feature m shrinks, :math:`-\\gamma_k\\gamma_m>(K-1)\\gamma_k^2` (exact for K = 2)."""
+    g = check_gammas(gammas)
+    K = g.size
+    out = -np.outer(g, g) > (K - 1) * (g**2)[:, None]
+    np.fill_diagonal(out, False)
+    return out
