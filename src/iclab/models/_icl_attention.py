@@ -25,12 +25,14 @@ from iclab.errors import ConfigError
 __all__ = ["ICLAttention", "bayes_mimicking_weights", "pretraining_covariance", "centred_stats"]
 
 
-def centred_stats(batch) -> dict[str, torch.Tensor]:
-    """Statistics of spec §1.5 over all ``l`` columns incl. the query (label 0):
-    ``s_x (B,d)``, ``s_y (B,)``, ``C_xx (B,d,d)``, ``C_xy (B,d)``, ``C_yy (B,)``."""
+def centred_stats(batch, query_key: bool = True) -> dict[str, torch.Tensor]:
+    """Statistics of spec §1.5 over all ``l`` columns incl. the query (label 0), or over the ``n`` context
+    columns only when ``query_key=False``: ``s_x (B,d)``, ``s_y (B,)``, ``C_xx (B,d,d)``, ``C_xy (B,d)``, ``C_yy (B,)``."""
     x = batch.x  # (B, l, d)
     y = batch.y.clone()
     y[:, -1] = 0.0  # (B, l)
+    if not query_key:
+        x, y = x[:, :-1], y[:, :-1]  # (B, n, d), (B, n)
     l = x.shape[1]
     sx, sy = x.mean(1), y.mean(1)  # (B, d), (B,)
     xc, yc = x - sx.unsqueeze(1), y - sy.unsqueeze(1)  # (B, l, d), (B, l)
@@ -80,11 +82,13 @@ class ICLAttention(nn.Module):
         attention: normaliser name from the registry (``approx_softmax``, ``softmax``, ``linear``, …).
         tau: inference temperature (ignored — must be 1 — for ``linear``).
         dtype: parameter dtype (float64 for theory checks).
+        query_key: whether the query column is also a key (spec Eq. 5 and open detail 3: yes, with label 0).
+            ``False`` masks it out, so the statistics run over the ``n`` context pairs only.
     Parameters ``v21 (d,)``, ``v22 ()``, ``M11 (d, d)``, ``m21 (d,)`` are ``nn.Parameter``s (trainable).
     """
 
     def __init__(self, d: int, attention: str = "approx_softmax", tau: float = 1.0, dtype: torch.dtype = torch.float64,
-                 init_scale: float = 0.0, generator: torch.Generator | None = None):
+                 init_scale: float = 0.0, generator: torch.Generator | None = None, query_key: bool = True):
         super().__init__()
         if not isinstance(d, int) or d < 1:
             raise ConfigError("d", d, "an integer >= 1")
@@ -92,7 +96,7 @@ class ICLAttention(nn.Module):
 
         get_normaliser(attention)  # validate the name
         check_tau(tau)
-        self.d, self.attention, self.tau = d, attention, float(tau)
+        self.d, self.attention, self.tau, self.query_key = d, attention, float(tau), bool(query_key)
 
         def p(*shape):
             return nn.Parameter(init_scale * torch.randn(shape, generator=generator, dtype=dtype) / max(d, 1))
@@ -146,7 +150,11 @@ class ICLAttention(nn.Module):
         tau = self.tau if tau is None else tau
         a, u = self.scores_values(batch)  # (B, l), (B, l)
         params = {} if self.attention == "linear" else {"tau": tau}
-        w = normalise(self.attention, a.unsqueeze(1), **params).squeeze(1)  # (B, l)
+        mask = None
+        if not self.query_key:
+            mask = torch.ones(a.shape[-1], dtype=torch.bool, device=a.device)
+            mask[-1] = False  # (l,): the query is not a key
+        w = normalise(self.attention, a.unsqueeze(1), mask=mask, **params).squeeze(1)  # (B, l)
         return (w * u).sum(-1)
 
     def decompose(self, batch) -> tuple[torch.Tensor, torch.Tensor]:
@@ -155,7 +163,12 @@ class ICLAttention(nn.Module):
         :math:`b_{\\rm Att}=\\mathbf v_{21}^\\top\\mathbf s_x+v_{22}s_y`,
         :math:`\\hat{\\mathbf w}_{\\rm Att}=\\mathbf M_{11}^\\top(\\mathbf C_{xx}\\mathbf v_{21}+v_{22}\\mathbf C_{xy})+
         \\mathbf m_{21}(\\mathbf C_{xy}^\\top\\mathbf v_{21}+v_{22}C_{yy})`."""
-        s = centred_stats(batch.__class__(batch.x.to(self.M11.dtype), batch.y.to(self.M11.dtype), batch.w))
+        if self.attention != "approx_softmax":
+            from iclab.errors import UnsupportedModelError
+
+            raise UnsupportedModelError(f"decompose() is the approx_softmax predictor, not {self.attention!r}")
+        s = centred_stats(batch.__class__(batch.x.to(self.M11.dtype), batch.y.to(self.M11.dtype), batch.w),
+                          self.query_key)
         b = s["s_x"] @ self.v21 + self.v22 * s["s_y"]  # (B,)
         inner = s["C_xx"] @ self.v21 + self.v22 * s["C_xy"]  # (B, d)
         w = inner @ self.M11 + (s["C_xy"] @ self.v21 + self.v22 * s["C_yy"]).unsqueeze(-1) * self.m21  # (B, d)
