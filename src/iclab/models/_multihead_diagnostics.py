@@ -1,0 +1,107 @@
+"""Diagnostics of the emergent structure of a trained :class:`MultiHeadRegressionAttention` (spec §2.4, §4.3,
+§5.1 and the measurement conventions of spec §6).
+
+With logit scale ``s`` and ``d`` inputs, per head h (single output):
+
+* :math:`\\omega^{(h)}` = mean of the first d diagonal entries of :math:`s\\,KQ^{(h)}` (the coefficient of
+  :math:`x_\\ell^\\top x_q` in the logit), :math:`\\mu^{(h)}=OV^{(h)}_{d+1,d+1}`;
+* KQ diagonal mass: :math:`\\sum_i K_{ii}^2/\\sum_{ij}K_{ij}^2` over the top-left d×d block; diagonal variance;
+  sup-norm of the off-diagonal entries; homogeneity = std/mean of :math:`|\\omega^{(h)}|` across non-dummy heads;
+* OV last-entry mass :math:`\\mu^2/\\|OV_{d+1,:}\\|^2`; zero-sum :math:`|\\sum_h\\mu^{(h)}|/\\sum_h|\\mu^{(h)}|`;
+  sign matching; the effective (γ, μ₊) of spec §4.3 and :math:`\\eta_{\\rm eff}=\\sum_h\\mu^{(h)}\\omega^{(h)}`;
+* distance of the model's predictions from debiased GD on held-out prompts.
+
+A head is *dummy* when its contribution :math:`|\\mu^{(h)}\\omega^{(h)}|` is below ``dummy_frac`` (1 %) of the
+largest one. Import from here (``iclab.models._multihead_diagnostics``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from iclab.estimators import debiased_gd
+
+__all__ = ["head_parameters", "pattern_diagnostics", "distance_to_debiased_gd", "kq_block", "corr_with"]
+
+
+def head_parameters(model) -> dict[str, np.ndarray]:
+    """``{"omega": (H,), "mu": (H,), "kq": (H, d, d) = s·KQ top block, "ov": (H, N, D), "omega_vec": (H, d),
+    "mu_mat": (H, N)}`` as float64 NumPy (``omega_vec``/``mu_mat`` are the per-coordinate / per-task versions
+    used for multi-task models, spec §4.7)."""
+    d, N = model.d, model.n_out
+    with torch.no_grad():
+        kq = (model.kq * model.scale).double().cpu().numpy()  # (H, D, D)
+        ov = model.ov.double().cpu().numpy()  # (H, N, D)
+    top = kq[:, :d, :d]  # (H, d, d)
+    omega_vec = np.diagonal(top, axis1=1, axis2=2)  # (H, d)
+    mu_mat = np.stack([ov[:, n, d + n] for n in range(N)], axis=1)  # (H, N)
+    return {"omega": omega_vec.mean(1), "mu": mu_mat[:, 0], "kq": top, "kq_full": kq, "ov": ov,
+            "omega_vec": omega_vec, "mu_mat": mu_mat}
+
+
+def pattern_diagnostics(model, dummy_frac: float = 0.01) -> dict[str, Any]:
+    """Summary of the KQ/OV patterns (module docstring); JSON-able floats plus per-head lists."""
+    p = head_parameters(model)
+    d = model.d
+    omega, mu, top, ov = p["omega"], p["mu"], p["kq"], p["ov"][:, 0, :]
+    contrib = np.abs(omega * mu)  # (H,)
+    live = contrib >= dummy_frac * max(contrib.max(), 1e-300)
+    tl = top[live]  # (H', d, d)
+    diag = np.diagonal(tl, axis1=1, axis2=2)  # (H', d)
+    off = tl - np.einsum("hi,ij->hij", diag, np.eye(d))
+    absw = np.abs(omega[live])
+    pos, neg = live & (mu > 0), live & (mu < 0)
+    return {
+        "omega": omega.tolist(), "mu": mu.tolist(),
+        "kq_diag_mass": float(((diag**2).sum(1) / np.maximum((tl**2).sum((1, 2)), 1e-300)).mean()),
+        "kq_diag_var": float(diag.var(1).mean()),
+        "kq_offdiag_sup": float(np.abs(off).max()) if d > 1 else 0.0,
+        "kq_y_row_sup": float(np.abs(p["kq_full"][live, d, :d]).max()),
+        "kq_homogeneity": float(absw.std() / absw.mean()) if absw.size else float("nan"),
+        "ov_last_mass": float((mu[live] ** 2 / np.maximum((ov[live] ** 2).sum(1), 1e-300)).mean()),
+        "ov_zero_sum": float(abs(mu.sum()) / max(np.abs(mu).sum(), 1e-300)),
+        "sign_match": float((np.sign(omega[live]) == np.sign(mu[live])).mean()),
+        "n_dummy": int((~live).sum()), "n_plus": int(pos.sum()), "n_minus": int(neg.sum()),
+        "gamma": float(absw.mean()) if absw.size else float("nan"),
+        "mu_plus": float(mu[pos].sum()), "mu_minus": float(mu[neg].sum()),
+        "eta_eff": float((mu * omega).sum()),
+    }
+
+
+def distance_to_debiased_gd(model, batch, eta: float | None = None) -> dict[str, float]:
+    """Mean squared distance between the model's ŷ_q and debiased GD on ``batch`` (held-out prompts).
+
+    Returns ``mse`` and ``rel`` (= mse / E ŷ_gd²) at ``eta`` (default: the model's η_eff), and the same at the
+    least-squares best step ``eta_fit``.
+    """
+    if eta is None:
+        eta = pattern_diagnostics(model)["eta_eff"]
+    with torch.no_grad():
+        y_m = model(batch.x, batch.y).double()  # (B,)
+    g = debiased_gd(batch, 1.0).double()  # (B,)  debiased GD with unit step
+    eta_fit = float((y_m * g).sum() / (g * g).sum())
+    out = {"eta": float(eta), "eta_fit": eta_fit}
+    for key, e in (("", eta), ("_fit", eta_fit)):
+        diff = ((y_m - e * g) ** 2).mean()
+        out["mse" + key] = float(diff)
+        out["rel" + key] = float(diff / ((e * g) ** 2).mean().clamp_min(1e-300))
+    return out
+
+
+def kq_block(model, dummy_frac: float = 0.01) -> np.ndarray:
+    """Sign-aligned average of the live heads' top-left d×d blocks of s·KQ, ``(d, d)``: heads with μ < 0 are
+    flipped, so for the anisotropic model of spec §4.6 the result is ≈ γΩ with Ω ≈ Σ⁻¹."""
+    p = head_parameters(model)
+    contrib = np.abs(p["omega"] * p["mu"])
+    live = contrib >= dummy_frac * max(contrib.max(), 1e-300)
+    s = np.sign(p["mu"][live])
+    return np.einsum("h,hij->ij", s, p["kq"][live]) / max(live.sum(), 1)
+
+
+def corr_with(a: np.ndarray, b: np.ndarray) -> float:
+    """Pearson correlation of the entries of two equally-shaped arrays."""
+    a, b = np.asarray(a, float).ravel(), np.asarray(b, float).ravel()
+    return float(np.corrcoef(a, b)[0, 1])
