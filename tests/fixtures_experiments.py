@@ -21,7 +21,19 @@ import numpy as np
 from iclab.config import Config, check_int, check_nonnegative
 from iclab.experiments import Comparison, Experiment, register
 
-__all__ = ["FixtureConfig", "fixture_cell"]
+__all__ = ["FixtureConfig", "fixture_cell", "TESTS_DIR", "fixture_env", "METRICS"]
+
+TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
+METRICS = ["i", "tau", "seed", "mean", "err", "theory", "offset_sum", "shared_pid", "curve", "n"]
+
+
+def fixture_env(base: dict | None = None) -> dict:
+    """Environment under which worker processes (spawned, Ray, a CLI subprocess) find these experiments."""
+    env = dict(os.environ if base is None else base)
+    env["ICLAB_EXPERIMENT_MODULES"] = "fixtures_experiments"
+    paths = [TESTS_DIR] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != TESTS_DIR]
+    env["PYTHONPATH"] = os.pathsep.join(paths)
+    return env
 
 
 @dataclass(frozen=True)
@@ -69,6 +81,7 @@ def fixture_cell(config: FixtureConfig, cell: dict, shared) -> dict:
         "err": float(y.std() / math.sqrt(config.n_samples)),
         "theory": math.exp(1.0 / (2.0 * cell["tau"] ** 2)),
         "offset_sum": float(np.sum(shared["offset"])),
+        "shared_pid": shared["driver_pid"],  # shared is computed in the driver, once
         "curve": [float(v) for v in y[:3]],
         "n": np.int64(config.n_samples),  # numpy scalar: the executor must make it JSON-able
     }

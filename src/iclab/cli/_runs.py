@@ -48,10 +48,10 @@ def run(
     check_choice("--executor", executor, EXECUTORS)
     result = run_experiment(experiment, _preset(quick, full), parse_overrides(set_), seed, out, executor, workers,
                             address, force, retry_failed)
-    typer.echo(f"{experiment}: {len(result.results)} cells done ({result.computed} computed, {result.reused} reused), "
-               f"{len(result.failed)} failed -> {result.path / 'report.md'}")
+    typer.echo(f"{experiment}: {len(result.results)} cells done, {len(result.failed)} failed ({result.computed} run now, "
+               f"{result.reused} read back) -> {result.path / 'report.md'}")
     if len(result.failed):
-        raise typer.Exit(1)
+        raise SystemExit(1)  # (typer.Exit is swallowed by main(): standalone_mode=False)
 
 
 @app.command("reproduce")
@@ -92,7 +92,7 @@ def reproduce(
     _screenshot(page)
     if failures:
         typer.echo("failed experiments:\n  " + "\n  ".join(failures), err=True)
-        raise typer.Exit(1)
+        raise SystemExit(1)  # (typer.Exit is swallowed by main(): standalone_mode=False)
 
 
 def _screenshot(page: Path) -> None:

@@ -139,7 +139,7 @@ def _sweep(exp, config, todo: list[CellTask], total: int, store: ResultStore, ex
             if outcome.error is not None:
                 failed += 1
                 bar.set_postfix(failed=failed)
-                bar.write(f"cell {outcome.idx} of {exp.name} failed: {outcome.error.splitlines()[0]}")
+                bar.write(f"cell {outcome.idx} of {exp.name} failed: {outcome.error.splitlines()[0]}", file=sys.stderr)
     finally:
         bar.close()
         store.finish_sweep(sweep, computed, failed)

@@ -1,0 +1,67 @@
+"""``iclab run | reproduce | report | export`` end to end on the fixture experiments (serial executor)."""
+
+import pandas as pd
+import pytest
+
+import fixtures_experiments  # noqa: F401 - registers fx_sweep / fx_other in this process
+from fixtures_experiments import fixture_env
+from iclab.cli import main
+
+
+@pytest.fixture(autouse=True)
+def _worker_env(monkeypatch):
+    env = fixture_env()
+    monkeypatch.setenv("ICLAB_EXPERIMENT_MODULES", env["ICLAB_EXPERIMENT_MODULES"])
+    monkeypatch.setenv("PYTHONPATH", env["PYTHONPATH"])
+
+
+def test_run_failed_cell_then_retry_failed(tmp_path, capsys):
+    out, flag = tmp_path / "run", tmp_path / "flag"
+    args = ["run", "fx_sweep", "--executor", "serial", "--out", str(out), "--set", "n_cells=5",
+            "--set", "fail_cells=1,3", "--set", f"flag={flag}"]
+    assert main(args) == 1  # failed cells: non-zero exit, the rest is kept
+    text = capsys.readouterr()
+    assert "3 cells done, 2 failed (5 run now, 0 read back)" in text.out
+    assert "cell 1 of fx_sweep failed: RuntimeError: fixture cell 1 fails until" in text.err
+    assert "--retry-failed" in (out / "report.md").read_text()
+    flag.touch()
+    assert main(args) == 1  # without --retry-failed nothing is rerun
+    assert "3 cells done, 2 failed (0 run now, 3 read back)" in capsys.readouterr().out
+    assert main(args + ["--retry-failed"]) == 0
+    assert "5 cells done, 0 failed (2 run now, 3 read back)" in capsys.readouterr().out
+
+
+def test_run_refuses_other_config_with_one_line_error(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["run", "fx_sweep", "--executor", "serial", "--out", str(out), "--set", "n_cells=2"]) == 0
+    capsys.readouterr()
+    assert main(["run", "fx_sweep", "--executor", "serial", "--out", str(out), "--set", "n_cells=3"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: run folder") and "--force" in err and "--out" in err and "\n" not in err
+    assert main(["run", "fx_sweep", "--executor", "spark", "--out", str(out)]) == 2
+    assert "executor" in capsys.readouterr().err
+
+
+def test_export_and_report_commands(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["run", "fx_sweep", "--executor", "serial", "--out", str(out), "--set", "n_cells=3"]) == 0
+    assert main(["export", str(out), "--format", "parquet", "--out", str(tmp_path / "r.parquet")]) == 0
+    assert "3 rows ->" in capsys.readouterr().out
+    assert len(pd.read_parquet(tmp_path / "r.parquet")) == 3
+    assert main(["export", str(out)]) == 0 and (out / "results.csv").exists()
+    assert main(["export", str(out), "--format", "xlsx"]) == 2
+    (out / "report.md").unlink()
+    assert main(["report", str(out)]) == 0 and (out / "report.md").exists()
+    assert main(["export", str(tmp_path)]) == 2
+    assert "not an iclab run folder" in capsys.readouterr().err
+
+
+def test_reproduce_writes_the_combined_report(tmp_path, capsys):
+    root = tmp_path / "runs"
+    assert main(["reproduce", "--only", "fx_sweep", "--only", "fx_other", "--root", str(root),
+                 "--executor", "serial"]) == 0
+    page = root / "report" / "index.html"
+    assert page.exists() and (root / "report" / "report.md").exists()
+    assert f"report: {page}" in capsys.readouterr().out
+    assert (root / "fx_sweep-quick" / "results.sqlite").exists()
+    assert main(["reproduce", "--only", "nope", "--root", str(root)]) == 2

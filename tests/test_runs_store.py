@@ -1,0 +1,120 @@
+"""The result store and run folders: kill -9 the driver and resume; never mix configs or iclab versions;
+one writer per folder; export round-trips."""
+
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pytest
+
+import fixtures_experiments  # noqa: F401 - registers fx_sweep / fx_other in this process
+from fixtures_experiments import METRICS, fixture_env
+from iclab.errors import RunFolderError
+from iclab.runs import ResultStore, export_results, folder_lock, load_results, read_export, run_experiment
+
+
+@pytest.fixture(autouse=True)
+def _worker_env(monkeypatch):
+    env = fixture_env()
+    monkeypatch.setenv("ICLAB_EXPERIMENT_MODULES", env["ICLAB_EXPERIMENT_MODULES"])
+    monkeypatch.setenv("PYTHONPATH", env["PYTHONPATH"])
+
+
+def _run(out, executor="serial", **over):
+    return run_experiment("fx_sweep", overrides=over, out=out, executor=executor, progress=False, report=False)
+
+
+def _done(path) -> int:
+    try:
+        with sqlite3.connect(f"file:{path / 'results.sqlite'}?mode=ro", uri=True, timeout=5) as db:
+            return db.execute("SELECT COUNT(*) FROM cells WHERE status = 'done'").fetchone()[0]
+    except sqlite3.OperationalError:  # not created yet
+        return 0
+
+
+@pytest.mark.slow
+def test_sigkill_the_driver_then_resume(tmp_path):
+    """A CLI driver (local pool, 2 workers) is SIGKILLed partway; the rerun reads back the finished cells,
+    computes only the rest, and the store equals an uninterrupted run: every cell exactly once."""
+    out, n = tmp_path / "killed", 24
+    cmd = [sys.executable, "-c", "import sys; from iclab.cli import main; sys.exit(main(sys.argv[1:]))", "run", "fx_sweep", "--out", str(out), "--executor", "local",
+           "--workers", "2", "--set", f"n_cells={n}", "--set", "sleep=0.15"]
+    log = open(tmp_path / "driver.log", "w")
+    proc = subprocess.Popen(cmd, env=fixture_env(), stdout=log, stderr=log)
+    deadline = time.monotonic() + 240
+    while _done(out) < 6 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(30)
+    log.close()
+    at_kill = _done(out)
+    assert proc.returncode == -signal.SIGKILL and 6 <= at_kill < n, (proc.returncode, at_kill,
+                                                                       (tmp_path / "driver.log").read_text()[-2000:])
+
+    resumed = _run(out, n_cells=n, sleep=0.15)
+    assert (resumed.reused, resumed.computed, len(resumed.failed)) == (at_kill, n - at_kill, 0)
+    with ResultStore(out) as store:
+        keys = [r["_key"] for r in store.rows(None)]
+        sweeps = store.sweeps()
+    assert len(keys) == len(set(keys)) == n
+    assert sweeps[0]["finished"] is None and sweeps[-1]["computed"] == n - at_kill  # the killed sweep, then ours
+    clean = _run(tmp_path / "clean", n_cells=n, sleep=0.15)
+    same = [m for m in METRICS if m != "shared_pid"]  # the killed driver had another pid
+    assert resumed.results[same].equals(clean.results[same])
+
+
+def test_refuses_a_changed_config_or_version_unless_forced(tmp_path):
+    out = tmp_path / "run"
+    _run(out, n_cells=3)
+    with pytest.raises(RunFolderError, match=r"config hash .*--out DIR.*--force"):
+        _run(out, n_cells=4)
+    with pytest.raises(RunFolderError, match="experiment 'fx_sweep'"):
+        run_experiment("fx_other", overrides={"n_cells": 3}, out=out, executor="serial", progress=False, report=False)
+    meta = json.loads((out / "config.json").read_text())
+    (out / "config.json").write_text(json.dumps({**meta, "iclab_version": "0.0.1"}))
+    with pytest.raises(RunFolderError, match=r"iclab 0\.0\.1"):
+        _run(out, n_cells=3)
+    forced = run_experiment("fx_sweep", overrides={"n_cells": 4}, out=out, executor="serial", force=True,
+                            progress=False, report=False)
+    assert (forced.computed, forced.reused) == (4, 0) and len(load_results(out)) == 4  # old rows discarded
+
+
+def test_one_driver_per_folder(tmp_path):
+    out = tmp_path / "run"
+    with folder_lock(out):
+        with pytest.raises(RunFolderError, match="in use by another iclab process"):
+            _run(out, n_cells=3)
+    assert _run(out, n_cells=3).computed == 3  # the lock is released with its holder
+
+
+def test_store_put_is_one_row_per_key_and_a_corrupt_store_is_refused(tmp_path):
+    with ResultStore(tmp_path) as store:
+        store.put("k", 0, {"seed": 1}, error="boom")
+        store.put("k", 0, {"seed": 1}, result={"x": float("nan"), "curve": [1.0, 2.0]})
+        rows = list(store.rows(None))
+        assert len(rows) == 1 and rows[0]["_status"] == "done" and rows[0]["curve"] == [1.0, 2.0]
+        assert store.count() == {"done": 1}
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / ResultStore.FILENAME).write_bytes(b"this is not a database" * 100)
+    with pytest.raises(RunFolderError, match="not a readable iclab result store"):
+        ResultStore(bad)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_export_round_trips(tmp_path, fmt):
+    out = tmp_path / "run"
+    _run(out, n_cells=5, fail_cells="3")
+    target = export_results(out, fmt)
+    assert target == out / f"results.{fmt}"
+    back = read_export(target)
+    orig = load_results(out, status=None)
+    assert list(back.columns) == list(orig.columns) and len(back) == 5
+    assert back["curve"].iloc[0] == orig["curve"].iloc[0] and isinstance(back["curve"].iloc[0], list)
+    pd.testing.assert_frame_equal(back[["i", "mean", "_key", "_status"]], orig[["i", "mean", "_key", "_status"]],
+                                  check_dtype=False)
+    assert back.loc[back["i"] == 3, "_error"].iloc[0].startswith("RuntimeError: fixture cell 3")
