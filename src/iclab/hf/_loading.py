@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 from pathlib import Path
 
 import torch
@@ -72,15 +73,38 @@ def _load_smollm2(causal, dtype, cache):
         raise UnsupportedModelError(f"{folder} has no {_SMOLLM2_GGUF}")
     tok = AutoTokenizer.from_pretrained(folder, gguf_file=_SMOLLM2_GGUF)
     model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=_SMOLLM2_GGUF, dtype=torch.float32)
+    model = _dequantised_copy(model)
     try:  # cache the dequantised fp32 weights; a read-only home only costs the next load 18 s
         tmp = target.with_name(target.name + f".tmp{os.getpid()}")
+        target.parent.mkdir(parents=True, exist_ok=True)
         model.save_pretrained(tmp, safe_serialization=True)
         tok.save_pretrained(tmp)
-        tmp.replace(target) if not target.exists() else None
+        if target.exists():  # another process cached it meanwhile
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            tmp.replace(target)
         where = f"converted from {folder / _SMOLLM2_GGUF} (Q4_1 dequantised) and cached at {target}"
     except OSError as exc:
         where = f"converted from {folder / _SMOLLM2_GGUF} (Q4_1 dequantised; cache not written: {exc})"
     return model.to(dtype), tok, f"smollm2: SmolLM2-135M-Instruct {where}"
+
+
+def _dequantised_copy(model):
+    """A plain fp32 copy of a GGUF-loaded model (``save_pretrained`` refuses GGUF-quantised models)."""
+    import copy
+
+    from transformers import AutoModelForCausalLM
+
+    cfg = copy.deepcopy(model.config)
+    for attr in ("quantization_config", "_pre_quantization_dtype"):
+        if hasattr(cfg, attr):
+            delattr(cfg, attr)
+    fresh = AutoModelForCausalLM.from_config(cfg, dtype=torch.float32)
+    missing, unexpected = fresh.load_state_dict(model.state_dict(), strict=False)
+    if unexpected or any(not k.endswith("lm_head.weight") for k in missing):
+        raise UnsupportedModelError(f"GGUF copy failed: missing {missing}, unexpected {unexpected}")
+    fresh.tie_weights()
+    return fresh.eval()
 
 
 def load_model(name_or_path: str, *, causal: bool | None = None, dtype: torch.dtype = torch.float32,

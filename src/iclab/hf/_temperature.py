@@ -21,7 +21,7 @@ from typing import Any, Iterator, Sequence
 
 import torch
 
-from iclab.config import Config, check_nonnegative
+from iclab.config import Config
 from iclab.errors import ConfigError, UnsupportedModelError
 
 __all__ = [
@@ -52,11 +52,10 @@ class AdaptiveTemperature(Config):
     threshold: float = 0.5
 
     def __post_init__(self) -> None:
-        c = tuple(float(x) for x in self.coeffs)
-        if not c or not all(torch.isfinite(torch.tensor(c))):
-            raise ConfigError("coeffs", self.coeffs, "a non-empty tuple of finite polynomial coefficients")
-        object.__setattr__(self, "coeffs", c)
-        check_nonnegative("threshold", self.threshold)
+        from iclab.attention import check_coeffs
+
+        object.__setattr__(self, "coeffs", check_coeffs(self.coeffs, self.threshold))
+        object.__setattr__(self, "threshold", float(self.threshold))
 
     def params(self) -> dict[str, Any]:
         return {"coeffs": self.coeffs, "threshold": self.threshold}
@@ -64,6 +63,8 @@ class AdaptiveTemperature(Config):
 
 def model_shape(model) -> tuple[int, int]:
     """``(L, H)``: number of attention layers and of query heads of a Hugging Face model."""
+    if not hasattr(model, "set_attn_implementation") or getattr(model, "config", None) is None:
+        raise UnsupportedModelError(f"{type(model).__name__} is not a Hugging Face PreTrainedModel")
     cfg = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
     L = getattr(cfg, "num_hidden_layers", None)
     H = getattr(cfg, "num_attention_heads", None)
