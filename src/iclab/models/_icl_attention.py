@@ -40,22 +40,36 @@ def centred_stats(batch, query_key: bool = True) -> dict[str, torch.Tensor]:
             "C_xy": (xc * yc.unsqueeze(-1)).sum(1) / l, "C_yy": (yc * yc).sum(1) / l}
 
 
-def pretraining_covariance(train, m: int, generator: torch.Generator | None = None, chunk: int = 500) -> np.ndarray:
-    """:math:`\\hat{\\boldsymbol\\Sigma}=\\hat{\\mathbf X}^\\top\\hat{\\mathbf X}/(ml)` (spec §2.2): the inputs of ``m``
-    prompts of ``train`` (a GaussianRegression, ``l = n+1`` tokens each), each prompt centred by its own mean —
-    the centring the attention's statistics :math:`\\mathbf C_{xx}` use. Accumulated in chunks; ``(d, d)``."""
+def pretraining_covariance(train, m: int, generator: torch.Generator | None = None, chunk: int = 500,
+                           centring: str = "global") -> np.ndarray:
+    """:math:`\\hat{\\boldsymbol\\Sigma}=\\hat{\\mathbf X}^\\top\\hat{\\mathbf X}/(ml)` (spec §2.2) from the inputs of
+    ``m`` prompts of ``train`` (a GaussianRegression, ``l = n+1`` tokens each), accumulated in chunks; ``(d, d)``.
+
+    ``centring="global"`` subtracts the mean of all ``ml`` tokens (E Σ̂ = Σx; this reproduces the spec's
+    [sim-check] theory values); ``"prompt"`` subtracts each prompt's own mean, as the attention's C_xx does
+    (E Σ̂ = (1 − 1/l) Σx)."""
     if not isinstance(m, int) or m < 1:
         raise ConfigError("m", m, "an integer >= 1 (pretraining prompts)")
+    if centring not in ("global", "prompt"):
+        raise ConfigError("centring", centring, "'global' or 'prompt'")
     d, l = int(train.d), train.l
+    mom = train.moments()
+    half = torch.from_numpy(np.linalg.cholesky(mom["cov_x"]))  # (d, d)
     acc = torch.zeros(d, d, dtype=torch.float64)
+    total = torch.zeros(d, dtype=torch.float64)
     done = 0
-    while done < m:
+    while done < m:  # only the inputs are needed: x = mu_x + g L^T, and centring removes mu_x
         b = min(chunk, m - done)
-        x = train.sample(b, generator).x.to(torch.float64)  # (b, l, d)
-        xc = (x - x.mean(1, keepdim=True)).reshape(-1, d)  # (b*l, d)
-        acc += xc.T @ xc
+        g = torch.randn(b, l, d, generator=generator, dtype=torch.float64)  # (b, l, d)
+        if centring == "prompt":
+            g = g - g.mean(1, keepdim=True)
+        g = g.reshape(-1, d)  # (b*l, d)
+        acc += g.T @ g
+        total += g.sum(0)
         done += b
-    return (acc / (m * l)).numpy()
+    mean = total / (m * l)  # (d,): zero for per-prompt centring
+    cov = acc / (m * l) - torch.outer(mean, mean)
+    return (half @ cov @ half.T).numpy()
 
 
 def bayes_mimicking_weights(sigma_hat: Any, l: int, sigma: float, mu_w: Any = None, cov_w: Any = None) -> dict:
@@ -121,13 +135,14 @@ class ICLAttention(nn.Module):
 
     @classmethod
     def from_bayes_mimicking(cls, train, m: int, generator: torch.Generator | None = None, l: int | None = None,
-                             **kw) -> "ICLAttention":
-        """Spec §3.3: Σ̂ from ``m`` pretraining prompts of ``train`` (optionally with ``l`` columns), then
-        :func:`bayes_mimicking_weights` with the train noise and task prior; pretraining temperature 1."""
+                             centring: str = "global", **kw) -> "ICLAttention":
+        """Spec §3.3: Σ̂ from ``m`` pretraining prompts of ``train`` (optionally with ``l`` columns; ``centring`` as
+        in :func:`pretraining_covariance`), then :func:`bayes_mimicking_weights` with the train noise and task
+        prior; pretraining temperature 1."""
         if l is not None:
             train = train.with_n(l - 1)
         mom = train.moments()
-        S = pretraining_covariance(train, m, generator)
+        S = pretraining_covariance(train, m, generator, centring=centring)
         return cls.from_weights(**bayes_mimicking_weights(S, train.l, mom["sigma"], mom["mu_w"], mom["cov_w"]), **kw)
 
     def weights(self) -> dict[str, np.ndarray | float]:
