@@ -284,7 +284,7 @@ def set_temperature(model, tau: float | Sequence | torch.Tensor | str | Adaptive
     if isinstance(tau, str) and tau != "adaptive":
         raise ConfigError("tau", tau, "a float, a per-layer list, an (L, H) array or 'adaptive'")
     adaptive = None
-    if isinstance(tau, AdaptiveTemperature) or tau == "adaptive":
+    if isinstance(tau, (AdaptiveTemperature, str)):
         base = tau if isinstance(tau, AdaptiveTemperature) else AdaptiveTemperature()
         over = {k: v for k, v in (("coeffs", coeffs), ("threshold", threshold)) if v is not None}
         adaptive = dataclasses.replace(base, **over)
