@@ -1,0 +1,71 @@
+"""``iclab theory …``: closed forms from the command line (optimal-temperature spec §3.5–3.6).
+
+``iclab theory tau-opt --d 50 --l 100 --cov-scale 2 --task-scale 1 --sigma 0.5 --train-sigma 0.1`` prints τ_opt of
+Theorem 4.3 and G(1), G(τ_opt) of Theorem 4.2 for the Lemma 4.1 weights (train x, w ~ N(0, I), noise
+``--train-sigma``; Σ̂ = I, or sampled from ``--m`` pretraining prompts) and the test distribution
+x ~ N(μx, a·I), w ~ N(μw, b·I), noise σ, with ‖μx‖ = ``--mean-shift``, ‖μw‖ = ``--task-mean`` along (1, …, 1)/√d.
+"""
+
+from __future__ import annotations
+
+import math
+
+import typer
+
+from iclab.cli import app
+
+theory_app = typer.Typer(add_completion=False, no_args_is_help=True, help="Closed-form theory (NumPy).")
+app.add_typer(theory_app, name="theory")
+
+
+@theory_app.command("tau-opt")
+def tau_opt_cmd(
+    d: int = typer.Option(50, "--d", help="input dimension"),
+    l: int = typer.Option(100, "--l", help="prompt columns incl. the query (context length + 1)"),
+    cov_scale: float = typer.Option(1.0, "--cov-scale", help="test Σx = a·I"),
+    task_scale: float = typer.Option(1.0, "--task-scale", help="test Σw = b·I"),
+    sigma: float = typer.Option(0.1, "--sigma", help="test noise σ"),
+    train_sigma: float = typer.Option(0.1, "--train-sigma", help="pretraining noise σ_tr"),
+    mean_shift: float = typer.Option(0.0, "--mean-shift", help="‖μx‖ of the test inputs"),
+    task_mean: float = typer.Option(0.0, "--task-mean", help="‖μw‖ of the test tasks"),
+    m: int = typer.Option(0, "--m", help="pretraining prompts for Σ̂ (0: Σ̂ = I exactly)"),
+    seed: int = typer.Option(0, "--seed", help="seed of the pretraining sample (with --m)"),
+) -> None:
+    """τ_opt (Thm 4.3, Eq. 15), G(1) and G(τ_opt) (Thm 4.2) for the Bayes-mimicking weights (Lemma 4.1)."""
+    import numpy as np
+
+    from iclab.config import check_int, check_nonnegative, check_positive
+    from iclab.experiments._temperature_cells import unit_mean
+    from iclab.models import bayes_mimicking_weights
+    from iclab.theory import temperature as T
+
+    check_int("--d", d, 1)
+    check_int("--l", l, 2)
+    check_int("--m", m, 0)
+    check_positive("--cov-scale", cov_scale)
+    check_positive("--task-scale", task_scale)
+    for name, v in (("--sigma", sigma), ("--train-sigma", train_sigma), ("--mean-shift", mean_shift),
+                    ("--task-mean", task_mean)):
+        check_nonnegative(name, v)
+    if m:
+        from iclab.data import GaussianRegression, generator_for
+        from iclab.models import pretraining_covariance
+
+        sig_hat = pretraining_covariance(GaussianRegression(d=d, n=l - 1, sigma=train_sigma), m,
+                                         generator_for(seed, "pretrain", d, l))
+    else:
+        sig_hat = np.eye(d)
+    weights = bayes_mimicking_weights(sig_hat, l, train_sigma)
+    coefs = T.coefficients(weights, l, mu_x=unit_mean(d, mean_shift), cov_x=cov_scale,
+                           mu_w=unit_mean(d, task_mean), cov_w=task_scale, sigma=sigma)
+    t = coefs.tau_opt
+    typer.echo(f"tau_opt = {t:.4f}   (Theorem 4.3: 2 a2 / a1)")
+    typer.echo(f"G(1)      = {coefs.G(1.0):.4f}   (normalised {coefs.G(1.0) / coefs.c:.4f})")
+    if math.isfinite(t):
+        typer.echo(f"G(tau_opt) = {coefs.G_min:.4f}   (normalised {coefs.G_min / coefs.c:.4f})")
+    typer.echo(f"a2 = {coefs.a2:.4f}, a1 = {coefs.a1:.4f}, c = Tr(AB) + sigma^2 = {coefs.c:.4f}")
+    if task_mean == 0:
+        iso = T.tau_opt_isotropic(d, l, cov_scale, task_scale, sigma, train_sigma)
+        typer.echo(f"isotropic formula tau_opt = {iso:.4f}   (spec §3.6, Σ̂ ≈ I)")
+    if task_mean == 0 and mean_shift == 0 and sigma > 0:
+        typer.echo(f"Bayes error (Marchenko–Pastur, n = l - 1) = {T.bayes_error_mp(d, l - 1, cov_scale, task_scale, sigma):.4f}")
