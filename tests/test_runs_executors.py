@@ -39,6 +39,7 @@ def test_serial_and_local_give_identical_results(tmp_path):
     assert (again.computed, again.reused) == (0, 7)  # read back, never recomputed
 
 
+@pytest.mark.slow
 def test_local_pool_survives_a_dead_worker_and_a_raising_cell(tmp_path):
     flag = tmp_path / "flag"
     over = {"n_cells": 7, "crash_cells": "2", "fail_cells": "4", "flag": str(flag)}

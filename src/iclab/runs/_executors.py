@@ -6,9 +6,9 @@ shipped as a :class:`CellTask` (experiment name + config dict + cell dict), neve
 raises becomes a failed outcome carrying its error text, and the sweep goes on. ``shared`` (heavy inputs
 computed once by the driver) reaches each worker process once, when it starts, not once per cell.
 
-The local pool is crash-proof: every worker runs one cell at a time over its own pipe, so when a worker dies
-(segfault, OOM kill, ``os._exit``) the driver knows exactly which cell it was running, records only that
-cell as failed (with the exit code), starts a replacement worker and carries on with the rest.
+The local pool is crash-proof: every worker has its own pipe and runs the cells sent to it in order, so when a
+worker dies (segfault, OOM kill, ``os._exit``) the driver knows exactly which cell it was running, records only
+that cell as failed (with the exit code), starts a replacement worker and carries on with the rest.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import multiprocessing as mp
 import os
 import time
 import traceback
+from collections import deque
 from dataclasses import dataclass
 from multiprocessing.connection import wait as mp_wait
 from typing import Any, Iterator, Protocol
@@ -131,26 +132,35 @@ _READY = "iclab-worker-ready"
 
 
 class _Worker:
+    """One spawned worker process and the tasks sent to it, oldest first (it runs them in that order)."""
+
     def __init__(self, ctx, shared: Any):
         self.conn, child = ctx.Pipe(duplex=True)
         self.proc = ctx.Process(target=_worker_main, args=(child, shared), daemon=True)
         self.proc.start()
         child.close()
-        self.task: CellTask | None = None
-        self.started = 0.0
+        self.tasks: deque[CellTask] = deque()
+        self.started = time.perf_counter()  # when its oldest outstanding task started (roughly)
         self.ready = False  # set when the worker has started up (imported iclab, unpickled ``shared``)
 
     def give(self, task: CellTask) -> None:
-        self.task, self.started = task, time.perf_counter()
         self.conn.send(task)
+        if not self.tasks:
+            self.started = time.perf_counter()
+        self.tasks.append(task)
 
-    def stop(self, timeout: float = 2.0) -> None:
+    def ask_to_stop(self) -> None:
+        """Tell an idle worker to exit (a busy one is terminated by :meth:`stop`)."""
         try:
-            if self.proc.is_alive() and self.task is None:
+            if self.proc.is_alive() and not self.tasks:
                 self.conn.send(None)
-                self.proc.join(timeout)
         except OSError:
             pass
+
+    def stop(self, timeout: float = 2.0) -> None:
+        self.ask_to_stop()
+        if not self.tasks:
+            self.proc.join(timeout)
         if self.proc.is_alive():
             self.proc.terminate()
             self.proc.join(timeout)
@@ -161,46 +171,52 @@ class _Worker:
 
 
 class LocalExecutor:
-    """``workers`` spawned local processes (one torch thread each), one cell at a time per worker.
+    """``workers`` spawned local processes (one torch thread each), each with up to ``prefetch`` cells queued.
 
-    ``shared`` is pickled once per worker process at start-up (and again only for a replacement worker).
+    ``shared`` is pickled once per worker process at start-up (and again only for a replacement worker). A worker
+    runs its cells in the order it received them, so when it dies the oldest cell it had not answered is the
+    culprit: only that cell is marked failed; the others it held go back to the queue.
     """
 
     name = "local"
 
-    def __init__(self, workers: int | None = None):
+    def __init__(self, workers: int | None = None, prefetch: int = 2):
         from iclab.config import check_int
 
         if workers is not None:
             check_int("workers", workers)
+        check_int("prefetch", prefetch)
         self.workers = workers or max(1, os.cpu_count() or 1)
-
-    @staticmethod
-    def _give(pool: list[_Worker], i: int, task: CellTask, ctx, shared: Any) -> None:
-        """Hand ``task`` to worker ``i``; a worker that died while idle is replaced first (not blamed)."""
-        try:
-            pool[i].give(task)
-        except OSError:
-            pool[i].task = None
-            pool[i].stop()
-            pool[i] = _Worker(ctx, shared)
-            pool[i].give(task)
+        self.prefetch = prefetch
 
     def run(self, tasks: list[CellTask], shared: Any) -> Iterator[CellOutcome]:
         if not tasks:
             return
         ctx = mp.get_context("spawn")
-        queue = list(reversed(tasks))  # pop() from the end keeps the submission order
+        queue = deque(tasks)
         pool: list[_Worker] = []
+
+        def fill(i: int) -> None:
+            while queue and len(pool[i].tasks) < self.prefetch:
+                task = queue.popleft()
+                try:
+                    pool[i].give(task)
+                except OSError:  # died while idle: not the cell's fault; requeue everything it held
+                    queue.appendleft(task)
+                    queue.extendleft(reversed(pool[i].tasks))
+                    pool[i].tasks.clear()
+                    pool[i].stop()
+                    pool[i] = _Worker(ctx, shared)
+
         try:
             pool = [_Worker(ctx, shared) for _ in range(min(self.workers, len(tasks)))]
             for i in range(len(pool)):
-                self._give(pool, i, queue.pop(), ctx, shared)
-            while any(w.task is not None for w in pool):
-                busy = [w for w in pool if w.task is not None]
+                fill(i)
+            while any(w.tasks for w in pool):
+                busy = [w for w in pool if w.tasks]
                 ready = set(mp_wait([w.conn for w in busy] + [w.proc.sentinel for w in busy]))
                 for i, w in enumerate(pool):
-                    if w.task is None or (w.conn not in ready and w.proc.sentinel not in ready):
+                    if not w.tasks or (w.conn not in ready and w.proc.sentinel not in ready):
                         continue
                     try:
                         outcome = w.conn.recv() if w.conn.poll() else None
@@ -211,7 +227,7 @@ class LocalExecutor:
                         continue
                     if outcome is None and w.proc.is_alive():
                         continue  # woke up without a message; keep waiting
-                    if outcome is None:  # the worker died while running w.task: only that cell fails
+                    if outcome is None:  # died while running its oldest task: only that cell fails
                         w.proc.join(5)
                         code = w.proc.exitcode
                         why = f"exit code {code}" + (f", signal {-code}" if code is not None and code < 0 else "")
@@ -219,17 +235,22 @@ class LocalExecutor:
                             raise RuntimeError(
                                 f"a local worker process exited ({why}) before it could run a cell; see its "
                                 "error above. Finished cells are kept; try --executor serial to debug.")
-                        outcome = CellOutcome.failure(w.task, f"worker process died while running this cell ({why})",
+                        culprit = w.tasks.popleft()
+                        outcome = CellOutcome.failure(culprit, f"worker process died while running this cell ({why})",
                                                       time.perf_counter() - w.started)
-                        w.task = None
+                        queue.extendleft(reversed(w.tasks))
+                        w.tasks.clear()
                         w.stop()
                         if queue:
-                            pool[i] = w = _Worker(ctx, shared)
-                    w.task = None
+                            pool[i] = _Worker(ctx, shared)
+                    else:
+                        w.tasks.popleft()
+                        w.started = time.perf_counter()
                     yield outcome
-                    if queue:
-                        self._give(pool, i, queue.pop(), ctx, shared)
+                    fill(i)
         finally:
+            for w in pool:  # all at once, then wait for each
+                w.ask_to_stop()
             for w in pool:
                 w.stop()
 

@@ -1,0 +1,42 @@
+"""``make bench``: import every ``benchmarks/bench_*.py`` and call its ``main()``, one header per file.
+
+A failing benchmark is reported and the others still run; the exit status is non-zero if any failed.
+Run as ``python benchmarks/run_all.py [substring ...]`` to run only files whose name contains a substring.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import time
+import traceback
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def main(argv: list[str] | None = None) -> int:
+    wanted = list(sys.argv[1:] if argv is None else argv)
+    if str(HERE) not in sys.path:
+        sys.path.insert(0, str(HERE))  # modules import by their plain name (workers re-import them so)
+    files = sorted(p for p in HERE.glob("bench_*.py") if not wanted or any(w in p.stem for w in wanted))
+    failed = []
+    for path in files:
+        print(f"\n=== {path.name} " + "=" * max(0, 60 - len(path.name)), flush=True)
+        start = time.perf_counter()
+        try:
+            module = importlib.import_module(path.stem)
+            module.main()
+        except BaseException as exc:  # noqa: BLE001 - keep going; SystemExit from a bench counts as a failure
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            traceback.print_exc()
+            failed.append(path.name)
+        print(f"--- {path.name}: {time.perf_counter() - start:.1f} s", flush=True)
+    print(f"\n{len(files) - len(failed)} of {len(files)} benchmarks ran"
+          + (f"; FAILED: {', '.join(failed)}" if failed else ""))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
