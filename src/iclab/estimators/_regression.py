@@ -12,9 +12,9 @@ and labels :math:`\\mathbf y`:
   :math:`\\bar{\\mathbf X},\\bar{\\mathbf y}` the context centred over its ``n`` rows (``center=True``, as the paper
   writes it). ``center=False`` gives the exact posterior mean of :math:`\\mathbf w` given the raw context
   (the Bayes-optimal predictor for the model y = wᵀx + ε, whatever μx is); both agree when μx = 0 up to O(1/n).
-  Computed in the equivalent, σ = 0-safe form
-  :math:`\\boldsymbol\\mu_w+\\boldsymbol\\Sigma_w\\mathbf X^\\top(\\mathbf X\\boldsymbol\\Sigma_w\\mathbf X^\\top+\\sigma^2\\mathbf I)^{+}
-  (\\mathbf y-\\mathbf X\\boldsymbol\\mu_w)` when σ = 0.
+  For n < d (and σ = 0, as a pseudo-inverse) it is computed in the equivalent kernel form
+  :math:`\\boldsymbol\\mu_w+\\boldsymbol\\Sigma_w\\mathbf X^\\top(\\mathbf X\\boldsymbol\\Sigma_w\\mathbf X^\\top+\\sigma^2\\mathbf I)^{-1}
+  (\\mathbf y-\\mathbf X\\boldsymbol\\mu_w)`.
 
 "Test-Bayes" uses the test prior and noise, "train-Bayes" the pretraining ones (spec open detail 5):
 :func:`bayes_for` builds either from a :class:`~iclab.data.GaussianRegression`.
@@ -78,6 +78,11 @@ def bayes_posterior_mean(batch, mu_w: Any = None, cov_w: Any = None, sigma: floa
     d = x.shape[-1]
     mu, cov = _prior(mu_w, cov_w, d, x)
     resid = y - x @ mu  # (B, n)
+    n = x.shape[1]
+    if sigma > 0 and n < d:  # kernel form, well conditioned when the context is short
+        k = x @ cov @ x.transpose(1, 2) + sigma**2 * torch.eye(n, dtype=x.dtype, device=x.device)  # (B, n, n)
+        alpha = torch.linalg.solve(k, resid.unsqueeze(-1))  # (B, n, 1)
+        return mu + (cov @ x.transpose(1, 2) @ alpha).squeeze(-1)  # (B, d)
     if sigma > 0:
         prec = torch.linalg.inv(cov)  # (d, d)
         lhs = x.transpose(1, 2) @ x + sigma**2 * prec  # (B, d, d)
