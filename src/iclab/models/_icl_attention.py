@@ -164,7 +164,7 @@ class ICLAttention(nn.Module):
         """:math:`\\hat y=E_{d+1,l}`: normalised query scores times values, ``(B,)``."""
         tau = self.tau if tau is None else tau
         a, u = self.scores_values(batch)  # (B, l), (B, l)
-        params = {} if self.attention == "linear" else {"tau": tau}
+        params = {"tau": tau}  # linear attention accepts only tau = 1 (it has no temperature)
         mask = None
         if not self.query_key:
             mask = torch.ones(a.shape[-1], dtype=torch.bool, device=a.device)
