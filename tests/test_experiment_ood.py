@@ -1,0 +1,63 @@
+"""The ``ood`` experiment end to end on a tiny config (serial executor), and its MiniLM task helpers."""
+
+import math
+
+import pytest
+import torch
+
+from iclab.errors import ConfigError
+from iclab.experiments import get_experiment
+from iclab.runs import run_experiment
+
+TINY = {"d": "4", "K": "2", "n_tokens": "8", "threshold": "0.02", "thetas_deg": "0,30,60,90", "ood_prompts": "400",
+        "gamma1_table": "0.5", "gamma2_table": "-0.9,0.5", "dense_gamma2": "3", "phase_grid": "3",
+        "tiny_layers": "1", "tiny_steps": "20", "tiny_ft_steps": "5", "tiny_eval": "200", "tiny_gamma2": "-0.75,0.75",
+        "tiny_thetas_deg": "0,90", "minilm": "false"}
+
+
+def test_quick_preset_and_config_validation():
+    exp = get_experiment("ood")
+    cfg = exp.config("quick")
+    assert cfg.K == 4 and cfg.d == 8 and math.isclose(cfg.threshold, 0.0025)
+    parts = [c["part"] for c in exp.cells(cfg)]
+    assert parts.count("pretrain") == 1 and parts.count("minilm") == 1 and parts.count("tiny") == 3
+    for bad in ({"d": "6"}, {"gamma2_table": "0.5,1.5"}, {"tiny_gamma1": "-2"}, {"minilm_layer": "6"}):
+        with pytest.raises(ConfigError):
+            exp.config("quick", bad)
+
+
+def test_tiny_run_end_to_end(tmp_path):
+    res = run_experiment("ood", "quick", TINY, out=tmp_path / "ood", executor="serial", progress=False)
+    assert res.failed.empty, res.failed.to_dict()
+    df = res.results
+    pre = df[df["part"] == "pretrain"].iloc[0]
+    assert pre["conservation_max"] < 1e-12 and pre["offspan_max"] < 1e-12 and pre["train_maxLk"] <= 0.02
+    ood = df[df["part"] == "ood"].iloc[0]
+    assert ood["orthogonal_sgd_attn_maxdev"] < 1e-12 and ood["randomM_attn_maxdev"] < 1e-12
+    assert max(abs(a - b) for a, b in zip(ood["alpha_u"], ood["alpha_u_closed"])) < 1e-2
+    ft = df[df["part"] == "forget"]
+    assert len(ft) >= 3
+    for _, r in ft.iterrows():  # measured per-feature sign follows the K = 2 rule on both sides of the boundary
+        assert list(r["forgot1"]) == list(r["pred1"]) and list(r["forgot2"]) == list(r["pred2"])
+        assert max(r["backproj_dev"]) < 1e-10
+    figs = sorted(p.name for p in (res.path / "figures").glob("*.png"))
+    for name in ("ood_trajectories", "ood_rotation", "ood_collapse", "ood_forgetting", "ood_phase", "ood_tiny"):
+        assert f"{name}.png" in figs and (res.path / "figures" / f"{name}.csv").exists()
+    report = (res.path / "report.md").read_text()
+    assert "conservation" in report and "Query at v̄" in report
+
+
+def test_minilm_task_helpers():
+    from iclab.experiments._ood_minilm import REGIONS, givens_rotation, region_sentences
+
+    data = region_sentences(0)
+    (tr, ytr), (te, yte) = data["train"], data["test"]
+    assert len(tr) == len(ytr) > 140 and len(te) == len(yte) > 90 and set(ytr.tolist()) <= set(range(len(REGIONS)))
+    assert len(region_sentences(0, both=True)["train"][0]) == 2 * len(tr)
+    names = lambda sents: {s[len("The capital of "):].rsplit(" is ", 1)[0] for s in sents}
+    assert not names(tr) & names(te)  # split by country
+    R = givens_rotation(7, math.pi / 3, 0)
+    assert torch.allclose(R @ R.T, torch.eye(7), atol=1e-5)
+    assert torch.allclose(givens_rotation(8, math.pi, 0), -torch.eye(8), atol=1e-5)
+    x = torch.randn(8)
+    assert abs(float(x @ givens_rotation(8, math.pi / 2, 1) @ x)) < 1e-4  # every direction moves by 90 degrees
