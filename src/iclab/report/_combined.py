@@ -13,13 +13,14 @@ import base64
 import html
 import json
 import shutil
+import struct
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 from iclab.report._html import html_table, md_to_html, ok_cell, page, slug
-from iclab.report._run_report import comparison_table_md, fmt_seconds
+from iclab.report._run_report import comparison_dict, comparison_table_md, fmt_seconds
 
 __all__ = ["write_combined_report", "PAPERS"]
 
@@ -44,7 +45,7 @@ class _Run:
     def comparisons(self) -> list:
         from iclab.experiments import Comparison
 
-        return [Comparison(**c) for c in self.summary.get("comparisons", [])]
+        return [Comparison(**comparison_dict(Comparison(**c))) for c in self.summary.get("comparisons", [])]
 
     def tally(self) -> tuple[int, int, int]:
         oks = [c.ok for c in self.comparisons]
@@ -115,7 +116,9 @@ def _html_run(run: _Run, figures: list[tuple[Path, Path | None]]) -> str:
         for png, csv in figures:
             data = base64.b64encode(png.read_bytes()).decode()
             link = f" · <a href='figures/{html.escape(csv.name)}'>data (CSV)</a>" if csv else ""
-            out.append(f"<figure><img alt='{html.escape(exp.name)}: {html.escape(png.stem)}' "
+            w, h = struct.unpack(">II", png.read_bytes()[16:24]) if png.suffix == ".png" else (1, 1)
+            wide = " class='wide'" if w > 1.6 * h else ""  # multi-panel figures span the full width
+            out.append(f"<figure{wide}><img alt='{html.escape(exp.name)}: {html.escape(png.stem)}' "
                        f"src='data:image/png;base64,{data}'><figcaption>{html.escape(png.stem)}{link}</figcaption>"
                        "</figure>")
         out.append("</div>")
@@ -196,9 +199,15 @@ def write_combined_report(run_dirs: Sequence[Path], out_dir: str | Path = "runs/
                         f"<p class='meta'>paper key <code>{html.escape(key)}</code></p>")
         md += [f"## {title}", ""]
         for r in rs:
-            figures = _copy_figures(r, out)
-            sections.append(_html_run(r, figures))
-            md += _md_run(r, figures)
+            try:
+                figures = _copy_figures(r, out)
+                sections.append(_html_run(r, figures))
+                md += _md_run(r, figures)
+            except Exception as exc:  # noqa: BLE001 - one odd summary must not lose the whole report
+                why = f"{type(exc).__name__}: {exc}"
+                sections.append(f"<section id='{slug(r.exp.name)}'><h3>{html.escape(r.exp.title)}</h3>"
+                                f"<p class='error'>report error: {html.escape(why)}</p></section>")
+                md += [f"### {r.exp.title}", "", f"> report error: {why}", ""]
     toc.append("</ul></nav>")
     links = [[html.escape(p), f"<a href='#{slug(n)}'>{html.escape(n)}</a>", *[html.escape(c) for c in rest]]
              for p, n, *rest in rows]

@@ -155,6 +155,7 @@ nav.toc ul{margin:.2em 0;padding-left:1.2em}nav.toc>ul{padding-left:0;list-style
 .claim{border-left:4px solid var(--accent);padding:.1em 1em;background:#f3f8fc}
 .notes{border-left:4px solid #E69F00;padding:.1em 1em;background:#fdf7ea}
 .figs{display:grid;grid-template-columns:repeat(auto-fill,minmax(420px,1fr));gap:1em}
+figure.wide{grid-column:1/-1}figure.wide img{max-width:980px;margin:0 auto}
 figure{margin:0;border:1px solid var(--line);border-radius:6px;padding:.5em;background:#fff}
 figure img{width:100%;height:auto;display:block}figcaption{font-size:.85em;color:var(--muted);margin-top:.3em}
 .error{color:var(--bad)}.math{font-family:"DejaVu Serif",Georgia,serif;font-style:italic;white-space:nowrap}

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from iclab.experiments import Comparison, Experiment
     from iclab.runs import RunResult
 
-__all__ = ["write_run_report", "comparison_table_md", "run_summary", "run_timing", "fmt_seconds"]
+__all__ = ["write_run_report", "comparison_table_md", "comparison_dict", "run_summary", "run_timing", "fmt_seconds"]
 
 
 def fmt_seconds(seconds: float | None) -> str:
@@ -34,11 +34,26 @@ def run_timing(folder: Path, result: "RunResult") -> dict:
     return {"cell_seconds": cell_seconds, "wall_seconds": wall, "sweeps": len(sweeps), "executors": executors}
 
 
+def _ok(value) -> bool | None:
+    """``Comparison.ok`` as True/False/None (numpy bools and their ``"True"`` text included)."""
+    if value is None or (isinstance(value, str) and value.strip().lower() in ("", "none", "null", "—", "n/a")):
+        return None
+    if isinstance(value, str):
+        return value.strip().lower() in ("true", "yes", "1")
+    return bool(value)
+
+
+def comparison_dict(c) -> dict:
+    """A Comparison as JSON-safe plain values (experiments may hand numpy bools or numbers)."""
+    return {"quantity": str(c.quantity), "paper": str(c.paper), "measured": str(c.measured), "ok": _ok(c.ok),
+            "note": str(c.note or "")}
+
+
 def comparison_table_md(rows: Sequence["Comparison"]) -> str:
     lines = ["| quantity | paper reports | iclab measures | within tolerance? | note |", "|---|---|---|---|---|"]
     mark = {True: "yes", False: "**no**", None: "—"}
     for c in rows:
-        cells = [c.quantity, c.paper, c.measured, mark[c.ok], c.note]
+        cells = [c.quantity, c.paper, c.measured, mark[_ok(c.ok)], c.note]
         lines.append("| " + " | ".join(str(x).replace("|", "\\|").replace("\n", " ") for x in cells) + " |")
     return "\n".join(lines)
 
@@ -100,7 +115,7 @@ def write_run_report(exp: "Experiment", config, result: "RunResult") -> Path:
     (folder / "summary.json").write_text(json.dumps({
         "experiment": exp.name,
         "figures": [str(p.relative_to(folder)) if p.is_relative_to(folder) else str(p) for p in summary["figures"]],
-        "comparisons": [c.__dict__ for c in summary["comparisons"]],
+        "comparisons": [comparison_dict(c) for c in summary["comparisons"]],
         "notes": summary["notes"],
         "errors": summary["errors"],
         "cells": {"done": len(result.results), "failed": len(result.failed),
