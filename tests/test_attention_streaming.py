@@ -63,7 +63,17 @@ def test_causal_and_key_padding_mask():
     q, k, v = _qkv(9, 4)
     q2 = q[:, :, :5]
     tri = torch.ones(5, 9, dtype=torch.bool).tril(diagonal=9 - 5)
-    assert torch.allclose(adaptive_attention(q2, k, v, causal=True, chunk=2), _dense(q2, k, v, tri), atol=1e-12)
+    out = adaptive_attention(q2, k, v, causal=True, chunk=2)
+    ref = _dense(q2, k, v, tri)
+    assert torch.allclose(out, ref, atol=1e-12)
+    for a, b in zip(torch.autograd.grad(out.sum(), (q2, k, v)), torch.autograd.grad(ref.sum(), (q2, k, v))):
+        assert torch.allclose(a, b, atol=1e-11)
+    sq = torch.ones(5, 5, dtype=torch.bool).tril()  # square causal: the sdpa path; and causal + explicit mask
+    assert torch.allclose(adaptive_attention(q2, k[:, :, :5], v[:, :, :5], causal=True), _dense(q2, k[:, :, :5],
+                          v[:, :, :5], sq), atol=1e-12)
+    pm = torch.rand(5, 9, generator=torch.Generator().manual_seed(2)) > 0.3
+    assert torch.allclose(adaptive_attention(q2, k, v, pm, causal=True, chunk=3), _dense(q2, k, v, pm & tri),
+                          atol=1e-12)
     pad = torch.ones(B, 1, 1, 9, dtype=torch.bool)
     pad[1, ..., 6:] = False
     assert torch.allclose(adaptive_attention(q2, k, v, pad, chunk=4), _dense(q2, k, v, pad), atol=1e-12)

@@ -7,7 +7,10 @@
 * **Pass 1** (online log-sum-exp and entropy): running :math:`m=\\max_j e_j`, :math:`Z=\\sum_j e^{e_j-m}`,
   :math:`S=\\sum_j (e_j-m)e^{e_j-m}`; on a new chunk max :math:`m'`, :math:`Z\\leftarrow e^{m-m'}Z+\\dots`,
   :math:`S\\leftarrow e^{m-m'}(S+(m-m')Z)+\\dots`; then :math:`H=\\log Z-S/Z` and :math:`\\beta=\\beta(H)`.
-* **Pass 2**: flash-style online softmax of :math:`\\beta e` times ``v``.
+* **Pass 2**: ordinary attention with the per-row scale :math:`\\beta` (spec §1.4): the fused, itself streaming
+  ``F.scaled_dot_product_attention(q * scale * beta, k, v, scale=1)``; for causal attention with
+  :math:`n_q \\ne n_k` (sdpa aligns causal masks top-left) a chunk loop with the fixed shift
+  :math:`\\max_j\\beta e_j = \\beta m` (no online rescaling needed).
 
 Backward is a custom ``autograd.Function`` that **recomputes** the chunk logits instead of saving them (autograd
 through the chunk loop would keep every chunk, i.e. O(n²) again). With :math:`a=\\mathrm{softmax}(\\beta e)`,
@@ -15,8 +18,9 @@ through the chunk loop would keep every chunk, i.e. O(n²) again). With :math:`a
 :math:`d\\beta=\\sum_j e_j\\,dt_j`, :math:`dH=\\beta'(H)\\,d\\beta` and
 :math:`de_j=\\beta\\,dt_j - dH\\,p_j(e_j-\\mu)` with :math:`\\mu=\\sum_j p_je_j` (since
 :math:`\\partial H/\\partial e_j=-p_j(e_j-\\mu)`). So the gradient flows through :math:`\\beta` exactly as in the
-paper's JAX code (``detach_beta=True`` drops the :math:`dH` term). Backward needs two more passes (one for
-:math:`d\\beta`, one for the gradients). Double backward is not supported.
+paper's JAX code (``detach_beta=True`` drops the :math:`dH` term). Backward makes two passes over the chunks (one
+for the normaliser of :math:`a` and :math:`d\\beta`, one for the gradients). Double backward is not supported.
+A causal mask combined with an explicit ``mask`` is materialised once as a bool ``n_q x n_k`` tensor.
 """
 
 from __future__ import annotations
@@ -38,15 +42,15 @@ def _poly_derivative(coeffs: Sequence[float]) -> tuple[float, ...]:
     return tuple(c * (deg - i) for i, c in enumerate(coeffs[:-1])) or (0.0,)
 
 
-def _chunk_logits(q, k, mask_b, j0, j1, scale, causal, offset):
-    """Logits ``(..., n_q, c)`` of key chunk ``[j0, j1)``; invisible keys are ``-inf``."""
-    s = (q @ k[..., j0:j1, :].transpose(-1, -2)) * scale  # (..., n_q, c)
+def _chunk_logits(qs, k, mask_b, j0, j1, causal, offset):
+    """Logits ``(..., n_q, c)`` of key chunk ``[j0, j1)`` for pre-scaled queries; invisible keys are ``-inf``."""
+    s = qs @ k[..., j0:j1, :].transpose(-1, -2)  # (..., n_q, c)
     vis = None if mask_b is None else mask_b[..., j0:j1]
     if causal:
-        rows = torch.arange(q.shape[-2], device=q.device)[:, None] + offset  # (n_q, 1)
-        tri = rows >= torch.arange(j0, j1, device=q.device)[None, :]  # (n_q, c)
+        rows = torch.arange(qs.shape[-2], device=qs.device)[:, None] + offset  # (n_q, 1)
+        tri = rows >= torch.arange(j0, j1, device=qs.device)[None, :]  # (n_q, c)
         vis = tri if vis is None else vis & tri
-    return s if vis is None else s.masked_fill(~vis, float("-inf"))
+    return s if vis is None else s.masked_fill_(~vis, float("-inf"))
 
 
 def _finite0(x: torch.Tensor) -> torch.Tensor:
@@ -55,73 +59,89 @@ def _finite0(x: torch.Tensor) -> torch.Tensor:
 
 class _AdaptiveAttention(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, q, k, v, mask_b, chunk, coeffs, threshold, scale, causal, detach_beta):
+    def forward(ctx, q, k, v, mask, mask_b, chunk, coeffs, threshold, scale, causal, detach_beta):
         lead, n_q, n_k = q.shape[:-2], q.shape[-2], k.shape[-2]
         offset = n_k - n_q
+        masked = mask_b is not None or causal
         row = lead + (n_q, 1)
+        qs = q * scale  # (..., n_q, d): scale the queries, not the n_q x c logits
         m = torch.full(row, float("-inf"), dtype=q.dtype, device=q.device)
         Z = torch.zeros(row, dtype=q.dtype, device=q.device)
         S = torch.zeros_like(Z)
         for j0 in range(0, n_k, chunk):  # pass 1: online lse and entropy
-            s = _chunk_logits(q, k, mask_b, j0, min(j0 + chunk, n_k), scale, causal, offset)  # (..., n_q, c)
+            s = _chunk_logits(qs, k, mask_b, j0, min(j0 + chunk, n_k), causal, offset)  # (..., n_q, c)
             m_new = torch.maximum(m, s.amax(-1, keepdim=True))
             m_safe = _finite0(m_new)
             alpha = torch.exp(m - m_safe)  # (..., n_q, 1); 0 while m = -inf
             shift = torch.where(Z > 0, m - m_safe, torch.zeros_like(m))
-            e = torch.exp(s - m_safe)  # (..., n_q, c); 0 on invisible keys
-            S = alpha * (S + shift * Z) + (e * _finite0(s - m_safe)).sum(-1, keepdim=True)
+            d = s.sub_(m_safe)  # (..., n_q, c) logits - running max (in place)
+            e = torch.exp(d)  # 0 on invisible keys
+            # sum_j (e_j - m) exp(e_j - m); invisible keys give 0 * -inf = nan, which nansum drops
+            s_blk = (e * d).nansum(-1, keepdim=True) if masked else torch.linalg.vecdot(e, d).unsqueeze(-1)
+            S = alpha * (S + shift * Z) + s_blk
             Z = alpha * Z + e.sum(-1, keepdim=True)
             m = m_new
         alive = Z > 0  # rows with at least one visible key
         Zs = torch.where(alive, Z, torch.ones_like(Z))
         H = torch.where(alive, torch.log(Zs) - S / Zs, torch.zeros_like(Z))  # (..., n_q, 1)
-        lse1 = _finite0(m) + torch.log(Zs)
-        mu = _finite0(m) + S / Zs  # E_p[e]
+        m1 = _finite0(m)
+        lse1 = m1 + torch.log(Zs)
+        mu = m1 + S / Zs  # E_p[e]
         beta = adaptive_beta(H, coeffs, threshold)  # (..., n_q, 1)
-        m2 = torch.full(row, float("-inf"), dtype=q.dtype, device=q.device)
-        Z2 = torch.zeros(row, dtype=q.dtype, device=q.device)
-        acc = torch.zeros(lead + (n_q, v.shape[-1]), dtype=v.dtype, device=v.device)
-        for j0 in range(0, n_k, chunk):  # pass 2: flash-style softmax(beta * e) @ v
-            j1 = min(j0 + chunk, n_k)
-            t = _chunk_logits(q, k, mask_b, j0, j1, scale, causal, offset) * beta  # (..., n_q, c)
-            m_new = torch.maximum(m2, t.amax(-1, keepdim=True))
-            m_safe = _finite0(m_new)
-            alpha = torch.exp(m2 - m_safe)
-            e = torch.exp(t - m_safe)  # (..., n_q, c)
-            Z2 = alpha * Z2 + e.sum(-1, keepdim=True)
-            acc = alpha * acc + e @ v[..., j0:j1, :]  # (..., n_q, d_v)
-            m2 = m_new
-        Z2s = torch.where(Z2 > 0, Z2, torch.ones_like(Z2))
-        out = acc / Z2s  # (..., n_q, d_v); zeros on fully masked rows
-        lse2 = _finite0(m2) + torch.log(Z2s)
+        # pass 2: softmax(beta e) @ v = ordinary attention with per-row scale beta (spec §1.4)
+        qb = qs * beta  # (..., n_q, d)
+        if ctx_sdpa_ok(causal, n_q, n_k):  # the fused flash kernel, itself streaming over keys
+            out = torch.nn.functional.scaled_dot_product_attention(qb, k, v, attn_mask=mask, is_causal=causal,
+                                                                   scale=1.0)  # (..., n_q, d_v)
+            out = torch.where(alive, out, torch.zeros_like(out))  # fully masked rows: zeros, not NaN
+        else:
+            shift2 = beta * m1  # max_j beta e_j is known: a fixed shift, no online rescaling
+            Z2 = torch.zeros(row, dtype=q.dtype, device=q.device)
+            acc = torch.zeros(lead + (n_q, v.shape[-1]), dtype=v.dtype, device=v.device)
+            for j0 in range(0, n_k, chunk):
+                j1 = min(j0 + chunk, n_k)
+                e = _chunk_logits(qb, k, mask_b, j0, j1, causal, offset).sub_(shift2).exp_()  # (..., n_q, c) <= 1
+                Z2 += e.sum(-1, keepdim=True)
+                acc += e @ v[..., j0:j1, :]  # (..., n_q, d_v)
+            out = acc / torch.where(Z2 > 0, Z2, torch.ones_like(Z2))  # zeros on fully masked rows
         active = (H > threshold) & (polyval(coeffs, H) > 1.0)
         gprime = torch.where(active, polyval(_poly_derivative(coeffs), H), torch.zeros_like(H))
-        ctx.save_for_backward(q, k, v, out, lse1, mu, beta, lse2, gprime)
+        ctx.save_for_backward(q, k, v, out, lse1, mu, beta, m1, gprime)
         ctx.mask_b, ctx.chunk, ctx.scale, ctx.causal, ctx.detach_beta = mask_b, chunk, scale, causal, detach_beta
         return out
 
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, dout):
-        q, k, v, out, lse1, mu, beta, lse2, gprime = ctx.saved_tensors
+        q, k, v, out, lse1, mu, beta, m1, gprime = ctx.saved_tensors
         mask_b, chunk, scale, causal = ctx.mask_b, ctx.chunk, ctx.scale, ctx.causal
         n_q, n_k = q.shape[-2], k.shape[-2]
         offset = n_k - n_q
         D = (dout * out).sum(-1, keepdim=True)  # (..., n_q, 1)
+        qs = q * scale
+        shift2 = beta * m1  # (..., n_q, 1) = max_j beta e_j
+        want_beta = not ctx.detach_beta and bool((gprime != 0).any())
+        # backward pass A: Z2 = sum_j exp(beta e_j - shift2), and d beta = sum_j e_j dt_j (unnormalised)
+        Z2 = torch.zeros_like(beta)
+        num = torch.zeros_like(beta)
+        for j0 in range(0, n_k, chunk):
+            j1 = min(j0 + chunk, n_k)
+            s = _chunk_logits(qs, k, mask_b, j0, j1, causal, offset)  # (..., n_q, c)
+            u = torch.exp(s * beta - shift2)  # (..., n_q, c) unnormalised adaptive weights
+            Z2 += u.sum(-1, keepdim=True)
+            if want_beta:
+                dp = dout @ v[..., j0:j1, :].transpose(-1, -2)  # (..., n_q, c)
+                num += (u * (dp - D) * _finite0(s)).sum(-1, keepdim=True)
+        Z2 = torch.where(Z2 > 0, Z2, torch.ones_like(Z2))
+        lse2 = shift2 + torch.log(Z2)
+        dH = num / Z2 * gprime if want_beta else None  # (..., n_q, 1)
 
         def chunk_terms(j0, j1):
-            s = _chunk_logits(q, k, mask_b, j0, j1, scale, causal, offset)  # (..., n_q, c)
+            s = _chunk_logits(qs, k, mask_b, j0, j1, causal, offset)  # (..., n_q, c)
             a = torch.exp(s * beta - lse2)  # (..., n_q, c) adaptive weights
             dt = a * (dout @ v[..., j0:j1, :].transpose(-1, -2) - D)  # (..., n_q, c)
             return s, a, dt
 
-        dH = None
-        if not ctx.detach_beta and bool((gprime != 0).any()):
-            dbeta = torch.zeros_like(beta)
-            for j0 in range(0, n_k, chunk):  # backward pass A: d beta = sum_j e_j dt_j
-                s, _, dt = chunk_terms(j0, min(j0 + chunk, n_k))
-                dbeta = dbeta + (dt * _finite0(s)).sum(-1, keepdim=True)
-            dH = dbeta * gprime  # (..., n_q, 1)
         dq, dk, dv = torch.zeros_like(q), torch.zeros_like(k), torch.zeros_like(v)
         for j0 in range(0, n_k, chunk):  # backward pass B: gradients
             j1 = min(j0 + chunk, n_k)
@@ -133,7 +153,13 @@ class _AdaptiveAttention(torch.autograd.Function):
             dq += (ds @ k[..., j0:j1, :]) * scale  # (..., n_q, d)
             dk[..., j0:j1, :] = (ds.transpose(-1, -2) @ q) * scale  # (..., c, d)
             dv[..., j0:j1, :] = a.transpose(-1, -2) @ dout  # (..., c, d_v)
-        return dq, dk, dv, None, None, None, None, None, None, None
+        return dq, dk, dv, None, None, None, None, None, None, None, None
+
+
+def ctx_sdpa_ok(causal: bool, n_q: int, n_k: int) -> bool:
+    """Pass 2 can use ``scaled_dot_product_attention`` unless causal with n_q != n_k (sdpa aligns causal masks
+    top-left; iclab aligns the last query with the last key)."""
+    return not causal or n_q == n_k
 
 
 def adaptive_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None = None,
@@ -164,5 +190,14 @@ def adaptive_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: 
         except RuntimeError:
             raise ConfigError("mask", tuple(mask.shape), f"broadcastable to {tuple(q.shape[:-1] + (k.shape[-2],))}") \
                 from None
-    return _AdaptiveAttention.apply(q, k, v, mask_b, chunk, c, float(threshold), scale, bool(causal),
+    sdpa_mask = None
+    if mask is not None and causal:  # combine once: a bool (..., n_q, n_k) mask, 1 byte per entry
+        tri = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool, device=q.device).tril(k.shape[-2] - q.shape[-2])
+        mask_b, causal = mask_b & tri, False
+        sdpa_mask = mask_b
+    elif mask is not None:
+        sdpa_mask = mask.bool()
+        while sdpa_mask.dim() < q.dim():
+            sdpa_mask = sdpa_mask[None]
+    return _AdaptiveAttention.apply(q, k, v, sdpa_mask, mask_b, chunk, c, float(threshold), scale, bool(causal),
                                     bool(detach_beta))
