@@ -97,9 +97,9 @@ class _Control:
     def __init__(self, model, base: str):
         self.model, self.base = model, base
         self.L, self.H = model_shape(model)
-        self.table: torch.Tensor | None = None  # (L, H) float64, None = τ 1 everywhere
-        self.adaptive: AdaptiveTemperature | None = None
         self.probes: list[Any] = []
+        self.table = None  # (L, H) float64, None = τ 1 everywhere
+        self.adaptive: AdaptiveTemperature | None = None
         self.calls = 0
         self.verified = False
         self.configs = {id(m.config): m.config for m in model.modules() if getattr(m, "config", None) is not None}
@@ -113,21 +113,40 @@ class _Control:
                     "function (it bypasses transformers.AttentionInterface); temperature control cannot apply to it")
             self.verified = True
 
+    @property
+    def table(self) -> torch.Tensor | None:
+        return self._table
+
+    @table.setter
+    def table(self, table: torch.Tensor | None) -> None:
+        """Store the ``(L, H)`` table and precompute, per layer, a float (uniform row) or the ``(H,)`` row."""
+        self._table = table
+        self._inv: dict = {}  # (layer, device, dtype) -> (1, H, 1, 1) tensor of 1/τ
+        if table is None:
+            self._rows, self._uniform = [1.0] * self.L, True
+        else:
+            self._rows = [float(r[0]) if bool((r == r[0]).all()) else r for r in table]
+            self._uniform = bool((table == table[0, 0]).all())
+
     def layer_of(self, module) -> int:
         layer = getattr(module, "layer_idx", None)
         if not isinstance(layer, int) or not 0 <= layer < self.L:
-            if (self.table is None or bool((self.table == self.table[0, 0]).all())) and not self.probes:
+            if self._uniform and not self.probes:
                 return 0  # uniform τ: the layer does not matter
             raise UnsupportedModelError(f"{type(module).__name__}: cannot tell its layer (no layer_idx attribute); "
                                         "per-layer τ and probes need it")
         return layer
 
     def tau_heads(self, layer: int) -> float | torch.Tensor:
-        """1.0, one float, or an ``(H,)`` tensor for this layer."""
-        if self.table is None:
-            return 1.0
-        row = self.table[layer]
-        return float(row[0]) if bool((row == row[0]).all()) else row
+        """1.0, one float, or an ``(H,)`` float64 tensor for this layer."""
+        return self._rows[layer]
+
+    def inverse_tau(self, layer: int, like: torch.Tensor) -> torch.Tensor:
+        """``(1, H, 1, 1)`` tensor of 1/τ for a layer with per-head τ, on ``like``'s device and dtype (cached)."""
+        key = (layer, like.device, like.dtype)
+        if key not in self._inv:
+            self._inv[key] = (1.0 / self._rows[layer]).to(like.device, like.dtype).view(1, -1, 1, 1)
+        return self._inv[key]
 
 
 def _control_for(module) -> "_Control":
@@ -209,7 +228,7 @@ def _iclab_attention(module, query, key, value, attention_mask, scaling=None, dr
         raise UnsupportedModelError(f"{type(module).__name__}: {query.shape[1]} query heads, config says {ctl.H}")
     if scaling is None:
         scaling = query.shape[-1] ** -0.5
-    layer = ctl.layer_of(module) if (ctl.table is not None or ctl.probes) else 0
+    layer = 0 if ctl._uniform and not ctl.probes else ctl.layer_of(module)
     tau = ctl.tau_heads(layer)
     for probe in ctl.probes:
         eff = scaling / tau if not torch.is_tensor(tau) else scaling / tau.to(query.device)
@@ -218,7 +237,7 @@ def _iclab_attention(module, query, key, value, attention_mask, scaling=None, dr
         return _adaptive_attention(module, query, key, value, attention_mask, scaling, dropout, ctl.adaptive.params(),
                                    kwargs.get("is_causal"))
     if torch.is_tensor(tau):
-        query = query * (1.0 / tau).to(query.device, query.dtype).view(1, -1, 1, 1)  # (B, H, q, d): per-head scale
+        query = query * ctl.inverse_tau(layer, query)  # (B, H, q, d): per-head scale
     elif tau != 1.0:
         scaling = scaling / tau
     return _base_function(module, ctl.base)(module, query, key, value, attention_mask, scaling=scaling,
