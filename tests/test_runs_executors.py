@@ -91,3 +91,23 @@ def test_make_executor_validates():
         make_executor("dask")
     with pytest.raises(ConfigError, match="workers"):
         make_executor("local", workers=0)
+
+
+def test_ray_executor_connects_to_an_address_or_starts_a_loopback_ray(monkeypatch):
+    """Which ``ray.init`` call each setting makes (no cluster needed: ``ray.init`` is intercepted)."""
+    import ray
+
+    from iclab.runs import RayExecutor, ray_init
+
+    calls = []
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", lambda **kw: calls.append(kw))
+    assert make_executor("ray", workers=3, address="10.0.0.5:6379").address == "10.0.0.5:6379"
+    assert isinstance(make_executor("ray"), RayExecutor)
+    ray_init("10.0.0.5:6379")
+    ray_init(None, num_cpus=3)
+    assert calls[0]["address"] == "10.0.0.5:6379" and "num_cpus" not in calls[0]
+    assert calls[1]["num_cpus"] == 3 and calls[1]["_node_ip_address"] == "127.0.0.1"
+    assert all(c["include_dashboard"] is False for c in calls)
+    assert calls[1]["runtime_env"]["env_vars"]["ICLAB_EXPERIMENT_MODULES"] == "fixtures_experiments"
+    assert os.environ["RAY_AUTH_MODE"] == "disabled"

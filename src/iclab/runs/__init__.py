@@ -4,9 +4,9 @@
 """
 
 from iclab.runs._execute import RunResult, default_run_dir, folder_lock, load_results, run_experiment
-from iclab.runs._executors import (EXECUTORS, CellOutcome, CellTask, LocalExecutor, SerialExecutor, execute_cell, jsonable,
-                                   make_executor)
+from iclab.runs._executors import EXECUTORS, CellOutcome, CellTask, SerialExecutor, execute_cell, jsonable, make_executor
 from iclab.runs._export import EXPORT_FORMATS, export_results, read_export
+from iclab.runs._local import LocalExecutor
 from iclab.runs._folder import RunFolder, environment_versions, git_revision, iclab_version
 from iclab.runs._store import ResultStore
 
@@ -33,3 +33,12 @@ __all__ = [
     "environment_versions",
     "git_revision",
 ]
+
+
+def __getattr__(name: str):
+    """``iclab.runs.RayExecutor`` / ``ray_init`` load ``ray`` only when first used."""
+    if name in ("RayExecutor", "ray_init"):
+        from iclab.runs import _ray
+
+        return getattr(_ray, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,169 @@
+"""The ``local`` executor: a pool of spawned worker processes that survives a dead worker.
+
+Every worker has its own pipe and runs the cells sent to it in order (up to ``prefetch`` queued, so it never
+waits for the driver). When a worker dies (segfault, OOM kill, ``os._exit``) the driver knows exactly which cell
+it was running (its oldest unanswered one), records only that cell as failed with the exit code, puts the cells
+the worker still held back in the queue, starts a replacement and carries on. ``shared`` reaches each worker
+once, as an argument of the process (pickled at spawn), never per cell. Workers exit by themselves when the
+driver disappears (their pipe closes), so a SIGKILLed driver leaves no orphans computing.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import time
+from collections import deque
+from multiprocessing.connection import wait as mp_wait
+from typing import Any, Iterator
+
+from iclab.runs._executors import CellOutcome, CellTask, execute_cell
+
+__all__ = ["LocalExecutor"]
+
+
+def _worker_main(conn, shared: Any) -> None:
+    """Worker loop of the local pool: receive a task, send its outcome; stop on ``None`` or a lost driver."""
+    import torch
+
+    torch.set_num_threads(1)
+    conn.send(_READY)
+    while True:
+        try:
+            task = conn.recv()
+        except (EOFError, OSError):  # the driver is gone (killed): nothing left to do
+            return
+        if task is None:
+            return
+        outcome = execute_cell(task, shared)
+        try:
+            conn.send(outcome)
+        except Exception as exc:  # noqa: BLE001 - e.g. an unpicklable value in the result
+            conn.send(CellOutcome.failure(task, f"could not send the result back: {type(exc).__name__}: {exc}"))
+
+
+_READY = "iclab-worker-ready"
+
+
+class _Worker:
+    """One spawned worker process and the tasks sent to it, oldest first (it runs them in that order)."""
+
+    def __init__(self, ctx, shared: Any):
+        self.conn, child = ctx.Pipe(duplex=True)
+        self.proc = ctx.Process(target=_worker_main, args=(child, shared), daemon=True)
+        self.proc.start()
+        child.close()
+        self.tasks: deque[CellTask] = deque()
+        self.started = time.perf_counter()  # when its oldest outstanding task started (roughly)
+        self.ready = False  # set when the worker has started up (imported iclab, unpickled ``shared``)
+
+    def give(self, task: CellTask) -> None:
+        self.conn.send(task)
+        if not self.tasks:
+            self.started = time.perf_counter()
+        self.tasks.append(task)
+
+    def ask_to_stop(self) -> None:
+        """Tell an idle worker to exit (a busy one is terminated by :meth:`stop`)."""
+        try:
+            if self.proc.is_alive() and not self.tasks:
+                self.conn.send(None)
+        except OSError:
+            pass
+
+    def stop(self, timeout: float = 2.0) -> None:
+        self.ask_to_stop()
+        if not self.tasks:
+            self.proc.join(timeout)
+        if self.proc.is_alive():
+            self.proc.terminate()
+            self.proc.join(timeout)
+        if self.proc.is_alive():
+            self.proc.kill()
+            self.proc.join(timeout)
+        self.conn.close()
+
+
+class LocalExecutor:
+    """``workers`` spawned local processes (one torch thread each), each with up to ``prefetch`` cells queued.
+
+    ``shared`` is pickled once per worker process at start-up (and again only for a replacement worker). A worker
+    runs its cells in the order it received them, so when it dies the oldest cell it had not answered is the
+    culprit: only that cell is marked failed; the others it held go back to the queue.
+    """
+
+    name = "local"
+
+    def __init__(self, workers: int | None = None, prefetch: int = 2):
+        from iclab.config import check_int
+
+        if workers is not None:
+            check_int("workers", workers)
+        check_int("prefetch", prefetch)
+        self.workers = workers or max(1, os.cpu_count() or 1)
+        self.prefetch = prefetch
+
+    def run(self, tasks: list[CellTask], shared: Any) -> Iterator[CellOutcome]:
+        if not tasks:
+            return
+        ctx = mp.get_context("spawn")
+        queue = deque(tasks)
+        pool: list[_Worker] = []
+
+        def fill(i: int) -> None:
+            while queue and len(pool[i].tasks) < self.prefetch:
+                task = queue.popleft()
+                try:
+                    pool[i].give(task)
+                except OSError:  # died while idle: not the cell's fault; requeue everything it held
+                    queue.appendleft(task)
+                    queue.extendleft(reversed(pool[i].tasks))
+                    pool[i].tasks.clear()
+                    pool[i].stop()
+                    pool[i] = _Worker(ctx, shared)
+
+        try:
+            pool = [_Worker(ctx, shared) for _ in range(min(self.workers, len(tasks)))]
+            for i in range(len(pool)):
+                fill(i)
+            while any(w.tasks for w in pool):
+                busy = [w for w in pool if w.tasks]
+                ready = set(mp_wait([w.conn for w in busy] + [w.proc.sentinel for w in busy]))
+                for i, w in enumerate(pool):
+                    if not w.tasks or (w.conn not in ready and w.proc.sentinel not in ready):
+                        continue
+                    try:
+                        outcome = w.conn.recv() if w.conn.poll() else None
+                    except (EOFError, OSError):
+                        outcome = None
+                    if outcome == _READY:
+                        w.ready = True
+                        continue
+                    if outcome is None and w.proc.is_alive():
+                        continue  # woke up without a message; keep waiting
+                    if outcome is None:  # died while running its oldest task: only that cell fails
+                        w.proc.join(5)
+                        code = w.proc.exitcode
+                        why = f"exit code {code}" + (f", signal {-code}" if code is not None and code < 0 else "")
+                        if not w.ready:  # not the cell's fault: the worker could not even start
+                            raise RuntimeError(
+                                f"a local worker process exited ({why}) before it could run a cell; see its "
+                                "error above. Finished cells are kept; try --executor serial to debug.")
+                        culprit = w.tasks.popleft()
+                        outcome = CellOutcome.failure(culprit, f"worker process died while running this cell ({why})",
+                                                      time.perf_counter() - w.started)
+                        queue.extendleft(reversed(w.tasks))
+                        w.tasks.clear()
+                        w.stop()
+                        if queue:
+                            pool[i] = _Worker(ctx, shared)
+                    else:
+                        w.tasks.popleft()
+                        w.started = time.perf_counter()
+                    yield outcome
+                    fill(i)
+        finally:
+            for w in pool:  # all at once, then wait for each
+                w.ask_to_stop()
+            for w in pool:
+                w.stop()
