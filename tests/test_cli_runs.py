@@ -23,6 +23,7 @@ def test_run_failed_cell_then_retry_failed(tmp_path, capsys):
     text = capsys.readouterr()
     assert "3 cells done, 2 failed (5 run now, 0 read back)" in text.out
     assert "cell 1 of fx_sweep failed: RuntimeError: fixture cell 1 fails until" in text.err
+    assert "fx_sweep [serial]" in text.err and "5/5" in text.err and "failed=2" in text.err  # one progress bar
     assert "--retry-failed" in (out / "report.md").read_text()
     flag.touch()
     assert main(args) == 1  # without --retry-failed nothing is rerun

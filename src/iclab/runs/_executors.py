@@ -112,6 +112,12 @@ def make_executor(name: str, workers: int | None = None, address: str | None = N
         from iclab.runs._local import LocalExecutor
 
         return LocalExecutor(workers)
-    from iclab.runs._ray import RayExecutor  # imported lazily: ray is heavy
+    try:
+        import ray  # noqa: F401 - imported lazily: ray is heavy
+    except ImportError:
+        from iclab.errors import IclabError
+
+        raise IclabError("--executor ray needs Ray: pip install ray==2.60.0 (make install does)") from None
+    from iclab.runs._ray import RayExecutor
 
     return RayExecutor(address=address, workers=workers)

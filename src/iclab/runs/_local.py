@@ -24,8 +24,11 @@ __all__ = ["LocalExecutor"]
 
 def _worker_main(conn, shared: Any) -> None:
     """Worker loop of the local pool: receive a task, send its outcome; stop on ``None`` or a lost driver."""
+    import signal
+
     import torch
 
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's: it stops the workers itself
     torch.set_num_threads(1)
     conn.send(_READY)
     while True:
