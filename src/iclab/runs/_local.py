@@ -166,7 +166,7 @@ class LocalExecutor:
                     yield outcome
                     fill(i)
         finally:
-            for w in pool:  # all at once, then wait for each
+            for w in pool:  # all at once, then wait briefly for each (idle workers hold nothing to lose)
                 w.ask_to_stop()
             for w in pool:
-                w.stop()
+                w.stop(timeout=0.5)
