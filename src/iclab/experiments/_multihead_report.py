@@ -29,7 +29,7 @@ def _rows(df: pd.DataFrame, kind: str, attention: str | None = None) -> pd.DataF
     if "kind" not in df:
         return df.iloc[0:0]
     out = df[df["kind"] == kind].copy()
-    if "H" in out:
+    if "H" in out and len(out) and out["H"].notna().all():
         out["H"] = out["H"].astype(int)
     if attention is not None:
         out = out[out["attention"] == attention]
