@@ -37,7 +37,12 @@ class GPT2Regressor(torch.nn.Module):
         return self.read_out(h[:, -1]).squeeze(-1)  # (B,)
 
 
-def _steps_per_s(model, batches, reps: int) -> float:
+def _sync(device: str) -> None:
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def _steps_per_s(model, batches, reps: int, device: str = "cpu") -> float:
     from iclab.models import regression_mse
 
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
@@ -50,29 +55,34 @@ def _steps_per_s(model, batches, reps: int) -> float:
 
     for b in batches[:5]:  # warm-up
         step(b)
+    _sync(device)
     t0 = time.perf_counter()
     for i in range(reps):
         step(batches[i % len(batches)])
+    _sync(device)
     return reps / (time.perf_counter() - t0)
 
 
-def main() -> None:
+def main(device: str | None = None) -> None:
+    """Print steps/s side by side; ``device`` defaults to ``$ICLAB_BENCH_DEVICE`` or ``cpu``."""
     from iclab.data import GaussianRegression, generator_for
     from iclab.models import MultiHeadRegressionAttention
 
-    torch.set_num_threads(1)
-    d, n, B, reps = 5, 40, 256, 150
+    device = device or os.environ.get("ICLAB_BENCH_DEVICE", "cpu")
+    if device == "cpu":
+        torch.set_num_threads(1)
+    d, n, B, reps = 5, 40, 256, 150 if device == "cpu" else 500
     data = GaussianRegression(d, n, cov_w=1.0 / d, sigma=0.1**0.5, dtype=torch.float32)
-    batches = [data.sample(B, generator_for(0, "bench", i)) for i in range(10)]
-    print(f"multihead training throughput, d={d}, n={n}, batch={B}, Adam, 1 thread (steps/s; machine shared)")
+    batches = [data.sample(B, generator_for(0, "bench", i)).to(device) for i in range(10)]
+    print(f"multihead training throughput on {device}, d={d}, n={n}, batch={B}, Adam (steps/s; CPU machine shared)")
     print(f"{'H':>3} {'iclab':>10} {'GPT2Model':>10} {'ratio':>7} {'params iclab/gpt2':>18}")
     for H in (1, 2, 4, 8):
         torch.manual_seed(0)
-        ours, ref = MultiHeadRegressionAttention(d, H), GPT2Regressor(d, n, H)
+        ours, ref = MultiHeadRegressionAttention(d, H).to(device), GPT2Regressor(d, n, H).to(device)
         rates = {"ours": [], "ref": []}
         for _ in range(3):  # interleave to share the machine's load fairly
-            rates["ours"].append(_steps_per_s(ours, batches, reps))
-            rates["ref"].append(_steps_per_s(ref, batches, reps))
+            rates["ours"].append(_steps_per_s(ours, batches, reps, device))
+            rates["ref"].append(_steps_per_s(ref, batches, reps, device))
         a, b = max(rates["ours"]), max(rates["ref"])
         pa, pb = sum(p.numel() for p in ours.parameters()), sum(p.numel() for p in ref.parameters())
         print(f"{H:>3} {a:>10.1f} {b:>10.1f} {a / b:>6.2f}x {pa:>8d}/{pb:<8d}")
