@@ -182,9 +182,15 @@ class ICLAttention(nn.Module):
             from iclab.errors import UnsupportedModelError
 
             raise UnsupportedModelError(f"decompose() is the approx_softmax predictor, not {self.attention!r}")
-        s = centred_stats(batch.__class__(batch.x.to(self.M11.dtype), batch.y.to(self.M11.dtype), batch.w),
-                          self.query_key)
-        b = s["s_x"] @ self.v21 + self.v22 * s["s_y"]  # (B,)
-        inner = s["C_xx"] @ self.v21 + self.v22 * s["C_xy"]  # (B, d)
-        w = inner @ self.M11 + (s["C_xy"] @ self.v21 + self.v22 * s["C_yy"]).unsqueeze(-1) * self.m21  # (B, d)
+        x = batch.x.to(self.M11.dtype)  # (B, l, d)
+        y = batch.y.to(self.M11.dtype).clone()
+        y[:, -1] = 0.0  # (B, l)
+        if not self.query_key:
+            x, y = x[:, :-1], y[:, :-1]
+        sx, sy = x.mean(1), y.mean(1)  # (B, d), (B,)
+        xc, yc = x - sx.unsqueeze(1), y - sy.unsqueeze(1)  # centred columns
+        uc = xc @ self.v21 + self.v22 * yc  # (B, l): centred values
+        b = sx @ self.v21 + self.v22 * sy  # (B,)
+        inner = (xc * uc.unsqueeze(-1)).mean(1)  # (B, d) = C_xx v21 + v22 C_xy, O(l d) per prompt
+        w = inner @ self.M11 + (yc * uc).mean(1, keepdim=True) * self.m21  # (B, d)
         return b, w
