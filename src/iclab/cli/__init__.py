@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     """Console entry point."""
     _load_subcommands()
     try:
-        app(args=argv, standalone_mode=False)
+        rc = app(args=argv, standalone_mode=False)  # click returns typer.Exit's code here
     except IclabError as exc:
         typer.echo(f"error: {exc}", err=True)
         return 2
@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(exc, click.exceptions.Exit):
             return exc.exit_code
         raise
-    return 0
+    return rc if isinstance(rc, int) else 0
 
 
 if __name__ == "__main__":
