@@ -174,7 +174,7 @@ def _notes(cfg, df):
     return notes(cfg, df)
 
 
-_QUICK = OodConfig(ood_prompts=8000, phase_grid=7, dense_gamma2=11, tiny_steps=1200, tiny_ft_steps=250,
+_QUICK = OodConfig(ood_prompts=8000, phase_grid=7, dense_gamma2=11, tiny_steps=800, tiny_ft_steps=200,
                    tiny_eval=3000)
 _FULL = OodConfig(ood_prompts=50000, phase_grid=13, dense_gamma2=41, thetas_deg=tuple(range(0, 91, 5)),
                   tiny_steps=4000, tiny_ft_steps=600, tiny_gamma2=(-0.9, -0.75, -0.2, 0.0, 0.5, 0.75, 0.95),
