@@ -1,0 +1,54 @@
+"""The ``temperature`` experiment end to end on a tiny config (serial executor)."""
+
+import pytest
+
+from iclab.errors import ConfigError
+from iclab.experiments import get_experiment
+from iclab.runs import run_experiment
+
+TINY = {"d": 6, "m": 40, "l_values": "8,12", "n_test": 40, "noise_sigmas": "1.0", "sigma_tests": "0.5,2",
+        "mean_shifts": "0,1", "simcheck": "false", "n_tau": 9}
+
+
+def test_runs_end_to_end_and_resumes(tmp_path):
+    out = tmp_path / "run"
+    first = run_experiment("temperature", "quick", TINY, seed=1, out=out, executor="serial", progress=False)
+    n_cells = len(get_experiment("temperature").cells(get_experiment("temperature").config("quick", TINY, 1)))
+    assert first.computed == n_cells == len(first.results) and len(first.failed) == 0
+    figures = sorted(p.name for p in (out / "figures").glob("*.png"))
+    for name in ("fig1a_no_shift.png", "fig1b_input_cov_shift.png", "fig1c_task_shift.png", "fig2a_noise_vs_l.png",
+                 "fig2b_noise_vs_sigma.png", "fig2c_tau_opt_vs_sigma.png", "fig_tau_formula_vs_grid.png",
+                 "fig_mean_shift_linear_vs_approx.png"):
+        assert name in figures and (out / "figures" / name).with_suffix(".csv").exists()
+    report = (out / "report.md").read_text()
+    assert "Paper reports / iclab measures" in report and "τ_opt: Eq. (15) vs MC grid search" in report
+    assert "failed:" not in report  # figures/compare/notes ran without error
+    row = first.results.iloc[0]
+    assert row["G1_theory"] > 0 and row["tau_opt_theory"] > 1 and len(row["G_curve_mc"]) == 9
+    again = run_experiment("temperature", "quick", TINY, seed=1, out=out, executor="serial", progress=False)
+    assert again.computed == 0 and again.reused == n_cells
+
+
+def test_cells_are_deterministic():
+    from iclab.experiments.temperature import run_cell
+
+    exp = get_experiment("temperature")
+    cfg = exp.config("quick", TINY, 0)
+    cell = exp.cells(cfg)[0]
+    assert run_cell(cfg, cell) == run_cell(cfg, cell)
+
+
+def test_bad_overrides():
+    exp = get_experiment("temperature")
+    with pytest.raises(ConfigError) as exc:
+        exp.config("quick", {"nope": "1"})
+    assert "nope" in str(exc.value) and "allowed keys" in str(exc.value)
+    with pytest.raises(ConfigError) as exc:
+        exp.config("quick", {"cov_scale": "-1"})
+    assert exc.value.field == "cov_scale"
+    with pytest.raises(ConfigError) as exc:
+        exp.config("quick", {"l_values": "1,5"})
+    assert exc.value.field == "l_values"
+    with pytest.raises(ConfigError) as exc:
+        exp.config("quick", {"tau_min": "4", "tau_max": "2"})
+    assert exc.value.field == "tau_max"
