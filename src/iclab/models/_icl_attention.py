@@ -156,7 +156,8 @@ class ICLAttention(nn.Module):
         y = batch.y.to(self.M11.dtype).clone()
         y[:, -1] = 0.0  # (B, l)
         xq = x[:, -1]  # (B, d)
-        a = torch.einsum("bld,de,be->bl", x, self.M11, xq) + y * (xq @ self.m21).unsqueeze(-1)  # (B, l)
+        mq = xq @ self.M11.T  # (B, d): M11 x_l
+        a = (x @ mq.unsqueeze(-1)).squeeze(-1) + y * (xq @ self.m21).unsqueeze(-1)  # (B, l)
         u = x @ self.v21 + self.v22 * y  # (B, l)
         return a, u
 
