@@ -344,12 +344,16 @@ def greedy_answers(model, tokenizer, prompts: Sequence[str], max_new_tokens: int
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     device = next(model.parameters()).device
-    out: list[str] = []
+    lengths = [len(ids) for ids in tokenizer(list(prompts))["input_ids"]]
+    order = sorted(range(len(prompts)), key=lambda i: lengths[i])  # similar lengths together: less padding
+    out: list[str] = [""] * len(prompts)
     for start in range(0, len(prompts), batch_size):
-        enc = tokenizer(list(prompts[start:start + batch_size]), return_tensors="pt", padding=True)
+        idx = order[start:start + batch_size]
+        enc = tokenizer([prompts[i] for i in idx], return_tensors="pt", padding=True)
         enc = {k: v.to(device) for k, v in enc.items() if k in ("input_ids", "attention_mask")}
         gen = model.generate(**enc, max_new_tokens=max_new_tokens, do_sample=False,
                              pad_token_id=tokenizer.pad_token_id)  # (b, T + new)
         new = gen[:, enc["input_ids"].shape[1]:]  # (b, new)
-        out += [t.split("\n", 1)[0] for t in tokenizer.batch_decode(new, skip_special_tokens=True)]
+        for i, text in zip(idx, tokenizer.batch_decode(new, skip_special_tokens=True)):
+            out[i] = text.split("\n", 1)[0]
     return out

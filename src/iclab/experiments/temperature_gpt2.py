@@ -156,7 +156,7 @@ def _shared(cfg: TemperatureGPT2Config) -> dict:
         model = _build(cfg)
         tc = TrainConfig(steps=cfg.steps, batch_size=cfg.batch_size, lr=cfg.lr, schedule="cosine",
                          warmup_steps=max(1, cfg.steps // 20), grad_clip=1.0, seed=cfg.seed * 1000 + s,
-                         log_every=max(1, cfg.steps // 10), device=cfg.device)
+                         log_every=max(1, cfg.steps // 10), device=cfg.device, progress=True)
         res = train(model, data, _loss, tc, desc=f"gpt2-regression seed {s}")
         out[s] = {"state": {k: v.cpu() for k, v in res.model.state_dict().items()}, "final_loss": res.final_loss,
                   "seconds": res.seconds}

@@ -31,7 +31,7 @@ from iclab.experiments import Comparison, Experiment, register
 
 __all__ = ["TemperatureLLMConfig", "evaluate_prompts", "load_cached"]
 
-_MODELS: dict[str, tuple] = {}  # per worker process: model name -> (model, tokenizer, source)
+_MODELS: dict[tuple[str, str], tuple] = {}  # per worker process: (model, device) -> (model, tokenizer, source)
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,7 @@ class TemperatureLLMConfig(Config):
         repeats: Monte-Carlo repeats (fresh questions and demonstrations).
         max_new_tokens: greedy tokens per answer; batch_size: prompts per forward.
         threads: torch threads in a cell (0: leave as the executor set it).
+        device: torch device of the model (``cpu``, ``cuda``, ``cuda:1`` …).
     """
 
     model: str = "smollm2"
@@ -68,6 +69,7 @@ class TemperatureLLMConfig(Config):
     max_new_tokens: int = 6
     batch_size: int = 25
     threads: int = 0
+    device: str = "cpu"
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -90,15 +92,18 @@ class TemperatureLLMConfig(Config):
         check_int("batch_size", self.batch_size, 1)
         check_int("threads", self.threads, 0)
         check_int("seed", self.seed, 0)
+        if not isinstance(self.device, str) or not (self.device == "cpu" or self.device.startswith(("cuda", "mps"))):
+            raise ConfigError("device", self.device, "'cpu', 'cuda', 'cuda:N' or 'mps'")
 
 
-def load_cached(name: str):
-    """``(model, tokenizer, source)`` loaded once per process (``iclab.hf.load_model``)."""
-    if name not in _MODELS:
+def load_cached(name: str, device: str = "cpu"):
+    """``(model, tokenizer, source)`` loaded once per process (``iclab.hf.load_model``) and moved to ``device``."""
+    if (name, device) not in _MODELS:
         from iclab.hf import load_model
 
-        _MODELS[name] = load_model(name, causal=True)
-    return _MODELS[name]
+        model, tok, source = load_model(name, causal=True)
+        _MODELS[(name, device)] = (model.to(device), tok, source)
+    return _MODELS[(name, device)]
 
 
 def evaluate_prompts(model, tok, prompts, answers, tau, cfg: TemperatureLLMConfig) -> np.ndarray:
@@ -135,7 +140,7 @@ def _run_cell(cfg: TemperatureLLMConfig, cell: dict, shared) -> dict:
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     t0 = time.perf_counter()
-    model, tok, source = load_cached(cfg.model)
+    model, tok, source = load_cached(cfg.model, cfg.device)
     task = get_task(cell["task"])
     questions, pool = split_items(task, cfg.n_questions, cell["seed"])
     ps = build_prompts(task, questions, pool, cell["n_demos"], cell["noise_ratio"], cell["seed"])
@@ -302,6 +307,14 @@ def _compare(cfg: TemperatureLLMConfig, df: pd.DataFrame) -> list[Comparison]:
                 f"adaptive {r.get('em_adaptive', float('nan')) - r['em_tau1']:+.3f}",
                 bool(r["em_heldout"] > r["em_tau1"]),
                 f"EM(τ=1)={r['em_tau1']:.3f}; ok = held-out τ beats τ=1 (the oracle gain is ≥ 0 by construction)"))
+    for _, r in tab[tab["noise_ratio"] > 0].iterrows():
+        if "mean_layer_tau" in r and np.isfinite(r["mean_layer_tau"]):
+            ratio = r["mean_layer_tau"] / r["best_tau"]
+            out.append(Comparison(
+                f"{r['task']}, noise {r['noise_ratio']:g}: moment-rule τ (gmean over layers) vs grid-search τ",
+                "τ from moments of pre-softmax scores (§5.2, rule not given)",
+                f"{r['mean_layer_tau']:.2f} vs {r['best_tau']:g} (ratio {ratio:.2f}); EM {r['em_moment']:.3f} vs "
+                f"{r['best_em']:.3f}", None, "open detail 7(b): τ_ℓ = ρ_ℓ^noisy/ρ_ℓ^clean, ρ = Var/mean"))
     demos = _demo_curve(cfg, df)
     for task, g in demos.groupby("task"):
         if len(g) >= 3:
@@ -340,7 +353,7 @@ def _notes(cfg: TemperatureLLMConfig, df: pd.DataFrame) -> str:
 
 
 _QUICK = TemperatureLLMConfig(tasks=("capital",), noise_ratios=(0.0, 0.6), taus=(0.75, 1.0, 1.5), demo_counts=(),
-                              n_questions=40, repeats=2, adaptive=False, max_new_tokens=5, batch_size=20)
+                              n_questions=30, repeats=2, adaptive=False, max_new_tokens=5, batch_size=15)
 _FULL = TemperatureLLMConfig()
 
 register(Experiment(
