@@ -87,7 +87,7 @@ _REF_TAU: dict[int, torch.Tensor] = {}
 
 def _reference_attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
     """Eager attention written out: softmax(q k^T · s / τ_{ℓh} + mask) v, keys/values repeated for GQA."""
-    tau = _REF_TAU[id(module.config)][module.layer_idx].to(query.dtype)  # (H,)
+    tau = _REF_TAU[id(module.config)][module.layer_idx].to(query.device, query.dtype)  # (H,)
     rep = query.shape[1] // key.shape[1]
     k = key.repeat_interleave(rep, 1)  # (B, H, k, d)
     v = value.repeat_interleave(rep, 1)

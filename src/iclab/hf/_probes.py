@@ -75,7 +75,22 @@ class ScoreProbe:
         self.sums = {k: torch.zeros(L, H, dtype=torch.float64) for k in _SUMS}
         self.positions = positions
 
+    @property
+    def positions(self):
+        return self._positions
+
+    @positions.setter
+    def positions(self, value) -> None:
+        self._positions, self._rows_key = value, None
+
     def _rows(self, B: int, q: int, device) -> torch.Tensor:
+        key = (B, q, device)
+        if self._rows_key == key:  # validated for an earlier layer of this forward
+            return self._rows_val
+        self._rows_key, self._rows_val = key, self._check_rows(B, q, device)
+        return self._rows_val
+
+    def _check_rows(self, B: int, q: int, device) -> torch.Tensor:
         p = torch.as_tensor(self.positions, dtype=torch.long, device=device)
         p = p.view(1, -1).expand(B, -1) if p.ndim <= 1 else p  # (B, P)
         if p.shape[0] != B:
@@ -109,16 +124,18 @@ class ScoreProbe:
         spread = s.masked_fill(~vis, -torch.inf).amax(-1) - s.masked_fill(~vis, torch.inf).amin(-1)
         ent = -(w * torch.log(torch.where(w > 0, w, torch.ones_like(w)))).sum(-1)
         S = self.sums
-        S["rows"][layer] += ok.sum((0, 2)).double().cpu()
-        S["n"][layer] += cnt.sum((0, 2)).cpu()
-        S["s1"][layer] += s1.sum((0, 2)).cpu()
-        S["s2"][layer] += s2.sum((0, 2)).cpu()
-        S["row_var"][layer] += torch.where(ok, row_var, 0.0).sum((0, 2)).cpu()
-        S["spread"][layer] += torch.where(ok, spread, 0.0).sum((0, 2)).cpu()
-        S["entropy"][layer] += torch.where(ok, ent, 0.0).sum((0, 2)).cpu()
+        if S["n"].device != s.device:  # running sums live on the model's device: no host sync per layer
+            S = self.sums = {k: v.to(s.device) for k, v in S.items()}
+        S["rows"][layer] += ok.sum((0, 2)).double()
+        S["n"][layer] += cnt.sum((0, 2))
+        S["s1"][layer] += s1.sum((0, 2))
+        S["s2"][layer] += s2.sum((0, 2))
+        S["row_var"][layer] += torch.where(ok, row_var, 0.0).sum((0, 2))
+        S["spread"][layer] += torch.where(ok, spread, 0.0).sum((0, 2))
+        S["entropy"][layer] += torch.where(ok, ent, 0.0).sum((0, 2))
 
     def result(self) -> ScoreMoments:
-        S = {k: v.numpy() for k, v in self.sums.items()}
+        S = {k: v.cpu().numpy() for k, v in self.sums.items()}
         with np.errstate(divide="ignore", invalid="ignore"):
             mean = S["s1"] / S["n"]
             var = S["s2"] / S["n"] - mean**2

@@ -211,6 +211,8 @@ def _adaptive_attention(module, query, key, value, attention_mask, scaling, drop
 
     H = query.shape[1]
     scores, visible = attention_scores(module, query, key, attention_mask, scaling, is_causal=is_causal)  # (B, H, q, k)
+    if scores.dtype in (torch.float16, torch.bfloat16):
+        scores = scores.float()  # entropy and softmax in float32, as stock eager softmax does
     w = normalise("adaptive_softmax", scores, visible, **params)  # (B, H, q, k)
     if dropout and module.training:
         w = torch.nn.functional.dropout(w, p=dropout)
