@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from iclab.attention import adaptive_attention, adaptive_beta, adaptive_softmax, row_entropy
+from iclab.attention import _streaming, adaptive_attention, adaptive_beta, adaptive_softmax, row_entropy
 from iclab.errors import ConfigError
 
 B, H, NQ, D, DV = 2, 3, 5, 11, 7
@@ -28,10 +28,12 @@ def _dense(q, k, v, mask=None, **kw):
     return adaptive_softmax(q @ k.transpose(-1, -2) / D ** 0.5, mask, eps=0.0, **kw) @ v
 
 
-@pytest.mark.parametrize("masked", [False, True])
+# the fused CPU pass 1 applies only without a mask; with a mask the chunk loop always runs
+@pytest.mark.parametrize("masked,fused", [(False, True), (False, False), (True, False)])
 @pytest.mark.parametrize("chunk", [1, 3, 64])
 @pytest.mark.parametrize("n", [1, 7, 1000])
-def test_streaming_equals_dense_forward_backward(n, chunk, masked):
+def test_streaming_equals_dense_forward_backward(n, chunk, masked, fused, monkeypatch):
+    monkeypatch.setattr(_streaming, "FUSED_PASS1", fused)
     q, k, v = _qkv(n, seed=n + chunk)
     mask = _mask(n, n) if masked else None
     out = adaptive_attention(q, k, v, mask, chunk=chunk)

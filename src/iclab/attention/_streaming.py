@@ -7,6 +7,9 @@
 * **Pass 1** (online log-sum-exp and entropy): running :math:`m=\\max_j e_j`, :math:`Z=\\sum_j e^{e_j-m}`,
   :math:`S=\\sum_j (e_j-m)e^{e_j-m}`; on a new chunk max :math:`m'`, :math:`Z\\leftarrow e^{m-m'}Z+\\dots`,
   :math:`S\\leftarrow e^{m-m'}(S+(m-m')Z)+\\dots`; then :math:`H=\\log Z-S/Z` and :math:`\\beta=\\beta(H)`.
+  On CPU without a mask, pass 1 is instead one fused flash-kernel call (``aten._scaled_dot_product_flash_attention
+  _for_cpu(q, k, k)``, which also returns the log-sum-exp): :math:`H=\\mathrm{lse}-\\mu` with
+  :math:`\\mu=\\sum_jp_je_j=q_s\\cdot\\sum_jp_jk_j` (``FUSED_PASS1 = False`` forces the chunk loop).
 * **Pass 2**: ordinary attention with the per-row scale :math:`\\beta` (spec §1.4): the fused, itself streaming
   ``F.scaled_dot_product_attention(q * scale * beta, k, v, scale=1)``; for causal attention with
   :math:`n_q \\ne n_k` (sdpa aligns causal masks top-left) a chunk loop with the fixed shift
@@ -34,7 +37,7 @@ from iclab.attention._adaptive import PAPER_COEFFS, PAPER_THRESHOLD, adaptive_be
 from iclab.config import check_int
 from iclab.errors import ConfigError
 
-__all__ = ["adaptive_attention"]
+__all__ = ["adaptive_attention", "auto_chunk"]
 
 
 def _poly_derivative(coeffs: Sequence[float]) -> tuple[float, ...]:
@@ -53,8 +56,59 @@ def _chunk_logits(qs, k, mask_b, j0, j1, causal, offset):
     return s if vis is None else s.masked_fill_(~vis, float("-inf"))
 
 
+FUSED_PASS1 = True  # use the fused CPU flash kernel for pass 1 where it applies (tests switch it off)
+
+
+def _fused_pass1(qs, k, mask_b, causal):
+    """Pass 1 in one fused call on CPU without a mask: ``(lse, mu)`` of the logits, or None where it does not apply.
+
+    ``aten._scaled_dot_product_flash_attention_for_cpu(q, k, k)`` returns the attention-weighted mean key
+    :math:`\\bar k = \\sum_j p_j k_j` and :math:`\\mathrm{lse}_j(e)`; then :math:`\\mu = \\sum_j p_j e_j = q_s\\cdot\\bar k`.
+    """
+    op = getattr(torch.ops.aten, "_scaled_dot_product_flash_attention_for_cpu", None)
+    if not FUSED_PASS1 or op is None or qs.device.type != "cpu" or mask_b is not None or qs.dim() != 4 \
+            or not ctx_sdpa_ok(causal, qs.shape[-2], k.shape[-2]):
+        return None
+    try:
+        kbar, lse = op(qs, k, k, 0.0, bool(causal), scale=1.0)  # (B, H, n_q, d), (B, H, n_q)
+    except RuntimeError:
+        return None
+    return lse.unsqueeze(-1).to(qs.dtype), (qs * kbar).sum(-1, keepdim=True)
+
+
 def _finite0(x: torch.Tensor) -> torch.Tensor:
     return torch.where(torch.isfinite(x), x, torch.zeros_like(x))
+
+
+def _pass1_loop(qs, k, mask_b, chunk, causal, offset):
+    """Pass 1 over key chunks: online max, Z and S (module docstring) -> ``(lse, mu, H, alive, m)``, each
+    ``(..., n_q, 1)``."""
+    n_k = k.shape[-2]
+    masked = mask_b is not None or causal
+    row = qs.shape[:-1] + (1,)
+    m = torch.full(row, float("-inf"), dtype=qs.dtype, device=qs.device)
+    Z = torch.zeros(row, dtype=qs.dtype, device=qs.device)
+    S = torch.zeros_like(Z)
+    for j0 in range(0, n_k, chunk):  # pass 1: online lse and entropy
+        s = _chunk_logits(qs, k, mask_b, j0, min(j0 + chunk, n_k), causal, offset)  # (..., n_q, c)
+        m_new = torch.maximum(m, s.amax(-1, keepdim=True))
+        m_safe = _finite0(m_new)
+        alpha = torch.exp(m - m_safe)  # (..., n_q, 1); 0 while m = -inf
+        shift = torch.where(Z > 0, m - m_safe, torch.zeros_like(m))
+        d = s.sub_(m_safe)  # (..., n_q, c) logits - running max (in place)
+        e = torch.exp(d)  # 0 on invisible keys
+        # sum_j (e_j - m) exp(e_j - m); invisible keys give 0 * -inf = nan, which nansum drops
+        s_blk = (e * d).nansum(-1, keepdim=True) if masked else torch.linalg.vecdot(e, d).unsqueeze(-1)
+        S = alpha * (S + shift * Z) + s_blk
+        Z = alpha * Z + e.sum(-1, keepdim=True)
+        m = m_new
+    alive = Z > 0  # rows with at least one visible key
+    Zs = torch.where(alive, Z, torch.ones_like(Z))
+    H = torch.where(alive, torch.log(Zs) - S / Zs, torch.zeros_like(Z))  # (..., n_q, 1)
+    m1 = _finite0(m)
+    lse1 = m1 + torch.log(Zs)
+    mu = m1 + S / Zs  # E_p[e]
+    return lse1, mu, H, alive, m1
 
 
 class _AdaptiveAttention(torch.autograd.Function):
@@ -62,32 +116,19 @@ class _AdaptiveAttention(torch.autograd.Function):
     def forward(ctx, q, k, v, mask, mask_b, chunk, coeffs, threshold, scale, causal, detach_beta):
         lead, n_q, n_k = q.shape[:-2], q.shape[-2], k.shape[-2]
         offset = n_k - n_q
-        masked = mask_b is not None or causal
         row = lead + (n_q, 1)
         qs = q * scale  # (..., n_q, d): scale the queries, not the n_q x c logits
-        m = torch.full(row, float("-inf"), dtype=q.dtype, device=q.device)
-        Z = torch.zeros(row, dtype=q.dtype, device=q.device)
-        S = torch.zeros_like(Z)
-        for j0 in range(0, n_k, chunk):  # pass 1: online lse and entropy
-            s = _chunk_logits(qs, k, mask_b, j0, min(j0 + chunk, n_k), causal, offset)  # (..., n_q, c)
-            m_new = torch.maximum(m, s.amax(-1, keepdim=True))
-            m_safe = _finite0(m_new)
-            alpha = torch.exp(m - m_safe)  # (..., n_q, 1); 0 while m = -inf
-            shift = torch.where(Z > 0, m - m_safe, torch.zeros_like(m))
-            d = s.sub_(m_safe)  # (..., n_q, c) logits - running max (in place)
-            e = torch.exp(d)  # 0 on invisible keys
-            # sum_j (e_j - m) exp(e_j - m); invisible keys give 0 * -inf = nan, which nansum drops
-            s_blk = (e * d).nansum(-1, keepdim=True) if masked else torch.linalg.vecdot(e, d).unsqueeze(-1)
-            S = alpha * (S + shift * Z) + s_blk
-            Z = alpha * Z + e.sum(-1, keepdim=True)
-            m = m_new
-        alive = Z > 0  # rows with at least one visible key
-        Zs = torch.where(alive, Z, torch.ones_like(Z))
-        H = torch.where(alive, torch.log(Zs) - S / Zs, torch.zeros_like(Z))  # (..., n_q, 1)
-        m1 = _finite0(m)
-        lse1 = m1 + torch.log(Zs)
-        mu = m1 + S / Zs  # E_p[e]
-        beta = adaptive_beta(H, coeffs, threshold)  # (..., n_q, 1)
+        fused = _fused_pass1(qs, k, mask_b, causal)
+        if fused is not None:  # the fused flash kernel returns lse; mu = q . (sum_j p_j k_j), so H = lse - mu
+            lse1, mu = fused
+            H = lse1 - mu
+            alive, base = torch.ones_like(H, dtype=torch.bool), lse1
+            beta = adaptive_beta(H, coeffs, threshold)  # (..., n_q, 1)
+            if float(beta.max()) * math.log(max(n_k, 2)) > 60:  # exp(beta (e - lse)) could underflow: need the max
+                fused = None
+        if fused is None:
+            lse1, mu, H, alive, base = _pass1_loop(qs, k, mask_b, chunk, causal, offset)
+            beta = adaptive_beta(H, coeffs, threshold)  # (..., n_q, 1)
         # pass 2: softmax(beta e) @ v = ordinary attention with per-row scale beta (spec §1.4)
         qb = qs * beta  # (..., n_q, d)
         if ctx_sdpa_ok(causal, n_q, n_k):  # the fused flash kernel, itself streaming over keys
@@ -95,7 +136,7 @@ class _AdaptiveAttention(torch.autograd.Function):
                                                                    scale=1.0)  # (..., n_q, d_v)
             out = torch.where(alive, out, torch.zeros_like(out))  # fully masked rows: zeros, not NaN
         else:
-            shift2 = beta * m1  # max_j beta e_j is known: a fixed shift, no online rescaling
+            shift2 = beta * base  # >= max_j beta e_j (max, or lse <= max + log n): a fixed shift, no rescaling
             Z2 = torch.zeros(row, dtype=q.dtype, device=q.device)
             acc = torch.zeros(lead + (n_q, v.shape[-1]), dtype=v.dtype, device=v.device)
             for j0 in range(0, n_k, chunk):
@@ -106,20 +147,20 @@ class _AdaptiveAttention(torch.autograd.Function):
             out = acc / torch.where(Z2 > 0, Z2, torch.ones_like(Z2))  # zeros on fully masked rows
         active = (H > threshold) & (polyval(coeffs, H) > 1.0)
         gprime = torch.where(active, polyval(_poly_derivative(coeffs), H), torch.zeros_like(H))
-        ctx.save_for_backward(q, k, v, out, lse1, mu, beta, m1, gprime)
+        ctx.save_for_backward(q, k, v, out, lse1, mu, beta, base, gprime)
         ctx.mask_b, ctx.chunk, ctx.scale, ctx.causal, ctx.detach_beta = mask_b, chunk, scale, causal, detach_beta
         return out
 
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, dout):
-        q, k, v, out, lse1, mu, beta, m1, gprime = ctx.saved_tensors
+        q, k, v, out, lse1, mu, beta, base, gprime = ctx.saved_tensors
         mask_b, chunk, scale, causal = ctx.mask_b, ctx.chunk, ctx.scale, ctx.causal
         n_q, n_k = q.shape[-2], k.shape[-2]
         offset = n_k - n_q
         D = (dout * out).sum(-1, keepdim=True)  # (..., n_q, 1)
         qs = q * scale
-        shift2 = beta * m1  # (..., n_q, 1) = max_j beta e_j
+        shift2 = beta * base  # (..., n_q, 1) >= max_j beta e_j
         want_beta = not ctx.detach_beta and bool((gprime != 0).any())
         # backward pass A: Z2 = sum_j exp(beta e_j - shift2), and d beta = sum_j e_j dt_j (unnormalised)
         Z2 = torch.zeros_like(beta)
@@ -162,8 +203,18 @@ def ctx_sdpa_ok(causal: bool, n_q: int, n_k: int) -> bool:
     return not causal or n_q == n_k
 
 
+AUTO_CHUNK_ELEMENTS = 1 << 22  # auto chunk: about this many logits per chunk (16 MiB in float32), >= 1024 keys
+
+
+def auto_chunk(q: torch.Tensor) -> int:
+    """Keys per chunk: ``max(1024, AUTO_CHUNK_ELEMENTS / (batch*heads*n_q))`` — independent of n_k, so memory stays
+    flat in n while few queries still get matrix products large enough to be efficient."""
+    rows = max(1, q[..., 0].numel())
+    return max(1024, AUTO_CHUNK_ELEMENTS // rows)
+
+
 def adaptive_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None = None,
-                       chunk: int = 1024, coeffs: Sequence[float] = PAPER_COEFFS,
+                       chunk: int | None = None, coeffs: Sequence[float] = PAPER_COEFFS,
                        threshold: float = PAPER_THRESHOLD, scale: float | None = None, causal: bool = False,
                        detach_beta: bool = False) -> torch.Tensor:
     """Adaptive-temperature attention in two streaming passes over key chunks (module docstring, spec §1.4).
@@ -172,11 +223,13 @@ def adaptive_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: 
         q: ``(..., n_q, d)``; k: ``(..., n_k, d)``; v: ``(..., n_k, d_v)`` with equal leading dims (e.g. ``(B, H)``).
         mask: bool, broadcastable to ``(..., n_q, n_k)``, True = visible (a key-padding mask ``(B, 1, 1, n_k)``
             keeps memory O(n)); fully masked rows give zeros.
-        chunk: keys per chunk. coeffs, threshold: the β(H) polynomial (highest degree first) and gate.
+        chunk: keys per chunk (None: :func:`auto_chunk`, at least 1024). coeffs, threshold: the β(H) polynomial (highest degree first) and gate.
         scale: logit scale, default ``1/sqrt(d)``. causal: query ``i`` sees keys ``j <= i + n_k - n_q``.
     Returns: ``(..., n_q, d_v)``.
     """
     c = check_coeffs(coeffs, threshold)
+    if chunk is None:
+        chunk = auto_chunk(q)
     check_int("chunk", chunk, 1)
     if q.dim() < 2 or k.dim() != q.dim() or v.dim() != q.dim() or q.shape[:-2] != k.shape[:-2] \
             or k.shape[:-2] != v.shape[:-2] or q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:

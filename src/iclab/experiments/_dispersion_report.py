@@ -82,9 +82,14 @@ def beta_fit(config, df: pd.DataFrame) -> dict | None:
     counts = sum(np.asarray(v, float) for v in soft["fit_counts"])
     centres = (np.arange(nb) + 0.5) * config.entropy_bin
     best = best_beta_per_bin(loss, counts, grid)
-    use = counts >= max(20, 0.001 * counts.sum())
+    # only bins above the gate (the polynomial is never used at H <= 0.5; there sharpening a correct head always
+    # lowers the loss, so the best grid β is the grid's edge) with enough rows
+    use = (counts >= max(20, 0.001 * counts.sum())) & (centres > 0.5)
     coeffs = fit_beta_polynomial(centres[use], best[use], counts[use]) if use.sum() >= 5 else None
-    return {"centres": centres, "best": best, "counts": counts, "use": use, "coeffs": coeffs, "grid": grid}
+    rng = (float(centres[use].min() - config.entropy_bin / 2), float(centres[use].max() + config.entropy_bin / 2)) \
+        if use.any() else (float("nan"), float("nan"))
+    return {"centres": centres, "best": best, "counts": counts, "use": use, "coeffs": coeffs, "grid": grid,
+            "range": rng}
 
 
 def _poly_summary(coeffs) -> str:
@@ -135,7 +140,9 @@ def figures(config, df: pd.DataFrame, fig_dir) -> list:
             ax.plot(H, beta_of_entropy(H, fit["coeffs"]), "-", color="#D55E00", label="iclab fit, clamped ≥ 1")
         ax.scatter(fit["centres"][u], fit["best"][u], s=8 + 40 * np.sqrt(fit["counts"][u] / fit["counts"].max()),
                    color="#0072B2", label="best β per entropy bin")
-        ax.set(xlabel="entropy H of the trained head (nats)", ylabel="β = 1/θ", title="Fitting β(H)")
+        ax.axvspan(*fit["range"], color="0.93", label="fitted entropy range")
+        ax.set(xlabel="entropy H of the trained head (nats)", ylabel="β = 1/θ", title="Fitting β(H)",
+               ylim=(0, max(6.0, config.beta_max + 0.5)))
         ax.legend()
         data = pd.DataFrame({"H": fit["centres"], "best_beta": fit["best"], "count": fit["counts"], "used": u})
         paths.append(save_figure(fig, fig_dir / "beta_fit", data))
@@ -196,15 +203,18 @@ def compare(config, df: pd.DataFrame) -> list[Comparison]:
             ok = ps is None or abs(r["softmax"] - ps) <= 3.0
         elif n > config.train_max:
             ok = bool(r["gain"] >= 0)
-        out.append(Comparison(f"max retrieval acc. softmax → adaptive, n={n}", paper, meas, ok,
-                              "n=16: in-distribution accuracy within 3 points; n>16: adaptive ≥ softmax (sign of "
-                              "the gain, not its size: model and training length differ from the paper's)"))
+        note = ("tolerance: at the training size, softmax accuracy within 3 points; beyond it, adaptive ≥ softmax "
+                "(the sign of the gain, not its size: model and training length differ from the paper's)"
+                if not out else "")
+        out.append(Comparison(f"max retrieval acc. softmax → adaptive, n={n}", paper, meas, ok, note))
     if len(tab):
         bound = top_coefficient_bound(tab["delta_sup"], tab["n"])
         out.append(Comparison("Lemma 2.1: max coefficient ≤ e^δ/(e^δ+n−1) at every n (δ_sup of the trained head)",
                               "holds (theorem)", "max α: " + ", ".join(f"{a:.3g}≤{b:.3g}" for a, b in
                                                                   zip(tab["max_coef"], bound)),
-                              bool((tab["max_coef"] <= bound + 1e-6).all()), "bound from the head's own δ_sup"))
+                              bool((tab["max_coef"] <= bound + 1e-6).all()),
+                              f"δ_sup = {tab['delta_sup'].iloc[0]:.0f} of the trained head: the bound is vacuous "
+                              "at these n; dispersion here comes from near-max competitors, see notes"))
         out.append(Comparison("entropy grows with n (dispersion)", "coefficients spread as n doubles",
                               ", ".join(f"{h:.2f}" for h in tab["entropy"]),
                               bool(np.all(np.diff(tab["entropy"]) > 0))))
@@ -216,13 +226,19 @@ def compare(config, df: pd.DataFrame) -> list[Comparison]:
     if fit is not None and fit["coeffs"] is not None:
         c = fit["coeffs"]
         Hs = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+        lo, hi = fit["range"]
         out.append(Comparison("β(H) polynomial (highest degree first)", _poly_summary(PAPER_COEFFS) + " [acmrep]",
-                              _poly_summary(c), None, "fit target reconstructed (spec §5.3): β minimising the "
-                              "readout's cross-entropy per entropy bin"))
+                              _poly_summary(c) + f" (fitted on H in [{lo:.2f}, {hi:.2f}])", None,
+                              "fit target reconstructed (spec §5.3): β minimising the readout's cross-entropy per "
+                              "entropy bin above the 0.5 gate"))
         out.append(Comparison("β at H = 1, 2, 3, 4, 5 nats", ", ".join(f"{b:.2f}" for b in beta_of_entropy(Hs)),
-                              ", ".join(f"{b:.2f}" for b in beta_of_entropy(Hs, c)), None))
-        out.append(Comparison("active range of β > 1 (nats)", "0.85 … 5.94",
-                              " … ".join(f"{x:.2f}" for x in beta_active_range(c)) or "none", None))
+                              ", ".join(f"{b:.2f}" + ("" if lo <= h <= hi else " (extrap.)")
+                                        for h, b in zip(Hs, beta_of_entropy(Hs, c))), None))
+        roots = beta_active_range(c)
+        above = bool(np.polyval(c, 0.5 * (lo + hi)) > 1.0)
+        out.append(Comparison("entropies where β(H) = 1 (edges of the active range, nats)", "0.85, 5.94",
+                              ", ".join(f"{x:.2f}" for x in roots) or ("none: β > 1 for all H > 0.5" if above
+                                                                       else "none: β = 1 everywhere"), None))
     for _, r in _rows(df, kind="delta").iterrows():
         g2, g7 = PAPER_DELTA["Gemma 2B"], PAPER_DELTA["Gemma 7B"]
         out.append(Comparison(f"logit spread δ: {r['model']} ({int(r['tokens'])} tokens, {int(r['rows'])} rows)",
@@ -267,10 +283,22 @@ def notes(config, df: pd.DataFrame) -> str:
                   "paper's seed count is unknown). Our model is trained for %d steps at width %d (the paper's "
                   "length is unknown), so absolute OOD accuracies differ; compare the direction and size of the gain."
                   % (config.steps, config.d), ""]
+    if len(tab):
+        lines += ["### Dispersion and Lemma 2.1", "", f"The trained head's logit spread over the whole input set is "
+                  f"δ_sup ≈ {tab['delta_sup'].iloc[0]:.0f} (mean per-set δ {tab['delta_mean'].iloc[0]:.0f} at "
+                  f"n={int(tab['n'].iloc[0])}), so Lemma 2.1's bound e^δ/(e^δ+n−1) is ≈ 1 for every tested n: the "
+                  "model did learn large logits. It still disperses (max coefficient "
+                  + " → ".join(f"{x:.2f}" for x in tab["max_coef"]) + ", entropy "
+                  + " → ".join(f"{x:.2f}" for x in tab["entropy"]) + " nats) because priorities are continuous: "
+                  "as n grows, more items have priorities (hence logits) within the head's resolution of the max. "
+                  "The lemma explains why a *bounded* spread must disperse; our head shows dispersion before that "
+                  "limit is reached. The adaptive temperature raises the max coefficient to "
+                  + " → ".join(f"{x:.2f}" for x in tab["max_coef_adaptive"]) + ".", ""]
     fit = beta_fit(config, df)
     if fit is not None and fit["coeffs"] is not None:
         lines += ["### β(H) fit", "", f"paper: {_poly_summary(PAPER_COEFFS)}; iclab: {_poly_summary(fit['coeffs'])} "
-                  "(weighted least squares over entropy bins with ≥ 20 rows; target: the grid β in [1, "
+                  f"fitted on H in [{fit['range'][0]:.2f}, {fit['range'][1]:.2f}] nats "
+                  "(weighted least squares over entropy bins above the 0.5 gate with ≥ 20 rows; target: the grid β in [1, "
                   f"{config.beta_max}] minimising the trained readout's cross-entropy in that bin). The paper's own "
                   "target was not recovered (spec §5.3), so the coefficients need not agree; the shape (hump, "
                   "β ≈ 1 at low entropy) is the comparable part.", ""]

@@ -58,7 +58,7 @@ class DispersionConfig(Config):
     batch_size: int = 128
     lr: float = 1e-3
     weight_decay: float = 1e-3
-    fit_sizes: tuple[int, ...] = (16, 64, 256, 1024)
+    fit_sizes: tuple[int, ...] = (16, 64, 256, 1024, 4096)
     fit_sets: int = 256
     beta_max: float = 5.0
     beta_step: float = 0.1
@@ -162,7 +162,7 @@ _POW2 = tuple(2 ** k for k in range(4, 15))  # 16 ... 16384
 PRESETS = {
     "quick": DispersionConfig(),
     "full": DispersionConfig(seeds=10, variant_seeds=3, test_sizes=_POW2, eval_sets=1000, d=128, depth=2,
-                             steps=20000, fit_sizes=(16, 32, 64, 128, 256, 512, 1024, 2048), fit_sets=1024,
+                             steps=20000, fit_sizes=(16, 64, 256, 1024, 4096, 16384), fit_sets=1024,
                              delta_tokens=2048, clrs_seeds=3, clrs_test_sizes=(8, 16, 32, 64, 128, 256),
                              clrs_eval=512, clrs_steps=4000, clrs_d_model=64, clrs_layers=3, clrs_heads=4),
 }
