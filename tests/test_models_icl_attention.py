@@ -155,11 +155,11 @@ def test_from_bayes_mimicking_and_trainable():
     first = None
     for _ in range(60):
         loss = ((m(b) - b.target) ** 2).mean()
-        first = first if first is not None else float(loss)
+        first = first if first is not None else loss.item()
         opt.zero_grad()
         loss.backward()
         opt.step()
-    assert float(loss) < 0.7 * first
+    assert loss.item() < 0.7 * first
 
 
 def test_bad_input():
