@@ -136,7 +136,7 @@ def language_cell(cfg, cell: dict) -> dict:
                      device=cfg.device)
     res = train(model, tr, _lm_loss, tc)
     model.eval()
-    test = te.sample(cfg.lm_eval_windows, generator_for(seed, "lm_test"))
+    test = te.sample(cfg.lm_eval_windows, generator_for(seed, "lm_test")).to(cfg.device)
     with torch.no_grad():
         nll = float(sum(_lm_loss(model, test.index(slice(s, s + 64))) * min(64, len(test.tokens) - s)
                         for s in range(0, len(test.tokens), 64)) / len(test.tokens))

@@ -36,7 +36,8 @@ def evaluate(model, batch, chunk: int = 512) -> dict[str, float]:
 
 
 def fit_classifier(model, data, val_batch, *, steps: int, batch_size: int, lr: float, optimizer: str, seed: int,
-                   pool_size: int | None, eval_every: int, grad_clip: float | None = None, device: str = "cpu"):
+                   pool_size: int | None, eval_every: int, grad_clip: float | None = None, device: str = "cpu",
+                   schedule: str = "constant"):
     """Train ``model`` with :func:`iclab.train.train` on the categorical NLL; early stopping = restore the
     state with the lowest validation NLL seen at the logged steps. Returns ``(model, info)``."""
     from iclab.models import categorical_loss
@@ -53,7 +54,7 @@ def fit_classifier(model, data, val_batch, *, steps: int, batch_size: int, lr: f
         return r
 
     tc = TrainConfig(steps=steps, batch_size=batch_size, lr=lr, optimizer=optimizer, seed=seed, pool_size=pool_size,
-                     log_every=eval_every, grad_clip=grad_clip, device=device)
+                     log_every=eval_every, grad_clip=grad_clip, device=device, schedule=schedule)
     res = train(model, data, categorical_loss, tc, eval_fn=eval_fn)
     model.load_state_dict(best["state"])
     return model, {"seconds": res.seconds, "best_val_nll": best["nll"], "final_train_loss": res.final_loss,
@@ -111,8 +112,8 @@ def stationarity_cell(cfg, cell: dict) -> dict:
         def sample(self, b, g):
             return data.sample(b, g, dtype=torch.float64)
 
-    fit_classifier(gd, _Data64(), val, steps=cfg.stationarity_steps, batch_size=256, lr=0.02, optimizer="adam",
-                   seed=seed, pool_size=None, eval_every=max(1, cfg.stationarity_steps // 5))
+    fit_classifier(gd, _Data64(), val, steps=cfg.stationarity_steps, batch_size=256, lr=0.05, optimizer="adam",
+                   seed=seed, pool_size=None, eval_every=max(1, cfg.stationarity_steps // 5), schedule="cosine")
     after = stationarity_check(data, gd, n_prompts=cfg.stationarity_prompts, n_chunks=16, seed=seed + 1)
     out = {}
     for tag, r in (("init", before), ("trained", after)):

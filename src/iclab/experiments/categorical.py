@@ -130,10 +130,10 @@ class CategoricalConfig(Config):
 
 
 _QUICK = CategoricalConfig(
-    n_context=40, train_sizes=(256, 2048), rbf_train_sizes=(2048,), blocks_sweep=(1, 2, 3, 4),
-    blocks_models=("gd",), steps=200, batch_size=128, eval_every=25, n_val=256, n_test=1024,
+    n_context=40, train_sizes=(256, 2048), rbf_train_sizes=(2048,), blocks_sweep=(1, 2, 3),
+    blocks_models=("gd",), steps=150, batch_size=96, lr_gd=5e-2, lr_tf=3e-3, eval_every=25, n_val=256, n_test=1024,
     feature_blocks=(1, 2), feature_steps=150, feature_train_contexts=1024, probe_steps=200,
-    max_sentences_per_class=30, lm_width=64, lm_heads=4, lm_seq_len=64, lm_steps=300, lm_batch=32, lm_lr=3e-3,
+    feature_dim=32, max_sentences_per_class=30, lm_width=64, lm_heads=4, lm_seq_len=64, lm_steps=300, lm_batch=32, lm_lr=3e-3,
     lm_eval_windows=256, stationarity_kernels=("softmax",), stationarity_steps=150, stationarity_prompts=4096)
 _FULL = CategoricalConfig(n_seeds=3)
 
