@@ -94,9 +94,16 @@ def test_sigint_checkpoints_and_resume_is_bit_for_bit(tmp_path):
             os.kill(os.getpid(), signal.SIGINT)
         return _mse(model, batch)
 
-    part = train(_model(), _Linear(), interrupting, cfg, run_dir=tmp_path)
-    assert part.stopped == "interrupted" and part.steps == 17
+    with pytest.raises(KeyboardInterrupt):  # Ctrl-C still reaches the caller, after the checkpoint
+        train(_model(), _Linear(), interrupting, cfg, run_dir=tmp_path)
     assert torch.load(tmp_path / CHECKPOINT, weights_only=False)["step"] == 17
+    calls["n"] = 0
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)  # a caller that ignores SIGINT gets a normal return
+    try:
+        part = train(_model(), _Linear(), interrupting, cfg, run_dir=tmp_path / "ign")
+    finally:
+        signal.signal(signal.SIGINT, old)
+    assert part.stopped == "interrupted" and part.steps == 17
     res = train(_model(), _Linear(), _mse, cfg, run_dir=tmp_path, resume=True)
     assert res.steps == 40 and _same_weights(ref.model, res.model)
 

@@ -105,14 +105,17 @@ def _cell_baseline(cfg, cell) -> dict:
     }
     row: dict[str, Any] = {"lengths": lengths, "eta_star": eta}
     for key in est:
-        row[f"mc_{key}"] = []
+        row[f"mc_{key}"], row[f"se_{key}"] = [], []
     for n in lengths:
         b = _iso(cfg, n).sample(cfg.n_mc, generator_for(cell["seed"], "baseline", n))
         for key, f in est.items():
-            row[f"mc_{key}"].append(_mse(f(b), b.target))
+            err = (f(b).double() - b.target.double()) ** 2  # (M,)
+            row[f"mc_{key}"].append(float(err.mean()))
+            row[f"se_{key}"].append(float(err.std() / err.numel() ** 0.5))
     row["th_dgd_star"] = [float(th.gd_risk(eta, cfg.d, n, cfg.sigma2)) for n in lengths]
     row["th_gd_star"] = [float(th.gd_risk(eta, cfg.d, n, cfg.sigma2, False)) for n in lengths]
     row["th_dgd_paper"] = [float(th.gd_risk(PAPER_ETA, cfg.d, n, cfg.sigma2)) for n in lengths]
+    row["th_gd_paper"] = [float(th.gd_risk(PAPER_ETA, cfg.d, n, cfg.sigma2, False)) for n in lengths]
     row["th_bayes"] = [th.bayes_risk(cfg.d, n, cfg.sigma2, n_mc=2000, seed=n)[0] for n in lengths]
     # length generalisation references (trained at lengthgen_train): DGD with its η*, and linear attention
     # = vanilla GD whose step grows like n / n_train (1/L frozen at training, spec §2.5)

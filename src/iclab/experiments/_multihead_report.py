@@ -32,7 +32,7 @@ def _rows(df: pd.DataFrame, kind: str, attention: str | None = None) -> pd.DataF
     if "H" in out and len(out) and out["H"].notna().all():
         out["H"] = out["H"].astype(int)
     if attention is not None:
-        out = out[out["attention"] == attention]
+        out = out[out["attention"] == attention] if "attention" in out else out.iloc[0:0]
     return out
 
 
@@ -217,16 +217,21 @@ def compare(cfg, df: pd.DataFrame) -> list[Comparison]:
                                    "E(ŷ−ŷ_gd)²/Eŷ_gd² on held-out prompts at the best-fit step; ok if < 0.05"))
     if base is not None and paper_setting:
         L = list(base["lengths"])
-        for key, col, lab in (("dgd", "th_dgd_paper", "debiased GD η=0.897 (closed form)"),
-                              ("gd", "mc_gd_paper", "one-step GD η=0.897 (MC)"),
-                              ("mh", "mc_mh_paper", "2-head ω=±0.13, μ=±3.45 (MC)"),
-                              ("nw", "mc_nw", "single-head NW (MC)"), ("bayes", "mc_bayes", "ridge/Bayes (MC)")):
+        for key, col, se_key, lab in (("dgd", "th_dgd_paper", "se_dgd_paper", "debiased GD η=0.897 (closed form)"),
+                                      ("gd", "th_gd_paper", "se_gd_paper", "one-step GD η=0.897 (closed form)"),
+                                      ("mh", "mc_mh_paper", "se_mh_paper", "2-head ω=±0.13, μ=±3.45 (MC)"),
+                                      ("nw", "mc_nw", "se_nw", "single-head NW (MC)"),
+                                      ("bayes", "mc_bayes", "se_bayes", "ridge/Bayes (MC)")):
             for Lp in (10, 40, 100):
-                if Lp in L:
-                    v = float(base[col][L.index(Lp)])
-                    ref = PAPER_52[key][Lp]
-                    rows.append(Comparison(f"§5.2 {lab}, L = {Lp}", f"{ref:.4f}", f"{v:.4f}", abs(v - ref) < 0.015,
-                                           f"tolerance ±0.015 (MC, {cfg.n_mc} prompts; paper 5e4)"))
+                if Lp in L and col in base and isinstance(base[col], (list, tuple, np.ndarray)):
+                    i = L.index(Lp)
+                    v, ref = float(base[col][i]), PAPER_52[key][Lp]
+                    # the paper's value is an MC mean over 5e4 prompts; ours too unless closed form
+                    se_paper = float(base[se_key][i]) * np.sqrt(cfg.n_mc / 50_000)
+                    se = np.hypot(se_paper, 0.0 if col.startswith("th_") else float(base[se_key][i]))
+                    tol = max(3.0 * se, 0.003)
+                    rows.append(Comparison(f"§5.2 {lab}, L = {Lp}", f"{ref:.4f}", f"{v:.4f}", abs(v - ref) <= tol,
+                                           f"tolerance ±{tol:.3f} = 3 MC standard errors (paper 5e4 prompts, ours {cfg.n_mc})"))
     if not iso.empty and paper_setting:
         for H, grp in iso.groupby("H"):
             if H not in PAPER_53:

@@ -10,7 +10,10 @@ the CPU and moved to ``config.device``, so the data do not depend on the device 
 feature) to a float; ``stop_rule(step, groups) -> bool`` can then stop on per-group criteria (e.g. "every
 feature's loss <= eps/K", OOD spec §4.2; see :mod:`iclab.train._stopping`). A non-finite loss (or non-finite
 weights at a checkpoint) raises :class:`TrainingDiverged` and leaves the last good checkpoint in place.
-SIGINT/SIGTERM finish the current step, write a checkpoint and return with ``stopped="interrupted"``.
+SIGINT/SIGTERM finish the current step and write a checkpoint; then the signal is delivered to the handler
+that was installed before (so Ctrl-C still raises ``KeyboardInterrupt`` and SIGTERM still ends the process: a
+caller such as an experiment cell never mistakes a cut-short run for a finished one). Only when that handler
+ignores the signal does ``train`` return, with ``stopped="interrupted"``.
 """
 
 from __future__ import annotations
@@ -160,10 +163,10 @@ def train(model: torch.nn.Module, data: Any, loss_fn: Callable, config: TrainCon
     if cfg.pool_size is not None:
         pool = _to_device(data.sample(cfg.pool_size, generator_for(cfg.seed, "pool")), device)
 
-    interrupted = {"flag": False}
+    interrupted = {"flag": False, "signal": None}
 
     def _on_signal(signum, frame):  # finish the current step, checkpoint, then stop
-        interrupted["flag"] = True
+        interrupted["flag"], interrupted["signal"] = True, signum
 
     old_handlers = {}
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -249,6 +252,8 @@ def train(model: torch.nn.Module, data: Any, loss_fn: Callable, config: TrainCon
         for sig, handler in old_handlers.items():
             signal.signal(sig, handler)
     model.eval()
+    if interrupted["signal"] is not None:
+        signal.raise_signal(interrupted["signal"])  # the caller's handler decides (default: stop)
     return TrainResult(model, done_steps, loss_value, stopped, history, time.perf_counter() - t0, ckpt)
 
 
