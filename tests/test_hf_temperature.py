@@ -244,6 +244,20 @@ def test_unsupported_models_raise():
     reset_temperature(model)
 
 
+def test_implementation_changed_behind_our_back_raises(models):
+    m = models["gpt2"]
+    ids, mask = batch()
+    try:
+        with with_temperature(m, 2.0):
+            output(m, ids, mask)
+            m.set_attn_implementation("eager")
+            with pytest.raises(UnsupportedModelError, match="changed to 'eager'"):
+                output(m, ids, mask)
+    finally:
+        m.set_attn_implementation("sdpa")
+    assert m.config._attn_implementation == "sdpa" and get_temperature(m) is None
+
+
 def test_layer_without_index_needs_uniform_tau(models):
     m = models["gpt2"]
     mods = attention_modules(m)

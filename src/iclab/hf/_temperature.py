@@ -101,17 +101,20 @@ class _Control:
         self.table = None  # (L, H) float64, None = τ 1 everywhere
         self.adaptive: AdaptiveTemperature | None = None
         self.calls = 0
-        self.verified = False
         self.configs = {id(m.config): m.config for m in model.modules() if getattr(m, "config", None) is not None}
-        self.hook = model.register_forward_hook(self._check_called)
+        self.hooks = (model.register_forward_pre_hook(self._reset_calls), model.register_forward_hook(self._check_called))
+
+    def _reset_calls(self, module, args) -> None:
+        self.calls = 0
 
     def _check_called(self, module, args, output) -> None:
-        if not self.verified:
-            if self.calls == 0:
-                raise UnsupportedModelError(
-                    f"{type(self.model).__name__}: the attention implementation did not call iclab's attention "
-                    "function (it bypasses transformers.AttentionInterface); temperature control cannot apply to it")
-            self.verified = True
+        """After every forward: iclab's attention function must have run, else τ was silently not applied."""
+        if self.calls == 0:
+            impl = self.model.config._attn_implementation
+            why = (f"its attention implementation was changed to {impl!r} after set_temperature"
+                   if not impl.startswith(_PREFIX) else "it bypasses transformers.AttentionInterface")
+            raise UnsupportedModelError(f"{type(self.model).__name__}: the forward pass did not call iclab's attention "
+                                        f"function ({why}); the temperature was not applied")
 
     @property
     def table(self) -> torch.Tensor | None:
@@ -282,7 +285,8 @@ def _install(model) -> _Control:
 
 
 def _uninstall(ctl: _Control) -> None:
-    ctl.hook.remove()
+    for hook in ctl.hooks:
+        hook.remove()
     for cid in list(ctl.configs):
         if _CONTROLS.get(cid) is ctl:
             del _CONTROLS[cid]
