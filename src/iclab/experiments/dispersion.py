@@ -58,7 +58,7 @@ class DispersionConfig(Config):
     batch_size: int = 128
     lr: float = 1e-3
     weight_decay: float = 1e-3
-    fit_sizes: tuple[int, ...] = (16, 64, 256, 1024, 4096)
+    fit_sizes: tuple[int, ...] = (16, 64, 256, 1024)
     fit_sets: int = 256
     beta_max: float = 5.0
     beta_step: float = 0.1
