@@ -155,7 +155,7 @@ def figures(cfg, df: pd.DataFrame, fig_dir: Path) -> list[Path]:
             im = a.imshow(m, cmap="RdBu_r", vmin=-1, vmax=1)
             a.set_title(t, fontsize=8)
             a.grid(False)
-        fig.colorbar(im, ax=list(ax))
+        fig.colorbar(im, ax=ax[1], fraction=0.046, pad=0.04)
         out.append(save_figure(fig, fig_dir / "anisotropic_kq", {"learned": blk.ravel(), "sigma_inv": prec.ravel()}))
     # 6. multi-task heads
     mt = _rows(df, "multitask")
