@@ -61,3 +61,18 @@ def test_minilm_task_helpers():
     assert torch.allclose(givens_rotation(8, math.pi, 0), -torch.eye(8), atol=1e-5)
     x = torch.randn(8)
     assert abs(float(x @ givens_rotation(8, math.pi / 2, 1) @ x)) < 1e-4  # every direction moves by 90 degrees
+
+
+def test_tiny_layer1_probe_shapes_and_orientation():
+    from iclab.data import feature_basis, generator_for
+    from iclab.experiments._ood_tiny import layer1_logits
+    from iclab.models import FeatureTransformer
+
+    V, _ = feature_basis(5, 3, generator_for(0, "b"))
+    torch.manual_seed(0)
+    net = FeatureTransformer(5, d_model=16, n_layers=2, n_heads=2)
+    S = layer1_logits(net, V)
+    assert S.shape == (3, 3)
+    h = net.net.ln1[0](net.net.read_in(torch.cat([V.T, torch.zeros(3, 1, dtype=V.dtype)], 1).float()))
+    q, k, _ = net.net.attn[0].qkv(h).split(16, dim=-1)
+    assert torch.allclose(S[0, 2].float(), (k[0, :8] @ q[2, :8]) / 8**0.5, atol=1e-5)  # row = key, column = query

@@ -20,7 +20,7 @@ from iclab.models import FeatureTransformer, prompt_mse_loss
 from iclab.experiments._ood_synthetic import _change, _predicted_change
 from iclab.train import TrainConfig, train
 
-__all__ = ["tiny_cell"]
+__all__ = ["tiny_cell", "layer1_logits"]
 
 
 def _eval(model, data, n: int, seed, key) -> list[float]:
@@ -29,6 +29,19 @@ def _eval(model, data, n: int, seed, key) -> list[float]:
         yhat = model(b.x.float(), b.y.float(), b.xq.float()).double()
     per = 0.5 * (yhat - b.yq) ** 2
     return [float(per[b.qfeat == k].mean()) for k in range(data.K)]
+
+
+def layer1_logits(model: FeatureTransformer, V: torch.Tensor) -> torch.Tensor:
+    """Layer-1 α/β probe (spec §6): logits of head 0 between feature tokens [v; 0] after read-in and the first
+    LayerNorm, S[m, k] = k(v_m)·q(v_k)/√d_h -> (K_token, K_query); α = diagonal, β = off-diagonal."""
+    net = model.net
+    z = torch.cat([V.T, torch.zeros(V.shape[1], 1, dtype=V.dtype)], 1).float()  # (K, d+1)
+    with torch.no_grad():
+        h = net.ln1[0](net.read_in(z))  # (K, D)
+        attn = net.attn[0]
+        q, k, _ = attn.qkv(h).split(h.shape[1], dim=-1)  # (K, D) each
+        q, k = q[:, : attn.d_head], k[:, : attn.d_head]  # head 0
+        return (k @ q.T / math.sqrt(attn.d_head)).double()  # (K, K)
 
 
 def _float_loss(m, b):
@@ -47,12 +60,15 @@ def tiny_cell(cfg, cell) -> dict:
                      log_every=max(1, cfg.tiny_steps // 10), seed=cfg.seed)
     res = train(model, src, _float_loss, tc)
     before = _eval(model, src, cfg.tiny_eval, cfg.seed, "src")
+    S1 = layer1_logits(model, V)
+    off = ~torch.eye(K, dtype=torch.bool)
     ood = [sum(_eval(model, src.with_features(rotated_features(V, Vp, math.radians(th))), cfg.tiny_eval, cfg.seed,
                      f"ood{th}")) / K for th in cfg.tiny_thetas_deg]
-    out = {"pretrain_seconds": res.seconds, "source_before": before, "theta_deg": list(cfg.tiny_thetas_deg),
+    out = {"pretrain_seconds": res.seconds, "source_before": before, "alpha1": float(S1.diagonal().mean()),
+           "beta1": float(S1[off].mean()), "theta_deg": list(cfg.tiny_thetas_deg),
            "ood_loss": ood, "gamma1": cfg.tiny_gamma1, "gamma2_list": list(cfg.tiny_gamma2)}
     rows = {k: [] for k in ("F", "src1_after", "src2_after", "ood_before", "ood_after", "forgot1", "forgot2",
-                            "pred1", "pred2")}
+                            "pred1", "pred2", "dalpha1_src", "dbeta1_src")}
     ft_cfg = tc.with_overrides({"steps": cfg.tiny_ft_steps, "seed": cfg.seed + 1,
                                 "log_every": max(1, cfg.tiny_ft_steps // 5)})
     for g2 in cfg.tiny_gamma2:
@@ -62,6 +78,9 @@ def tiny_cell(cfg, cell) -> dict:
         ood_before = sum(_eval(m, tgt, cfg.tiny_eval, cfg.seed, f"tgt{g2}")) / K
         train(m, tgt, _float_loss, ft_cfg)
         after = _eval(m, src, cfg.tiny_eval, cfg.seed, "src")
+        dS = layer1_logits(m, V) - S1
+        rows["dalpha1_src"].append(float(dS.diagonal().mean()))
+        rows["dbeta1_src"].append(float(dS[off].mean()))
         pred = _predicted_change(cfg.tiny_gamma1, g2)
         rows["F"].append(sum(a - b for a, b in zip(after, before)) / K)
         rows["src1_after"].append(after[0])
