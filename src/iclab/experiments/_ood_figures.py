@@ -134,7 +134,7 @@ def _fig_forgetting(ft: pd.DataFrame, cfg, fig_dir: Path) -> Path:
     a.axhline(0, color="k", lw=0.8)
     a.set_xlabel("γ2 = ⟨v2, u2⟩  (x: spec §5.2 values)")
     a.set_ylabel("forgetting F = ΔL_source")
-    a.set_title("K=2 fine-tuning: F > 0 forgetting, F < 0 backward transfer")
+    a.set_title("K=2 fine-tuning (F > 0: forgetting)")
     a.legend(fontsize=7)
     return save_figure(fig, fig_dir / "ood_forgetting", ft)
 
