@@ -93,8 +93,8 @@ class CategoricalConfig(Config):
     lm_eval_windows: int = 1024
     stationarity_kernels: tuple[str, ...] = ("softmax", "rbf", "linear")
     stationarity_blocks: int = 2
-    stationarity_steps: int = 400
-    stationarity_prompts: int = 8192
+    stationarity_steps: int = 1500
+    stationarity_prompts: int = 16384
     device: str = "cpu"
 
     def __post_init__(self) -> None:
