@@ -46,3 +46,15 @@ def test_config_errors():
     cells = exp.cells(exp.config("quick"))
     assert all("seed" in c and "part" in c for c in cells)
     assert len({str(sorted(c.items())) for c in cells}) == len(cells)
+
+
+def test_gd_likeness_separates_construction_from_random():
+    import torch
+
+    from iclab.experiments._categorical_synthetic import gd_likeness
+    from iclab.models import FunctionalGDModel, TrainedCategoricalTransformer
+
+    rand = gd_likeness(TrainedCategoricalTransformer(5, 7, 3, 1, generator=torch.Generator().manual_seed(0)), 5, 3)
+    gd = gd_likeness(TrainedCategoricalTransformer.from_gd(FunctionalGDModel(5, 7, 3, 1)), 5, 3)
+    assert rand["qk_diag_ratio"] < 3 and rand["vp_wf_diag_ratio"] < 3
+    assert gd["qk_diag_ratio"] > 1e6 and gd["vp_wf_diag_ratio"] > 1e6

@@ -165,6 +165,16 @@ def compare(cfg, df: pd.DataFrame) -> list[Comparison]:
             a0, a1 = gd["acc"].iloc[0], gd["acc"].max()
             out.append(Comparison("GD accuracy grows with blocks (1 → best)", "0.702 → 0.731",
                                   f"{a0:.3f} → {a1:.3f}", bool(a1 > a0), "more blocks = more functional-GD steps"))
+        if "qk_diag_ratio" in syn:
+            tf = syn[syn["model"] == "tf"]
+            out.append(Comparison("trained TF head-1 Q_x K_x^T ≈ scalar·I (diag/off-diag RMS ratio)",
+                                  "≈ scalar × identity (trained_tf_visualization)",
+                                  f"{tf['qk_diag_ratio'].min():.1f} … {tf['qk_diag_ratio'].max():.1f}", None,
+                                  "≈ 1 for random matrices; larger = more identity-like"))
+            out.append(Comparison("trained TF V·P label→f block diagonal (diag/off-diag RMS ratio)",
+                                  "diagonal (\"E·D\" matrix)",
+                                  f"{tf['vp_wf_diag_ratio'].min():.1f} … {tf['vp_wf_diag_ratio'].max():.1f}", None,
+                                  "≈ 1 for random matrices"))
         out.append(Comparison("Bayes-classifier accuracy (ceiling of the generator)", "— (not reported)",
                               f"{m['bayes_acc'].mean():.3f}", None, "argmax of the true class probabilities"))
     feat = _part(df, "features")

@@ -10,7 +10,7 @@ import math
 
 import torch
 
-__all__ = ["fit_classifier", "evaluate", "synthetic_cell", "stationarity_cell", "synthetic_data"]
+__all__ = ["fit_classifier", "evaluate", "synthetic_cell", "stationarity_cell", "synthetic_data", "gd_likeness"]
 
 
 def synthetic_data(cfg, covariate: str = "uniform"):
@@ -88,9 +88,29 @@ def synthetic_cell(cfg, cell: dict) -> dict:
     p = test.probs_query.double()  # (M, 1, C)
     bayes_acc = float((p.argmax(-1) == test.y_query).double().mean())
     bayes_nll = float(-p.gather(-1, test.y_query[..., None]).clamp_min(1e-300).log().mean())
-    return {"acc": r["acc"], "nll": r["nll"], "bayes_acc": bayes_acc, "bayes_nll": bayes_nll,
-            "n_params": sum(q.numel() for q in model.parameters()), "train_seconds": info["seconds"],
-            "best_val_nll": info["best_val_nll"], "val_curve": info["val_curve"]}
+    out = {"acc": r["acc"], "nll": r["nll"], "bayes_acc": bayes_acc, "bayes_nll": bayes_nll,
+           "n_params": sum(q.numel() for q in model.parameters()), "train_seconds": info["seconds"],
+           "best_val_nll": info["best_val_nll"], "val_curve": info["val_curve"]}
+    if cell["model"] == "tf":
+        out |= gd_likeness(model, cfg.d, cfg.d_embed)
+    return out
+
+
+@torch.no_grad()
+def gd_likeness(tf, d: int, dp: int) -> dict[str, float]:
+    """How close block 0 of a trained transformer is to the GD construction (spec §4.2, empirical check):
+    RMS of the diagonal over RMS of the off-diagonal of the head-1 x-block bilinear form ``Q_x K_x^T``
+    (``qk_diag_ratio``) and of the value-projection map from the label slot into the f slot
+    (``vp_wf_diag_ratio``); about 1 for random matrices, large for a scaled identity / diagonal map."""
+    p = tf.blocks[0]
+    qk = p["q1"][:d] @ p["k1"][:d].t()  # (d, d)
+    vp = (p["v1"] @ p["p1"])[d:d + dp, d + 2 * dp:]  # (d', d') label slot -> f slot
+
+    def ratio(M):
+        eye = torch.eye(M.shape[0], dtype=torch.bool)
+        return float(M[eye].pow(2).mean().sqrt() / M[~eye].pow(2).mean().sqrt().clamp_min(1e-30))
+
+    return {"qk_diag_ratio": ratio(qk), "vp_wf_diag_ratio": ratio(vp)}
 
 
 def stationarity_cell(cfg, cell: dict) -> dict:
