@@ -147,20 +147,28 @@ def theory_tau(cfg: TemperatureGPT2Config, name: str) -> float:
 def _shared(cfg: TemperatureGPT2Config) -> dict:
     """Train ``train_seeds`` models once in the driver; return their state dicts (picklable) and losses."""
     from iclab.data import GaussianRegression
+
+    data = GaussianRegression(cfg.d, cfg.n, sigma=cfg.sigma_train, dtype=torch.float32)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # a model this small gains nothing from a second thread (ENVIRONMENT.md)
+    try:
+        return {s: _train_one(cfg, data, s) for s in range(cfg.train_seeds)}
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _train_one(cfg: TemperatureGPT2Config, data, s: int) -> dict:
+    """One model trained with the iclab trainer (Adam, cosine schedule, 5 % warm-up, grad clip 1)."""
     from iclab.train import TrainConfig, train
 
-    out = {}
-    data = GaussianRegression(cfg.d, cfg.n, sigma=cfg.sigma_train, dtype=torch.float32)
-    for s in range(cfg.train_seeds):
-        torch.manual_seed(cfg.seed * 1000 + s)
-        model = _build(cfg)
-        tc = TrainConfig(steps=cfg.steps, batch_size=cfg.batch_size, lr=cfg.lr, schedule="cosine",
-                         warmup_steps=max(1, cfg.steps // 20), grad_clip=1.0, seed=cfg.seed * 1000 + s,
-                         log_every=max(1, cfg.steps // 10), device=cfg.device, progress=True)
-        res = train(model, data, _loss, tc, desc=f"gpt2-regression seed {s}")
-        out[s] = {"state": {k: v.cpu() for k, v in res.model.state_dict().items()}, "final_loss": res.final_loss,
-                  "seconds": res.seconds}
-    return out
+    torch.manual_seed(cfg.seed * 1000 + s)
+    model = _build(cfg)
+    tc = TrainConfig(steps=cfg.steps, batch_size=cfg.batch_size, lr=cfg.lr, schedule="cosine",
+                     warmup_steps=max(1, cfg.steps // 20), grad_clip=1.0, seed=cfg.seed * 1000 + s,
+                     log_every=max(1, cfg.steps // 10), device=cfg.device, progress=True)
+    res = train(model, data, _loss, tc, desc=f"gpt2-regression seed {s}")
+    return {"state": {k: v.cpu() for k, v in res.model.state_dict().items()}, "final_loss": res.final_loss,
+            "seconds": res.seconds}
 
 
 def _normaliser(dist) -> float:
