@@ -43,13 +43,11 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except SystemExit as exc:
         return int(exc.code or 0)
-    except Exception as exc:  # click usage errors
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
+    except Exception as exc:  # usage errors: typer vendors click, so match by behaviour, not class
+        if callable(getattr(exc, "show", None)) and isinstance(getattr(exc, "exit_code", None), int):
             exc.show()
             return exc.exit_code
-        if isinstance(exc, click.exceptions.Exit):
+        if type(exc).__name__ == "Exit" and isinstance(getattr(exc, "exit_code", None), int):
             return exc.exit_code
         raise
     return rc if isinstance(rc, int) else 0
