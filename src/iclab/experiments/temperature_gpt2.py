@@ -242,6 +242,16 @@ def _curves(cfg, df: pd.DataFrame, key: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _tau_axis(ax, taus) -> None:
+    """Log τ axis labelled at the grid values."""
+    from matplotlib.ticker import NullFormatter
+
+    ax.set_xscale("log")
+    ax.set_xticks(list(taus))
+    ax.set_xticklabels([f"{t:g}" for t in taus], fontsize=7)
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
 def _figures(cfg: TemperatureGPT2Config, df: pd.DataFrame, fig_dir: Path) -> list[Path]:
     from iclab.report import color, new_figure, save_figure
 
@@ -252,7 +262,7 @@ def _figures(cfg: TemperatureGPT2Config, df: pd.DataFrame, fig_dir: Path) -> lis
         for i, (shift, g) in enumerate(cur.groupby("shift", sort=False)):
             ax.errorbar(g["tau"], g["err"], yerr=g["sd"], marker="o", ms=3, capsize=2, color=color(i), label=shift)
             ax.axvline(theory_tau(cfg, shift), color=color(i), ls=":", lw=1)
-        ax.set_xscale("log")
+        _tau_axis(ax, cfg.taus)
         ax.set_yscale("log")
         ax.set_xlabel("inference temperature τ (dotted: one-layer theory τ_opt)")
         ax.set_ylabel("normalised query error")
@@ -291,6 +301,15 @@ def _compare(cfg: TemperatureGPT2Config, df: pd.DataFrame) -> list[Comparison]:
         out.append(Comparison("best τ grows with input covariance (τ_best ×2 vs none)", "τ_opt ∝ a (§3.6)",
                               f"{cov['best_tau_all']:.2g} vs {none['best_tau_all']:.2g}",
                               bool(cov["best_tau_all"] > none["best_tau_all"]), "grid-best τ, all layers"))
+    noisy = [(SHIFTS[s][3], _row(df, s)) for s in cfg.shifts if SHIFTS[s][3] is not None]
+    if none is not None and noisy:
+        seq = [(cfg.sigma_train, none)] + sorted(noisy, key=lambda t: t[0])
+        taus = [float(r["best_tau_all"]) for _, r in seq]
+        out.append(Comparison("best τ grows with test noise σ (grid-best τ, all layers)",
+                              "τ_opt increases with σ_test (Fig. 2c)",
+                              ", ".join(f"σ={s:g}: {t:g}" for (s, _), t in zip(seq, taus)),
+                              bool(all(b >= a for a, b in zip(taus, taus[1:])) and taus[-1] > taus[0]),
+                              "one-layer theory: " + ", ".join(f"{r['theory_tau']:.2f}" for _, r in seq)))
     for shift in cfg.shifts:
         r = _row(df, shift)
         if r is None:

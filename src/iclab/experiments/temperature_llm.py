@@ -227,7 +227,9 @@ def _figures(cfg: TemperatureLLMConfig, df: pd.DataFrame, fig_dir: Path) -> list
                             label=f"noise {r:g}")
                 rows += [{"task": task, "noise_ratio": r, "tau": t, "em": m, "err_033sd": e}
                          for t, m, e in zip(cfg.taus, curve.mean(0), err)]
-            ax.set_xscale("log")
+            from iclab.experiments.temperature_gpt2 import _tau_axis
+
+            _tau_axis(ax, cfg.taus)
             ax.set_xlabel("attention temperature τ (all layers)")
             ax.set_ylabel("exact match")
             ax.set_title(f"{task}, {cfg.n_demos} demos")
@@ -246,7 +248,7 @@ def _figures(cfg: TemperatureLLMConfig, df: pd.DataFrame, fig_dir: Path) -> list
                              capsize=2, label=f"{task} τ=1")
             axes[1].errorbar(g["noise_ratio"], g["em_heldout"], yerr=g["em_heldout_err"], fmt="s--", color=color(i),
                              mfc="white", capsize=2, label=f"{task} held-out τ")
-        axes[0].set_yscale("log")
+        axes[0].set_ylim(0.9 * min(cfg.taus), 1.1 * max(cfg.taus))  # the grid's range
         axes[0].set_xlabel("noise ratio")
         axes[0].set_ylabel("best τ")
         axes[1].set_xlabel("noise ratio")
@@ -255,7 +257,7 @@ def _figures(cfg: TemperatureLLMConfig, df: pd.DataFrame, fig_dir: Path) -> list
             ax.legend(fontsize=5)
         paths.append(save_figure(fig, fig_dir / "llm_best_tau_vs_noise", tab))
     demos = _demo_curve(cfg, df)
-    if not demos.empty:
+    if not demos.empty and demos["n_demos"].nunique() > 1:
         fig, ax = new_figure()
         for i, (task, g) in enumerate(demos.groupby("task")):
             ax.errorbar(g["n_demos"], g["em_tau1"], yerr=g["em_tau1_err"], fmt="o-", color=color(i), capsize=2,
@@ -298,14 +300,15 @@ def _compare(cfg: TemperatureLLMConfig, df: pd.DataFrame) -> list[Comparison]:
                                   "the grid-best τ does not move with the noise ratio"))
         for _, r in g.iterrows():
             gain = r["best_em"] - r["em_tau1"]
+            parts = [f"oracle {gain:+.3f} (τ={r['best_tau']:g})", f"held-out {r['em_heldout'] - r['em_tau1']:+.3f}"]
+            if np.isfinite(r.get("em_moment", np.nan)):
+                parts.append(f"moment rule {r['em_moment'] - r['em_tau1']:+.3f} (gmean τ_ℓ={r['mean_layer_tau']:.2f})")
+            if np.isfinite(r.get("em_adaptive", np.nan)):
+                parts.append(f"adaptive {r['em_adaptive'] - r['em_tau1']:+.3f}")
             out.append(Comparison(
                 f"{task}, noise {r['noise_ratio']:g}: EM gain of τ tuning over τ=1",
-                "gains (no numbers reported)",
-                f"oracle {gain:+.3f} (τ={r['best_tau']:g}); held-out {r['em_heldout'] - r['em_tau1']:+.3f}; "
-                f"moment rule {r.get('em_moment', float('nan')) - r['em_tau1']:+.3f} "
-                f"(gmean τ_ℓ={r.get('mean_layer_tau', float('nan')):.2f}); "
-                f"adaptive {r.get('em_adaptive', float('nan')) - r['em_tau1']:+.3f}",
-                bool(r["em_heldout"] > r["em_tau1"]),
+                "gains (no numbers reported)", "; ".join(parts),
+                bool(r["em_heldout"] > r["em_tau1"]) if r["noise_ratio"] > 0 else None,
                 f"EM(τ=1)={r['em_tau1']:.3f}; ok = held-out τ beats τ=1 (the oracle gain is ≥ 0 by construction)"))
     for _, r in tab[tab["noise_ratio"] > 0].iterrows():
         if "mean_layer_tau" in r and np.isfinite(r["mean_layer_tau"]):
@@ -339,10 +342,13 @@ def _notes(cfg: TemperatureLLMConfig, df: pd.DataFrame) -> str:
     if not tab.empty:
         lines.append("| task | noise | EM τ=1 | best τ (grid) | EM best | EM held-out τ | moment-rule gmean τ_ℓ | EM moment | EM adaptive |")
         lines.append("|---|---|---|---|---|---|---|---|---|")
+        def fmt(v, spec=".3f"):
+            return "—" if v is None or not np.isfinite(v) else format(v, spec)
+
         for _, r in tab.iterrows():
             lines.append(f"| {r['task']} | {r['noise_ratio']:g} | {r['em_tau1']:.3f} | {r['best_tau']:g} | "
-                         f"{r['best_em']:.3f} | {r['em_heldout']:.3f} | {r.get('mean_layer_tau', float('nan')):.2f} | "
-                         f"{r.get('em_moment', float('nan')):.3f} | {r.get('em_adaptive', float('nan')):.3f} |")
+                         f"{r['best_em']:.3f} | {r['em_heldout']:.3f} | {fmt(r.get('mean_layer_tau'), '.2f')} | "
+                         f"{fmt(r.get('em_moment'))} | {fmt(r.get('em_adaptive'))} |")
         lines.append("")
     lines.append("'EM best' picks τ on the same questions it scores (an optimistic oracle); 'held-out τ' picks τ on one "
                  "half and scores the other (2-fold), the honest gain. The moment rule (spec open detail 7(b), "
