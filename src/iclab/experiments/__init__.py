@@ -11,9 +11,9 @@ import importlib
 import os
 
 from iclab.errors import ConfigError
-from iclab.experiments._base import PRESETS, Comparison, Experiment
+from iclab.experiments._base import PRESETS, Comparison, Experiment, lazy
 
-__all__ = ["Experiment", "Comparison", "PRESETS", "register", "get_experiment", "experiment_names", "all_experiments"]
+__all__ = ["Experiment", "Comparison", "PRESETS", "lazy", "register", "get_experiment", "experiment_names", "all_experiments"]
 
 _MODULES = (
     "temperature",

@@ -20,9 +20,27 @@ import pandas as pd
 from iclab.config import Config
 from iclab.errors import ConfigError
 
-__all__ = ["Experiment", "Comparison", "PRESETS"]
+__all__ = ["Experiment", "Comparison", "PRESETS", "lazy"]
 
 PRESETS = ("quick", "full")
+
+
+@dataclass(frozen=True)
+class lazy:  # noqa: N801 - reads as a function at the call site
+    """A picklable reference ``"package.module:function"`` imported on first call.
+
+    Experiment modules stay light to import (``iclab list`` imports all of them) while their figure,
+    comparison and cell code lives in private modules that import matplotlib, transformers or sklearn:
+    ``Experiment(..., figures=lazy("iclab.experiments._x_report:figures"))``.
+    """
+
+    target: str
+
+    def __call__(self, *args, **kwargs):
+        import importlib
+
+        module, _, attr = self.target.partition(":")
+        return getattr(importlib.import_module(module), attr)(*args, **kwargs)
 
 
 @dataclass(frozen=True)

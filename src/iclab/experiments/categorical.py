@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from iclab.config import Config, check_choice, check_int, check_positive
 from iclab.errors import ConfigError
-from iclab.experiments import Experiment, register
+from iclab.experiments import Experiment, lazy, register
 
 __all__ = ["CategoricalConfig"]
 
@@ -207,22 +207,7 @@ def _run_cell(cfg: CategoricalConfig, cell: dict, shared) -> dict:
     return language_cell(cfg, cell)
 
 
-def _figures(cfg, df, fig_dir):
-    from iclab.experiments._categorical_report import figures
 
-    return figures(cfg, df, fig_dir)
-
-
-def _compare(cfg, df):
-    from iclab.experiments._categorical_report import compare
-
-    return compare(cfg, df)
-
-
-def _notes(cfg, df):
-    from iclab.experiments._categorical_report import notes
-
-    return notes(cfg, df)
 
 
 register(Experiment(
@@ -240,9 +225,9 @@ register(Experiment(
     presets={"quick": _QUICK, "full": _FULL},
     cells=_cells,
     run_cell=_run_cell,
-    figures=_figures,
-    compare=_compare,
+    figures=lazy("iclab.experiments._categorical_report:figures"),
+    compare=lazy("iclab.experiments._categorical_report:compare"),
     shared=_shared,
-    notes=_notes,
+    notes=lazy("iclab.experiments._categorical_report:notes"),
     order=70,
 ))

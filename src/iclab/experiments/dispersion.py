@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from iclab.config import Config, check_choice, check_int, check_nonnegative, check_positive
 from iclab.errors import ConfigError
-from iclab.experiments import Experiment, register
+from iclab.experiments import Experiment, lazy, register
 
 __all__ = ["DispersionConfig", "EXPERIMENT"]
 
@@ -139,22 +139,7 @@ def run_cell(config: DispersionConfig, cell: dict, shared=None) -> dict:
     return run_clrs_cell(config, cell)
 
 
-def _figures(config, df, fig_dir):
-    from iclab.experiments._dispersion_report import figures
 
-    return figures(config, df, fig_dir)
-
-
-def _compare(config, df):
-    from iclab.experiments._dispersion_report import compare
-
-    return compare(config, df)
-
-
-def _notes(config, df):
-    from iclab.experiments._dispersion_report import notes
-
-    return notes(config, df)
 
 
 _POW2 = tuple(2 ** k for k in range(4, 15))  # 16 ... 16384
@@ -180,8 +165,8 @@ EXPERIMENT = register(Experiment(
     presets=PRESETS,
     cells=cells,
     run_cell=run_cell,
-    figures=_figures,
-    compare=_compare,
-    notes=_notes,
+    figures=lazy("iclab.experiments._dispersion_report:figures"),
+    compare=lazy("iclab.experiments._dispersion_report:compare"),
+    notes=lazy("iclab.experiments._dispersion_report:notes"),
     order=60,
 ))

@@ -16,7 +16,7 @@ import numpy as np
 
 from iclab.config import Config, check_int, check_positive
 from iclab.errors import ConfigError
-from iclab.experiments import Experiment, register
+from iclab.experiments import Experiment, lazy, register
 
 __all__ = ["OodConfig"]
 
@@ -156,22 +156,7 @@ def _run_cell(cfg: OodConfig, cell: dict, shared) -> dict:
     raise ConfigError("part", part, "pretrain, ood, forget, tiny or minilm")
 
 
-def _figures(cfg, df, fig_dir):
-    from iclab.experiments._ood_figures import figures
 
-    return figures(cfg, df, fig_dir)
-
-
-def _compare(cfg, df):
-    from iclab.experiments._ood_figures import compare
-
-    return compare(cfg, df)
-
-
-def _notes(cfg, df):
-    from iclab.experiments._ood_figures import notes
-
-    return notes(cfg, df)
 
 
 _QUICK = OodConfig(ood_prompts=8000, phase_grid=7, dense_gamma2=11, tiny_steps=800, tiny_ft_steps=200,
@@ -194,9 +179,9 @@ register(Experiment(
     presets={"quick": _QUICK, "full": _FULL},
     cells=_cells,
     run_cell=_run_cell,
-    figures=_figures,
-    compare=_compare,
+    figures=lazy("iclab.experiments._ood_figures:figures"),
+    compare=lazy("iclab.experiments._ood_figures:compare"),
     shared=_shared,
-    notes=_notes,
+    notes=lazy("iclab.experiments._ood_figures:notes"),
     order=50,
 ))

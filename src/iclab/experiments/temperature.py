@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from iclab.config import Config, check_choice, check_int, check_nonnegative, check_positive
 from iclab.errors import ConfigError
-from iclab.experiments import Experiment, register
+from iclab.experiments import Experiment, lazy, register
 
 __all__ = ["TemperatureConfig", "cells", "run_cell"]
 
@@ -125,22 +125,7 @@ def run_cell(config: TemperatureConfig, cell: dict, shared=None) -> dict:
     return evaluate_cell(cell, taus, extras=cell["scenario"] in ("mean", "simcheck_mean"))
 
 
-def _figures(config, df, fig_dir):
-    from iclab.experiments._temperature_report import figures
 
-    return figures(config, df, fig_dir)
-
-
-def _compare(config, df):
-    from iclab.experiments._temperature_report import compare
-
-    return compare(config, df)
-
-
-def _notes(config, df):
-    from iclab.experiments._temperature_report import notes
-
-    return notes(config, df)
 
 
 QUICK = TemperatureConfig(d=20, m=1000, l_values=(10, 20, 40, 80), n_test=1000, noise_sigmas=(1.0, 5.0),
@@ -161,4 +146,8 @@ register(Experiment(
     name="temperature", paper="temperature",
     title="Optimal attention temperature under distribution shift (Demir & Doğan)",
     claim=CLAIM, config_cls=TemperatureConfig, presets={"quick": QUICK, "full": FULL},
-    cells=cells, run_cell=run_cell, figures=_figures, compare=_compare, notes=_notes, order=10))
+    cells=cells, run_cell=run_cell,
+    figures=lazy("iclab.experiments._temperature_report:figures"),
+    compare=lazy("iclab.experiments._temperature_report:compare"),
+    notes=lazy("iclab.experiments._temperature_report:notes"),
+    order=10))
