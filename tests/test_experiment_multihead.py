@@ -10,7 +10,7 @@ import torch
 from iclab.data import GaussianRegression, generator_for
 from iclab.errors import ConfigError
 from iclab.experiments import get_experiment
-from iclab.experiments._multihead_data import MultiTaskRegression, PaperRegression, toeplitz_cov
+from iclab.experiments._multihead_data import MultiTaskRegression, toeplitz_cov
 from iclab.runs import run_experiment
 
 TINY = {"steps": 30, "log_every": 10, "heads": "1,2", "n_eval": 200, "n_mc": 500, "n_monitor": 100,
@@ -48,10 +48,11 @@ def test_cells_and_config_validation():
     assert exp.presets["full"].steps == 500_000 and exp.presets["full"].lr == 1e-3
 
 
-def test_fast_training_sampler_has_the_law_of_the_shared_sampler():
+def test_float32_training_sampler_has_the_law_of_the_float64_one():
     cov = toeplitz_cov(5, 0.5)
-    fast = PaperRegression(5, 7, 0.3, cov).sample(40_000, generator_for(0, "a"))
+    fast = GaussianRegression(5, 7, cov_x=cov, cov_w=0.2, sigma=0.3, dtype=torch.float32).sample(40_000, generator_for(0, "a"))
     ref = GaussianRegression(5, 7, cov_x=cov, cov_w=0.2, sigma=0.3).sample(40_000, generator_for(0, "b"))
+    assert fast.x.dtype == torch.float32 and ref.x.dtype == torch.float64
     for a, b in ((fast.x.reshape(-1, 5), ref.x.reshape(-1, 5)), (fast.w, ref.w)):
         torch.testing.assert_close(torch.cov(a.double().T), torch.cov(b.T), atol=0.02, rtol=0.03)
     assert float(fast.y.var()) == pytest.approx(float(ref.y.var()), rel=0.03)

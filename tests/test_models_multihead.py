@@ -103,8 +103,10 @@ def test_two_heads_trained_briefly_move_toward_diagonal_kq_and_zero_sum_ov():
     data = GaussianRegression(5, 20, cov_w=0.2, sigma=0.1**0.5, dtype=torch.float32)
     m = MultiHeadRegressionAttention(5, n_heads=2)
     before = pattern_diagnostics(m)
-    # (seeded: from some initialisations a head stays dummy for longer, a single-head plateau — spec §4.2)
-    train(m, data, regression_mse, TrainConfig(steps=1500, batch_size=128, lr=3e-3, seed=0, log_every=500))
+    # Seeded: from some initialisations a head stays dummy for longer, a single-head plateau (spec §4.2).
+    # Measured with this sampler: seeds 0, 2, 3 reach the pattern by 3000 steps (2 and 3 already by 1500);
+    # seed 1 is still on the plateau (both heads positive) at 3000.
+    train(m, data, regression_mse, TrainConfig(steps=3000, batch_size=128, lr=3e-3, seed=0, log_every=500))
     after = pattern_diagnostics(m)
     assert after["kq_diag_mass"] > 0.95 > before["kq_diag_mass"]
     assert after["ov_last_mass"] > 0.95 > before["ov_last_mass"]

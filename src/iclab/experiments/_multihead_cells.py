@@ -49,10 +49,10 @@ def _iso(cfg, n: int, cov_x=None):
 
 
 def _train_data(cfg, n: int, cov_x=None):
-    """Training prompts: the same law as :func:`_iso`, drawn directly in float32 (fast)."""
-    from iclab.experiments._multihead_data import PaperRegression
+    """Training prompts: the law of :func:`_iso` (x ~ N(0, Σ), β ~ N(0, I/d), noise σ²), drawn in float32 (fast)."""
+    from iclab.data import GaussianRegression
 
-    return PaperRegression(cfg.d, n, cfg.sigma2**0.5, cov_x)
+    return GaussianRegression(cfg.d, n, cov_x=cov_x, cov_w=1.0 / cfg.d, sigma=cfg.sigma2**0.5, dtype=torch.float32)
 
 
 def _mse(pred: torch.Tensor, target: torch.Tensor) -> float:

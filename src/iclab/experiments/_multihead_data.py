@@ -1,10 +1,8 @@
 """Multi-task regression prompts of the multi-head paper (blog version, spec §3.4) and the anisotropic
 covariance (spec §3.3).
 
-``PaperRegression`` is the paper's single-task distribution (x ~ N(0, Σ), β ~ N(0, I_d/d), noise σ²) —
-the same law as :class:`iclab.data.GaussianRegression` with ``cov_w = 1/d`` — drawn directly in float32
-(``GaussianRegression`` draws float64 and casts, which made sampling ~half of a training step on these CPUs);
-it returns ``iclab.data.RegressionBatch``. Evaluation prompts still come from ``GaussianRegression``.
+The paper's single-task distribution (x ~ N(0, Σ), β ~ N(0, I_d/d), noise σ²) is
+:class:`iclab.data.GaussianRegression` with ``cov_w = 1/d`` (float32 for training, float64 for evaluation).
 
 Multi-task: x ~ N(0, I_d); one β ~ N(0, I_d/d) per prompt shared by all N tasks; task n reads the support
 S_n (default d = 6, S₁ = {1,2,3,4}, S₂ = {3,4,5,6}, zero-based below): y_n = β_{S_n}ᵀx_{S_n} + ε_n,
@@ -19,7 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["MultiTaskBatch", "MultiTaskRegression", "PaperRegression", "toeplitz_cov"]
+__all__ = ["MultiTaskBatch", "MultiTaskRegression", "toeplitz_cov"]
 
 
 @dataclass
@@ -68,26 +66,3 @@ def toeplitz_cov(d: int, rho: float) -> np.ndarray:
     """Σ_ij = ρ^|i−j| (the authors' ``generate_covariance_matrix``, spec §3.3)."""
     idx = np.arange(d)
     return rho ** np.abs(idx[:, None] - idx[None, :])
-
-
-@dataclass(frozen=True, eq=False)
-class PaperRegression:
-    """x ~ N(0, cov_x) (None: I), β ~ N(0, I/d), y = βᵀx + ε, ε ~ N(0, σ²); drawn in ``dtype``."""
-
-    d: int = 5
-    n: int = 40
-    sigma: float = 0.1**0.5
-    cov_x: Any = None
-    dtype: torch.dtype = torch.float32
-
-    def sample(self, batch: int, generator: torch.Generator | None = None):
-        from iclab.data import RegressionBatch
-
-        dt = self.dtype
-        x = torch.randn(batch, self.n + 1, self.d, generator=generator, dtype=dt)  # (B, l, d)
-        if self.cov_x is not None:
-            x = x @ torch.linalg.cholesky(torch.as_tensor(np.asarray(self.cov_x), dtype=torch.float64)).T.to(dt)
-        w = torch.randn(batch, self.d, generator=generator, dtype=dt) / self.d**0.5  # (B, d)
-        y = torch.einsum("bld,bd->bl", x, w) + self.sigma * torch.randn(batch, self.n + 1, generator=generator,
-                                                                        dtype=dt)  # (B, l)
-        return RegressionBatch(x, y, w)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from iclab.config import Config, check_choice, check_int, check_positive
 from iclab.errors import ConfigError
-from iclab.experiments import Experiment, register
+from iclab.experiments import Experiment, lazy, register
 
 __all__ = ["MultiheadConfig"]
 
@@ -109,28 +109,8 @@ def _cells(cfg: MultiheadConfig) -> list[dict]:
     return cells
 
 
-def _run_cell(cfg, cell, shared=None):
-    from iclab.experiments._multihead_cells import run_cell
-
-    return run_cell(cfg, cell, shared)
 
 
-def _figures(cfg, df, fig_dir):
-    from iclab.experiments._multihead_report import figures
-
-    return figures(cfg, df, fig_dir)
-
-
-def _compare(cfg, df):
-    from iclab.experiments._multihead_report import compare
-
-    return compare(cfg, df)
-
-
-def _notes(cfg, df):
-    from iclab.experiments._multihead_report import notes
-
-    return notes(cfg, df)
 
 
 register(Experiment(
@@ -146,9 +126,9 @@ register(Experiment(
     config_cls=MultiheadConfig,
     presets={"quick": _QUICK, "full": _FULL},
     cells=_cells,
-    run_cell=_run_cell,
-    figures=_figures,
-    compare=_compare,
-    notes=_notes,
+    run_cell=lazy("iclab.experiments._multihead_cells:run_cell"),
+    figures=lazy("iclab.experiments._multihead_report:figures"),
+    compare=lazy("iclab.experiments._multihead_report:compare"),
+    notes=lazy("iclab.experiments._multihead_report:notes"),
     order=40,
 ))
