@@ -306,11 +306,13 @@ def _compare(cfg: TemperatureLLMConfig, df: pd.DataFrame) -> list[Comparison]:
                                   "the grid-best τ does not move with the noise ratio"))
         for _, r in g.iterrows():
             gain = r["best_em"] - r["em_tau1"]
-            parts = [f"oracle {gain:+.3f} (τ={r['best_tau']:g})", f"held-out {r['em_heldout'] - r['em_tau1']:+.3f}"]
+            parts = [f"oracle {round(gain, 9) + 0.0:+.3f} (τ={r['best_tau']:g})",
+                     f"held-out {round(r['em_heldout'] - r['em_tau1'], 9) + 0.0:+.3f}"]
             if np.isfinite(r.get("em_moment", np.nan)):
-                parts.append(f"moment rule {r['em_moment'] - r['em_tau1']:+.3f} (gmean τ_ℓ={r['mean_layer_tau']:.2f})")
+                parts.append(f"moment rule {round(r['em_moment'] - r['em_tau1'], 9) + 0.0:+.3f} "
+                             f"(gmean τ_ℓ={r['mean_layer_tau']:.2f})")
             if np.isfinite(r.get("em_adaptive", np.nan)):
-                parts.append(f"adaptive {r['em_adaptive'] - r['em_tau1']:+.3f}")
+                parts.append(f"adaptive {round(r['em_adaptive'] - r['em_tau1'], 9) + 0.0:+.3f}")
             out.append(Comparison(
                 f"{task}, noise {r['noise_ratio']:g}: EM gain of τ tuning over τ=1",
                 "gains (no numbers reported)", "; ".join(parts),
