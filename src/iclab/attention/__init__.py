@@ -1,6 +1,6 @@
 """Attention normalisers over the key axis, one registry for every model (see ``_registry``)."""
 
-from iclab.attention._registry import get_normaliser, normalise, normaliser_names, register_normaliser
+from iclab.attention._registry import check_params, get_normaliser, normalise, normaliser_names, register_normaliser
 from iclab.attention._softmax import approx_softmax, check_tau, linear_attention_weights, softmax, visible_count
 from iclab.attention._adaptive import *  # noqa: F401,F403
 from iclab.attention._alternatives import *  # noqa: F401,F403
@@ -10,6 +10,7 @@ from iclab.attention import _adaptive, _alternatives, _streaming, _dispersion
 
 __all__ = [
     "get_normaliser",
+    "check_params",
     "normalise",
     "normaliser_names",
     "register_normaliser",

@@ -10,6 +10,7 @@ from typing import List, Optional
 import typer
 
 from iclab.cli import app
+from iclab.config import check_int
 from iclab.errors import ConfigError
 
 hf_app = typer.Typer(no_args_is_help=True, help="Attention temperature for Hugging Face models: probes, τ estimation.")
@@ -86,6 +87,7 @@ def probe(
     """Per-layer (and with --out per-head) moments of the pre-softmax scores and the attention entropy."""
     from iclab.hf import probe_prompts
 
+    check_int("--batch-size", batch_size, 1)
     texts = read_prompts(prompts)
     m, tok = _load(model)
     mom = probe_prompts(m, tok, texts, positions=_positions(positions), batch_size=batch_size, key_start=key_start,
@@ -115,6 +117,8 @@ def tau(
     """Estimate τ: per-layer moment rule (clean vs shifted prompts) and, with --task, a held-out grid search."""
     from iclab.hf import estimate_tau
 
+    check_int("--batch-size", batch_size, 1)
+    check_int("--questions", questions, 2)  # half probe the moments, half score the grid
     if (task is None) == (prompts is None):
         raise ConfigError("--task/--prompts", (task, prompts), "exactly one of --task NAME or --prompts FILE --shifted FILE")
     score = None

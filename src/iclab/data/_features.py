@@ -217,6 +217,11 @@ def in_span_rotation(V: torch.Tensor, i: int, j: int, theta: float) -> torch.Ten
     """Rotate the (v_i, v_j) plane by θ inside span V (spec §5.2 table): U = V R, M = R (Givens)."""
     V = _as_matrix("features", V)
     K = V.shape[1]
+    for name, idx in (("i", i), ("j", j)):
+        if not isinstance(idx, int) or not 0 <= idx < K:
+            raise ConfigError(name, idx, f"a feature index in 0..{K - 1}")
+    if i == j:
+        raise ConfigError("j", j, f"a feature index other than i={i} (a rotation needs a plane)")
     R = torch.eye(K, dtype=torch.float64)
     c, s = math.cos(theta), math.sin(theta)
     R[i, i], R[j, j], R[i, j], R[j, i] = c, c, -s, s

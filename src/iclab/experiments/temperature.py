@@ -70,6 +70,8 @@ class TemperatureConfig(Config):
         check_int("simcheck_n_test", self.simcheck_n_test, 10)
         check_int("n_tau", self.n_tau, 3)
         check_int("mean_l", self.mean_l, 0)
+        if self.mean_l == 1:
+            raise ConfigError("mean_l", 1, "0 (meaning l = 2d) or a context length >= 2")
         if not self.l_values:
             raise ConfigError("l_values", self.l_values, "at least one context length")
         for l in self.l_values:

@@ -239,6 +239,10 @@ def _iclab_attention(module, query, key, value, attention_mask, scaling=None, dr
         eff = scaling / tau if not torch.is_tensor(tau) else scaling / tau.to(query.device)
         probe.observe(module, layer, query, key, attention_mask, eff, ctl.adaptive, kwargs.get("is_causal"))
     if ctl.adaptive is not None:
+        unsupported = sorted(k for k in ("softcap", "s_aux", "sliding_window") if kwargs.get(k) is not None)
+        if unsupported:  # the eager adaptive path would silently ignore them
+            raise UnsupportedModelError(f"{type(module).__name__}: adaptive temperature does not support "
+                                        f"{', '.join(unsupported)}; use a fixed tau for this model")
         return _adaptive_attention(module, query, key, value, attention_mask, scaling, dropout, ctl.adaptive.params(),
                                    kwargs.get("is_causal"))
     if torch.is_tensor(tau):

@@ -108,8 +108,8 @@ class ICLAttention(nn.Module):
             raise ConfigError("d", d, "an integer >= 1")
         from iclab.attention import get_normaliser
 
-        get_normaliser(attention)  # validate the name
         check_tau(tau)
+        get_normaliser(attention, tau=float(tau))  # validated now (linear attention accepts only tau = 1)
         self.d, self.attention, self.tau, self.query_key = d, attention, float(tau), bool(query_key)
 
         def p(*shape):

@@ -50,7 +50,7 @@ class MaxRetrievalNet(nn.Module):
 
     def set_attention(self, name: str, **params) -> "MaxRetrievalNet":
         """Switch the normaliser (any registry name) and its parameters, e.g. at inference time."""
-        self.normaliser = get_normaliser(name)
+        self.normaliser = get_normaliser(name, **params)
         self.attention, self.attention_params = name, dict(params)
         return self
 

@@ -37,7 +37,7 @@ class MergedQAttention(nn.Module):
                  generator: torch.Generator | None = None):
         super().__init__()
         check_int("d", d, 1)
-        self.normaliser = get_normaliser(attention)
+        self.normaliser = get_normaliser(attention, **(attention_params or {}))
         self.attention, self.attention_params = attention, dict(attention_params or {})
         if init == "zero":
             q = torch.zeros(d, d, dtype=dtype)

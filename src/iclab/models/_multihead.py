@@ -58,7 +58,7 @@ class MultiHeadRegressionAttention(nn.Module):
         check_int("n_out", n_out, 1)
         if linear_length is not None:
             check_int("linear_length", linear_length, 1)
-        self._norm = get_normaliser(attention)  # ConfigError for an unknown name
+        self._norm = get_normaliser(attention, **(attention_params or {}))  # ConfigError for a bad name/param
         self.d, self.n_heads, self.n_out, self.attention = d, n_heads, n_out, attention
         self.attention_params = dict(attention_params or {})
         D = d + n_out
@@ -91,6 +91,8 @@ class MultiHeadRegressionAttention(nn.Module):
         mu = torch.as_tensor(mu, dtype=torch.float64).flatten()
         if omega.shape != mu.shape:
             raise ConfigError("mu", f"shape {tuple(mu.shape)}", f"the shape of omega {tuple(omega.shape)}")
+        if kw.get("n_out", 1) != 1:
+            raise ConfigError("n_out", kw["n_out"], "1 (the emergent-pattern model has a single output)")
         m = cls(d, len(omega), attention, **kw)
         with torch.no_grad():
             eye = torch.zeros(d + 1, d + 1, dtype=m.q.dtype)

@@ -32,7 +32,7 @@ class MultiHeadSelfAttention(nn.Module):
         self.n_heads, self.d_head = n_heads, d_model // n_heads
         self.qkv = nn.Linear(d_model, 3 * d_model, bias=False)
         self.out = nn.Linear(d_model, d_model, bias=False)
-        self.normaliser = get_normaliser(attention)
+        self.normaliser = get_normaliser(attention, **(attention_params or {}))
         self.attention, self.attention_params, self.causal = attention, dict(attention_params or {}), causal
 
     def forward(self, h: torch.Tensor, mask: torch.Tensor | None = None, return_weights: bool = False):
@@ -72,6 +72,10 @@ class TinyTransformer(nn.Module):
                               ("n_layers", n_layers, 1), ("n_heads", n_heads, 1)):
             check_int(name, val, lo)
         d_ff = 4 * d_model if d_ff is None else d_ff
+        check_int("d_ff", d_ff, 0)
+        if max_len is not None:
+            check_int("max_len", max_len, 1)
+        self.max_len = max_len
         self.read_in = nn.Linear(d_in, d_model)
         self.pos = nn.Embedding(max_len, d_model) if max_len else None
         self.ln1 = nn.ModuleList(nn.LayerNorm(d_model) for _ in range(n_layers))
@@ -87,6 +91,10 @@ class TinyTransformer(nn.Module):
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, return_weights: bool = False):
         """``x: (B, n, d_in)``, ``mask: (B, n)`` True for real tokens -> ``(B, n, d_out)`` [and per-layer weights]."""
+        if x.dim() != 3 or x.shape[-1] != self.read_in.in_features:
+            raise ConfigError("x", tuple(x.shape), f"a (batch, n, {self.read_in.in_features}) tensor")
+        if self.max_len is not None and x.shape[1] > self.max_len:
+            raise ConfigError("n", x.shape[1], f"at most max_len={self.max_len} tokens (learned positions)")
         h = self.read_in(x)  # (B, n, D)
         if self.pos is not None:
             h = h + self.pos(torch.arange(x.shape[1], device=x.device))

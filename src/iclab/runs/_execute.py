@@ -20,7 +20,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from iclab.config import config_hash
-from iclab.errors import RunFolderError
+from iclab.errors import ConfigError, RunFolderError
 from iclab.runs._executors import CellTask, make_executor
 from iclab.runs._folder import RunFolder
 from iclab.runs._store import ResultStore
@@ -92,15 +92,21 @@ def run_experiment(name: str, preset: str = "quick", overrides: Mapping[str, Any
     cfg_dict = config.to_dict()
     cfg_hash = config_hash({"experiment": name, "config": cfg_dict})
     start = time.perf_counter()
+    cells = exp.cells(config)
+    tasks = [CellTask(config_hash({"h": cfg_hash, "cell": cell}), i, name, cfg_dict, cell)
+             for i, cell in enumerate(cells)]
+    if len({t.key for t in tasks}) != len(tasks):  # e.g. --set l_values=10,10
+        seen: set[str] = set()
+        dup = next(t.cell for t in tasks if t.key in seen or seen.add(t.key))
+        raise ConfigError("config", dup, message=f"experiment {name!r}: the config produces the same cell twice "
+                          f"({dup}); remove repeated values from the grid fields")
+    if out is None and (overrides or seed is not None):
+        # a customised config gets its own folder, so it never collides with the preset's run
+        out = Path(f"{default_run_dir(name, preset)}-{cfg_hash[:8]}")
     path = Path(out or default_run_dir(name, preset))
     with folder_lock(path):
         folder = RunFolder.open(path, experiment=name, preset=preset, config=cfg_dict, config_hash=cfg_hash,
                                 seed=config.seed, force=force)
-        cells = exp.cells(config)
-        tasks = [CellTask(config_hash({"h": cfg_hash, "cell": cell}), i, name, cfg_dict, cell)
-                 for i, cell in enumerate(cells)]
-        if len({t.key for t in tasks}) != len(tasks):
-            raise ValueError(f"experiment {name!r} produced duplicate cells")
         computed, runner_name = 0, ""
         with ResultStore(folder.path) as store:
             status = store.statuses()

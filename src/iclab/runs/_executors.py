@@ -71,6 +71,12 @@ def execute_cell(task: CellTask, shared: Any) -> CellOutcome:
     """Run one cell in this process; exceptions become a failed outcome with the error text."""
     from iclab.experiments import get_experiment
 
+    import torch
+
+    # One intra-op thread in every executor: reductions then sum in the same order in the driver (serial),
+    # in pool workers and on Ray, so a cell gives bit-identical numbers whatever runs it.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
     start = time.perf_counter()
     try:
         exp = get_experiment(task.experiment)
@@ -83,6 +89,8 @@ def execute_cell(task: CellTask, shared: Any) -> CellOutcome:
     except Exception as exc:  # noqa: BLE001 - a failing cell must not stop the sweep
         tb = traceback.format_exc(limit=-4)
         return CellOutcome.failure(task, f"{type(exc).__name__}: {exc}\n{tb}", time.perf_counter() - start)
+    finally:
+        torch.set_num_threads(threads)
 
 
 class Executor(Protocol):

@@ -19,7 +19,7 @@ from typing import Any
 
 from iclab.errors import RunFolderError
 
-__all__ = ["RunFolder", "iclab_version", "environment_versions", "git_revision"]
+__all__ = ["RunFolder", "iclab_version", "environment_versions", "git_revision", "code_hash"]
 
 _PACKAGES = ("torch", "numpy", "scipy", "transformers", "ray", "pandas", "matplotlib")
 
@@ -39,6 +39,21 @@ def environment_versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             pass
     return out
+
+
+def code_hash() -> str:
+    """SHA-256 (16 hex) of iclab's own source files: a run folder written by other code is never resumed.
+
+    Unlike the version string (fixed between releases) or the git revision (absent outside a checkout,
+    blind to uncommitted edits), it changes exactly when the code that computes cells changes."""
+    import hashlib
+
+    root = Path(__file__).resolve().parents[1]  # the iclab package
+    digest = hashlib.sha256()
+    for file in sorted(root.rglob("*.py")):
+        digest.update(str(file.relative_to(root)).encode())
+        digest.update(file.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def git_revision() -> str | None:
@@ -62,17 +77,18 @@ class RunFolder:
     @classmethod
     def open(cls, path: str | Path, *, experiment: str, preset: str, config: dict, config_hash: str,
              seed: int, force: bool = False) -> "RunFolder":
-        """Create ``path`` or reopen it for the same (experiment, config hash, iclab version)."""
+        """Create ``path`` or reopen it for the same (experiment, config hash, iclab version, code hash)."""
         path = Path(path)
         meta_path = path / "config.json"
         version = iclab_version()
+        code = code_hash()
         if meta_path.exists():
             try:
                 old = json.loads(meta_path.read_text())
             except json.JSONDecodeError as exc:
                 raise RunFolderError(f"{meta_path} is not valid JSON ({exc}); use --out DIR or --force") from None
             same = (old.get("experiment") == experiment and old.get("config_hash") == config_hash
-                    and old.get("iclab_version") == version)
+                    and old.get("iclab_version") == version and old.get("code_hash", code) == code)
             if same:
                 return cls(path, old)
             if not force:
@@ -83,6 +99,8 @@ class RunFolder:
                     what.append(f"config hash {old.get('config_hash')} (now {config_hash})")
                 if old.get("iclab_version") != version:
                     what.append(f"iclab {old.get('iclab_version')} (now {version})")
+                if old.get("code_hash", code) != code:
+                    what.append(f"iclab code {old.get('code_hash')} (now {code}: the source changed since)")
                 raise RunFolderError(
                     f"run folder {path} holds results of another run: " + "; ".join(what)
                     + ". Results are never mixed: pass --out DIR for a new folder, or --force to discard them.")
@@ -100,6 +118,7 @@ class RunFolder:
             "config_hash": config_hash,
             "seed": seed,
             "iclab_version": version,
+            "code_hash": code,
             "git_revision": git_revision(),
             "versions": environment_versions(),
             "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),

@@ -21,7 +21,7 @@ __all__ = ["CHECKPOINT", "save_checkpoint", "load_checkpoint", "RESUME_INVARIANT
 CHECKPOINT = "checkpoint.pt"
 
 # TrainConfig fields that may change between a run and its resumption (they do not change the weights).
-RESUME_FREE_FIELDS = ("steps", "progress", "device", "log_every", "checkpoint_every", "target_loss")
+# free on resume: progress, device, log_every, checkpoint_every, target_loss, and steps for a constant schedule
 RESUME_INVARIANT_FIELDS = ("batch_size", "lr", "optimizer", "weight_decay", "momentum", "schedule",
                            "warmup_steps", "grad_clip", "seed", "pool_size")
 
@@ -48,7 +48,9 @@ def load_checkpoint(path: Path, model: torch.nn.Module, opt, sched, config: dict
     except Exception as exc:  # noqa: BLE001 - a corrupt file is a run-folder problem
         raise RunFolderError(f"cannot read checkpoint {path}: {exc}") from exc
     saved = state.get("config") or {}
-    for key in RESUME_INVARIANT_FIELDS:
+    # a decaying schedule is a function of the total step count: changing ``steps`` would change every lr
+    invariant = RESUME_INVARIANT_FIELDS + (("steps",) if saved.get("schedule", "constant") != "constant" else ())
+    for key in invariant:
         if key in saved and saved[key] != config.get(key):
             raise ConfigError(key, config.get(key), message=(
                 f"cannot resume {path}: it was trained with {key}={saved[key]!r}, the config now says "

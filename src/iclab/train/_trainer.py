@@ -104,7 +104,7 @@ def _device(cfg: TrainConfig) -> torch.device:
     if cfg.device.startswith("cuda") and not torch.cuda.is_available():
         raise ConfigError("device", cfg.device, message=f"invalid device={cfg.device!r}: CUDA is not available "
                           "on this machine (use device='cpu')")
-    if cfg.device == "mps" and not (hasattr(torch.backends, "mps") and torch.backends.mps.is_available()):
+    if cfg.device.startswith("mps") and not (hasattr(torch.backends, "mps") and torch.backends.mps.is_available()):
         raise ConfigError("device", cfg.device, message="invalid device='mps': MPS is not available here")
     return torch.device(cfg.device)
 
