@@ -70,3 +70,14 @@ def test_resume_with_other_steps_refused_for_a_decaying_schedule(tmp_path):
     res = train(torch.nn.Linear(3, 1), _Data(), _loss, constant.with_overrides({"steps": 30}), run_dir=tmp_path / "c",
                 resume=True)
     assert res.steps == 30
+
+
+def test_feature_class_prompts_draw_every_example_of_unequal_classes():
+    from iclab.data import FeatureClassPrompts, generator_for
+
+    labels = torch.tensor([0] * 3 + [1] * 9 + [2] * 3)  # class 1 is three times larger
+    feats = torch.arange(15, dtype=torch.float64)[:, None]  # feature = row index
+    data = FeatureClassPrompts(feats, labels, classes=(0, 1, 2), n_way=2, shots=2, n_queries=1)
+    batch = data.sample(4000, generator_for(0, "t"))
+    rows = set(batch.x.flatten().long().tolist()) | set(batch.x_query.flatten().long().tolist())
+    assert rows == set(range(15))  # before: class 1 was truncated to its first 3 examples

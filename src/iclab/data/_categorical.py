@@ -185,17 +185,23 @@ class FeatureClassPrompts:
                 raise ConfigError("classes", c, f"classes with >= shots + n_queries = {need} examples "
                                                 f"(class {c} has {idx.numel()})")
             pools.append(idx)
-        # a (n_classes, m_min) index table: each class's examples, truncated to the smallest class size
-        m = min(p.numel() for p in pools)
-        object.__setattr__(self, "_pools", (torch.stack([p[:m] for p in pools]),))
+        # a (n_classes, m_max) index table padded per class, with a mask of the real entries: every example of
+        # every class can be drawn (classes of unequal size are not truncated to the smallest)
+        m = max(p.numel() for p in pools)
+        table = torch.zeros(len(pools), m, dtype=torch.long)
+        valid = torch.zeros(len(pools), m, dtype=torch.bool)
+        for i, p in enumerate(pools):
+            table[i, : p.numel()], valid[i, : p.numel()] = p, True
+        object.__setattr__(self, "_pools", (table, valid))
 
     def sample(self, batch: int, generator: torch.Generator | None = None) -> CategoricalBatch:
         """Draw ``batch`` contexts: N = n_way * shots context points, labels relabelled at random."""
-        table = self._pools[0]  # (K, m)
+        table, valid = self._pools  # (K, m) example rows, (K, m) real entries
         K, m = table.shape
         B, W, S, Q = batch, self.n_way, self.shots, self.n_queries
         cls = torch.rand(B, K, generator=generator).argsort(-1)[:, :W]  # (B, W) positions in classes
-        pick = torch.rand(B, W, m, generator=generator).argsort(-1)[:, :, :S + Q]  # (B, W, S+Q) w/o replacement
+        keys = torch.rand(B, W, m, generator=generator).masked_fill(~valid[cls], 2.0)  # padding sorts last
+        pick = keys.argsort(-1)[:, :, :S + Q]  # (B, W, S+Q) distinct real examples (w/o replacement)
         rows = table[cls[:, :, None], pick]  # (B, W, S+Q) feature rows
         lab = torch.arange(W).expand(B, W)  # (B, W): relabelled 0..W-1 (classes are already in random order)
         ctx_rows = rows[:, :, :S].reshape(B, W * S)  # (B, N)
