@@ -186,9 +186,6 @@ def _shared(cfg: CategoricalConfig):
 
 
 def _run_cell(cfg: CategoricalConfig, cell: dict, shared) -> dict:
-    import torch
-
-    torch.set_num_threads(1)
     part = cell["part"]
     if part == "synthetic":
         from iclab.experiments._categorical_synthetic import synthetic_cell

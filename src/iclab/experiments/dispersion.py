@@ -123,9 +123,6 @@ def cells(config: DispersionConfig) -> list[dict]:
 
 
 def run_cell(config: DispersionConfig, cell: dict, shared=None) -> dict:
-    import torch
-
-    torch.set_num_threads(1)
     if cell["kind"] == "retrieval":
         from iclab.experiments._dispersion_retrieval import run_retrieval_cell
 

@@ -131,9 +131,6 @@ def _shared(cfg: OodConfig) -> dict:
 
 
 def _run_cell(cfg: OodConfig, cell: dict, shared) -> dict:
-    import torch
-
-    torch.set_num_threads(1)
     part = cell["part"]
     if part in ("pretrain", "ood", "forget"):
         from iclab.experiments import _ood_synthetic as syn

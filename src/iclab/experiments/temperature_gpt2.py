@@ -198,7 +198,6 @@ def _run_cell(cfg: TemperatureGPT2Config, cell: dict, shared: dict) -> dict:
     """Error vs τ (all layers and first layer only) for one (shift, trained model)."""
     from iclab.data import generator_for
 
-    torch.set_num_threads(1)
     model = _build(cfg)
     model.load_state_dict(shared[cell["train_seed"]]["state"])
     model.to(cfg.device).eval()
