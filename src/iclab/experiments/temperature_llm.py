@@ -17,7 +17,6 @@ and the demonstrations.
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +27,7 @@ import pandas as pd
 from iclab.config import Config, check_int, check_positive, check_probability
 from iclab.errors import ConfigError
 from iclab.experiments import Comparison, Experiment, register
+from iclab.hf import best_tau_index
 
 __all__ = ["TemperatureLLMConfig", "evaluate_prompts", "load_cached"]
 
@@ -152,12 +152,12 @@ def _run_cell(cfg: TemperatureLLMConfig, cell: dict, shared) -> dict:
     folds = [(slice(0, half), slice(half, None)), (slice(half, None), slice(0, half))]
     picked, held = [], []
     for sel, ev in folds:
-        j = _best(taus, em[:, sel].mean(1))
+        j = best_tau_index(taus, em[:, sel].mean(1))
         picked.append(taus[j])
         held.append(float(em[j, ev].sum()))
     out = {
         "em_tau": em.mean(1).tolist(), "em_tau1": float(em[i1].mean()),
-        "best_tau": taus[_best(taus, em.mean(1))], "best_em": float(em.mean(1).max()),
+        "best_tau": taus[best_tau_index(taus, em.mean(1))], "best_em": float(em.mean(1).max()),
         "em_heldout": sum(held) / cfg.n_questions, "heldout_taus": picked,
         "noisy_demos": float(ps.noisy.float().mean()), "source": source,
     }
@@ -184,11 +184,6 @@ def _moment_rule(model, tok, ps, cfg, cell, em_tau1: float) -> dict:
 
 
 # ----------------------------------------------------------------------------------------------------- reporting
-def _best(taus, scores) -> int:
-    """Index of the best score; ties go to the τ closest to 1 (the stock model)."""
-    return max(range(len(taus)), key=lambda i: (scores[i], -abs(math.log(taus[i]))))
-
-
 def _sd033(x) -> float:
     x = np.asarray(x, dtype=float)
     return 0.33 * float(x.std(ddof=1)) if len(x) > 1 else 0.0
@@ -201,12 +196,12 @@ def _noise_table(cfg, df: pd.DataFrame) -> pd.DataFrame:
     for (task, r), g in d.groupby(["task", "noise_ratio"]):
         curve = np.array(g["em_tau"].tolist())  # (R, T)
         mean_curve = curve.mean(0)
-        j = _best(cfg.taus, mean_curve)
+        j = best_tau_index(cfg.taus, mean_curve)
         row = {"task": task, "noise_ratio": r, "repeats": len(g), "em_tau1": g["em_tau1"].mean(),
                "em_tau1_err": _sd033(g["em_tau1"]), "best_tau": cfg.taus[j], "best_em": mean_curve[j],
                "em_heldout": g["em_heldout"].mean(), "em_heldout_err": _sd033(g["em_heldout"]),
                "heldout_tau_gmean": float(np.exp(np.mean(np.log(np.array(g["heldout_taus"].tolist()))))),
-               "best_tau_per_repeat_gmean": float(np.exp(np.mean(np.log([cfg.taus[_best(cfg.taus, c)] for c in curve]))))}
+               "best_tau_per_repeat_gmean": float(np.exp(np.mean(np.log([cfg.taus[best_tau_index(cfg.taus, c)] for c in curve]))))}
         for col in ("em_moment", "mean_layer_tau", "em_adaptive"):
             if col in g:
                 row[col] = g[col].mean()
@@ -282,7 +277,7 @@ def _demo_curve(cfg, df: pd.DataFrame) -> pd.DataFrame:
     for (task, k), g in d.groupby(["task", "n_demos"]):
         rows.append({"task": task, "n_demos": k, "em_tau1": g["em_tau1"].mean(), "em_tau1_err": _sd033(g["em_tau1"]),
                      "em_heldout": g["em_heldout"].mean(), "em_heldout_err": _sd033(g["em_heldout"]),
-                     "best_tau": cfg.taus[_best(cfg.taus, np.array(g["em_tau"].tolist()).mean(0))]})
+                     "best_tau": cfg.taus[best_tau_index(cfg.taus, np.array(g["em_tau"].tolist()).mean(0))]})
     return pd.DataFrame(rows, columns=["task", "n_demos", "em_tau1", "em_tau1_err", "em_heldout", "em_heldout_err",
                                        "best_tau"])
 

@@ -23,7 +23,7 @@ from iclab.errors import ConfigError
 from iclab.hf._probes import ScoreMoments, probe_prompts
 from iclab.hf._temperature import with_temperature
 
-__all__ = ["TauEstimate", "DEFAULT_TAU_GRID", "moment_rule_tau", "grid_search_tau", "estimate_tau"]
+__all__ = ["TauEstimate", "DEFAULT_TAU_GRID", "moment_rule_tau", "best_tau_index", "grid_search_tau", "estimate_tau"]
 
 DEFAULT_TAU_GRID = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0)
 
@@ -67,6 +67,11 @@ def moment_rule_tau(clean: ScoreMoments, shifted: ScoreMoments, clip: tuple[floa
     return tau, ratio, valid
 
 
+def best_tau_index(grid: Sequence[float], scores: Sequence[float]) -> int:
+    """Index of the highest score; ties go to the τ closest to 1 (the stock model), in log scale."""
+    return max(range(len(grid)), key=lambda i: (scores[i], -abs(np.log(grid[i]))))
+
+
 def grid_search_tau(model, score: Callable[[object], float], grid: Sequence[float] = DEFAULT_TAU_GRID,
                     progress: bool = False) -> tuple[float, list[float]]:
     """Global τ maximising ``score(model)`` (evaluated under :func:`with_temperature`); returns ``(best, scores)``.
@@ -80,8 +85,7 @@ def grid_search_tau(model, score: Callable[[object], float], grid: Sequence[floa
     for t in tqdm(grid, disable=not progress, desc="tau grid", unit="tau"):
         with with_temperature(model, t):
             scores.append(float(score(model)))
-    best = max(range(len(grid)), key=lambda i: (scores[i], -abs(np.log(grid[i]))))
-    return grid[best], scores
+    return grid[best_tau_index(grid, scores)], scores
 
 
 def estimate_tau(model, tokenizer, clean_prompts: Sequence[str], shifted_prompts: Sequence[str], *,
