@@ -88,7 +88,7 @@ def fixture_cell(config: FixtureConfig, cell: dict, shared) -> dict:
 
 
 def _figures(config, df, fig_dir):
-    from iclab.report import new_figure, save_figure, theory_vs_sim
+    from iclab.plotting import new_figure, save_figure, theory_vs_sim
 
     d = df.groupby("tau", as_index=False).agg(mean=("mean", "mean"), err=("err", "mean"), theory=("theory", "first"))
     fig, ax = new_figure()

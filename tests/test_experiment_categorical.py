@@ -15,9 +15,9 @@ TINY = {"n_context": 7, "n_classes": 7, "d": 3, "d_embed": 3, "train_sizes": (32
 
 @pytest.mark.slow
 def test_categorical_tiny_end_to_end(tmp_path):
-    from iclab.runs import run_experiment
+    from iclab.report import run_and_report
 
-    res = run_experiment("categorical", "quick", overrides=TINY, out=tmp_path / "run", executor="serial",
+    res = run_and_report("categorical", "quick", overrides=TINY, out=tmp_path / "run", executor="serial",
                          progress=False)
     df = res.results
     assert set(df["part"]) == {"synthetic", "features", "language", "stationarity"}

@@ -15,9 +15,9 @@ TINY = {"seeds": "2", "variant_seeds": "1", "steps": "40", "d": "8", "depth": "1
 
 @pytest.mark.slow
 def test_tiny_run_end_to_end(tmp_path):
-    from iclab.runs import run_experiment
+    from iclab.report import run_and_report
 
-    res = run_experiment("dispersion", "quick", TINY, out=tmp_path / "run", executor="serial", progress=False)
+    res = run_and_report("dispersion", "quick", TINY, out=tmp_path / "run", executor="serial", progress=False)
     assert res.failed.empty and len(res.results) == 2 + 2 + 1 + 4
     df = res.results
     soft = df[(df["kind"] == "retrieval") & (df["normaliser"] == "softmax")]
@@ -32,7 +32,7 @@ def test_tiny_run_end_to_end(tmp_path):
     assert {"retrieval_accuracy.png", "retrieval_dispersion.png", "logit_spread.png",
             "clrs_size_generalisation.png"} <= figs
     json.loads((tmp_path / "run" / "summary.json").read_text())
-    again = run_experiment("dispersion", "quick", TINY, out=tmp_path / "run", executor="serial", progress=False)
+    again = run_and_report("dispersion", "quick", TINY, out=tmp_path / "run", executor="serial", progress=False)
     assert again.computed == 0 and again.reused == len(res.results)
 
 

@@ -11,7 +11,7 @@ from iclab.data import GaussianRegression, generator_for
 from iclab.errors import ConfigError
 from iclab.experiments import get_experiment
 from iclab.experiments._multihead_data import MultiTaskRegression, toeplitz_cov
-from iclab.runs import run_experiment
+from iclab.report import run_and_report
 
 TINY = {"steps": 30, "log_every": 10, "heads": "1,2", "n_eval": 200, "n_mc": 500, "n_monitor": 100,
         "eval_lengths": "10,20,40", "paper_lengths": "10,40", "multitask_heads": "3", "batch_size": 32}
@@ -19,7 +19,7 @@ TINY = {"steps": 30, "log_every": 10, "heads": "1,2", "n_eval": 200, "n_mc": 500
 
 @pytest.mark.slow
 def test_tiny_run_writes_figures_comparison_and_notes(tmp_path):
-    res = run_experiment("multihead", "quick", TINY, out=tmp_path, executor="serial", progress=False)
+    res = run_and_report("multihead", "quick", TINY, out=tmp_path, executor="serial", progress=False)
     figs = {p.name for p in (tmp_path / "figures").glob("*.png")}
     assert figs == {"dynamics.png", "error_vs_length.png", "head_ablation.png", "length_generalisation.png",
                     "anisotropic_kq.png", "multitask_heads.png"}

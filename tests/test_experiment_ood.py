@@ -7,7 +7,7 @@ import torch
 
 from iclab.errors import ConfigError
 from iclab.experiments import get_experiment
-from iclab.runs import run_experiment
+from iclab.report import run_and_report
 
 TINY = {"d": "4", "K": "2", "n_tokens": "8", "threshold": "0.02", "thetas_deg": "0,30,60,90", "ood_prompts": "400",
         "gamma1_table": "0.5", "gamma2_table": "-0.9,0.5", "dense_gamma2": "3", "phase_grid": "3",
@@ -27,7 +27,7 @@ def test_quick_preset_and_config_validation():
 
 
 def test_tiny_run_end_to_end(tmp_path):
-    res = run_experiment("ood", "quick", TINY, out=tmp_path / "ood", executor="serial", progress=False)
+    res = run_and_report("ood", "quick", TINY, out=tmp_path / "ood", executor="serial", progress=False)
     assert res.failed.empty, res.failed.to_dict()
     df = res.results
     pre = df[df["part"] == "pretrain"].iloc[0]

@@ -4,7 +4,7 @@ import pytest
 
 from iclab.errors import ConfigError
 from iclab.experiments import get_experiment
-from iclab.runs import run_experiment
+from iclab.report import run_and_report
 
 TINY = {"d": 6, "m": 40, "l_values": "8,12", "n_test": 40, "noise_sigmas": "1.0", "sigma_tests": "0.5,2",
         "mean_shifts": "0,1", "simcheck": "false", "n_tau": 9}
@@ -12,7 +12,7 @@ TINY = {"d": 6, "m": 40, "l_values": "8,12", "n_test": 40, "noise_sigmas": "1.0"
 
 def test_runs_end_to_end_and_resumes(tmp_path):
     out = tmp_path / "run"
-    first = run_experiment("temperature", "quick", TINY, seed=1, out=out, executor="serial", progress=False)
+    first = run_and_report("temperature", "quick", TINY, seed=1, out=out, executor="serial", progress=False)
     n_cells = len(get_experiment("temperature").cells(get_experiment("temperature").config("quick", TINY, 1)))
     assert first.computed == n_cells == len(first.results) and len(first.failed) == 0
     figures = sorted(p.name for p in (out / "figures").glob("*.png"))
@@ -25,7 +25,7 @@ def test_runs_end_to_end_and_resumes(tmp_path):
     assert "failed:" not in report  # figures/compare/notes ran without error
     row = first.results.iloc[0]
     assert row["G1_theory"] > 0 and row["tau_opt_theory"] > 1 and len(row["G_curve_mc"]) == 9
-    again = run_experiment("temperature", "quick", TINY, seed=1, out=out, executor="serial", progress=False)
+    again = run_and_report("temperature", "quick", TINY, seed=1, out=out, executor="serial", progress=False)
     assert again.computed == 0 and again.reused == n_cells
 
 

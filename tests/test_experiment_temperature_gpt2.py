@@ -75,9 +75,9 @@ def test_query_label_is_never_read():
 
 
 def test_end_to_end_tiny(tmp_path):
-    from iclab.runs import run_experiment
+    from iclab.report import run_and_report
 
-    res = run_experiment("temperature-gpt2-regression", "quick", TINY, out=tmp_path / "run", executor="serial",
+    res = run_and_report("temperature-gpt2-regression", "quick", TINY, out=tmp_path / "run", executor="serial",
                          progress=False)
     df = res.results
     assert sorted(df["shift"]) == sorted(TINY["shifts"])

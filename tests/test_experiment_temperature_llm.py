@@ -83,12 +83,12 @@ def test_cells_cover_noise_and_demo_sweeps():
 
 
 def test_end_to_end_tiny_llama(tiny_model_dir, tmp_path):
-    from iclab.runs import run_experiment
+    from iclab.report import run_and_report
 
     over = {"model": tiny_model_dir, "tasks": ("antonym",), "noise_ratios": (0.0, 0.5), "n_demos": 2,
             "demo_counts": (1, 3), "demo_noise": 0.5, "taus": (0.5, 1.0, 2.0), "n_questions": 4, "repeats": 2,
             "max_new_tokens": 3, "batch_size": 4, "adaptive": True, "moment_rule": True}
-    res = run_experiment("temperature-llm", "quick", over, out=tmp_path / "run", executor="serial", progress=False)
+    res = run_and_report("temperature-llm", "quick", over, out=tmp_path / "run", executor="serial", progress=False)
     df = res.results
     assert len(df) == len(E._cells(get_experiment("temperature-llm").config("quick", over))) == 2 * 4
     for _, r in df.iterrows():

@@ -12,8 +12,9 @@ import pytest
 
 import fixtures_experiments  # noqa: F401 - registers fx_sweep / fx_other in this process
 from fixtures_experiments import fixture_env
-from iclab.report import PALETTE, PAPERS, md_to_html, new_figure, save_figure, theory_vs_sim, write_combined_report
-from iclab.runs import run_experiment
+from iclab.plotting import PALETTE, new_figure, save_figure, theory_vs_sim
+from iclab.report import PAPERS, md_to_html, write_combined_report
+from iclab.report import run_and_report
 
 
 @pytest.fixture(autouse=True)
@@ -28,9 +29,9 @@ def two_runs(tmp_path_factory):
     mp = pytest.MonkeyPatch()
     mp.setenv("ICLAB_EXPERIMENT_MODULES", "fixtures_experiments")
     root = tmp_path_factory.mktemp("runs")
-    a = run_experiment("fx_sweep", overrides={"n_cells": 5, "fail_cells": "2"}, out=root / "a", executor="serial",
+    a = run_and_report("fx_sweep", overrides={"n_cells": 5, "fail_cells": "2"}, out=root / "a", executor="serial",
                        progress=False)
-    b = run_experiment("fx_other", overrides={"n_cells": 3}, out=root / "b", executor="serial", progress=False)
+    b = run_and_report("fx_other", overrides={"n_cells": 3}, out=root / "b", executor="serial", progress=False)
     page = write_combined_report([b.path, a.path], root / "report", failures=["broken_exp: ValueError: nope"])
     mp.undo()
     return root, page

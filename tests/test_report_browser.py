@@ -12,7 +12,7 @@ import pytest
 
 import fixtures_experiments  # noqa: F401 - registers fx_sweep / fx_other in this process
 from iclab.report import check_page, write_combined_report
-from iclab.runs import run_experiment
+from iclab.report import run_and_report
 
 pytestmark = pytest.mark.slow
 
@@ -36,7 +36,7 @@ def _png_size(path):
 
 def test_report_page_renders_in_chromium(chromium, tmp_path, monkeypatch):
     monkeypatch.setenv("ICLAB_EXPERIMENT_MODULES", "fixtures_experiments")
-    runs = [run_experiment(name, overrides={"n_cells": 5}, out=tmp_path / name, executor="serial", progress=False)
+    runs = [run_and_report(name, overrides={"n_cells": 5}, out=tmp_path / name, executor="serial", progress=False)
             for name in ("fx_sweep", "fx_other")]
     page = write_combined_report([r.path for r in runs], tmp_path / "report")
     shot = tmp_path / "report" / "screenshot.png"

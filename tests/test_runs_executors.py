@@ -8,9 +8,10 @@ import pytest
 import torch
 
 import fixtures_experiments  # noqa: F401 - registers fx_sweep / fx_other in this process
-from fixtures_experiments import METRICS, fixture_env
+from fixtures_experiments import METRICS, FixtureConfig, fixture_cell, fixture_env
 from iclab.errors import ConfigError
-from iclab.runs import CellTask, SerialExecutor, execute_cell, jsonable, make_executor, run_experiment
+from iclab.runs import CellTask, SerialExecutor, execute_cell, jsonable, make_executor
+from iclab.experiments import run_experiment
 
 
 @pytest.fixture(autouse=True)
@@ -26,16 +27,15 @@ def _frame(result):
 
 def test_serial_and_local_give_identical_results(tmp_path):
     over = {"n_cells": 7, "n_samples": 33}
-    serial = run_experiment("fx_sweep", overrides=over, out=tmp_path / "s", executor="serial", progress=False,
-                            report=False)
+    serial = run_experiment("fx_sweep", overrides=over, out=tmp_path / "s", executor="serial", progress=False)
     local = run_experiment("fx_sweep", overrides=over, out=tmp_path / "l", executor="local", workers=2,
-                           progress=False, report=False)
+                           progress=False)
     assert serial.computed == local.computed == 7 and len(local.failed) == 0
     assert _frame(serial).equals(_frame(local))
     assert set(local.results["shared_pid"]) == {os.getpid()}  # shared computed once, in the driver
     assert local.results["n"].tolist() == [33] * 7  # numpy ints reached the store as plain ints
     again = run_experiment("fx_sweep", overrides=over, out=tmp_path / "l", executor="local", workers=2,
-                           progress=False, report=False)
+                           progress=False)
     assert (again.computed, again.reused) == (0, 7)  # read back, never recomputed
 
 
@@ -44,37 +44,38 @@ def test_local_pool_survives_a_dead_worker_and_a_raising_cell(tmp_path):
     flag = tmp_path / "flag"
     over = {"n_cells": 7, "crash_cells": "2", "fail_cells": "4", "flag": str(flag)}
     out = tmp_path / "run"
-    first = run_experiment("fx_sweep", overrides=over, out=out, executor="local", workers=2, progress=False,
-                           report=False)
+    first = run_experiment("fx_sweep", overrides=over, out=out, executor="local", workers=2, progress=False)
     assert first.computed == 7 and len(first.results) == 5
     errors = dict(zip(first.failed["i"], first.failed["_error"]))
     assert set(errors) == {2, 4}
     assert "worker process died" in errors[2] and "exit code 13" in errors[2]
     assert errors[4].startswith("RuntimeError: fixture cell 4 fails until")
     # without --retry-failed the failed cells stay failed; with it, only they rerun
-    assert run_experiment("fx_sweep", overrides=over, out=out, executor="serial", progress=False,
-                          report=False).computed == 0
+    assert run_experiment("fx_sweep", overrides=over, out=out, executor="serial", progress=False).computed == 0
     flag.touch()
     retried = run_experiment("fx_sweep", overrides=over, out=out, executor="serial", retry_failed=True,
-                             progress=False, report=False)
+                             progress=False)
     assert (retried.computed, retried.reused, len(retried.failed)) == (2, 5, 0)
-    clean = run_experiment("fx_sweep", overrides=over, out=tmp_path / "clean", executor="serial", progress=False,
-                           report=False)
+    clean = run_experiment("fx_sweep", overrides=over, out=tmp_path / "clean", executor="serial", progress=False)
     assert _frame(retried).equals(_frame(clean))
 
 
 def test_serial_executor_records_a_raising_cell_and_goes_on():
-    task = CellTask("k", 0, "fx_sweep", {"fail_cells": [0]}, {"i": 0, "tau": 1.0, "seed": 3})
-    ok = CellTask("k2", 1, "fx_sweep", {}, {"i": 1, "tau": 1.0, "seed": 3})
+    task = CellTask("k", 0, "fx_sweep", FixtureConfig(fail_cells=(0,)), {"i": 0, "tau": 1.0, "seed": 3}, fixture_cell)
+    ok = CellTask("k2", 1, "fx_sweep", FixtureConfig(), {"i": 1, "tau": 1.0, "seed": 3}, fixture_cell)
     outcomes = list(SerialExecutor().run([task, ok], {"offset": np.zeros(3), "driver_pid": 1}))
     assert outcomes[0].result is None and "fixture cell 0 fails" in outcomes[0].error
     assert outcomes[1].error is None and outcomes[1].result["offset_sum"] == 0.0
 
 
+def _not_a_dict(config, cell, shared):
+    return [1.0, 2.0]
+
+
 def test_execute_cell_reports_bad_metrics_as_failure():
-    bad = CellTask("k", 0, "no_such_experiment", {}, {"seed": 1})
+    bad = CellTask("k", 0, "odd_experiment", FixtureConfig(), {"seed": 1}, _not_a_dict)
     out = execute_cell(bad, None)
-    assert out.result is None and "no_such_experiment" in out.error
+    assert out.result is None and "run_cell of 'odd_experiment' returned list, expected dict" in out.error
 
 
 def test_jsonable_converts_numpy_and_torch_and_rejects_objects():

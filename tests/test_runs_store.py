@@ -14,7 +14,8 @@ import pytest
 import fixtures_experiments  # noqa: F401 - registers fx_sweep / fx_other in this process
 from fixtures_experiments import METRICS, fixture_env
 from iclab.errors import RunFolderError
-from iclab.runs import ResultStore, export_results, folder_lock, load_results, read_export, run_experiment
+from iclab.runs import ResultStore, export_results, folder_lock, load_results, read_export
+from iclab.experiments import run_experiment
 
 
 @pytest.fixture(autouse=True)
@@ -25,7 +26,7 @@ def _worker_env(monkeypatch):
 
 
 def _run(out, executor="serial", **over):
-    return run_experiment("fx_sweep", overrides=over, out=out, executor=executor, progress=False, report=False)
+    return run_experiment("fx_sweep", overrides=over, out=out, executor=executor, progress=False)
 
 
 def _done(path) -> int:
@@ -73,13 +74,13 @@ def test_refuses_a_changed_config_or_version_unless_forced(tmp_path):
     with pytest.raises(RunFolderError, match=r"config hash .*--out DIR.*--force"):
         _run(out, n_cells=4)
     with pytest.raises(RunFolderError, match="experiment 'fx_sweep'"):
-        run_experiment("fx_other", overrides={"n_cells": 3}, out=out, executor="serial", progress=False, report=False)
+        run_experiment("fx_other", overrides={"n_cells": 3}, out=out, executor="serial", progress=False)
     meta = json.loads((out / "config.json").read_text())
     (out / "config.json").write_text(json.dumps({**meta, "iclab_version": "0.0.1"}))
     with pytest.raises(RunFolderError, match=r"iclab 0\.0\.1"):
         _run(out, n_cells=3)
     forced = run_experiment("fx_sweep", overrides={"n_cells": 4}, out=out, executor="serial", force=True,
-                            progress=False, report=False)
+                            progress=False)
     assert (forced.computed, forced.reused) == (4, 0) and len(load_results(out)) == 4  # old rows discarded
 
 

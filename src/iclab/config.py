@@ -159,7 +159,7 @@ def _coerce_value(field: str, value: Any, hint: Any) -> Any:
         if origin in (tuple, list):
             elem = args[0] if args else str
             parts = json.loads(text) if text.startswith("[") else [p for p in text.split(",") if p.strip()]
-            items = [_coerce_value(field, p if isinstance(p, str) else p, elem) for p in parts]
+            items = [_coerce_value(field, p, elem) for p in parts]
             return tuple(items) if origin is tuple else items
     except (ValueError, json.JSONDecodeError):
         pass

@@ -43,11 +43,13 @@ def run(
     retry_failed: bool = typer.Option(False, "--retry-failed", help="rerun cells that failed before"),
 ) -> None:
     """Run (or resume) one experiment; writes results, figures and report.md into the run folder."""
-    from iclab.runs import EXECUTORS, run_experiment
+    from iclab.report import run_and_report
+    from iclab.runs import EXECUTORS
 
     check_choice("--executor", executor, EXECUTORS)
-    result = run_experiment(experiment, _preset(quick, full), parse_overrides(set_), seed, out, executor, workers,
-                            address, force, retry_failed)
+    result = run_and_report(experiment, _preset(quick, full), overrides=parse_overrides(set_), seed=seed, out=out,
+                            executor=executor, workers=workers, address=address, force=force,
+                            retry_failed=retry_failed)
     typer.echo(f"{experiment}: {len(result.results)} cells done, {len(result.failed)} failed ({result.computed} run now, "
                f"{result.reused} read back) -> {result.path / 'report.md'}")
     if len(result.failed):
@@ -68,8 +70,8 @@ def reproduce(
 ) -> None:
     """Run every registered experiment, then write runs/report/index.html, report.md and screenshot.png."""
     from iclab.experiments import experiment_names, get_experiment
-    from iclab.report import write_combined_report
-    from iclab.runs import EXECUTORS, default_run_dir, run_experiment
+    from iclab.report import run_and_report, write_combined_report
+    from iclab.runs import EXECUTORS, default_run_dir
 
     check_choice("--executor", executor, EXECUTORS)
     preset = _preset(quick, full)
@@ -80,7 +82,7 @@ def reproduce(
     for name in names:
         typer.echo(f"== {name} ({preset})", err=True)
         try:
-            result = run_experiment(name, preset, out=default_run_dir(name, preset, root), executor=executor,
+            result = run_and_report(name, preset, out=default_run_dir(name, preset, root), executor=executor,
                                     workers=workers, address=address, force=force, retry_failed=retry_failed)
         except Exception as exc:  # noqa: BLE001 - one broken experiment must not lose the others
             failures.append(f"{name}: {type(exc).__name__}: {exc}")
@@ -121,7 +123,7 @@ def report(run_dir: Path = typer.Argument(..., help="a run folder")) -> None:
     folder = RunFolder.load(run_dir)
     exp = get_experiment(folder.meta["experiment"])
     config = exp.config_cls.from_dict(folder.meta["config"])
-    result = RunResult(folder, load_results(run_dir), load_results(run_dir, "failed"), 0, 0)
+    result = RunResult(folder, config, load_results(run_dir), load_results(run_dir, "failed"), 0, 0)
     typer.echo(str(write_run_report(exp, config, result)))
 
 

@@ -1,65 +1,21 @@
-"""Registry of experiments, one module per paper (see ``_base.Experiment``).
+"""Experiments: one sub-package per paper, each registering its experiments (see ``_contract``).
 
-Modules listed in ``_MODULES`` register themselves on import with :func:`register`. Extra modules (a user's
-own experiments, or test fixtures) are imported from the comma-separated environment variable
-``ICLAB_EXPERIMENT_MODULES``; spawned workers inherit it, so they find the same experiments.
+``iclab.experiments.temperature`` (the one-layer theory experiment, ``.llm`` and ``.gpt2``),
+``iclab.experiments.ood``, ``.dispersion``, ``.multihead`` and ``.categorical``. Nothing below this layer imports
+it; executors reach a cell function through the :class:`Experiment` contract.
 """
 
-from __future__ import annotations
+from iclab.experiments._contract import PRESETS as PRESETS
+from iclab.experiments._contract import Comparison as Comparison
+from iclab.experiments._contract import Experiment as Experiment
+from iclab.experiments._contract import lazy as lazy
+from iclab.experiments._registry import PAPER_PACKAGES as PAPER_PACKAGES
+from iclab.experiments._registry import all_experiments as all_experiments
+from iclab.experiments._registry import experiment_names as experiment_names
+from iclab.experiments._registry import get_experiment as get_experiment
+from iclab.experiments._registry import register as register
+from iclab.experiments._run import run_experiment as run_experiment
+from iclab.experiments._run import sweep_for as sweep_for
 
-import importlib
-import os
-
-from iclab.errors import ConfigError
-from iclab.experiments._base import PRESETS, Comparison, Experiment, lazy
-
-__all__ = ["Experiment", "Comparison", "PRESETS", "lazy", "register", "get_experiment", "experiment_names", "all_experiments"]
-
-_MODULES = (
-    "temperature",
-    "temperature_gpt2",
-    "temperature_llm",
-    "multihead",
-    "ood",
-    "dispersion",
-    "categorical",
-)
-_REGISTRY: dict[str, Experiment] = {}
-_loaded = False
-
-
-def register(exp: Experiment) -> Experiment:
-    _REGISTRY[exp.name] = exp
-    return exp
-
-
-def _load_all() -> None:
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    for mod in _MODULES:
-        name = f"{__name__}.{mod}"
-        try:
-            importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:  # a real missing dependency inside the module: surface it
-                raise
-    for name in filter(None, (m.strip() for m in os.environ.get("ICLAB_EXPERIMENT_MODULES", "").split(","))):
-        importlib.import_module(name)
-
-
-def all_experiments() -> list[Experiment]:
-    _load_all()
-    return sorted(_REGISTRY.values(), key=lambda e: (e.order, e.name))
-
-
-def experiment_names() -> list[str]:
-    return [e.name for e in all_experiments()]
-
-
-def get_experiment(name: str) -> Experiment:
-    _load_all()
-    if name not in _REGISTRY:
-        raise ConfigError("experiment", name, "one of " + ", ".join(experiment_names()))
-    return _REGISTRY[name]
+__all__ = ["Experiment", "Comparison", "PRESETS", "lazy", "register", "get_experiment", "experiment_names",
+           "all_experiments", "PAPER_PACKAGES", "run_experiment", "sweep_for"]

@@ -37,7 +37,7 @@ def _mean(df: pd.DataFrame, keys: list[str], cols: list[str]) -> pd.DataFrame:
 
 
 def figures(cfg, df: pd.DataFrame, fig_dir: Path) -> list[Path]:
-    from iclab.report import color, new_figure, save_figure, theory_vs_sim
+    from iclab.plotting import color, new_figure, save_figure, theory_vs_sim
 
     fig_dir = Path(fig_dir)
     paths = []

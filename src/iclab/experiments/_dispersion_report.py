@@ -97,7 +97,7 @@ def _poly_summary(coeffs) -> str:
 
 
 def figures(config, df: pd.DataFrame, fig_dir) -> list:
-    from iclab.report import new_figure, save_figure, theory_vs_sim
+    from iclab.plotting import new_figure, save_figure, theory_vs_sim
 
     paths = []
     tab = retrieval_table(df)

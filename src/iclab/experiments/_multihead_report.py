@@ -52,7 +52,7 @@ def _at(lengths, values, n):
 
 
 def figures(cfg, df: pd.DataFrame, fig_dir: Path) -> list[Path]:
-    from iclab.report import color, new_figure, save_figure, theory_vs_sim
+    from iclab.plotting import color, new_figure, save_figure, theory_vs_sim
 
     out: list[Path] = []
     base = _baseline(df)

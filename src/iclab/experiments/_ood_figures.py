@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 
 from iclab.experiments import Comparison
-from iclab.report import new_figure, save_figure, theory_vs_sim
-from iclab.report._style import PALETTE
+from iclab.plotting import new_figure, save_figure, theory_vs_sim
+from iclab.plotting import PALETTE
 
 __all__ = ["figures", "compare", "notes"]
 

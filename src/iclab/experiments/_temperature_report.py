@@ -25,7 +25,7 @@ def _sub(df: pd.DataFrame, scenario: str, by: str = "l") -> pd.DataFrame:
 
 def _vs_x(axes, sub: pd.DataFrame, x: str, i0: int = 0, tag: str = "", bayes: bool = True, train_bayes=False):
     """G(1) and G(τ_opt) (theory line + MC markers) and Bayes on ``axes = (raw, normalised)``."""
-    from iclab.report import color, theory_vs_sim
+    from iclab.plotting import color, theory_vs_sim
 
     xs = sub[x].to_numpy(float)
     for ax, norm in zip(axes, (1.0, sub["c"].to_numpy())):
@@ -47,7 +47,7 @@ def _vs_x(axes, sub: pd.DataFrame, x: str, i0: int = 0, tag: str = "", bayes: bo
 
 
 def _fig_vs(df, scenario, fig_dir, name, title, x="l", xlabel="context length l (incl. query)", train_bayes=False):
-    from iclab.report import new_figure, save_figure
+    from iclab.plotting import new_figure, save_figure
 
     sub = _sub(df, scenario, x)
     if sub.empty:
@@ -64,7 +64,7 @@ def _fig_vs(df, scenario, fig_dir, name, title, x="l", xlabel="context length l 
 
 
 def figures(config, df: pd.DataFrame, fig_dir: Path) -> list[Path]:
-    from iclab.report import color, new_figure, save_figure, theory_vs_sim
+    from iclab.plotting import color, new_figure, save_figure, theory_vs_sim
 
     out = [_fig_vs(df, "none", fig_dir, "fig1a_no_shift", "no shift (Fig. 1a)"),
            _fig_vs(df, "cov", fig_dir, "fig1b_input_cov_shift", f"Σx = {config.cov_scale}·I (Fig. 1b)"),

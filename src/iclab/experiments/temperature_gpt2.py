@@ -252,7 +252,7 @@ def _tau_axis(ax, taus) -> None:
 
 
 def _figures(cfg: TemperatureGPT2Config, df: pd.DataFrame, fig_dir: Path) -> list[Path]:
-    from iclab.report import color, new_figure, save_figure
+    from iclab.plotting import color, new_figure, save_figure
 
     paths = []
     for key, label in (("err_all", "all layers"), ("err_first", "first layer only")):

@@ -210,7 +210,7 @@ def _noise_table(cfg, df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _figures(cfg: TemperatureLLMConfig, df: pd.DataFrame, fig_dir: Path) -> list[Path]:
-    from iclab.report import color, new_figure, save_figure
+    from iclab.plotting import color, new_figure, save_figure
 
     paths = []
     noise = df[df["sweep"] == "noise"]

@@ -1,6 +1,6 @@
 """The combined report of ``iclab reproduce``: ``runs/report/index.html`` and ``runs/report/report.md``.
 
-One section per paper (experiments grouped by ``Experiment.paper``, papers in the order of DESIGN.md), each
+One section per paper (experiments grouped by ``Experiment.paper``, papers in the order of ``PAPERS``), each
 with what the paper claims, iclab's figures, the "paper reports / iclab measures / within tolerance?" table
 and the notes on disagreements. At the top: a table of contents and a summary table (cells, comparisons within
 tolerance, run times) over all experiments. The HTML page is self-contained (figures embedded as base64 PNG);
@@ -19,12 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from iclab.experiments import Comparison, get_experiment
 from iclab.report._html import html_table, md_to_html, ok_cell, page, slug
 from iclab.report._run_report import comparison_dict, comparison_table_md, fmt_seconds
+from iclab.runs import git_revision, iclab_version
 
 __all__ = ["write_combined_report", "PAPERS"]
 
-# Paper keys and titles from DESIGN.md, in report order.
+# Paper keys and titles, in report order (arXiv ids in docs/papers/).
 PAPERS = {
     "temperature": "Optimal attention temperature under distribution shift (Demir & Doğan)",
     "ood": "Attention dynamics for out-of-distribution ICL (α/β weights, forgetting)",
@@ -43,8 +45,6 @@ class _Run:
 
     @property
     def comparisons(self) -> list:
-        from iclab.experiments import Comparison
-
         return [Comparison(**comparison_dict(Comparison(**c))) for c in self.summary.get("comparisons", [])]
 
     def tally(self) -> tuple[int, int, int]:
@@ -53,8 +53,6 @@ class _Run:
 
 
 def _load(run_dir: Path) -> _Run:
-    from iclab.experiments import get_experiment
-
     meta = json.loads((run_dir / "config.json").read_text())
     path = run_dir / "summary.json"
     summary = json.loads(path.read_text()) if path.exists() else {}
@@ -162,8 +160,6 @@ def write_combined_report(run_dirs: Sequence[Path], out_dir: str | Path = "runs/
 
     ``failures``: lines ``"experiment: error"`` for experiments that could not run at all (shown at the top).
     """
-    from iclab.runs import git_revision, iclab_version
-
     out = Path(out_dir)
     if (out / "figures").exists():
         shutil.rmtree(out / "figures")

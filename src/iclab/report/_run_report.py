@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
-if TYPE_CHECKING:
-    from iclab.experiments import Comparison, Experiment
-    from iclab.runs import RunResult
+from iclab.experiments import Comparison, Experiment, get_experiment, run_experiment
+from iclab.runs import ResultStore, RunResult
 
-__all__ = ["write_run_report", "comparison_table_md", "comparison_dict", "run_summary", "run_timing", "fmt_seconds"]
+__all__ = ["write_run_report", "run_and_report", "comparison_table_md", "comparison_dict", "run_summary",
+           "run_timing", "fmt_seconds"]
 
 
 def fmt_seconds(seconds: float | None) -> str:
@@ -22,10 +22,8 @@ def fmt_seconds(seconds: float | None) -> str:
     return f"{seconds / 60:.1f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
 
 
-def run_timing(folder: Path, result: "RunResult") -> dict:
+def run_timing(folder: Path, result: RunResult) -> dict:
     """Compute seconds summed over done cells, and wall seconds summed over the invocations that ran cells."""
-    from iclab.runs import ResultStore
-
     cell_seconds = float(result.results["_seconds"].sum()) if "_seconds" in result.results else 0.0
     with ResultStore(folder) as store:
         sweeps = store.sweeps()
@@ -49,7 +47,7 @@ def comparison_dict(c) -> dict:
             "note": str(c.note or "")}
 
 
-def comparison_table_md(rows: Sequence["Comparison"]) -> str:
+def comparison_table_md(rows: Sequence[Comparison]) -> str:
     lines = ["| quantity | paper reports | iclab measures | within tolerance? | note |", "|---|---|---|---|---|"]
     mark = {True: "yes", False: "**no**", None: "—"}
     for c in rows:
@@ -58,7 +56,7 @@ def comparison_table_md(rows: Sequence["Comparison"]) -> str:
     return "\n".join(lines)
 
 
-def run_summary(exp: "Experiment", config, result: "RunResult") -> dict:
+def run_summary(exp: Experiment, config, result: RunResult) -> dict:
     """Figures, comparisons and notes of a finished run (also written to ``summary.json``)."""
     fig_dir = result.folder.figures
     fig_dir.mkdir(parents=True, exist_ok=True)
@@ -85,7 +83,7 @@ def run_summary(exp: "Experiment", config, result: "RunResult") -> dict:
     return {"figures": figures, "comparisons": comparisons, "notes": notes, "errors": errors}
 
 
-def write_run_report(exp: "Experiment", config, result: "RunResult") -> Path:
+def write_run_report(exp: Experiment, config, result: RunResult) -> Path:
     """Write ``figures/``, ``summary.json`` and ``report.md`` into the run folder; return the report path."""
     summary = run_summary(exp, config, result)
     folder = result.folder.path
@@ -124,3 +122,11 @@ def write_run_report(exp: "Experiment", config, result: "RunResult") -> Path:
         **timing,
     }, indent=2, default=str))
     return folder / "report.md"
+
+
+def run_and_report(name: str, preset: str = "quick", overrides=None, seed: int | None = None, **kwargs) -> RunResult:
+    """Run (or resume) experiment ``name`` (:func:`iclab.experiments.run_experiment`, same arguments), then write
+    its figures, ``summary.json`` and ``report.md``."""
+    result = run_experiment(name, preset, overrides, seed, **kwargs)
+    write_run_report(get_experiment(name), result.config, result)
+    return result

@@ -3,16 +3,17 @@
 ``RayExecutor`` lives in ``iclab.runs._ray`` and is imported lazily (``make_executor("ray")``): ray is heavy.
 """
 
-from iclab.runs._execute import RunResult, default_run_dir, folder_lock, load_results, run_experiment
-from iclab.runs._executors import EXECUTORS, CellOutcome, CellTask, SerialExecutor, execute_cell, jsonable, make_executor
+from iclab.runs._execute import RunResult, Sweep, default_run_dir, folder_lock, load_results, make_executor, run_sweep
+from iclab.runs._executors import EXECUTORS, CellOutcome, CellTask, SerialExecutor, execute_cell, jsonable
 from iclab.runs._export import EXPORT_FORMATS, export_results, read_export
 from iclab.runs._local import LocalExecutor
 from iclab.runs._folder import RunFolder, environment_versions, git_revision, iclab_version
 from iclab.runs._store import ResultStore
 
 __all__ = [
+    "Sweep",
     "RunResult",
-    "run_experiment",
+    "run_sweep",
     "load_results",
     "default_run_dir",
     "EXECUTORS",

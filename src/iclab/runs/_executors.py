@@ -2,7 +2,8 @@
 the default; :mod:`iclab.runs._local`) and ``ray`` (a Ray cluster; :mod:`iclab.runs._ray`).
 
 All share one interface: ``run(tasks, shared) -> iterator of CellOutcome`` in completion order. A cell is
-shipped as a :class:`CellTask` (experiment name + config dict + cell dict), never as a closure. A cell that
+shipped as a :class:`CellTask` (config, cell dict, and the experiment's cell function, which pickles by
+reference: a module-level function or a ``lazy`` name), never as a closure. A cell that
 raises becomes a failed outcome carrying its error text, and the sweep goes on. ``shared`` (heavy inputs
 computed once by the driver) reaches each worker process once, when it starts, not once per cell.
 
@@ -13,9 +14,9 @@ from __future__ import annotations
 import time
 import traceback
 from dataclasses import dataclass
-from typing import Any, Iterator, Protocol
+from typing import Any, Callable, Iterator, Protocol
 
-__all__ = ["CellTask", "CellOutcome", "Executor", "SerialExecutor", "make_executor", "execute_cell",
+__all__ = ["CellTask", "CellOutcome", "Executor", "SerialExecutor", "execute_cell",
            "EXECUTORS", "jsonable"]
 
 EXECUTORS = ("serial", "local", "ray")
@@ -23,13 +24,14 @@ EXECUTORS = ("serial", "local", "ray")
 
 @dataclass(frozen=True)
 class CellTask:
-    """What a worker needs to run one cell: the experiment's name, its config (as a dict) and the cell."""
+    """What a worker needs to run one cell: the config, the cell and the function ``run_cell(config, cell, shared)``."""
 
     key: str
     idx: int
     experiment: str
-    config: dict
+    config: Any
     cell: dict
+    run_cell: Callable[[Any, dict, Any], dict]
 
 
 @dataclass(frozen=True)
@@ -69,8 +71,6 @@ def jsonable(value: Any, where: str = "result") -> Any:
 
 def execute_cell(task: CellTask, shared: Any) -> CellOutcome:
     """Run one cell in this process; exceptions become a failed outcome with the error text."""
-    from iclab.experiments import get_experiment
-
     import torch
 
     # One intra-op thread in every executor: reductions then sum in the same order in the driver (serial),
@@ -79,9 +79,7 @@ def execute_cell(task: CellTask, shared: Any) -> CellOutcome:
     torch.set_num_threads(1)
     start = time.perf_counter()
     try:
-        exp = get_experiment(task.experiment)
-        config = exp.config_cls.from_dict(task.config)
-        result = exp.run_cell(config, dict(task.cell), shared)
+        result = task.run_cell(task.config, dict(task.cell), shared)
         if not isinstance(result, dict):
             raise TypeError(f"run_cell of {task.experiment!r} returned {type(result).__name__}, expected dict")
         result = jsonable(result)
@@ -107,25 +105,3 @@ class SerialExecutor:
     def run(self, tasks: list[CellTask], shared: Any) -> Iterator[CellOutcome]:
         for task in tasks:
             yield execute_cell(task, shared)
-
-
-def make_executor(name: str, workers: int | None = None, address: str | None = None) -> Executor:
-    """``serial`` | ``local`` | ``ray`` (the Ray executor lives in ``iclab.runs._ray``; imported lazily)."""
-    from iclab.config import check_choice
-
-    check_choice("executor", name, EXECUTORS)
-    if name == "serial":
-        return SerialExecutor()
-    if name == "local":
-        from iclab.runs._local import LocalExecutor
-
-        return LocalExecutor(workers)
-    try:
-        import ray  # noqa: F401 - imported lazily: ray is heavy
-    except ImportError:
-        from iclab.errors import IclabError
-
-        raise IclabError("--executor ray needs Ray: pip install ray==2.60.0 (make install does)") from None
-    from iclab.runs._ray import RayExecutor
-
-    return RayExecutor(address=address, workers=workers)

@@ -1,7 +1,7 @@
 """The ``ray`` executor: cells as Ray tasks on an existing cluster (``--address``) or on a local Ray started
 on demand (loopback only, no dashboard).
 
-Each cell is shipped as a :class:`CellTask` (experiment name + config dict + cell). ``shared`` is put in the
+Each cell is shipped as a :class:`CellTask` (config, cell and the cell function by reference). ``shared`` is put in the
 object store once (``ray.put``) and passed to every task by reference; each worker process fetches it once and
 keeps it for the later cells of the same run. Outcomes come back in completion order (``ray.wait``). A task
 whose worker dies (``WorkerCrashedError``) or that Ray cannot run becomes a failed cell with the error text;
@@ -18,7 +18,7 @@ from iclab.runs._executors import CellOutcome, CellTask, execute_cell
 
 __all__ = ["RayExecutor", "ray_init"]
 
-# Environment a worker needs to find the same experiments as the driver (user / test experiment modules).
+# Environment a worker needs to import the same modules as the driver (user / test experiment modules).
 _FORWARD_ENV = ("ICLAB_EXPERIMENT_MODULES", "PYTHONPATH", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 
 _SHARED_CACHE: dict[str, Any] = {}  # per worker process: object-ref hex -> shared value

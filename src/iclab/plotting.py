@@ -1,5 +1,7 @@
 """One figure style for every experiment: colour-blind-safe (Okabe–Ito) palette, print-readable sizes.
 
+Sits below the experiments and the report (it imports nothing from iclab), so both draw in the same style.
+
 Convention: theory is drawn as lines, simulation as markers with error bars (:func:`theory_vs_sim`).
 Every figure is saved as PNG with its data as CSV beside it (:func:`save_figure`).
 """
@@ -47,8 +49,7 @@ def new_figure(ncols: int = 1, nrows: int = 1, width: float = 4.2, height: float
     with plt.rc_context(_RC):
         fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False, **kw)
     for ax in axes.flat:
-        for key, val in (("axes.grid", True),):
-            ax.grid(val, alpha=0.3)
+        ax.grid(True, alpha=0.3)
         ax.spines["top"].set_visible(False)
         ax.spines["right"].set_visible(False)
     flat = axes.flatten()

@@ -1,0 +1,135 @@
+"""What an experiment is: a config with presets, a grid of independent cells, a pure cell function, figure
+functions and its comparisons with the paper.
+
+A *cell* is a small JSON-able dict: one point of the grid. Every cell names its ``part`` (which measurement of
+the experiment it is) and its ``seed``. ``run_cell(config, cell, shared)`` returns a JSON-able dict of metrics
+(numbers, strings, or lists of numbers for curves). Cells must be pure: the same ``(config, cell)`` gives the
+same row on any executor and in any process. Heavy inputs needed by many cells (a trained model, a
+pretraining covariance) come from ``shared(config)``, computed once per run in the driver and handed to
+workers by reference.
+
+A paper package ``iclab.experiments.<paper>`` (or ``<paper>.<variant>``) lays an experiment out in the same
+files, which :meth:`Experiment.in_package` wires up by name:
+
+========================  ==========================================================================
+``__init__.py``           the :class:`Experiment` and its registration
+``config.py``             the frozen config dataclass (one documented line per field) and ``PRESETS``
+``cells.py``              ``cells(config)``, ``run_cell(config, cell, shared)``, ``shared(config)``
+``figures.py``            ``figures(config, results, figure_dir) -> [png paths]``
+``comparisons.py``        ``compare(config, results) -> [Comparison]`` and ``notes(config, results)``
+========================  ==========================================================================
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import pandas as pd
+
+from iclab.config import Config
+from iclab.errors import ConfigError
+
+__all__ = ["Experiment", "Comparison", "PRESETS", "lazy"]
+
+PRESETS = ("quick", "full")
+
+
+@dataclass(frozen=True)
+class lazy:  # noqa: N801 - reads as a function at the call site
+    """A picklable reference ``"package.module:function"`` imported on first call.
+
+    Experiment packages stay light to import (``iclab list`` imports all of them) while their cell, figure and
+    comparison code imports matplotlib, transformers or sklearn only when it runs. A ``lazy`` cell function
+    crosses to worker processes as its name.
+    """
+
+    target: str
+
+    def resolve(self) -> Callable:
+        module, _, attr = self.target.partition(":")
+        return getattr(importlib.import_module(module), attr)
+
+    def __call__(self, *args, **kwargs):
+        return self.resolve()(*args, **kwargs)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One row of the "paper reports / iclab measures / within tolerance?" table.
+
+    ``paper`` is what the paper reports, as text; ``"—"`` when it reports nothing numeric.
+    ``ok`` is True/False when a tolerance applies, None when the comparison is qualitative only.
+    ``note`` says why they differ, or what the tolerance was.
+    """
+
+    quantity: str
+    paper: str
+    measured: str
+    ok: bool | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A registered experiment (see the module docstring).
+
+    Fields:
+        name: CLI name, e.g. ``"temperature"``.
+        paper: paper key (``temperature``, ``ood``, ``dispersion``, ``multihead``, ``categorical``).
+        title: one-line title for the report.
+        claim: markdown paragraph: what the paper claims that this experiment tests.
+        config_cls: frozen dataclass deriving from :class:`iclab.config.Config`, with a ``seed: int`` field.
+        presets: ``{"quick": cfg, "full": cfg}``.
+        cells: ``config -> list[cell dict]``.
+        run_cell: ``(config, cell, shared) -> metrics dict``; a module-level function or a :class:`lazy`
+            (it is pickled to worker processes).
+        figures: ``(config, results DataFrame, figure_dir) -> list of PNG paths`` (each with a CSV beside it).
+        compare: ``(config, results) -> list[Comparison]``.
+        shared: optional ``config -> object`` computed once per run in the driver.
+        notes: optional ``(config, results) -> markdown`` with disagreements and why.
+        order: position in ``iclab list`` and the report.
+    """
+
+    name: str
+    paper: str
+    title: str
+    claim: str
+    config_cls: type
+    presets: Mapping[str, Config]
+    cells: Callable[[Any], list[dict]]
+    run_cell: Callable[[Any, dict, Any], dict]
+    figures: Callable[[Any, pd.DataFrame, Path], list[Path]]
+    compare: Callable[[Any, pd.DataFrame], list[Comparison]]
+    shared: Callable[[Any], Any] | None = None
+    notes: Callable[[Any, pd.DataFrame], str] | None = None
+    order: int = 100
+
+    def __post_init__(self) -> None:
+        missing = [p for p in PRESETS if p not in self.presets]
+        if missing:
+            raise ValueError(f"experiment {self.name!r} lacks presets {missing}")
+        if "seed" not in {f.name for f in dataclasses.fields(self.config_cls)}:
+            raise ValueError(f"experiment {self.name!r}: config {self.config_cls.__name__} needs a 'seed' field")
+
+    @classmethod
+    def in_package(cls, package: str, *, name: str, paper: str, title: str, claim: str, config_cls: type,
+                   presets: Mapping[str, Config], order: int = 100) -> "Experiment":
+        """An experiment laid out in ``package`` with the standard file names (module docstring)."""
+        return cls(name=name, paper=paper, title=title, claim=claim, config_cls=config_cls, presets=presets,
+                   cells=lazy(f"{package}.cells:cells"), run_cell=lazy(f"{package}.cells:run_cell"),
+                   shared=lazy(f"{package}.cells:shared"), figures=lazy(f"{package}.figures:figures"),
+                   compare=lazy(f"{package}.comparisons:compare"), notes=lazy(f"{package}.comparisons:notes"),
+                   order=order)
+
+    def config(self, preset: str = "quick", overrides: Mapping[str, Any] | None = None, seed: int | None = None):
+        """The preset config with ``--set`` overrides and ``--seed`` applied (validated)."""
+        if preset not in self.presets:
+            raise ConfigError("preset", preset, "one of " + ", ".join(self.presets))
+        cfg = self.presets[preset].with_overrides(dict(overrides or {}))
+        if seed is not None:
+            cfg = cfg.with_overrides({"seed": seed})
+        return cfg

@@ -1,0 +1,58 @@
+"""The registry of experiments: built-in paper packages and a user's own modules.
+
+Each paper package (``iclab.experiments.<paper>``) registers its experiments with :func:`register` when it is
+imported. The registry imports them on first use, so ``import iclab.experiments`` stays light. Extra modules (a
+user's own experiments, or test fixtures) come from the comma-separated environment variable
+``ICLAB_EXPERIMENT_MODULES``; spawned workers inherit it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+
+from iclab.errors import ConfigError
+from iclab.experiments._contract import Experiment
+
+__all__ = ["register", "get_experiment", "experiment_names", "all_experiments", "PAPER_PACKAGES"]
+
+# One sub-package per paper, in report order.
+PAPER_PACKAGES = ("temperature", "ood", "dispersion", "multihead", "categorical")
+_LEGACY_MODULES = ("temperature_gpt2", "temperature_llm")  # moved into the temperature package next
+_REGISTRY: dict[str, Experiment] = {}
+_loaded = False
+
+
+def register(exp: Experiment) -> Experiment:
+    """Add ``exp`` to the registry (a later registration of the same name replaces the earlier one)."""
+    _REGISTRY[exp.name] = exp
+    return exp
+
+
+def _load_all() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    for paper in PAPER_PACKAGES + _LEGACY_MODULES:
+        importlib.import_module(f"iclab.experiments.{paper}")
+    for name in filter(None, (m.strip() for m in os.environ.get("ICLAB_EXPERIMENT_MODULES", "").split(","))):
+        importlib.import_module(name)
+
+
+def all_experiments() -> list[Experiment]:
+    """Every registered experiment, in report order."""
+    _load_all()
+    return sorted(_REGISTRY.values(), key=lambda e: (e.order, e.name))
+
+
+def experiment_names() -> list[str]:
+    return [e.name for e in all_experiments()]
+
+
+def get_experiment(name: str) -> Experiment:
+    """The experiment called ``name``; a ConfigError listing the registered names otherwise."""
+    _load_all()
+    if name not in _REGISTRY:
+        raise ConfigError("experiment", name, "one of " + ", ".join(experiment_names()))
+    return _REGISTRY[name]
