@@ -2,7 +2,7 @@
 
 A stop rule is ``(step, groups) -> bool``, called at every logged step with the per-group losses that
 ``loss_fn`` returned (e.g. one loss per feature). ``all_groups_below(eps)`` is the rule "every feature's loss
-<= eps" used by the OOD paper (spec §4.2, with eps = ε/K); rules compose with :func:`any_of`.
+<= eps" of the OOD paper (arXiv:2609.36448, with eps = ε/K; docs/papers/ood.md); rules compose with :func:`any_of`.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ the CPU and moved to ``config.device``, so the data do not depend on the device 
 
 ``loss_fn(model, batch)`` returns the scalar loss, or ``(loss, groups)`` where ``groups`` maps a name (e.g. a
 feature) to a float; ``stop_rule(step, groups) -> bool`` can then stop on per-group criteria (e.g. "every
-feature's loss <= eps/K", OOD spec §4.2; see :mod:`iclab.train._stopping`). A non-finite loss (or non-finite
+feature's loss <= eps/K", the stopping rule of arXiv:2609.36448, docs/papers/ood.md; see :mod:`iclab.train._stopping`). A non-finite loss (or non-finite
 weights at a checkpoint) raises :class:`TrainingDiverged` and leaves the last good checkpoint in place.
 SIGINT/SIGTERM finish the current step and write a checkpoint; then the signal is delivered to the handler
 that was installed before (so Ctrl-C still raises ``KeyboardInterrupt`` and SIGTERM still ends the process: a
@@ -121,6 +121,138 @@ def _all_finite(model: torch.nn.Module) -> bool:
     return all(bool(torch.isfinite(p).all()) for p in model.parameters())
 
 
+class _StopSignals:
+    """Catch SIGINT/SIGTERM while training (the step in progress finishes and a checkpoint is written); on exit
+    restore the previous handlers. :meth:`deliver` then re-raises the caught signal to them."""
+
+    def __init__(self) -> None:
+        self.signal: int | None = None
+        self._old: dict = {}
+
+    def __enter__(self) -> "_StopSignals":
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                self._old[sig] = signal.signal(sig, self._catch)
+            except ValueError:  # not in the main thread
+                pass
+        return self
+
+    def _catch(self, signum, frame) -> None:
+        self.signal = signum
+
+    def __exit__(self, *exc) -> None:
+        for sig, handler in self._old.items():
+            signal.signal(sig, handler)
+
+    def deliver(self) -> None:
+        if self.signal is not None:
+            signal.raise_signal(self.signal)  # the caller's handler decides (default: stop)
+
+
+class _Training:
+    """The state of one training run and its steps: batch, optimiser step, log record, checkpoint."""
+
+    def __init__(self, model: torch.nn.Module, data: Any, loss_fn: Callable, cfg: TrainConfig,
+                 run_dir: str | Path | None, resume: bool):
+        self.model, self.data, self.loss_fn, self.cfg = model, data, loss_fn, cfg
+        self.device = _device(cfg)
+        self.cfg_dict = cfg.to_dict()
+        model.to(self.device)
+        self.opt = _optimizer([p for p in model.parameters() if p.requires_grad], cfg)
+        self.sched = torch.optim.lr_scheduler.LambdaLR(self.opt, lambda s: _lr_factor(s, cfg))
+        self.start_step, self.history, self.smoothed = 0, [], None
+        self.ckpt = self.metrics_path = None
+        if run_dir is not None:
+            self._open_run_dir(Path(run_dir), resume)
+        self.pool = None
+        if cfg.pool_size is not None:
+            self.pool = _to_device(data.sample(cfg.pool_size, generator_for(cfg.seed, "pool")), self.device)
+
+    def _open_run_dir(self, run_dir: Path, resume: bool) -> None:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        self.ckpt, self.metrics_path = run_dir / CHECKPOINT, run_dir / METRICS
+        if resume and self.ckpt.exists():
+            self.start_step, self.history, self.smoothed = load_checkpoint(
+                self.ckpt, self.model, self.opt, self.sched, self.cfg_dict, self.device)
+        elif self.ckpt.exists():
+            self.ckpt.unlink()  # a fresh run never leaves another run's checkpoint behind
+        # the stream on disk always equals the history of the weights we continue from
+        write_metrics(self.metrics_path, self.history, append=False)
+
+    def batch(self, step: int) -> Any:
+        """The batch of ``step``: fresh from ``(seed, step)``, or a minibatch of the fixed pool."""
+        g = generator_for(self.cfg.seed, "train", step)
+        if self.pool is None:
+            return _to_device(self.data.sample(self.cfg.batch_size, g), self.device)
+        idx = torch.randint(self.cfg.pool_size, (self.cfg.batch_size,), generator=g).to(self.device)
+        return _pool_minibatch(self.pool, idx)
+
+    def step(self, step: int) -> tuple[float, Mapping[str, float]]:
+        """One optimiser step on the batch of ``step``; a non-finite loss raises :class:`TrainingDiverged`."""
+        self.model.train()
+        loss, groups = _split_loss(self.loss_fn(self.model, self.batch(step)), step)
+        loss_value = float(loss.detach())
+        if not math.isfinite(loss_value):
+            self._diverged(step, loss_value)
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        if self.cfg.grad_clip is not None:
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.grad_clip)
+        self.opt.step()
+        self.sched.step()
+        self.smoothed = loss_value if self.smoothed is None else 0.9 * self.smoothed + 0.1 * loss_value
+        return loss_value, groups
+
+    def _diverged(self, step: int, loss_value: float) -> None:
+        good = self.ckpt if self.ckpt is not None and self.ckpt.exists() else None
+        if self.metrics_path is not None:
+            write_metrics(self.metrics_path, [{"step": step, "event": "diverged"}])
+        raise TrainingDiverged(
+            f"loss became {loss_value} at step {step}; lower the learning rate (lr={self.cfg.lr}) or set "
+            f"grad_clip; " + (f"the last good checkpoint (step {_ckpt_step(self.history, good)}) is kept "
+                              f"at {good}" if good else "no checkpoint was written (set checkpoint_every)"),
+            step, good)
+
+    def record(self, done: int, loss_value: float, groups: Mapping[str, float], seconds: float,
+               probes: Mapping[str, Callable] | None, eval_fn: Callable | None) -> dict:
+        """The log record of step ``done`` (loss, lr, groups, probes, eval), appended to history and metrics."""
+        record = {"step": done, "loss": loss_value, "lr": self.sched.get_last_lr()[0], "seconds": seconds,
+                  **{f"group/{k}": float(v) for k, v in groups.items()}}
+        if probes or eval_fn:
+            self.model.eval()
+            with torch.no_grad():
+                for name, fn in (probes or {}).items():
+                    val = fn(self.model)
+                    record.update({f"{name}/{k}": v for k, v in val.items()} if isinstance(val, dict)
+                                  else {name: val})
+                if eval_fn is not None:
+                    record.update({f"eval/{k}": float(v) for k, v in eval_fn(self.model).items()})
+        self.history.append(record)
+        if self.metrics_path is not None:
+            write_metrics(self.metrics_path, [record])
+        return record
+
+    def checkpoint(self, done: int) -> None:
+        """Save weights, optimiser, schedule and history, unless the weights are no longer finite."""
+        ckpt = self.ckpt
+        if not _all_finite(self.model):
+            raise TrainingDiverged(
+                f"weights became non-finite by step {done}; not overwriting the last good checkpoint "
+                f"{ckpt if ckpt.exists() else '(none written)'}; lower lr (lr={self.cfg.lr}) or set grad_clip",
+                done, ckpt if ckpt.exists() else None)
+        save_checkpoint(ckpt, self.model, self.opt, self.sched, done, self.history, self.smoothed, self.cfg_dict)
+
+
+def _stop_reason(run: _Training, done: int, groups: Mapping[str, float], stop_rule: Callable | None) -> str | None:
+    """Why training stops after logged step ``done`` (``stop_rule`` or ``target_loss``), or None."""
+    reason = None
+    if stop_rule is not None and stop_rule(done, {k: float(v) for k, v in groups.items()}):
+        reason = "stop_rule"
+    if run.cfg.target_loss is not None and run.smoothed <= run.cfg.target_loss:
+        reason = "target_loss"
+    return reason
+
+
 def train(model: torch.nn.Module, data: Any, loss_fn: Callable, config: TrainConfig, *,
           run_dir: str | Path | None = None, resume: bool = False,
           stop_rule: Callable[[int, Mapping[str, float]], bool] | None = None,
@@ -141,120 +273,36 @@ def train(model: torch.nn.Module, data: Any, loss_fn: Callable, config: TrainCon
         eval_fn: ``model -> {metric: value}`` recorded as ``eval/metric`` every ``log_every`` steps.
     """
     cfg = config
-    device = _device(cfg)
-    cfg_dict = cfg.to_dict()
-    model.to(device)
-    opt = _optimizer([p for p in model.parameters() if p.requires_grad], cfg)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: _lr_factor(s, cfg))
-    start_step, history, smoothed = 0, [], None
-    ckpt = metrics_path = None
-    if run_dir is not None:
-        run_dir = Path(run_dir)
-        run_dir.mkdir(parents=True, exist_ok=True)
-        ckpt, metrics_path = run_dir / CHECKPOINT, run_dir / METRICS
-        if resume and ckpt.exists():
-            start_step, history, smoothed = load_checkpoint(ckpt, model, opt, sched, cfg_dict, device)
-        elif ckpt.exists():
-            ckpt.unlink()  # a fresh run never leaves another run's checkpoint behind
-        # the stream on disk always equals the history of the weights we continue from
-        write_metrics(metrics_path, history, append=False)
-
-    pool = None
-    if cfg.pool_size is not None:
-        pool = _to_device(data.sample(cfg.pool_size, generator_for(cfg.seed, "pool")), device)
-
-    interrupted = {"flag": False, "signal": None}
-
-    def _on_signal(signum, frame):  # finish the current step, checkpoint, then stop
-        interrupted["flag"], interrupted["signal"] = True, signum
-
-    old_handlers = {}
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        try:
-            old_handlers[sig] = signal.signal(sig, _on_signal)
-        except ValueError:  # not in the main thread
-            pass
-
-    def _checkpoint(done: int) -> None:
-        if not _all_finite(model):
-            raise TrainingDiverged(
-                f"weights became non-finite by step {done}; not overwriting the last good checkpoint "
-                f"{ckpt if ckpt.exists() else '(none written)'}; lower lr (lr={cfg.lr}) or set grad_clip",
-                done, ckpt if ckpt.exists() else None)
-        save_checkpoint(ckpt, model, opt, sched, done, history, smoothed, cfg_dict)
-
-    bar = tqdm(total=cfg.steps, initial=min(start_step, cfg.steps), desc=desc, unit="step",
+    run = _Training(model, data, loss_fn, cfg, run_dir, resume)
+    bar = tqdm(total=cfg.steps, initial=min(run.start_step, cfg.steps), desc=desc, unit="step",
                disable=not cfg.progress, dynamic_ncols=True)
     t0 = time.perf_counter()
     stopped = "max_steps"
-    loss_value = float(history[-1]["loss"]) if history else float("nan")
-    done_steps = start_step
-    try:
-        for step in range(start_step, cfg.steps):
-            g = generator_for(cfg.seed, "train", step)
-            if pool is None:
-                batch = _to_device(data.sample(cfg.batch_size, g), device)
-            else:
-                idx = torch.randint(cfg.pool_size, (cfg.batch_size,), generator=g).to(device)
-                batch = _pool_minibatch(pool, idx)
-            model.train()
-            loss, groups = _split_loss(loss_fn(model, batch), step)
-            loss_value = float(loss.detach())
-            if not math.isfinite(loss_value):
-                good = ckpt if ckpt is not None and ckpt.exists() else None
-                if metrics_path is not None:
-                    write_metrics(metrics_path, [{"step": step, "event": "diverged"}])
-                raise TrainingDiverged(
-                    f"loss became {loss_value} at step {step}; lower the learning rate (lr={cfg.lr}) or set "
-                    f"grad_clip; " + (f"the last good checkpoint (step {_ckpt_step(history, good)}) is kept "
-                                      f"at {good}" if good else "no checkpoint was written (set checkpoint_every)"),
-                    step, good)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            if cfg.grad_clip is not None:
-                torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-            opt.step()
-            sched.step()
-            smoothed = loss_value if smoothed is None else 0.9 * smoothed + 0.1 * loss_value
-            done_steps = step + 1
-            if done_steps % cfg.log_every == 0 or done_steps == cfg.steps or done_steps == 1:
-                record = {"step": done_steps, "loss": loss_value, "lr": sched.get_last_lr()[0],
-                          "seconds": time.perf_counter() - t0,
-                          **{f"group/{k}": float(v) for k, v in groups.items()}}
-                if probes or eval_fn:
-                    model.eval()
-                    with torch.no_grad():
-                        for name, fn in (probes or {}).items():
-                            val = fn(model)
-                            record.update({f"{name}/{k}": v for k, v in val.items()} if isinstance(val, dict)
-                                          else {name: val})
-                        if eval_fn is not None:
-                            record.update({f"eval/{k}": float(v) for k, v in eval_fn(model).items()})
-                history.append(record)
-                if metrics_path is not None:
-                    write_metrics(metrics_path, [record])
-                bar.set_postfix(loss=f"{loss_value:.4g}")
-                if stop_rule is not None and stop_rule(done_steps, {k: float(v) for k, v in groups.items()}):
-                    stopped = "stop_rule"
-                if cfg.target_loss is not None and smoothed <= cfg.target_loss:
-                    stopped = "target_loss"
-            bar.update(1)
-            if ckpt is not None and cfg.checkpoint_every and done_steps % cfg.checkpoint_every == 0:
-                _checkpoint(done_steps)
-            if interrupted["flag"]:
-                stopped = "interrupted"
-            if stopped != "max_steps":
-                break
-        if ckpt is not None:
-            _checkpoint(done_steps)
-    finally:
-        bar.close()
-        for sig, handler in old_handlers.items():
-            signal.signal(sig, handler)
+    loss_value = float(run.history[-1]["loss"]) if run.history else float("nan")
+    done = run.start_step
+    with _StopSignals() as signals:
+        try:
+            for step in range(run.start_step, cfg.steps):
+                loss_value, groups = run.step(step)
+                done = step + 1
+                if done % cfg.log_every == 0 or done == cfg.steps or done == 1:
+                    run.record(done, loss_value, groups, time.perf_counter() - t0, probes, eval_fn)
+                    bar.set_postfix(loss=f"{loss_value:.4g}")
+                    stopped = _stop_reason(run, done, groups, stop_rule) or stopped
+                bar.update(1)
+                if run.ckpt is not None and cfg.checkpoint_every and done % cfg.checkpoint_every == 0:
+                    run.checkpoint(done)
+                if signals.signal is not None:
+                    stopped = "interrupted"
+                if stopped != "max_steps":
+                    break
+            if run.ckpt is not None:
+                run.checkpoint(done)
+        finally:
+            bar.close()
     model.eval()
-    if interrupted["signal"] is not None:
-        signal.raise_signal(interrupted["signal"])  # the caller's handler decides (default: stop)
-    return TrainResult(model, done_steps, loss_value, stopped, history, time.perf_counter() - t0, ckpt)
+    signals.deliver()
+    return TrainResult(model, done, loss_value, stopped, run.history, time.perf_counter() - t0, run.ckpt)
 
 
 def _ckpt_step(history: list, good: Path | None) -> Any:
