@@ -1,7 +1,7 @@
 """iclab: in-context learning in softmax attention.
 
-Layers (imports point downwards): cli > report > experiments > runs > train, hf > models, estimators,
-theory > data > attention. See README.md and DESIGN.md.
+Layers (imports point downwards): cli > report > experiments > runs > train, hf > models > estimators >
+theory > data > attention > config, plotting > errors. See README.md and docs/design.md.
 """
 
 from iclab.errors import ConfigError, IclabError, RunFolderError, UnsupportedModelError
