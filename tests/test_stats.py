@@ -1,0 +1,96 @@
+"""Verdicts: each kind agrees on an effect, and a made-up result with no effect never agrees."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from iclab.stats import (AGREES, DISAGREES, NOT_JUDGED, Verdict, bootstrap_ci, judge_direction, judge_equivalence,
+                         judge_value, mean_se, paired_differences, quantile)
+
+finite = st.floats(-1e6, 1e6, allow_nan=False)
+positive = st.floats(1e-6, 1e3, allow_nan=False)
+
+
+@given(se=positive, smallest=st.floats(0, 10), sign=st.sampled_from([1, -1]), n=st.integers(2, 10**6))
+def test_a_null_effect_never_agrees(se, smallest, sign, n):
+    v = judge_direction(0.0, se, sign=sign, smallest=smallest, n=n)
+    assert v.verdict in (DISAGREES, NOT_JUDGED)
+
+
+@given(effect=positive, sign=st.sampled_from([1, -1]))
+def test_an_effect_of_the_claimed_sign_beyond_noise_agrees(effect, sign):
+    se = effect / 5  # z = 5
+    assert judge_direction(sign * effect, se, sign=sign).verdict == AGREES
+    assert judge_direction(-sign * effect, se, sign=sign).verdict == DISAGREES
+
+
+def test_direction_distinguishes_absent_from_underpowered():
+    absent = judge_direction(0.001, 0.002, smallest=0.05, n=400)
+    assert absent.verdict == DISAGREES and "no effect" in absent.reason
+    weak = judge_direction(0.02, 0.02, smallest=0.05, n=400)
+    assert weak.verdict == NOT_JUDGED and "too little power" in weak.reason and "samples (now 400)" in weak.reason
+    # the sample it asks for resolves an effect of that size: SE shrinks as 1/sqrt(n)
+    needed = int(weak.reason.split("about ")[1].split(" samples")[0].replace(",", ""))
+    assert judge_direction(0.05, 0.02 * math.sqrt(400 / needed), n=needed).verdict == AGREES
+
+
+def test_direction_with_student_t_and_explicit_interval():
+    # three seeds: t(2) is much wider than the normal quantile
+    assert judge_direction(1.0, 0.3).verdict == AGREES
+    assert judge_direction(1.0, 0.3, dof=2).verdict == NOT_JUDGED
+    assert judge_direction(0.1, ci=(0.02, 0.2)).verdict == AGREES
+    assert judge_direction(0.1, ci=(-0.02, 0.2)).verdict == NOT_JUDGED
+
+
+@given(target=st.floats(1, 1e4), rel=st.floats(0.01, 0.2))
+def test_equivalence_agrees_only_inside_and_disagrees_far_outside(target, rel):
+    se = target * rel / 20
+    assert judge_equivalence(target * (1 + rel / 4), se, target, rel_tol=rel).verdict == AGREES
+    # a simulation unrelated to the theory (a null model) disagrees
+    assert judge_equivalence(target * (1 + 3 * rel), se, target, rel_tol=rel).verdict == DISAGREES
+    assert judge_equivalence(target * (1 - 3 * rel), se, target, rel_tol=rel).verdict == DISAGREES
+
+
+def test_equivalence_without_power_is_not_judged_and_says_what_would_judge_it():
+    # the issue's case: theory 300.05, MC 283.2 ± 6.7 on 4000 prompts, 5 % allowed
+    v = judge_equivalence(283.2, 6.7, 300.05, rel_tol=0.05, n=4000)
+    assert v.verdict == NOT_JUDGED and "about" in v.reason and "(now 4,000)" in v.reason
+    needed = int(v.reason.split("about ")[1].split(" samples")[0].replace(",", ""))
+    assert judge_equivalence(283.2, 6.7 * math.sqrt(4000 / needed) * 0.99, 300.05, rel_tol=0.05).verdict != NOT_JUDGED
+
+
+def test_paper_value_band_and_no_uncertainty():
+    assert judge_value(0.406, 0.01, 0.40).verdict == AGREES
+    assert judge_value(0.5, 0.01, 0.40).verdict == DISAGREES
+    assert judge_value(0.5, float("nan"), 0.40).verdict == NOT_JUDGED
+    assert judge_value(0.41, float("nan"), 0.40, paper_se=0.01).verdict == AGREES
+
+
+def test_verdict_contract():
+    with pytest.raises(ValueError):
+        Verdict("yes")
+    with pytest.raises(ValueError):
+        Verdict(NOT_JUDGED)
+
+
+def test_uncertainty_helpers():
+    m, se, n = mean_se([1.0, 2.0, 3.0, float("nan")])
+    assert (m, n) == (2.0, 3) and se == pytest.approx(1 / math.sqrt(3))
+    assert math.isnan(mean_se([4.0])[1])
+    est, lo, hi = bootstrap_ci(np.arange(100.0), seed=1)
+    assert est == 49.5 and lo < 49.5 < hi and hi - lo == pytest.approx(2 * 1.96 * 29.0 / 10, rel=0.15)
+    assert bootstrap_ci(np.arange(100.0), seed=1) == (est, lo, hi)  # seeded
+    assert paired_differences([3, 4], [1, 1]).tolist() == [2, 3]
+    with pytest.raises(ValueError):
+        paired_differences([1, 2], [1])
+    assert quantile(0.95) == pytest.approx(1.959964) and quantile(0.95, 2) == pytest.approx(4.302653)
+
+
+@settings(max_examples=50)
+@given(st.lists(finite, min_size=2, max_size=30))
+def test_bootstrap_interval_contains_its_estimate(values):
+    est, lo, hi = bootstrap_ci(values, seed=0, n_boot=200)
+    assert lo <= est + 1e-6 * (1 + abs(est)) and est <= hi + 1e-6 * (1 + abs(est))
