@@ -1,0 +1,142 @@
+"""Claims and their verdicts: what an experiment promises to judge before it runs, and the rows it reports.
+
+An experiment declares its claims before the run (``claims(config) -> [Claim]``), so the denominator is fixed: a
+claim whose cells failed, or whose comparison raised, still appears — as "not judged (not measured)". After the
+run, ``compare(config, results) -> {claim id: Verdict}`` judges each claim with one of the tests of
+:mod:`iclab.stats`. A claim may name the paper's settings it needs (``paper_settings``: config field -> the
+paper's value); when the run's config differs, the verdict is "not judged (settings differ)", naming the fields,
+and the measured value is still shown.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+import pandas as pd
+
+from iclab.stats import KINDS, NOT_JUDGED, Verdict, not_judged
+
+__all__ = ["Claim", "Comparison", "COMPARISON_FIELDS", "judge_run", "settings_differ"]
+
+COMPARISON_FIELDS = ("paper", "experiment", "claim", "source", "kind", "paper_value", "measured", "uncertainty",
+                     "test", "statistic", "verdict", "reason")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A claim of the paper that an experiment judges, declared before the run.
+
+    Fields:
+        id: stable identifier, unique within the experiment (e.g. ``"thm4.2-vs-mc/cov"``).
+        claim: the claim in one sentence.
+        source: where it comes from: paper + table/figure/equation (``"arXiv:2511.01292, Thm 4.2"``), or
+            ``"second-hand summary"`` for numbers known only from a summary.
+        kind: ``"paper value"``, ``"theory vs simulation"`` or ``"effect direction"``.
+        test: what would make it fail, fixed before the run.
+        paper_value: what the paper reports, as text (``"—"`` when it reports no number).
+        headline: one of the paper's headline claims (listed first in the report's ledger).
+        paper_settings: config fields and the paper's values that judging this claim needs.
+        unreliable: why the paper's value cannot be trusted (then the claim is never judged against it).
+    """
+
+    id: str
+    claim: str
+    source: str
+    kind: str
+    test: str
+    paper_value: str = "—"
+    headline: bool = False
+    paper_settings: Mapping[str, Any] = field(default_factory=dict)
+    unreliable: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"claim {self.id!r}: kind {self.kind!r} is not one of {KINDS}")
+        for name in ("id", "claim", "source", "test"):
+            if not str(getattr(self, name)).strip():
+                raise ValueError(f"claim {self.id!r}: {name} is empty")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One row of a paper's comparison table, of ``summary.json`` and of ``runs/report/comparisons.csv``."""
+
+    paper: str
+    experiment: str
+    claim: str
+    source: str
+    kind: str
+    paper_value: str
+    measured: str
+    uncertainty: str
+    test: str
+    statistic: str
+    verdict: str
+    reason: str
+    id: str = ""
+    headline: bool = False
+
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def settings_differ(config: Any, paper_settings: Mapping[str, Any]) -> str:
+    """"" when ``config`` has every paper setting, else "settings differ: FIELD = VALUE (paper P), …"."""
+    diffs = []
+    for name, paper in paper_settings.items():
+        value = getattr(config, name)
+        same = tuple(value) == tuple(paper) if isinstance(value, (tuple, list)) and isinstance(paper, (tuple, list)) \
+            else value == paper
+        if not same:
+            diffs.append(f"{name} = {_short(value)} (paper {_short(paper)})")
+    return "settings differ: " + ", ".join(diffs) if diffs else ""
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = ",".join(map(str, value)) if isinstance(value, (tuple, list)) else str(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _row(claim: Claim, verdict: Verdict, paper: str, experiment: str) -> Comparison:
+    return Comparison(paper, experiment, claim.claim, claim.source, claim.kind, claim.paper_value, verdict.measured,
+                      verdict.uncertainty, claim.test, verdict.statistic, verdict.verdict, verdict.reason, claim.id,
+                      claim.headline)
+
+
+def judge_run(*, paper: str, experiment: str, config: Any, results: pd.DataFrame, failed: pd.DataFrame,
+              claims: Callable[[Any], Sequence[Claim]],
+              compare: Callable[[Any, pd.DataFrame], Mapping[str, Verdict]]) -> tuple[list[Comparison], list[str]]:
+    """Every declared claim of one run with its verdict; and the errors met on the way.
+
+    A claim that ``compare`` did not judge (its cells failed, or ``compare`` raised) is "not judged (not
+    measured)"; one whose ``paper_settings`` the config lacks, or whose paper value is ``unreliable``, is "not
+    judged" with that reason whatever the test said. A verdict for an undeclared claim is an error (the
+    denominator is fixed before the run)."""
+    declared = list(claims(config))
+    ids = [c.id for c in declared]
+    errors = [f"claim id {i!r} is declared twice" for i in sorted({i for i in ids if ids.count(i) > 1})]
+    verdicts: Mapping[str, Verdict] = {}
+    why_missing = "no finished cells" if not len(results) else "the comparison did not measure it"
+    if len(failed):
+        why_missing += f" ({len(failed)} failed cell(s); rerun with --retry-failed)"
+    if len(results):
+        try:
+            verdicts = dict(compare(config, results))
+        except Exception as exc:  # noqa: BLE001 - a broken comparison must not lose the other rows
+            errors.append(f"compare failed: {type(exc).__name__}: {exc}")
+            why_missing = f"the comparison raised {type(exc).__name__}"
+    errors += [f"verdict for undeclared claim {k!r}" for k in verdicts if k not in ids]
+    rows = []
+    for claim in declared:
+        verdict = verdicts.get(claim.id) or not_judged(f"not measured: {why_missing}")
+        override = claim.unreliable and f"unreliable source: {claim.unreliable}" \
+            or settings_differ(config, claim.paper_settings)
+        if override and verdict.verdict != NOT_JUDGED:
+            verdict = dataclasses.replace(verdict, verdict=NOT_JUDGED,
+                                          reason=f"{override} (at these settings the test gave: {verdict.verdict})")
+        elif override:
+            verdict = dataclasses.replace(verdict, reason=f"{override}; {verdict.reason}")
+        rows.append(_row(claim, verdict, paper, experiment))
+    return rows, errors
