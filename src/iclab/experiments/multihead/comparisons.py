@@ -8,30 +8,32 @@ import pandas as pd
 
 from iclab.experiments import Comparison
 from iclab.experiments.multihead.paper_values import FIG24_TRAINED, FIG25_ESTIMATORS, SEED_SUMMARY
-from iclab.experiments.multihead.results import baseline_row, fmt, mean_curve, part_rows, value_at
+from iclab.experiments.multihead.results import baseline_row, format_number, mean_curve, part_rows, value_at
 from iclab.theory import multihead as th
 
 __all__ = ["compare", "notes"]
 
-_LONG = 100_000  # steps from which stage II counts as run (the paper trains 5e5)
+_STAGE_II_STEPS = 100_000  # steps from which stage II counts as run (the paper trains 5e5)
 
 
 def _short_run_note(cfg) -> str:
-    return "" if cfg.steps >= _LONG else (f" (only {cfg.steps} steps here vs 5e5 in the paper: stage II, the slow "
-                                          "decay of |ω|, is not finished)")
+    if cfg.steps >= _STAGE_II_STEPS:
+        return ""
+    return f" (only {cfg.steps} steps here vs 5e5 in the paper: stage II, the slow decay of |ω|, is not finished)"
 
 
 def _limiting_omega(cfg, multi: pd.DataFrame) -> list[Comparison]:
     g = float(multi["diag_gamma"].mean())
-    return [Comparison("limiting |ω^(h)|, H ≥ 2 (Fig. 2.8)", "≈ 0.13 (logged /√7) ≈ 0.14 (/√6)", fmt(g),
-                       (abs(g - 0.14) < 0.03) if cfg.steps >= _LONG else None,
+    return [Comparison("limiting |ω^(h)|, H ≥ 2 (Fig. 2.8)", "≈ 0.13 (logged /√7) ≈ 0.14 (/√6)",
+                       format_number(g),
+                       (abs(g - 0.14) < 0.03) if cfg.steps >= _STAGE_II_STEPS else None,
                        "mean over non-dummy heads, /√(d+1)" + _short_run_note(cfg))]
 
 
 def _limiting_mu_plus(cfg, multi: pd.DataFrame) -> list[Comparison]:
     mp = float(multi["diag_mu_plus"].mean())
-    return [Comparison("Σ_{h∈H+} μ^(h), H ≥ 2 (Fig. 2.8)", "≈ 3.5 (3.45)", fmt(mp),
-                       (abs(mp - 3.45) < 0.7) if cfg.steps >= _LONG else None,
+    return [Comparison("Σ_{h∈H+} μ^(h), H ≥ 2 (Fig. 2.8)", "≈ 3.5 (3.45)", format_number(mp),
+                       (abs(mp - 3.45) < 0.7) if cfg.steps >= _STAGE_II_STEPS else None,
                        "μ_γ grows as γ shrinks (μ_γ ≈ η*/(2γ))" + _short_run_note(cfg))]
 
 
@@ -39,7 +41,7 @@ def _effective_step(cfg, multi: pd.DataFrame) -> list[Comparison]:
     eta = th.eta_star(cfg.d, cfg.n_train, cfg.sigma2)
     ee = float(multi["diag_eta_eff"].mean())
     return [Comparison("effective step η_eff = Σ_h μω, H ≥ 2 (Thm 1)", f"≈ 0.90 (paper); η* = {eta:.3f} (Thm 1)",
-                       fmt(ee), abs(ee - eta) < 0.1, "tolerance ±0.1 around η*")]
+                       format_number(ee), abs(ee - eta) < 0.1, "tolerance ±0.1 around η*")]
 
 
 def _two_head_purity(cfg, h2: pd.DataFrame) -> list[Comparison]:
@@ -47,7 +49,7 @@ def _two_head_purity(cfg, h2: pd.DataFrame) -> list[Comparison]:
     for key, lab, ref in (("kq_diag_mass", "KQ diagonal mass, H = 2", "0.99926"),
                           ("ov_last_mass", "OV last-entry mass, H = 2", "0.99994")):
         v = float(h2[f"diag_{key}"].mean())
-        rows.append(Comparison(f"{lab} (Fig. 2.2)", ref, fmt(v), v >= 0.98,
+        rows.append(Comparison(f"{lab} (Fig. 2.2)", ref, format_number(v), v >= 0.98,
                                "paper's exact definition unknown; here Σdiag²/Σall² (KQ top block), μ²/‖OV row‖²; "
                                "ok if ≥ 0.98" + _short_run_note(cfg)))
     return rows
@@ -55,12 +57,13 @@ def _two_head_purity(cfg, h2: pd.DataFrame) -> list[Comparison]:
 
 def _two_head_zero_sum(h2: pd.DataFrame) -> list[Comparison]:
     v = float(h2["diag_ov_zero_sum"].mean())
-    return [Comparison("OV zero-sum |Σμ|/Σ|μ|, H = 2 (Fig. 2.2)", "≈ 0", fmt(v), v < 0.1, "ok if < 0.1")]
+    return [Comparison("OV zero-sum |Σμ|/Σ|μ|, H = 2 (Fig. 2.2)", "≈ 0", format_number(v), v < 0.1,
+                       "ok if < 0.1")]
 
 
 def _two_head_is_debiased_gd(h2: pd.DataFrame) -> list[Comparison]:
     v = float(h2["dgd_rel_fit"].mean())
-    return [Comparison("distance to debiased GD, H = 2 (Thm 1)", "≈ debiased GD", fmt(v), v < 0.05,
+    return [Comparison("distance to debiased GD, H = 2 (Thm 1)", "≈ debiased GD", format_number(v), v < 0.05,
                        "E(ŷ−ŷ_gd)²/Eŷ_gd² on held-out prompts at the best-fit step; ok if < 0.05")]
 
 
@@ -125,10 +128,10 @@ def _length_generalisation(cfg, lg: pd.DataFrame) -> list[Comparison]:
         span = f"{cfg.lengthgen_train} → {Ls[-1]}"
         if att == "softmax":
             rows.append(Comparison(f"softmax keeps improving past the training length (Fig. 2.4), {span}", "yes",
-                                   f"{fmt(a)} → {fmt(b)}", bool(b < a)))
+                                   f"{format_number(a)} → {format_number(b)}", bool(b < a)))
         else:
             rows.append(Comparison(f"linear attention degrades past the training length (Fig. 4.1), {span}",
-                                   "yes (no numbers)", f"{fmt(a)} → {fmt(b)}", bool(b > a),
+                                   "yes (no numbers)", f"{format_number(a)} → {format_number(b)}", bool(b > a),
                                    "theory: GD with 1/L frozen has step η·L/L_train"))
     return rows
 
@@ -218,7 +221,7 @@ def notes(cfg, df: pd.DataFrame) -> str:
         "- The seed-summary table (from an AI-written note, not the paper) is not reproduced: its errors lie below the "
         "Bayes risk at those (d, n), and its H = 8 ≠ H = 4 contradicts the authors' finding that all H ≥ 2 coincide.",
     ]
-    if cfg.steps < _LONG:
+    if cfg.steps < _STAGE_II_STEPS:
         lines.append(f"- This run trains {cfg.steps} steps at lr {cfg.lr} (the paper: 5e5 steps at 1e-3). Stage I "
                      "(diagonal KQ, last-entry zero-sum OV, sign matching) appears within these steps for most seeds, "
                      "but stage II (|ω| decaying toward ≈0.13 while Σμ₊ grows) is far from finished, so γ is larger "

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["part_rows", "baseline_row", "mean_curve", "value_at", "fmt"]
+__all__ = ["part_rows", "baseline_row", "mean_curve", "value_at", "format_number"]
 
 
 def part_rows(df: pd.DataFrame, part: str, attention: str | None = None) -> pd.DataFrame:
@@ -38,5 +38,5 @@ def value_at(lengths, values, n) -> float:
     return float(values[lengths.index(n)]) if n in lengths else float("nan")
 
 
-def fmt(x) -> str:
+def format_number(x) -> str:
     return "—" if x is None or (isinstance(x, float) and not np.isfinite(x)) else f"{x:.4g}"
