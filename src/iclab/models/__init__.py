@@ -6,8 +6,13 @@ from iclab.models._multihead import *  # noqa: F401,F403
 from iclab.models._merged_q import *  # noqa: F401,F403
 from iclab.models._max_retrieval import *  # noqa: F401,F403
 from iclab.models._functional_gd import *  # noqa: F401,F403
+from iclab.models._functional_gd_stationarity import gd_pattern as gd_pattern
+from iclab.models._functional_gd_stationarity import stationarity_check as stationarity_check
+from iclab.models._gd_language_model import GDLanguageModel as GDLanguageModel
+from iclab.models._gd_language_model import OneHotLM as OneHotLM
 from iclab.models._multihead_diagnostics import *  # noqa: F401,F403
 from iclab.models import _icl_attention, _multihead, _merged_q, _max_retrieval, _functional_gd, _multihead_diagnostics
 
 __all__ = ["TinyTransformer", "MultiHeadSelfAttention", *_icl_attention.__all__, *_multihead.__all__,
-           *_merged_q.__all__, *_max_retrieval.__all__, *_functional_gd.__all__, *_multihead_diagnostics.__all__]
+           *_merged_q.__all__, *_max_retrieval.__all__, *_functional_gd.__all__, "gd_pattern", "stationarity_check",
+           "GDLanguageModel", "OneHotLM", *_multihead_diagnostics.__all__]
