@@ -14,10 +14,10 @@ from iclab.models import FunctionalGDModel, TrainedCategoricalTransformer
 __all__ = ["synthetic_data", "synthetic_cell", "gd_likeness"]
 
 
-def synthetic_data(cfg, covariate: str = "uniform") -> CategoricalICL:
-    """The synthetic prompt distribution of ``cfg`` (docs/papers/categorical.md §5.1)."""
+def synthetic_data(cfg) -> CategoricalICL:
+    """The synthetic prompt distribution of ``cfg``: uniform covariates (docs/papers/categorical.md §5.1)."""
     return CategoricalICL(n_classes=cfg.n_classes, d=cfg.d, d_embed=cfg.d_embed, n_context=cfg.n_context,
-                          scale=cfg.latent_scale, covariate=covariate)
+                          scale=cfg.latent_scale)
 
 
 def _make_model(cfg, kind: str, blocks: int, kernel: str, seed: int):

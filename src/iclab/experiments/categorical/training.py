@@ -35,14 +35,12 @@ def fit_classifier(model, data, val_batch, *, steps: int, batch_size: int, lr: f
                    schedule: str = "constant"):
     """Train ``model`` with :func:`iclab.train.train` on the categorical NLL; early stopping = restore the
     state with the lowest validation NLL seen at the logged steps. Returns ``(model, info)``."""
-    best = {"nll": math.inf, "state": copy.deepcopy(model.state_dict()), "step": 0}
-    calls = {"n": 0}
+    best = {"nll": math.inf, "state": copy.deepcopy(model.state_dict())}
 
     def eval_fn(m):
-        calls["n"] += 1
         r = evaluate(m, val_batch.to(device))
         if r["nll"] < best["nll"]:
-            best.update(nll=r["nll"], state=copy.deepcopy(m.state_dict()), step=calls["n"])
+            best.update(nll=r["nll"], state=copy.deepcopy(m.state_dict()))
         return r
 
     tc = TrainConfig(steps=steps, batch_size=batch_size, lr=lr, optimizer=optimizer, seed=seed, pool_size=pool_size,
