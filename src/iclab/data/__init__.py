@@ -8,7 +8,11 @@ from iclab.data._categorical import *  # noqa: F401,F403
 from iclab.data._multitask import MultiTaskBatch as MultiTaskBatch
 from iclab.data._multitask import MultiTaskRegression as MultiTaskRegression
 from iclab.data._multitask import toeplitz_cov as toeplitz_cov
+from iclab.data._char_corpus import CharCorpus as CharCorpus
+from iclab.data._char_corpus import TokenBatch as TokenBatch
+from iclab.data._char_corpus import pydoc_text as pydoc_text
 from iclab.data import _gaussian, _features, _retrieval, _categorical
 
 __all__ = ["derive_seed", "generator_for", *_gaussian.__all__, *_features.__all__, *_retrieval.__all__,
-           *_categorical.__all__, "MultiTaskBatch", "MultiTaskRegression", "toeplitz_cov"]
+           *_categorical.__all__, "MultiTaskBatch", "MultiTaskRegression", "toeplitz_cov", "CharCorpus", "TokenBatch",
+           "pydoc_text"]

@@ -12,8 +12,13 @@ from iclab.models._multihead_diagnostics import distance_to_debiased_gd as dista
 from iclab.models._multihead_diagnostics import head_parameters as head_parameters
 from iclab.models._multihead_diagnostics import kq_block as kq_block
 from iclab.models._multihead_diagnostics import pattern_diagnostics as pattern_diagnostics
+from iclab.models._functional_gd_stationarity import gd_pattern as gd_pattern
+from iclab.models._functional_gd_stationarity import stationarity_check as stationarity_check
+from iclab.models._gd_language_model import GDLanguageModel as GDLanguageModel
+from iclab.models._gd_language_model import OneHotLM as OneHotLM
 from iclab.models import _icl_attention, _merged_q, _max_retrieval, _functional_gd
 
 __all__ = ["TinyTransformer", "MultiHeadSelfAttention", *_icl_attention.__all__, "MultiHeadRegressionAttention",
            "regression_mse", *_merged_q.__all__, *_max_retrieval.__all__, *_functional_gd.__all__, "head_parameters",
-           "pattern_diagnostics", "distance_to_debiased_gd", "kq_block", "corr_with"]
+           "pattern_diagnostics", "distance_to_debiased_gd", "kq_block", "corr_with", "gd_pattern",
+           "stationarity_check", "GDLanguageModel", "OneHotLM"]

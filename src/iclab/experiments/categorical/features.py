@@ -1,5 +1,5 @@
-"""In-context classification on real features for the ``categorical`` experiment (spec §3.2, offline
-stand-ins for ImageNet/VGG16).
+"""In-context classification of unseen classes on real features, the ``categorical`` experiment's offline stand-in
+for the ImageNet/VGG16 study of Wang et al., arXiv:2405.17248 (docs/papers/categorical.md §5.4).
 
 * ``digits``: scikit-learn's bundled ``load_digits`` (1,797 8x8 images, 10 classes), raw 64-d pixels.
 * ``sentences``: sentences generated from ``countryinfo`` facts (capital, provinces, demonym, neighbours,
@@ -14,23 +14,38 @@ on the context's N examples, vectorised over contexts.
 
 from __future__ import annotations
 
+import ast
+
 import torch
+
+from iclab.data import FeatureClassPrompts, generator_for
+from iclab.experiments.categorical.training import evaluate, fit_classifier
+from iclab.models import FunctionalGDModel
 
 __all__ = ["digits_features", "sentence_features", "country_sentences", "feature_banks", "linear_probe",
            "features_cell"]
 
 
 def digits_features() -> tuple[torch.Tensor, torch.Tensor, list[str]]:
+    """``load_digits`` pixels ``(1797, 64)``, labels ``(1797,)`` and the class names."""
     from sklearn.datasets import load_digits
 
     ds = load_digits()
     return torch.tensor(ds.data, dtype=torch.float32), torch.tensor(ds.target), [str(c) for c in range(10)]
 
 
-def country_sentences(max_per_class: int = 60) -> tuple[list[str], list[int], list[str]]:
-    """Sentences from ``countryinfo`` facts, labelled by the country's sub-region (deterministic order)."""
-    import ast
+def _as_list(v) -> list:
+    """A ``countryinfo`` field that may be a list or the text of one."""
+    if isinstance(v, str):
+        try:
+            v = ast.literal_eval(v)
+        except (ValueError, SyntaxError):
+            return [v]
+    return list(v or [])
 
+
+def _country_facts() -> tuple[dict[str, dict], dict[str, str]]:
+    """``countryinfo`` records by name, and country names by ISO alpha-3 code."""
     import countryinfo
 
     info = {}
@@ -45,40 +60,42 @@ def country_sentences(max_per_class: int = 60) -> tuple[list[str], list[int], li
             iso = ast.literal_eval(iso)
         if iso.get("alpha3"):
             by_code[iso["alpha3"]] = v.get("name")
+    return info, by_code
 
-    def lst(v):
-        if isinstance(v, str):
-            try:
-                v = ast.literal_eval(v)
-            except (ValueError, SyntaxError):
-                return [v]
-        return list(v or [])
 
+def _sentences_about(name: str, v: dict, by_code: dict[str, str]) -> list[str]:
+    """The fact sentences of one country (none names its region or sub-region)."""
+    s = []
+    if v.get("capital"):
+        s.append(f"The capital of {name} is {v['capital']}.")
+    for p in _as_list(v.get("provinces"))[:8]:
+        s.append(f"{p} is a province of {name}.")
+    if v.get("demonym"):
+        s.append(f"People from {name} are called {v['demonym']}.")
+    nb = [by_code[b] for b in _as_list(v.get("borders")) if b in by_code]
+    if nb:
+        s.append(f"{name} shares a border with {', '.join(nb[:4])}.")
+    cur = _as_list(v.get("currencies"))
+    if cur:
+        s.append(f"The currency used in {name} is {cur[0]}.")
+    if v.get("population"):
+        s.append(f"{name} has about {int(v['population']):,} inhabitants.")
+    alt = [a for a in _as_list(v.get("altSpellings")) if len(a) > 3 and a != name]
+    if alt:
+        s.append(f"{name} is also known as {alt[0]}.")
+    return s
+
+
+def country_sentences(max_per_class: int = 60) -> tuple[list[str], list[int], list[str]]:
+    """Sentences from ``countryinfo`` facts, labelled by the country's sub-region (deterministic order)."""
+    info, by_code = _country_facts()
     per_class: dict[str, list[str]] = {}
     for key in sorted(info):
         v = info[key]
         name, sub = v.get("name"), v.get("subregion")
         if not name or not sub:
             continue
-        s = []
-        if v.get("capital"):
-            s.append(f"The capital of {name} is {v['capital']}.")
-        for p in lst(v.get("provinces"))[:8]:
-            s.append(f"{p} is a province of {name}.")
-        if v.get("demonym"):
-            s.append(f"People from {name} are called {v['demonym']}.")
-        nb = [by_code[b] for b in lst(v.get("borders")) if b in by_code]
-        if nb:
-            s.append(f"{name} shares a border with {', '.join(nb[:4])}.")
-        cur = lst(v.get("currencies"))
-        if cur:
-            s.append(f"The currency used in {name} is {cur[0]}.")
-        if v.get("population"):
-            s.append(f"{name} has about {int(v['population']):,} inhabitants.")
-        alt = [a for a in lst(v.get("altSpellings")) if len(a) > 3 and a != name]
-        if alt:
-            s.append(f"{name} is also known as {alt[0]}.")
-        per_class.setdefault(sub, []).extend(s)
+        per_class.setdefault(sub, []).extend(_sentences_about(name, v, by_code))
     names = sorted(per_class)
     sents, labels = [], []
     for ci, c in enumerate(names):
@@ -109,7 +126,7 @@ def sentence_features(max_per_class: int = 60) -> tuple[torch.Tensor, torch.Tens
 
 
 def feature_banks(datasets: tuple[str, ...], max_per_class: int) -> dict[str, tuple]:
-    """``{name: (features, labels, class_names)}`` computed once in the driver (``Experiment.shared``)."""
+    """``{name: (features, labels, class_names)}`` computed once in the driver (the experiment's ``shared``)."""
     out = {}
     for name in datasets:
         f, y, names = digits_features() if name == "digits" else sentence_features(max_per_class)
@@ -119,8 +136,9 @@ def feature_banks(datasets: tuple[str, ...], max_per_class: int) -> dict[str, tu
 
 def _split_and_normalise(f: torch.Tensor, y: torch.Tensor, n_test_classes: int, seed: int, min_count: int,
                          dim: int = 0):
-    from iclab.data import generator_for
-
+    """Split the classes with at least ``min_count`` examples into training and unseen test classes (seeded),
+    centre on the training-class mean, optionally project on the top ``dim`` training principal directions, and
+    scale to unit mean norm over training examples. Returns ``(features, train classes, test classes)``."""
     counts = torch.bincount(y)
     usable = torch.nonzero(counts >= min_count).flatten()
     perm = usable[torch.randperm(usable.numel(), generator=generator_for(seed, "class_split"))]
@@ -136,8 +154,8 @@ def _split_and_normalise(f: torch.Tensor, y: torch.Tensor, n_test_classes: int, 
 
 
 def linear_probe(batch, steps: int = 300, lr: float = 0.05, weight_decay: float = 1e-3) -> dict[str, float]:
-    """Per-context softmax regression (spec §3.2 baseline) fitted by Adam on each context's N examples,
-    vectorised over contexts; returns query accuracy and NLL."""
+    """Per-context softmax regression (the paper's linear-probing baseline, docs/papers/categorical.md §5.4)
+    fitted by Adam on each context's N examples, vectorised over contexts; returns query accuracy and NLL."""
     x, y, xq, yq = batch.x.double(), batch.y, batch.x_query.double(), batch.y_query  # (M, N, d) ...
     M, N, d = x.shape
     C = batch.n_classes
@@ -159,17 +177,13 @@ def linear_probe(batch, steps: int = 300, lr: float = 0.05, weight_decay: float 
 
 def features_cell(cfg, cell: dict, shared) -> dict:
     """GD model (``blocks`` > 0) or the linear probe (``blocks`` = 0) on unseen-class contexts of a dataset."""
-    from iclab.data import FeatureClassPrompts, generator_for
-    from iclab.experiments._categorical_synthetic import evaluate, fit_classifier
-    from iclab.models import FunctionalGDModel
-
     seed = cell["seed"]
-    f, y, names = shared[cell["dataset"]]
+    f, y, _ = shared[cell["dataset"]]
     need = cfg.shots + 1
     n_test = cfg.digits_test_classes if cell["dataset"] == "digits" else cfg.sentence_test_classes
     f, train_cls, test_cls = _split_and_normalise(f, y, n_test, seed, need, cfg.feature_dim)
-    mk = lambda classes: FeatureClassPrompts(f, y, classes, n_way=cfg.n_way, shots=cfg.shots)  # noqa: E731
-    train_data, test_data = mk(train_cls), mk(test_cls)
+    train_data = FeatureClassPrompts(f, y, train_cls, n_way=cfg.n_way, shots=cfg.shots)
+    test_data = FeatureClassPrompts(f, y, test_cls, n_way=cfg.n_way, shots=cfg.shots)
     test = test_data.sample(cfg.n_test, generator_for(seed, "test"))
     out = {"n_train_classes": len(train_cls), "n_test_classes": len(test_cls), "d_feature": int(f.shape[1])}
     if cell["blocks"] == 0:
