@@ -12,6 +12,7 @@ __all__ = ["CategoricalConfig", "PARTS", "PRESETS"]
 
 PARTS = ("synthetic", "blocks", "features", "language", "stationarity")
 _KERNELS = ("softmax", "rbf", "linear")
+_ERASE = ("distance", "dot")
 _MODELS = ("gd", "tf")
 _LM_MODELS = ("gd", "gd_ff", "transformer")
 _FEATURE_DATASETS = ("digits", "sentences")
@@ -30,6 +31,8 @@ class CategoricalConfig(Config):
         d_embed: d', class-embedding dimension (5), at most ``n_classes``.
         n_context: N, context points per synthetic prompt (125).
         latent_scale: λ, scale of the synthetic latent function (10).
+        embedding_seeds: draws of the data class embeddings W_e (§5.1): every synthetic cell runs once per draw and
+            accuracies are averaged over draws (a draw sets the task's difficulty, §6.1).
         models: ``gd`` and/or ``tf`` (trained transformer) for the training-set-size sweep.
         kernels: update-head kernels of the training-set-size sweep (softmax, rbf, linear).
         layers: blocks of the training-set-size sweep.
@@ -38,6 +41,8 @@ class CategoricalConfig(Config):
         linear_train_sizes: L for the linear kernel.
         blocks_sweep: blocks of the number-of-blocks sweep (softmax kernel, §5.2).
         blocks_models: models of the number-of-blocks sweep.
+        blocks_erase: erase heads of the GD model in the number-of-blocks sweep: ``distance`` (iclab, exact GD) and
+            ``dot`` (the authors' code, exact only up to 2 blocks; run from 3 blocks, §4.2a).
         blocks_L: L of the number-of-blocks sweep.
         steps: optimiser steps on synthetic prompts.
         batch_size: prompts per step (synthetic and real features).
@@ -82,6 +87,7 @@ class CategoricalConfig(Config):
     d_embed: int = 5
     n_context: int = 125
     latent_scale: float = 10.0
+    embedding_seeds: tuple[int, ...] = (42, 43, 44)
     models: tuple[str, ...] = ("gd", "tf")
     kernels: tuple[str, ...] = ("softmax", "rbf")
     layers: tuple[int, ...] = (1, 2)
@@ -90,6 +96,7 @@ class CategoricalConfig(Config):
     linear_train_sizes: tuple[int, ...] = (2048,)
     blocks_sweep: tuple[int, ...] = (1, 2, 3, 4, 5, 6)
     blocks_models: tuple[str, ...] = ("gd", "tf")
+    blocks_erase: tuple[str, ...] = ("distance", "dot")
     blocks_L: int = 2048
     steps: int = 3000
     batch_size: int = 512
@@ -139,7 +146,8 @@ class CategoricalConfig(Config):
         if self.grad_clip is not None:
             check_positive("grad_clip", self.grad_clip)
         tuples = {"parts": PARTS, "models": _MODELS, "blocks_models": _MODELS, "kernels": _KERNELS,
-                  "stationarity_kernels": _KERNELS, "feature_datasets": _FEATURE_DATASETS, "lm_models": _LM_MODELS}
+                  "stationarity_kernels": _KERNELS, "feature_datasets": _FEATURE_DATASETS, "lm_models": _LM_MODELS,
+                  "blocks_erase": _ERASE}
         for f, allowed in tuples.items():
             for v in getattr(self, f):
                 if v not in allowed:
@@ -147,6 +155,10 @@ class CategoricalConfig(Config):
         for f in ("layers", "train_sizes", "rbf_train_sizes", "linear_train_sizes", "blocks_sweep", "feature_blocks"):
             for v in getattr(self, f):
                 check_int(f, v, 1)
+        if not self.embedding_seeds or len(set(self.embedding_seeds)) != len(self.embedding_seeds):
+            raise ConfigError("embedding_seeds", self.embedding_seeds, "one or more distinct seeds")
+        for v in self.embedding_seeds:
+            check_int("embedding_seeds", v, 0)
         check_choice("feature_kernel", self.feature_kernel, _KERNELS)
         if self.d_embed > self.n_classes:
             raise ConfigError("d_embed", self.d_embed, f"at most n_classes={self.n_classes}")
@@ -157,11 +169,11 @@ class CategoricalConfig(Config):
 
 PRESETS = {
     "quick": CategoricalConfig(
-        n_context=40, train_sizes=(256, 2048), rbf_train_sizes=(2048,), blocks_sweep=(1, 2, 3),
-        blocks_models=("gd",), steps=150, batch_size=96, lr_gd=5e-2, lr_tf=3e-3, eval_every=25, n_val=256,
-        n_test=1024, feature_blocks=(1, 2), feature_steps=150, feature_train_contexts=1024, probe_steps=200,
-        feature_dim=32, max_sentences_per_class=30, lm_width=64, lm_heads=4, lm_seq_len=64, lm_steps=300,
-        lm_batch=32, lm_lr=3e-3, lm_eval_windows=256, stationarity_kernels=("softmax",), stationarity_steps=150,
-        stationarity_prompts=4096),
-    "full": CategoricalConfig(n_seeds=3),
+        n_context=40, kernels=("softmax",), layers=(2,), train_sizes=(2048,), rbf_train_sizes=(2048,),
+        blocks_sweep=(1, 2, 3), blocks_models=("gd",), steps=150, batch_size=96, lr_gd=5e-2, lr_tf=3e-3,
+        eval_every=25, n_val=256, n_test=1024, feature_blocks=(1, 2), feature_steps=150, feature_train_contexts=1024,
+        probe_steps=200, feature_dim=32, max_sentences_per_class=30, lm_width=64, lm_heads=4, lm_seq_len=64,
+        lm_steps=300, lm_batch=32, lm_lr=3e-3, lm_eval_windows=256, stationarity_kernels=("softmax",),
+        stationarity_steps=150, stationarity_prompts=4096),
+    "full": CategoricalConfig(n_seeds=3, embedding_seeds=(42, 43, 44, 45, 46)),
 }
