@@ -135,6 +135,8 @@ def test_missing_parts_are_not_measured_and_the_denominator_is_fixed():
                 "language/gd-ff-vs-transformer"):
         assert only_syn[cid].verdict == NOT_JUDGED and "not measured" in only_syn[cid].reason
         assert "failed cell" in only_syn[cid].reason
+    # a claim this preset runs no cell for says so (the trained TF is not in the blocks sweep of CFG)
+    assert full["acc/blocks=3/tf"].verdict == NOT_JUDGED and "not run in this preset" in full["acc/blocks=3/tf"].reason
     nothing = _judge(CFG, pd.DataFrame())
     assert all(r.verdict == NOT_JUDGED and "not measured" in r.reason for r in nothing.values())
 

@@ -60,12 +60,11 @@ def _l_sweep_claims(cfg) -> list[Claim]:
         return out
     for L in (L for L in cfg.train_sizes if L in PAPER_L_SWEEP):
         for j, model in enumerate(("gd", "tf")):
-            if model in cfg.models:
-                name = "GD model" if model == "gd" else "trained transformer"
-                out.append(Claim(
-                    f"acc/L={L}/{model}", f"{name}, 2 blocks, softmax kernel, L = {L}: query accuracy",
-                    f"{SRC}, training-set-size figure (authors' notebook output)", "paper value", _ACC_TEST,
-                    f"{PAPER_L_SWEEP[L][j]:.3f}", paper_settings=DATA_LAW | ({} if model == "gd" else _tf_budget(L))))
+            name = "GD model" if model == "gd" else "trained transformer"
+            out.append(Claim(
+                f"acc/L={L}/{model}", f"{name}, 2 blocks, softmax kernel, L = {L}: query accuracy",
+                f"{SRC}, training-set-size figure (authors' notebook output)", "paper value", _ACC_TEST,
+                f"{PAPER_L_SWEEP[L][j]:.3f}", paper_settings=DATA_LAW | ({} if model == "gd" else _tf_budget(L))))
     return out
 
 
@@ -75,19 +74,18 @@ def _blocks_claims(cfg) -> list[Claim]:
         return out
     for K in (K for K in cfg.blocks_sweep if K in PAPER_BLOCKS and K != 2):
         for model, j in (("gd", 0), ("tf", 2)):
-            if model in cfg.blocks_models:
-                who = ("authors'" if _blocks_erase(cfg, K) == "dot" else "exact") + " erase head"
-                name = f"GD model ({who})" if model == "gd" else "trained transformer"
-                out.append(Claim(
-                    f"acc/blocks={K}/{model}", f"{name}, {K} block(s), softmax kernel, L = 2048: query accuracy",
-                    f"{SRC}, number-of-blocks figure (authors' notebook output)", "paper value", _ACC_TEST,
-                    f"{PAPER_BLOCKS[K][j]:.3f}", paper_settings=DATA_LAW | ({} if model == "gd" else _tf_budget(2048))))
+            who = ("authors'" if _blocks_erase(cfg, K) == "dot" else "exact") + " erase head"
+            name = f"GD model ({who})" if model == "gd" else "trained transformer"
+            out.append(Claim(
+                f"acc/blocks={K}/{model}", f"{name}, {K} block(s), softmax kernel, L = 2048: query accuracy",
+                f"{SRC}, number-of-blocks figure (authors' notebook output)", "paper value", _ACC_TEST,
+                f"{PAPER_BLOCKS[K][j]:.3f}", paper_settings=DATA_LAW | ({} if model == "gd" else _tf_budget(2048))))
     return out
 
 
 def _gd_vs_tf_claims(cfg) -> list[Claim]:
     out = []
-    if not (_has(cfg, "synthetic") and {"gd", "tf"} <= set(cfg.models)):
+    if not _has(cfg, "synthetic"):
         return out
     sizes = {"softmax": cfg.train_sizes, "rbf": cfg.rbf_train_sizes, "linear": cfg.linear_train_sizes}
     for kernel in cfg.kernels:
@@ -104,7 +102,7 @@ def _gd_vs_tf_claims(cfg) -> list[Claim]:
 
 
 def _blocks_help_claims(cfg) -> list[Claim]:
-    if not (_has(cfg, "blocks") and "gd" in cfg.blocks_models and 1 in cfg.blocks_sweep and max(cfg.blocks_sweep) > 1):
+    if not (_has(cfg, "blocks") and 1 in cfg.blocks_sweep and max(cfg.blocks_sweep) > 1):
         return []
     K = max(cfg.blocks_sweep)
     out = []
@@ -120,7 +118,7 @@ def _blocks_help_claims(cfg) -> list[Claim]:
 
 
 def _tf_gd_like_claims(cfg) -> list[Claim]:
-    if not (_has(cfg, "synthetic") and "tf" in cfg.models):
+    if not _has(cfg, "synthetic"):
         return []
     return [Claim(f"tf-gd-like/{key}", f"after training, the trained transformer's {what}",
                   f"{SRC}, trained-TF visualisation (authors' trained_tf_visualization.py)", "effect direction",
@@ -267,13 +265,29 @@ def _language(lm: pd.DataFrame) -> Verdict:
                       "GPT-4o grades (the corpus and a judge model would judge it)", f"perplexity {txt}")
 
 
+def _not_run(cfg, claim: Claim) -> str:
+    """Why this preset runs no cell for ``claim`` ("" when it does)."""
+    head, tail = claim.id.split("/")[0], claim.id.split("/")[-1]
+    if head == "fgd-steps":  # declared only where some GD cell runs
+        return ""
+    blocks_row = claim.id.startswith("acc/blocks=") or head == "blocks-help"
+    models = cfg.blocks_models if blocks_row else cfg.models
+    needs = {"tf"} if tail == "tf" or head == "tf-gd-like" else {"gd", "tf"} if head == "gd-beats-tf" else {"gd"}
+    missing = sorted(needs - set(models))
+    if not missing:
+        return ""
+    return (f"not run in this preset: `{'blocks_models' if blocks_row else 'models'}` lacks {', '.join(missing)}"
+            + (" (the trained transformer at the authors' budget needs a GPU)" if "tf" in missing else ""))
+
+
 def compare(cfg, df: pd.DataFrame) -> dict[str, Verdict]:
     """Verdicts ``{claim id: Verdict}`` of the declared claims whose cells finished (docs/papers/categorical.md §7)."""
     declared = claims(cfg)
     syn, out = _syn(df), {}
     for c in declared:
-        judge = _JUDGES.get(c.id.split("/")[0])
-        v = judge(cfg, syn, c) if judge is not None and len(syn) else None
+        judge, why = _JUDGES.get(c.id.split("/")[0]), _not_run(cfg, c)
+        v = not_judged(why) if why and judge is not None else \
+            judge(cfg, syn, c) if judge is not None and len(syn) else None
         if v is not None:
             out[c.id] = v
     st, feat, lm = part_rows(df, "stationarity"), part_rows(df, "features"), part_rows(df, "language")
