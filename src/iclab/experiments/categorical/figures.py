@@ -14,7 +14,7 @@ import pandas as pd
 from iclab.experiments.categorical.comparisons import FGD_TOL
 from iclab.experiments.categorical.paper_values import PAPER_BLOCKS, PAPER_L_SWEEP
 from iclab.experiments.categorical.tables import mean_with_se, part_rows
-from iclab.plotting import color, new_figure, save_figure, theory_vs_sim
+from iclab.plotting import MARKERS, color, new_figure, save_figure, theory_vs_sim
 
 __all__ = ["figures"]
 
@@ -79,11 +79,13 @@ def _blocks_figure(cfg, syn: pd.DataFrame, fig_dir: Path) -> Path:
     authors' erase head, the trained TF where run, the authors' values and the Bayes ceiling."""
     m = _blocks_table(cfg, syn)
     fig, axes = new_figure(2, 1, width=8.4)
-    for i, ((model, erase), g) in enumerate(m.groupby(["model", "erase"])):
+    curves = list(m.groupby(["model", "erase"]))
+    for i, ((model, erase), g) in enumerate(curves):
         g = g.sort_values("blocks")
+        x = g["blocks"] + 0.06 * (i - (len(curves) - 1) / 2)  # side by side where the curves coincide
         for ax, col in zip(axes, ("acc", "nll")):
-            theory_vs_sim(ax, g["blocks"], sim=g[col], sim_err=g[col + "_se"], i=i,
-                          label=f"iclab {_model_name(model, erase)} (N={cfg.n_context})")
+            ax.errorbar(x, g[col], yerr=g[col + "_se"], fmt=MARKERS[i % len(MARKERS)] + "-", color=color(i),
+                        capsize=2, lw=0.8, label=f"iclab {_model_name(model, erase)} (N={cfg.n_context})")
     B = sorted(PAPER_BLOCKS)
     for ax, jg, jt, name in ((axes[0], 0, 2, "acc"), (axes[1], 1, 3, "nll")):
         ax.plot(B, [PAPER_BLOCKS[b][jg] for b in B], "--", color="0.3", label="authors GD (N=125)")
