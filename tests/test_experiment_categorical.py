@@ -55,9 +55,18 @@ def test_config_errors():
         exp.config("quick", {"parts": ("images",)})
     with pytest.raises(ConfigError, match="digits_test_classes"):
         exp.config("quick", {"digits_test_classes": 7})
-    cells = exp.cells(exp.config("quick"))
-    assert all("seed" in c and "part" in c for c in cells)
-    assert len({str(sorted(c.items())) for c in cells}) == len(cells)
+    with pytest.raises(ConfigError, match="embedding_seeds"):
+        exp.config("quick", {"embedding_seeds": (42, 42)})
+    with pytest.raises(ConfigError, match="blocks_erase"):
+        exp.config("quick", {"blocks_erase": ("cosine",)})
+    for preset in ("quick", "paper", "full"):
+        cells = exp.cells(exp.config(preset))
+        assert all("seed" in c and "part" in c for c in cells)
+        assert len({str(sorted(c.items())) for c in cells}) == len(cells)
+    paper = exp.config("paper")
+    assert (paper.n_context, paper.n_classes, paper.d, paper.d_embed) == (125, 25, 10, 5)
+    # the authors' erase head runs only from 3 blocks (below it is the same function as iclab's)
+    assert not [c for c in exp.cells(paper) if c.get("erase") == "dot" and c["blocks"] < 3]
 
 
 def test_gd_likeness_separates_construction_from_random():

@@ -35,7 +35,7 @@ GD_LIKE = 3.0  # "≈ scalar × identity": diagonal RMS at least this many times
 _ACC_TEST = ("mean accuracy over (seed, W_e draw) replicates against the paper's: agrees when |Δ| ≤ "
              "t(0.975, n−1)·√(SE² + s_W² + 0.003²/5), s_W the spread of accuracy between W_e draws (the authors' W_e "
              "is one unknown draw) and 0.003 the authors' seed std; not judged while the validation NLL still fell "
-             "> 1 % in the second half of training")
+             "> 1 % over the last quarter of training (mean of the third quarter vs the last)")
 
 
 def _tf_budget(L: int) -> dict:

@@ -40,14 +40,16 @@ def _bayes(test) -> dict[str, float]:
 
 
 def val_plateau(val_curve: list[float]) -> float:
-    """How much the validation NLL still fell in the second half of training: (best of the first half − best
-    overall) / best overall; 0 when the best value came in the first half (docs/papers/categorical.md §5.2)."""
+    """How much the validation NLL still fell at the end of training: (mean over the third quarter of the logged
+    values − mean over the last quarter) / mean over the last quarter (docs/papers/categorical.md §5.2); about 0
+    once it has plateaued, negative when it rises again (overfitting)."""
     v = np.asarray(val_curve, dtype=float)
     v = v[np.isfinite(v)]
-    if v.size < 2:
+    n = v.size
+    if n < 4:
         return float("nan")
-    first, best = v[: (v.size + 1) // 2].min(), v.min()
-    return float((first - best) / best)
+    q3, q4 = v[n // 2: (3 * n) // 4], v[(3 * n) // 4:]
+    return float((q3.mean() - q4.mean()) / q4.mean())
 
 
 @torch.no_grad()

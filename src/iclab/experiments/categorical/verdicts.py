@@ -22,7 +22,7 @@ COMPARABLE_NOTE = {
     kernel: f"the authors' {kernel}-kernel model is not functional GD from 2 blocks on (their code divides the erase "
             "head by N as well), iclab's is (docs/papers/categorical.md §4.2a)" for kernel in ("rbf", "linear")}
 PAPER_SEED_SD = 0.003  # the authors' seed std of GD accuracy (notebook), over their 5 seeds
-PLATEAU_TOL = 0.01  # the validation NLL may fall at most this fraction in the second half of training
+PLATEAU_TOL = 0.01  # the validation NLL may fall at most this fraction over the last quarter of training
 STATIONARITY_TOL = 0.05  # off-pattern gradient allowed, as a fraction of the free GD gradient at the random start
 _KEY = ["seed", "embedding_seed"]  # one replicate
 
@@ -48,7 +48,7 @@ def acc_verdict(rows: pd.DataFrame, paper: float) -> Verdict:
     plateau = float(rows["val_plateau"].max()) if "val_plateau" in rows else float("nan")
     if plateau > PLATEAU_TOL and v.verdict != NOT_JUDGED:
         return dataclasses.replace(v, verdict=NOT_JUDGED, reason=(
-            f"not converged: the validation NLL still fell {plateau:.1%} in the second half of training; more steps "
+            f"not converged: the validation NLL still fell {plateau:.1%} over the last quarter of training; more steps "
             f"would judge it (at these settings the test gave: {v.verdict})"))
     return v
 
