@@ -79,3 +79,23 @@ def test_gd_likeness_separates_construction_from_random():
     gd = gd_likeness(TrainedCategoricalTransformer.from_gd(FunctionalGDModel(5, 7, 3, 1)), 5, 3)
     assert rand["qk_diag_ratio"] < 3 and rand["vp_wf_diag_ratio"] < 3
     assert gd["qk_diag_ratio"] > 1e6 and gd["vp_wf_diag_ratio"] > 1e6
+
+
+def test_training_stops_once_the_validation_nll_has_plateaued():
+    import torch
+
+    from iclab.data import CategoricalICL, generator_for
+    from iclab.experiments.categorical.training import PLATEAU_MIN_EVALS, fit_classifier, val_plateau
+    from iclab.models import FunctionalGDModel
+
+    assert val_plateau([5.0, 4.0, 3.0, 2.0, 1.0, 1.0, 1.0, 1.0]) == 0.0
+    assert val_plateau([8.0, 7.0, 6.0, 5.0, 4.0, 3.0, 2.0, 1.0]) == pytest.approx((3.5 - 1.5) / 1.5)
+    data = CategoricalICL(n_classes=7, d=3, d_embed=3, n_context=7, n_clusters=3)
+    val = data.sample(16, generator_for(0, "val"))
+    runs = {}
+    for tol in (0.0, 10.0):
+        model = FunctionalGDModel(3, 7, 3, 1, generator=torch.Generator().manual_seed(0))
+        runs[tol] = fit_classifier(model, data, val, steps=40, batch_size=8, lr=0.05, optimizer="adam", seed=0,
+                                   pool_size=None, eval_every=2, stop_plateau=tol)[1]
+    assert runs[0.0]["steps"] == 40
+    assert runs[10.0]["steps"] == 2 * (PLATEAU_MIN_EVALS - 1)  # evaluations at steps 1, 2, 4, ..., 14

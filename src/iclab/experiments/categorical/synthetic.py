@@ -7,15 +7,14 @@ parameters (§4.8)."""
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 
 from iclab.data import CategoricalICL, generator_for
-from iclab.experiments.categorical.training import evaluate, fit_classifier
+from iclab.experiments.categorical.training import evaluate, fit_classifier, val_plateau
 from iclab.models import FunctionalGDModel, TrainedCategoricalTransformer
 from iclab.theory.categorical import functional_gd
 
-__all__ = ["synthetic_data", "synthetic_cell", "gd_likeness", "functional_gd_gap", "val_plateau"]
+__all__ = ["synthetic_data", "synthetic_cell", "gd_likeness", "functional_gd_gap"]
 
 
 def synthetic_data(cfg, embedding_seed: int = 42) -> CategoricalICL:
@@ -37,19 +36,6 @@ def _bayes(test) -> dict[str, float]:
     p = test.probs_query.double()  # (M, 1, C)
     return {"bayes_acc": float((p.argmax(-1) == test.y_query).double().mean()),
             "bayes_nll": float(-p.gather(-1, test.y_query[..., None]).clamp_min(1e-300).log().mean())}
-
-
-def val_plateau(val_curve: list[float]) -> float:
-    """How much the validation NLL still fell at the end of training: (mean over the third quarter of the logged
-    values − mean over the last quarter) / mean over the last quarter (docs/papers/categorical.md §5.2); about 0
-    once it has plateaued, negative when it rises again (overfitting)."""
-    v = np.asarray(val_curve, dtype=float)
-    v = v[np.isfinite(v)]
-    n = v.size
-    if n < 4:
-        return float("nan")
-    q3, q4 = v[n // 2: (3 * n) // 4], v[(3 * n) // 4:]
-    return float((q3.mean() - q4.mean()) / q4.mean())
 
 
 @torch.no_grad()
@@ -96,10 +82,11 @@ def synthetic_cell(cfg, cell: dict) -> dict:
     opt = "adam" if cell["model"] == "gd" else "adamw"
     model, info = fit_classifier(model, data, val, steps=cfg.steps, batch_size=cfg.batch_size, lr=lr, optimizer=opt,
                                  seed=seed, pool_size=cell["L"], eval_every=cfg.eval_every,
-                                 grad_clip=cfg.grad_clip, device=cfg.device)
+                                 grad_clip=cfg.grad_clip, device=cfg.device, stop_plateau=cfg.stop_plateau)
     r = evaluate(model, test.to(cfg.device))
     out = {"acc": r["acc"], "nll": r["nll"], **_bayes(test),
            "n_params": sum(q.numel() for q in model.parameters()), "train_seconds": info["seconds"],
+           "steps_done": info["steps"],
            "best_val_nll": info["best_val_nll"], "val_plateau": val_plateau(info["val_curve"]),
            "val_curve": info["val_curve"]}
     if cell["model"] == "tf":
