@@ -43,7 +43,7 @@ def test_categorical_tiny_end_to_end(tmp_path):
     assert "Where iclab and the paper differ" in report and "report error" not in report
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     ids = {c["id"] for c in summary["comparisons"]}
-    assert {"fgd-steps/distance", "fgd-steps/dot", "stationarity/x-coupling", "features/digits"} <= ids
+    assert {"fgd-steps/distance", "fgd-steps/dot", "stationarity/x-coupling/softmax", "features/digits"} <= ids
     assert all(c["kind"] and c["test"] and c["verdict"] for c in summary["comparisons"])
 
 

@@ -77,7 +77,7 @@ def verdicts():
 
 
 DIRECTION = ["gd-beats-tf/softmax/K=2", "blocks-help/distance", "blocks-help/dot", "tf-gd-like/qk", "tf-gd-like/vp"]
-EQUIVALENCE = ["fgd-steps/dot", "stationarity/x-coupling", "stationarity/other", "features/digits"]
+EQUIVALENCE = ["fgd-steps/dot", "stationarity/x-coupling/softmax", "stationarity/other/softmax", "features/digits"]
 
 
 @pytest.mark.parametrize("cid", DIRECTION + EQUIVALENCE)
@@ -88,7 +88,7 @@ def test_effect_agrees_and_null_never_agrees(verdicts, cid):
 
 def test_null_effects_disagree_where_the_test_can_tell(verdicts):
     null = verdicts[False]
-    for cid in ("fgd-steps/dot", "stationarity/x-coupling", "features/digits"):
+    for cid in ("fgd-steps/dot", "stationarity/x-coupling/softmax", "features/digits"):
         assert null[cid].verdict == DISAGREES, (cid, null[cid])
     for cid in DIRECTION:  # three replicates cannot exclude an effect of 0.01: too little power, never "agrees"
         assert null[cid].verdict == DISAGREES or "too little power" in null[cid].reason, (cid, null[cid])
@@ -116,7 +116,7 @@ def test_not_comparable_cells(verdicts):
 
 def test_stationarity_other_waits_for_the_optimum():
     st = stationarity_table(True).assign(trained_free_z=12.0)
-    v = compare(CFG, st)["stationarity/other"]
+    v = compare(CFG, st)["stationarity/other/softmax"]
     assert v.verdict == NOT_JUDGED and "not at the optimum" in v.reason
 
 
@@ -131,7 +131,7 @@ def test_missing_parts_are_not_measured_and_the_denominator_is_fixed():
     full = _judge(CFG, table(True))
     only_syn = _judge(CFG, synthetic_table(True), failed=pd.DataFrame([{"_key": "x", "_error": "boom"}]))
     assert list(full) == list(only_syn) == [c.id for c in claims(CFG)]
-    for cid in ("stationarity/x-coupling", "stationarity/other", "features/digits", "features/sentences",
+    for cid in ("stationarity/x-coupling/softmax", "stationarity/other/softmax", "features/digits", "features/sentences",
                 "language/gd-ff-vs-transformer"):
         assert only_syn[cid].verdict == NOT_JUDGED and "not measured" in only_syn[cid].reason
         assert "failed cell" in only_syn[cid].reason

@@ -113,25 +113,28 @@ def _group_se(r: pd.Series, tag: str, grp: str) -> float:
 
 
 def stationarity_verdict(st: pd.DataFrame, n_prompts: int) -> dict[str, Verdict]:
-    """Theorems 1–2 (reconstructed): off-pattern gradients relative to the free GD gradient at the random
-    configuration, per kernel: x-coupling entries at both configurations, the other entries at the trained one
-    (judged only where the free gradient itself vanishes, z ≤ 3: the optimum)."""
-    xc, other = [], []
-    for _, r in st.iterrows():
-        free = float(r["init_free_rms"])
-        for tag in ("init", "trained"):
-            v = _near_zero(r[f"{tag}_x_coupling_rms"] / free, _group_se(r, tag, "x_coupling") / free,
-                           STATIONARITY_TOL, n_prompts)
-            xc.append((f"{r['kernel']} {tag}", v, r[f"{tag}_x_coupling_rms"] / free))
-        v = _near_zero(r["trained_other_rms"] / free, _group_se(r, "trained", "other") / free, STATIONARITY_TOL,
-                       n_prompts)
-        if r["trained_free_z"] > 3 and v.verdict != NOT_JUDGED:
-            v = dataclasses.replace(v, verdict=NOT_JUDGED, reason=(
-                f"not at the optimum: the free GD parameters' gradient is still non-zero (z = "
-                f"{r['trained_free_z']:.1f}); longer training would judge it (the test gave: {v.verdict})"))
-        other.append((f"{r['kernel']} trained", v, r["trained_other_rms"] / free))
-    return {"stationarity/x-coupling": _combine(xc, "gradient / free gradient"),
-            "stationarity/other": _combine(other, "gradient / free gradient")}
+    """Theorems 1–2 (reconstructed), per kernel: off-pattern gradients relative to the free GD gradient at the random
+    configuration — the x-coupling entries at both configurations, the other entries at the trained one (judged only
+    where the free gradient itself vanishes, z ≤ 3: the optimum)."""
+    out = {}
+    for kernel, g in st.groupby("kernel"):
+        xc, other = [], []
+        for _, r in g.iterrows():
+            free = float(r["init_free_rms"])
+            for tag in ("init", "trained"):
+                ratio = r[f"{tag}_x_coupling_rms"] / free
+                v = _near_zero(ratio, _group_se(r, tag, "x_coupling") / free, STATIONARITY_TOL, n_prompts)
+                xc.append((f"{tag} (seed {int(r['seed'])})", v, ratio))
+            ratio = r["trained_other_rms"] / free
+            v = _near_zero(ratio, _group_se(r, "trained", "other") / free, STATIONARITY_TOL, n_prompts)
+            if r["trained_free_z"] > 3 and v.verdict != NOT_JUDGED:
+                v = dataclasses.replace(v, verdict=NOT_JUDGED, reason=(
+                    f"not at the optimum: the free GD parameters' gradient is still non-zero (z = "
+                    f"{r['trained_free_z']:.1f}); longer training would judge it (the test gave: {v.verdict})"))
+            other.append((f"trained (seed {int(r['seed'])})", v, ratio))
+        out[f"stationarity/x-coupling/{kernel}"] = _combine(xc, "gradient / free gradient")
+        out[f"stationarity/other/{kernel}"] = _combine(other, "gradient / free gradient")
+    return out
 
 
 def features_verdict(feat: pd.DataFrame, K: int, n_test: int) -> dict[str, Verdict]:
