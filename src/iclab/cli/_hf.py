@@ -25,8 +25,12 @@ def read_prompts(path: Path) -> list[str]:
     p = Path(path)
     if not p.is_file():
         raise ConfigError("--prompts", str(path), "an existing text or JSONL file")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError("--prompts", str(path), f"a UTF-8 text file (byte {exc.start} is not UTF-8)") from None
     prompts = []
-    for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+    for i, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         if line.lstrip().startswith("{"):
@@ -54,12 +58,57 @@ def _positions(value: str):
         raise ConfigError("--positions", value, "'last' or an integer query position") from None
 
 
-def _load(model: str):
+def _load(model: str, device: str, dtype: str, generate: bool = False):
+    """Load the model (``generate``: it must be a causal LM that can generate, for ``--task``)."""
     from iclab.hf import load_model
 
-    m, tok, src = load_model(model)
+    need = ("a causal language model that can generate (--task scores its greedy answers); for an encoder such as "
+            "'minilm' use --prompts FILE --shifted FILE")
+    try:
+        m, tok, src = load_model(model, causal=True if generate else None, dtype=dtype)
+    except ConfigError as exc:
+        if generate and exc.field == "causal":
+            raise ConfigError("--model", model, need) from None
+        raise
+    if generate and not (getattr(m, "can_generate", lambda: False)() and m.config.is_decoder is not False):
+        raise ConfigError("--model", model, need)
     typer.echo(f"model: {src}", err=True)
-    return m, tok
+    return m.to(device), tok
+
+
+def _check_device(device: str) -> str:
+    """``cpu``, ``cuda`` or ``cuda:N`` that exists on this machine (checked before any model loads)."""
+    import torch
+
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError):
+        raise ConfigError("--device", device, "cpu, cuda or cuda:N") from None
+    if dev.type == "cuda" and (not torch.cuda.is_available() or (dev.index or 0) >= torch.cuda.device_count()):
+        raise ConfigError("--device", device, f"cpu or a visible CUDA device ({torch.cuda.device_count()} visible)")
+    if dev.type not in ("cpu", "cuda"):
+        raise ConfigError("--device", device, "cpu, cuda or cuda:N")
+    return device
+
+
+def _check_key_start(key_start: int) -> None:
+    check_int("--key-start", key_start, 0)
+
+
+def _check_out(out: Optional[Path]) -> None:
+    """The output file's folder must exist and be writable (checked before the model runs: no result is lost)."""
+    if out is None:
+        return
+    import os
+
+    folder = Path(out).expanduser().resolve().parent
+    if Path(out).is_dir() or not folder.is_dir() or not os.access(folder, os.W_OK):
+        raise ConfigError("--out", str(out), "a file path in an existing, writable folder")
+    try:  # /proc and friends pass os.access but refuse new files
+        with open(out, "a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise ConfigError("--out", str(out), f"a writable file path ({exc.strerror})") from None
 
 
 def _layer_table(mom) -> str:
@@ -74,6 +123,20 @@ def _layer_table(mom) -> str:
     return "\n".join(lines)
 
 
+def _check_tau(tau: Optional[float]) -> None:
+    import math
+
+    if tau is not None and (not math.isfinite(tau) or tau <= 0):
+        raise ConfigError("--tau", tau, "a finite temperature > 0")
+
+
+def _check_grid(grid: List[float]) -> None:
+    import math
+
+    if not grid or any(not math.isfinite(t) or t <= 0 for t in grid):
+        raise ConfigError("--grid", list(grid), "finite temperatures > 0 (repeat --grid for each)")
+
+
 @hf_app.command("probe")
 def probe(
     model: str = typer.Option(..., "--model", help="minilm | smollm2 | local path | cached hub id"),
@@ -83,13 +146,20 @@ def probe(
     key_start: int = typer.Option(0, "--key-start", help="ignore keys before this position (e.g. 1: skip BOS)"),
     batch_size: int = typer.Option(8, "--batch-size"),
     out: Optional[Path] = typer.Option(None, "--out", help="write per-(layer, head) statistics as CSV"),
+    device: str = typer.Option("cpu", "--device", help="cpu, cuda or cuda:N"),
+    dtype: str = typer.Option("float32", "--dtype", help="float32, bf16 or fp16"),
 ) -> None:
     """Per-layer (and with --out per-head) moments of the pre-softmax scores and the attention entropy."""
-    from iclab.hf import probe_prompts
+    from iclab.hf import parse_dtype, probe_prompts
 
     check_int("--batch-size", batch_size, 1)
+    _check_key_start(key_start)
+    _check_tau(tau)
+    _check_device(device)
+    parse_dtype(dtype)
     texts = read_prompts(prompts)
-    m, tok = _load(model)
+    _check_out(out)
+    m, tok = _load(model, device, dtype)
     mom = probe_prompts(m, tok, texts, positions=_positions(positions), batch_size=batch_size, key_start=key_start,
                         tau=tau, progress=True)
     typer.echo(_layer_table(mom))
@@ -113,12 +183,19 @@ def tau(
     seed: int = typer.Option(0, "--seed"),
     batch_size: int = typer.Option(8, "--batch-size"),
     out: Optional[Path] = typer.Option(None, "--out", help="write the estimate as JSON"),
+    device: str = typer.Option("cpu", "--device", help="cpu, cuda or cuda:N"),
+    dtype: str = typer.Option("float32", "--dtype", help="float32, bf16 or fp16"),
 ) -> None:
     """Estimate τ: per-layer moment rule (clean vs shifted prompts) and, with --task, a held-out grid search."""
-    from iclab.hf import estimate_tau
+    from iclab.hf import estimate_tau, parse_dtype
 
     check_int("--batch-size", batch_size, 1)
     check_int("--questions", questions, 2)  # half probe the moments, half score the grid
+    _check_key_start(key_start)
+    _check_grid(grid)
+    _check_device(device)
+    parse_dtype(dtype)
+    _check_out(out)
     if (task is None) == (prompts is None):
         raise ConfigError("--task/--prompts", (task, prompts), "exactly one of --task NAME or --prompts FILE --shifted FILE")
     score = None
@@ -131,7 +208,7 @@ def tau(
         probe_set = build_prompts(t, qs[:half], pool, demos, noise_ratio, seed)
         held = build_prompts(t, qs[half:], pool, demos, noise_ratio, seed)
         clean, noisy = probe_set.clean_prompts, probe_set.prompts
-        m, tok = _load(model)
+        m, tok = _load(model, device, dtype, generate=True)
 
         def score(mdl) -> float:
             em = exact_match(greedy_answers(mdl, tok, held.prompts, batch_size=batch_size), held.answers)
@@ -140,7 +217,7 @@ def tau(
         if shifted is None:
             raise ConfigError("--shifted", None, "a shifted prompts file together with --prompts")
         clean, noisy = read_prompts(prompts), read_prompts(shifted)
-        m, tok = _load(model)
+        m, tok = _load(model, device, dtype)
     est = estimate_tau(m, tok, clean, noisy, score=score, grid=grid, key_start=key_start, batch_size=batch_size,
                        progress=True)
     typer.echo(f"{'layer':>5} {'rho_clean':>10} {'rho_shift':>10} {'tau':>7}")

@@ -171,8 +171,14 @@ def _from_pretrained(auto_class, path, opts: dict, name: str):
                 f"{_first_line(exc)}; supported: 'sdpa', 'eager', 'flex_attention' (flash_attention_2 needs flash-attn "
                 "and a GPU)") from None
         raise UnsupportedModelError(f"model {name!r}: cannot load the weights from {path}: {_first_line(exc)}") from None
-    except (OSError, RuntimeError, KeyError, TypeError) as exc:
+    except (OSError, RuntimeError, KeyError, TypeError, _safetensors_error()) as exc:
         raise UnsupportedModelError(f"model {name!r}: cannot load the weights from {path}: {_first_line(exc)}") from None
+
+
+def _safetensors_error() -> type:
+    from safetensors import SafetensorError
+
+    return SafetensorError
 
 
 def _first_line(exc: BaseException) -> str:

@@ -19,6 +19,7 @@ from typing import Iterator, Sequence
 import numpy as np
 import torch
 
+from iclab.config import check_int
 from iclab.errors import ConfigError
 from iclab.hf._backends import attention_scores, check_backend
 from iclab.hf._temperature import _base_of, _find, _install, _uninstall, model_shape
@@ -72,6 +73,7 @@ class ScoreProbe:
     """
 
     def __init__(self, L: int, H: int, positions=-1, key_start: int = 0):
+        check_int("key_start", key_start, 0)
         self.L, self.H, self.key_start = L, H, int(key_start)
         self.sums = {k: torch.zeros(L, H, dtype=torch.float64) for k in _SUMS}
         self.positions = positions
@@ -191,6 +193,7 @@ def probe_prompts(model, tokenizer, prompts: Sequence[str], *, positions="last",
 
     if not prompts:
         raise ConfigError("prompts", prompts, "at least one prompt")
+    _check_key_start(tokenizer, prompts, positions, key_start)
     device = next(model.parameters()).device
     ctx = with_temperature(model, tau) if tau is not None else contextlib.nullcontext()
     with ctx, probe_attention(model, key_start=key_start) as probe:
@@ -199,3 +202,14 @@ def probe_prompts(model, tokenizer, prompts: Sequence[str], *, positions="last",
             probe.positions = last[:, None] if positions == "last" else positions
             model(input_ids=ids, attention_mask=mask, use_cache=False)
     return probe.result()
+
+
+def _check_key_start(tokenizer, prompts: Sequence[str], positions, key_start: int) -> None:
+    """Every probed row must keep at least one key: ``key_start`` at most the probed position of the shortest prompt."""
+    check_int("key_start", key_start, 0)
+    n = min(len(tokenizer(p)["input_ids"]) for p in prompts)  # tokens of the shortest prompt
+    row = n - 1 if positions == "last" else (positions if isinstance(positions, int) and positions >= 0
+                                             else n + positions if isinstance(positions, int) else None)
+    if row is not None and key_start > row:
+        raise ConfigError("key_start", key_start, f"an integer in [0, {max(row, 0)}] (the shortest prompt has {n} "
+                          f"tokens; keys before key_start are ignored, so the probed row would see none)")
