@@ -5,7 +5,9 @@ waits for the driver). When a worker dies (segfault, OOM kill, ``os._exit``) the
 it was running (its oldest unanswered one), records only that cell as failed with the exit code, puts the cells
 the worker still held back in the queue, starts a replacement and carries on. ``shared`` reaches each worker
 once, as an argument of the process (pickled at spawn), never per cell. Workers exit by themselves when the
-driver disappears (their pipe closes), so a SIGKILLed driver leaves no orphans computing.
+driver disappears (their pipe closes), so a SIGKILLed driver leaves no orphans computing. When the cells run on
+``device="cuda"``, the pool defaults to one worker per visible GPU, each pinned to its GPU by
+``CUDA_VISIBLE_DEVICES`` (so no two workers load their model copies onto the same GPU).
 """
 
 from __future__ import annotations
@@ -19,13 +21,36 @@ from typing import Any, Iterator
 
 from iclab.runs._executors import CellOutcome, CellTask, execute_cell
 
-__all__ = ["LocalExecutor"]
+__all__ = ["LocalExecutor", "cuda_cells", "visible_gpus", "worker_environment"]
 
 
-def _worker_main(conn, shared: Any) -> None:
+def cuda_cells(tasks: list[CellTask]) -> bool:
+    """True when the cells' config asks for ``device="cuda"`` (any GPU: the pool pins one per worker; an explicit
+    ``cuda:N`` is left alone)."""
+    return bool(tasks) and getattr(tasks[0].config, "device", "cpu") == "cuda"
+
+
+def visible_gpus() -> list[str]:
+    """The GPUs this process may use: the entries of ``CUDA_VISIBLE_DEVICES`` when set, else ``0 … count − 1``."""
+    env = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if env is not None:
+        ids = [x.strip() for x in env.split(",") if x.strip()]
+        return ids[: ids.index("-1")] if "-1" in ids else ids
+    import torch
+
+    return [str(i) for i in range(torch.cuda.device_count())]
+
+
+def worker_environment(i: int, gpus: list[str]) -> dict[str, str]:
+    """Environment variables of pool worker ``i``: pinned to GPU ``gpus[i mod len]``; nothing on CPU."""
+    return {"CUDA_VISIBLE_DEVICES": gpus[i % len(gpus)]} if gpus else {}
+
+
+def _worker_main(conn, shared: Any, env: dict[str, str] | None = None) -> None:
     """Worker loop of the local pool: receive a task, send its outcome; stop on ``None`` or a lost driver."""
     import signal
 
+    os.environ.update(env or {})  # before CUDA initialises: CUDA_VISIBLE_DEVICES pins this worker's GPU
     import torch
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's: it stops the workers itself
@@ -51,9 +76,10 @@ _READY = "iclab-worker-ready"
 class _Worker:
     """One spawned worker process and the tasks sent to it, oldest first (it runs them in that order)."""
 
-    def __init__(self, ctx, shared: Any):
+    def __init__(self, ctx, shared: Any, env: dict[str, str] | None = None):
         self.conn, child = ctx.Pipe(duplex=True)
-        self.proc = ctx.Process(target=_worker_main, args=(child, shared), daemon=True)
+        self.env = env or {}
+        self.proc = ctx.Process(target=_worker_main, args=(child, shared, self.env), daemon=True)
         self.proc.start()
         child.close()
         self.tasks: deque[CellTask] = deque()
@@ -103,8 +129,16 @@ class LocalExecutor:
         if workers is not None:
             check_int("workers", workers)
         check_int("prefetch", prefetch)
+        self.requested = workers
         self.workers = workers or max(1, os.cpu_count() or 1)
         self.prefetch = prefetch
+
+    def plan(self, tasks: list[CellTask]) -> list[dict[str, str]]:
+        """One environment per worker to start: one worker per visible GPU (pinned) when the cells run on CUDA and
+        ``workers`` was not given, else ``workers`` CPU workers (capped at the number of cells)."""
+        gpus = visible_gpus() if cuda_cells(tasks) else []
+        n = self.requested or (len(gpus) if gpus else self.workers)
+        return [worker_environment(i, gpus) for i in range(min(n, len(tasks)))]
 
     def run(self, tasks: list[CellTask], shared: Any) -> Iterator[CellOutcome]:
         if not tasks:
@@ -112,6 +146,7 @@ class LocalExecutor:
         ctx = mp.get_context("spawn")
         queue = deque(tasks)
         pool: list[_Worker] = []
+        envs = self.plan(tasks)
 
         def fill(i: int) -> None:
             while queue and len(pool[i].tasks) < self.prefetch:
@@ -123,10 +158,10 @@ class LocalExecutor:
                     queue.extendleft(reversed(pool[i].tasks))
                     pool[i].tasks.clear()
                     pool[i].stop()
-                    pool[i] = _Worker(ctx, shared)
+                    pool[i] = _Worker(ctx, shared, envs[i])
 
         try:
-            pool = [_Worker(ctx, shared) for _ in range(min(self.workers, len(tasks)))]
+            pool = [_Worker(ctx, shared, env) for env in envs]
             for i in range(len(pool)):
                 fill(i)
             while any(w.tasks for w in pool):
@@ -159,7 +194,7 @@ class LocalExecutor:
                         w.tasks.clear()
                         w.stop()
                         if queue:
-                            pool[i] = _Worker(ctx, shared)
+                            pool[i] = _Worker(ctx, shared, envs[i])
                     else:
                         w.tasks.popleft()
                         w.started = time.perf_counter()

@@ -6,6 +6,7 @@ object store once (``ray.put``) and passed to every task by reference; each work
 keeps it for the later cells of the same run. Outcomes come back in completion order (``ray.wait``). A task
 whose worker dies (``WorkerCrashedError``) or that Ray cannot run becomes a failed cell with the error text;
 tasks are not retried by Ray (``max_retries=0``), so a crashing cell fails once and ``--retry-failed`` reruns it.
+Cells on ``device="cuda"`` request one GPU each (``num_gpus=1``): Ray pins each task to its GPU.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ import time
 from typing import Any, Iterator
 
 from iclab.runs._executors import CellOutcome, CellTask, execute_cell
+from iclab.runs._local import cuda_cells
 
-__all__ = ["RayExecutor", "ray_init"]
+__all__ = ["RayExecutor", "ray_init", "task_resources"]
 
 # Environment a worker needs to import the same modules as the driver (user / test experiment modules).
 _FORWARD_ENV = ("ICLAB_EXPERIMENT_MODULES", "PYTHONPATH", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
@@ -60,6 +62,11 @@ def ray_init(address: str | None = None, num_cpus: int | None = None) -> bool:
     return True
 
 
+def task_resources(tasks: list[CellTask]) -> dict[str, int]:
+    """Ray resources of one cell: one CPU, and one GPU when the cells run on ``device="cuda"``."""
+    return {"num_cpus": 1, "num_gpus": 1 if cuda_cells(tasks) else 0}
+
+
 class RayExecutor:
     """Run cells as Ray tasks (one CPU each). ``workers`` caps the cells in flight (default: cluster CPUs)."""
 
@@ -79,9 +86,11 @@ class RayExecutor:
         import ray
 
         ray_init(self.address, self.workers)
-        remote = ray.remote(num_cpus=1, max_retries=0)(_run_on_worker)
+        resources = task_resources(tasks)
+        remote = ray.remote(max_retries=0, **resources)(_run_on_worker)
         shared_ref = [ray.put(shared)] if shared is not None else []
-        limit = self.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        unit = "GPU" if resources["num_gpus"] else "CPU"
+        limit = self.workers or max(1, int(ray.cluster_resources().get(unit, 1)))
         limit = max(limit * 2, limit + 2)  # keep workers busy while the driver writes results
         queue = list(reversed(tasks))
         inflight: dict[Any, tuple[CellTask, float]] = {}
