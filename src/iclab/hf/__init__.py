@@ -8,8 +8,9 @@ from iclab.hf._loading import *  # noqa: F401,F403
 from iclab.hf._temperature import *  # noqa: F401,F403
 from iclab.hf._probes import *  # noqa: F401,F403
 from iclab.hf._estimate import *  # noqa: F401,F403
+from iclab.hf._greedy import answer_argmax as answer_argmax, greedy_match as greedy_match
 from iclab.hf._backends import BACKEND_SUPPORT as BACKEND_SUPPORT, TEMPERATURE_MODES as TEMPERATURE_MODES
 from iclab.hf import _estimate, _loading, _probes, _temperature
 
 __all__ = [*_loading.__all__, *_temperature.__all__, *_probes.__all__, *_estimate.__all__, "BACKEND_SUPPORT",
-           "TEMPERATURE_MODES"]
+           "TEMPERATURE_MODES", "answer_argmax", "greedy_match"]
