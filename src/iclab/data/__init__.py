@@ -6,6 +6,8 @@ from iclab.data._features import *  # noqa: F401,F403
 from iclab.data._retrieval import *  # noqa: F401,F403
 from iclab.data._categorical import *  # noqa: F401,F403
 from iclab.data import _gaussian, _features, _retrieval, _categorical
+from iclab.data._country_regions import WORLD_REGIONS as WORLD_REGIONS
+from iclab.data._country_regions import region_sentences as region_sentences
 
 __all__ = ["derive_seed", "generator_for", *_gaussian.__all__, *_features.__all__, *_retrieval.__all__,
-           *_categorical.__all__]
+           *_categorical.__all__, "WORLD_REGIONS", "region_sentences"]
