@@ -161,7 +161,8 @@ class FeaturePrompts:
 
 
 def feature_basis(d: int, K: int, generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """A random orthonormal basis of R^d split as ``(V (d, K), V_perp (d, d-K))`` (QR of a Gaussian, docs/papers/ood.md §5.1)."""
+    """A random orthonormal basis of R^d split as ``(V (d, K), V_perp (d, d-K))`` (QR of a Gaussian,
+    docs/papers/ood.md §5.1)."""
     check_int("d", d, 1)
     check_int("K", K, 1)
     if K > d:
@@ -190,7 +191,8 @@ def overlap_features(V: torch.Tensor, V_perp: torch.Tensor, gammas) -> torch.Ten
 
 
 def rotated_features(V: torch.Tensor, V_perp: torch.Tensor, theta: float) -> torch.Tensor:
-    r"""Out-of-span rotation by θ (the paper's synthetic shift, docs/papers/ood.md §3.3): :math:`U=V\cos\theta+V^\perp_{:K}\sin\theta`, M = cos θ I."""
+    r"""Out-of-span rotation by θ (the paper's synthetic shift, docs/papers/ood.md §3.3):
+    :math:`U=V\cos\theta+V^\perp_{:K}\sin\theta`, M = cos θ I."""
     K = _as_matrix("features", V).shape[1]
     return overlap_features(V, V_perp, [math.cos(theta)] * K)
 

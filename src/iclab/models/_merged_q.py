@@ -92,7 +92,8 @@ def _grouped(per_prompt: torch.Tensor, qfeat: torch.Tensor, n_groups: int) -> di
 
 
 def feature_prompt_loss(model: MergedQAttention, batch, c: float = 0.5, n_features: int | None = None):
-    r"""w-averaged loss (docs/papers/ood.md §4.1): :math:`c\,\mathbb E_w(\hat y-w^\top x_q)^2=c\|\sum_i\mathrm{attn}_i x_i-x_q\|^2`,
+    r"""w-averaged loss (docs/papers/ood.md §4.1):
+    :math:`c\,\mathbb E_w(\hat y-w^\top x_q)^2=c\|\sum_i\mathrm{attn}_i x_i-x_q\|^2`,
     averaged over the batch. With ``n_features`` returns ``(loss, {str(k): loss of prompts whose query is v_k})``
     for the per-feature stopping rule (note §3.5)."""
     a = model.attn(batch.x, batch.xq)  # (B, N)
@@ -105,8 +106,9 @@ def feature_prompt_loss(model: MergedQAttention, batch, c: float = 0.5, n_featur
 
 
 class FeatureTransformer(nn.Module):
-    """TinyTransformer on feature prompts (docs/papers/ood.md §5.5): tokens :math:`z_i=[x_i;y_i]`, query :math:`[x_q;0]` appended
-    last, read-in to ``d_model``, ``n_layers`` pre-LN blocks, read-out of the query position -> ŷ (B,)."""
+    """TinyTransformer on feature prompts (docs/papers/ood.md §5.5): tokens :math:`z_i=[x_i;y_i]`, query
+    :math:`[x_q;0]` appended last, read-in to ``d_model``, ``n_layers`` pre-LN blocks, read-out of the query
+    position -> ŷ (B,)."""
 
     def __init__(self, d: int, d_model: int = 16, n_layers: int = 1, n_heads: int = 1, attention: str = "softmax",
                  attention_params: dict | None = None):

@@ -5,7 +5,8 @@ was not available (docs/papers/ood.md §4).
 Logit matrix :math:`S^V=V^\top QV`, :math:`\alpha_{v_k}=S_{kk}`, :math:`\beta_{v_m,v_k}=S_{mk}` (note §3.4).
 Per-feature loss :math:`\mathcal L_k=c\,\mathbb E_n[(A-e_k)^\top G(A-e_k)]`,
 :math:`A_m=n_me^{S_{mk}}/\sum_jn_je^{S_{jk}}` with counts :math:`n\sim\mathrm{Mult}(N,p)` (exact enumeration) or
-:math:`n=p` (large-N limit) (note §4.2, §4.7). Gradient :math:`\partial\mathcal L/\partial S_{jk}=p_k\mathbb E[A_j(g_j-\sum_mg_mA_m)]`,
+:math:`n=p` (large-N limit) (note §4.2, §4.7).
+Gradient :math:`\partial\mathcal L/\partial S_{jk}=p_k\mathbb E[A_j(g_j-\sum_mg_mA_m)]`,
 :math:`g=2cG(A-e_k)` (§4.3); conservation :math:`\sum_m S_{mk}(t)=\sum_m S_{mk}(0)` (§4.4); trained
 :math:`Q^*=\frac{K\alpha^*}{K-1}VCV^\top` (§4.5); OOD logits :math:`S^U=M^\top S^VM` (§4.6); fine-tuning
 :math:`S^V_{new}=S^V+M\Delta S^UM^\top` and forgetting (§4.8–4.9). NumPy, float64; pure functions of arrays.
@@ -50,7 +51,8 @@ def beta(S) -> np.ndarray:
 
 
 def conservation_residual(S, S0=None) -> np.ndarray:
-    r""":math:`\alpha_{v_k}+\sum_{m\ne k}\beta_{v_m,v_k}` minus its initial value, per k (0 under GD/SGD, note §4.4)."""
+    r""":math:`\alpha_{v_k}+\sum_{m\ne k}\beta_{v_m,v_k}`
+    minus its initial value, per k (0 under GD/SGD, note §4.4)."""
     S = np.asarray(S, float)
     return S.sum(0) - (0.0 if S0 is None else np.asarray(S0, float).sum(0))
 
@@ -190,7 +192,8 @@ def ood_logits(S, M) -> np.ndarray:
 
 
 def ood_logits_closed(alpha_value: float, M) -> np.ndarray:
-    r"""Closed form (note §4.6; the paper's OOD α/β formulas): :math:`\alpha_{u_k}=\frac{K\alpha^*}{K-1}[(M^\top M)_{kk}-K\langle u_k,\bar v\rangle^2]`,
+    r"""Closed form (note §4.6; the paper's OOD α/β formulas):
+    :math:`\alpha_{u_k}=\frac{K\alpha^*}{K-1}[(M^\top M)_{kk}-K\langle u_k,\bar v\rangle^2]`,
     :math:`\beta_{u_m,u_k}=\frac{K\alpha^*}{K-1}[(M^\top M)_{mk}-K\langle u_m,\bar v\rangle\langle u_k,\bar v\rangle]`."""
     M = np.asarray(M, float)
     K = M.shape[0]
@@ -245,7 +248,8 @@ def finetune(S_V, M, p=None, N: int | None = None, c: float = 0.5, lr: float = 1
 
 
 def forgets_k2(gammas) -> np.ndarray:
-    r"""K = 2 exact forgetting condition (the paper's condition; note §4.9): feature k is forgotten iff :math:`-\gamma_k\gamma_m>\gamma_k^2`."""
+    r"""K = 2 exact forgetting condition (the paper's condition; note §4.9): feature k is forgotten iff
+    :math:`-\gamma_k\gamma_m>\gamma_k^2`."""
     g = check_gammas(gammas)
     if g.size != 2:
         raise ConfigError("gamma", tuple(g.tolist()), "two overlaps (gamma_1, gamma_2) for K = 2")

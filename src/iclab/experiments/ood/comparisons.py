@@ -105,7 +105,7 @@ def _compare_forgetting(ft: pd.DataFrame) -> list[Comparison]:
 
 
 def _compare_tiny(cfg, df: pd.DataFrame) -> list[Comparison]:
-    """Tiny transformers' F at γ2 = −0.75 / 0 / +0.75 against the paper's numbers (note §6.7)."""
+    """Tiny transformers' F at γ2 = −0.75 / 0 / +0.75 against the paper's numbers (note §6.6)."""
     out = []
     for _, r in part_rows(df, "tiny").sort_values("layers").iterrows() if "part" in df else []:
         n = int(r["layers"])
@@ -121,7 +121,7 @@ def _compare_tiny(cfg, df: pd.DataFrame) -> list[Comparison]:
 
 
 def _compare_minilm(r) -> list[Comparison]:
-    """The real encoder: forgetting at θ = π, π/2 and the OOD drop at π/2 against BERT-base on MRPC (note §6.8)."""
+    """The real encoder: forgetting at θ = π, π/2 and the OOD drop at π/2 against BERT-base on MRPC (note §6.7)."""
     th = list(r["theta_deg"])
     meas = " / ".join(f"{r['F_ce'][th.index(t)]:+.3f}" if t in th else "—" for t in (180, 90))
     return [

@@ -20,8 +20,8 @@ class OodConfig(Config):
         K: number of orthonormal features of that study (the paper: K = 4); needs d >= 2K.
         d_k2: dimension of the K = 2 forgetting study (needs d_k2 >= 4).
         n_tokens: prompt length N; features repeat within a prompt (note §7: N = 40).
-        c: loss prefactor c of the per-feature loss (c = 1/2, note §3.4).
-        threshold: per-feature stopping level ε/K (0.0025 = 0.01/4, note §3.4).
+        c: loss prefactor c of the per-feature loss (c = 1/2, note §3.5).
+        threshold: per-feature stopping level ε/K (0.0025 = 0.01/4, note §3.5).
         batch_size: prompts per plain-SGD step on Q (Q(0) = 0).
         lr: SGD learning rate (also the step of the population-GD theory lines).
         max_steps: step budget of pre-training if the stopping rule is not met.
@@ -29,7 +29,7 @@ class OodConfig(Config):
         log_every: the stopping rule is checked (and α/β logged) every ``log_every`` steps.
         thetas_deg: out-of-span rotation angles θ of the OOD error curve (degrees).
         ood_prompts: Monte-Carlo prompts per OOD feature set.
-        gamma1_table: γ1 values of the K = 2 forgetting table (derived §5.6 uses 0.5, 0.8; the paper 1).
+        gamma1_table: γ1 values of the K = 2 forgetting table (the derived table, note §5.8, uses 0.5, 0.8; the paper 1).
         gamma2_table: γ2 values of the K = 2 forgetting table.
         dense_gamma2: points of the dense γ2 sweep over [-1, 1] for each table γ1.
         phase_grid: points per axis of the (γ1, γ2) phase diagram over [-1, 1]².

@@ -1,5 +1,5 @@
-"""Views of the ``ood`` results table used by the figures and comparisons (docs/papers/ood.md §5): the rows of
-one part, and the ``forget`` cells unrolled into one row per (γ1, γ2)."""
+"""Views of the ``ood`` results table (arXiv:2609.36448; docs/papers/ood.md §5) used by the figures and comparisons:
+the rows of one part, and the ``forget`` cells unrolled into one row per (γ1, γ2)."""
 
 from __future__ import annotations
 
