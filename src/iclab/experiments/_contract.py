@@ -131,10 +131,14 @@ class Experiment:
                    claims=lazy(f"{package}.comparisons:claims") if claims else None, order=order)
 
     def config(self, preset: str = "quick", overrides: Mapping[str, Any] | None = None, seed: int | None = None):
-        """The preset config with ``--set`` overrides and ``--seed`` applied (validated)."""
+        """The preset config with ``--set`` overrides and ``--seed`` applied, validated and normalised.
+
+        Normalised: every value has its field's declared type (a preset's ``thetas_deg=(0, 15)`` in a
+        ``tuple[float, ...]`` field becomes ``(0.0, 15.0)``), exactly as ``--set thetas_deg=0,15`` gives, so a
+        value that keys random draws means the same draws however the config was written."""
         if preset not in self.presets:
             raise ConfigError("preset", preset, "one of " + ", ".join(self.presets))
         cfg = self.presets[preset].with_overrides(dict(overrides or {}))
         if seed is not None:
             cfg = cfg.with_overrides({"seed": seed})
-        return cfg
+        return self.config_cls.from_dict(cfg.to_dict())

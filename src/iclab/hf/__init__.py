@@ -9,5 +9,10 @@ from iclab.hf._temperature import *  # noqa: F401,F403
 from iclab.hf._probes import *  # noqa: F401,F403
 from iclab.hf._estimate import *  # noqa: F401,F403
 from iclab.hf import _estimate, _loading, _probes, _temperature
+from iclab.hf._hidden_rotation import givens_rotation as givens_rotation
+from iclab.hf._hidden_rotation import encode_to_layer as encode_to_layer
+from iclab.hf._hidden_rotation import run_encoder_layers as run_encoder_layers
+from iclab.hf._hidden_rotation import rotated_pooled_features as rotated_pooled_features
 
-__all__ = [*_loading.__all__, *_temperature.__all__, *_probes.__all__, *_estimate.__all__]
+__all__ = [*_loading.__all__, *_temperature.__all__, *_probes.__all__, *_estimate.__all__, "givens_rotation",
+           "encode_to_layer", "run_encoder_layers", "rotated_pooled_features"]
