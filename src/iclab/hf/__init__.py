@@ -9,5 +9,15 @@ from iclab.hf._temperature import *  # noqa: F401,F403
 from iclab.hf._probes import *  # noqa: F401,F403
 from iclab.hf._estimate import *  # noqa: F401,F403
 from iclab.hf import _estimate, _loading, _probes, _temperature
+from iclab.hf._tasks import (  # the in-context QA evaluation harness
+    QAItem as QAItem, QATask as QATask, PromptSet as PromptSet, QA_TASKS as QA_TASKS, get_task as get_task,
+    capital_task as capital_task, continent_task as continent_task, demonym_task as demonym_task,
+    antonym_task as antonym_task, parse_wordnet_antonyms as parse_wordnet_antonyms,
+    parse_wordnet_tagged as parse_wordnet_tagged, wordnet_adj_path as wordnet_adj_path, n_noisy as n_noisy,
+    split_items as split_items, build_prompts as build_prompts, normalise_answer as normalise_answer,
+    exact_match as exact_match, greedy_answers as greedy_answers)
 
-__all__ = [*_loading.__all__, *_temperature.__all__, *_probes.__all__, *_estimate.__all__]
+__all__ = [*_loading.__all__, *_temperature.__all__, *_probes.__all__, *_estimate.__all__,
+           "QAItem", "QATask", "PromptSet", "QA_TASKS", "get_task", "capital_task", "continent_task", "demonym_task",
+           "antonym_task", "parse_wordnet_antonyms", "parse_wordnet_tagged", "wordnet_adj_path", "n_noisy", "split_items",
+           "build_prompts", "normalise_answer", "exact_match", "greedy_answers"]
