@@ -16,9 +16,10 @@ from iclab.models._functional_gd_stationarity import gd_pattern as gd_pattern
 from iclab.models._functional_gd_stationarity import stationarity_check as stationarity_check
 from iclab.models._gd_language_model import GDLanguageModel as GDLanguageModel
 from iclab.models._gd_language_model import OneHotLM as OneHotLM
+from iclab.models._gpt2_regressor import GPT2Regressor as GPT2Regressor
 from iclab.models import _icl_attention, _merged_q, _max_retrieval, _functional_gd
 
 __all__ = ["TinyTransformer", "MultiHeadSelfAttention", *_icl_attention.__all__, "MultiHeadRegressionAttention",
            "regression_mse", *_merged_q.__all__, *_max_retrieval.__all__, *_functional_gd.__all__, "head_parameters",
            "pattern_diagnostics", "distance_to_debiased_gd", "kq_block", "corr_with", "gd_pattern",
-           "stationarity_check", "GDLanguageModel", "OneHotLM"]
+           "stationarity_check", "GDLanguageModel", "OneHotLM", "GPT2Regressor"]

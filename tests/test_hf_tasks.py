@@ -1,10 +1,11 @@
-"""Tests of the in-context QA tasks with noisy demonstrations (iclab.experiments._llm_tasks)."""
+"""Tests of the in-context QA tasks with noisy demonstrations (iclab.hf._tasks; arXiv:2511.01292 §5.2,
+docs/papers/temperature.md §5.3)."""
 
 import pytest
 import torch
 
 from iclab.errors import ConfigError, IclabError
-from iclab.experiments import _llm_tasks as T
+from iclab.hf import _tasks as T
 
 # Four synsets in WordNet data.adj format (wndb(5WN)): "hot" (head, antonym "cold", similar-to "baking"),
 # "cold" (head, antonym "hot"), "baking" (satellite of hot), "good/well" (head, antonym "bad", no similar-to).
@@ -53,7 +54,7 @@ def test_missing_wordnet_names_the_package(monkeypatch):
         T.wordnet_adj_path()
 
 
-@pytest.mark.parametrize("name", T.TASKS)
+@pytest.mark.parametrize("name", T.QA_TASKS)
 def test_wrong_answers_plausible_and_never_right(name):
     task = T.get_task(name)
     assert len(task.items) >= 150

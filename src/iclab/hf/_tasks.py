@@ -1,19 +1,22 @@
-"""In-context question answering with noisy demonstrations, from real offline data (spec §4.3, open detail 8).
+r"""In-context question answering with noisy demonstrations from offline data: the evaluation harness of the
+LLM experiment of arXiv:2511.01292 (Demir & Doğan, §5.2 and Fig. 3; docs/papers/temperature.md §5.3).
 
-Tasks (each item = question, gold answer, "relevant but wrong" answers of the same type):
+The paper corrupts SciQ demonstrations with "relevant but wrong" answers (following Gao et al., 2024). SciQ is not
+available offline, so these tasks build the same kind of noise from installed data. Each item is a question, its
+gold answer and wrong answers of the same type:
 
 - ``capital``: country → capital (``countryinfo``); wrong answers are capitals of other countries of the
-  same sub-region (else region), as in Gao et al. (2024), whose noisy label is a plausible answer.
+  same sub-region (else region).
 - ``antonym``: adjective → antonym, parsed from WordNet 3.0's ``data.adj`` (Debian ``wordnet-base``, pointer
   ``!``); wrong answers are near-synonyms of the cue (its synset mates and "similar to" ``&`` satellites),
   e.g. ``hot → warm`` instead of ``cold``; else the antonym of another cue.
 - ``continent``: country → region (Africa, Americas, Asia, Europe, Oceania); wrong answer another region.
 - ``demonym``: country → demonym (``France → French``); wrong answers demonyms of same-sub-region countries.
 
-A prompt holds ``k`` demonstrations and the query; exactly ``round(noise_ratio · k)`` (half up) of the ``k``
-demonstrations carry a wrong answer, at random positions. Evaluation questions and the demonstration pool are
-disjoint; the demonstrations of question ``i`` are a pure function of ``(seed, i)``, so every τ sees the
-same prompts. Answers: greedy decoding of a few tokens with left padding, cut at the first newline,
+A prompt holds ``k`` demonstrations and the query; exactly :math:`\lfloor rk + 1/2\rfloor` of the ``k``
+demonstrations (noise ratio ``r``) carry a wrong answer, at random positions. Evaluation questions and the
+demonstration pool are disjoint; the demonstrations of question ``i`` are a pure function of ``(seed, i)``, so every
+τ sees the same prompts. Answers: greedy decoding of a few tokens with left padding, cut at the first newline,
 exact match after lower-casing, stripping and dropping trailing punctuation (HF ``exact_match`` style).
 """
 
@@ -33,11 +36,11 @@ import torch
 from iclab.data import generator_for
 from iclab.errors import ConfigError, IclabError
 
-__all__ = ["QAItem", "QATask", "PromptSet", "TASKS", "get_task", "capital_task", "continent_task",
+__all__ = ["QAItem", "QATask", "PromptSet", "QA_TASKS", "get_task", "capital_task", "continent_task",
            "demonym_task", "antonym_task", "parse_wordnet_antonyms", "parse_wordnet_tagged", "wordnet_adj_path", "n_noisy",
            "split_items", "build_prompts", "normalise_answer", "exact_match", "greedy_answers"]
 
-TASKS = ("capital", "antonym", "continent", "demonym")
+QA_TASKS = ("capital", "antonym", "continent", "demonym")
 _WORDNET_DIRS = ("/usr/share/wordnet", "/usr/share/wordnet/dict", "/usr/local/share/wordnet")
 
 
@@ -71,7 +74,7 @@ class PromptSet:
     """Prompts for ``Q`` questions with ``k`` demonstrations each.
 
     ``prompts`` carry the noisy demonstrations; ``clean_prompts`` the same demonstrations with gold answers
-    (for the clean-vs-noisy moment rule, spec open detail 7b); ``noisy`` (Q, k) bool marks corrupted ones.
+    (for the clean-vs-noisy moment rule, docs/papers/temperature.md §5.4); ``noisy`` (Q, k) bool marks corrupted ones.
     """
 
     prompts: list[str]
@@ -270,11 +273,11 @@ def antonym_task(path: str | None = None, min_tagged: int = 2) -> QATask:
 
 
 def get_task(name: str) -> QATask:
-    """The task called ``name`` (one of :data:`TASKS`)."""
+    """The task called ``name`` (one of :data:`QA_TASKS`)."""
     builders = {"capital": capital_task, "antonym": antonym_task, "continent": continent_task,
                 "demonym": demonym_task}
     if name not in builders:
-        raise ConfigError("task", name, "one of " + ", ".join(TASKS))
+        raise ConfigError("task", name, "one of " + ", ".join(QA_TASKS))
     return builders[name]()
 
 
