@@ -6,6 +6,7 @@ from iclab.data._features import *  # noqa: F401,F403
 from iclab.data._retrieval import *  # noqa: F401,F403
 from iclab.data._categorical import *  # noqa: F401,F403
 from iclab.data import _gaussian, _features, _retrieval, _categorical
+from iclab.data._country_text import country_text as country_text
 
 __all__ = ["derive_seed", "generator_for", *_gaussian.__all__, *_features.__all__, *_retrieval.__all__,
-           *_categorical.__all__]
+           *_categorical.__all__, "country_text"]

@@ -9,5 +9,6 @@ from iclab.hf._temperature import *  # noqa: F401,F403
 from iclab.hf._probes import *  # noqa: F401,F403
 from iclab.hf._estimate import *  # noqa: F401,F403
 from iclab.hf import _estimate, _loading, _probes, _temperature
+from iclab.hf._logit_spread import logit_spreads as logit_spreads
 
-__all__ = [*_loading.__all__, *_temperature.__all__, *_probes.__all__, *_estimate.__all__]
+__all__ = [*_loading.__all__, *_temperature.__all__, *_probes.__all__, *_estimate.__all__, "logit_spreads"]
