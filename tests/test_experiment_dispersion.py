@@ -1,4 +1,5 @@
-"""The ``dispersion`` experiment end to end on a tiny config (serial executor), and its config validation."""
+"""The ``dispersion`` experiment (arXiv:2410.01104; docs/papers/dispersion.md §5) end to end on a tiny config (serial
+executor), and its config validation."""
 
 import json
 
