@@ -19,7 +19,6 @@ from dataclasses import dataclass, fields
 import torch
 
 from iclab.config import Config, check_choice, check_int
-from iclab.errors import ConfigError
 
 __all__ = ["RetrievalBatch", "MaxRetrieval", "SequenceBatch", "AlgorithmicTask", "ALGORITHMIC_TASKS"]
 
