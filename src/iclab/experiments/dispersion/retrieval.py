@@ -1,11 +1,13 @@
-"""Max-retrieval cell of the ``dispersion`` experiment (spec §1.2, §4.1–4.2, §5.2–5.3).
+r"""Max-retrieval cells of the ``dispersion`` experiment (arXiv:2410.01104: Fig. 2, the max-retrieval table, App. A;
+docs/papers/dispersion.md §5.2–5.3).
 
-Train the single-head set model at 5–16 items with one normaliser (``softmax``, ``sigmoid`` or ``ssmax``), then on
-fresh sets of each test size measure accuracy, and for a softmax-trained model also accuracy with the adaptive
-temperature swapped in **at inference only** (same sets, paired), the dispersion diagnostics of its head (entropy,
-max coefficient, δ) and the Lemma 2.1 bound with δ_sup = the logit spread over the whole compact input set. It also
-collects the data for the β(H) fit: per entropy bin of the original head, the summed cross-entropy of the
-readout with the head re-tempered by each grid β.
+Train the single-head set model (App. A, Eqs. 9–14) at 5–16 items with one normaliser (``softmax``, ``sigmoid`` or
+``ssmax``), then on fresh sets of each test size measure accuracy, and for a softmax-trained model also accuracy
+with the adaptive temperature (Fig. 4) swapped in **at inference only** (same sets, paired), the dispersion
+diagnostics of its head (entropy, max coefficient, δ) and δ_sup, the logit spread over the whole compact input set
+that Lemma 2.1's bound needs (docs/papers/dispersion.md §4.8). It also collects the data for the β(H) refit
+(§4.7 of the note): per entropy bin of the original head, the summed cross-entropy of the readout with the head
+re-tempered, :math:`\mathrm{softmax}(\beta e)`, for each grid β.
 """
 
 from __future__ import annotations
@@ -17,15 +19,13 @@ import torch
 
 from iclab.attention import adaptive_softmax, logit_spread, normalise, row_entropy, softmax
 from iclab.data import MaxRetrieval, derive_seed, generator_for
+from iclab.experiments.dispersion.config import beta_grid
 from iclab.models import MaxRetrievalNet
+from iclab.train import TrainConfig, train
 
-__all__ = ["run_retrieval_cell", "beta_grid"]
+__all__ = ["run_retrieval_cell"]
 
 _ITEMS_PER_CHUNK = 1 << 17  # sets are evaluated in chunks of about this many items (memory, not speed)
-
-
-def beta_grid(config) -> np.ndarray:
-    return np.round(np.arange(1.0, config.beta_max + 1e-9, config.beta_step), 6)
 
 
 def _attention_params(config, name: str) -> dict:
@@ -33,8 +33,6 @@ def _attention_params(config, name: str) -> dict:
 
 
 def _train(config, variant: str, seed: int) -> MaxRetrievalNet:
-    from iclab.train import TrainConfig, train
-
     torch.manual_seed(derive_seed(config.seed, "init", variant, seed))
     data = MaxRetrieval(config.train_min, config.train_max, 10)
     model = MaxRetrievalNet(data.d_item, 10, config.d, config.depth, variant, _attention_params(config, variant))
@@ -90,7 +88,8 @@ def _evaluate(model, config, variant: str, seed: int) -> dict:
 
 @torch.no_grad()
 def _delta_sup(model, grid: int = 101) -> float:
-    """δ_sup = max over queries of (max - min logit) over a fine grid of the compact item set (Lemma 2.1's δ)."""
+    """δ_sup = max over queries of (max - min logit) over a fine grid of the compact item set (Lemma 2.1's δ;
+    docs/papers/dispersion.md §4.8)."""
     p = torch.linspace(0, 1, grid)
     items = torch.cat([p.repeat_interleave(10)[:, None], torch.eye(10).repeat(grid, 1)], 1)[None]  # (1, 10*grid, 11)
     q = torch.linspace(0, 1, 51)[:, None]  # (51, 1)
@@ -100,7 +99,7 @@ def _delta_sup(model, grid: int = 101) -> float:
 
 @torch.no_grad()
 def _fit_data(model, config, seed: int) -> dict:
-    """Summed cross-entropy per (entropy bin of the original head, grid β) on sets of the fit sizes (spec §5.3)."""
+    """Summed cross-entropy per (entropy bin of the original head, grid β) on sets of the fit sizes (note §4.7)."""
     betas = torch.tensor(beta_grid(config), dtype=torch.float32)
     n_bins = int(math.ceil(math.log(max(config.fit_sizes)) / config.entropy_bin)) + 1
     loss = np.zeros((n_bins, len(betas)))

@@ -1,10 +1,6 @@
-"""Experiment ``dispersion``: "Softmax is not enough (for sharp size generalisation)" (spec softmax-not-enough.md).
-
-Cells (one process each): ``retrieval`` (train the single-head max-retrieval model at 5–16 items with one
-normaliser and test it at 16…16384 items; a softmax model is also tested with the adaptive temperature at
-inference, on the same sets, and yields the dispersion diagnostics and the β(H) fit data), ``delta`` (logit spread
-δ of MiniLM / SmolLM2-135M on real text) and ``clrs`` (a tiny transformer on a CLRS-style task, softmax vs adaptive
-temperature in training and inference). Figures, the paper-vs-iclab table and notes are in ``_dispersion_report``.
+"""Settings of the ``dispersion`` experiment (arXiv:2410.01104, "Softmax is not enough (for sharp size
+generalisation)"; settings in docs/papers/dispersion.md §5): the frozen config, its presets, the β grid of the
+β(H) refit and the bins of the logit-spread histogram.
 """
 
 from __future__ import annotations
@@ -12,19 +8,22 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from iclab.config import Config, check_choice, check_int, check_nonnegative, check_positive
 from iclab.errors import ConfigError
-from iclab.experiments import Experiment, lazy, register
 
-__all__ = ["DispersionConfig", "EXPERIMENT"]
+__all__ = ["DispersionConfig", "PRESETS", "DELTA_BINS", "beta_grid"]
 
 _VARIANTS = ("softmax", "sigmoid", "ssmax")
 _TASKS = ("minimum", "sorting", "running_max")
 
+DELTA_BINS = np.arange(0.0, 40.5, 0.5)  # histogram bins of the logit spread δ of pretrained models
+
 
 @dataclass(frozen=True)
 class DispersionConfig(Config):
-    """Settings of the ``dispersion`` experiment.
+    """Settings of the ``dispersion`` experiment (docs/papers/dispersion.md §5).
 
     Fields:
         seed: base seed of every random stream.
@@ -32,15 +31,35 @@ class DispersionConfig(Config):
         variants: normalisers trained for max retrieval (``softmax`` always; ``sigmoid``, ``ssmax``).
         variant_seeds: models per non-softmax variant.
         sigmoid_bias: sigmoid attention bias (None: Ramapuram et al.'s -log n over visible keys).
-        train_min, train_max: training set sizes (spec §2.1: 5–16).
-        test_sizes: test set sizes; eval_sets: fresh sets per size.
-        d, depth: width and hidden layers of the MLPs ψ_x, ψ_q, φ (spec §5.1: 128, 2).
-        steps, batch_size, lr, weight_decay: AdamW training (spec §5.2: batch 128, lr 1e-3, wd 1e-3).
-        fit_sizes, fit_sets: sets used for the β(H) fit; beta_max, beta_step: the β grid [1, beta_max];
-            entropy_bin: entropy bin width (nats).
-        delta_models: pretrained models for δ (``minilm``, ``smollm2``); delta_tokens: text length (tokens).
-        clrs_tasks, clrs_seeds, clrs_train_max, clrs_test_sizes, clrs_eval, clrs_steps, clrs_batch, clrs_lr,
-            clrs_d_model, clrs_layers, clrs_heads, clrs_vocab: the CLRS-style suite.
+        train_min: smallest training set size (App. A, second-hand: 5).
+        train_max: largest training set size (App. A, second-hand: 16).
+        test_sizes: test set sizes.
+        eval_sets: fresh test sets per size and model.
+        d: width of the MLPs ψ_x, ψ_q, φ and of W_Q, W_K, W_V (App. A, second-hand: 128).
+        depth: hidden layers of each MLP (the paper says "deep"; docs/papers/dispersion.md §3.6).
+        steps: AdamW training steps of a max-retrieval model.
+        batch_size: training batch (App. A, second-hand: 128).
+        lr: AdamW learning rate (App. A, second-hand: 1e-3).
+        weight_decay: AdamW weight decay (App. A, second-hand: 1e-3).
+        fit_sizes: set sizes of the sets used for the β(H) refit.
+        fit_sets: sets per fit size and model.
+        beta_max: largest β of the refit grid [1, beta_max].
+        beta_step: step of the refit β grid.
+        entropy_bin: entropy bin width (nats) of the refit.
+        delta_models: pretrained models whose logit spread δ is measured (``minilm``, ``smollm2``).
+        delta_tokens: length (tokens) of the text fed to them (MiniLM at most 512).
+        clrs_tasks: CLRS-style tasks (``minimum``, ``sorting``, ``running_max``).
+        clrs_seeds: models per (task, normaliser).
+        clrs_train_max: longest training sequence (the shortest is 4).
+        clrs_test_sizes: test sequence lengths.
+        clrs_eval: test sequences per length.
+        clrs_steps: AdamW training steps of a CLRS-style model.
+        clrs_batch: its training batch.
+        clrs_lr: its learning rate.
+        clrs_d_model: its width.
+        clrs_layers: its layers.
+        clrs_heads: its heads per layer (a divisor of clrs_d_model).
+        clrs_vocab: distinct token values of the CLRS-style tasks.
     """
 
     seed: int = 0
@@ -112,33 +131,6 @@ class DispersionConfig(Config):
             raise ConfigError("clrs_heads", self.clrs_heads, f"a divisor of clrs_d_model={self.clrs_d_model}")
 
 
-def cells(config: DispersionConfig) -> list[dict]:
-    out = [{"kind": "retrieval", "normaliser": "softmax", "seed": s} for s in range(config.seeds)]
-    out += [{"kind": "retrieval", "normaliser": v, "seed": s} for v in config.variants if v != "softmax"
-            for s in range(config.variant_seeds)]
-    out += [{"kind": "delta", "model": m, "seed": 0} for m in config.delta_models]
-    out += [{"kind": "clrs", "task": t, "attention": a, "seed": s} for t in config.clrs_tasks
-            for a in ("softmax", "adaptive_softmax") for s in range(config.clrs_seeds)]
-    return out
-
-
-def run_cell(config: DispersionConfig, cell: dict, shared=None) -> dict:
-    if cell["kind"] == "retrieval":
-        from iclab.experiments._dispersion_retrieval import run_retrieval_cell
-
-        return run_retrieval_cell(config, cell)
-    if cell["kind"] == "delta":
-        from iclab.experiments._dispersion_llm import run_delta_cell
-
-        return run_delta_cell(config, cell)
-    from iclab.experiments._dispersion_clrs import run_clrs_cell
-
-    return run_clrs_cell(config, cell)
-
-
-
-
-
 _POW2 = tuple(2 ** k for k in range(4, 15))  # 16 ... 16384
 
 PRESETS = {
@@ -149,21 +141,7 @@ PRESETS = {
                              clrs_eval=512, clrs_steps=4000, clrs_d_model=64, clrs_layers=3, clrs_heads=4),
 }
 
-EXPERIMENT = register(Experiment(
-    name="dispersion",
-    paper="dispersion",
-    title="Softmax disperses at growing size; entropy-adaptive temperature (Veličković et al. 2025)",
-    claim=("A single softmax head trained to retrieve the max of ≤16 items disperses as the set grows (Lemma 2.1: "
-           "every coefficient is Θ(1/n) when the logit spread δ is bounded), so out-of-distribution accuracy falls. "
-           "An entropy-adaptive inverse temperature β(H) = max(p(H), 1), applied at inference only, gives small but "
-           "significant gains (paired t-test). Real models' logit spreads (Gemma: δ ≈ 5.7 ± 2.1) are far too small "
-           "to stay sharp beyond a few hundred tokens."),
-    config_cls=DispersionConfig,
-    presets=PRESETS,
-    cells=cells,
-    run_cell=run_cell,
-    figures=lazy("iclab.experiments._dispersion_report:figures"),
-    compare=lazy("iclab.experiments._dispersion_report:compare"),
-    notes=lazy("iclab.experiments._dispersion_report:notes"),
-    order=60,
-))
+
+def beta_grid(config: DispersionConfig) -> np.ndarray:
+    """The β grid of the refit: 1, 1 + beta_step, …, beta_max (rounded to 6 decimals)."""
+    return np.round(np.arange(1.0, config.beta_max + 1e-9, config.beta_step), 6)

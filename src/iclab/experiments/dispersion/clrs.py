@@ -1,4 +1,5 @@
-"""CLRS-style size-generalisation cell of the ``dispersion`` experiment (spec §1.5, §2.2, §4.3, in miniature).
+"""CLRS-style size-generalisation cells of the ``dispersion`` experiment: arXiv:2410.01104's CLRS-Text experiment with
+Gemma 2B, in miniature (docs/papers/dispersion.md §3.8, §5.5, §6.5).
 
 A :class:`iclab.models.TinyTransformer` (no positional encodings; ``running_max`` is causal) is trained on one
 :class:`iclab.data.AlgorithmicTask` at lengths ``4..clrs_train_max`` with one normaliser in **every** head, used in
@@ -12,6 +13,7 @@ import torch
 
 from iclab.data import AlgorithmicTask, derive_seed, generator_for
 from iclab.models import TinyTransformer
+from iclab.train import TrainConfig, train
 
 __all__ = ["run_clrs_cell"]
 
@@ -22,8 +24,8 @@ def _loss(model, b):
 
 
 def run_clrs_cell(config, cell: dict) -> dict:
-    from iclab.train import TrainConfig, train
-
+    """Train one tiny transformer on ``task`` with ``attention`` in every head; exact match and token accuracy per
+    test length."""
     task = AlgorithmicTask(cell["task"], 4, config.clrs_train_max, config.clrs_vocab)
     torch.manual_seed(derive_seed(config.seed, "clrs-init", cell["task"], cell["attention"], cell["seed"]))
     model = TinyTransformer(task.d_in, task.vocab, config.clrs_d_model, config.clrs_layers, config.clrs_heads,
