@@ -1,4 +1,5 @@
-"""The ``temperature`` experiment end to end on a tiny config (serial executor)."""
+"""The ``temperature`` experiment (arXiv:2511.01292, docs/papers/temperature.md §5.1) end to end on a tiny config
+(serial executor)."""
 
 import pytest
 
@@ -30,7 +31,7 @@ def test_runs_end_to_end_and_resumes(tmp_path):
 
 
 def test_cells_are_deterministic():
-    from iclab.experiments.temperature import run_cell
+    from iclab.experiments.temperature.cells import run_cell
 
     exp = get_experiment("temperature")
     cfg = exp.config("quick", TINY, 0)
