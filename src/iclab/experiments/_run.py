@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping
 
+from iclab.experiments._device import check_config_device
 from iclab.experiments._registry import get_experiment
 from iclab.runs import RunResult, Sweep, default_run_dir, run_sweep
 
@@ -17,6 +18,7 @@ def sweep_for(name: str, preset: str = "quick", overrides: Mapping[str, Any] | N
     """The sweep of experiment ``name`` at ``preset`` with ``overrides`` and ``seed`` applied (validated)."""
     exp = get_experiment(name)
     config = exp.config(preset, overrides, seed)
+    check_config_device(config)  # once, in the driver
     return Sweep(name, preset, config, exp.cells(config), exp.run_cell, exp.shared)
 
 

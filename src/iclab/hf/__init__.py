@@ -14,12 +14,12 @@ from iclab.hf._temperature import (
 )
 from iclab.hf._probes import ScoreMoments, ScoreProbe, probe_attention, probe_prompts, tokenize_batch
 from iclab.hf._estimate import (
-    TauEstimate, DEFAULT_TAU_GRID, moment_rule_tau, best_tau_index, grid_search_tau, estimate_tau,
+    TauEstimate, DEFAULT_TAU_GRID, moment_rule_tau, spread_rule_tau, best_tau_index, grid_search_tau, estimate_tau,
 )
 from iclab.hf._tasks import (
     QAItem, QATask, PromptSet, QA_TASKS, get_task, capital_task, continent_task, demonym_task, antonym_task,
     parse_wordnet_antonyms, parse_wordnet_tagged, wordnet_adj_path, n_noisy, split_items, build_prompts,
-    normalise_answer, exact_match, greedy_answers,
+    normalise_answer, exact_match, greedy_answers, continent_label_task, LABEL_WORDS,
 )
 from iclab.hf._logit_spread import logit_spreads
 from iclab.hf._greedy import answer_argmax, greedy_match, stop_token_mask
@@ -34,5 +34,5 @@ __all__ = [
     "capital_task", "continent_task", "demonym_task", "antonym_task", "parse_wordnet_antonyms",
     "parse_wordnet_tagged", "wordnet_adj_path", "n_noisy", "split_items", "build_prompts", "normalise_answer",
     "exact_match", "greedy_answers", "logit_spreads", "givens_rotation", "encode_to_layer", "run_encoder_layers",
-    "rotated_pooled_features",
+    "rotated_pooled_features", "continent_label_task", "LABEL_WORDS", "spread_rule_tau",
 ]

@@ -23,7 +23,7 @@ from iclab.errors import ConfigError
 from iclab.hf._probes import ScoreMoments, probe_prompts
 from iclab.hf._temperature import with_temperature
 
-__all__ = ["TauEstimate", "DEFAULT_TAU_GRID", "moment_rule_tau", "best_tau_index", "grid_search_tau", "estimate_tau"]
+__all__ = ["TauEstimate", "DEFAULT_TAU_GRID", "moment_rule_tau", "spread_rule_tau", "best_tau_index", "grid_search_tau", "estimate_tau"]
 
 DEFAULT_TAU_GRID = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0)
 
@@ -62,6 +62,21 @@ def moment_rule_tau(clean: ScoreMoments, shifted: ScoreMoments, clip: tuple[floa
         raise ConfigError("clip", clip, "(lo, hi) with 0 < lo <= 1 <= hi")
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = shifted.rho() / clean.rho()
+    valid = np.isfinite(ratio) & (ratio > 0)
+    tau = np.where(valid, np.clip(np.where(valid, ratio, 1.0), lo, hi), 1.0)
+    return tau, ratio, valid
+
+
+def spread_rule_tau(clean: ScoreMoments, shifted: ScoreMoments, clip: tuple[float, float] = (0.25, 8.0)):
+    r"""Per-layer :math:`\tau_\ell = \sigma_\ell^{\rm shifted} / \sigma_\ell^{\rm clean}`, σ the within-row standard
+    deviation of the pre-softmax scores (docs/papers/temperature.md §5.4): the temperature that gives the shifted
+    prompts' logits the spread of the clean ones. Well posed for any sign of the mean score (softmax ignores a
+    shift); returns ``(tau (L,), ratio (L,), valid (L,))`` like :func:`moment_rule_tau`."""
+    lo, hi = clip
+    if not 0 < lo <= 1 <= hi:
+        raise ConfigError("clip", clip, "(lo, hi) with 0 < lo <= 1 <= hi")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = shifted.layer_row_sd() / clean.layer_row_sd()
     valid = np.isfinite(ratio) & (ratio > 0)
     tau = np.where(valid, np.clip(np.where(valid, ratio, 1.0), lo, hi), 1.0)
     return tau, ratio, valid

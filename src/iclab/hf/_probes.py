@@ -52,6 +52,12 @@ class ScoreMoments:
         with np.errstate(divide="ignore", invalid="ignore"):
             return self.layer_var / self.layer_mean
 
+    def layer_row_sd(self) -> np.ndarray:
+        """Per layer the within-row standard deviation of the scores, :math:`\\sqrt{\\overline{\\mathrm{Var}_k(s)}}`
+        averaged over heads and rows; ``(L,)``. Shift-invariant, like the softmax itself (note §5.4)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.sqrt(np.average(self.row_var, axis=1, weights=np.maximum(self.rows, 1e-300)))
+
     def mean_entropy(self) -> float:
         return float(np.average(self.entropy, weights=np.maximum(self.rows, 1)))
 

@@ -12,6 +12,8 @@ gold answer and wrong answers of the same type:
   e.g. ``hot → warm`` instead of ``cold``; else the antonym of another cue.
 - ``continent``: country → region (Africa, Americas, Asia, Europe, Oceania); wrong answer another region.
 - ``demonym``: country → demonym (``France → French``); wrong answers demonyms of same-sub-region countries.
+- ``continent-label``: country → an arbitrary word for its region (``Peru → river``): only the demonstrations
+  can give the mapping, so wrong ones hurt; wrong answers are the other regions' words.
 
 A prompt holds ``k`` demonstrations and the query; exactly :math:`\lfloor rk + 1/2\rfloor` of the ``k``
 demonstrations (noise ratio ``r``) carry a wrong answer, at random positions. Evaluation questions and the
@@ -37,10 +39,11 @@ from iclab.data import generator_for
 from iclab.errors import ConfigError, IclabError
 
 __all__ = ["QAItem", "QATask", "PromptSet", "QA_TASKS", "get_task", "capital_task", "continent_task",
-           "demonym_task", "antonym_task", "parse_wordnet_antonyms", "parse_wordnet_tagged", "wordnet_adj_path", "n_noisy",
+           "demonym_task", "antonym_task", "continent_label_task", "LABEL_WORDS", "parse_wordnet_antonyms", "parse_wordnet_tagged", "wordnet_adj_path", "n_noisy",
            "split_items", "build_prompts", "normalise_answer", "exact_match", "greedy_answers"]
 
-QA_TASKS = ("capital", "antonym", "continent", "demonym")
+QA_TASKS = ("capital", "antonym", "continent", "demonym", "continent-label")
+LABEL_WORDS = ("apple", "river", "candle", "violin", "pebble")  # continent-label: arbitrary names of the 5 regions
 _WORDNET_DIRS = ("/usr/share/wordnet", "/usr/share/wordnet/dict", "/usr/local/share/wordnet")
 
 
@@ -272,10 +275,25 @@ def antonym_task(path: str | None = None, min_tagged: int = 2) -> QATask:
     return _finalise("antonym", "Word", "Antonym", _borrow_wrong(sorted(rows)), f"WordNet 3.0 {p}")
 
 
+@functools.lru_cache(maxsize=None)
+def continent_label_task() -> QATask:
+    """Country → an arbitrary word naming its region (Africa → apple, Americas → river, …; :data:`LABEL_WORDS`).
+
+    The model knows the regions from pretraining but not the words: only the demonstrations can tell which word
+    names which region, so wrong demonstrations (another region's word) hurt — the setting in which the paper's
+    noisy-demonstration claim can be tested at all. Wrong answers: the other four words."""
+    infos = _countries()
+    regions = sorted({i["region"] for i in infos})
+    word = dict(zip(regions, LABEL_WORDS))
+    return _finalise("continent-label", "Country", "Group",
+                     [(i["name"], word[i["region"]], [word[r] for r in regions if r != i["region"]]) for i in infos],
+                     "countryinfo regions renamed by arbitrary words")
+
+
 def get_task(name: str) -> QATask:
     """The task called ``name`` (one of :data:`QA_TASKS`)."""
     builders = {"capital": capital_task, "antonym": antonym_task, "continent": continent_task,
-                "demonym": demonym_task}
+                "demonym": demonym_task, "continent-label": continent_label_task}
     if name not in builders:
         raise ConfigError("task", name, "one of " + ", ".join(QA_TASKS))
     return builders[name]()

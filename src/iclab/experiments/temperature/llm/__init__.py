@@ -1,5 +1,5 @@
 """Experiment ``temperature-llm`` of arXiv:2511.01292 (Demir & Doğan, §5.2, Fig. 3): attention temperature for a
-real causal LM (SmolLM2-135M-Instruct by default) under noisy in-context demonstrations
+real causal LMs (Gemma 3 270M and SmolLM2-135M-Instruct) under noisy in-context demonstrations
 (docs/papers/temperature.md §5.3–5.4)."""
 
 from iclab.experiments import Experiment, register
@@ -14,4 +14,4 @@ CLAIM = ("Demir & Doğan (§5.2, Fig. 3): with demonstrations corrupted by 'rele
 EXPERIMENT = register(Experiment.in_package(
     __name__, name="temperature-llm", paper="temperature",
     title="Attention temperature for a real LLM under noisy in-context demonstrations",
-    claim=CLAIM, config_cls=TemperatureLLMConfig, presets=PRESETS, order=20))
+    claim=CLAIM, config_cls=TemperatureLLMConfig, presets=PRESETS, order=20, claims=True))

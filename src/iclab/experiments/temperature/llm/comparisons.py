@@ -1,120 +1,115 @@
-"""The paper-vs-iclab table and the notes of ``temperature-llm``: arXiv:2511.01292 (Demir & Doğan), §5.2, Fig. 3
-(docs/papers/temperature.md §5.3–5.4, §6.5–6.7). The paper reports figures only, no numbers."""
+"""Claims, verdicts and notes of ``temperature-llm``: arXiv:2511.01292 (Demir & Doğan), §5.2, Fig. 3
+(docs/papers/temperature.md §5.3–5.4). The paper reports figures only, no numbers, so every claim is an effect
+direction judged by :func:`iclab.stats.judge_direction` on a group-bootstrap interval (:mod:`.tables`)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from iclab.experiments import Comparison
+from iclab.experiments._judge import Claim
 from iclab.experiments.temperature.llm.config import TemperatureLLMConfig
-from iclab.experiments.temperature.llm.tables import demo_curve, noise_table
+from iclab.experiments.temperature.llm.tables import summary_table, trend
+from iclab.stats import Verdict, judge_direction, not_judged
 
-__all__ = ["compare", "notes"]
+__all__ = ["claims", "compare", "notes", "SMALLEST_GAIN", "SMALLEST_SLOPE"]
 
-
-def _trend_row(task: str, g: pd.DataFrame) -> list[Comparison]:
-    """Fig. 3b: the grid-best τ grows with the noise ratio (Spearman ρ of best τ vs noise)."""
-    if len(g) >= 2 and g["best_tau"].nunique() > 1:
-        rho = pd.Series(g["noise_ratio"].to_numpy()).corr(pd.Series(np.log(g["best_tau"].to_numpy())),
-                                                          method="spearman")
-        return [Comparison(f"{task}: best τ grows with noise ratio (Spearman of grid-best τ vs noise)",
-                           "increasing, τ_opt > 1 (Fig. 3b)",
-                           f"ρ={rho:.2f}; best τ " + ", ".join(f"{t:g}" for t in g["best_tau"]),
-                           None if not np.isfinite(rho) else bool(rho > 0),
-                           "grid-best τ of the mean EM curve at each noise ratio")]
-    if len(g) >= 2:
-        return [Comparison(f"{task}: best τ grows with noise ratio", "increasing, τ_opt > 1 (Fig. 3b)",
-                           f"constant best τ = {g['best_tau'].iloc[0]:g}", False,
-                           "the grid-best τ does not move with the noise ratio")]
-    return []
+SOURCE = "arXiv:2511.01292 §5.2, Fig. 3"
+SMALLEST_GAIN = 0.02  # EM: a gain below 2 points is no gain worth the name
+SMALLEST_SLOPE = float(np.log(1.25) / 0.8)  # best τ up by 25 % from noise 0 to 0.8
 
 
-def _gain_row(task: str, r: pd.Series) -> Comparison:
-    """EM gains over τ = 1: oracle best τ, held-out τ, moment rule, adaptive."""
-    gain = r["best_em"] - r["em_tau1"]
-    parts = [f"oracle {round(gain, 9) + 0.0:+.3f} (τ={r['best_tau']:g})",
-             f"held-out {round(r['em_heldout'] - r['em_tau1'], 9) + 0.0:+.3f}"]
-    if np.isfinite(r.get("em_moment", np.nan)):
-        parts.append(f"moment rule {round(r['em_moment'] - r['em_tau1'], 9) + 0.0:+.3f} "
-                     f"(gmean τ_ℓ={r['mean_layer_tau']:.2f})")
-    if np.isfinite(r.get("em_adaptive", np.nan)):
-        parts.append(f"adaptive {round(r['em_adaptive'] - r['em_tau1'], 9) + 0.0:+.3f}")
-    return Comparison(
-        f"{task}, noise {r['noise_ratio']:g}: EM gain of τ tuning over τ=1",
-        "gains (no numbers reported)", "; ".join(parts),
-        bool(r["em_heldout"] > r["em_tau1"]) if r["noise_ratio"] > 0 else None,
-        f"EM(τ=1)={r['em_tau1']:.3f}; ok = held-out τ beats τ=1 (the oracle gain is ≥ 0 by construction)")
-
-
-def _moment_rows(tab: pd.DataFrame) -> list[Comparison]:
-    """The moment-rule τ (geometric mean over layers) against the grid-best τ, at every noise ratio > 0."""
+def claims(cfg: TemperatureLLMConfig) -> list[Claim]:
+    """Per model and task: best τ grows with noise; per noisy cell: the held-out τ beats τ = 1; per model and task:
+    the spread rule τ_ℓ beats τ = 1 at the largest noise ratio."""
     out = []
-    for _, r in tab[tab["noise_ratio"] > 0].iterrows():
-        if "mean_layer_tau" in r and np.isfinite(r["mean_layer_tau"]):
-            ratio = r["mean_layer_tau"] / r["best_tau"]
-            out.append(Comparison(
-                f"{r['task']}, noise {r['noise_ratio']:g}: moment-rule τ (gmean over layers) vs grid-search τ",
-                "τ from moments of pre-softmax scores (§5.2, rule not given)",
-                f"{r['mean_layer_tau']:.2f} vs {r['best_tau']:g} (ratio {ratio:.2f}); EM {r['em_moment']:.3f} vs "
-                f"{r['best_em']:.3f}", None, "note §5.4: τ_ℓ = ρ_ℓ^noisy/ρ_ℓ^clean, ρ = Var/mean"))
+    top = max(cfg.noise_ratios)
+    for m in cfg.models:
+        for t in cfg.tasks:
+            if len(cfg.noise_ratios) >= 2:
+                out.append(Claim(f"{m}/{t}/trend", f"{m}, {t}: the best τ grows with the noise ratio", SOURCE,
+                                 "effect direction", "bootstrap CI of the slope of log(best τ) on the noise ratio "
+                                 f"excludes 0 upward (disagrees: CI below {SMALLEST_SLOPE:.2f})",
+                                 "increasing, τ_opt > 1", headline=t == "continent-label"))
+            for r in cfg.noise_ratios:
+                if r > 0:
+                    out.append(Claim(f"{m}/{t}/gain/{r:g}", f"{m}, {t}, noise {r:g}: tuning τ improves EM over τ = 1",
+                                     SOURCE, "effect direction", "EM gain of the τ chosen on the other half of the "
+                                     f"questions, paired, group-bootstrap CI > 0 (disagrees: CI < {SMALLEST_GAIN})",
+                                     "gains (no numbers)"))
+            if cfg.moment_rule and top > 0:
+                out.append(Claim(f"{m}/{t}/moment", f"{m}, {t}, noise {top:g}: the moment (spread) rule's τ_ℓ "
+                                 "improves EM over τ = 1", SOURCE + " (rule stated in words; note §5.4)",
+                                 "effect direction", f"paired EM gain, group-bootstrap CI > 0 (disagrees: CI < "
+                                 f"{SMALLEST_GAIN})", "τ from score moments helps"))
     return out
 
 
-def _demo_rows(cfg: TemperatureLLMConfig, df: pd.DataFrame) -> list[Comparison]:
-    """Fig. 3a: EM vs #demonstrations at noise ``demo_noise`` is non-monotone."""
-    out = []
-    for task, g in demo_curve(cfg, df).groupby("task"):
-        if len(g) >= 3:
-            em = g.sort_values("n_demos")["em_tau1"].to_numpy()
-            interior = int(np.argmax(em))
-            out.append(Comparison(f"{task}: EM vs #demos at noise {cfg.demo_noise:g} is non-monotone",
-                                  "non-monotone (Fig. 3a)",
-                                  "EM(τ=1) " + ", ".join(f"{k}:{e:.2f}" for k, e in zip(sorted(g["n_demos"]), em)),
-                                  bool(0 < interior < len(em) - 1 or bool(np.any(np.diff(em) < 0))),
-                                  "ok = the curve has a decrease somewhere"))
+def _gain_verdict(est, lo, hi, n) -> Verdict:
+    return judge_direction(est, ci=(lo, hi), smallest=SMALLEST_GAIN, n=n)
+
+
+def compare(cfg: TemperatureLLMConfig, df: pd.DataFrame) -> dict[str, Verdict]:
+    tab = summary_table(cfg, df)
+    out: dict[str, Verdict] = {}
+    top = max(cfg.noise_ratios)
+    for (m, t), g in tab[tab["part"] == "noise"].groupby(["model", "task"]):
+        slope, lo, hi, cells = trend(cfg, df[(df["model"] == m) & (df["task"] == t)])
+        if len(cfg.noise_ratios) >= 2:
+            out[f"{m}/{t}/trend"] = judge_direction(slope, ci=(lo, hi), smallest=SMALLEST_SLOPE) if cells >= 2 else \
+                not_judged("fewer than two noise ratios finished")
+        for _, r in g.iterrows():
+            if r["noise_ratio"] > 0:
+                out[f"{m}/{t}/gain/{r['noise_ratio']:g}"] = _gain_verdict(r["heldout_gain"], r["heldout_lo"],
+                                                                           r["heldout_hi"], r["n_questions"])
+        at_top = g[g["noise_ratio"] == top]
+        if cfg.moment_rule and top > 0 and len(at_top) and "moment_gain" in at_top:
+            r = at_top.iloc[0]
+            out[f"{m}/{t}/moment"] = _gain_verdict(r["moment_gain"], r["moment_lo"], r["moment_hi"], r["n_questions"])
     return out
 
 
-def compare(cfg: TemperatureLLMConfig, df: pd.DataFrame) -> list[Comparison]:
-    out = []
-    tab = noise_table(cfg, df)
-    for task, g in tab.groupby("task"):
-        g = g.sort_values("noise_ratio")
-        out += _trend_row(task, g)
-        out += [_gain_row(task, r) for _, r in g.iterrows()]
-    return out + _moment_rows(tab) + _demo_rows(cfg, df)
+def _fmt(v, spec=".3f") -> str:
+    return "—" if v is None or not np.isfinite(v) else format(v, spec)
 
 
-def _fmt(v, fmt=".3f"):
-    return "—" if v is None or not np.isfinite(v) else format(v, fmt)
+def _ci(r, name) -> str:
+    if f"{name}_gain" not in r or not np.isfinite(r[f"{name}_gain"]):
+        return "—"
+    return f"{r[f'{name}_gain']:+.3f} [{r[f'{name}_lo']:+.3f}, {r[f'{name}_hi']:+.3f}]"
 
 
 def _table_lines(tab: pd.DataFrame) -> list[str]:
-    """The per-(task, noise) summary as a markdown table."""
-    lines = ["| task | noise | EM τ=1 | best τ (grid) | EM best | EM held-out τ | moment-rule gmean τ_ℓ | EM moment | "
-             "EM adaptive |", "|---|---|---|---|---|---|---|---|---|"]
-    for _, r in tab.iterrows():
-        lines.append(f"| {r['task']} | {r['noise_ratio']:g} | {r['em_tau1']:.3f} | {r['best_tau']:g} | "
-                     f"{r['best_em']:.3f} | {r['em_heldout']:.3f} | {_fmt(r.get('mean_layer_tau'), '.2f')} | "
-                     f"{_fmt(r.get('em_moment'))} | {_fmt(r.get('em_adaptive'))} |")
+    lines = ["| model | task | noise | k | Q | EM τ=1 | best τ [95% CI] | EM best | held-out gain [CI] | "
+             "spread-rule gmean τ_ℓ | spread-rule gain [CI] | adaptive gain [CI] |", "|" + "---|" * 12]
+    for _, r in tab.sort_values(["model", "task", "part", "noise_ratio", "n_demos"]).iterrows():
+        lines.append(f"| {r['model']} | {r['task']} | {r['noise_ratio']:g} | {r['n_demos']} | {r['n_questions']} | "
+                     f"{r['em_tau1']:.3f} | {r['best_tau']:g} [{r['best_tau_lo']:g}, {r['best_tau_hi']:g}] | "
+                     f"{r['best_em']:.3f} | {_ci(r, 'heldout')} | {_fmt(r.get('moment_tau'), '.2f')} | "
+                     f"{_ci(r, 'moment')} | {_ci(r, 'adaptive')} |")
     return lines + [""]
 
 
 def notes(cfg: TemperatureLLMConfig, df: pd.DataFrame) -> str:
-    """Model and data against the paper's (note §6.7), the summary table, and how to read the τ choices."""
-    src = df["source"].iloc[0] if "source" in df and len(df) else cfg.model
-    tab = noise_table(cfg, df)
-    lines = [f"Model: {src}. The paper used Llama-2-7B and GPT-2 on SciQ with Gao et al.'s noisy answers; SciQ and "
-             "those weights are not available offline, so this runs a 135M instruct model on country/WordNet tasks "
-             "whose 'relevant but wrong' answers are built the same way (a plausible answer of the same type). "
-             f"EM is over {cfg.n_questions} questions per cell; error bars are 0.33 sd over {cfg.repeats} repeats "
-             "(the paper's convention — they are not confidence intervals; 1 sd is 3× wider).", ""]
+    """Models and data against the paper's (note §6.7), the per-cell table, and how to read it."""
+    sources = sorted(set(df["source"])) if "source" in df and len(df) else list(cfg.models)
+    tab = summary_table(cfg, df) if len(df) else pd.DataFrame()
+    lines = ["Models: " + "; ".join(sources) + ". The paper used Llama-2-7B and GPT-2 on SciQ with Gao et al.'s noisy "
+             "answers; offline, iclab runs the base Gemma 3 270M and SmolLM2-135M-Instruct on country/WordNet tasks "
+             "whose wrong answers are plausible answers of the same type, plus `continent-label` (regions renamed by "
+             "arbitrary words), where only the demonstrations can give the answer — on the knowledge tasks noisy "
+             "demonstrations barely matter, so the paper's claim can only show there.", "",
+             "EM is greedy exact match (the answer's tokens, then a line end), per question; questions of a group "
+             f"share {cfg.n_demos} demonstrations (groups of {cfg.group_size}), and every interval is a 95% "
+             "percentile bootstrap over groups, paired across τ. 'best τ' is the grid argmax on all questions "
+             "(its CI from the bootstrap); the held-out gain picks τ on one half of the groups and scores the other "
+             "(the honest gain); the spread rule is τ_ℓ = σ_ℓ^noisy/σ_ℓ^clean (docs/papers/temperature.md §5.4), "
+             "from the clean and noisy versions of the same prompts.", ""]
     if not tab.empty:
         lines += _table_lines(tab)
-    lines.append("'EM best' picks τ on the same questions it scores (an optimistic oracle); 'held-out τ' picks τ on one "
-                 "half and scores the other (2-fold), the honest gain. The moment rule (docs/papers/temperature.md "
-                 "§5.4, τ_ℓ = ρ_ℓ^noisy/ρ_ℓ^clean with ρ = Var/mean of the pre-softmax scores at the answer position) "
-                 "is our reading of a rule the paper states only in words; it needs the clean version of each prompt, "
-                 "which a real user would not have.")
+        for (m, t), g in df[df["part"] == "noise"].groupby(["model", "task"]):
+            slope, lo, hi, cells = trend(cfg, g)
+            if cells >= 2:
+                lines.append(f"- {m}, {t}: slope of log(best τ) on noise ratio {slope:+.3f} [{lo:+.3f}, {hi:+.3f}]")
+        lines.append("")
     return "\n".join(lines)
