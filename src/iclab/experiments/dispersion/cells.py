@@ -1,7 +1,8 @@
 """The grid and the cell function of the ``dispersion`` experiment (arXiv:2410.01104; docs/papers/dispersion.md §5.1).
 
 Every cell names its ``part`` and its ``seed``: ``retrieval`` cells (one per trained max-retrieval model:
-``normaliser``, ``seed``), ``delta`` cells (one per pretrained ``model``) and ``clrs`` cells (one per ``task``,
+``normaliser``, ``seed``), ``delta`` cells (one per pretrained ``model``), ``lookup`` cells (one per pretrained causal
+``model`` and list size ``n_pairs``: softmax and adaptive on the same prompts) and ``clrs`` cells (one per ``task``,
 ``attention`` normaliser and ``seed``). Nothing is shared between cells.
 """
 
@@ -10,11 +11,12 @@ from __future__ import annotations
 from iclab.experiments.dispersion.clrs import run_clrs_cell
 from iclab.experiments.dispersion.config import DispersionConfig
 from iclab.experiments.dispersion.llm_spread import run_delta_cell
+from iclab.experiments.dispersion.lookup import run_lookup_cell
 from iclab.experiments.dispersion.retrieval import run_retrieval_cell
 
 __all__ = ["cells", "run_cell", "shared"]
 
-_PARTS = {"retrieval": run_retrieval_cell, "delta": run_delta_cell, "clrs": run_clrs_cell}
+_PARTS = {"retrieval": run_retrieval_cell, "delta": run_delta_cell, "clrs": run_clrs_cell, "lookup": run_lookup_cell}
 
 
 def cells(config: DispersionConfig) -> list[dict]:
@@ -23,6 +25,8 @@ def cells(config: DispersionConfig) -> list[dict]:
     out += [{"part": "retrieval", "normaliser": v, "seed": s} for v in config.variants if v != "softmax"
             for s in range(config.variant_seeds)]
     out += [{"part": "delta", "model": m, "seed": 0} for m in config.delta_models]
+    out += [{"part": "lookup", "model": m, "n_pairs": n, "seed": 0} for m in config.lookup_models
+            for n in config.lookup_sizes]
     out += [{"part": "clrs", "task": t, "attention": a, "seed": s} for t in config.clrs_tasks
             for a in ("softmax", "adaptive_softmax") for s in range(config.clrs_seeds)]
     return out

@@ -46,8 +46,13 @@ class DispersionConfig(Config):
         beta_max: largest β of the refit grid [1, beta_max].
         beta_step: step of the refit β grid.
         entropy_bin: entropy bin width (nats) of the refit.
-        delta_models: pretrained models whose logit spread δ is measured (``minilm``, ``smollm2``).
+        delta_models: pretrained models whose logit spread δ is measured (``minilm``, ``smollm2``,
+            ``gemma3-270m``).
         delta_tokens: length (tokens) of the text fed to them (MiniLM at most 512).
+        lookup_models: pretrained causal LMs of the key–value lookup (``gemma3-270m``, ``smollm2``; empty: skip).
+        lookup_sizes: lines in the lookup list (its length in tokens is about 7 per line).
+        lookup_lists: lists per (model, size).
+        lookup_queries: queries per list.
         clrs_tasks: CLRS-style tasks (``minimum``, ``sorting``, ``running_max``).
         clrs_seeds: models per (task, normaliser).
         clrs_train_max: longest training sequence (the shortest is 4).
@@ -82,8 +87,12 @@ class DispersionConfig(Config):
     beta_max: float = 5.0
     beta_step: float = 0.1
     entropy_bin: float = 0.25
-    delta_models: tuple[str, ...] = ("minilm", "smollm2")
+    delta_models: tuple[str, ...] = ("minilm", "smollm2", "gemma3-270m")
     delta_tokens: int = 512
+    lookup_models: tuple[str, ...] = ("gemma3-270m", "smollm2")
+    lookup_sizes: tuple[int, ...] = (8, 32, 128, 512)
+    lookup_lists: int = 3
+    lookup_queries: int = 12
     clrs_tasks: tuple[str, ...] = _TASKS
     clrs_seeds: int = 1
     clrs_train_max: int = 12
@@ -100,7 +109,7 @@ class DispersionConfig(Config):
     def __post_init__(self) -> None:
         check_int("seed", self.seed, 0)
         for name in ("seeds", "variant_seeds", "train_min", "eval_sets", "d", "depth", "steps", "batch_size",
-                     "fit_sets", "delta_tokens", "clrs_seeds", "clrs_eval", "clrs_steps", "clrs_batch",
+                     "fit_sets", "delta_tokens", "lookup_lists", "lookup_queries", "clrs_seeds", "clrs_eval", "clrs_steps", "clrs_batch",
                      "clrs_d_model", "clrs_layers", "clrs_heads"):
             check_int(name, getattr(self, name), 1)
         check_int("train_max", self.train_max, self.train_min)
@@ -120,7 +129,11 @@ class DispersionConfig(Config):
         for t in self.clrs_tasks:
             check_choice("clrs_tasks", t, _TASKS)
         for m in self.delta_models:
-            check_choice("delta_models", m, ("minilm", "smollm2"))
+            check_choice("delta_models", m, ("minilm", "smollm2", "gemma3-270m"))
+        for m in self.lookup_models:
+            check_choice("lookup_models", m, ("gemma3-270m", "smollm2"))
+        for n in self.lookup_sizes:
+            check_int("lookup_sizes", n, 1)
         for name in ("test_sizes", "fit_sizes", "clrs_test_sizes"):
             sizes = getattr(self, name)
             if not sizes:
@@ -137,7 +150,8 @@ PRESETS = {
     "quick": DispersionConfig(),
     "full": DispersionConfig(seeds=10, variant_seeds=3, test_sizes=_POW2, eval_sets=1000, d=128, depth=2,
                              steps=20000, fit_sizes=(16, 64, 256, 1024, 4096, 16384), fit_sets=1024,
-                             delta_tokens=2048, clrs_seeds=3, clrs_test_sizes=(8, 16, 32, 64, 128, 256),
+                             delta_tokens=2048, lookup_sizes=(8, 32, 128, 512, 1024, 2048), lookup_lists=8,
+                             lookup_queries=20, clrs_seeds=3, clrs_test_sizes=(8, 16, 32, 64, 128, 256),
                              clrs_eval=512, clrs_steps=4000, clrs_d_model=64, clrs_layers=3, clrs_heads=4),
 }
 

@@ -25,8 +25,30 @@ def figures(config, df: pd.DataFrame, fig_dir: Path) -> list:
     paths = []
     if len(tab):
         paths += [_retrieval_accuracy(config, tab, fig_dir), _retrieval_dispersion(tab, fig_dir)]
-    paths += [_beta_fit(config, df, fig_dir), _logit_spread(df, fig_dir), _clrs(config, df, fig_dir)]
+    paths += [_beta_fit(config, df, fig_dir), _logit_spread(df, fig_dir), _lookup(df, fig_dir),
+              _clrs(config, df, fig_dir)]
     return [p for p in paths if p is not None]
+
+
+def _lookup(df: pd.DataFrame, fig_dir: Path) -> Path | None:
+    """Key–value lookup accuracy vs list length for each real LM, softmax and adaptive (95% CI of the difference)."""
+    from iclab.experiments.dispersion.lookup import lookup_summary
+    from iclab.plotting import color
+
+    lk = rows(df, part="lookup")
+    if not len(lk):
+        return None
+    tab = lookup_summary(lk)
+    fig, ax = new_figure(width=5.2, height=3.8)
+    for i, (m, g) in enumerate(tab.groupby("model")):
+        ax.plot(g["tokens"], g["softmax"], "o-", color=color(i), label=f"{m} softmax")
+        err = np.vstack([g["diff"] - g["diff_lo"], g["diff_hi"] - g["diff"]])
+        ax.errorbar(g["tokens"], g["adaptive"], yerr=err, fmt="s--", color=color(i), mfc="white", capsize=2,
+                    label=f"{m} adaptive (bars: CI of the difference)")
+    ax.set(xscale="log", xlabel="prompt length (tokens)", ylabel="lookup accuracy",
+           title="Key–value lookup on real LMs")
+    ax.legend(fontsize=6)
+    return save_figure(fig, fig_dir / "lookup_accuracy", tab)
 
 
 def _retrieval_accuracy(config, tab: pd.DataFrame, fig_dir: Path) -> Path:

@@ -1,7 +1,8 @@
 """Logit-spread cells of the ``dispersion`` experiment: δ of real pretrained transformers on real text
 (arXiv:2410.01104's Gemma δ table; docs/papers/dispersion.md §5.4, §6.4).
 
-For every layer, head and query row of MiniLM (bidirectional, at most 512 tokens) or SmolLM2-135M (causal), δ = max −
+For every layer, head and query row of MiniLM (bidirectional, at most 512 tokens), SmolLM2-135M or Gemma 3 270M
+(causal; Gemma's sliding-window layers see their window), δ = max −
 min of the exact pre-softmax logits over the row's visible keys (:func:`iclab.hf.logit_spreads`), on English
 sentences built from ``countryinfo`` facts (:func:`iclab.data.country_text`) truncated to ``delta_tokens`` tokens.
 The paper fed Gemma its own ``modules.py`` source; no such file ships here.
