@@ -83,6 +83,6 @@ class TemperatureLLMConfig(Config):
 
 QUICK = TemperatureLLMConfig(models=("gemma3-270m", "smollm2"), tasks=("continent-label", "capital"),
                              noise_ratios=(0.0, 0.4, 0.8), demo_counts=(), taus=(0.7, 0.85, 1.0, 1.2, 1.45),
-                             n_questions=160, group_size=20, probe_questions=24, adaptive=False)
+                             n_questions=120, group_size=10, probe_questions=24, adaptive=False)
 FULL = TemperatureLLMConfig()
 PRESETS = {"quick": QUICK, "full": FULL}
