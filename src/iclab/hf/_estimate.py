@@ -2,8 +2,11 @@
 
 Two estimators, both reported:
 
-* (b) the per-layer **moment rule**: probe the pre-softmax scores at the answer-generating query position on clean
-  and on shifted (e.g. noisy-demonstration) prompts; with :math:`\\rho_\\ell = \\mathrm{Var}(s)/\\mathrm{mean}(s)` pooled
+* (b) the per-layer **moment rule** — by default the spread rule :math:`\\tau_\\ell=\\sigma_\\ell^{\\rm shifted}/
+  \\sigma_\\ell^{\\rm clean}` of within-row score standard deviations (docs/papers/temperature.md §5.4), which is
+  well posed for any sign of the mean score; the Var/mean reading is kept as ``rule="var/mean"``. Both probe the
+  pre-softmax scores at the answer-generating query position on clean and on shifted (e.g. noisy-demonstration)
+  prompts; Var/mean: with :math:`\\rho_\\ell = \\mathrm{Var}(s)/\\mathrm{mean}(s)` pooled
   over heads, rows and keys of layer ℓ, set :math:`\\tau_\\ell = \\rho_\\ell^{\\rm shifted}/\\rho_\\ell^{\\rm clean}`
   (τ_ℓ = 1 on clean prompts). This mirrors τ_opt = E[r²]/E[y r] of Thm 4.7 being a ratio of moments; the exact
   rule of the paper is unknown (open detail 7). Ratios that are not finite and positive (a mean near 0, signs that
@@ -106,13 +109,16 @@ def grid_search_tau(model, score: Callable[[object], float], grid: Sequence[floa
 def estimate_tau(model, tokenizer, clean_prompts: Sequence[str], shifted_prompts: Sequence[str], *,
                  score: Callable[[object], float] | None = None, grid: Sequence[float] = DEFAULT_TAU_GRID,
                  positions="last", key_start: int = 0, batch_size: int = 8, clip=(0.25, 8.0),
-                 progress: bool = False) -> TauEstimate:
-    """Moment-rule τ per layer from clean vs shifted prompts, plus (with ``score``) the held-out grid search and the
-    score of the moment τ. ``score(model)`` must evaluate on a split disjoint from the probe prompts."""
+                 progress: bool = False, rule: str = "spread") -> TauEstimate:
+    """Moment-rule τ per layer from clean vs shifted prompts (``rule="spread"``: :func:`spread_rule_tau`, well posed
+    for any sign of the scores; ``"var/mean"``: :func:`moment_rule_tau`), plus (with ``score``) the held-out grid
+    search and the score of the moment τ. ``score(model)`` must evaluate on a split disjoint from the probe prompts."""
     kw = dict(positions=positions, key_start=key_start, batch_size=batch_size, progress=progress)
     clean = probe_prompts(model, tokenizer, list(clean_prompts), **kw)
     shifted = probe_prompts(model, tokenizer, list(shifted_prompts), **kw)
-    tau, ratio, valid = moment_rule_tau(clean, shifted, clip)
+    if rule not in ("spread", "var/mean"):
+        raise ConfigError("rule", rule, "'spread' (τ_ℓ = σ_shifted/σ_clean) or 'var/mean' (ρ ratio)")
+    tau, ratio, valid = (spread_rule_tau if rule == "spread" else moment_rule_tau)(clean, shifted, clip)
     out = TauEstimate(layer_tau=tau, ratio=ratio, valid=valid, rho_clean=clean.rho(), rho_shifted=shifted.rho())
     if score is not None:
         out.best_tau, scores = grid_search_tau(model, score, grid, progress)
