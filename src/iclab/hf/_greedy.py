@@ -71,7 +71,7 @@ def _prefix_cache(model, prefix_ids: list[int], device):
     if not prefix_ids:
         return None
     ids = torch.tensor([prefix_ids], device=device)  # (1, P)
-    return model.base_model(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=True).past_key_values
+    return model.base_model(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=True).cache
 
 
 @torch.no_grad()
