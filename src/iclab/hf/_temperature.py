@@ -289,12 +289,13 @@ def set_temperature(model, tau: float | Sequence | torch.Tensor | str | Adaptive
         adaptive = dataclasses.replace(base, **over)
     elif coeffs is not None or threshold is not None:
         raise ConfigError("coeffs/threshold", (coeffs, threshold), "only with tau='adaptive'")
-    L, H = model_shape(model)
-    table = None if adaptive is not None else _tau_table(tau, L, H)
-    if hasattr(model, "set_attn_implementation") and getattr(model, "config", None) is not None:
-        mode = "adaptive" if adaptive is not None else ("fixed" if table is None or table.ndim == 0 or
-                                                         bool((table == table[:, :1]).all()) else "per-head")
-        check_backend(model, _base_of(model), mode)  # before the first forward
+    L, H = model_shape(model)  # also refuses what is not a Hugging Face model
+    table = None if adaptive is not None else _tau_table(tau, L, H)  # (L, H)
+    if adaptive is not None:
+        mode = "adaptive"
+    else:
+        mode = "fixed" if bool((table == table[:, :1]).all()) else "per-head"
+    check_backend(model, _base_of(model), mode)  # before the first forward
     ctl = _install(model)
     ctl.adaptive, ctl.table = adaptive, (None if table is not None and bool((table == 1).all()) else table)
     return model
