@@ -70,7 +70,8 @@ def _load(model: str, device: str, dtype: str, generate: bool = False):
         if generate and exc.field == "causal":
             raise ConfigError("--model", model, need) from None
         raise
-    if generate and not (getattr(m, "can_generate", lambda: False)() and m.config.is_decoder is not False):
+    decoder = getattr(m.config, "is_decoder", None) is not False
+    if generate and not (getattr(m, "can_generate", lambda: False)() and decoder):
         raise ConfigError("--model", model, need)
     typer.echo(f"model: {src}", err=True)
     return m.to(device), tok
