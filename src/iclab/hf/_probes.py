@@ -202,11 +202,12 @@ def probe_prompts(model, tokenizer, prompts: Sequence[str], *, positions="last",
     _check_key_start(tokenizer, prompts, positions, key_start)
     device = next(model.parameters()).device
     ctx = with_temperature(model, tau) if tau is not None else contextlib.nullcontext()
+    body = getattr(model, "base_model", model)  # the attention stack without the LM head (Gemma's is 262k wide)
     with ctx, probe_attention(model, key_start=key_start) as probe:
         for i in tqdm(range(0, len(prompts), batch_size), disable=not progress, desc="probe", unit="batch"):
             ids, mask, last = tokenize_batch(tokenizer, prompts[i : i + batch_size], device)
             probe.positions = last[:, None] if positions == "last" else positions
-            model(input_ids=ids, attention_mask=mask, use_cache=False)
+            body(input_ids=ids, attention_mask=mask, use_cache=False)
     return probe.result()
 
 
