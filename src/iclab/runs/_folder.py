@@ -17,6 +17,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from iclab import __version__
 from iclab.errors import RunFolderError
 
 __all__ = ["RunFolder", "iclab_version", "environment_versions", "git_revision", "code_hash"]
@@ -25,10 +26,8 @@ _PACKAGES = ("torch", "numpy", "scipy", "transformers", "ray", "pandas", "matplo
 
 
 def iclab_version() -> str:
-    try:
-        return metadata.version("iclab")
-    except metadata.PackageNotFoundError:
-        return "0+unknown"
+    """The running iclab's version (single source: ``iclab.__version__``)."""
+    return __version__
 
 
 def environment_versions() -> dict[str, str]:
