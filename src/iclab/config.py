@@ -13,6 +13,7 @@ import json
 import math
 import types
 import typing
+from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from iclab.errors import ConfigError
@@ -27,7 +28,11 @@ __all__ = [
     "config_hash",
     "stable_json",
     "parse_overrides",
+    "read_config_file",
+    "CONFIG_FILE_SUFFIXES",
 ]
+
+CONFIG_FILE_SUFFIXES = (".toml", ".yaml", ".yml", ".json")
 
 
 def stable_json(obj: Any) -> str:
@@ -119,6 +124,44 @@ def parse_overrides(pairs: Iterable[str]) -> dict[str, str]:
     return out
 
 
+def read_config_file(path: str | Path) -> dict[str, Any]:
+    """Config fields from a TOML, YAML or JSON file (by suffix): one flat table/mapping ``{field: value}``.
+
+    The values are overrides like ``--set`` ones (``iclab run NAME --config FILE``; ``--set`` wins over the file),
+    checked by the config itself. A missing file, an unknown suffix, bad syntax or a nested table is a
+    ConfigError naming the file."""
+    p = Path(path)
+    if p.suffix.lower() not in CONFIG_FILE_SUFFIXES:
+        raise ConfigError("--config", str(path), "a .toml, .yaml, .yml or .json file")
+    if not p.is_file():
+        raise ConfigError("--config", str(path), "an existing file")
+    text = p.read_text(encoding="utf-8")
+    try:
+        data = _parse_config_text(text, p.suffix.lower())
+    except ValueError as exc:  # tomllib, json and yaml errors all derive from ValueError here
+        raise ConfigError("--config", str(path), f"valid {p.suffix.lstrip('.').upper()} ({exc})") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict) or any(isinstance(v, dict) for v in data.values()):
+        raise ConfigError("--config", str(path), "one flat table of config fields (field = value)")
+    return data
+
+
+def _parse_config_text(text: str, suffix: str) -> Any:
+    if suffix == ".toml":
+        import tomllib
+
+        return tomllib.loads(text)
+    if suffix == ".json":
+        return json.loads(text)
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ValueError(str(exc).replace("\n", " ")) from None
+
+
 def _coerce_value(field: str, value: Any, hint: Any) -> Any:
     """Turn a ``--set`` string (or JSON value) into the type the dataclass field declares."""
     origin = typing.get_origin(hint)
@@ -141,6 +184,8 @@ def _coerce_value(field: str, value: Any, hint: Any) -> Any:
             return tuple(_coerce_value(field, v, elem) for v in value) if origin is tuple else list(value)
         if hint is float and isinstance(value, int) and not isinstance(value, bool):
             return float(value)
+        if hint in (bool, int, float, str) and (type(value) is not hint):  # e.g. a TOML/YAML value of the wrong type
+            raise ConfigError(field, value, f"a value of type {hint.__name__}")
         return value
     text = value.strip()
     try:
