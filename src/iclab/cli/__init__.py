@@ -22,7 +22,7 @@ app.callback()(global_options)
 
 __all__ = ["app", "main", "show_progress"]
 
-_SUBCOMMANDS = ("_runs", "_theory", "_hf")
+_SUBCOMMANDS = ("_runs", "_show", "_theory", "_hf")
 
 
 def _load_subcommands() -> None:
