@@ -8,6 +8,8 @@ from typing import List, Optional
 import typer
 
 from iclab.cli import app, show_progress
+from iclab.cli._global_options import logger
+from iclab.cli._plan import run_plan
 from iclab.cli._tracking import TRACKER_HELP, check_tracker, track_run
 from iclab.config import check_choice, parse_overrides, read_config_file
 from iclab.errors import IclabError
@@ -51,6 +53,8 @@ def run(
     force: bool = typer.Option(False, "--force", help="discard results of another config in --out"),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="rerun cells that failed before"),
     tracker: Optional[str] = typer.Option(None, "--tracker", help=TRACKER_HELP),
+    dry_run: bool = typer.Option(False, "--dry-run", help="check the config and print the cells and the run "
+                                 "folder; run and write nothing"),
 ) -> None:
     """Run (or resume) one experiment; writes results, figures and report.md into the run folder."""
     from iclab.report import run_and_report
@@ -59,6 +63,12 @@ def run(
     check_choice("--executor", executor, EXECUTORS)
     check_tracker(tracker)
     overrides = {**(read_config_file(config_file) if config_file else {}), **parse_overrides(set_)}
+    plan = run_plan(experiment, _preset(quick, full, preset), overrides, seed, out, executor)
+    if dry_run:
+        typer.echo("\n".join(plan + ["dry run: nothing was run or written"]))
+        return
+    for line in plan:
+        logger.info(line)
     result = run_and_report(experiment, _preset(quick, full, preset), overrides=overrides, seed=seed, out=out,
                             executor=executor, workers=workers, address=address, force=force,
                             retry_failed=retry_failed, progress=show_progress())
