@@ -29,10 +29,19 @@ def main(d: int, l: int, prompts: int) -> dict[str, float]:
             se = float(err.std() / prompts**0.5)
             rows[tau] = (float(coefs.G(tau)), float(err.mean()), se)
             print(f"tau = {tau:6.3f}   theory G = {rows[tau][0]:8.3f}   Monte Carlo = {rows[tau][1]:8.3f} ± {se:.3f}")
-    print(f"tau_opt (Theorem 4.3) = {coefs.tau_opt:.3f}; the error drops by "
-          f"{100 * (1 - rows[coefs.tau_opt][1] / rows[1.0][1]):.1f} % against tau = 1")
-    return {"tau_opt": coefs.tau_opt, "G1": rows[1.0][0], "mc1": rows[1.0][1], "mc1_se": rows[1.0][2],
-            "Gopt": rows[coefs.tau_opt][0], "mcopt": rows[coefs.tau_opt][1], "mcopt_se": rows[coefs.tau_opt][2]}
+    print(
+        f"tau_opt (Theorem 4.3) = {coefs.tau_opt:.3f}; the error drops by "
+        f"{100 * (1 - rows[coefs.tau_opt][1] / rows[1.0][1]):.1f} % against tau = 1"
+    )
+    return {
+        "tau_opt": coefs.tau_opt,
+        "G1": rows[1.0][0],
+        "mc1": rows[1.0][1],
+        "mc1_se": rows[1.0][2],
+        "Gopt": rows[coefs.tau_opt][0],
+        "mcopt": rows[coefs.tau_opt][1],
+        "mcopt_se": rows[coefs.tau_opt][2],
+    }
 
 
 if __name__ == "__main__":

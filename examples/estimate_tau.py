@@ -14,9 +14,20 @@ import torch
 
 from iclab.hf import estimate_tau, load_model
 
-CAPITALS = [("France", "Paris"), ("Japan", "Tokyo"), ("Italy", "Rome"), ("Peru", "Lima"), ("Kenya", "Nairobi"),
-            ("Norway", "Oslo"), ("Egypt", "Cairo"), ("Chile", "Santiago"), ("Spain", "Madrid"), ("Cuba", "Havana"),
-            ("Greece", "Athens"), ("Poland", "Warsaw")]
+CAPITALS = [
+    ("France", "Paris"),
+    ("Japan", "Tokyo"),
+    ("Italy", "Rome"),
+    ("Peru", "Lima"),
+    ("Kenya", "Nairobi"),
+    ("Norway", "Oslo"),
+    ("Egypt", "Cairo"),
+    ("Chile", "Santiago"),
+    ("Spain", "Madrid"),
+    ("Cuba", "Havana"),
+    ("Greece", "Athens"),
+    ("Poland", "Warsaw"),
+]
 DEMOS = 4
 
 
@@ -42,7 +53,7 @@ def exact_match(model, tok, texts: list[str], answers: list[str]) -> float:
     batch = tok(texts, return_tensors="pt", padding=True)
     with torch.no_grad():
         out = model.generate(**batch, max_new_tokens=3, do_sample=False, pad_token_id=tok.pad_token_id)
-    said = [tok.decode(row, skip_special_tokens=True).split() for row in out[:, batch["input_ids"].shape[1]:]]
+    said = [tok.decode(row, skip_special_tokens=True).split() for row in out[:, batch["input_ids"].shape[1] :]]
     return sum(bool(s) and s[0].strip(".,") == right for s, right in zip(said, answers)) / len(texts)
 
 
@@ -50,8 +61,14 @@ def main(model_name: str, grid: list[float]):
     model, tok, source = load_model(model_name)
     probe, held_out = CAPITALS[:6], CAPITALS[6:]
     held_prompts = prompts(held_out, wrong=True)
-    estimate = estimate_tau(model, tok, prompts(probe, wrong=False), prompts(probe, wrong=True), grid=grid,
-                            score=lambda m: exact_match(m, tok, held_prompts, [c for _, c in held_out]))
+    estimate = estimate_tau(
+        model,
+        tok,
+        prompts(probe, wrong=False),
+        prompts(probe, wrong=True),
+        grid=grid,
+        score=lambda m: exact_match(m, tok, held_prompts, [c for _, c in held_out]),
+    )
     print(f"model: {source}")
     print("moment rule, tau per layer: " + " ".join(f"{t:.2f}" for t in estimate.layer_tau))
     print("grid search: " + "  ".join(f"tau={t:g}: {s:.2f}" for t, s in zip(estimate.grid, estimate.grid_scores)))

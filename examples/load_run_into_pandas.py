@@ -17,8 +17,17 @@ import pandas as pd
 from iclab.experiments import run_experiment
 from iclab.runs import load_results
 
-SMALL = {"d": "10", "m": "200", "l_values": "10,20,40", "n_test": "200", "noise_sigmas": "1", "sigma_tests": "1",
-         "mean_shifts": "0", "simcheck": "false", "n_tau": "9"}
+SMALL = {
+    "d": "10",
+    "m": "200",
+    "l_values": "10,20,40",
+    "n_test": "200",
+    "noise_sigmas": "1",
+    "sigma_tests": "1",
+    "mean_shifts": "0",
+    "simcheck": "false",
+    "n_tau": "9",
+}
 
 
 def main(out: Path) -> tuple[pd.DataFrame, dict]:
@@ -26,7 +35,11 @@ def main(out: Path) -> tuple[pd.DataFrame, dict]:
     results = load_results(out)  # a DataFrame, one row per finished cell
     config = json.loads((out / "config.json").read_text())["config"]
     print(f"{len(results)} cells from {out}; config d={config['d']}, l_values={config['l_values']}")
-    table = results.pivot_table(index="l", columns="scenario", values="tau_opt_theory") if "scenario" in results else results
+    table = (
+        results.pivot_table(index="l", columns="scenario", values="tau_opt_theory")
+        if "scenario" in results
+        else results
+    )
     print(table.round(3).to_string())
     return results, config
 

@@ -20,9 +20,10 @@ def answer(model, tok, prompt: str, max_new_tokens: int = 4) -> str:
     """The greedy continuation of ``prompt``, first line only."""
     batch = tok([prompt], return_tensors="pt")
     with torch.no_grad():
-        out = model.generate(**batch, max_new_tokens=max_new_tokens, do_sample=False,
-                             pad_token_id=tok.pad_token_id or tok.eos_token_id)
-    return tok.decode(out[0, batch["input_ids"].shape[1]:], skip_special_tokens=True).strip().split("\n")[0]
+        out = model.generate(
+            **batch, max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=tok.pad_token_id or tok.eos_token_id
+        )
+    return tok.decode(out[0, batch["input_ids"].shape[1] :], skip_special_tokens=True).strip().split("\n")[0]
 
 
 def main(model_name: str, taus: list[float]) -> dict[float, str]:

@@ -19,8 +19,11 @@ def _cell(text: object) -> str:
 
 
 def _option_row(param: click.Parameter) -> str:
-    names = ", ".join(f"`{o}`" for o in param.opts + param.secondary_opts) if isinstance(param, click.Option) \
+    names = (
+        ", ".join(f"`{o}`" for o in param.opts + param.secondary_opts)
+        if isinstance(param, click.Option)
         else f"`{param.name.upper()}`"
+    )
     default = "" if param.required or param.default in (None, False, (), []) else f"`{param.default}`"
     return f"| {names} | {_cell(getattr(param, 'help', '') or '')} | {default} |"
 
@@ -50,13 +53,20 @@ def configs_reference() -> str:
     lines = []
     for exp in all_experiments():
         presets = list(exp.presets)
-        lines += [f"## `{exp.name}`", "", f"{exp.title} (paper `{exp.paper}`, config `{exp.config_cls.__name__}`).",
-                  "", "| field | type | " + " | ".join(presets) + " | allowed | meaning |",
-                  "|---|---|" + "---|" * len(presets) + "---|---|"]
+        lines += [
+            f"## `{exp.name}`",
+            "",
+            f"{exp.title} (paper `{exp.paper}`, config `{exp.config_cls.__name__}`).",
+            "",
+            "| field | type | " + " | ".join(presets) + " | allowed | meaning |",
+            "|---|---|" + "---|" * len(presets) + "---|---|",
+        ]
         per_preset = {p: {f.name: f for f in describe_fields(c)} for p, c in exp.presets.items()}
         for field in per_preset[presets[0]].values():
             values = " | ".join(f"`{set_syntax(per_preset[p][field.name].value)}`" for p in presets)
-            lines.append(f"| `{field.name}` | `{field.type}` | {values} | {_cell(field.allowed)} | {_cell(field.doc)} |")
+            lines.append(
+                f"| `{field.name}` | `{field.type}` | {values} | {_cell(field.allowed)} | {_cell(field.doc)} |"
+            )
         lines.append("")
     return "\n".join(lines)
 

@@ -42,10 +42,12 @@ def _configure_logging(verbose: int, quiet: bool) -> None:
 
 
 def global_options(
-    version: bool = typer.Option(False, "--version", is_eager=True, callback=_print_version,
-                                 help="Print iclab's version and exit."),
-    verbose: int = typer.Option(0, "-v", "--verbose", count=True,
-                                help="Say what each step does (-v); add debug detail (-vv)."),
+    version: bool = typer.Option(
+        False, "--version", is_eager=True, callback=_print_version, help="Print iclab's version and exit."
+    ),
+    verbose: int = typer.Option(
+        0, "-v", "--verbose", count=True, help="Say what each step does (-v); add debug detail (-vv)."
+    ),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="Print errors and results only (no progress bars)."),
     no_progress: bool = typer.Option(False, "--no-progress", help="Draw no progress bars (e.g. in CI logs)."),
 ) -> None:

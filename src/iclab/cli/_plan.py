@@ -28,8 +28,9 @@ def _folder_state(folder: Path, config_hash: str) -> str:
     return f"holds another config ({old_hash}): refused unless --force (which discards its results)"
 
 
-def run_plan(name: str, preset: str, overrides: Mapping[str, Any], seed: int | None, out: Path | None,
-             executor: str) -> list[str]:
+def run_plan(
+    name: str, preset: str, overrides: Mapping[str, Any], seed: int | None, out: Path | None, executor: str
+) -> list[str]:
     """The lines describing the run of experiment ``name`` (validates the config; runs and writes nothing)."""
     from iclab.experiments import run_dir_for, sweep_for
 
@@ -37,6 +38,8 @@ def run_plan(name: str, preset: str, overrides: Mapping[str, Any], seed: int | N
     folder = run_dir_for(sweep, customised=bool(overrides) or seed is not None, out=out)
     parts = Counter(str(cell.get("part", "-")) for cell in sweep.cells)
     by_part = ", ".join(f"{part}: {count}" for part, count in parts.items()) if len(parts) > 1 else ""
-    return [f"{name}: preset {preset}, config hash {sweep.config_hash}",
-            f"{len(sweep.cells)} cells" + (f" ({by_part})" if by_part else "") + f" on the {executor} executor",
-            f"run folder {folder}: {_folder_state(folder, sweep.config_hash)}"]
+    return [
+        f"{name}: preset {preset}, config hash {sweep.config_hash}",
+        f"{len(sweep.cells)} cells" + (f" ({by_part})" if by_part else "") + f" on the {executor} executor",
+        f"run folder {folder}: {_folder_state(folder, sweep.config_hash)}",
+    ]

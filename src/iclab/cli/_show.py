@@ -69,10 +69,15 @@ def _as_file(fields: list[FieldInfo], fmt: str, header: str) -> str:
 @app.command("show")
 def show(
     experiment: str = typer.Argument(..., help="experiment name (see `iclab list`)"),
-    preset: str = typer.Option("quick", "--preset", help="whose values to show: quick, full or paper "
-                               "(the presets the experiment has)"),
-    fmt: str = typer.Option("text", "--format", help="text: every field with type, value, allowed values and "
-                            "meaning | toml, yaml, json: the values as a file for `iclab run NAME --config FILE`"),
+    preset: str = typer.Option(
+        "quick", "--preset", help="whose values to show: quick, full or paper (the presets the experiment has)"
+    ),
+    fmt: str = typer.Option(
+        "text",
+        "--format",
+        help="text: every field with type, value, allowed values and "
+        "meaning | toml, yaml, json: the values as a file for `iclab run NAME --config FILE`",
+    ),
 ) -> None:
     """Every config field of an experiment: type, value in the preset, allowed values and meaning."""
     from iclab.experiments import get_experiment
@@ -85,7 +90,9 @@ def show(
         typer.echo(_as_file(fields, fmt, f"iclab run {exp.name} --preset {preset} --config FILE"))
         return
     others = {p: c for p, c in exp.presets.items() if p != preset}
-    typer.echo(f"{exp.name}: {exp.title}\nconfig {type(config).__name__}, preset {preset} (presets: "
-               f"{', '.join(exp.presets)}); change a field with --set FIELD=VALUE or --config FILE\n")
+    typer.echo(
+        f"{exp.name}: {exp.title}\nconfig {type(config).__name__}, preset {preset} (presets: "
+        f"{', '.join(exp.presets)}); change a field with --set FIELD=VALUE or --config FILE\n"
+    )
     for field in fields:
         typer.echo(_field_text(field, {p: getattr(c, field.name) for p, c in others.items()}) + "\n")

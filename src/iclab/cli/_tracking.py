@@ -19,8 +19,11 @@ from iclab.tracking import TRACKERS, log_run_folder, make_tracker, require_backe
 
 __all__ = ["TRACKER_HELP", "check_tracker", "track_run"]
 
-TRACKER_HELP = ("Also log the config, per-cell metrics, figures and report to a tracker: "
-                + " | ".join(TRACKERS) + " (needs pip install 'iclab[NAME]').")
+TRACKER_HELP = (
+    "Also log the config, per-cell metrics, figures and report to a tracker: "
+    + " | ".join(TRACKERS)
+    + " (needs pip install 'iclab[NAME]')."
+)
 
 
 def check_tracker(name: str | None) -> None:
@@ -34,13 +37,16 @@ def track_run(name: str | None, result) -> None:
     if name is None:
         return
     folder = result.path
-    log_dir = folder.parent / "tensorboard" / folder.name / time.strftime("%Y%m%d-%H%M%S") \
-        if name == "tensorboard" else None
+    log_dir = (
+        folder.parent / "tensorboard" / folder.name / time.strftime("%Y%m%d-%H%M%S") if name == "tensorboard" else None
+    )
     logger.info("logging %s to %s", folder, name)
     try:
         with make_tracker(name, folder.name, group=result.folder.meta.get("experiment"), log_dir=log_dir) as tracker:
             cells = log_run_folder(tracker, folder, result.folder.meta, result.results)
     except Exception as exc:  # noqa: BLE001 - the run folder is complete whatever the tracker does
-        raise IclabError(f"--tracker {name} failed ({type(exc).__name__}: {exc}); the run folder {folder} is "
-                         "complete: rerun the same command to log it again (no cell is recomputed)") from None
+        raise IclabError(
+            f"--tracker {name} failed ({type(exc).__name__}: {exc}); the run folder {folder} is "
+            "complete: rerun the same command to log it again (no cell is recomputed)"
+        ) from None
     typer.echo(f"{name}: {cells} cells -> {tracker.location()}")

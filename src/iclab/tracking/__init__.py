@@ -21,5 +21,4 @@ from iclab.tracking._base import require_backend as require_backend
 from iclab.tracking._run_folder import cell_metrics as cell_metrics
 from iclab.tracking._run_folder import log_run_folder as log_run_folder
 
-__all__ = ["TRACKERS", "Tracker", "make_tracker", "require_backend", "flat_params", "cell_metrics",
-           "log_run_folder"]
+__all__ = ["TRACKERS", "Tracker", "make_tracker", "require_backend", "flat_params", "cell_metrics", "log_run_folder"]

@@ -58,8 +58,7 @@ class Tracker:
         at the record's ``step``."""
 
         def callback(record: dict[str, Any]) -> None:
-            metrics = {metric_key(prefix + k): float(v) for k, v in record.items()
-                       if k != "step" and _is_number(v)}
+            metrics = {metric_key(prefix + k): float(v) for k, v in record.items() if k != "step" and _is_number(v)}
             self.log_metrics(metrics, int(record["step"]))
 
         return callback
@@ -102,8 +101,14 @@ def require_backend(name: str) -> None:
         raise IclabError(f"--tracker {name} needs the {module} package: pip install 'iclab[{extra}]'")
 
 
-def make_tracker(name: str, run_name: str, *, group: str | None = None, log_dir: str | Path | None = None,
-                 config: Mapping[str, Any] | None = None) -> Tracker:
+def make_tracker(
+    name: str,
+    run_name: str,
+    *,
+    group: str | None = None,
+    log_dir: str | Path | None = None,
+    config: Mapping[str, Any] | None = None,
+) -> Tracker:
     """Start a run on tracker ``name`` (``mlflow`` | ``wandb`` | ``tensorboard``) and log ``config`` to it.
 
     Args:

@@ -41,7 +41,7 @@ class MLflowTracker(Tracker):
     def log_params(self, params: Mapping[str, Any]) -> None:
         items = [self._Param(k, str(v)[:_PARAM_CHARS]) for k, v in params.items()]
         for i in range(0, len(items), _PARAM_BATCH):
-            self.client.log_batch(self.run_id, params=items[i:i + _PARAM_BATCH])
+            self.client.log_batch(self.run_id, params=items[i : i + _PARAM_BATCH])
 
     def log_metrics(self, metrics: Mapping[str, float], step: int) -> None:
         now = int(time.time() * 1000)

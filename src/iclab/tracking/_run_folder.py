@@ -42,8 +42,13 @@ def _summary_metrics(folder: Path, results: pd.DataFrame) -> dict[str, float]:
     if summary_path.exists():
         summary = json.loads(summary_path.read_text())
         judged = [c["ok"] for c in summary.get("comparisons", []) if c.get("ok") is not None]
-        out.update({"run/cells_failed": float(summary.get("cells", {}).get("failed", 0)),
-                    "run/comparisons_judged": float(len(judged)), "run/comparisons_ok": float(sum(judged))})
+        out.update(
+            {
+                "run/cells_failed": float(summary.get("cells", {}).get("failed", 0)),
+                "run/comparisons_judged": float(len(judged)),
+                "run/comparisons_ok": float(sum(judged)),
+            }
+        )
     return out
 
 

@@ -24,8 +24,13 @@ class WandbTracker(Tracker):
         self._wandb = wandb
         if log_dir is not None:
             Path(log_dir).mkdir(parents=True, exist_ok=True)
-        self.run = wandb.init(project=os.environ.get("WANDB_PROJECT", "iclab"), name=run_name, group=group,
-                              dir=None if log_dir is None else str(log_dir), reinit="create_new")
+        self.run = wandb.init(
+            project=os.environ.get("WANDB_PROJECT", "iclab"),
+            name=run_name,
+            group=group,
+            dir=None if log_dir is None else str(log_dir),
+            reinit="create_new",
+        )
 
     def log_params(self, params: Mapping[str, Any]) -> None:
         self.run.config.update(dict(params), allow_val_change=True)
