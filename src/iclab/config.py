@@ -57,27 +57,32 @@ def config_hash(obj: Any, length: int = 16) -> str:
 
 
 def check_positive(field: str, value: float) -> None:
+    """A ConfigError naming ``field`` unless ``value`` is a finite number > 0 (booleans are not numbers)."""
     if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) or value <= 0:
         raise ConfigError(field, value, "a finite number > 0")
 
 
 def check_nonnegative(field: str, value: float) -> None:
+    """A ConfigError naming ``field`` unless ``value`` is a finite number >= 0 (booleans are not numbers)."""
     if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) or value < 0:
         raise ConfigError(field, value, "a finite number >= 0")
 
 
 def check_int(field: str, value: int, minimum: int = 1) -> None:
+    """A ConfigError naming ``field`` unless ``value`` is an integer >= ``minimum`` (not a boolean)."""
     if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
         raise ConfigError(field, value, f"an integer >= {minimum}")
 
 
 def check_choice(field: str, value: object, allowed: Iterable[object]) -> None:
+    """A ConfigError naming ``field`` and listing ``allowed`` unless ``value`` is one of them."""
     allowed = list(allowed)
     if value not in allowed:
         raise ConfigError(field, value, "one of " + ", ".join(map(repr, allowed)))
 
 
 def check_probability(field: str, value: float) -> None:
+    """A ConfigError naming ``field`` unless ``value`` is a number in [0, 1]."""
     if not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
         raise ConfigError(field, value, "a number in [0, 1]")
 

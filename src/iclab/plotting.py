@@ -41,6 +41,7 @@ _RC = {
 
 
 def color(i: int) -> str:
+    """The ``i``-th colour of the colour-blind-safe palette (cycling)."""
     return PALETTE[i % len(PALETTE)]
 
 

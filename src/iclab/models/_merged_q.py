@@ -32,7 +32,8 @@ class MergedQAttention(nn.Module):
 
     Args:
         d: feature dimension.
-        attention, attention_params: registry normaliser and its parameters (e.g. ``{"tau": 1.0}``).
+        attention: registry normaliser.
+        attention_params: its parameters (e.g. ``{"tau": 1.0}``).
         init: ``"zero"`` (note §4.3; needed for the conservation law from 0) or ``"normal"`` (std ``init_std``).
         dtype: parameter dtype (float64 by default: the theory checks are at float precision).
     """
@@ -155,12 +156,12 @@ class MergedQStack(nn.Module):
     rule: their loss is multiplied by 0, so plain SGD leaves them unchanged.
 
     Args:
-        Q0: initial merged key-query matrix (d, d).
+        Q0: initial merged key-query matrix (d, d); anything torch.as_tensor takes.
         U: feature sets (G, d, K).
         attention: registry normaliser.
     """
 
-    def __init__(self, Q0, U: torch.Tensor, attention: str = "softmax"):
+    def __init__(self, Q0: torch.Tensor, U: torch.Tensor, attention: str = "softmax"):
         super().__init__()
         G = U.shape[0]
         self.Q = nn.Parameter(torch.as_tensor(Q0, dtype=torch.float64).expand(G, -1, -1).clone())  # (G, d, d)

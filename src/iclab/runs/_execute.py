@@ -86,6 +86,7 @@ class RunResult:
 
 
 def default_run_dir(name: str, preset: str, root: str | Path = "runs") -> Path:
+    """``root/NAME-PRESET``: the run folder of a preset run without ``--out``."""
     return Path(root) / f"{name}-{preset}"
 
 

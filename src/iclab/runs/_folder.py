@@ -31,6 +31,7 @@ def iclab_version() -> str:
 
 
 def environment_versions() -> dict[str, str]:
+    """Versions of Python and of the packages results depend on (stored in ``config.json``)."""
     out = {"python": platform.python_version()}
     for pkg in _PACKAGES:
         try:
@@ -56,6 +57,7 @@ def code_hash() -> str:
 
 
 def git_revision() -> str | None:
+    """The checkout's git commit, or None outside a git checkout."""
     try:
         here = Path(__file__).resolve().parent
         rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5)

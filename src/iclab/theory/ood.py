@@ -212,6 +212,8 @@ def random_guess_loss(K: int, p=None, N: int | None = None, c: float = 0.5, G=No
 
 
 def check_gammas(gammas) -> np.ndarray:
+    """The overlaps γ as a flat float array; a ConfigError unless there is at least one and each is finite
+    with |γ| <= 1."""
     g = np.asarray(gammas, float).reshape(-1)
     if g.size == 0 or not np.isfinite(g).all() or (np.abs(g) > 1).any():
         raise ConfigError("gamma", tuple(np.round(g, 6).tolist()), "overlaps gamma_k in [-1, 1]")
