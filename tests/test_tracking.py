@@ -38,7 +38,8 @@ def run_folder(tmp_path):
     meta = {"experiment": "fx", "preset": "quick", "config_hash": "c0ffee", "config": {"l_values": [10, 20, 40],
                                                                                         "d": 5, "seed": 0}}
     (folder / "config.json").write_text(json.dumps(meta))
-    (folder / "summary.json").write_text(json.dumps({"comparisons": [{"ok": True}, {"ok": False}, {"ok": None}],
+    verdicts = ["agrees", "disagrees", "not judged", "agrees"]
+    (folder / "summary.json").write_text(json.dumps({"comparisons": [{"verdict": v} for v in verdicts],
                                                      "cells": {"failed": 1}}))
     (folder / "report.md").write_text("# fx\n")
     results = pd.DataFrame([{"part": "curve", "l": l, "err": e, "curve": [e, e], "_key": f"k{i}",
@@ -68,7 +69,8 @@ def test_mlflow_file_store_records_every_cell(run_folder, tmp_path, monkeypatch)
     assert run.data.params["config.l_values"] == "[10, 20, 40]" and run.data.params["config_hash"] == "c0ffee"
     history = client.get_metric_history(tracker.run_id, "cell/err")
     assert [(m.step, m.value) for m in sorted(history, key=lambda m: m.step)] == list(enumerate(ERRS))
-    assert run.data.metrics["run/comparisons_ok"] == 1 and run.data.metrics["run/comparisons_judged"] == 2
+    assert (run.data.metrics["run/claims_agrees"], run.data.metrics["run/claims_disagrees"],
+            run.data.metrics["run/claims_not_judged"], run.data.metrics["run/cells_failed"]) == (2, 1, 1, 1)
     files = {f.path for f in client.list_artifacts(tracker.run_id)}
     figures = {f.path for f in client.list_artifacts(tracker.run_id, "figures")}
     assert {"report.md", "summary.json", "config.json", "cells.csv"} <= files

@@ -36,19 +36,16 @@ def cell_metrics(row: Mapping[str, Any]) -> dict[str, float]:
 
 
 def _summary_metrics(folder: Path, results: pd.DataFrame) -> dict[str, float]:
-    """Counts of the run: cells done, and comparisons with the paper within tolerance / judged."""
+    """Counts of the run: cells done and failed, and the paper comparisons by verdict (``agrees``,
+    ``disagrees``, ``not judged``) from ``summary.json``."""
     out = {"run/cells_done": float(len(results))}
     summary_path = folder / "summary.json"
     if summary_path.exists():
         summary = json.loads(summary_path.read_text())
-        judged = [c["ok"] for c in summary.get("comparisons", []) if c.get("ok") is not None]
-        out.update(
-            {
-                "run/cells_failed": float(summary.get("cells", {}).get("failed", 0)),
-                "run/comparisons_judged": float(len(judged)),
-                "run/comparisons_ok": float(sum(judged)),
-            }
-        )
+        out["run/cells_failed"] = float(summary.get("cells", {}).get("failed", 0))
+        verdicts = [str(c.get("verdict", "")) for c in summary.get("comparisons", [])]
+        for verdict in ("agrees", "disagrees", "not judged"):
+            out[metric_key(f"run/claims_{verdict.replace(' ', '_')}")] = float(verdicts.count(verdict))
     return out
 
 
