@@ -7,7 +7,8 @@ type, value in each preset, allowed values and meaning (what ``iclab show NAME``
 
 from __future__ import annotations
 
-import click
+from typing import Any
+
 import typer
 
 CLI_MARK = "<!-- iclab:cli -->"
@@ -15,20 +16,18 @@ CONFIGS_MARK = "<!-- iclab:configs -->"
 
 
 def _cell(text: object) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    return str(text).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;").replace("\n", " ")
 
 
-def _option_row(param: click.Parameter) -> str:
-    names = (
-        ", ".join(f"`{o}`" for o in param.opts + param.secondary_opts)
-        if isinstance(param, click.Option)
-        else f"`{param.name.upper()}`"
-    )
+def _option_row(param: Any) -> str:
+    """One table row of a click parameter (typer vendors click, so parameters are told apart by their kind)."""
+    is_option = getattr(param, "param_type_name", "") == "option"
+    names = ", ".join(f"`{o}`" for o in param.opts + param.secondary_opts) if is_option else f"`{param.name.upper()}`"
     default = "" if param.required or param.default in (None, False, (), []) else f"`{param.default}`"
     return f"| {names} | {_cell(getattr(param, 'help', '') or '')} | {default} |"
 
 
-def _command_section(path: list[str], command: click.Command) -> list[str]:
+def _command_section(path: list[str], command: Any) -> list[str]:
     lines = [f"## `{' '.join(path)}`", "", _cell(command.help or "").strip(), ""]
     params = [p for p in command.params if p.name != "help"]
     if params:
