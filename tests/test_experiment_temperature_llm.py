@@ -10,7 +10,6 @@ import pytest
 import torch
 
 from iclab.errors import ConfigError
-from iclab.experiments import get_experiment
 from iclab.experiments.temperature.llm import cells as E
 from iclab.experiments.temperature.llm.comparisons import claims, compare
 from iclab.experiments.temperature.llm.config import TemperatureLLMConfig
