@@ -108,10 +108,13 @@ def answer_argmax(model, tokenizer, prefix: str, queries: Sequence[str], answers
             past.batch_repeat_interleave(len(idx))
         hidden = base(input_ids=ids, attention_mask=mask, cache=past, use_cache=past is not None
                       ).last_hidden_state  # (b, S, D)
-        for b, i in enumerate(idx):
-            nq, na = len(split[i][0]), len(split[i][1])
-            pos = torch.arange(nq - 1, nq + na, device=device)  # positions predicting a_1..a_m, then the next
-            out[i] = (split[i][1], head(hidden[b, pos]).argmax(-1).tolist())  # (m + 1, V) logits -> ids
+        spans = [(len(split[i][0]) - 1, len(split[i][0]) + len(split[i][1])) for i in idx]  # predicting a_1..a_m, next
+        h = torch.cat([hidden[b, lo:hi] for b, (lo, hi) in enumerate(spans)])  # (sum (m + 1), D)
+        ids_all = head(h).argmax(-1).tolist()  # one (sum (m + 1), V) product for the whole batch
+        at = 0
+        for i, (lo, hi) in zip(idx, spans):
+            out[i] = (split[i][1], ids_all[at: at + hi - lo])
+            at += hi - lo
     return out
 
 
