@@ -90,7 +90,7 @@ class DispersionConfig(Config):
     delta_models: tuple[str, ...] = ("minilm", "smollm2", "gemma3-270m")
     delta_tokens: int = 512
     lookup_models: tuple[str, ...] = ("gemma3-270m", "smollm2")
-    lookup_sizes: tuple[int, ...] = (8, 64, 512)
+    lookup_sizes: tuple[int, ...] = (8, 32, 128)
     lookup_lists: int = 3
     lookup_queries: int = 12
     clrs_tasks: tuple[str, ...] = _TASKS
