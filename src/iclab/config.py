@@ -15,7 +15,7 @@ import types
 import typing
 from typing import Any, Iterable, Mapping
 
-from iclab.errors import ConfigError
+from iclab.errors import ConfigError, short_repr
 
 __all__ = [
     "Config",
@@ -70,7 +70,7 @@ def check_choice(field: str, value: object, allowed: Iterable[object]) -> None:
 
 
 def check_probability(field: str, value: float) -> None:
-    if not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0.0 <= value <= 1.0:
         raise ConfigError(field, value, "a number in [0, 1]")
 
 
@@ -89,7 +89,8 @@ class Config:
         fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
         unknown = sorted(set(data) - set(fields))
         if unknown:
-            raise ConfigError(unknown[0], data[unknown[0]], "one of the keys " + ", ".join(sorted(fields)))
+            raise ConfigError(unknown[0], data[unknown[0]], message=f"unknown key {short_repr(unknown[0])} for "
+                              f"{cls.__name__}; allowed keys: " + ", ".join(sorted(fields)))
         hints = typing.get_type_hints(cls)
         return cls(**{k: _coerce_value(k, v, hints[k]) for k, v in data.items()})  # type: ignore[call-arg]
 
@@ -101,8 +102,8 @@ class Config:
         for key in overrides:
             if key not in fields:
                 raise ConfigError(
-                    key, overrides[key], message=f"unknown key {key!r} for {type(self).__name__}; allowed keys: "
-                    + ", ".join(sorted(fields)))
+                    key, overrides[key], message=f"unknown key {short_repr(key)} for {type(self).__name__}; "
+                    "allowed keys: " + ", ".join(sorted(fields)))
         hints = typing.get_type_hints(type(self))
         values = {k: _coerce_value(k, v, hints[k]) for k, v in overrides.items()}
         return dataclasses.replace(self, **values)  # type: ignore[type-var]
@@ -136,12 +137,7 @@ def _coerce_value(field: str, value: Any, hint: Any) -> Any:
                 errors.append(exc)
         raise errors[0]
     if not isinstance(value, str):
-        if origin in (tuple, list) and isinstance(value, (list, tuple)):
-            elem = args[0] if args else Any
-            return tuple(_coerce_value(field, v, elem) for v in value) if origin is tuple else list(value)
-        if hint is float and isinstance(value, int) and not isinstance(value, bool):
-            return float(value)
-        return value
+        return _coerce_json_value(field, value, hint)
     text = value.strip()
     try:
         if hint is bool:
@@ -153,7 +149,10 @@ def _coerce_value(field: str, value: Any, hint: Any) -> Any:
         if hint is int:
             return int(text)
         if hint is float:
-            return float(text)
+            number = float(text)
+            if not math.isfinite(number):
+                raise ConfigError(field, value, "a finite number (nan and inf are never a setting)")
+            return number
         if hint is str or hint is Any:
             return text
         if origin in (tuple, list):
@@ -161,9 +160,34 @@ def _coerce_value(field: str, value: Any, hint: Any) -> Any:
             parts = json.loads(text) if text.startswith("[") else [p for p in text.split(",") if p.strip()]
             items = [_coerce_value(field, p, elem) for p in parts]
             return tuple(items) if origin is tuple else items
+    except ConfigError:
+        raise
     except (ValueError, json.JSONDecodeError):
         pass
     else:
         return text
     name = getattr(hint, "__name__", str(hint))
     raise ConfigError(field, value, f"a value of type {name}")
+
+
+def _coerce_json_value(field: str, value: Any, hint: Any) -> Any:
+    """A non-string value (from ``config.json`` or a JSON list in ``--set``) checked against the field's type."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (tuple, list):
+        if not isinstance(value, (list, tuple)):
+            raise ConfigError(field, value, "a list")
+        elem = args[0] if args else Any  # tuple[T, ...] / list[T]
+        items = [_coerce_value(field, v, elem) for v in value]
+        return tuple(items) if origin is tuple else items
+    is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if hint is float:
+        if not is_number or not math.isfinite(value):
+            raise ConfigError(field, value, "a finite number")
+        return float(value)
+    if hint is int and not (isinstance(value, int) and not isinstance(value, bool)):
+        raise ConfigError(field, value, "an integer")
+    if hint is bool and not isinstance(value, bool):
+        raise ConfigError(field, value, "true or false")
+    if hint is str and not isinstance(value, str):
+        raise ConfigError(field, value, "a string")
+    return value
