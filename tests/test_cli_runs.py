@@ -66,3 +66,14 @@ def test_reproduce_writes_the_combined_report(tmp_path, capsys):
     assert f"report: {page}" in capsys.readouterr().out
     assert (root / "fx_sweep-quick" / "results.sqlite").exists()
     assert main(["reproduce", "--only", "nope", "--root", str(root)]) == 2
+
+
+def test_preset_flags_exclusive_and_named_preset_validated(tmp_path, capsys):
+    from iclab.cli import main
+
+    assert main(["run", "temperature", "--quick", "--preset", "full", "--out", str(tmp_path / "x")]) == 2
+    assert "--quick/--full/--preset" in capsys.readouterr().err
+    assert main(["run", "temperature", "--preset", "nonsense", "--out", str(tmp_path / "y")]) == 2
+    err = capsys.readouterr().err
+    assert "invalid preset='nonsense'" in err and "quick" in err
+    assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()

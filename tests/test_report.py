@@ -63,7 +63,8 @@ def test_md_to_html_escapes_and_renders():
 def test_run_report_and_summary_json(two_runs):
     root, _ = two_runs
     md = (root / "a" / "report.md").read_text()
-    assert "| quantity | paper reports | iclab measures | within tolerance? | note |" in md
+    assert "| claim | kind | paper reports | iclab measures | test | statistic | verdict |" in md
+    assert "3 claims: " in md and "settings differ: n_cells = 5 (paper 1000)" in md
     assert "Failed cells (rerun with `--retry-failed`)" in md and "![lognormal_mean](figures/lognormal_mean.png)" in md
     summary = json.loads((root / "a" / "summary.json").read_text())
     assert summary["cells"] == {"done": 4, "failed": 1, "failed_errors": [summary["cells"]["failed_errors"][0]]}
@@ -74,23 +75,40 @@ def test_run_report_and_summary_json(two_runs):
 def test_combined_report_structure(two_runs):
     root, page = two_runs
     html = page.read_text()
-    # one section per paper, in DESIGN.md order, each with its experiment
+    # one section per paper, in the order of PAPERS, each with its experiment
     assert html.index(escape(PAPERS["temperature"])) < html.index(escape(PAPERS["ood"]))
     assert "id='paper-temperature'" in html and "id='paper-ood'" in html and "id='fx_sweep'" not in html
     assert "id='fx-sweep'" in html and "id='fx-other'" in html
     # every in-page link resolves to an id
     ids = set(re.findall(r"id='([^']+)'", html))
     assert {h[1:] for h in re.findall(r"href='(#[^']+)'", html)} <= ids
-    # summary table: cells and tolerance counts per experiment
+    # the ledger comes first: every claim of every run, headline first, each linked to its row
+    ledger = html[html.index("id='ledger'"):html.index("id='summary'")]
+    assert ledger.count("href='#cmp-") == 6 and ledger.index("★") < ledger.index("the mean falls")
+    assert "paper value 0/0/1" in ledger
+    # summary table: cells and verdict counts per experiment
     summary = html[html.index("id='summary'"):html.index("id='paper-temperature'")]
-    assert "<td>4</td><td>1</td><td>1 of 1</td>" in summary and "<td>3</td><td>0</td><td>1 of 1</td>" in summary
-    assert "2 of 2 numeric comparisons" in summary
+    assert "<td>quick</td><td>4</td><td>1</td>" in summary and "<td>quick</td><td>3</td><td>0</td>" in summary
     # self-contained: figures embedded, nothing fetched from the network, no scripts
     assert html.count("src='data:image/png;base64,") == 2
     assert not re.search(r"(src|href)=['\"]?(https?:)?//", html) and "<script" not in html and "@import" not in html
     assert "broken_exp: ValueError: nope" in html
-    assert "✓ yes" in html and "rerun with <code>iclab run fx_sweep --retry-failed</code>" in html
+    assert "✓ agrees" in html and "– not judged" in html
+    assert "rerun with <code>iclab run fx_sweep --retry-failed</code>" in html
     md = (root / "report" / "report.md").read_text()
-    assert f"## {PAPERS['temperature']}" in md and "| paper | experiment | cells done |" in md
+    assert f"## {PAPERS['temperature']}" in md and "| paper | experiment | preset | cells done |" in md
     assert "(figures/fx_sweep-lognormal_mean.png)" in md and "[data](figures/fx_sweep-lognormal_mean.csv)" in md
+    assert md.index("## Claims ledger") < md.index("## Summary")
+
+
+def test_comparisons_csv_and_summary_json_carry_every_field(two_runs):
+    root, _ = two_runs
+    rows = pd.read_csv(root / "report" / "comparisons.csv", keep_default_na=False)
+    assert list(rows.columns) == ["paper", "experiment", "claim", "source", "kind", "paper_value", "measured",
+                                  "uncertainty", "test", "statistic", "verdict", "reason"]
+    assert len(rows) == 6 and set(rows["verdict"]) <= {"agrees", "disagrees", "not judged"}
+    assert (rows["test"] != "").all() and (rows["kind"] != "").all()
+    assert (rows.loc[rows["verdict"] == "not judged", "reason"] != "").all()
+    summary = json.loads((root / "b" / "summary.json").read_text())
+    assert {c["id"] for c in summary["comparisons"]} == {"lognormal-mean", "grows-with-1/tau", "needs-many-cells"}
     assert (root / "report" / "figures" / "fx_other-lognormal_mean.csv").exists()

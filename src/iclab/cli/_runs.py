@@ -20,19 +20,23 @@ def list_experiments() -> None:
         typer.echo(f"{exp.name:28s} {exp.paper:12s} {exp.title}")
 
 
-def _preset(quick: bool, full: bool) -> str:
-    if quick and full:
+def _preset(quick: bool, full: bool, preset: Optional[str] = None) -> str:
+    """The preset named by ``--quick``, ``--full`` or ``--preset NAME`` (at most one; default ``quick``)."""
+    chosen = [name for name, on in (("quick", quick), ("full", full), (preset, preset is not None)) if on]
+    if len(chosen) > 1:
         from iclab.errors import ConfigError
 
-        raise ConfigError("--quick/--full", "both", "at most one of --quick and --full")
-    return "full" if full else "quick"
+        raise ConfigError("--quick/--full/--preset", "/".join(map(str, chosen)), "at most one of them")
+    return chosen[0] if chosen else "quick"
 
 
 @app.command("run")
 def run(
     experiment: str = typer.Argument(..., help="experiment name (see `iclab list`)"),
     quick: bool = typer.Option(False, "--quick", help="the quick preset (default)"),
-    full: bool = typer.Option(False, "--full", help="the paper-scale preset"),
+    full: bool = typer.Option(False, "--full", help="the full preset (the largest sweep)"),
+    preset: Optional[str] = typer.Option(None, "--preset", help="a preset by name: quick, full or paper "
+                                         "(the paper's settings for every claim that fits on a CPU)"),
     set_: List[str] = typer.Option([], "--set", help="override a config field: key=value (repeatable)"),
     seed: Optional[int] = typer.Option(None, "--seed", help="base seed"),
     out: Optional[Path] = typer.Option(None, "--out", help="run folder (default runs/<experiment>-<preset>)"),
@@ -47,8 +51,8 @@ def run(
     from iclab.runs import EXECUTORS
 
     check_choice("--executor", executor, EXECUTORS)
-    result = run_and_report(experiment, _preset(quick, full), overrides=parse_overrides(set_), seed=seed, out=out,
-                            executor=executor, workers=workers, address=address, force=force,
+    result = run_and_report(experiment, _preset(quick, full, preset), overrides=parse_overrides(set_), seed=seed,
+                            out=out, executor=executor, workers=workers, address=address, force=force,
                             retry_failed=retry_failed)
     typer.echo(f"{experiment}: {len(result.results)} cells done, {len(result.failed)} failed ({result.computed} run now, "
                f"{result.reused} read back) -> {result.path / 'report.md'}")
@@ -59,7 +63,8 @@ def run(
 @app.command("reproduce")
 def reproduce(
     quick: bool = typer.Option(False, "--quick", help="quick presets (minutes on a laptop CPU; default)"),
-    full: bool = typer.Option(False, "--full", help="paper-scale presets"),
+    full: bool = typer.Option(False, "--full", help="full presets (the largest sweeps)"),
+    preset: Optional[str] = typer.Option(None, "--preset", help="presets by name: quick, full or paper"),
     only: List[str] = typer.Option([], "--only", help="run only these experiments (repeatable)"),
     root: Path = typer.Option(Path("runs"), "--root", help="folder for run folders and the report"),
     executor: str = typer.Option("local", "--executor", help="serial | local | ray"),
@@ -74,10 +79,10 @@ def reproduce(
     from iclab.runs import EXECUTORS, default_run_dir
 
     check_choice("--executor", executor, EXECUTORS)
-    preset = _preset(quick, full)
+    preset = _preset(quick, full, preset)
     names = list(only) or experiment_names()
     for name in names:
-        get_experiment(name)  # validate every name before running anything
+        get_experiment(name).config(preset)  # validate every name and preset before running anything
     run_dirs, failures = [], []
     for name in names:
         typer.echo(f"== {name} ({preset})", err=True)

@@ -88,7 +88,9 @@ class Experiment:
         run_cell: ``(config, cell, shared) -> metrics dict``; a module-level function or a :class:`lazy`
             (it is pickled to worker processes).
         figures: ``(config, results DataFrame, figure_dir) -> list of PNG paths`` (each with a CSV beside it).
-        compare: ``(config, results) -> list[Comparison]``.
+        compare: ``(config, results) -> {claim id: Verdict}`` (see :mod:`iclab.experiments._judge`); during the
+            move to declared claims, experiments without ``claims`` return ``list[Comparison]`` rows instead.
+        claims: ``config -> list[Claim]``, declared before the run (fixes the report's denominator).
         shared: optional ``config -> object`` computed once per run in the driver.
         notes: optional ``(config, results) -> markdown`` with disagreements and why.
         order: position in ``iclab list`` and the report.
@@ -106,6 +108,7 @@ class Experiment:
     compare: Callable[[Any, pd.DataFrame], list[Comparison]]
     shared: Callable[[Any], Any] | None = None
     notes: Callable[[Any, pd.DataFrame], str] | None = None
+    claims: Callable[[Any], list] | None = None
     order: int = 100
 
     def __post_init__(self) -> None:

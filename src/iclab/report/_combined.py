@@ -1,15 +1,18 @@
-"""The combined report of ``iclab reproduce``: ``runs/report/index.html`` and ``runs/report/report.md``.
+"""The combined report of ``iclab reproduce``: ``runs/report/index.html``, ``report.md`` and ``comparisons.csv``.
 
-One section per paper (experiments grouped by ``Experiment.paper``, papers in the order of ``PAPERS``), each
-with what the paper claims, iclab's figures, the "paper reports / iclab measures / within tolerance?" table
-and the notes on disagreements. At the top: a table of contents and a summary table (cells, comparisons within
-tolerance, run times) over all experiments. The HTML page is self-contained (figures embedded as base64 PNG);
-figures are also copied, with their CSV data, to ``runs/report/figures/``.
+It opens with the claims ledger: per paper, every claim an experiment judged — headline claims first — with its
+verdict (agrees / disagrees / not judged), counts split by kind, and a link to its evidence. Then one section per
+paper (experiments grouped by ``Experiment.paper``, papers in the order of ``PAPERS``): what the paper claims,
+iclab's figures, the comparison rows (claim, source, kind, paper value, measured ± uncertainty, test, statistic,
+verdict, reason) and the notes on disagreements. The HTML page is self-contained (figures embedded as base64
+PNG); figures are also copied, with their CSV data, to ``runs/report/figures/``, and every comparison row goes
+to ``runs/report/comparisons.csv``.
 """
 
 from __future__ import annotations
 
 import base64
+import csv
 import html
 import json
 import shutil
@@ -19,10 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from iclab.experiments import Comparison, get_experiment
-from iclab.report._html import html_table, md_to_html, ok_cell, page, slug
-from iclab.report._run_report import comparison_dict, comparison_table_md, fmt_seconds
+from iclab.experiments import get_experiment
+from iclab.experiments._judge import COMPARISON_FIELDS, Comparison
+from iclab.report._html import html_table, md_to_html, page, slug, verdict_cell
+from iclab.report._run_report import comparison_table_md, fmt_seconds, tally, tally_line
 from iclab.runs import git_revision, iclab_version
+from iclab.stats import AGREES, DISAGREES, NOT_JUDGED
 
 __all__ = ["write_combined_report", "PAPERS"]
 
@@ -44,12 +49,8 @@ class _Run:
     summary: dict
 
     @property
-    def comparisons(self) -> list:
-        return [Comparison(**comparison_dict(Comparison(**c))) for c in self.summary.get("comparisons", [])]
-
-    def tally(self) -> tuple[int, int, int]:
-        oks = [c.ok for c in self.comparisons]
-        return sum(o is True for o in oks), sum(o is False for o in oks), sum(o is None for o in oks)
+    def comparisons(self) -> list[Comparison]:
+        return [Comparison(**c) for c in self.summary.get("comparisons", [])]
 
 
 def _load(run_dir: Path) -> _Run:
@@ -70,14 +71,14 @@ def _summary_rows(runs: list[_Run]) -> list[list[str]]:
     rows = []
     for r in runs:
         cells = r.summary.get("cells", {})
-        ok, bad, na = r.tally()
-        rows.append([r.exp.paper, r.exp.name, str(cells.get("done", "?")), str(cells.get("failed", "?")),
-                     f"{ok} of {ok + bad}", str(bad), str(na), fmt_seconds(r.summary.get("cell_seconds")),
-                     fmt_seconds(r.summary.get("wall_seconds"))])
+        t = tally(r.comparisons)["all"]
+        rows.append([r.exp.paper, r.exp.name, str(r.meta.get("preset", "?")), str(cells.get("done", "?")),
+                     str(cells.get("failed", "?")), str(t[AGREES]), str(t[DISAGREES]), str(t[NOT_JUDGED]),
+                     fmt_seconds(r.summary.get("cell_seconds")), fmt_seconds(r.summary.get("wall_seconds"))])
     return rows
 
 
-_SUMMARY_HEADER = ["paper", "experiment", "cells done", "failed", "within tolerance", "outside", "qualitative",
+_SUMMARY_HEADER = ["paper", "experiment", "preset", "cells done", "failed", "agrees", "disagrees", "not judged",
                    "compute time", "wall time"]
 
 
@@ -99,6 +100,44 @@ def _copy_figures(run: _Run, out: Path) -> list[tuple[Path, Path | None]]:
     return copies
 
 
+def _anchor(experiment: str, claim_id: str) -> str:
+    return f"cmp-{slug(experiment)}-{slug(claim_id)}"
+
+
+def _html_figures(name: str, figures: list[tuple[Path, Path | None]]) -> list[str]:
+    if not figures:
+        return []
+    out = ["<h4>Figures</h4><div class='figs'>"]
+    for png, csv_copy in figures:
+        data = base64.b64encode(png.read_bytes()).decode()
+        link = f" · <a href='figures/{html.escape(csv_copy.name)}'>data (CSV)</a>" if csv_copy else ""
+        w, h = struct.unpack(">II", png.read_bytes()[16:24]) if png.suffix == ".png" else (1, 1)
+        wide = " class='wide'" if w > 1.6 * h else ""  # multi-panel figures span the full width
+        out.append(f"<figure{wide}><img alt='{html.escape(name)}: {html.escape(png.stem)}' "
+                   f"src='data:image/png;base64,{data}'><figcaption>{html.escape(png.stem)}{link}</figcaption>"
+                   "</figure>")
+    return out + ["</div>"]
+
+
+def _html_comparisons(name: str, rows: list[Comparison]) -> list[str]:
+    if not rows:
+        return []
+    body = []
+    for c in rows:
+        measured = html.escape(c.measured) + ("" if c.uncertainty in ("", "—") else
+                                              f" <span class='muted'>{html.escape(c.uncertainty)}</span>")
+        reason = f"<br><span class='muted'>{html.escape(c.reason)}</span>" if c.reason else ""
+        star = "★ " if c.headline else ""
+        body.append([f"<td id='{_anchor(name, c.id)}'>{star}{html.escape(c.claim)}<br>"
+                     f"<span class='muted'>{html.escape(c.source)}</span></td>", html.escape(c.kind),
+                     html.escape(c.paper_value), measured, html.escape(c.test), html.escape(c.statistic),
+                     verdict_cell(c.verdict, reason)])
+    return ["<h4>Claims: paper reports / iclab measures / verdict</h4>",
+            f"<p class='meta'>{html.escape(tally_line(rows))}</p>",
+            html_table(["claim (source)", "kind", "paper reports", "iclab measures", "test", "statistic", "verdict"],
+                       body, cls="cmp")]
+
+
 def _html_run(run: _Run, figures: list[tuple[Path, Path | None]]) -> str:
     exp, meta, s = run.exp, run.meta, run.summary
     cells = s.get("cells", {})
@@ -109,23 +148,7 @@ def _html_run(run: _Run, figures: list[tuple[Path, Path | None]]) -> str:
            f"{fmt_seconds(s.get('cell_seconds'))}, wall {fmt_seconds(s.get('wall_seconds'))} · run folder "
            f"<code>{html.escape(str(run.path))}</code></p>",
            "<h4>What the paper claims</h4>", f"<div class='claim'>{md_to_html(exp.claim)}</div>"]
-    if figures:
-        out.append("<h4>Figures</h4><div class='figs'>")
-        for png, csv in figures:
-            data = base64.b64encode(png.read_bytes()).decode()
-            link = f" · <a href='figures/{html.escape(csv.name)}'>data (CSV)</a>" if csv else ""
-            w, h = struct.unpack(">II", png.read_bytes()[16:24]) if png.suffix == ".png" else (1, 1)
-            wide = " class='wide'" if w > 1.6 * h else ""  # multi-panel figures span the full width
-            out.append(f"<figure{wide}><img alt='{html.escape(exp.name)}: {html.escape(png.stem)}' "
-                       f"src='data:image/png;base64,{data}'><figcaption>{html.escape(png.stem)}{link}</figcaption>"
-                       "</figure>")
-        out.append("</div>")
-    comps = run.comparisons
-    if comps:
-        out.append("<h4>Paper reports / iclab measures</h4>")
-        out.append(html_table(["quantity", "paper reports", "iclab measures", "within tolerance?", "note"],
-                              [[html.escape(c.quantity), html.escape(c.paper), html.escape(c.measured), ok_cell(c.ok),
-                                html.escape(c.note)] for c in comps], cls="cmp"))
+    out += _html_figures(exp.name, figures) + _html_comparisons(exp.name, run.comparisons)
     if s.get("notes"):
         out.append(f"<h4>Where they disagree, and why</h4><div class='notes'>{md_to_html(s['notes'])}</div>")
     if cells.get("failed"):
@@ -154,38 +177,44 @@ def _md_run(run: _Run, figures: list[tuple[Path, Path | None]]) -> list[str]:
     return md + [""]
 
 
-def write_combined_report(run_dirs: Sequence[Path], out_dir: str | Path = "runs/report",
-                          failures: Sequence[str] = ()) -> Path:
-    """Combine finished run folders into ``out_dir/index.html`` and ``out_dir/report.md``; return the HTML path.
+def _ledger(groups: list[tuple[str, list[_Run]]]) -> tuple[list[str], list[str]]:
+    """The claims ledger (HTML, markdown): per paper every judged claim, headline claims first, with its
+    verdict, its kind and a link to its evidence; counts split by kind."""
+    html_out = ["<h2 id='ledger'>Claims ledger</h2><p class='meta'>★ headline claim · a verdict is a test fixed "
+                "before the run; “not judged” says why (settings differ from the paper's, unreliable source, too "
+                "little power, or not measured).</p>"]
+    md = ["## Claims ledger", ""]
+    for key, rs in groups:
+        rows = [(r.exp.name, c) for r in rs for c in r.comparisons]
+        if not rows:
+            continue
+        rows.sort(key=lambda rc: not rc[1].headline)
+        counts = tally_line([c for _, c in rows])
+        html_out.append(f"<h3>{html.escape(PAPERS.get(key, key))}</h3><p class='meta'>{html.escape(counts)}</p>")
+        html_out.append(html_table(["verdict", "claim", "experiment", "kind", "evidence"], [
+            [verdict_cell(c.verdict), ("★ " if c.headline else "") + html.escape(c.claim), html.escape(name),
+             html.escape(c.kind), f"<a href='#{_anchor(name, c.id)}'>row</a>"] for name, c in rows], cls="ledger"))
+        md += [f"### {PAPERS.get(key, key)}", "", counts, "", "| verdict | claim | experiment | kind |",
+               "|---|---|---|---|"]
+        md += [f"| {c.verdict} | {'★ ' if c.headline else ''}{c.claim} | {name} | {c.kind} |" for name, c in rows]
+        md.append("")
+    return html_out, md
 
-    ``failures``: lines ``"experiment: error"`` for experiments that could not run at all (shown at the top).
-    """
-    out = Path(out_dir)
-    if (out / "figures").exists():
-        shutil.rmtree(out / "figures")
-    (out / "figures").mkdir(parents=True, exist_ok=True)
-    runs = [_load(Path(d)) for d in run_dirs]
-    groups = _by_paper(runs)
-    ordered = [r for _, rs in groups for r in rs]
-    stamp = (f"Generated {time.strftime('%Y-%m-%d %H:%M:%S %Z')} by iclab {iclab_version()}"
-             f" (git {(git_revision() or 'unknown')[:12]}).")
-    rows = _summary_rows(ordered)
-    total_ok = sum(r.tally()[0] for r in runs)
-    total_tol = sum(r.tally()[0] + r.tally()[1] for r in runs)
-    headline = (f"{len(runs)} experiment(s) over {len(groups)} paper(s); {total_ok} of {total_tol} numeric "
-                "comparisons with the papers are within tolerance.")
 
-    md = ["# iclab reproduction report", "", stamp, "", headline, "", "## Summary", "",
-          "| " + " | ".join(_SUMMARY_HEADER) + " |", "|" + "---|" * len(_SUMMARY_HEADER)]
-    md += ["| " + " | ".join(r) + " |" for r in rows]
-    md.append("")
-    toc = ["<nav class='toc'><strong>Contents</strong><ul><li><a href='#summary'>Summary</a></li>"]
-    body = [f"<h1>iclab reproduction report</h1><p class='meta'>{html.escape(stamp)}</p>"]
-    if failures:
-        body.append("<p class='error'><strong>Experiments that could not run:</strong></p><ul>"
-                    + "".join(f"<li><code>{html.escape(f)}</code></li>" for f in failures) + "</ul>")
-        md += ["**Experiments that could not run:**", ""] + [f"- `{f}`" for f in failures] + [""]
-    sections = []
+def write_comparisons_csv(runs: Sequence[_Run], path: Path) -> Path:
+    """Every comparison row of ``runs`` to ``path`` with the fields ``COMPARISON_FIELDS``."""
+    with open(path, "w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(COMPARISON_FIELDS)
+        for r in runs:
+            for c in r.comparisons:
+                writer.writerow([getattr(c, f) for f in COMPARISON_FIELDS])
+    return path
+
+
+def _sections(groups: list[tuple[str, list[_Run]]], out: Path) -> tuple[list[str], list[str], list[str]]:
+    """Table-of-contents entries, HTML sections and markdown of every paper's runs."""
+    toc, sections, md = [], [], []
     for key, rs in groups:
         title = PAPERS.get(key, key)
         toc.append(f"<li><a href='#paper-{slug(key)}'>{html.escape(title)}</a><ul>"
@@ -204,11 +233,45 @@ def write_combined_report(run_dirs: Sequence[Path], out_dir: str | Path = "runs/
                 sections.append(f"<section id='{slug(r.exp.name)}'><h3>{html.escape(r.exp.title)}</h3>"
                                 f"<p class='error'>report error: {html.escape(why)}</p></section>")
                 md += [f"### {r.exp.title}", "", f"> report error: {why}", ""]
-    toc.append("</ul></nav>")
+    return toc, sections, md
+
+
+def write_combined_report(run_dirs: Sequence[Path], out_dir: str | Path = "runs/report",
+                          failures: Sequence[str] = ()) -> Path:
+    """Combine finished run folders into ``out_dir/index.html``, ``report.md`` and ``comparisons.csv``; return the
+    HTML path.
+
+    ``failures``: lines ``"experiment: error"`` for experiments that could not run at all (shown at the top).
+    """
+    out = Path(out_dir)
+    if (out / "figures").exists():
+        shutil.rmtree(out / "figures")
+    (out / "figures").mkdir(parents=True, exist_ok=True)
+    runs = [_load(Path(d)) for d in run_dirs]
+    groups = _by_paper(runs)
+    rows = _summary_rows([r for _, rs in groups for r in rs])
+    stamp = (f"Generated {time.strftime('%Y-%m-%d %H:%M:%S %Z')} by iclab {iclab_version()}"
+             f" (git {(git_revision() or 'unknown')[:12]}).")
+    headline = (f"{len(runs)} experiment(s) over {len(groups)} paper(s); "
+                + tally_line([c for r in runs for c in r.comparisons]))
+    ledger_html, ledger_md = _ledger(groups)
+    toc, sections, sections_md = _sections(groups, out)
+    md = ["# iclab reproduction report", "", stamp, "", headline, ""]
+    body = [f"<h1>iclab reproduction report</h1><p class='meta'>{html.escape(stamp)}</p>",
+            f"<p>{html.escape(headline)}</p>"]
+    if failures:
+        body.append("<p class='error'><strong>Experiments that could not run:</strong></p><ul>"
+                    + "".join(f"<li><code>{html.escape(f)}</code></li>" for f in failures) + "</ul>")
+        md += ["**Experiments that could not run:**", ""] + [f"- `{f}`" for f in failures] + [""]
+    md += ledger_md + ["## Summary", "", "| " + " | ".join(_SUMMARY_HEADER) + " |",
+                       "|" + "---|" * len(_SUMMARY_HEADER)] + ["| " + " | ".join(r) + " |" for r in rows] + [""]
     links = [[html.escape(p), f"<a href='#{slug(n)}'>{html.escape(n)}</a>", *[html.escape(c) for c in rest]]
              for p, n, *rest in rows]
-    body += ["".join(toc), f"<h2 id='summary'>Summary</h2><p>{html.escape(headline)}</p>",
-             html_table(_SUMMARY_HEADER, links, cls="summary"), *sections]
-    (out / "report.md").write_text("\n".join(md) + "\n")
+    nav = ("<nav class='toc'><strong>Contents</strong><ul><li><a href='#ledger'>Claims ledger</a></li>"
+           "<li><a href='#summary'>Summary</a></li>" + "".join(toc) + "</ul></nav>")
+    body += [nav, *ledger_html, "<h2 id='summary'>Summary</h2>", html_table(_SUMMARY_HEADER, links, cls="summary"),
+             *sections]
+    (out / "report.md").write_text("\n".join(md + sections_md) + "\n")
     (out / "index.html").write_text(page("iclab reproduction report", "\n".join(body)))
+    write_comparisons_csv(runs, out / "comparisons.csv")
     return out / "index.html"

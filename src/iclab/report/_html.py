@@ -1,7 +1,7 @@
 """HTML building blocks of the combined report: a small markdown subset, tables, and the page template.
 
 The page is self-contained (inline CSS, figures as base64 ``data:`` URIs, no scripts, no fonts or other
-network resources). Within-tolerance marks use both colour and a symbol (✓ / ✗ / –), so they read in greyscale
+network resources). Verdicts use both colour and a symbol (✓ / ✗ / –), so they read in greyscale
 print and for colour-blind readers; colours are from the Okabe–Ito palette.
 """
 
@@ -11,7 +11,7 @@ import html
 import re
 from typing import Sequence
 
-__all__ = ["md_to_html", "html_table", "ok_cell", "page", "slug"]
+__all__ = ["md_to_html", "html_table", "verdict_cell", "page", "slug"]
 
 _INLINE = [
     (re.compile(r"`([^`]+)`"), r"<code>\1</code>"),
@@ -109,13 +109,14 @@ def md_to_html(text: str) -> str:
     return "\n".join(blocks)
 
 
-def ok_cell(ok: bool | None) -> str:
-    """A table cell for "within tolerance?": colour plus symbol plus word."""
-    if ok is True:
-        return "<td class='ok'>✓ yes</td>"
-    if ok is False:
-        return "<td class='bad'>✗ no</td>"
-    return "<td class='na'>– n/a</td>"
+_VERDICT_CELL = {"agrees": ("ok", "✓"), "disagrees": ("bad", "✗"), "not judged": ("na", "–")}
+
+
+def verdict_cell(verdict: str, extra: str = "") -> str:
+    """A table cell for a verdict: colour plus symbol plus word (reads in greyscale and for colour-blind readers);
+    ``extra`` is trusted HTML appended (e.g. the reason)."""
+    cls, mark = _VERDICT_CELL.get(verdict, ("na", "?"))
+    return f"<td class='{cls}'>{mark} {html.escape(verdict)}{extra}</td>"
 
 
 def html_table(header: Sequence[str], rows: Sequence[Sequence[str]], *, raw: bool = True, cls: str = "") -> str:

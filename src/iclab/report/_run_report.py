@@ -6,11 +6,13 @@ import json
 from pathlib import Path
 from typing import Sequence
 
-from iclab.experiments import Comparison, Experiment, get_experiment, run_experiment
+from iclab.experiments import Experiment, get_experiment, run_experiment
+from iclab.experiments._judge import Comparison, judge_run
 from iclab.runs import ResultStore, RunResult
+from iclab.stats import AGREES, DISAGREES, KINDS, NOT_JUDGED, VERDICTS
 
-__all__ = ["write_run_report", "run_and_report", "comparison_table_md", "comparison_dict", "run_summary",
-           "run_timing", "fmt_seconds"]
+__all__ = ["write_run_report", "run_and_report", "comparison_table_md", "run_summary", "run_timing", "fmt_seconds",
+           "judge", "tally", "tally_line"]
 
 
 def fmt_seconds(seconds: float | None) -> str:
@@ -20,6 +22,24 @@ def fmt_seconds(seconds: float | None) -> str:
     if seconds < 90:
         return f"{seconds:.1f} s" if seconds < 10 else f"{seconds:.0f} s"
     return f"{seconds / 60:.1f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
+
+
+def tally(rows: Sequence[Comparison]) -> dict[str, dict[str, int]]:
+    """Counts ``{kind: {verdict: n}}`` (every kind and verdict present, zeros included) plus ``"all"``."""
+    out = {k: {v: 0 for v in VERDICTS} for k in (*KINDS, "all")}
+    for c in rows:
+        out.setdefault(c.kind, {v: 0 for v in VERDICTS})[c.verdict] += 1
+        out["all"][c.verdict] += 1
+    return out
+
+
+def tally_line(rows: Sequence[Comparison]) -> str:
+    """``"12 claims: 5 agree, 2 disagree, 5 not judged (paper value 1/0/3, …)"``."""
+    t = tally(rows)
+    kinds = ", ".join(f"{k} {t[k][AGREES]}/{t[k][DISAGREES]}/{t[k][NOT_JUDGED]}" for k in KINDS if sum(t[k].values()))
+    a = t["all"]
+    return (f"{len(rows)} claims: {a[AGREES]} agree, {a[DISAGREES]} disagree, {a[NOT_JUDGED]} not judged"
+            + (f" (agree/disagree/not judged by kind: {kinds})" if kinds else "") + ".")
 
 
 def run_timing(folder: Path, result: RunResult) -> dict:
@@ -32,49 +52,57 @@ def run_timing(folder: Path, result: RunResult) -> dict:
     return {"cell_seconds": cell_seconds, "wall_seconds": wall, "sweeps": len(sweeps), "executors": executors}
 
 
-def _ok(value) -> bool | None:
-    """``Comparison.ok`` as True/False/None (numpy bools and their ``"True"`` text included)."""
-    if value is None or (isinstance(value, str) and value.strip().lower() in ("", "none", "null", "—", "n/a")):
-        return None
-    if isinstance(value, str):
-        return value.strip().lower() in ("true", "yes", "1")
-    return bool(value)
+def _legacy_rows(exp: Experiment, rows: Sequence) -> list[Comparison]:
+    """Rows of an experiment not yet moved to declared claims (old ``quantity/paper/measured/ok/note`` rows)."""
+    verdict = {True: AGREES, False: DISAGREES, None: NOT_JUDGED}
+    out = []
+    for i, c in enumerate(rows):
+        ok = None if c.ok is None else bool(c.ok)
+        out.append(Comparison(exp.paper, exp.name, str(c.quantity), "not yet declared", "paper value", str(c.paper),
+                              str(c.measured), "—", str(c.note) or "—", "—", verdict[ok],
+                              "" if ok is not None else "qualitative row (no test)", f"legacy-{i}"))
+    return out
 
 
-def comparison_dict(c) -> dict:
-    """A Comparison as JSON-safe plain values (experiments may hand numpy bools or numbers)."""
-    return {"quantity": str(c.quantity), "paper": str(c.paper), "measured": str(c.measured), "ok": _ok(c.ok),
-            "note": str(c.note or "")}
+def judge(exp: Experiment, config, result: RunResult) -> tuple[list[Comparison], list[str]]:
+    """Every declared claim of the run with its verdict (:func:`iclab.experiments.judge_run`), and errors."""
+    if exp.claims is not None:
+        return judge_run(paper=exp.paper, experiment=exp.name, config=config, results=result.results,
+                         failed=result.failed, claims=exp.claims, compare=exp.compare)
+    if not len(result.results):
+        return [], []
+    try:
+        return _legacy_rows(exp, exp.compare(config, result.results)), []
+    except Exception as exc:  # noqa: BLE001 - a broken comparison must not lose computed results
+        return [], [f"compare failed: {type(exc).__name__}: {exc}"]
 
 
 def comparison_table_md(rows: Sequence[Comparison]) -> str:
-    lines = ["| quantity | paper reports | iclab measures | within tolerance? | note |", "|---|---|---|---|---|"]
-    mark = {True: "yes", False: "**no**", None: "—"}
+    """The comparison rows as a markdown table (claim, kind, paper, measured ± uncertainty, test, verdict)."""
+    lines = ["| claim | kind | paper reports | iclab measures | test | statistic | verdict |",
+             "|---|---|---|---|---|---|---|"]
     for c in rows:
-        cells = [c.quantity, c.paper, c.measured, mark[_ok(c.ok)], c.note]
+        verdict = c.verdict if c.verdict != DISAGREES else f"**{c.verdict}**"
+        if c.reason:
+            verdict += f" ({c.reason})"
+        measured = c.measured + ("" if c.uncertainty in ("", "—") else f" {c.uncertainty}")
+        cells = [f"{c.claim} [{c.source}]", c.kind, c.paper_value, measured, c.test, c.statistic, verdict]
         lines.append("| " + " | ".join(str(x).replace("|", "\\|").replace("\n", " ") for x in cells) + " |")
     return "\n".join(lines)
 
 
 def run_summary(exp: Experiment, config, result: RunResult) -> dict:
-    """Figures, comparisons and notes of a finished run (also written to ``summary.json``)."""
+    """Figures, comparison rows, notes and errors of a finished run (also written to ``summary.json``)."""
     fig_dir = result.folder.figures
     fig_dir.mkdir(parents=True, exist_ok=True)
     figures: list[Path] = []
-    comparisons: list = []
     notes = ""
-    errors: list[str] = []
+    comparisons, errors = judge(exp, config, result)
     if len(result.results):
-        for stage, fn in (("figures", exp.figures), ("compare", exp.compare)):
-            try:
-                out = fn(config, result.results) if stage == "compare" else fn(config, result.results, fig_dir)
-            except Exception as exc:  # noqa: BLE001 - a broken plot must not lose computed results
-                errors.append(f"{stage} failed: {type(exc).__name__}: {exc}")
-                continue
-            if stage == "figures":
-                figures = [Path(p) for p in out]
-            else:
-                comparisons = list(out)
+        try:
+            figures = [Path(p) for p in exp.figures(config, result.results, fig_dir)]
+        except Exception as exc:  # noqa: BLE001 - a broken plot must not lose computed results
+            errors.append(f"figures failed: {type(exc).__name__}: {exc}")
         if exp.notes is not None:
             try:
                 notes = exp.notes(config, result.results)
@@ -100,7 +128,8 @@ def write_run_report(exp: Experiment, config, result: RunResult) -> Path:
             lines.append(f"- cell {row.get('_key')}: `{str(row.get('_error', '')).splitlines()[0]}`")
         lines.append("")
     if summary["comparisons"]:
-        lines += ["## Paper reports / iclab measures", "", comparison_table_md(summary["comparisons"]), ""]
+        lines += ["## Claims: paper reports / iclab measures / verdict", "", tally_line(summary["comparisons"]), "",
+                  comparison_table_md(summary["comparisons"]), ""]
     if summary["notes"]:
         lines += ["## Where they disagree, and why", "", summary["notes"].strip(), ""]
     if summary["figures"]:
@@ -113,7 +142,7 @@ def write_run_report(exp: Experiment, config, result: RunResult) -> Path:
     (folder / "summary.json").write_text(json.dumps({
         "experiment": exp.name,
         "figures": [str(p.relative_to(folder)) if p.is_relative_to(folder) else str(p) for p in summary["figures"]],
-        "comparisons": [comparison_dict(c) for c in summary["comparisons"]],
+        "comparisons": [c.as_dict() for c in summary["comparisons"]],
         "notes": summary["notes"],
         "errors": summary["errors"],
         "cells": {"done": len(result.results), "failed": len(result.failed),
