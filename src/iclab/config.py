@@ -11,6 +11,7 @@ import dataclasses
 import hashlib
 import json
 import math
+import os
 import types
 import typing
 from typing import Any, Iterable, Mapping
@@ -27,6 +28,10 @@ __all__ = [
     "config_hash",
     "stable_json",
     "parse_overrides",
+    "Need",
+    "check_budget",
+    "memory_limit",
+    "fmt_bytes",
 ]
 
 
@@ -191,3 +196,49 @@ def _coerce_json_value(field: str, value: Any, hint: Any) -> Any:
     if hint is str and not isinstance(value, str):
         raise ConfigError(field, value, "a string")
     return value
+
+
+@dataclasses.dataclass(frozen=True)
+class Need:
+    """A resource estimate: with ``field`` = ``value`` one cell (or one command) needs about ``memory`` bytes at
+    its peak and ``seconds`` of one CPU core. Estimates are rough (a factor of a few); they exist to refuse what
+    cannot fit (``n_test=1000000000``), not to predict run times."""
+
+    field: str
+    value: Any
+    memory: float = 0.0
+    seconds: float = 0.0
+
+
+def fmt_bytes(n: float) -> str:
+    """``512 MB``, ``3.2 GB``, ``4e+03 TB``."""
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n / 1e3:.3g} kB"
+
+
+def memory_limit() -> float:
+    """Bytes a cell may use: ``ICLAB_MEMORY_LIMIT_GB`` if set, else this machine's physical memory."""
+    if os.environ.get("ICLAB_MEMORY_LIMIT_GB"):
+        return float(os.environ["ICLAB_MEMORY_LIMIT_GB"]) * 1e9
+    try:
+        return float(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return 16e9
+
+
+def check_budget(needs: Iterable[Need], seconds_limit: float | None = None,
+                 override: str = "--no-budget-check") -> None:
+    """One ConfigError for the first estimate over the memory limit (:func:`memory_limit`) or over
+    ``seconds_limit``, naming the field, its value, the estimate, the limit and the ``override`` flag."""
+    limit = memory_limit()
+    for need in needs:
+        if not math.isfinite(need.memory) or need.memory > limit:
+            raise ConfigError(need.field, need.value, f"a value that fits: it needs about {fmt_bytes(need.memory)} "
+                              f"of memory and this machine has {fmt_bytes(limit)}; lower it, or pass {override} to "
+                              "try anyway")
+        if seconds_limit is not None and (not math.isfinite(need.seconds) or need.seconds > seconds_limit):
+            raise ConfigError(need.field, need.value, f"a value that finishes: it needs about {need.seconds:.3g} s "
+                              f"of CPU, over the limit of {seconds_limit:g} s; lower it, or pass {override} to try "
+                              "anyway")

@@ -9,6 +9,7 @@ import typer
 
 from iclab.cli import app
 from iclab.config import check_choice, parse_overrides
+from iclab.errors import ConfigError, IclabError
 
 
 @app.command("list")
@@ -20,12 +21,30 @@ def list_experiments() -> None:
         typer.echo(f"{exp.name:28s} {exp.paper:12s} {exp.title}")
 
 
+def _folder_option(flag: str, value: Optional[str]) -> Optional[Path]:
+    """``--out``/``--root`` as a Path; an empty or blank value is refused (it would mean the current folder)."""
+    if value is None:
+        return None
+    if not value.strip() or "\0" in value:
+        raise ConfigError(flag, value, "a folder path (not empty)")
+    return Path(value)
+
+
+def _check_executor(executor: str, workers: Optional[int], address: Optional[str]) -> None:
+    """Every executor argument checked once, before any run folder is made (a Ray --address is also reached)."""
+    from iclab.config import check_int
+    from iclab.runs import EXECUTORS, make_executor
+
+    check_choice("--executor", executor, EXECUTORS)
+    if workers is not None:
+        check_int("--workers", workers)
+    make_executor(executor, workers, address)
+
+
 def _preset(quick: bool, full: bool, preset: Optional[str] = None) -> str:
     """The preset named by ``--quick``, ``--full`` or ``--preset NAME`` (at most one; default ``quick``)."""
     chosen = [name for name, on in (("quick", quick), ("full", full), (preset, preset is not None)) if on]
     if len(chosen) > 1:
-        from iclab.errors import ConfigError
-
         raise ConfigError("--quick/--full/--preset", "/".join(map(str, chosen)), "at most one of them")
     return chosen[0] if chosen else "quick"
 
@@ -39,7 +58,8 @@ def run(
                                          "(the paper's settings for every claim that fits on a CPU)"),
     set_: List[str] = typer.Option([], "--set", help="override a config field: key=value (repeatable)"),
     seed: Optional[int] = typer.Option(None, "--seed", help="base seed"),
-    out: Optional[Path] = typer.Option(None, "--out", help="run folder (default runs/<experiment>-<preset>)"),
+    out: Optional[str] = typer.Option(None, "--out", help="run folder (default runs/<experiment>-<preset>); a new "
+                                      "or empty folder, or a run folder of the same config"),
     executor: str = typer.Option("local", "--executor", help="serial | local | ray"),
     workers: Optional[int] = typer.Option(None, "--workers", help="worker processes (local) / CPUs (ray)"),
     address: Optional[str] = typer.Option(None, "--address", help="Ray cluster address (ray executor)"),
@@ -48,11 +68,11 @@ def run(
 ) -> None:
     """Run (or resume) one experiment; writes results, figures and report.md into the run folder."""
     from iclab.report import run_and_report
-    from iclab.runs import EXECUTORS
 
-    check_choice("--executor", executor, EXECUTORS)
+    out_dir = _folder_option("--out", out)
+    _check_executor(executor, workers, address)
     result = run_and_report(experiment, _preset(quick, full, preset), overrides=parse_overrides(set_), seed=seed,
-                            out=out, executor=executor, workers=workers, address=address, force=force,
+                            out=out_dir, executor=executor, workers=workers, address=address, force=force,
                             retry_failed=retry_failed)
     typer.echo(f"{experiment}: {len(result.results)} cells done, {len(result.failed)} failed ({result.computed} run now, "
                f"{result.reused} read back) -> {result.path / 'report.md'}")
@@ -66,7 +86,7 @@ def reproduce(
     full: bool = typer.Option(False, "--full", help="full presets (the largest sweeps)"),
     preset: Optional[str] = typer.Option(None, "--preset", help="presets by name: quick, full or paper"),
     only: List[str] = typer.Option([], "--only", help="run only these experiments (repeatable)"),
-    root: Path = typer.Option(Path("runs"), "--root", help="folder for run folders and the report"),
+    root: str = typer.Option("runs", "--root", help="folder for run folders and the report"),
     executor: str = typer.Option("local", "--executor", help="serial | local | ray"),
     workers: Optional[int] = typer.Option(None, "--workers"),
     address: Optional[str] = typer.Option(None, "--address"),
@@ -76,9 +96,10 @@ def reproduce(
     """Run every registered experiment, then write runs/report/index.html, report.md and screenshot.png."""
     from iclab.experiments import experiment_names, get_experiment
     from iclab.report import run_and_report, write_combined_report
-    from iclab.runs import EXECUTORS, default_run_dir
+    from iclab.runs import default_run_dir
 
-    check_choice("--executor", executor, EXECUTORS)
+    root = _folder_option("--root", root)
+    _check_executor(executor, workers, address)
     preset = _preset(quick, full, preset)
     names = list(only) or experiment_names()
     for name in names:
@@ -129,19 +150,22 @@ def report(run_dir: Path = typer.Argument(..., help="a run folder")) -> None:
     exp = get_experiment(folder.meta["experiment"])
     config = exp.config_cls.from_dict(folder.meta["config"])
     result = RunResult(folder, config, load_results(run_dir), load_results(run_dir, "failed"), 0, 0)
+    if not len(result.results) and not len(result.failed):
+        raise IclabError(f"{run_dir} holds no finished or failed cell yet: nothing to report (the folder is left "
+                         "as it is)")
     typer.echo(str(write_run_report(exp, config, result)))
 
 
 @app.command("export")
 def export(run_dir: Path = typer.Argument(..., help="a run folder"),
            fmt: str = typer.Option("csv", "--format", help="csv | parquet"),
-           out: Optional[Path] = typer.Option(None, "--out", help="output file")) -> None:
+           out: Optional[str] = typer.Option(None, "--out", help="output file (default RUN_DIR/results.FORMAT)")
+           ) -> None:
     """Export a run's results table to CSV or Parquet."""
-    import pandas as pd
-
-    from iclab.runs import EXPORT_FORMATS, export_results
+    from iclab.runs import EXPORT_FORMATS, export_results, read_export
 
     check_choice("--format", fmt, EXPORT_FORMATS)
+    if out is not None and not out.strip():
+        raise ConfigError("--out", out, "a file path (not empty)")
     target = export_results(run_dir, fmt, out)
-    rows = len(pd.read_parquet(target)) if fmt == "parquet" else len(pd.read_csv(target))
-    typer.echo(f"{rows} rows -> {target}")
+    typer.echo(f"{len(read_export(target))} rows -> {target}")

@@ -151,6 +151,10 @@ class RayExecutor:
             check_int("workers", workers)
         if address is not None:
             check_address(address)
+            import ray
+
+            if not ray.is_initialized():
+                _check_reachable(address, CONNECT_TIMEOUT)  # before the run folder is made
         if timeout is not None:
             check_positive("cell_timeout", timeout)
         self.address = address

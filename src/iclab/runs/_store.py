@@ -78,8 +78,7 @@ class ResultStore:
         if not Path(folder).is_dir():
             raise RunFolderError(f"{folder} is not a run folder (no such folder)")
         if self.path.is_dir():
-            raise StoreUnreadableError(f"{self.path} is a folder, not an iclab result store; use --out DIR, or "
-                                       "--force to discard it")
+            raise StoreUnreadableError(f"{self.path} is a folder, not an iclab result store" + self._remedy())
         if readonly and not self.path.exists():
             raise RunFolderError(f"{folder} has no {self.FILENAME}: no cell of this run has finished yet")
         self._db = self._connect()
@@ -92,8 +91,8 @@ class ResultStore:
         try:
             version = db.execute("PRAGMA user_version").fetchone()[0]
             if version > _SCHEMA_VERSION:
-                raise StoreUnreadableError(f"{self.path} was written by a newer iclab (store schema {version}); "
-                                           "use --out DIR or --force")
+                raise StoreUnreadableError(f"{self.path} was written by a newer iclab (store schema {version})"
+                                           + self._remedy())
             if self.readonly:
                 db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()  # reads the header: fails if not a db
             else:
@@ -107,12 +106,15 @@ class ResultStore:
             if isinstance(exc, sqlite3.OperationalError) and ("readonly" in str(exc) or "full" in str(exc)
                                                                or "disk I/O" in str(exc)):
                 raise StoreWriteError(f"cannot write {self.path} ({_why(exc)}); use --out DIR") from None
-            raise StoreUnreadableError(f"{self.path} is not a readable iclab result store ({exc}); "
-                                       "use --out DIR, or --force to discard it") from None
+            raise StoreUnreadableError(f"{self.path} is not a readable iclab result store ({exc})"
+                                       + self._remedy()) from None
         except BaseException:
             db.close()
             raise
         return db
+
+    def _remedy(self) -> str:
+        return "" if self.readonly else "; use --out DIR, or --force to discard it"
 
     def _open_readonly(self) -> sqlite3.Connection:
         """Open without creating anything: immutable when no ``-wal`` holds newer rows, else read-only WAL."""
