@@ -11,6 +11,10 @@ Connecting never hangs: ``--address`` must be ``HOST:PORT``, ``ray://HOST:PORT``
 ``ray.init`` (which retries an unreachable address forever) the driver opens a TCP connection to the address Ray
 will really use (Ray rewrites ``127.0.0.1`` to this machine's address) and asks its GCS for the cluster id, each
 within :data:`CONNECT_TIMEOUT` seconds (``ICLAB_RAY_CONNECT_TIMEOUT``); a failure is one :class:`IclabError`.
+A local Ray that iclab starts dies with its driver, SIGKILL included: Ray's agents (dashboard and runtime-env
+agent, started by the raylet even with the dashboard off) would otherwise spend a minute trying to report the
+raylet's death to the dead GCS, so a small reaper process (:data:`_REAPER`) waits for the driver's pipe to close
+and then kills the Ray processes the driver started (checked by start time, so a reused pid is never hit).
 With a per-cell timeout, at most one task per CPU is in flight and a task still unanswered
 ``timeout + HARD_STOP_GRACE`` seconds after it was submitted is cancelled (its worker killed) and fails as timed out.
 """
@@ -104,6 +108,66 @@ def _check_reachable(address: str, seconds: float) -> None:
                          "is it the head node's GCS port (`ray start --head --port`, default 6379)?")
 
 
+# Run as `python -S -c _REAPER pid:start ...` with stdin a pipe from the driver: EOF means the driver is gone.
+_REAPER = r"""
+import os, signal, sys
+targets = [tuple(map(int, a.split(":"))) for a in sys.argv[1:]]
+sys.stdin.buffer.read()
+for pid, start in targets:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            if int(f.read().rsplit(b")", 1)[1].split()[19]) == start:
+                os.kill(pid, signal.SIGKILL)
+    except (OSError, ValueError, IndexError):
+        pass
+"""
+_REAPERS: list = []  # the reapers' Popen objects: their pipes must stay open while this driver lives
+
+
+def _proc_stat(pid: int) -> tuple[int, int] | None:
+    """``(parent pid, start time in clock ticks)`` of a process from ``/proc``; None if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return int(fields[1]), int(fields[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _ray_descendants() -> list[tuple[int, int]]:
+    """``(pid, start time)`` of every process below this one whose command line mentions ray."""
+    stats = {int(d): _proc_stat(int(d)) for d in os.listdir("/proc") if d.isdigit()}
+    children: dict[int, list[int]] = {}
+    for pid, stat in stats.items():
+        if stat is not None:
+            children.setdefault(stat[0], []).append(pid)
+    found, todo = [], list(children.get(os.getpid(), []))
+    while todo:
+        pid = todo.pop()
+        todo.extend(children.get(pid, []))
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if b"ray" in f.read():
+                    found.append((pid, stats[pid][1]))
+        except OSError:
+            pass
+    return found
+
+
+def _reap_with_this_driver() -> None:
+    """Start the reaper for the Ray processes this driver has just started (Linux; elsewhere a no-op)."""
+    import subprocess
+    import sys
+
+    if not os.path.isdir("/proc"):
+        return
+    targets = [f"{pid}:{start}" for pid, start in _ray_descendants()]
+    if targets:
+        _REAPERS.append(subprocess.Popen([sys.executable, "-S", "-c", _REAPER, *targets], stdin=subprocess.PIPE,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                         start_new_session=True))
+
+
 def _run_on_worker(task: CellTask, shared_ref: list, timeout: float | None = None) -> CellOutcome:
     """Body of the Ray task. ``shared_ref`` is ``[ObjectRef]`` (wrapped, so Ray does not resolve it per task)."""
     import ray
@@ -138,6 +202,7 @@ def ray_init(address: str | None = None, num_cpus: int | None = None) -> bool:
         ray.init(address=address, **kwargs)
     else:
         ray.init(num_cpus=num_cpus or os.cpu_count() or 1, _node_ip_address="127.0.0.1", **kwargs)
+        _reap_with_this_driver()
     return True
 
 
