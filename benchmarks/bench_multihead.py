@@ -1,6 +1,7 @@
-"""Training throughput (optimiser steps/s) of iclab's H-head regression attention vs the same-size model
-built from Hugging Face ``GPT2Model`` with read-in/read-out linear layers (the way public ICL codebases, e.g.
-Garg et al. 2022, train), same batch, same context, same Adam step, measured side by side in one process.
+"""Training throughput (optimiser steps/s) of iclab's H-head regression attention (the model of arXiv:2503.12734,
+docs/papers/multihead.md §3.2) vs the same-size model built from Hugging Face ``GPT2Model`` with read-in/read-out
+linear layers (the way public ICL codebases, e.g. Garg et al. 2022, train), same batch, same context, same Adam
+step, measured side by side in one process.
 
 GPT-2 gets the same tokens (x_ℓ; y_ℓ) with the query's label slot 0, one layer, H heads of width d+1
 (n_embd = H(d+1)), no dropout; its prediction is the read-out of the last (query) position.

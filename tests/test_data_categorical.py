@@ -1,4 +1,5 @@
-"""Categorical prompts (spec §3.1, §3.2): shapes, determinism, label law vs Monte Carlo, relabelling, errors."""
+"""Categorical prompts of arXiv:2405.17248 (docs/papers/categorical.md §5.1, §5.4): shapes, determinism, label law
+vs Monte Carlo, relabelling, errors."""
 
 import math
 

@@ -1,4 +1,5 @@
-"""GD predictors of the multi-head paper (spec §4.3–4.6): closed-form risks by Monte Carlo, identities."""
+"""GD predictors of arXiv:2503.12734 (docs/papers/multihead.md §3.3–3.9, §4.1–4.2): closed-form risks by Monte
+Carlo, identities."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The ``categorical`` experiment end to end on a tiny config (serial executor): cells, figures, comparison."""
+"""The ``categorical`` experiment (arXiv:2405.17248) end to end on a tiny config (serial executor): cells, figures,
+comparison."""
 
 import pytest
 
@@ -51,7 +52,7 @@ def test_config_errors():
 def test_gd_likeness_separates_construction_from_random():
     import torch
 
-    from iclab.experiments._categorical_synthetic import gd_likeness
+    from iclab.experiments.categorical.synthetic import gd_likeness
     from iclab.models import FunctionalGDModel, TrainedCategoricalTransformer
 
     rand = gd_likeness(TrainedCategoricalTransformer(5, 7, 3, 1, generator=torch.Generator().manual_seed(0)), 5, 3)

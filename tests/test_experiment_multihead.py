@@ -1,4 +1,5 @@
-"""``multihead`` experiment end to end on a tiny override config (serial executor)."""
+"""``multihead`` experiment (arXiv:2503.12734) end to end on a tiny override config (serial executor), its cells
+and config, and its data (docs/papers/multihead.md §3.1, §3.10)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,9 @@ import json
 import pytest
 import torch
 
-from iclab.data import GaussianRegression, generator_for
+from iclab.data import GaussianRegression, MultiTaskRegression, generator_for, toeplitz_cov
 from iclab.errors import ConfigError
 from iclab.experiments import get_experiment
-from iclab.experiments._multihead_data import MultiTaskRegression, toeplitz_cov
 from iclab.report import run_and_report
 
 TINY = {"steps": 30, "log_every": 10, "heads": "1,2", "n_eval": 200, "n_mc": 500, "n_monitor": 100,
@@ -19,27 +19,25 @@ TINY = {"steps": 30, "log_every": 10, "heads": "1,2", "n_eval": 200, "n_mc": 500
 
 @pytest.mark.slow
 def test_tiny_run_writes_figures_comparison_and_notes(tmp_path):
-    res = run_and_report("multihead", "quick", TINY, out=tmp_path, executor="serial", progress=False)
+    run_and_report("multihead", "quick", TINY, out=tmp_path, executor="serial", progress=False)
     figs = {p.name for p in (tmp_path / "figures").glob("*.png")}
     assert figs == {"dynamics.png", "error_vs_length.png", "head_ablation.png", "length_generalisation.png",
                     "anisotropic_kq.png", "multitask_heads.png"}
     assert all((tmp_path / "figures" / f).with_suffix(".csv").exists() for f in figs)
     report = (tmp_path / "report.md").read_text()
-    for text in ("§5.2 debiased GD", "§5.3 trained H = 2", "UNRELIABLE", "linear attention degrades", "Σ⁻¹"):
+    for text in ("Fig. 2.5 debiased GD", "Fig. 2.4 trained H = 2", "UNRELIABLE", "linear attention degrades", "Σ⁻¹"):
         assert text in report
-    df = res.results if hasattr(res, "results") else None
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary  # written
     # the closed-form debiased-GD row against the authors' number is exact, whatever the training budget
-    assert "| §5.2 debiased GD η=0.897 (closed form), L = 40 | 0.2431 | 0.2432 | yes |" in report
-    del df
+    assert "| Fig. 2.5 debiased GD η=0.897 (closed form), L = 40 [not yet declared] | paper value | 0.2431 | 0.2432 |" in report
 
 
 def test_cells_and_config_validation():
     exp = get_experiment("multihead")
     cfg = exp.config("quick", {"heads": "1,2", "seeds": 2})
-    kinds = [c["kind"] for c in exp.cells(cfg)]
-    assert kinds.count("baseline") == 1 and kinds.count("iso") == 2 * 3 and kinds.count("multitask") == 2 * 2
+    parts = [c["part"] for c in exp.cells(cfg)]
+    assert parts.count("baseline") == 1 and parts.count("iso") == 2 * 3 and parts.count("multitask") == 2 * 2
     assert all("seed" in c for c in exp.cells(cfg))
     with pytest.raises(ConfigError, match="kinds"):
         exp.config("quick", {"kinds": "iso,bogus"})

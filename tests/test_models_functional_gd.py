@@ -1,5 +1,6 @@
-"""Functional-GD transformer (spec §2.2-2.5): forward = K steps of functional GD, cross-attention = exact
-expected embedding, the erase head clears the scratch slot, trained-TF parity at the GD configuration, errors."""
+"""The functional-GD transformer of arXiv:2405.17248 (docs/papers/categorical.md §3.3-3.6): forward = K steps of
+functional GD, cross-attention = exact expected embedding, the erase head clears the scratch slot, trained-TF parity
+at the GD configuration, errors."""
 
 import pytest
 import torch
@@ -8,10 +9,21 @@ from iclab.data import CategoricalBatch, CategoricalICL, generator_for
 from iclab.errors import ConfigError
 from iclab.models import (FunctionalGDModel, TrainedCategoricalTransformer, categorical_forward, categorical_loss,
                           embed_tokens, gd_block_params)
-from iclab.theory.categorical import expected_embedding, functional_gd
+from iclab.theory import categorical as theory
 
 D_X, C, DP, N, Q = 5, 7, 3, 11, 3
 E = slice(D_X + DP, D_X + 2 * DP)
+
+
+def expected_embedding(f, W):
+    """The NumPy theory's E_f[w_e] as a tensor."""
+    return torch.from_numpy(theory.expected_embedding(f.detach(), W))
+
+
+def functional_gd(*args):
+    """The NumPy theory's functional GD, as lists of tensors."""
+    fc, fq = theory.functional_gd(*args)
+    return [torch.from_numpy(f) for f in fc], [torch.from_numpy(f) for f in fq]
 
 
 def _batch(seed=0, n=13):

@@ -1,4 +1,5 @@
-"""H-head regression attention (spec §2): parity with the explicit formula, patterns after brief training."""
+"""H-head regression attention of arXiv:2503.12734 (docs/papers/multihead.md §3.2): parity with the explicit
+formula, patterns after brief training."""
 
 from __future__ import annotations
 
@@ -8,9 +9,8 @@ import torch
 from iclab.data import GaussianRegression, generator_for
 from iclab.errors import ConfigError
 from iclab.estimators import kernel_regression
-from iclab.models import MultiHeadRegressionAttention, regression_mse
-from iclab.models._multihead_diagnostics import (corr_with, distance_to_debiased_gd, head_parameters, kq_block,
-                                                 pattern_diagnostics)
+from iclab.models import (MultiHeadRegressionAttention, corr_with, distance_to_debiased_gd, head_parameters, kq_block,
+                          pattern_diagnostics, regression_mse)
 from iclab.train import TrainConfig, train
 
 
@@ -19,7 +19,7 @@ def _batch(d=3, n=7, B=11, seed=0, sigma=0.3):
 
 
 def _explicit(model, x, y, attention="softmax"):
-    """Spec §2.2 query column, head by head with full KQ/OV matrices (no tricks)."""
+    """The query column of the paper's transformer, head by head with full KQ/OV matrices (no tricks)."""
     B, l, d = x.shape
     n = l - 1
     out = torch.zeros(B, dtype=x.dtype)
@@ -103,7 +103,8 @@ def test_two_heads_trained_briefly_move_toward_diagonal_kq_and_zero_sum_ov():
     data = GaussianRegression(5, 20, cov_w=0.2, sigma=0.1**0.5, dtype=torch.float32)
     m = MultiHeadRegressionAttention(5, n_heads=2)
     before = pattern_diagnostics(m)
-    # Seeded: from some initialisations a head stays dummy for longer, a single-head plateau (spec §4.2).
+    # Seeded: from some initialisations a head stays dummy for longer, a single-head plateau
+    # (docs/papers/multihead.md §6.8).
     # Measured with this sampler: seeds 0, 2, 3 reach the pattern by 3000 steps (2 and 3 already by 1500);
     # seed 1 is still on the plateau (both heads positive) at 3000.
     train(m, data, regression_mse, TrainConfig(steps=3000, batch_size=128, lr=3e-3, seed=0, log_every=500))

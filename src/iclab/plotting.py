@@ -18,7 +18,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-__all__ = ["PALETTE", "MARKERS", "new_figure", "save_figure", "theory_vs_sim", "color"]
+__all__ = ["PALETTE", "MARKERS", "new_figure", "save_figure", "theory_vs_sim", "color", "log_tau_axis"]
 
 # Okabe & Ito (2008) colour-universal-design palette.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
@@ -79,3 +79,13 @@ def theory_vs_sim(ax, x, theory=None, sim=None, sim_err=None, *, label: str, i: 
         ax.errorbar(np.asarray(x), np.asarray(sim), yerr=None if sim_err is None else np.asarray(sim_err), fmt=m,
                     color=c, mfc="white" if theory is not None else c, capsize=2,
                     label=f"{label} (sim.)" if theory is not None else label)
+
+
+def log_tau_axis(ax, taus: Sequence[float]) -> None:
+    """A log-scale temperature axis labelled at the grid values ``taus`` (no minor labels)."""
+    from matplotlib.ticker import NullFormatter
+
+    ax.set_xscale("log")
+    ax.set_xticks(list(taus))
+    ax.set_xticklabels([f"{t:g}" for t in taus], fontsize=7)
+    ax.xaxis.set_minor_formatter(NullFormatter())

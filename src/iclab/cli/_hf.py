@@ -123,7 +123,7 @@ def tau(
         raise ConfigError("--task/--prompts", (task, prompts), "exactly one of --task NAME or --prompts FILE --shifted FILE")
     score = None
     if task is not None:
-        from iclab.experiments._llm_tasks import build_prompts, exact_match, get_task, greedy_answers, split_items
+        from iclab.hf import build_prompts, exact_match, get_task, greedy_answers, split_items
 
         t = get_task(task)
         qs, pool = split_items(t, questions, seed)

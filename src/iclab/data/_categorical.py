@@ -1,14 +1,15 @@
-"""Categorical in-context classification prompts (categorical-ICL spec §3.1, §3.2).
+r"""Categorical in-context classification prompts of Wang et al., arXiv:2405.17248 (docs/papers/categorical.md
+§5.1, §5.4).
 
-``CategoricalICL`` is the authors' "high-dimensional" synthetic generator (spec §3.1): per context, ``k`` of
-the ``C`` classes are active, with cluster centres :math:`\\mu_j\\sim N(0, I_d)` and widths
-:math:`\\sigma_j^2 = -\\min_{j'\\ne j}\\|\\mu_j-\\mu_{j'}\\|^2/\\ln(\\mathrm{dist})`; the latent function is
-:math:`f(x)=\\lambda\\sum_j w_{c_j}\\exp(-\\|x-\\mu_j\\|^2/\\sigma_j^2)` and every label (context and query) is drawn
-from :math:`\\mathrm{softmax}(W_e^{\\top} f(x))` over all ``C`` classes. ``W_e`` (``d' x C``, entries N(0, 1)) is
+``CategoricalICL`` is the authors' "high-dimensional" synthetic generator (§5.1): per context, ``k`` of
+the ``C`` classes are active, with cluster centres :math:`\mu_j\sim N(0, I_d)` and widths
+:math:`\sigma_j^2 = -\min_{j'\ne j}\|\mu_j-\mu_{j'}\|^2/\ln(\mathrm{dist})`; the latent function is
+:math:`f(x)=\lambda\sum_j w_{c_j}\exp(-\|x-\mu_j\|^2/\sigma_j^2)` and every label (context and query) is drawn
+from :math:`\mathrm{softmax}(W_e^{\top} f(x))` over all ``C`` classes. ``W_e`` (``d' x C``, entries N(0, 1)) is
 drawn once from ``embedding_seed`` and shared by every context (or per context with ``unique_embeddings``).
 
 ``FeatureClassPrompts`` builds ``n_way``-way, ``shots``-shot contexts from a bank of real feature vectors
-(spec §3.2): pick ``n_way`` distinct classes from an allowed set, ``shots`` examples each, relabel the classes
+(§5.4): pick ``n_way`` distinct classes from an allowed set, ``shots`` examples each, relabel the classes
 0..n_way-1 in random order, shuffle the context, and draw ``n_queries`` further examples of those classes.
 """
 
@@ -61,7 +62,7 @@ class CategoricalBatch:
 
 @dataclass(frozen=True)
 class CategoricalICL(Config):
-    """Synthetic categorical ICL prompts (spec §3.1; defaults = the authors' main setting).
+    """Synthetic categorical ICL prompts (docs/papers/categorical.md §5.1; defaults = the authors' main setting).
 
     Fields:
         n_classes: C, number of classes (25).
@@ -73,7 +74,7 @@ class CategoricalICL(Config):
         scale: lambda, the latent-function scale (10, torch argparse default).
         n_queries: query points per prompt (1).
         covariate: ``uniform`` (x ~ U[-1, 1]^d, the paper) or ``gaussian`` (x ~ N(0, I_d), rotation-invariant,
-            for the stationarity check of spec §4.2).
+            for the stationarity check, docs/papers/categorical.md §4.3).
         embedding_seed: seed of the shared data embedding W_e (42, as in the torch code).
         unique_embeddings: draw a fresh W_e per prompt (the code's ``unique_w_e``).
     """
@@ -122,7 +123,7 @@ class CategoricalICL(Config):
 
     def sample(self, batch: int, generator: torch.Generator | None = None,
                dtype: torch.dtype = torch.float32) -> CategoricalBatch:
-        """Draw ``batch`` prompts (spec §3.1 steps 1-6), vectorised over prompts."""
+        """Draw ``batch`` prompts (docs/papers/categorical.md §5.1, steps 1-6), vectorised over prompts."""
         check_int("batch", batch, 1)
         B, N, Q, d, k, C = batch, self.n_context, self.n_queries, self.d, self.n_clusters, self.n_classes
         if self.covariate == "uniform":
@@ -151,7 +152,8 @@ class CategoricalICL(Config):
 
 @dataclass(frozen=True)
 class FeatureClassPrompts:
-    """``n_way``-way ``shots``-shot in-context classification over a bank of real features (spec §3.2).
+    """``n_way``-way ``shots``-shot in-context classification over a bank of real features (docs/papers/categorical.md
+    §5.4).
 
     Fields:
         features: ``(M, d)`` feature vectors.

@@ -1,13 +1,14 @@
-"""Gradient-descent and kernel predictors of the multi-head softmax paper (spec §2.4, §2.5, §4.3–4.6).
+r"""Gradient-descent and kernel predictors of arXiv:2503.12734 (He, Pan, Chen, Yang; the multi-head softmax
+paper's baselines and the predictors its trained models implement, docs/papers/multihead.md §3.3–3.9).
 
-With context ``(x_ℓ, y_ℓ)_{ℓ≤L}``, query ``x_q`` and :math:`\\bar x=\\frac1L\\sum_\\ell x_\\ell`:
+With context ``(x_ℓ, y_ℓ)_{ℓ≤L}``, query ``x_q`` and :math:`\bar x=\frac1L\sum_\ell x_\ell` (sections of that note):
 
-* one-step (vanilla) GD from 0: :math:`\\hat y=\\frac\\eta L\\sum_\\ell y_\\ell\\,x_\\ell^\\top x_q` (spec §2.5);
-* debiased GD (spec §4.3): :math:`\\hat y=\\frac\\eta L\\sum_\\ell y_\\ell\\,(x_\\ell-\\bar x)^\\top x_q
-  =\\frac\\eta L\\sum_\\ell(y_\\ell-\\bar y)\\,x_\\ell^\\top x_q`;
-* preconditioned (debiased) GD (spec §4.6): :math:`\\frac\\eta L\\sum_\\ell y_\\ell(x_\\ell-\\bar x)^\\top\\Omega x_q`;
-* sum of kernel regressors (spec §2.4): :math:`\\sum_h\\mu_h\\sum_\\ell y_\\ell\\,\\mathrm{smax}_\\ell(\\omega_h x_\\ell^\\top x_q)`,
-  whose ``H = 1`` case with ``ω = 1/√d`` is the single-head Nadaraya–Watson estimator (spec §4.5).
+* one-step (vanilla) GD from 0: :math:`\hat y=\frac\eta L\sum_\ell y_\ell\,x_\ell^\top x_q` (§3.4);
+* debiased GD (§3.6): :math:`\hat y=\frac\eta L\sum_\ell y_\ell\,(x_\ell-\bar x)^\top x_q
+  =\frac\eta L\sum_\ell(y_\ell-\bar y)\,x_\ell^\top x_q`;
+* preconditioned (debiased) GD (§3.9): :math:`\frac\eta L\sum_\ell y_\ell(x_\ell-\bar x)^\top\Omega x_q`;
+* sum of kernel regressors (§3.3): :math:`\sum_h\mu_h\sum_\ell y_\ell\,\mathrm{smax}_\ell(\omega_h x_\ell^\top x_q)`,
+  whose ``H = 1`` case with ``ω = 1/√d`` is the single-head Nadaraya–Watson estimator (§3.8).
 
 Every function takes a batch with ``x`` ``(B, L+1, d)`` (query last) and ``y`` ``(B, L+1)`` and returns
 ``(B,)``; the query label ``y[:, -1]`` is never read. Dataclass wrappers give the ``predict(batch)`` contract.
@@ -38,8 +39,8 @@ def _check_eta(eta: Any) -> None:
 
 
 def one_step_gd(batch, eta: float) -> torch.Tensor:
-    """:math:`\\frac\\eta L\\sum_\\ell y_\\ell x_\\ell^\\top x_q`, ``(B,)`` (one GD step from w = 0 on the
-    squared loss, spec §2.5)."""
+    r""":math:`\frac\eta L\sum_\ell y_\ell x_\ell^\top x_q`, ``(B,)`` (one GD step from w = 0 on the
+    squared loss; docs/papers/multihead.md §3.4)."""
     _check_eta(eta)
     xc, yc, xq = _split(batch)
     w = torch.einsum("bl,bld->bd", yc, xc) / xc.shape[1]  # (B, d)
@@ -47,8 +48,8 @@ def one_step_gd(batch, eta: float) -> torch.Tensor:
 
 
 def preconditioned_gd(batch, eta: float, omega: torch.Tensor | None = None, debias: bool = True) -> torch.Tensor:
-    """:math:`\\frac\\eta L\\sum_\\ell y_\\ell(x_\\ell-\\bar x)^\\top\\Omega x_q` (``debias=False``: no
-    centring), ``omega`` a ``(d, d)`` matrix (None: identity), ``(B,)`` (spec §4.6)."""
+    r""":math:`\frac\eta L\sum_\ell y_\ell(x_\ell-\bar x)^\top\Omega x_q` (``debias=False``: no
+    centring), ``omega`` a ``(d, d)`` matrix (None: identity), ``(B,)`` (docs/papers/multihead.md §3.9)."""
     _check_eta(eta)
     xc, yc, xq = _split(batch)
     if debias:
@@ -63,13 +64,14 @@ def preconditioned_gd(batch, eta: float, omega: torch.Tensor | None = None, debi
 
 
 def debiased_gd(batch, eta: float) -> torch.Tensor:
-    """Debiased one-step GD of spec §4.3, :math:`\\frac\\eta L\\sum_\\ell y_\\ell(x_\\ell-\\bar x)^\\top x_q`, ``(B,)``."""
+    r"""Debiased one-step GD, :math:`\frac\eta L\sum_\ell y_\ell(x_\ell-\bar x)^\top x_q`, ``(B,)``
+    (arXiv:2503.12734, Thm 1; docs/papers/multihead.md §3.6)."""
     return preconditioned_gd(batch, eta, None, debias=True)
 
 
 def kernel_regression(batch, omega: Sequence[float], mu: Sequence[float], attention: str = "softmax") -> torch.Tensor:
-    """Sum of kernel regressors (spec §2.4):
-    :math:`\\sum_h\\mu_h\\sum_\\ell y_\\ell\\,\\mathrm{norm}_\\ell(\\omega_h x_\\ell^\\top x_q)`, ``(B,)``."""
+    r"""Sum of kernel regressors (docs/papers/multihead.md §3.3):
+    :math:`\sum_h\mu_h\sum_\ell y_\ell\,\mathrm{norm}_\ell(\omega_h x_\ell^\top x_q)`, ``(B,)``."""
     xc, yc, xq = _split(batch)
     om = torch.as_tensor(omega, dtype=xq.dtype, device=xq.device).flatten()  # (H,)
     mu_t = torch.as_tensor(mu, dtype=xq.dtype, device=xq.device).flatten()  # (H,)
@@ -114,7 +116,7 @@ class PreconditionedGD:
 
 @dataclass(frozen=True)
 class KernelRegression:
-    """``predict(batch)`` = :func:`kernel_regression` (sum of softmax kernel regressors, spec §2.4)."""
+    """``predict(batch)`` = :func:`kernel_regression` (sum of softmax kernel regressors)."""
 
     omega: tuple[float, ...]
     mu: tuple[float, ...]

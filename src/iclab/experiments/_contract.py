@@ -120,19 +120,25 @@ class Experiment:
 
     @classmethod
     def in_package(cls, package: str, *, name: str, paper: str, title: str, claim: str, config_cls: type,
-                   presets: Mapping[str, Config], order: int = 100) -> "Experiment":
-        """An experiment laid out in ``package`` with the standard file names (module docstring)."""
+                   presets: Mapping[str, Config], order: int = 100, claims: bool = False) -> "Experiment":
+        """An experiment laid out in ``package`` with the standard file names (module docstring).
+
+        ``claims=True`` wires ``comparisons.claims`` (declared claims; every experiment moves to them)."""
         return cls(name=name, paper=paper, title=title, claim=claim, config_cls=config_cls, presets=presets,
                    cells=lazy(f"{package}.cells:cells"), run_cell=lazy(f"{package}.cells:run_cell"),
                    shared=lazy(f"{package}.cells:shared"), figures=lazy(f"{package}.figures:figures"),
                    compare=lazy(f"{package}.comparisons:compare"), notes=lazy(f"{package}.comparisons:notes"),
-                   order=order)
+                   claims=lazy(f"{package}.comparisons:claims") if claims else None, order=order)
 
     def config(self, preset: str = "quick", overrides: Mapping[str, Any] | None = None, seed: int | None = None):
-        """The preset config with ``--set`` overrides and ``--seed`` applied (validated)."""
+        """The preset config with ``--set`` overrides and ``--seed`` applied, validated and normalised.
+
+        Normalised: every value has its field's declared type (a preset's ``thetas_deg=(0, 15)`` in a
+        ``tuple[float, ...]`` field becomes ``(0.0, 15.0)``), exactly as ``--set thetas_deg=0,15`` gives, so a
+        value that keys random draws means the same draws however the config was written."""
         if preset not in self.presets:
             raise ConfigError("preset", preset, "one of " + ", ".join(self.presets))
         cfg = self.presets[preset].with_overrides(dict(overrides or {}))
         if seed is not None:
             cfg = cfg.with_overrides({"seed": seed})
-        return cfg
+        return self.config_cls.from_dict(cfg.to_dict())

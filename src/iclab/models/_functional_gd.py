@@ -1,26 +1,27 @@
-"""The functional-GD transformer for categorical ICL (categorical-ICL spec §2.2–2.5, §4.1).
+r"""The functional-GD transformer for categorical in-context learning of Wang et al., arXiv:2405.17248
+(docs/papers/categorical.md §3.3–3.6).
 
-Token ``i`` at block ``k`` is :math:`e_{i,k}=(x_i;\\,w_{e,y_i};\\,\\mathbb E_{f_{i,k}}[w_e];\\,f_{i,k})\\in\\mathbb R^{d+3d'}`
-(spec §2.2), the query token has :math:`0` in the label slot, and :math:`f_{i,0}=0`, so the scratch slot starts
-at :math:`\\bar w_e`. One block (spec §2.3) is
+Token ``i`` at block ``k`` is :math:`e_{i,k}=(x_i;\,w_{e,y_i};\,\mathbb E_{f_{i,k}}[w_e];\,f_{i,k})\in\mathbb R^{d+3d'}`
+(§3.3), the query token has :math:`0` in the label slot, and :math:`f_{i,0}=0`, so the scratch slot starts
+at :math:`\bar w_e`. One block (§3.4) is
 
 * self-attention with two heads over the N context tokens as keys/values (the query is never a key):
-  head 1 (the update) with kernel :math:`\\kappa` (softmax, RBF or linear, spec §2.4) and head 2 (erase) with
-  score :math:`-\\|q_i-k_j\\|^2` and a softmax, which at the construction :math:`q=k=\\sqrt{\\lambda}x` is an exact
-  Kronecker delta; both add to the residual stream;
+  head 1 (the update) with kernel :math:`\kappa` (softmax, RBF or linear, §3.5) and head 2 (erase) with
+  score :math:`-\|q_i-k_j\|^2` and a softmax, which at the construction :math:`q=k=\sqrt{\lambda}x` is an exact
+  Kronecker delta (§4.2); both add to the residual stream;
 * cross-attention from every token onto the C class embeddings :math:`w_{e,c}` (keys = values), softmax over c,
   added to the residual stream.
 
-At the *GD configuration* head 1 adds :math:`\\operatorname{diag}(\\alpha_k)[w_{e,y_j}-\\mathbb E_{f_{j,k}}[w_e]]\\kappa(x_j,x_i)`
-to :math:`f_i`, head 2 removes :math:`\\mathbb E_{f_{i,k}}[w_e]` and the cross-attention writes
-:math:`\\sum_c w_{e,c}\\,\\mathrm{softmax}_c(W_e^\\top f_{i,k+1})`, so K blocks are K steps of functional GD
-(spec §4.1; checked against :func:`iclab.theory.categorical.functional_gd`). The readout is
-:math:`\\mathrm{softmax}(W_e^\\top f_{N+1,K})`.
+At the *GD configuration* head 1 adds :math:`\operatorname{diag}(\alpha_k)[w_{e,y_j}-\mathbb E_{f_{j,k}}[w_e]]\kappa(x_j,x_i)`
+to :math:`f_i`, head 2 removes :math:`\mathbb E_{f_{i,k}}[w_e]` and the cross-attention writes
+:math:`\sum_c w_{e,c}\,\mathrm{softmax}_c(W_e^\top f_{i,k+1})`, so K blocks are K steps of functional GD
+(§3.2; checked against :func:`iclab.theory.categorical.functional_gd`). The readout is
+:math:`\mathrm{softmax}(W_e^\top f_{N+1,K})`.
 
-:class:`FunctionalGDModel` is the "GD" model: it learns only the step sizes :math:`\\alpha_k\\in\\mathbb R^{d'}`, one
-kernel scale ``s`` and :math:`W_e` (spec §2.5), and builds every attention matrix from them.
+:class:`FunctionalGDModel` is the "GD" model: it learns only the step sizes :math:`\alpha_k\in\mathbb R^{d'}`, one
+kernel scale ``s`` and :math:`W_e` (§3.6), and builds every attention matrix from them.
 :class:`TrainedCategoricalTransformer` has the same forward with every Q, K, V, P matrix of every block learned
-(per-block weights, spec §2.5 "Trained TF"). Both share :func:`categorical_forward`.
+(per-block weights, the authors' "Trained TF", §3.6). Both share :func:`categorical_forward`.
 """
 
 from __future__ import annotations
@@ -59,8 +60,8 @@ def _check_args(d: int, n_classes: int, d_embed: int, n_blocks: int, kernel: str
 
 
 def embed_tokens(batch: CategoricalBatch, W_e: torch.Tensor) -> torch.Tensor:
-    """Initial tokens ``(B, N+Q, d+3d')``: ``(x; w_{e,y}; \\bar w_e; 0)`` for context, ``(x; 0; \\bar w_e; 0)`` for queries
-    (spec §2.2). ``W_e`` has shape ``(d', C)``."""
+    r"""Initial tokens ``(B, N+Q, d+3d')``: ``(x; w_{e,y}; \bar w_e; 0)`` for context, ``(x; 0; \bar w_e; 0)`` for
+    queries (docs/papers/categorical.md §3.3). ``W_e`` has shape ``(d', C)``."""
     x, xq = batch.x, batch.x_query  # (B, N, d), (B, Q, d)
     B, N, d = x.shape
     Q = xq.shape[1]
@@ -85,7 +86,7 @@ def _sq_dist(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
 
 
 def _block(Z: torch.Tensor, n_ctx: int, p: dict[str, torch.Tensor], W_e: torch.Tensor, kernel: str) -> torch.Tensor:
-    """One block (spec §2.3) on tokens ``Z (B, T, D)`` whose first ``n_ctx`` rows are the context."""
+    """One block (docs/papers/categorical.md §3.4) on tokens ``Z (B, T, D)`` whose first ``n_ctx`` rows are the context."""
     Zc = Z[:, :n_ctx]  # (B, N, D)
     D = Z.shape[-1]
     q, k, v = Z @ p["q1"], Zc @ p["k1"], Zc @ p["v1"]  # (B, T, D), (B, N, D), (B, N, D)
@@ -122,7 +123,7 @@ def categorical_forward(batch: CategoricalBatch, W_e: torch.Tensor, blocks: list
 
 def gd_block_params(d: int, d_embed: int, alpha: torch.Tensor, scale: torch.Tensor | float, kernel: str,
                     erase_lambda: float = 1e5) -> dict[str, torch.Tensor]:
-    """The matrices of one block at the GD configuration (spec §2.3, §2.5), differentiable in ``alpha (d',)``
+    """The matrices of one block at the GD configuration (docs/papers/categorical.md §3.4, §3.6), differentiable in ``alpha (d',)``
     and ``scale``: head 1 Q/K read x (softmax/linear: ``Q = s I``, ``K = I``; RBF: ``Q = K = I/s``), V writes
     ``diag(alpha)(w_e - E)`` into f, P = I; head 2 ``Q = K = sqrt(lambda) I`` on x, V copies E, P = -I on E;
     cross-attention Q reads f, K = V = I, P writes E."""
@@ -161,7 +162,7 @@ def gd_block_params(d: int, d_embed: int, alpha: torch.Tensor, scale: torch.Tens
 
 
 class FunctionalGDModel(nn.Module):
-    """The "GD" model (spec §2.5): learned ``alpha (K, d')`` ~ N(0, 1), kernel scale ``s`` (init 1) and
+    """The "GD" model (docs/papers/categorical.md §3.6): learned ``alpha (K, d')`` ~ N(0, 1), kernel scale ``s`` (init 1) and
     ``W_e (d', C)`` ~ N(0, 1); every other matrix is the construction of :func:`gd_block_params`."""
 
     def __init__(self, d: int, n_classes: int, d_embed: int = 5, n_blocks: int = 1, kernel: str = "softmax",
@@ -183,7 +184,7 @@ class FunctionalGDModel(nn.Module):
 
 
 class TrainedCategoricalTransformer(nn.Module):
-    """The "Trained TF" (spec §2.5): same blocks, every Q, K, V, P of both self-attention heads and of the
+    """The "Trained TF" (docs/papers/categorical.md §3.6): same blocks, every Q, K, V, P of both self-attention heads and of the
     cross-attention learned per block, initialised N(0, (init_scale / K)^2); ``W_e (d', C)`` ~ N(0, 1) is
     shared by the embedding, the cross-attention keys/values and the readout."""
 
@@ -222,7 +223,7 @@ class TrainedCategoricalTransformer(nn.Module):
 
 
 def categorical_loss(model: nn.Module, batch: CategoricalBatch):
-    """Mean query NLL (cross-entropy) and ``{"acc": top-1 accuracy}`` (spec §2.3 "Loss", §5.2)."""
+    """Mean query NLL (cross-entropy) and ``{"acc": top-1 accuracy}`` (docs/papers/categorical.md §3.4, §5.2)."""
     logits = model(batch)  # (B, Q, C)
     nll = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), batch.y_query.reshape(-1))
     acc = (logits.argmax(-1) == batch.y_query).float().mean()

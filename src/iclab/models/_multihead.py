@@ -1,22 +1,23 @@
-"""H-head one-layer attention for in-context linear regression, in the KQ/OV parametrisation of the
-multi-head softmax paper (He, Pan, Chen, Yang, ICML 2025; spec §2).
+r"""H-head one-layer softmax attention for in-context linear regression, in the KQ/OV parametrisation of
+arXiv:2503.12734 (He, Pan, Chen, Yang, ICML 2025; docs/papers/multihead.md §3.2).
 
-Tokens are the columns :math:`z_\\ell=(x_\\ell;y_\\ell)\\in\\mathbb R^{D}`, :math:`D=d+N` (``N`` outputs; N=1 is
-plain regression), and the query token is :math:`z_q=(x_q;0)` (spec §2.1). Each head has full trainable
-:math:`Q^{(h)},K^{(h)},V^{(h)}\\in\\mathbb R^{D\\times D}` and a read-out :math:`o^{(h)}\\in\\mathbb R^{N\\times D}`
-(the only rows of :math:`O^{(h)}` that reach the prediction), so :math:`KQ^{(h)}=K^{(h)\\top}Q^{(h)}` and
-:math:`OV^{(h)}=o^{(h)}V^{(h)}`. The query row of spec §2.2 (code variant §2.3) is
+Tokens are the columns :math:`z_\ell=(x_\ell;y_\ell)\in\mathbb R^{D}`, :math:`D=d+N` (``N`` outputs; N=1 is
+plain regression), and the query token is :math:`z_q=(x_q;0)`. Each head has full trainable
+:math:`Q^{(h)},K^{(h)},V^{(h)}\in\mathbb R^{D\times D}` and a read-out :math:`o^{(h)}\in\mathbb R^{N\times D}`
+(the only rows of :math:`O^{(h)}` that reach the prediction), so :math:`KQ^{(h)}=K^{(h)\top}Q^{(h)}` and
+:math:`OV^{(h)}=o^{(h)}V^{(h)}`. The query row of the paper's one-layer transformer, in the form of the
+authors' code (no self-attention of the query, logits scaled by :math:`s`), is
 
-.. math:: \\hat y_q=\\sum_{h=1}^H OV^{(h)}\\,Z\\,\\mathrm{norm}\\big(s\\,Z^\\top KQ^{(h)}z_q\\big),\\qquad s=1/\\sqrt D,
+.. math:: \hat y_q=\sum_{h=1}^H OV^{(h)}\,Z\,\mathrm{norm}\big(s\,Z^\top KQ^{(h)}z_q\big),\qquad s=1/\sqrt D,
 
-with the normaliser over the ``n`` context tokens only (the query does not attend to itself) taken from the
-attention registry: ``softmax`` (the paper's model), ``linear`` (spec §2.5: weights ``s·score/n``; with
-``linear_length=L`` the ``1/n`` is frozen at ``1/L`` as in the paper's baseline, which is why linear attention
-does not length-generalise), or any other registered normaliser. ``n_heads=1`` is the single-head model.
+with the normaliser over the ``n`` context tokens only, taken from the attention registry: ``softmax`` (the
+paper's model), ``linear`` (the paper's linear-attention baseline, docs/papers/multihead.md §3.4: weights
+``s·score/n``; with ``linear_length=L`` the ``1/n`` is frozen at ``1/L`` as in the paper, which is why linear
+attention does not length-generalise), or any other registered normaliser. ``n_heads=1`` is the single head.
 
-The product is computed right-to-left (:math:`K^\\top(Qz_q)`, then :math:`V(Zw)`), so a step costs
+The product is computed right-to-left (:math:`K^\top(Qz_q)`, then :math:`V(Zw)`), so a step costs
 ``O(B·H·n·D)``, never ``O(B·H·n·D²)``. Initialisation is PyTorch's default for ``nn.Linear`` without bias
-(uniform :math:`\\pm1/\\sqrt{\\text{fan-in}}`), as in the authors' code.
+(uniform :math:`\pm1/\sqrt{\text{fan-in}}`), as in the authors' code.
 """
 
 from __future__ import annotations
@@ -41,11 +42,11 @@ class MultiHeadRegressionAttention(nn.Module):
         d: input dimension.
         n_heads: number of heads ``H`` (1 = single-head model).
         attention: registry name of the normaliser (``softmax``, ``linear``, ``approx_softmax``, ...).
-        n_out: number of labels per token ``N`` (multi-task regression, spec §3.4); outputs ``(B,)`` when 1.
+        n_out: number of labels per token ``N`` (multi-task, docs/papers/multihead.md §3.10); ``(B,)`` when 1.
         attention_params: extra keyword parameters for the normaliser (e.g. ``{"tau": 2.0}``).
         scale: logit scale ``s`` (default ``1/sqrt(d + n_out)``, the authors' code).
         linear_length: if set, multiply the weights by ``n / linear_length`` (freezes the ``1/n`` of linear
-            attention at the training length; spec §2.5).
+            attention at the training length; docs/papers/multihead.md §3.4).
         dtype: parameter dtype.
     """
 
@@ -73,20 +74,21 @@ class MultiHeadRegressionAttention(nn.Module):
     # -- parametrisation ---------------------------------------------------------------------------
     @property
     def kq(self) -> torch.Tensor:
-        """:math:`KQ^{(h)}=K^{(h)\\top}Q^{(h)}`, ``(H, D, D)``: logit of key ``z`` for query ``z_q`` is
+        r""":math:`KQ^{(h)}=K^{(h)\top}Q^{(h)}`, ``(H, D, D)``: logit of key ``z`` for query ``z_q`` is
         ``s · zᵀ KQ z_q``."""
         return self.k.transpose(1, 2) @ self.q
 
     @property
     def ov(self) -> torch.Tensor:
-        """:math:`OV^{(h)}` rows that reach the output, ``(H, N, D)``."""
+        r""":math:`OV^{(h)}` rows that reach the output, ``(H, N, D)``."""
         return self.o @ self.v
 
     @classmethod
     def from_omega_mu(cls, d: int, omega: Sequence[float], mu: Sequence[float], attention: str = "softmax",
                       **kw) -> "MultiHeadRegressionAttention":
-        """The emergent-pattern model of spec §2.4: ``KQ^{(h)}`` top block ``ω_h/s · I_d`` (so the logit is
-        ``ω_h x_ℓᵀx_q``) and ``OV^{(h)}`` last entry ``μ_h``, every other entry 0 (single output)."""
+        """The emergent-pattern model of arXiv:2503.12734 (docs/papers/multihead.md §3.3): ``KQ^{(h)}`` top block
+        ``ω_h/s · I_d`` (so the logit is ``ω_h x_ℓᵀx_q``) and ``OV^{(h)}`` last entry ``μ_h``, every other entry 0
+        (single output)."""
         omega = torch.as_tensor(omega, dtype=torch.float64).flatten()
         mu = torch.as_tensor(mu, dtype=torch.float64).flatten()
         if omega.shape != mu.shape:
@@ -136,6 +138,6 @@ class MultiHeadRegressionAttention(nn.Module):
 
 def regression_mse(model: nn.Module, batch) -> torch.Tensor:
     """Mean squared error of the query prediction against the (noisy) query label(s) ``y[:, -1]``
-    (``torch.nn.MSELoss`` in the authors' code, spec §3.2)."""
+    (``torch.nn.MSELoss`` in the authors' code; docs/papers/multihead.md §5.2)."""
     pred = model(batch.x, batch.y)  # (B,) or (B, N)
     return ((pred - batch.y[:, -1].to(pred.dtype)) ** 2).mean()

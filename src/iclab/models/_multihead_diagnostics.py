@@ -1,18 +1,20 @@
-"""Diagnostics of the emergent structure of a trained :class:`MultiHeadRegressionAttention` (spec §2.4, §4.3,
-§5.1 and the measurement conventions of spec §6).
+r"""Diagnostics of the emergent structure of a trained :class:`MultiHeadRegressionAttention`: the KQ/OV patterns,
+the solution manifold and the debiased-GD predictor of arXiv:2503.12734 (docs/papers/multihead.md §3.3, §3.6;
+the measurement conventions are iclab's, §4.8 there).
 
 With logit scale ``s`` and ``d`` inputs, per head h (single output):
 
-* :math:`\\omega^{(h)}` = mean of the first d diagonal entries of :math:`s\\,KQ^{(h)}` (the coefficient of
-  :math:`x_\\ell^\\top x_q` in the logit), :math:`\\mu^{(h)}=OV^{(h)}_{d+1,d+1}`;
-* KQ diagonal mass: :math:`\\sum_i K_{ii}^2/\\sum_{ij}K_{ij}^2` over the top-left d×d block; diagonal variance;
-  sup-norm of the off-diagonal entries; homogeneity = std/mean of :math:`|\\omega^{(h)}|` across non-dummy heads;
-* OV last-entry mass :math:`\\mu^2/\\|OV_{d+1,:}\\|^2`; zero-sum :math:`|\\sum_h\\mu^{(h)}|/\\sum_h|\\mu^{(h)}|`;
-  sign matching; the effective (γ, μ₊) of spec §4.3 and :math:`\\eta_{\\rm eff}=\\sum_h\\mu^{(h)}\\omega^{(h)}`;
+* :math:`\omega^{(h)}` = mean of the first d diagonal entries of :math:`s\,KQ^{(h)}` (the coefficient of
+  :math:`x_\ell^\top x_q` in the logit), :math:`\mu^{(h)}=OV^{(h)}_{d+1,d+1}`;
+* KQ diagonal mass: :math:`\sum_i K_{ii}^2/\sum_{ij}K_{ij}^2` over the top-left d×d block; diagonal variance;
+  sup-norm of the off-diagonal entries; homogeneity = std/mean of :math:`|\omega^{(h)}|` across non-dummy heads;
+* OV last-entry mass :math:`\mu^2/\|OV_{d+1,:}\|^2`; zero-sum :math:`|\sum_h\mu^{(h)}|/\sum_h|\mu^{(h)}|`;
+  sign matching; the effective :math:`(\gamma,\mu_+)` of the solution manifold and
+  :math:`\eta_{\rm eff}=\sum_h\mu^{(h)}\omega^{(h)}`;
 * distance of the model's predictions from debiased GD on held-out prompts.
 
-A head is *dummy* when its contribution :math:`|\\mu^{(h)}\\omega^{(h)}|` is below ``dummy_frac`` (1 %) of the
-largest one. Import from here (``iclab.models._multihead_diagnostics``).
+A head is *dummy* when its contribution :math:`|\mu^{(h)}\omega^{(h)}|` is below ``dummy_frac`` (1 %) of the
+largest one. Re-exported from :mod:`iclab.models`.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ __all__ = ["head_parameters", "pattern_diagnostics", "distance_to_debiased_gd", 
 def head_parameters(model) -> dict[str, np.ndarray]:
     """``{"omega": (H,), "mu": (H,), "kq": (H, d, d) = s·KQ top block, "ov": (H, N, D), "omega_vec": (H, d),
     "mu_mat": (H, N)}`` as float64 NumPy (``omega_vec``/``mu_mat`` are the per-coordinate / per-task versions
-    used for multi-task models, spec §4.7)."""
+    used for multi-task models, docs/papers/multihead.md §3.10)."""
     d, N = model.d, model.n_out
     with torch.no_grad():
         kq = (model.kq * model.scale).double().cpu().numpy()  # (H, D, D)
@@ -93,7 +95,7 @@ def distance_to_debiased_gd(model, batch, eta: float | None = None) -> dict[str,
 
 def kq_block(model, dummy_frac: float = 0.01) -> np.ndarray:
     """Sign-aligned average of the live heads' top-left d×d blocks of s·KQ, ``(d, d)``: heads with μ < 0 are
-    flipped, so for the anisotropic model of spec §4.6 the result is ≈ γΩ with Ω ≈ Σ⁻¹."""
+    flipped, so for the anisotropic model (docs/papers/multihead.md §3.9) the result is ≈ γΩ with Ω ≈ Σ⁻¹."""
     p = head_parameters(model)
     contrib = np.abs(p["omega"] * p["mu"])
     live = contrib >= dummy_frac * max(contrib.max(), 1e-300)

@@ -1,10 +1,11 @@
-"""A tiny pre-LayerNorm transformer over continuous tokens whose attention normaliser comes from the
+r"""A tiny pre-LayerNorm transformer over continuous tokens whose attention normaliser comes from the
 registry (``softmax``, ``approx_softmax``, ``linear``, ``adaptive_softmax`` …).
 
 Used where a paper asks for a small multi-layer transformer: the 1–3 layer width-16 models of the OOD paper
-(spec §5) and the size-generalisation tasks of the dispersion paper. Block ``l``:
-:math:`h \\leftarrow h + \\mathrm{Attn}(\\mathrm{LN}(h))`, :math:`h \\leftarrow h + \\mathrm{MLP}(\\mathrm{LN}(h))`,
-with :math:`\\mathrm{Attn} = \\mathrm{normalise}(QK^\\top/\\sqrt{d_h})\\,V` per head.
+(arXiv:2609.36448, docs/papers/ood.md §5.5) and the size-generalisation tasks of the dispersion paper
+(arXiv:2410.01104). Block ``l``:
+:math:`h \leftarrow h + \mathrm{Attn}(\mathrm{LN}(h))`, :math:`h \leftarrow h + \mathrm{MLP}(\mathrm{LN}(h))`,
+with :math:`\mathrm{Attn} = \mathrm{normalise}(QK^\top/\sqrt{d_h})\,V` per head.
 """
 
 from __future__ import annotations

@@ -1,19 +1,19 @@
-"""Closed forms of the multi-head softmax regression paper (He, Pan, Chen, Yang 2025; spec §4), NumPy.
+r"""Closed forms of arXiv:2503.12734 (He, Pan, Chen, Yang, ICML 2025: multi-head softmax attention for
+in-context linear regression), NumPy. Section numbers below are those of docs/papers/multihead.md.
 
-Data (spec §3.1): x ~ N(0, I_d), β ~ N(0, I_d/d), y = βᵀx + ε, ε ~ N(0, σ²), noisy query target; L context
-pairs. ``omega``/``mu`` are the per-head logit coefficients ω ∈ ℝ^H and OV last entries μ ∈ ℝ^H (spec §2.4).
+Data (§3.1): x ~ N(0, I_d), β ~ N(0, I_d/d), y = βᵀx + ε, ε ~ N(0, σ²), noisy query target; L context pairs.
+``omega``/``mu`` are the per-head logit coefficients ω ∈ ℝ^H and OV last entries μ ∈ ℝ^H (§3.3).
 
-* :func:`approx_loss` — spec §4.1, :math:`\\tilde{\\mathcal L}=1+\\sigma^2-2\\mu^\\top\\omega+\\mu^\\top(\\omega\\omega^\\top
-  +\\frac{1+\\sigma^2}L e^{\\odot d\\,\\omega\\omega^\\top})\\mu`, its gradient, :func:`mu_star` and gradient descent
-  on it (:func:`approx_dynamics`, spec §4.2).
-* :func:`mu_gamma`, :func:`solution_manifold` — spec §4.3.
-* :func:`gd_risk` — the exact finite-L risk of vanilla and debiased one-step GD [derived here: with
-  :math:`X^\\top CX\\sim W_d(L-1,I)`, :math:`E\\|v\\|^2=(L-1)(L+d+\\sigma^2d)/L^2`]:
-  vanilla :math:`1+\\sigma^2-2\\eta+\\eta^2(1+\\frac{d+1}L+\\frac{\\sigma^2d}L)` (spec §4.4),
-  debiased :math:`1+\\sigma^2-2\\eta\\frac{L-1}L+\\eta^2\\frac{(L-1)(L+d+\\sigma^2d)}{L^2}`, minimised exactly at
-  :math:`\\eta^*=(1+(1+\\sigma^2)d/L)^{-1}` of Theorem 1.
-* :func:`bayes_risk_limit` (ξ = d/L → const, spec §4.4), :func:`bayes_risk` (finite d, L; exact in β and ε,
-  Monte Carlo over X), :func:`bayes_ratio_bound` (Theorem 1, Bayes part), :func:`single_head_nw` (spec §4.5).
+* :func:`approx_loss` — the paper's approximate loss (§3.5), :math:`\tilde{\mathcal L}=1+\sigma^2-2\mu^\top\omega
+  +\mu^\top(\omega\omega^\top+\frac{1+\sigma^2}L e^{\odot d\,\omega\omega^\top})\mu`, its gradient (§4.4),
+  :func:`mu_star` and gradient descent on it (:func:`approx_dynamics`, the two-stage dynamics of §3.5).
+* :func:`mu_gamma`, :func:`solution_manifold` — the solution manifold :math:`\mathscr S_\gamma` (§3.6).
+* :func:`gd_risk` — the exact finite-L risk of vanilla and debiased one-step GD, derived by iclab (§4.1–4.2;
+  :math:`X^\top CX\sim W_d(L-1,I)`): vanilla :math:`1+\sigma^2-2\eta+\eta^2(1+\frac{d+1}L+\frac{\sigma^2d}L)`,
+  debiased :math:`1+\sigma^2-2\eta\frac{L-1}L+\eta^2\frac{(L-1)(L+d+\sigma^2d)}{L^2}`, minimised exactly at
+  :math:`\eta^*=(1+(1+\sigma^2)d/L)^{-1}` of the paper's Theorem 1.
+* :func:`bayes_risk_limit` (ξ = d/L → const, Thm 1, §3.7), :func:`bayes_risk` (finite d, L; exact in β and ε,
+  Monte Carlo over X, §4.3), :func:`bayes_ratio_bound` (Thm 1, Bayes part), :func:`single_head_nw` (§3.8, §4.6).
 """
 
 from __future__ import annotations
@@ -30,15 +30,17 @@ def _c(L: float, sigma2: float) -> float:
 
 
 def approx_loss(omega, mu, d: int, L: float, sigma2: float) -> float:
-    """Approximate population loss :math:`\\tilde{\\mathcal L}(\\omega,\\mu)` of spec §4.1 (exp elementwise)."""
+    r"""Approximate population loss :math:`\tilde{\mathcal L}(\omega,\mu)` of arXiv:2503.12734 (exp
+    elementwise; docs/papers/multihead.md §3.5)."""
     w, m = np.asarray(omega, float).ravel(), np.asarray(mu, float).ravel()
     A = np.outer(w, w) + _c(L, sigma2) * np.exp(d * np.outer(w, w))  # (H, H)
     return float(1.0 + sigma2 - 2.0 * m @ w + m @ A @ m)
 
 
 def approx_loss_grad(omega, mu, d: int, L: float, sigma2: float) -> tuple[np.ndarray, np.ndarray]:
-    """``(∂L̃/∂ω, ∂L̃/∂μ)``: :math:`\\partial_\\mu=-2\\omega+2A\\mu`,
-    :math:`\\partial_\\omega=-2\\mu+2(\\mu^\\top\\omega)\\mu+2cd\\,\\mu\\odot(E(\\mu\\odot\\omega))`, E = exp(dωωᵀ)."""
+    r"""``(∂L̃/∂ω, ∂L̃/∂μ)``: :math:`\partial_\mu=-2\omega+2A\mu`,
+    :math:`\partial_\omega=-2\mu+2(\mu^\top\omega)\mu+2cd\,\mu\odot(E(\mu\odot\omega))`, E = exp(dωωᵀ),
+    c = (1+σ²)/L (docs/papers/multihead.md §4.4)."""
     w, m = np.asarray(omega, float).ravel(), np.asarray(mu, float).ravel()
     E = np.exp(d * np.outer(w, w))  # (H, H)
     c = _c(L, sigma2)
@@ -48,21 +50,24 @@ def approx_loss_grad(omega, mu, d: int, L: float, sigma2: float) -> tuple[np.nda
 
 
 def mu_star(omega, d: int, L: float, sigma2: float) -> np.ndarray:
-    """Optimal OV for fixed KQ (spec §4.1): :math:`(\\omega\\omega^\\top+\\frac{1+\\sigma^2}Le^{d\\omega\\omega^\\top})^{-1}\\omega`."""
+    r"""Optimal OV for fixed KQ (docs/papers/multihead.md §3.5):
+    :math:`(\omega\omega^\top+\frac{1+\sigma^2}Le^{d\omega\omega^\top})^{-1}\omega`."""
     w = np.asarray(omega, float).ravel()
     A = np.outer(w, w) + _c(L, sigma2) * np.exp(d * np.outer(w, w))
     return np.linalg.lstsq(A, w, rcond=None)[0]
 
 
 def mu_gamma(gamma: float, d: int, L: float, sigma2: float) -> float:
-    """:math:`\\mu_\\gamma=\\frac{\\gamma/2}{\\gamma^2+\\frac{1+\\sigma^2}L\\sinh(d\\gamma^2)}` (spec §4.3)."""
+    r""":math:`\mu_\gamma=\frac{\gamma/2}{\gamma^2+\frac{1+\sigma^2}L\sinh(d\gamma^2)}`, the OV mass of each
+    sign on the solution manifold (docs/papers/multihead.md §3.6, §4.5)."""
     return float((gamma / 2.0) / (gamma**2 + _c(L, sigma2) * np.sinh(d * gamma**2)))
 
 
 def solution_manifold(gamma: float, d: int, L: float, sigma2: float, n_plus: int = 1, n_minus: int = 1,
                       n_dummy: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """A point of :math:`\\mathscr S_\\gamma` (spec §4.3): ``n_plus`` heads with ω = +γ sharing μ_γ equally,
-    ``n_minus`` with ω = −γ sharing −μ_γ, and ``n_dummy`` heads with ω = μ = 0. Returns ``(omega, mu)``."""
+    r"""A point of :math:`\mathscr S_\gamma` (docs/papers/multihead.md §3.6): ``n_plus`` heads with ω = +γ
+    sharing μ_γ equally, ``n_minus`` with ω = −γ sharing −μ_γ, and ``n_dummy`` heads with ω = μ = 0.
+    Returns ``(omega, mu)``."""
     mg = mu_gamma(gamma, d, L, sigma2)
     omega = np.r_[np.full(n_plus, gamma), np.full(n_minus, -gamma), np.zeros(n_dummy)]
     mu = np.r_[np.full(n_plus, mg / n_plus), np.full(n_minus, -mg / n_minus), np.zeros(n_dummy)]
@@ -70,18 +75,19 @@ def solution_manifold(gamma: float, d: int, L: float, sigma2: float, n_plus: int
 
 
 def approx_loss_at_manifold(gamma: float, d: int, L: float, sigma2: float) -> float:
-    """:math:`\\tilde{\\mathcal L}` on :math:`\\mathscr S_\\gamma` (same for any split of heads)."""
+    r""":math:`\tilde{\mathcal L}` on :math:`\mathscr S_\gamma` (same for any split of heads)."""
     return approx_loss(*solution_manifold(gamma, d, L, sigma2), d, L, sigma2)
 
 
 def eta_star(d: int, L: float, sigma2: float) -> float:
-    """Theorem 1 optimal step :math:`\\eta^*=(1+(1+\\sigma^2)d/L)^{-1}` (also the exact finite-L minimiser of the
-    debiased-GD risk)."""
+    r"""Optimal step of Thm 1 of arXiv:2503.12734, :math:`\eta^*=(1+(1+\sigma^2)d/L)^{-1}`; also the exact
+    finite-L minimiser of the debiased-GD risk (docs/papers/multihead.md §3.7, §4.2)."""
     return 1.0 / (1.0 + (1.0 + sigma2) * d / L)
 
 
 def gd_risk(eta, d: int, L: int, sigma2: float, debiased: bool = True):
-    """Exact E(ŷ − y_q)² (noisy target, so it includes σ²) of one-step GD with step ``eta`` (see module doc)."""
+    """Exact E(ŷ − y_q)² (noisy target, so it includes σ²) of one-step GD with step ``eta``; derived by iclab
+    (module docstring; docs/papers/multihead.md §4.1–4.2)."""
     eta = np.asarray(eta, float)
     if debiased:
         return 1.0 + sigma2 - 2.0 * eta * (L - 1) / L + eta**2 * (L - 1) * (L + d + sigma2 * d) / L**2
@@ -89,20 +95,22 @@ def gd_risk(eta, d: int, L: int, sigma2: float, debiased: bool = True):
 
 
 def debiased_gd_risk_limit(xi: float, sigma2: float) -> float:
-    """L → ∞, d/L → ξ: :math:`1+\\sigma^2-\\eta^*` with :math:`\\eta^*=(1+(1+\\sigma^2)\\xi)^{-1}` (spec §4.4)."""
+    r"""L → ∞, d/L → ξ: :math:`1+\sigma^2-\eta^*` with :math:`\eta^*=(1+(1+\sigma^2)\xi)^{-1}`
+    (docs/papers/multihead.md §4.2)."""
     return 1.0 + sigma2 - 1.0 / (1.0 + (1.0 + sigma2) * xi)
 
 
 def bayes_risk_limit(xi: float, sigma2: float) -> float:
-    """Limiting Bayes risk (spec §4.4, code ``ridge_loss``):
-    :math:`\\frac12(\\sigma^2+1-\\xi^{-1}+\\sqrt{(\\sigma^2-1+\\xi^{-1})^2+4\\sigma^2})`, noisy target."""
+    r"""Limiting Bayes risk of Thm 1 of arXiv:2503.12734 (the authors' ``ridge_loss``; docs/papers/multihead.md
+    §3.7): :math:`\frac12(\sigma^2+1-\xi^{-1}+\sqrt{(\sigma^2-1+\xi^{-1})^2+4\sigma^2})`, noisy target."""
     r = 1.0 / xi
     return 0.5 * (sigma2 + 1.0 - r + np.sqrt((sigma2 - 1.0 + r) ** 2 + 4.0 * sigma2))
 
 
 def bayes_risk(d: int, L: int, sigma2: float, n_mc: int = 4000, seed: int = 0) -> tuple[float, float]:
-    """Finite-(d, L) Bayes risk :math:`\\sigma^2+\\sigma^2E\\,\\mathrm{tr}(X^\\top X+\\sigma^2dI)^{-1}` (posterior
-    mean under β ~ N(0, I/d)); exact in β and ε, Monte Carlo over X. Returns ``(mean, standard error)``."""
+    r"""Finite-(d, L) Bayes risk :math:`\sigma^2+\sigma^2E\,\mathrm{tr}(X^\top X+\sigma^2dI)^{-1}` (posterior
+    mean under β ~ N(0, I/d)); exact in β and ε, Monte Carlo over X (docs/papers/multihead.md §4.3). Returns
+    ``(mean, standard error)``."""
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n_mc, L, d))  # (M, L, d)
     ev = np.linalg.eigvalsh(np.einsum("mld,mle->mde", X, X))  # (M, d)
@@ -111,21 +119,22 @@ def bayes_risk(d: int, L: int, sigma2: float, n_mc: int = 4000, seed: int = 0) -
 
 
 def bayes_ratio_bound(xi: float, sigma2: float) -> float:
-    """Theorem 1 (Bayes risk): :math:`\\mathcal E(\\hat y^{gd}(\\eta^*))/\\mathrm{Bayes}\\le1+\\sigma^{-2}\\{(1+\\xi\\sigma^2)(1+\\sigma^2+\\xi^{-1})\\}^{-1}`."""
+    r"""Thm 1 of arXiv:2503.12734 (Bayes risk; docs/papers/multihead.md §3.7):
+    :math:`\mathcal E(\hat y^{gd}(\eta^*))/\mathrm{Bayes}\le1+\sigma^{-2}\{(1+\xi\sigma^2)(1+\sigma^2+\xi^{-1})\}^{-1}`."""
     return 1.0 + 1.0 / (sigma2 * (1.0 + xi * sigma2) * (1.0 + sigma2 + 1.0 / xi))
 
 
 def single_head_nw(d: int, L: float, sigma2: float) -> dict[str, float]:
-    """Single head (spec §4.5): ω = 1/√d, μ = √d/(1 + (1+σ²)e·d/L) = argmin_μ L̃, and
-    L̃ = 1 + σ² − 1/(1 + e(1+σ²)d/L)."""
+    """Single head (docs/papers/multihead.md §3.8, §4.6): ω = 1/√d, μ = √d/(1 + (1+σ²)e·d/L) = argmin_μ L̃,
+    and L̃ = 1 + σ² − 1/(1 + e(1+σ²)d/L)."""
     k = np.e * (1.0 + sigma2) * d / L
     return {"omega": 1.0 / np.sqrt(d), "mu": np.sqrt(d) / (1.0 + k), "approx_loss": 1.0 + sigma2 - 1.0 / (1.0 + k)}
 
 
 def approx_dynamics(omega0, mu0, d: int, L: float, sigma2: float, lr: float = 0.01, steps: int = 2000,
                     every: int = 10) -> dict[str, np.ndarray]:
-    """Gradient descent on :math:`\\tilde{\\mathcal L}` from ``(omega0, mu0)`` (spec §4.2). Returns
-    ``{"step": (T,), "omega": (T, H), "mu": (T, H), "loss": (T,)}`` every ``every`` steps."""
+    r"""Gradient descent on :math:`\tilde{\mathcal L}` from ``(omega0, mu0)`` (docs/papers/multihead.md §3.5).
+    Returns ``{"step": (T,), "omega": (T, H), "mu": (T, H), "loss": (T,)}`` every ``every`` steps."""
     w, m = np.asarray(omega0, float).copy(), np.asarray(mu0, float).copy()
     rec = {"step": [], "omega": [], "mu": [], "loss": []}
     for t in range(steps + 1):

@@ -1,12 +1,15 @@
-"""Closed forms of the OOD attention-dynamics paper (spec §4; derived, see the spec's "Availability").
+r"""Closed forms for "Theory on attention dynamics for out-of-distribution in-context learning"
+(arXiv:2609.36448) on the one-layer merged-Q model of arXiv:2310.05249; derived by iclab where the paper's text
+was not available (docs/papers/ood.md §4).
 
-Logit matrix :math:`S^V=V^\\top QV`, :math:`\\alpha_{v_k}=S_{kk}`, :math:`\\beta_{v_m,v_k}=S_{mk}` (§2.2).
-Per-feature loss :math:`\\mathcal L_k=c\\,\\mathbb E_n[(A-e_k)^\\top G(A-e_k)]`,
-:math:`A_m=n_me^{S_{mk}}/\\sum_jn_je^{S_{jk}}` with counts :math:`n\\sim\\mathrm{Mult}(N,p)` (exact enumeration) or
-:math:`n=p` (large-N limit) (§4.2, §4.6). Gradient :math:`\\partial\\mathcal L/\\partial S_{jk}=p_k\\mathbb E[A_j(g_j-\\sum_mg_mA_m)]`,
-:math:`g=2cG(A-e_k)` (§4.3); conservation :math:`\\sum_m S_{mk}(t)=\\sum_m S_{mk}(0)` (§4.4); trained
-:math:`Q^*=\\frac{K\\alpha^*}{K-1}VCV^\\top` (§4.4); OOD logits :math:`S^U=M^\\top S^VM` (§4.5); fine-tuning
-:math:`S^V_{new}=S^V+M\\Delta S^UM^\\top` and forgetting (§4.7–4.8). NumPy, float64; pure functions of arrays.
+Logit matrix :math:`S^V=V^\top QV`, :math:`\alpha_{v_k}=S_{kk}`, :math:`\beta_{v_m,v_k}=S_{mk}` (note §3.4).
+Per-feature loss :math:`\mathcal L_k=c\,\mathbb E_n[(A-e_k)^\top G(A-e_k)]`,
+:math:`A_m=n_me^{S_{mk}}/\sum_jn_je^{S_{jk}}` with counts :math:`n\sim\mathrm{Mult}(N,p)` (exact enumeration) or
+:math:`n=p` (large-N limit) (note §4.2, §4.7).
+Gradient :math:`\partial\mathcal L/\partial S_{jk}=p_k\mathbb E[A_j(g_j-\sum_mg_mA_m)]`,
+:math:`g=2cG(A-e_k)` (§4.3); conservation :math:`\sum_m S_{mk}(t)=\sum_m S_{mk}(0)` (§4.4); trained
+:math:`Q^*=\frac{K\alpha^*}{K-1}VCV^\top` (§4.5); OOD logits :math:`S^U=M^\top S^VM` (§4.6); fine-tuning
+:math:`S^V_{new}=S^V+M\Delta S^UM^\top` and forgetting (§4.8–4.9). NumPy, float64; pure functions of arrays.
 """
 
 from __future__ import annotations
@@ -23,13 +26,14 @@ __all__ = ["logit_matrix", "alpha", "beta", "conservation_residual", "off_span_n
            "feature_attention", "feature_losses", "loss_gradient", "population_gd", "balanced_loss",
            "converged_alpha", "trained_q", "trained_logits", "ood_logits", "ood_logits_closed", "vbar_overlaps",
            "ood_feature_losses", "random_guess_loss", "finetune_source_logits", "finetune", "forgetting",
-           "forgets_k2", "forgetting_pairs", "check_gammas"]
+           "forgets_k2", "forgetting_pairs", "check_gammas",
+           "forgetting_sign_k2", "loss_change_sign"]
 
 _MAX_COUNT_VECTORS = 2_000_000
 
 
 def logit_matrix(Q, V) -> np.ndarray:
-    """:math:`S=V^\\top QV` (K, K): column k = logits seen by a query v_k, row m = token feature (§2.2)."""
+    r""":math:`S=V^\top QV` (K, K): column k = logits seen by a query v_k, row m = token feature (note §3.4)."""
     V = np.asarray(V, float)
     return V.T @ np.asarray(Q, float) @ V
 
@@ -47,13 +51,14 @@ def beta(S) -> np.ndarray:
 
 
 def conservation_residual(S, S0=None) -> np.ndarray:
-    """:math:`\\alpha_{v_k}+\\sum_{m\\ne k}\\beta_{v_m,v_k}` minus its initial value, per k (0 under GD/SGD, §4.4)."""
+    r""":math:`\alpha_{v_k}+\sum_{m\ne k}\beta_{v_m,v_k}`
+    minus its initial value, per k (0 under GD/SGD, note §4.4)."""
     S = np.asarray(S, float)
     return S.sum(0) - (0.0 if S0 is None else np.asarray(S0, float).sum(0))
 
 
 def off_span_norm(Q, V) -> float:
-    """‖Q − VVᵀQVVᵀ‖_F: the part of Q outside span{v_m v_kᵀ} (0 from Q=0, §2.3)."""
+    """‖Q − VVᵀQVVᵀ‖_F: the part of Q outside span{v_m v_kᵀ} (0 from Q=0, note §4.3)."""
     V, Q = np.asarray(V, float), np.asarray(Q, float)
     P = V @ V.T
     return float(np.linalg.norm(Q - P @ Q @ P))
@@ -96,7 +101,7 @@ def _count_table(K: int, N: int, p_tuple: tuple) -> tuple[np.ndarray, np.ndarray
 
 
 def feature_attention(S, counts) -> np.ndarray:
-    """:math:`A_{c,m,k}=n_{c,m}e^{S_{mk}}/\\sum_jn_{c,j}e^{S_{jk}}`: counts (C, K) -> (C, K_token, K_query)."""
+    r""":math:`A_{c,m,k}=n_{c,m}e^{S_{mk}}/\sum_jn_{c,j}e^{S_{jk}}`: counts (C, K) -> (C, K_token, K_query)."""
     S, counts = np.asarray(S, float), np.asarray(counts, float)
     e = counts[:, :, None] * np.exp(S - S.max(axis=0, keepdims=True))[None]  # (C, K, K), entries <= N
     return e / e.sum(axis=1, keepdims=True)
@@ -119,19 +124,19 @@ def _loss_and_grad(S, p, N, c, G, grad: bool = True):
 
 
 def feature_losses(S, p=None, N: int | None = None, c: float = 0.5, G=None) -> np.ndarray:
-    """Per-feature losses :math:`\\mathcal L_k` (K,) (§4.2, §4.6 with Gram matrix G; G = I for orthonormal)."""
+    r"""Per-feature losses :math:`\mathcal L_k` (K,) (note §4.2; §4.7 with Gram matrix G; G = I for orthonormal)."""
     return _loss_and_grad(S, p, N, c, G, grad=False)[0]
 
 
 def loss_gradient(S, p=None, N: int | None = None, c: float = 0.5, G=None) -> np.ndarray:
-    """:math:`\\partial\\mathcal L/\\partial S` (K, K) of :math:`\\mathcal L=\\sum_kp_k\\mathcal L_k` (§4.3)."""
+    r""":math:`\partial\mathcal L/\partial S` (K, K) of :math:`\mathcal L=\sum_kp_k\mathcal L_k` (note §4.3)."""
     return _loss_and_grad(S, p, N, c, G)[1]
 
 
 def population_gd(S0, p=None, N: int | None = None, c: float = 0.5, lr: float = 1.0, threshold: float = 0.0025,
                   max_steps: int = 100_000, G=None) -> dict:
-    """Exact population GD on S (= GD on Q for orthonormal V, §2.3) until :math:`\\max_k\\mathcal L_k\\le`
-    ``threshold`` (per-feature stopping rule, §4.2). Returns ``S`` (final), ``steps``, ``trajectory`` (T+1, K, K),
+    r"""Exact population GD on S (= GD on Q for orthonormal V, note §4.3) until :math:`\max_k\mathcal L_k\le`
+    ``threshold`` (per-feature stopping rule, note §3.5). Returns ``S`` (final), ``steps``, ``trajectory`` (T+1, K, K),
     ``losses`` (T+1, K), ``stopped`` (bool)."""
     S = np.array(S0, float)
     traj, losses = [S.copy()], []
@@ -149,8 +154,8 @@ def population_gd(S0, p=None, N: int | None = None, c: float = 0.5, lr: float = 
 
 
 def balanced_loss(alpha_value, K: int, c: float = 0.5):
-    """Large-N balanced loss at :math:`S=\\alpha(I-\\frac{11^\\top-I}{K-1})`:
-    :math:`c\\frac K{K-1}(1-a)^2`, :math:`a=1/(1+(K-1)e^{-K\\alpha/(K-1)})` (§4.4)."""
+    r"""Large-N balanced loss at :math:`S=\alpha(I-\frac{11^\top-I}{K-1})`:
+    :math:`c\frac K{K-1}(1-a)^2`, :math:`a=1/(1+(K-1)e^{-K\alpha/(K-1)})` (note §4.5)."""
     a = 1.0 / (1.0 + (K - 1) * np.exp(-K * np.asarray(alpha_value, float) / (K - 1)))
     return c * K / (K - 1) * (1 - a) ** 2
 
@@ -164,31 +169,32 @@ def converged_alpha(K: int, threshold: float, c: float = 0.5) -> float:
 
 
 def trained_logits(alpha_value: float, K: int) -> np.ndarray:
-    """Symmetric trained logits :math:`\\alpha I-\\frac{\\alpha}{K-1}(11^\\top-I)=\\frac{K\\alpha}{K-1}C` (§4.4)."""
+    r"""Symmetric trained logits :math:`\alpha I-\frac{\alpha}{K-1}(11^\top-I)=\frac{K\alpha}{K-1}C` (note §4.5)."""
     return K * alpha_value / (K - 1) * (np.eye(K) - np.ones((K, K)) / K)
 
 
 def trained_q(V, alpha_value: float) -> np.ndarray:
-    """:math:`Q^*=\\frac{K\\alpha^*}{K-1}V(I-\\frac1K11^\\top)V^\\top` (d, d) (§4.4)."""
+    r""":math:`Q^*=\frac{K\alpha^*}{K-1}V(I-\frac1K11^\top)V^\top` (d, d) (note §4.5)."""
     V = np.asarray(V, float)
     return V @ trained_logits(alpha_value, V.shape[1]) @ V.T
 
 
 def vbar_overlaps(M) -> np.ndarray:
-    """:math:`\\langle u_k,\\bar v\\rangle=\\frac1K(1^\\top M)_k` (K,) (§3.2)."""
+    r""":math:`\langle u_k,\bar v\rangle=\frac1K(1^\top M)_k` (K,) (note §3.3)."""
     M = np.asarray(M, float)
     return M.sum(0) / M.shape[0]
 
 
 def ood_logits(S, M) -> np.ndarray:
-    """:math:`S^U=U^\\top QU=M^\\top S^VM` for Q in span V (§4.5)."""
+    r""":math:`S^U=U^\top QU=M^\top S^VM` for Q in span V (note §4.6)."""
     M = np.asarray(M, float)
     return M.T @ np.asarray(S, float) @ M
 
 
 def ood_logits_closed(alpha_value: float, M) -> np.ndarray:
-    """§4.5 closed form: :math:`\\alpha_{u_k}=\\frac{K\\alpha^*}{K-1}[(M^\\top M)_{kk}-K\\langle u_k,\\bar v\\rangle^2]`,
-    :math:`\\beta_{u_m,u_k}=\\frac{K\\alpha^*}{K-1}[(M^\\top M)_{mk}-K\\langle u_m,\\bar v\\rangle\\langle u_k,\\bar v\\rangle]`."""
+    r"""Closed form (note §4.6; the paper's OOD α/β formulas):
+    :math:`\alpha_{u_k}=\frac{K\alpha^*}{K-1}[(M^\top M)_{kk}-K\langle u_k,\bar v\rangle^2]`,
+    :math:`\beta_{u_m,u_k}=\frac{K\alpha^*}{K-1}[(M^\top M)_{mk}-K\langle u_m,\bar v\rangle\langle u_k,\bar v\rangle]`."""
     M = np.asarray(M, float)
     K = M.shape[0]
     b = vbar_overlaps(M)
@@ -196,12 +202,12 @@ def ood_logits_closed(alpha_value: float, M) -> np.ndarray:
 
 
 def ood_feature_losses(S, M, p=None, N: int | None = None, c: float = 0.5, G=None) -> np.ndarray:
-    """OOD error of each u_k (§4.6): :func:`feature_losses` at :math:`S^U=M^\\top SM` with Gram G = UᵀU."""
+    r"""OOD error of each u_k (note §4.7): :func:`feature_losses` at :math:`S^U=M^\top SM` with Gram G = UᵀU."""
     return feature_losses(ood_logits(S, M), p, N, c, G)
 
 
 def random_guess_loss(K: int, p=None, N: int | None = None, c: float = 0.5, G=None) -> np.ndarray:
-    """Loss of uniform attention (S = 0): ŷ = label average; c(K-1)/K per feature for balanced large N (§4.6)."""
+    """Loss of uniform attention (S = 0): ŷ = label average; c(K-1)/K per feature for balanced large N (note §4.7)."""
     return feature_losses(np.zeros((K, K)), p, N, c, G)
 
 
@@ -213,13 +219,13 @@ def check_gammas(gammas) -> np.ndarray:
 
 
 def finetune_source_logits(S_V, M, dS_U) -> np.ndarray:
-    """:math:`S^V_{new}=S^V+M\\,\\Delta S^U M^\\top` (§4.7)."""
+    r""":math:`S^V_{new}=S^V+M\,\Delta S^U M^\top` (note §4.8; the paper's back-projection of fine-tuning onto V)."""
     M = np.asarray(M, float)
     return np.asarray(S_V, float) + M @ np.asarray(dS_U, float) @ M.T
 
 
 def forgetting(S_old, S_new, p=None, N: int | None = None, c: float = 0.5) -> float:
-    """:math:`F=\\sum_kp_k[\\mathcal L_k(S_{new})-\\mathcal L_k(S_{old})]` (§4.8); F < 0 is backward transfer."""
+    r""":math:`F=\sum_kp_k[\mathcal L_k(S_{new})-\mathcal L_k(S_{old})]` (note §3.6); F < 0 is backward transfer."""
     K = np.asarray(S_old).shape[0]
     p = _probs(K, p)
     return float(p @ (feature_losses(S_new, p, N, c) - feature_losses(S_old, p, N, c)))
@@ -227,8 +233,8 @@ def forgetting(S_old, S_new, p=None, N: int | None = None, c: float = 0.5) -> fl
 
 def finetune(S_V, M, p=None, N: int | None = None, c: float = 0.5, lr: float = 1.0, threshold: float = 0.0025,
              max_steps: int = 100_000) -> dict:
-    """Fine-tune on orthonormal U with alignment M from source logits S_V (§4.7): population GD on S^U from
-    :math:`M^\\top S_VM` to the stopping rule; source logits, per-feature source losses and F (§4.8)."""
+    r"""Fine-tune on orthonormal U with alignment M from source logits S_V (note §4.8): population GD on S^U from
+    :math:`M^\top S_VM` to the stopping rule; source logits, per-feature source losses and F (note §3.6)."""
     S_V = np.asarray(S_V, float)
     S_U0 = ood_logits(S_V, M)
     run = population_gd(S_U0, p, N, c, lr, threshold, max_steps)
@@ -242,7 +248,8 @@ def finetune(S_V, M, p=None, N: int | None = None, c: float = 0.5, lr: float = 1
 
 
 def forgets_k2(gammas) -> np.ndarray:
-    """K = 2 exact forgetting condition (§4.8): feature k is forgotten iff :math:`-\\gamma_k\\gamma_m>\\gamma_k^2`."""
+    r"""K = 2 exact forgetting condition (the paper's condition; note §4.9): feature k is forgotten iff
+    :math:`-\gamma_k\gamma_m>\gamma_k^2`."""
     g = check_gammas(gammas)
     if g.size != 2:
         raise ConfigError("gamma", tuple(g.tolist()), "two overlaps (gamma_1, gamma_2) for K = 2")
@@ -250,10 +257,28 @@ def forgets_k2(gammas) -> np.ndarray:
 
 
 def forgetting_pairs(gammas) -> np.ndarray:
-    """General-K symmetric approximation (§4.8): entry (k, m), m != k, True iff the source gap of query k to
-    feature m shrinks, :math:`-\\gamma_k\\gamma_m>(K-1)\\gamma_k^2` (exact for K = 2)."""
+    r"""General-K symmetric approximation (note §4.9): entry (k, m), m != k, True iff the source gap of query k to
+    feature m shrinks, :math:`-\gamma_k\gamma_m>(K-1)\gamma_k^2` (exact for K = 2)."""
     g = check_gammas(gammas)
     K = g.size
     out = -np.outer(g, g) > (K - 1) * (g**2)[:, None]
     np.fill_diagonal(out, False)
     return out
+
+
+def forgetting_sign_k2(gamma1: float, gamma2: float, tol: float = 1e-9) -> tuple[int, int]:
+    r"""Predicted change of each source loss for K = 2 (note §4.9): the source gap of feature k moves by
+    :math:`\Delta\alpha_{u_k}\gamma_k(\gamma_k+\gamma_m)` with :math:`\Delta\alpha_{u_k}>0`, so its loss changes by
+    :math:`\mathrm{sign}(-\gamma_k(\gamma_k+\gamma_m))`: +1 (forgotten) iff :math:`-\gamma_k\gamma_m>\gamma_k^2`,
+    -1 (backward transfer), 0 within ``tol`` of the boundary. Returns ``(sign for feature 1, sign for feature 2)``."""
+    out = []
+    for gk, gm in ((gamma1, gamma2), (gamma2, gamma1)):
+        v = -gk * (gk + gm)
+        out.append(0 if abs(v) < tol else int(np.sign(v)))
+    return tuple(out)
+
+
+def loss_change_sign(after: float, before: float, rel: float = 1e-9) -> int:
+    """Measured counterpart of :func:`forgetting_sign_k2`: +1 if a source loss rose (forgotten), -1 if it fell,
+    0 if it moved by at most ``rel`` of ``before``."""
+    return 0 if abs(after - before) <= rel * abs(before) else (1 if after > before else -1)

@@ -1,0 +1,173 @@
+"""Figures of the ``multihead`` experiment (arXiv:2503.12734; docs/papers/multihead.md §5), one function each:
+training dynamics (paper Fig. 2.8), error vs prompt length (Figs. 2.4–2.5), head ablation, length
+generalisation (Fig. 4.1), the anisotropic KQ block (Fig. 3.1) and the multi-task heads (Figs. 3.2–3.5)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from iclab.experiments.multihead.paper_values import PAPER_OMEGA
+from iclab.experiments.multihead.results import baseline_row, mean_curve, part_rows, value_at
+from iclab.plotting import color, new_figure, save_figure, theory_vs_sim
+from iclab.theory import multihead as th
+
+__all__ = ["figures"]
+
+
+def _frame(data: dict) -> pd.DataFrame:
+    return pd.DataFrame({k: pd.Series(v) for k, v in data.items()})
+
+
+def _dynamics(cfg, iso: pd.DataFrame, fig_dir: Path) -> Path:
+    """Held-out MSE, ω^(h), μ^(h) and the KQ-diagonal / OV zero-sum statistics along training, first seed."""
+    fig, ax = new_figure(4, 1, width=3.6)
+    data = {}
+    seed0 = iso["seed"].min()
+    for i, (_, r) in enumerate(iso[iso["seed"] == seed0].sort_values("H").iterrows()):
+        H, st = int(r["H"]), np.asarray(r["curve_step"])
+        ax[0].plot(st, r["curve_loss"], color=color(i), label=f"H={H}")
+        om, mu = np.asarray(r["curve_omega"]), np.asarray(r["curve_mu"])  # (T, H)
+        ax[1].plot(st, om, color=color(i), lw=1)
+        ax[2].plot(st, mu, color=color(i), lw=1)
+        ax[3].plot(st, r["curve_kq_diag_mass"], "-", color=color(i))
+        ax[3].plot(st, r["curve_ov_zero_sum"], ":", color=color(i))
+        data[f"step_H{H}"] = st
+        data[f"loss_H{H}"] = r["curve_loss"]
+        for h in range(om.shape[1]):
+            data[f"omega_H{H}_{h}"], data[f"mu_H{H}_{h}"] = om[:, h], mu[:, h]
+    ax[0].axhline(th.gd_risk(th.eta_star(cfg.d, cfg.n_train, cfg.sigma2), cfg.d, cfg.n_train, cfg.sigma2),
+                  color="k", ls="--", lw=1, label="debiased GD (η*)")
+    for a, t in zip(ax, ("held-out MSE", "ω^(h) (logit coef.)", "μ^(h) (OV last entry)",
+                         "KQ diag. mass (—), OV zero-sum (⋯)")):
+        a.set_xscale("log")
+        a.set_xlabel("step")
+        a.set_title(t)
+    ax[1].axhline(PAPER_OMEGA, color="k", ls=":", lw=1)
+    ax[1].axhline(-PAPER_OMEGA, color="k", ls=":", lw=1)
+    ax[0].legend()
+    return save_figure(fig, fig_dir / "dynamics", _frame(data))
+
+
+def _error_vs_length(cfg, base: pd.Series, iso: pd.DataFrame, lin: pd.DataFrame, fig_dir: Path) -> Path:
+    """Trained models' ICL error against the prompt length, over the estimators' theory and Monte Carlo."""
+    fig, ax = new_figure(1, 1, width=6.0, height=4.2)
+    L = np.asarray(base["lengths"])
+    data = {"L": L}
+    theory_vs_sim(ax, L, base["th_dgd_star"], base["mc_dgd_star"], label="debiased GD η*", i=7)
+    ax.plot(L, base["th_gd_star"], "--", color=color(6), label="one-step GD η* (theory)")
+    theory_vs_sim(ax, L, base["th_bayes"], base["mc_bayes"], label="Bayes / ridge", i=5)
+    ax.plot(L, base["mc_nw"], "x:", color=color(4), label="single-head NW (ω=1/√d)")
+    data.update({k: base[k] for k in ("th_dgd_star", "mc_dgd_star", "th_gd_star", "th_bayes", "mc_bayes", "mc_nw")})
+    for i, (H, rows) in enumerate(iso.groupby("H")):
+        m, e = mean_curve(rows)
+        theory_vs_sim(ax, rows.iloc[0]["lengths"], None, m, e, label=f"trained H={H}", i=i)
+        data[f"H{H}"] = pd.Series(m)
+        data["L_trained"] = pd.Series(rows.iloc[0]["lengths"])
+    if not lin.empty:
+        m, e = mean_curve(lin)
+        ax.plot(lin.iloc[0]["lengths"], m, "D--", color=color(3), mfc="white", label="trained linear attn.")
+        data["linear"] = pd.Series(m)
+    ax.axvline(cfg.n_train, color="grey", lw=0.8)
+    ax.set_xlabel("prompt length L")
+    ax.set_ylabel("E(ŷ − y_q)² (incl. σ²)")
+    ax.set_yscale("log")
+    ax.legend(ncol=2)
+    return save_figure(fig, fig_dir / "error_vs_length", _frame(data))
+
+
+def _head_ablation(cfg, base: pd.Series, iso: pd.DataFrame, fig_dir: Path) -> Path:
+    """Error at the training length against the head count, with the estimators as horizontal lines."""
+    fig, ax = new_figure(1, 1)
+    Hs, ms, es = [], [], []
+    for H, rows in iso.groupby("H"):
+        m, e = mean_curve(rows)
+        lengths = rows.iloc[0]["lengths"]
+        Hs.append(H)
+        ms.append(value_at(lengths, m, cfg.n_train))
+        es.append(value_at(lengths, e, cfg.n_train))
+    ax.errorbar(Hs, ms, es, fmt="o-", color=color(0), label="trained softmax")
+    L = np.asarray(base["lengths"])
+    for key, lab, i in (("th_dgd_star", "debiased GD η*", 7), ("th_bayes", "Bayes", 5),
+                        ("mc_nw", "single-head NW", 4)):
+        ax.axhline(value_at(L, base[key], cfg.n_train), color=color(i), ls="--", lw=1, label=lab)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("heads H")
+    ax.set_ylabel(f"error at L = {cfg.n_train}")
+    ax.legend()
+    return save_figure(fig, fig_dir / "head_ablation", {"H": Hs, "err": ms, "se": es})
+
+
+def _length_generalisation(cfg, base: pd.Series, lg: pd.DataFrame, fig_dir: Path) -> Path:
+    """Softmax vs linear attention trained at ``lengthgen_train``, tested at every length, over theory."""
+    fig, ax = new_figure(1, 1, width=5.0)
+    L = np.asarray(base["lengths"])
+    theory_vs_sim(ax, L, base["th_dgd_lg"], None, label=f"debiased GD, η*(L={cfg.lengthgen_train})", i=7)
+    ax.plot(L, base["th_linear_lg"], "--", color=color(3), label="GD with 1/L frozen (linear-attn. theory)")
+    data = {"L": L, "th_dgd_lg": base["th_dgd_lg"], "th_linear_lg": base["th_linear_lg"]}
+    for i, (att, rows) in enumerate(lg.groupby("attention")):
+        m, e = mean_curve(rows)
+        theory_vs_sim(ax, rows.iloc[0]["lengths"], None, m, e, label=f"trained {att}", i=i)
+        data[att] = pd.Series(m)
+        data["L_trained"] = pd.Series(rows.iloc[0]["lengths"])
+    ax.axvline(cfg.lengthgen_train, color="grey", lw=0.8)
+    ax.set_yscale("log")
+    ax.set_xlabel("test prompt length")
+    ax.set_ylabel("E(ŷ − y_q)²")
+    ax.legend()
+    return save_figure(fig, fig_dir / "length_generalisation", _frame(data))
+
+
+def _anisotropic_kq(an: pd.DataFrame, fig_dir: Path) -> Path:
+    """The learned sign-aligned KQ block beside Σ⁻¹ (first anisotropic row), each scaled to max |entry| = 1."""
+    r = an.iloc[0]
+    blk, prec = np.asarray(r["kq_block"]), np.asarray(r["sigma_inv"])
+    fig, ax = new_figure(2, 1, width=3.4)
+    for a, m, t in ((ax[0], blk / np.abs(blk).max(), f"learned sign-aligned s·KQ (corr {r['corr_sigma_inv']:.2f})"),
+                    (ax[1], prec / np.abs(prec).max(), "Σ⁻¹")):
+        im = a.imshow(m, cmap="RdBu_r", vmin=-1, vmax=1)
+        a.set_title(t, fontsize=8)
+        a.grid(False)
+    fig.colorbar(im, ax=ax[1], fraction=0.046, pad=0.04)
+    return save_figure(fig, fig_dir / "anisotropic_kq", {"learned": blk.ravel(), "sigma_inv": prec.ravel()})
+
+
+def _multitask_heads(mt: pd.DataFrame, fig_dir: Path) -> Path:
+    """Per-head ω^(h)_i (rows: heads, cols: coordinates) and μ^(h)_n (cols: tasks) of each H, first seed."""
+    rows = mt[mt["seed"] == mt["seed"].min()].sort_values("H")
+    fig, ax = new_figure(len(rows), 2, width=3.0, height=2.4)
+    ax = np.atleast_1d(ax).reshape(2, -1)
+    data = {}
+    for j, (_, r) in enumerate(rows.iterrows()):
+        om, mu = np.asarray(r["omega_vec"]), np.asarray(r["mu_mat"])
+        ax[0, j].imshow(om / max(np.abs(om).max(), 1e-12), cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto")
+        ax[0, j].set_title(f"H={int(r['H'])}: ω^(h)_i (rows: heads)", fontsize=8)
+        ax[1, j].imshow(mu / max(np.abs(mu).max(), 1e-12), cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto")
+        ax[1, j].set_title("μ^(h)_n (cols: tasks)", fontsize=8)
+        for a in ax[:, j]:
+            a.grid(False)
+        data[f"H{int(r['H'])}_omega"] = pd.Series(om.ravel())
+        data[f"H{int(r['H'])}_mu"] = pd.Series(mu.ravel())
+    return save_figure(fig, fig_dir / "multitask_heads", pd.DataFrame(data))
+
+
+def figures(cfg, df: pd.DataFrame, fig_dir: Path) -> list[Path]:
+    """Every figure whose parts are in ``df``; returns the PNG paths (a CSV of the data beside each)."""
+    out: list[Path] = []
+    base = baseline_row(df)
+    iso = part_rows(df, "iso", "softmax")
+    lg, an, mt = part_rows(df, "lengthgen"), part_rows(df, "aniso"), part_rows(df, "multitask")
+    if not iso.empty:
+        out.append(_dynamics(cfg, iso, fig_dir))
+    if base is not None and not iso.empty:
+        out.append(_error_vs_length(cfg, base, iso, part_rows(df, "iso", "linear"), fig_dir))
+        out.append(_head_ablation(cfg, base, iso, fig_dir))
+    if base is not None and not lg.empty:
+        out.append(_length_generalisation(cfg, base, lg, fig_dir))
+    if not an.empty:
+        out.append(_anisotropic_kq(an, fig_dir))
+    if not mt.empty:
+        out.append(_multitask_heads(mt, fig_dir))
+    return out

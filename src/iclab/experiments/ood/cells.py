@@ -1,0 +1,61 @@
+"""The grid of the ``ood`` experiment (arXiv:2609.36448, docs/papers/ood.md §5) and its cell dispatch.
+
+Cells, in order: ``pretrain``, ``ood``, one ``forget`` cell per γ1 (its γ2 list covers the table, the dense
+sweep and the phase-diagram column), one ``tiny`` cell per depth, ``minilm``. ``shared`` pre-trains the two
+merged-Q models (K = ``K``, d = ``d`` and K = 2, d = ``d_k2``) once in the driver.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from iclab.errors import ConfigError
+from iclab.experiments.ood.config import OodConfig
+from iclab.experiments.ood.forgetting import forgetting_cell
+from iclab.experiments.ood.minilm import minilm_cell
+from iclab.experiments.ood.ood_error import ood_cell
+from iclab.experiments.ood.pretrain import pretrain, pretrain_cell
+from iclab.experiments.ood.tiny import tiny_cell
+
+__all__ = ["cells", "run_cell", "shared"]
+
+
+def _gamma_rows(cfg: OodConfig) -> dict[float, list[float]]:
+    """γ1 -> sorted γ2 list: the phase grid for every grid γ1, plus the table and dense γ2 for each table γ1."""
+    grid = [round(float(v), 6) for v in np.linspace(-1, 1, cfg.phase_grid)]
+    dense = [round(float(v), 6) for v in np.linspace(-1, 1, cfg.dense_gamma2)]
+    rows: dict[float, set] = {g1: set(grid) for g1 in grid}
+    for g1 in cfg.gamma1_table:
+        rows.setdefault(round(float(g1), 6), set(grid)).update([round(float(g), 6) for g in cfg.gamma2_table] + dense)
+    return {g1: sorted(g2s) for g1, g2s in sorted(rows.items())}
+
+
+def cells(cfg: OodConfig) -> list[dict]:
+    out = [{"part": "pretrain", "seed": cfg.seed}, {"part": "ood", "seed": cfg.seed}]
+    out += [{"part": "forget", "gamma1": g1, "gamma2": g2s, "seed": cfg.seed} for g1, g2s in _gamma_rows(cfg).items()]
+    out += [{"part": "tiny", "layers": int(n), "seed": cfg.seed} for n in cfg.tiny_layers]
+    if cfg.minilm:
+        out.append({"part": "minilm", "seed": cfg.seed})
+    return out
+
+
+def shared(cfg: OodConfig) -> dict:
+    """The two SGD-pre-trained merged-Q runs: ``{"K4": pretrain(K, d), "K2": pretrain(2, d_k2)}``."""
+    return {"K4": pretrain(cfg, cfg.K, cfg.d), "K2": pretrain(cfg, 2, cfg.d_k2)}
+
+
+def run_cell(cfg: OodConfig, cell: dict, shared_runs) -> dict:
+    part = cell["part"]
+    if part in ("pretrain", "ood", "forget") and shared_runs is None:
+        shared_runs = shared(cfg)
+    if part == "pretrain":
+        return pretrain_cell(cfg, shared_runs)
+    if part == "ood":
+        return ood_cell(cfg, shared_runs)
+    if part == "forget":
+        return forgetting_cell(cfg, cell, shared_runs)
+    if part == "tiny":
+        return tiny_cell(cfg, cell)
+    if part == "minilm":
+        return minilm_cell(cfg)
+    raise ConfigError("part", part, "pretrain, ood, forget, tiny or minilm")
