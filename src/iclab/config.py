@@ -24,6 +24,7 @@ __all__ = [
     "check_nonnegative",
     "check_int",
     "check_choice",
+    "check_scale",
     "check_probability",
     "config_hash",
     "stable_json",
@@ -32,7 +33,12 @@ __all__ = [
     "check_budget",
     "memory_limit",
     "fmt_bytes",
+    "check_device",
+    "check_device_available",
+    "MAX_SEEDS",
 ]
+
+MAX_SEEDS = 1000  # seeds or repeats that multiply a grid (more would make a sweep of millions of cells)
 
 
 def stable_json(obj: Any) -> str:
@@ -63,9 +69,26 @@ def check_nonnegative(field: str, value: float) -> None:
         raise ConfigError(field, value, "a finite number >= 0")
 
 
-def check_int(field: str, value: int, minimum: int = 1) -> None:
+def check_int(field: str, value: int, minimum: int = 1, maximum: int | None = None) -> None:
+    """ConfigError unless ``value`` is an integer in ``minimum..maximum`` (no upper bound when None)."""
     if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise ConfigError(field, value, f"an integer >= {minimum}")
+        raise ConfigError(field, value, f"an integer >= {minimum}" if maximum is None
+                          else f"an integer in {minimum}..{maximum}")
+    if maximum is not None and value > maximum:
+        raise ConfigError(field, value, f"an integer in {minimum}..{maximum}")
+
+
+SCALE_RANGE = (1e-30, 1e30)  # no product of a few such numbers leaves double precision
+
+
+def check_scale(field: str, value: float, zero_ok: bool = False) -> None:
+    """ConfigError unless ``value`` is a finite number in [1e-30, 1e30] (or 0, when ``zero_ok``): a scale, a noise
+    level or a norm whose powers must stay inside double precision."""
+    if zero_ok and value == 0 and not isinstance(value, bool):
+        return
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) \
+            or not SCALE_RANGE[0] <= value <= SCALE_RANGE[1]:
+        raise ConfigError(field, value, ("0 or " if zero_ok else "") + "a number in [1e-30, 1e30]")
 
 
 def check_choice(field: str, value: object, allowed: Iterable[object]) -> None:
@@ -152,7 +175,7 @@ def _coerce_value(field: str, value: Any, hint: Any) -> Any:
                 return False
             raise ValueError
         if hint is int:
-            return int(text)
+            return _int64(field, value, int(text))
         if hint is float:
             number = float(text)
             if not math.isfinite(number):
@@ -191,6 +214,8 @@ def _coerce_json_value(field: str, value: Any, hint: Any) -> Any:
         return float(value)
     if hint is int and not (isinstance(value, int) and not isinstance(value, bool)):
         raise ConfigError(field, value, "an integer")
+    if hint is int:
+        return _int64(field, value, value)
     if hint is bool and not isinstance(value, bool):
         raise ConfigError(field, value, "true or false")
     if hint is str and not isinstance(value, str):
@@ -200,12 +225,12 @@ def _coerce_json_value(field: str, value: Any, hint: Any) -> Any:
 
 @dataclasses.dataclass(frozen=True)
 class Need:
-    """A resource estimate: with ``field`` = ``value`` one cell (or one command) needs about ``memory`` bytes at
-    its peak and ``seconds`` of one CPU core. Estimates are rough (a factor of a few); they exist to refuse what
-    cannot fit (``n_test=1000000000``), not to predict run times."""
+    """One part of what a cell (or a command) needs: about ``memory`` bytes at the cell's peak and ``seconds`` of
+    one CPU core, growing with the config ``fields`` (name -> value; a product of several names them all). A
+    budget is a list of these for the largest cell; they add up. Estimates are rough (a factor of a few): they
+    exist to refuse what cannot fit (``n_test=1000000000``), not to predict run times."""
 
-    field: str
-    value: Any
+    fields: Mapping[str, Any]
     memory: float = 0.0
     seconds: float = 0.0
 
@@ -230,15 +255,58 @@ def memory_limit() -> float:
 
 def check_budget(needs: Iterable[Need], seconds_limit: float | None = None,
                  override: str = "--no-budget-check") -> None:
-    """One ConfigError for the first estimate over the memory limit (:func:`memory_limit`) or over
-    ``seconds_limit``, naming the field, its value, the estimate, the limit and the ``override`` flag."""
+    """One ConfigError when the needs add up to more memory than :func:`memory_limit` or more seconds than
+    ``seconds_limit``, naming the fields of the largest part with their values, the total, the limit and
+    ``override``."""
+    needs = list(needs)
+    if not needs:
+        return
     limit = memory_limit()
-    for need in needs:
-        if not math.isfinite(need.memory) or need.memory > limit:
-            raise ConfigError(need.field, need.value, f"a value that fits: it needs about {fmt_bytes(need.memory)} "
-                              f"of memory and this machine has {fmt_bytes(limit)}; lower it, or pass {override} to "
-                              "try anyway")
-        if seconds_limit is not None and (not math.isfinite(need.seconds) or need.seconds > seconds_limit):
-            raise ConfigError(need.field, need.value, f"a value that finishes: it needs about {need.seconds:.3g} s "
-                              f"of CPU, over the limit of {seconds_limit:g} s; lower it, or pass {override} to try "
-                              "anyway")
+    memory, seconds = sum(n.memory for n in needs), sum(n.seconds for n in needs)
+    if not math.isfinite(memory) or memory > limit:
+        _refuse(max(needs, key=lambda n: n.memory), f"about {fmt_bytes(memory)} of memory, and this machine has "
+                f"{fmt_bytes(limit)}", override)
+    if seconds_limit is not None and (not math.isfinite(seconds) or seconds > seconds_limit):
+        _refuse(max(needs, key=lambda n: n.seconds), f"about {seconds:.3g} s of CPU, over the limit of "
+                f"{seconds_limit:g} s", override)
+
+
+def _refuse(need: Need, what: str, override: str) -> None:
+    names = list(need.fields)
+    shown = ", ".join(f"{k}={short_repr(v)}" for k, v in need.fields.items())
+    raise ConfigError(names[0], need.fields[names[0]], message=f"invalid {shown}: one cell would need {what}; "
+                      f"lower {' or '.join(names)}, or pass {override} to try anyway")
+
+
+_DEVICE_HELP = "'cpu', 'cuda', 'cuda:N' or 'mps'"
+
+
+def check_device(field: str, value: object) -> None:
+    """ConfigError unless ``value`` names a torch device: ``cpu``, ``cuda``, ``cuda:N`` or ``mps`` (its
+    availability is checked before a run, by :func:`check_device_available`, not here: a config recorded on
+    a GPU machine must still load on a laptop)."""
+    kind, _, index = value.partition(":") if isinstance(value, str) else ("", "", "")
+    if kind not in ("cpu", "cuda", "mps") or (index and (kind != "cuda" or not index.isdigit())):
+        raise ConfigError(field, value, _DEVICE_HELP)
+
+
+def check_device_available(field: str, value: str) -> None:
+    """ConfigError unless this machine has the device ``value`` (CUDA built and a GPU with that index, or MPS)."""
+    import torch
+
+    check_device(field, value)
+    kind, _, index = value.partition(":")
+    if kind == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if int(index or 0) >= count:
+            raise ConfigError(field, value, f"a device this machine has: {count} CUDA device(s)"
+                              + (f", cuda:0..cuda:{count - 1}" if count else "; use cpu"))
+    if kind == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
+        raise ConfigError(field, value, "a device this machine has (no MPS here; use cpu)")
+
+
+def _int64(field: str, raw: Any, value: int) -> int:
+    """``value`` if it fits in 64 bits (larger sizes only overflow later, in NumPy or in float arithmetic)."""
+    if not -(2 ** 63) <= value < 2 ** 63:
+        raise ConfigError(field, raw, "an integer that fits in 64 bits")
+    return value

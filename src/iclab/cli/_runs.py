@@ -30,15 +30,18 @@ def _folder_option(flag: str, value: Optional[str]) -> Optional[Path]:
     return Path(value)
 
 
-def _check_executor(executor: str, workers: Optional[int], address: Optional[str]) -> None:
+def _check_executor(executor: str, workers: Optional[int], address: Optional[str],
+                    cell_timeout: Optional[float]) -> None:
     """Every executor argument checked once, before any run folder is made (a Ray --address is also reached)."""
-    from iclab.config import check_int
+    from iclab.config import check_int, check_positive
     from iclab.runs import EXECUTORS, make_executor
 
     check_choice("--executor", executor, EXECUTORS)
     if workers is not None:
         check_int("--workers", workers)
-    make_executor(executor, workers, address)
+    if cell_timeout is not None:
+        check_positive("--cell-timeout", cell_timeout)
+    make_executor(executor, workers, address, cell_timeout)
 
 
 def _preset(quick: bool, full: bool, preset: Optional[str] = None) -> str:
@@ -65,15 +68,20 @@ def run(
     address: Optional[str] = typer.Option(None, "--address", help="Ray cluster address (ray executor)"),
     force: bool = typer.Option(False, "--force", help="discard results of another config in --out"),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="rerun cells that failed before"),
+    cell_timeout: Optional[float] = typer.Option(None, "--cell-timeout", help="fail a cell that runs longer than "
+                                                 "this many seconds (the sweep goes on)"),
+    no_budget_check: bool = typer.Option(False, "--no-budget-check", help="run even when the estimated memory or "
+                                         "time of a cell exceeds this machine's"),
 ) -> None:
     """Run (or resume) one experiment; writes results, figures and report.md into the run folder."""
     from iclab.report import run_and_report
 
     out_dir = _folder_option("--out", out)
-    _check_executor(executor, workers, address)
+    _check_executor(executor, workers, address, cell_timeout)
     result = run_and_report(experiment, _preset(quick, full, preset), overrides=parse_overrides(set_), seed=seed,
                             out=out_dir, executor=executor, workers=workers, address=address, force=force,
-                            retry_failed=retry_failed)
+                            retry_failed=retry_failed, cell_timeout=cell_timeout,
+                            budget_check=not no_budget_check)
     typer.echo(f"{experiment}: {len(result.results)} cells done, {len(result.failed)} failed ({result.computed} run now, "
                f"{result.reused} read back) -> {result.path / 'report.md'}")
     if len(result.failed):
@@ -92,6 +100,8 @@ def reproduce(
     address: Optional[str] = typer.Option(None, "--address"),
     force: bool = typer.Option(False, "--force", help="discard results of another config in the run folders"),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="rerun cells that failed before"),
+    cell_timeout: Optional[float] = typer.Option(None, "--cell-timeout", help="fail a cell that runs longer"),
+    no_budget_check: bool = typer.Option(False, "--no-budget-check", help="skip the memory/time estimates"),
 ) -> None:
     """Run every registered experiment, then write runs/report/index.html, report.md and screenshot.png."""
     from iclab.experiments import experiment_names, get_experiment
@@ -99,7 +109,7 @@ def reproduce(
     from iclab.runs import default_run_dir
 
     root = _folder_option("--root", root)
-    _check_executor(executor, workers, address)
+    _check_executor(executor, workers, address, cell_timeout)
     preset = _preset(quick, full, preset)
     names = list(only) or experiment_names()
     for name in names:
@@ -109,7 +119,8 @@ def reproduce(
         typer.echo(f"== {name} ({preset})", err=True)
         try:
             result = run_and_report(name, preset, out=default_run_dir(name, preset, root), executor=executor,
-                                    workers=workers, address=address, force=force, retry_failed=retry_failed)
+                                    workers=workers, address=address, force=force, retry_failed=retry_failed,
+                                    cell_timeout=cell_timeout, budget_check=not no_budget_check)
         except Exception as exc:  # noqa: BLE001 - one broken experiment must not lose the others
             failures.append(f"{name}: {type(exc).__name__}: {exc}")
             typer.echo(f"error in {name}: {exc}", err=True)

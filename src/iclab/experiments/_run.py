@@ -17,14 +17,18 @@ def sweep_for(name: str, preset: str = "quick", overrides: Mapping[str, Any] | N
     """The sweep of experiment ``name`` at ``preset`` with ``overrides`` and ``seed`` applied (validated)."""
     exp = get_experiment(name)
     config = exp.config(preset, overrides, seed)
-    return Sweep(name, preset, config, exp.cells(config), exp.run_cell, exp.shared)
+    return Sweep(name, preset, config, exp.cells(config), exp.run_cell, exp.shared, exp.budget)
 
 
 def run_experiment(name: str, preset: str = "quick", overrides: Mapping[str, Any] | None = None,
                    seed: int | None = None, out: str | Path | None = None, executor: str = "local",
                    workers: int | None = None, address: str | None = None, force: bool = False,
-                   retry_failed: bool = False, progress: bool = True) -> RunResult:
+                   retry_failed: bool = False, progress: bool = True, cell_timeout: float | None = None,
+                   budget_check: bool = True) -> RunResult:
     """Run (or resume) experiment ``name``; return its results.
+
+    ``cell_timeout`` (seconds) fails a cell that runs longer; ``budget_check=False`` skips the memory/time estimate
+    of the experiment's ``budget`` (its availability checks still run). See :func:`iclab.runs.run_sweep`.
 
     The run folder is ``out``, else ``runs/NAME-PRESET``; a customised config (``overrides`` or ``seed``) without
     ``out`` gets its own folder ``runs/NAME-PRESET-<config hash>``, so it never collides with the preset's run.
@@ -35,4 +39,5 @@ def run_experiment(name: str, preset: str = "quick", overrides: Mapping[str, Any
         if overrides or seed is not None:
             out = Path(f"{out}-{sweep.config_hash[:8]}")
     return run_sweep(sweep, out, executor=executor, workers=workers, address=address, force=force,
-                     retry_failed=retry_failed, progress=progress)
+                     retry_failed=retry_failed, progress=progress, cell_timeout=cell_timeout,
+                     budget_check=budget_check)

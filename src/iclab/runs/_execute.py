@@ -26,14 +26,18 @@ from typing import Any, Callable
 import pandas as pd
 from tqdm.auto import tqdm
 
-from iclab.config import check_choice, check_positive, config_hash
+from iclab.config import check_budget, check_choice, check_positive, config_hash
 from iclab.errors import ConfigError, IclabError, RunFolderError
 from iclab.runs._executors import EXECUTORS, CellTask, Executor, SerialExecutor
 from iclab.runs._local import LocalExecutor
 from iclab.runs._folder import RunFolder
 from iclab.runs._store import ResultStore, StoreUnreadableError, StoreWriteError
 
-__all__ = ["Sweep", "RunResult", "run_sweep", "load_results", "default_run_dir", "folder_lock", "make_executor"]
+__all__ = ["Sweep", "RunResult", "run_sweep", "load_results", "default_run_dir", "folder_lock", "make_executor",
+           "CELL_SECONDS_LIMIT"]
+
+MAX_CELLS = 1_000_000
+CELL_SECONDS_LIMIT = float(os.environ.get("ICLAB_CELL_SECONDS_LIMIT", 24 * 3600))  # CPU seconds one cell may need
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,7 @@ class Sweep:
         cells: the grid, one JSON-able dict per cell.
         run_cell: ``(config, cell, shared) -> metrics``; must pickle by reference (module-level or ``lazy``).
         shared: optional ``config -> object`` computed once in the driver for every cell.
+        budget: optional ``config -> list[Need]``: what the largest cell needs (checked before the folder is made).
     """
 
     name: str
@@ -55,6 +60,7 @@ class Sweep:
     cells: list[dict]
     run_cell: Callable[[Any, dict, Any], dict]
     shared: Callable[[Any], Any] | None = None
+    budget: Callable[[Any], list] | None = None
 
     @property
     def config_hash(self) -> str:
@@ -65,6 +71,9 @@ class Sweep:
         h = self.config_hash
         tasks = [CellTask(config_hash({"h": h, "cell": cell}), i, self.name, self.config, cell, self.run_cell)
                  for i, cell in enumerate(self.cells)]
+        if len(tasks) > MAX_CELLS:
+            raise ConfigError("config", len(tasks), message=f"experiment {self.name!r}: the config makes "
+                              f"{len(tasks)} cells, more than {MAX_CELLS} (one SQLite row each); shrink the grid")
         if not tasks:  # e.g. --set parts=
             raise ConfigError("config", self.name, message=f"experiment {self.name!r}: the config produces no cells "
                               "(is a grid field empty?)")
@@ -151,12 +160,17 @@ def _open_store(path: Path, force: bool) -> ResultStore:
 
 def run_sweep(sweep: Sweep, out: str | Path, *, executor: str = "local", workers: int | None = None,
               address: str | None = None, force: bool = False, retry_failed: bool = False,
-              progress: bool = True, cell_timeout: float | None = None) -> RunResult:
+              progress: bool = True, cell_timeout: float | None = None, budget_check: bool = True) -> RunResult:
     """Run (or resume) ``sweep`` in the run folder ``out``; return its results (figures are not drawn here).
 
-    ``cell_timeout`` (seconds) fails a cell that runs longer (``timed out after N s``); the sweep goes on."""
+    ``cell_timeout`` (seconds) fails a cell that runs longer (``timed out after N s``); the sweep goes on.
+    ``sweep.budget`` is checked against this machine (memory, and :data:`CELL_SECONDS_LIMIT` of CPU per cell)
+    before the folder is made, unless ``budget_check=False``."""
     start = time.perf_counter()
     tasks = sweep.tasks()
+    needs = sweep.budget(sweep.config) if sweep.budget is not None else []  # raises if the machine lacks a device
+    if budget_check:
+        check_budget(needs, CELL_SECONDS_LIMIT)
     runner = make_executor(executor, workers, address, cell_timeout)  # checks the arguments; starts nothing
     path = RunFolder.check_target(out)
     with folder_lock(path):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from iclab.config import Config, check_int, check_probability
+from iclab.config import Config, MAX_SEEDS, check_device, check_int, check_probability
 from iclab.errors import ConfigError
 
 __all__ = ["TemperatureLLMConfig", "PRESETS"]
@@ -70,10 +70,12 @@ class TemperatureLLMConfig(Config):
         check_int("repeats", self.repeats, 1)
         check_int("max_new_tokens", self.max_new_tokens, 1)
         check_int("batch_size", self.batch_size, 1)
-        check_int("threads", self.threads, 0)
+        check_int("threads", self.threads, 0, 1024)
         check_int("seed", self.seed, 0)
-        if not isinstance(self.device, str) or not (self.device == "cpu" or self.device.startswith(("cuda", "mps"))):
-            raise ConfigError("device", self.device, "'cpu', 'cuda', 'cuda:N' or 'mps'")
+        check_device("device", self.device)
+        check_int("repeats", self.repeats, 1, MAX_SEEDS)
+        if not self.noise_ratios:
+            raise ConfigError("noise_ratios", self.noise_ratios, "at least one noise ratio in [0, 1]")
 
 
 QUICK = TemperatureLLMConfig(tasks=("capital",), noise_ratios=(0.0, 0.6), taus=(0.75, 1.0, 1.5), demo_counts=(),
