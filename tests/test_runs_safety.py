@@ -95,7 +95,7 @@ def test_report_and_export_change_nothing_in_a_folder_without_cells(tmp_path, ca
                          (["export", str(folder), "--format", "parquet"], "nothing to export")):
         rc, err = cli(capsys, *argv)
         assert rc == 2
-        _one_line_error(err, "no results.sqlite" if store == "missing" else needle)
+        _one_line_error(err, "no results.sqlite" if store == "missing" and argv[0] == "export" else needle)
     assert snapshot(folder) == before
 
 
@@ -225,3 +225,28 @@ def test_results_are_readable_as_a_frame(tmp_path):
     _run(tmp_path / "r", n_cells=2)
     assert isinstance(load_results(tmp_path / "r"), pd.DataFrame)
     assert os.listdir(tmp_path / "r")  # sanity: the run wrote its folder
+
+
+def test_load_run_gives_results_and_the_typed_config_and_refuses_what_is_not_a_run(tmp_path):
+    import iclab
+    from fixtures_experiments import FixtureConfig
+
+    _run(tmp_path / "r", n_cells=3, fail_cells="1")
+    before = snapshot(tmp_path)
+    run = iclab.load_run(tmp_path / "r")
+    assert isinstance(run.config, FixtureConfig) and run.config.n_cells == 3 and run.experiment == "fx_sweep"
+    assert sorted(run.results["i"]) == [0, 2] and list(run.failed["i"]) == [1]
+    for bad, needle in ((tmp_path / "typo", "no such folder"), (tmp_path / "r" / "config.json", "a file"),
+                        (tmp_path, "not an iclab run folder")):
+        with pytest.raises(RunFolderError, match=needle):
+            iclab.load_run(bad)
+    assert snapshot(tmp_path) == before
+
+
+def test_import_iclab_stays_light():
+    import subprocess
+    import sys
+
+    code = "import sys, iclab; print(sorted({'torch', 'pandas', 'numpy', 'iclab.experiments'} & set(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -8,4 +8,14 @@ from iclab.errors import ConfigError, IclabError, RunFolderError, UnsupportedMod
 
 __version__ = "0.1.0"
 
-__all__ = ["ConfigError", "IclabError", "RunFolderError", "UnsupportedModelError", "__version__"]
+__all__ = ["ConfigError", "IclabError", "RunFolderError", "UnsupportedModelError", "__version__", "load_run"]
+
+
+def __getattr__(name: str):
+    """``iclab.load_run`` is imported on first use (it needs pandas and the experiments): ``import iclab`` stays
+    light."""
+    if name == "load_run":
+        from iclab.experiments import load_run
+
+        return load_run
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -72,7 +72,7 @@ def approx_softmax(scores: torch.Tensor, mask: torch.Tensor | None = None, tau: 
     s = (scores / tau).masked_fill(~m, 0.0)  # (..., n_q, n_k)
     safe_n = torch.clamp(visible_count(scores, m), min=1.0)  # (..., n_q, 1)
     mean = s.sum(-1, keepdim=True) / safe_n
-    return ((1.0 + s - mean) / safe_n).masked_fill(~m, 0.0)
+    return ((1.0 + (s - mean)) / safe_n).masked_fill(~m, 0.0)  # centre first: 1 + S would round away the 1
 
 
 @register_normaliser("linear")

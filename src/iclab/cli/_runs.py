@@ -153,18 +153,16 @@ def _screenshot(page: Path) -> None:
 @app.command("report")
 def report(run_dir: Path = typer.Argument(..., help="a run folder")) -> None:
     """Rewrite figures and report.md of a finished run folder (no cell is recomputed)."""
-    from iclab.experiments import get_experiment
+    from iclab.experiments import get_experiment, load_run
     from iclab.report import write_run_report
-    from iclab.runs import RunFolder, RunResult, load_results
+    from iclab.runs import RunFolder, RunResult
 
-    folder = RunFolder.load(run_dir)
-    exp = get_experiment(folder.meta["experiment"])
-    config = exp.config_cls.from_dict(folder.meta["config"])
-    result = RunResult(folder, config, load_results(run_dir), load_results(run_dir, "failed"), 0, 0)
-    if not len(result.results) and not len(result.failed):
+    run = load_run(run_dir)
+    if not len(run.results) and not len(run.failed):
         raise IclabError(f"{run_dir} holds no finished or failed cell yet: nothing to report (the folder is left "
                          "as it is)")
-    typer.echo(str(write_run_report(exp, config, result)))
+    result = RunResult(RunFolder(run.path, run.meta), run.config, run.results, run.failed, 0, 0)
+    typer.echo(str(write_run_report(get_experiment(run.experiment), run.config, result)))
 
 
 @app.command("export")

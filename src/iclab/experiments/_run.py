@@ -3,13 +3,16 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from iclab.experiments._registry import get_experiment
-from iclab.runs import RunResult, Sweep, default_run_dir, run_sweep
+import pandas as pd
 
-__all__ = ["run_experiment", "sweep_for"]
+from iclab.experiments._registry import get_experiment
+from iclab.runs import ResultStore, RunFolder, RunResult, Sweep, default_run_dir, load_results, run_sweep
+
+__all__ = ["run_experiment", "sweep_for", "load_run", "LoadedRun"]
 
 
 def sweep_for(name: str, preset: str = "quick", overrides: Mapping[str, Any] | None = None,
@@ -41,3 +44,41 @@ def run_experiment(name: str, preset: str = "quick", overrides: Mapping[str, Any
     return run_sweep(sweep, out, executor=executor, workers=workers, address=address, force=force,
                      retry_failed=retry_failed, progress=progress, cell_timeout=cell_timeout,
                      budget_check=budget_check)
+
+
+@dataclass(frozen=True)
+class LoadedRun:
+    """A finished (or partly finished) run read back from its folder: what :func:`load_run` returns.
+
+    Fields:
+        path: the run folder.
+        experiment: the registered experiment's name.
+        preset: the preset the config came from.
+        config: the config, as the experiment's config class (validated).
+        results: one row per finished cell (cell keys and metrics as columns; empty if none finished).
+        failed: one row per failed cell, with its ``_error``.
+        meta: everything ``config.json`` records (config hash, seed, iclab version, git revision, versions).
+    """
+
+    path: Path
+    experiment: str
+    preset: str
+    config: Any
+    results: pd.DataFrame
+    failed: pd.DataFrame
+    meta: dict = field(repr=False)
+
+
+def load_run(path: str | Path) -> LoadedRun:
+    """Read the run folder ``path`` (``iclab.load_run``): its results and its typed config; it changes nothing.
+
+    A path that is not a run folder (missing, a file, no ``config.json``) or records an experiment that is not
+    registered raises one IclabError."""
+    folder = RunFolder.load(path)
+    exp = get_experiment(folder.meta["experiment"])
+    config = exp.config_cls.from_dict(folder.meta["config"])
+    stored = (folder.path / ResultStore.FILENAME).exists()
+    results = load_results(folder.path) if stored else pd.DataFrame()
+    failed = load_results(folder.path, "failed") if stored else pd.DataFrame()
+    return LoadedRun(folder.path, exp.name, str(folder.meta.get("preset", "")), config, results, failed, folder.meta)
+
