@@ -250,3 +250,13 @@ def test_import_iclab_stays_light():
     code = "import sys, iclab; print(sorted({'torch', 'pandas', 'numpy', 'iclab.experiments'} & set(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_reproduce_never_replaces_a_report_folder_iclab_did_not_write(tmp_path, capsys):
+    (tmp_path / "runs" / "report" / "figures").mkdir(parents=True)
+    (tmp_path / "runs" / "report" / "figures" / "mine.png").write_bytes(b"my figure")
+    before = snapshot(tmp_path)
+    rc, err = cli(capsys, "reproduce", "--only", "fx_sweep", "--root", str(tmp_path / "runs"), "--executor", "serial")
+    assert rc == 2
+    _one_line_error(err, "did not write")
+    assert snapshot(tmp_path) == before

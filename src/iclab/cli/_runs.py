@@ -9,7 +9,7 @@ import typer
 
 from iclab.cli import app
 from iclab.config import check_choice, parse_overrides
-from iclab.errors import ConfigError, IclabError
+from iclab.errors import ConfigError, IclabError, RunFolderError
 
 
 @app.command("list")
@@ -42,6 +42,22 @@ def _check_executor(executor: str, workers: Optional[int], address: Optional[str
     if cell_timeout is not None:
         check_positive("--cell-timeout", cell_timeout)
     make_executor(executor, workers, address, cell_timeout)
+
+
+def _check_report_folder(folder: Path) -> None:
+    """Refuse, before any run, a report folder holding files iclab did not write (its ``figures/`` is replaced)."""
+    try:
+        if folder.exists() and not folder.is_dir():
+            raise RunFolderError(f"{folder} is a file; pass --root with a new folder")
+        if not folder.exists() or not any(folder.iterdir()):
+            return
+        page = folder / "index.html"
+        ours = page.is_file() and "iclab reproduction report" in page.read_text(errors="replace")[:20000]
+    except OSError as exc:
+        raise RunFolderError(f"cannot use {folder} for the report: {exc.strerror or exc}") from None
+    if not ours:
+        raise RunFolderError(f"{folder} holds files iclab did not write (no iclab index.html); the report would "
+                             "replace them: pass --root with a new folder")
 
 
 def _preset(quick: bool, full: bool, preset: Optional[str] = None) -> str:
@@ -110,6 +126,7 @@ def reproduce(
 
     root = _folder_option("--root", root)
     _check_executor(executor, workers, address, cell_timeout)
+    _check_report_folder(root / "report")
     preset = _preset(quick, full, preset)
     names = list(only) or experiment_names()
     for name in names:
