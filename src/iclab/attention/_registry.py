@@ -96,6 +96,7 @@ def check_mask(mask, scores: torch.Tensor) -> None:
 
 
 def normaliser_names() -> list[str]:
+    """Names of every registered normaliser, sorted (what ``attention=`` accepts)."""
     return sorted(_REGISTRY)
 
 

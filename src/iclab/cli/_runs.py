@@ -7,8 +7,11 @@ from typing import List, Optional
 
 import typer
 
-from iclab.cli import app
-from iclab.config import check_choice, parse_overrides
+from iclab.cli import app, show_progress
+from iclab.cli._global_options import logger
+from iclab.cli._plan import run_plan
+from iclab.cli._tracking import TRACKER_HELP, check_tracker, track_run
+from iclab.config import check_choice, parse_overrides, read_config_file
 from iclab.errors import ConfigError, IclabError, RunFolderError
 
 
@@ -75,7 +78,10 @@ def run(
     full: bool = typer.Option(False, "--full", help="the full preset (the largest sweep)"),
     preset: Optional[str] = typer.Option(None, "--preset", help="a preset by name: quick, full or paper "
                                          "(the paper's settings for every claim that fits on a CPU)"),
-    set_: List[str] = typer.Option([], "--set", help="override a config field: key=value (repeatable)"),
+    set_: List[str] = typer.Option([], "--set", help="override a config field: key=value (repeatable; "
+                                   "`iclab show NAME` lists the fields)"),
+    config_file: Optional[Path] = typer.Option(None, "--config", help="TOML, YAML or JSON file of config fields "
+                                               "(`iclab show NAME --format toml` writes one); --set wins over it"),
     seed: Optional[int] = typer.Option(None, "--seed", help="base seed"),
     out: Optional[str] = typer.Option(None, "--out", help="run folder (default runs/<experiment>-<preset>); a new "
                                       "or empty folder, or a run folder of the same config"),
@@ -88,18 +94,30 @@ def run(
                                                  "this many seconds (the sweep goes on)"),
     no_budget_check: bool = typer.Option(False, "--no-budget-check", help="run even when the estimated memory or "
                                          "time of a cell exceeds this machine's"),
+    tracker: Optional[str] = typer.Option(None, "--tracker", help=TRACKER_HELP),
+    dry_run: bool = typer.Option(False, "--dry-run", help="check the config and print the cells and the run "
+                                 "folder; run and write nothing"),
 ) -> None:
     """Run (or resume) one experiment; writes results, figures and report.md into the run folder."""
     from iclab.report import run_and_report
 
     out_dir = _folder_option("--out", out)
     _check_executor(executor, workers, address, cell_timeout)
-    result = run_and_report(experiment, _preset(quick, full, preset), overrides=parse_overrides(set_), seed=seed,
-                            out=out_dir, executor=executor, workers=workers, address=address, force=force,
-                            retry_failed=retry_failed, cell_timeout=cell_timeout,
+    check_tracker(tracker)
+    overrides = {**(read_config_file(config_file) if config_file else {}), **parse_overrides(set_)}
+    plan = run_plan(experiment, _preset(quick, full, preset), overrides, seed, out_dir, executor)
+    if dry_run:
+        typer.echo("\n".join(plan + ["dry run: nothing was run or written"]))
+        return
+    for line in plan:
+        logger.info(line)
+    result = run_and_report(experiment, _preset(quick, full, preset), overrides=overrides, seed=seed, out=out_dir,
+                            executor=executor, workers=workers, address=address, force=force,
+                            retry_failed=retry_failed, progress=show_progress(), cell_timeout=cell_timeout,
                             budget_check=not no_budget_check)
     typer.echo(f"{experiment}: {len(result.results)} cells done, {len(result.failed)} failed ({result.computed} run now, "
                f"{result.reused} read back) -> {result.path / 'report.md'}")
+    track_run(tracker, result)
     if len(result.failed):
         raise SystemExit(1)  # (typer.Exit is swallowed by main(): standalone_mode=False)
 
@@ -112,12 +130,13 @@ def reproduce(
     only: List[str] = typer.Option([], "--only", help="run only these experiments (repeatable)"),
     root: str = typer.Option("runs", "--root", help="folder for run folders and the report"),
     executor: str = typer.Option("local", "--executor", help="serial | local | ray"),
-    workers: Optional[int] = typer.Option(None, "--workers"),
-    address: Optional[str] = typer.Option(None, "--address"),
+    workers: Optional[int] = typer.Option(None, "--workers", help="worker processes (local) / CPUs (ray)"),
+    address: Optional[str] = typer.Option(None, "--address", help="Ray cluster address (ray executor)"),
     force: bool = typer.Option(False, "--force", help="discard results of another config in the run folders"),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="rerun cells that failed before"),
     cell_timeout: Optional[float] = typer.Option(None, "--cell-timeout", help="fail a cell that runs longer"),
     no_budget_check: bool = typer.Option(False, "--no-budget-check", help="skip the memory/time estimates"),
+    tracker: Optional[str] = typer.Option(None, "--tracker", help=TRACKER_HELP),
 ) -> None:
     """Run every registered experiment, then write runs/report/index.html, report.md and screenshot.png."""
     from iclab.experiments import experiment_names, get_experiment
@@ -127,6 +146,7 @@ def reproduce(
     root = _folder_option("--root", root)
     _check_executor(executor, workers, address, cell_timeout)
     _check_report_folder(root / "report")
+    check_tracker(tracker)
     preset = _preset(quick, full, preset)
     names = list(only) or experiment_names()
     for name in names:
@@ -137,12 +157,18 @@ def reproduce(
         try:
             result = run_and_report(name, preset, out=default_run_dir(name, preset, root), executor=executor,
                                     workers=workers, address=address, force=force, retry_failed=retry_failed,
-                                    cell_timeout=cell_timeout, budget_check=not no_budget_check)
+                                    progress=show_progress(), cell_timeout=cell_timeout,
+                                    budget_check=not no_budget_check)
         except Exception as exc:  # noqa: BLE001 - one broken experiment must not lose the others
             failures.append(f"{name}: {type(exc).__name__}: {exc}")
             typer.echo(f"error in {name}: {exc}", err=True)
             continue
         run_dirs.append(result.path)
+        try:
+            track_run(tracker, result)
+        except IclabError as exc:  # the run folder is complete; say so and go on
+            failures.append(f"{name}: {exc}")
+            typer.echo(f"error in {name}: {exc}", err=True)
     page = write_combined_report(run_dirs, root / "report", failures)
     typer.echo(f"report: {page}")
     _screenshot(page)

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from iclab.data import GaussianRegression, RegressionBatch
 from iclab.errors import ConfigError
 
 __all__ = ["ols_weights", "ridge_weights", "bayes_posterior_mean", "OLS", "Ridge", "BayesPosteriorMean", "bayes_for",
@@ -43,13 +44,13 @@ def _context(batch, center: bool) -> tuple[torch.Tensor, torch.Tensor]:
     return x, y
 
 
-def ols_weights(batch, center: bool = False) -> torch.Tensor:
+def ols_weights(batch: RegressionBatch, center: bool = False) -> torch.Tensor:
     r"""Minimum-norm least squares :math:`\mathbf X^+\mathbf y` per prompt, ``(B, d)``."""
     x, y = _context(batch, center)
     return (torch.linalg.pinv(x) @ y.unsqueeze(-1)).squeeze(-1)  # (B, d)
 
 
-def ridge_weights(batch, lam: float, center: bool = False) -> torch.Tensor:
+def ridge_weights(batch: RegressionBatch, lam: float, center: bool = False) -> torch.Tensor:
     r"""Ridge :math:`(\mathbf X^\top\mathbf X+\lambda\mathbf I)^{-1}\mathbf X^\top\mathbf y` per prompt, ``(B, d)``."""
     if not np.isfinite(lam) or lam <= 0:
         raise ConfigError("lam", lam, "a finite ridge penalty > 0")
@@ -67,7 +68,7 @@ def _prior(mu_w: Any, cov_w: Any, d: int, like: torch.Tensor) -> tuple[torch.Ten
     return mu, cov
 
 
-def bayes_posterior_mean(batch, mu_w: Any = None, cov_w: Any = None, sigma: float = 0.0,
+def bayes_posterior_mean(batch: RegressionBatch, mu_w: Any = None, cov_w: Any = None, sigma: float = 0.0,
                          center: bool = True) -> torch.Tensor:
     """Posterior mean of w under the prior N(mu_w, cov_w) and noise sigma, Eq. 9; ``(B, d)``.
 
@@ -94,12 +95,12 @@ def bayes_posterior_mean(batch, mu_w: Any = None, cov_w: Any = None, sigma: floa
     return mu + ((half @ torch.linalg.pinv(xh)) @ resid.unsqueeze(-1)).squeeze(-1)  # (B, d)
 
 
-def predict_with(w_hat: torch.Tensor, batch) -> torch.Tensor:
+def predict_with(w_hat: torch.Tensor, batch: RegressionBatch) -> torch.Tensor:
     r""":math:`\hat y=\hat{\mathbf w}^\top\mathbf x_l`, ``(B,)``."""
     return (w_hat * batch.query_x).sum(-1)
 
 
-def mse(y_hat: torch.Tensor, batch) -> torch.Tensor:
+def mse(y_hat: torch.Tensor, batch: RegressionBatch) -> torch.Tensor:
     """Mean squared error against the query's true label."""
     return ((y_hat - batch.target) ** 2).mean()
 
@@ -149,7 +150,7 @@ class BayesPosteriorMean:
                 f"center={self.center})")
 
 
-def bayes_for(dist, center: bool = True) -> BayesPosteriorMean:
+def bayes_for(dist: GaussianRegression, center: bool = True) -> BayesPosteriorMean:
     """The Bayes predictor whose prior and noise are those of ``dist`` (a GaussianRegression): pass the test
     distribution for test-Bayes, the pretraining distribution for train-Bayes."""
     m = dist.moments()

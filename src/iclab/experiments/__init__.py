@@ -17,8 +17,9 @@ from iclab.experiments._registry import register as register
 from iclab.experiments._run import LoadedRun as LoadedRun
 from iclab.experiments._run import load_run as load_run
 from iclab.experiments._run import run_experiment as run_experiment
+from iclab.experiments._run import run_dir_for as run_dir_for
 from iclab.experiments._run import sweep_for as sweep_for
 
 __all__ = ["Experiment", "Comparison", "PRESETS", "lazy", "register", "get_experiment", "experiment_names",
-           "all_experiments", "PAPER_PACKAGES", "run_experiment", "sweep_for", "load_run",
+           "all_experiments", "PAPER_PACKAGES", "run_experiment", "sweep_for", "run_dir_for", "load_run",
            "LoadedRun"]

@@ -46,6 +46,7 @@ def all_experiments() -> list[Experiment]:
 
 
 def experiment_names() -> list[str]:
+    """Names of every registered experiment, in report order."""
     return [e.name for e in all_experiments()]
 
 

@@ -207,7 +207,7 @@ def parse_wordnet_antonyms(lines: Iterable[str]) -> list[tuple[str, str, list[st
         return w.isalpha() and w.islower()
 
     rows, seen = [], set()
-    for off, (words, ptrs) in synsets.items():
+    for words, ptrs in synsets.values():
         similar = [w for sym, o, _ in ptrs if sym == "&" and o in synsets for w in synsets[o][0]]
         for sym, o, st in ptrs:
             if sym != "!" or o not in synsets:

@@ -27,7 +27,9 @@ class GPT2Regressor(nn.Module):
     Args:
         d: input dimension.
         n_positions: tokens per prompt, ``l = n + 1``.
-        n_embd, n_layer, n_head: GPT-2 width, depth and heads (head dimension ``n_embd / n_head``).
+        n_embd: GPT-2 width (head dimension ``n_embd / n_head``).
+        n_layer: GPT-2 depth.
+        n_head: GPT-2 heads per layer.
     """
 
     def __init__(self, d: int, n_positions: int, n_embd: int, n_layer: int, n_head: int):

@@ -22,12 +22,13 @@ import torch
 from torch import nn
 
 from iclab.attention import check_tau, normalise
+from iclab.data import GaussianRegression
 from iclab.errors import ConfigError
 
 __all__ = ["ICLAttention", "bayes_mimicking_weights", "pretraining_covariance"]
 
 
-def pretraining_covariance(train, m: int, generator: torch.Generator | None = None, chunk: int = 500,
+def pretraining_covariance(train: GaussianRegression, m: int, generator: torch.Generator | None = None, chunk: int = 500,
                            centring: str = "global") -> np.ndarray:
     r"""The pretraining covariance :math:`\hat{\boldsymbol\Sigma}=\hat{\mathbf X}^\top\hat{\mathbf X}/(ml)` of
     Eq. 11 from the centred inputs of ``m`` prompts of ``train`` (a GaussianRegression, ``l = n+1`` tokens each),

@@ -70,7 +70,8 @@ def _moments(d: int, mu_x, cov_x, mu_w, cov_w, sigma) -> tuple:
             _as_cov("cov_w", cov_w, d), float(sigma))
 
 
-def coefficients(weights: Mapping[str, Any], l: int, mu_x=None, cov_x=None, mu_w=None, cov_w=None,
+def coefficients(weights: Mapping[str, Any], l: int, mu_x: Any = None, cov_x: Any = None, mu_w: Any = None,
+                 cov_w: Any = None,
                  sigma: float = 0.0) -> GCoefficients:
     """a2, a1, c of Theorem 4.2 (Eqs. 12–14; note §3.6) for weights ``{"M11", "v21", "v22"[, "m21"]}``
     (``m21`` must be 0, Assumption 4.5 of v1, 4.1 of v2) and test moments in any form

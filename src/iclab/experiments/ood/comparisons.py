@@ -205,7 +205,7 @@ def _note_tiny(cfg, tiny: pd.DataFrame) -> str:
     for _, r in tiny.sort_values("layers").iterrows():
         parts.append(f"{int(r['layers'])} layer(s): source loss {np.mean(r['source_before']):.4f}, F = "
                      + " / ".join(f"{f:+.3f}" for f in r["F"])
-                     + (f", layer-1 source Δα = " + " / ".join(f"{v:+.2f}" for v in r["dalpha1_src"])
+                     + (", layer-1 source Δα = " + " / ".join(f"{v:+.2f}" for v in r["dalpha1_src"])
                         + ", Δβ = " + " / ".join(f"{v:+.2f}" for v in r["dbeta1_src"]) if "dalpha1_src" in r
                         and isinstance(r["dalpha1_src"], list) else ""))
         agree += sum(int(a == b) for a, b in zip(list(r["forgot1"]) + list(r["forgot2"]),
