@@ -40,9 +40,9 @@ def normalisers() -> None:
         for name in normaliser_names():
             fn = get_normaliser(name)
             kw = {} if name == "linear" else {"tau": 0.7}
-            checked = _best(lambda: fn(s32, None, **kw), loops)
-            raw = _best(lambda: fn.__wrapped__(s32, None, **kw), loops)
-            half = _best(lambda: fn(s16, None, **kw), loops)
+            checked = _best(lambda fn=fn, kw=kw, s32=s32: fn(s32, None, **kw), loops)
+            raw = _best(lambda fn=fn, kw=kw, s32=s32: fn.__wrapped__(s32, None, **kw), loops)
+            half = _best(lambda fn=fn, kw=kw, s16=s16: fn(s16, None, **kw), loops)
             print(f"{name:18s} {str(shape):12s} {checked * 1e6:11.1f} {raw * 1e6:8.1f} {checked / raw:6.2f} "
                   f"{half / checked:9.2f}")
 
@@ -55,7 +55,7 @@ def budgets() -> None:
     for exp in all_experiments():
         cfg = exp.presets["quick"]
         exp.budget(cfg)  # first call imports what the estimate needs
-        seconds = _best(lambda: check_budget(exp.budget(cfg), CELL_SECONDS_LIMIT), 3, 3)
+        seconds = _best(lambda exp=exp, cfg=cfg: check_budget(exp.budget(cfg), CELL_SECONDS_LIMIT), 3, 3)
         print(f"budget check {exp.name:28s} {seconds * 1e3:8.2f} ms")
 
 

@@ -139,7 +139,7 @@ def test_reading_a_path_that_is_not_a_run_folder_creates_nothing(tmp_path, reade
             "export_results": lambda p: export_results(p), "read_only_store": lambda p: ResultStore(p, readonly=True)}
     before = snapshot(tmp_path)
     for target in (tmp_path / "typo", tmp_path / "notes", tmp_path / "notes" / "report.md", tmp_path / "a" / "b"):
-        outcome, text = classify_api(lambda: call[reader](target), (IclabError,))
+        outcome, text = classify_api(lambda target=target: call[reader](target), (IclabError,))
         assert outcome == "clear", (reader, target, outcome, text)
     assert snapshot(tmp_path) == before
 

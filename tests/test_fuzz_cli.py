@@ -9,6 +9,7 @@ value that slips past every check fails the test at once instead of starting a s
 from __future__ import annotations
 
 import math
+import types
 import typing
 from pathlib import Path
 
@@ -86,7 +87,7 @@ def _bad_scalar(hint) -> st.SearchStrategy[str]:
 def _bad_value(hint) -> st.SearchStrategy[str]:
     """Text that the field of type ``hint`` must refuse."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin in (typing.Union, getattr(__import__("types"), "UnionType")):
+    if origin in (typing.Union, types.UnionType):
         inner = [a for a in args if a is not type(None)][0]
         return _bad_scalar(inner).filter(lambda t: t.strip().lower() not in ("none", "null"))
     if origin in (tuple, list):

@@ -18,7 +18,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 
 # Lowest first. Packages on one line share a layer and may not import each other.
 LAYERS = [
-    ("errors",),
+    ("errors", "_version"),
     ("config", "plotting", "stats", "tracking"),
     ("attention",),
     ("data",),

@@ -4,9 +4,8 @@ Layers (imports point downwards): cli > report > experiments > runs > train, hf 
 theory > data > attention > config, plotting > errors. See README.md and docs/design.md.
 """
 
-__version__ = "0.1.0"  # the one place the version is written (pyproject.toml reads it; `iclab --version`)
-
-from iclab.errors import ConfigError, IclabError, RunFolderError, UnsupportedModelError  # noqa: E402
+from iclab._version import __version__ as __version__  # written in iclab/_version.py only
+from iclab.errors import ConfigError, IclabError, RunFolderError, UnsupportedModelError
 
 __all__ = ["ConfigError", "IclabError", "RunFolderError", "UnsupportedModelError", "__version__", "load_run"]
 

@@ -20,7 +20,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from iclab import __version__
+from iclab._version import __version__
 from iclab.errors import RunFolderError
 
 __all__ = ["RunFolder", "iclab_version", "environment_versions", "git_revision", "code_hash"]
