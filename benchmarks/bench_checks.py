@@ -48,7 +48,7 @@ def normalisers() -> None:
 
 
 def budgets() -> None:
-    from iclab.config import check_budget
+    from iclab.budget import check_budget
     from iclab.experiments import all_experiments
     from iclab.runs import CELL_SECONDS_LIMIT
 

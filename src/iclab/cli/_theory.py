@@ -26,7 +26,7 @@ SECONDS_LIMIT = 600.0  # one interactive command
 def _needs(d: int, l: int, m: int) -> list:
     """Memory and time of the closed form (d×d matrices, O(d³)) and of the pretraining sample (m·l·d draws,
     in chunks of 500 prompts), calibrated on a busy 2-core CPU (d = 1000 took ~30 s, 1e8 draws ~20 s)."""
-    from iclab.config import Need
+    from iclab.budget import Need
 
     needs = [Need({"--d": d}, memory=16 * 8.0 * d * d, seconds=d ** 3 / 3e7)]
     if m:
@@ -71,7 +71,8 @@ def tau_opt_cmd(
     """τ_opt (Thm 4.3, Eq. 15), G(1) and G(τ_opt) (Thm 4.2) for the Bayes-mimicking weights (Lemma 4.1)."""
     import numpy as np
 
-    from iclab.config import check_budget, check_int, check_scale
+    from iclab.budget import check_budget
+    from iclab.config import check_int, check_scale
     from iclab.data import mean_along_ones
     from iclab.models import bayes_mimicking_weights
     from iclab.theory import temperature as T

@@ -20,7 +20,7 @@ files, which :meth:`Experiment.in_package` wires up by name:
 ``comparisons.py``        ``compare(config, results) -> [Comparison]`` and ``notes(config, results)``
 ========================  ==========================================================================
 
-``budget(config) -> list[iclab.config.Need]`` is what the largest cell needs from the machine: each entry names the
+``budget(config) -> list[iclab.budget.Need]`` is what the largest cell needs from the machine: each entry names the
 config field that drives a part of its memory (bytes) and time (CPU seconds). The driver checks it once, before
 any run folder is made, and refuses a config that cannot fit with one error naming the field and the limit
 (``--no-budget-check`` skips the check). It is also where a config is checked against this machine: a device it

@@ -27,7 +27,8 @@ import pandas as pd
 from filelock import FileLock, Timeout
 from tqdm.auto import tqdm
 
-from iclab.config import check_budget, check_choice, check_positive, config_hash
+from iclab.budget import check_budget
+from iclab.config import check_choice, check_positive, config_hash
 from iclab.errors import ConfigError, IclabError, RunFolderError
 from iclab.runs._executors import EXECUTORS, CellTask, Executor, SerialExecutor
 from iclab.runs._local import LocalExecutor

@@ -13,7 +13,7 @@ import functools
 import json
 from typing import Iterator
 
-from iclab.config import Need
+from iclab.budget import Need
 from iclab.experiments.categorical.config import CategoricalConfig
 from iclab.experiments.categorical.features import feature_banks, features_cell
 from iclab.experiments.categorical.language import language_cell

@@ -7,7 +7,7 @@ Every cell names its ``part`` and its ``seed``: ``retrieval`` cells (one per tra
 
 from __future__ import annotations
 
-from iclab.config import Need
+from iclab.budget import Need
 from iclab.experiments.dispersion.clrs import run_clrs_cell
 from iclab.experiments.dispersion.config import DispersionConfig
 from iclab.experiments.dispersion.llm_spread import run_delta_cell

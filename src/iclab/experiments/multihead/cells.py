@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from iclab.config import Need
+from iclab.budget import Need
 from iclab.experiments.multihead.anisotropic import anisotropic_cell
 from iclab.experiments.multihead.baselines import baseline_cell
 from iclab.experiments.multihead.config import MultiheadConfig

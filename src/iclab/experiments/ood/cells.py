@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from iclab.config import Need
+from iclab.budget import Need
 from iclab.errors import ConfigError
 from iclab.experiments.ood.config import OodConfig
 from iclab.experiments.ood.forgetting import forgetting_cell

@@ -18,7 +18,7 @@ Every cell is evaluated by :func:`iclab.experiments.temperature.montecarlo.evalu
 
 from __future__ import annotations
 
-from iclab.config import Need
+from iclab.budget import Need
 from iclab.experiments.temperature.config import TemperatureConfig
 
 __all__ = ["cells", "run_cell", "shared", "budget"]

@@ -16,7 +16,7 @@ import math
 import numpy as np
 import torch
 
-from iclab.config import Need
+from iclab.budget import Need
 from iclab.experiments.temperature.gpt2.config import TemperatureGPT2Config
 from iclab.experiments.temperature.gpt2.shifts import shift_distribution, theory_tau, zero_predictor_error
 from iclab.experiments.temperature.gpt2.training import build_model, train_models

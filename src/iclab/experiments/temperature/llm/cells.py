@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from iclab.config import Need
+from iclab.budget import Need
 from iclab.experiments.temperature.llm.config import TemperatureLLMConfig
 from iclab.hf import best_tau_index
 
