@@ -4,8 +4,17 @@ Layers (imports point downwards): cli > report > experiments > runs > train, hf 
 theory > data > attention > config, plotting > errors. See README.md and docs/design.md.
 """
 
-__version__ = "0.1.0"  # the one place the version is written (pyproject.toml reads it; `iclab --version`)
+from iclab._version import __version__ as __version__  # written in iclab/_version.py only
+from iclab.errors import ConfigError, IclabError, RunFolderError, UnsupportedModelError
 
-from iclab.errors import ConfigError, IclabError, RunFolderError, UnsupportedModelError  # noqa: E402
+__all__ = ["ConfigError", "IclabError", "RunFolderError", "UnsupportedModelError", "__version__", "load_run"]
 
-__all__ = ["ConfigError", "IclabError", "RunFolderError", "UnsupportedModelError", "__version__"]
+
+def __getattr__(name: str):
+    """``iclab.load_run`` is imported on first use (it needs pandas and the experiments): ``import iclab`` stays
+    light."""
+    if name == "load_run":
+        from iclab.experiments import load_run
+
+        return load_run
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -16,7 +16,7 @@ import typing
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from iclab.errors import ConfigError
+from iclab.errors import ConfigError, short_repr
 
 __all__ = [
     "Config",
@@ -24,10 +24,14 @@ __all__ = [
     "check_nonnegative",
     "check_int",
     "check_choice",
+    "check_scale",
     "check_probability",
     "config_hash",
     "stable_json",
     "parse_overrides",
+    "check_device",
+    "check_device_available",
+    "MAX_SEEDS",
     "read_config_file",
     "CONFIG_FILE_SUFFIXES",
     "FieldInfo",
@@ -35,6 +39,7 @@ __all__ = [
     "describe_fields",
 ]
 
+MAX_SEEDS = 1000  # seeds or repeats that multiply a grid (more would make a sweep of millions of cells)
 CONFIG_FILE_SUFFIXES = (".toml", ".yaml", ".yml", ".json")
 
 
@@ -68,10 +73,27 @@ def check_nonnegative(field: str, value: float) -> None:
         raise ConfigError(field, value, "a finite number >= 0")
 
 
-def check_int(field: str, value: int, minimum: int = 1) -> None:
-    """A ConfigError naming ``field`` unless ``value`` is an integer >= ``minimum`` (not a boolean)."""
+def check_int(field: str, value: int, minimum: int = 1, maximum: int | None = None) -> None:
+    """A ConfigError naming ``field`` unless ``value`` is an integer in ``minimum..maximum`` (not a boolean; no
+    upper bound when ``maximum`` is None)."""
     if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise ConfigError(field, value, f"an integer >= {minimum}")
+        raise ConfigError(field, value, f"an integer >= {minimum}" if maximum is None
+                          else f"an integer in {minimum}..{maximum}")
+    if maximum is not None and value > maximum:
+        raise ConfigError(field, value, f"an integer in {minimum}..{maximum}")
+
+
+SCALE_RANGE = (1e-30, 1e30)  # no product of a few such numbers leaves double precision
+
+
+def check_scale(field: str, value: float, zero_ok: bool = False) -> None:
+    """ConfigError unless ``value`` is a finite number in [1e-30, 1e30] (or 0, when ``zero_ok``): a scale, a noise
+    level or a norm whose powers must stay inside double precision."""
+    if zero_ok and value == 0 and not isinstance(value, bool):
+        return
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) \
+            or not SCALE_RANGE[0] <= value <= SCALE_RANGE[1]:
+        raise ConfigError(field, value, ("0 or " if zero_ok else "") + "a number in [1e-30, 1e30]")
 
 
 def check_choice(field: str, value: object, allowed: Iterable[object]) -> None:
@@ -82,8 +104,8 @@ def check_choice(field: str, value: object, allowed: Iterable[object]) -> None:
 
 
 def check_probability(field: str, value: float) -> None:
-    """A ConfigError naming ``field`` unless ``value`` is a number in [0, 1]."""
-    if not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+    """A ConfigError naming ``field`` unless ``value`` is a number in [0, 1] (not a boolean)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0.0 <= value <= 1.0:
         raise ConfigError(field, value, "a number in [0, 1]")
 
 
@@ -102,7 +124,8 @@ class Config:
         fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
         unknown = sorted(set(data) - set(fields))
         if unknown:
-            raise ConfigError(unknown[0], data[unknown[0]], "one of the keys " + ", ".join(sorted(fields)))
+            raise ConfigError(unknown[0], data[unknown[0]], message=f"unknown key {short_repr(unknown[0])} for "
+                              f"{cls.__name__}; allowed keys: " + ", ".join(sorted(fields)))
         hints = typing.get_type_hints(cls)
         return cls(**{k: _coerce_value(k, v, hints[k]) for k, v in data.items()})  # type: ignore[call-arg]
 
@@ -114,8 +137,8 @@ class Config:
         for key in overrides:
             if key not in fields:
                 raise ConfigError(
-                    key, overrides[key], message=f"unknown key {key!r} for {type(self).__name__}; allowed keys: "
-                    + ", ".join(sorted(fields)))
+                    key, overrides[key], message=f"unknown key {short_repr(key)} for {type(self).__name__}; "
+                    "allowed keys: " + ", ".join(sorted(fields)))
         hints = typing.get_type_hints(type(self))
         values = {k: _coerce_value(k, v, hints[k]) for k, v in overrides.items()}
         return dataclasses.replace(self, **values)  # type: ignore[type-var]
@@ -268,12 +291,7 @@ def _coerce_value(field: str, value: Any, hint: Any) -> Any:
                 errors.append(exc)
         raise errors[0]
     if not isinstance(value, str):
-        if origin in (tuple, list) and isinstance(value, (list, tuple)):
-            elem = args[0] if args else Any
-            return tuple(_coerce_value(field, v, elem) for v in value) if origin is tuple else list(value)
-        if hint is float and isinstance(value, int) and not isinstance(value, bool):
-            return float(value)
-        return value
+        return _coerce_json_value(field, value, hint)
     text = value.strip()
     try:
         if hint is bool:
@@ -283,9 +301,12 @@ def _coerce_value(field: str, value: Any, hint: Any) -> Any:
                 return False
             raise ValueError
         if hint is int:
-            return int(text)
+            return _int64(field, value, int(text))
         if hint is float:
-            return float(text)
+            number = float(text)
+            if not math.isfinite(number):
+                raise ConfigError(field, value, "a finite number (nan and inf are never a setting)")
+            return number
         if hint is str or hint is Any:
             return text
         if origin in (tuple, list):
@@ -293,9 +314,70 @@ def _coerce_value(field: str, value: Any, hint: Any) -> Any:
             parts = json.loads(text) if text.startswith("[") else [p for p in text.split(",") if p.strip()]
             items = [_coerce_value(field, p, elem) for p in parts]
             return tuple(items) if origin is tuple else items
+    except ConfigError:
+        raise
     except (ValueError, json.JSONDecodeError):
         pass
     else:
         return text
     name = getattr(hint, "__name__", str(hint))
     raise ConfigError(field, value, f"a value of type {name}")
+
+
+def _coerce_json_value(field: str, value: Any, hint: Any) -> Any:
+    """A non-string value (from ``config.json`` or a JSON list in ``--set``) checked against the field's type."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (tuple, list):
+        if not isinstance(value, (list, tuple)):
+            raise ConfigError(field, value, "a list")
+        elem = args[0] if args else Any  # tuple[T, ...] / list[T]
+        items = [_coerce_value(field, v, elem) for v in value]
+        return tuple(items) if origin is tuple else items
+    is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if hint is float:
+        if not is_number or not math.isfinite(value):
+            raise ConfigError(field, value, "a finite number")
+        return float(value)
+    if hint is int and not (isinstance(value, int) and not isinstance(value, bool)):
+        raise ConfigError(field, value, "an integer")
+    if hint is int:
+        return _int64(field, value, value)
+    if hint is bool and not isinstance(value, bool):
+        raise ConfigError(field, value, "true or false")
+    if hint is str and not isinstance(value, str):
+        raise ConfigError(field, value, "a string")
+    return value
+
+
+_DEVICE_HELP = "'cpu', 'cuda', 'cuda:N' or 'mps'"
+
+
+def check_device(field: str, value: object) -> None:
+    """ConfigError unless ``value`` names a torch device: ``cpu``, ``cuda``, ``cuda:N`` or ``mps`` (its
+    availability is checked before a run, by :func:`check_device_available`, not here: a config recorded on
+    a GPU machine must still load on a laptop)."""
+    kind, _, index = value.partition(":") if isinstance(value, str) else ("", "", "")
+    if kind not in ("cpu", "cuda", "mps") or (index and (kind != "cuda" or not index.isdigit())):
+        raise ConfigError(field, value, _DEVICE_HELP)
+
+
+def check_device_available(field: str, value: str) -> None:
+    """ConfigError unless this machine has the device ``value`` (CUDA built and a GPU with that index, or MPS)."""
+    import torch
+
+    check_device(field, value)
+    kind, _, index = value.partition(":")
+    if kind == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if int(index or 0) >= count:
+            raise ConfigError(field, value, f"a device this machine has: {count} CUDA device(s)"
+                              + (f", cuda:0..cuda:{count - 1}" if count else "; use cpu"))
+    if kind == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
+        raise ConfigError(field, value, "a device this machine has (no MPS here; use cpu)")
+
+
+def _int64(field: str, raw: Any, value: int) -> int:
+    """``value`` if it fits in 64 bits (larger sizes only overflow later, in NumPy or in float arithmetic)."""
+    if not -(2 ** 63) <= value < 2 ** 63:
+        raise ConfigError(field, raw, "an integer that fits in 64 bits")
+    return value

@@ -85,7 +85,7 @@ def adaptive_softmax(scores: torch.Tensor, mask: torch.Tensor | None = None, coe
                      threshold: float = PAPER_THRESHOLD, tau: float | torch.Tensor = 1.0, eps: float = 1e-9,
                      detach_beta: bool = False) -> torch.Tensor:
     """Entropy-adaptive softmax over keys (Fig. 4 of arXiv:2410.01104, see module docstring); logits are ``scores / tau``."""
-    check_tau(tau)
+    tau = check_tau(tau)
     c = check_coeffs(coeffs, threshold)
     if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0 <= eps < 1:
         raise ConfigError("eps", eps, "a number in [0, 1)")

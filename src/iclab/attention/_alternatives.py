@@ -27,7 +27,7 @@ __all__ = ["sigmoid_attention_weights", "ssmax"]
 def sigmoid_attention_weights(scores: torch.Tensor, mask: torch.Tensor | None = None, tau: float = 1.0,
                               bias: float | None = 0.0) -> torch.Tensor:
     r"""Sigmoid attention :math:`\sigma(s/\tau + b)` (``bias=None``: :math:`b=-\log n_{\rm visible}`)."""
-    check_tau(tau)
+    tau = check_tau(tau)
     if bias is None:
         b = -torch.log(torch.clamp(visible_count(scores, mask), min=1.0))  # (..., n_q, 1)
     elif isinstance(bias, bool) or not isinstance(bias, (int, float)) or not torch.isfinite(torch.tensor(float(bias))):
@@ -44,7 +44,7 @@ def sigmoid_attention_weights(scores: torch.Tensor, mask: torch.Tensor | None = 
 def ssmax(scores: torch.Tensor, mask: torch.Tensor | None = None, scale: float = 1.0,
           tau: float = 1.0) -> torch.Tensor:
     r"""Length-scaled softmax :math:`\mathrm{softmax}(s\cdot \mathrm{scale}\cdot\log n/\tau)`, n = visible keys."""
-    check_tau(tau)
+    tau = check_tau(tau)
     if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0 or scale == float("inf"):
         raise ConfigError("scale", scale, "a finite number > 0")
     n = torch.clamp(visible_count(scores, mask), min=1.0)  # (..., n_q, 1)

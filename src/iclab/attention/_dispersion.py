@@ -42,7 +42,7 @@ def logit_spread(scores: torch.Tensor, mask: torch.Tensor | None = None) -> torc
 def dispersion_bounds(delta, n, tau=1.0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     r"""Lemma 2.1 ``(lower, upper, top_upper)``: :math:`e^{-\delta/\theta}/n`, :math:`e^{\delta/\theta}/n` and
     :math:`e^{\delta/\theta}/(e^{\delta/\theta}+n-1)` (broadcast over ``delta`` and ``n``)."""
-    check_tau(tau)
+    tau = check_tau(tau)
     d = torch.as_tensor(delta, dtype=torch.float64) / torch.as_tensor(tau, dtype=torch.float64)
     n = torch.as_tensor(n, dtype=torch.float64)
     return torch.exp(-d) / n, torch.exp(d) / n, torch.exp(d) / (torch.exp(d) + n - 1)

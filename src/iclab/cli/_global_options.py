@@ -13,7 +13,7 @@ import sys
 
 import typer
 
-from iclab import __version__
+from iclab._version import __version__
 
 __all__ = ["global_options", "show_progress", "logger"]
 

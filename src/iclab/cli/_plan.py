@@ -14,7 +14,14 @@ __all__ = ["run_plan"]
 
 def _folder_state(folder: Path, config_hash: str) -> str:
     """What a run would find in ``folder`` (read only: config.json is the one file looked at)."""
+    from iclab.errors import RunFolderError
+    from iclab.runs import RunFolder
+
     meta_path = folder / "config.json"
+    try:
+        RunFolder.check_target(folder)
+    except RunFolderError as exc:
+        return f"refused ({exc})"
     if not folder.exists():
         return "new"
     if not meta_path.exists():

@@ -45,7 +45,7 @@ def tally_line(rows: Sequence[Comparison]) -> str:
 def run_timing(folder: Path, result: RunResult) -> dict:
     """Compute seconds summed over done cells, and wall seconds summed over the invocations that ran cells."""
     cell_seconds = float(result.results["_seconds"].sum()) if "_seconds" in result.results else 0.0
-    with ResultStore(folder) as store:
+    with ResultStore(folder, readonly=True) as store:
         sweeps = store.sweeps()
     wall = sum((s["finished"] or s["started"]) - s["started"] for s in sweeps)
     executors = sorted({s["executor"] for s in sweeps if s["executor"]})

@@ -49,9 +49,15 @@ class GCoefficients:
 
 
 def _check_tau(tau: Any) -> np.ndarray | float:
-    t = np.asarray(tau, dtype=float)
+    if isinstance(tau, (bool, str)):
+        raise ConfigError("tau", tau, "a finite temperature > 0")
+    try:
+        t = np.asarray(tau, dtype=float)
+    except (TypeError, ValueError):
+        raise ConfigError("tau", tau, "a finite temperature > 0 (a number or an array of them)") from None
     if not np.all(np.isfinite(t)) or np.any(t <= 0):
-        raise ConfigError("tau", tau if t.ndim == 0 else "array", "a finite temperature > 0")
+        bad = "" if t.size == 1 else f" (entry {float(t[~(np.isfinite(t) & (t > 0))].flat[0])!r} is not)"
+        raise ConfigError("tau", tau, f"a finite temperature > 0{bad}")
     return t if t.ndim else float(t)
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from iclab.config import Config, check_choice, check_int, check_nonnegative, check_positive
+from iclab.config import Config, MAX_SEEDS, check_choice, check_int, check_nonnegative, check_scale
 from iclab.errors import ConfigError
 
 __all__ = ["DispersionConfig", "PRESETS", "DELTA_BINS", "beta_grid"]
@@ -108,6 +108,8 @@ class DispersionConfig(Config):
 
     def __post_init__(self) -> None:
         check_int("seed", self.seed, 0)
+        for name in ("seeds", "variant_seeds", "clrs_seeds"):
+            check_int(name, getattr(self, name), 1, MAX_SEEDS)
         for name in ("seeds", "variant_seeds", "train_min", "eval_sets", "d", "depth", "steps", "batch_size",
                      "fit_sets", "delta_tokens", "lookup_lists", "lookup_queries", "clrs_seeds", "clrs_eval", "clrs_steps", "clrs_batch",
                      "clrs_d_model", "clrs_layers", "clrs_heads"):
@@ -116,7 +118,7 @@ class DispersionConfig(Config):
         check_int("clrs_train_max", self.clrs_train_max, 4)
         check_int("clrs_vocab", self.clrs_vocab, 2)
         for name in ("lr", "beta_step", "entropy_bin", "clrs_lr"):
-            check_positive(name, getattr(self, name))
+            check_scale(name, getattr(self, name))
         check_nonnegative("weight_decay", self.weight_decay)
         if not self.beta_max >= 1.0:
             raise ConfigError("beta_max", self.beta_max, "a number >= 1")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from iclab.budget import Need
 from iclab.errors import ConfigError
 from iclab.experiments.ood.config import OodConfig
 from iclab.experiments.ood.forgetting import forgetting_cell
@@ -17,7 +18,7 @@ from iclab.experiments.ood.ood_error import ood_cell
 from iclab.experiments.ood.pretrain import pretrain, pretrain_cell
 from iclab.experiments.ood.tiny import tiny_cell
 
-__all__ = ["cells", "run_cell", "shared"]
+__all__ = ["cells", "run_cell", "shared", "budget"]
 
 
 def _gamma_rows(cfg: OodConfig) -> dict[float, list[float]]:
@@ -59,3 +60,27 @@ def run_cell(cfg: OodConfig, cell: dict, shared_runs) -> dict:
     if part == "minilm":
         return minilm_cell(cfg)
     raise ConfigError("part", part, "pretrain, ood, forget, tiny or minilm")
+
+
+def budget(cfg: OodConfig) -> list[Need]:
+    r"""The largest cell (fp64 prompts of ``n_tokens`` tokens in dimension ``d``): an SGD batch, the OOD evaluation
+    prompts (all at once), the tiny transformers' batches and evaluation prompts; time ~ steps · batch · N · d² flops."""
+    d, n = max(cfg.d, cfg.d_k2), cfg.n_tokens
+    tiny = max(cfg.tiny_width, cfg.tiny_d) * cfg.tiny_n_tokens * max(cfg.tiny_layers)
+    shape = {"n_tokens": n, "d": cfg.d}
+    tiny_shape = {"tiny_width": cfg.tiny_width, "tiny_n_tokens": cfg.tiny_n_tokens}
+    return [Need({"batch_size": cfg.batch_size, **shape}, memory=8.0 * 8 * cfg.batch_size * n * d,
+                 seconds=20.0 * (cfg.max_steps + cfg.ft_max_steps) * cfg.batch_size * n * d * d / 5e9),
+            Need({"ood_prompts": cfg.ood_prompts, **shape}, memory=8.0 * 8 * cfg.ood_prompts * n * d,
+                 seconds=len(cfg.thetas_deg) * cfg.ood_prompts * n * d * d / 1e9),
+            Need({"tiny_batch": cfg.tiny_batch, **tiny_shape, "tiny_steps": cfg.tiny_steps},
+                 memory=4.0 * 32 * cfg.tiny_batch * tiny + 4.0 * 4 * cfg.tiny_batch * cfg.tiny_n_tokens ** 2
+                 * max(cfg.tiny_layers),
+                 seconds=60.0 * (cfg.tiny_steps + cfg.tiny_ft_steps * len(cfg.tiny_gamma2)) * cfg.tiny_batch * tiny
+                 * cfg.tiny_width / 2e10),
+            Need({"tiny_eval": cfg.tiny_eval, **tiny_shape}, memory=4.0 * 16 * cfg.tiny_eval * tiny
+                 + 4.0 * 4 * cfg.tiny_eval * cfg.tiny_n_tokens ** 2),
+            Need({"minilm": cfg.minilm, "minilm_steps": cfg.minilm_steps, "minilm_ft_steps": cfg.minilm_ft_steps},
+                 memory=5e8 if cfg.minilm else 0.0,
+                 seconds=(cfg.minilm_steps + cfg.minilm_ft_steps * len(cfg.minilm_thetas_deg)) * 1e6 / 1e9
+                 if cfg.minilm else 0.0)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from iclab.config import Config, check_int, check_positive
+from iclab.config import Config, check_int, check_scale
 from iclab.errors import ConfigError
 
 __all__ = ["OodConfig", "PRESETS"]
@@ -89,6 +89,9 @@ class OodConfig(Config):
     minilm_ft_steps: int = 150
 
     def __post_init__(self) -> None:
+        check_int("seed", self.seed, 0)
+        check_int("phase_grid", self.phase_grid, 1, 1001)  # phase_grid² cells' worth of points
+        check_int("dense_gamma2", self.dense_gamma2, 1, 10001)
         check_int("d", self.d, 2)
         check_int("K", self.K, 2)
         if 2 * self.K > self.d:
@@ -96,7 +99,7 @@ class OodConfig(Config):
         check_int("d_k2", self.d_k2, 4)
         check_int("n_tokens", self.n_tokens, 1)
         for name in ("c", "threshold", "lr", "tiny_lr"):
-            check_positive(name, getattr(self, name))
+            check_scale(name, getattr(self, name))
         for name in ("batch_size", "max_steps", "ft_max_steps", "log_every", "ood_prompts", "dense_gamma2",
                      "phase_grid", "tiny_width", "tiny_n_tokens", "tiny_steps", "tiny_ft_steps", "tiny_batch",
                      "tiny_eval", "minilm_steps", "minilm_ft_steps"):

@@ -18,9 +18,10 @@ Every cell is evaluated by :func:`iclab.experiments.temperature.montecarlo.evalu
 
 from __future__ import annotations
 
+from iclab.budget import Need
 from iclab.experiments.temperature.config import TemperatureConfig
 
-__all__ = ["cells", "run_cell", "shared"]
+__all__ = ["cells", "run_cell", "shared", "budget"]
 
 
 def _cell(config: TemperatureConfig, part: str, l: int, **kw) -> dict:
@@ -68,3 +69,22 @@ def run_cell(config: TemperatureConfig, cell: dict, shared=None) -> dict:
 def shared(config: TemperatureConfig) -> None:
     """Nothing is shared: every cell estimates its own pretraining covariance."""
     return None
+
+
+def budget(config: TemperatureConfig) -> list[Need]:
+    r"""What the largest cell needs (fp64): Σ̂ from ``m`` prompts in chunks of 500 (``l·d`` each), d×d weights and
+    per-prompt Bayes solves, ``n_test`` per-prompt arrays and the (n_tau, n_test) error grid; time from the draws
+    (~1e7/s), the solves (~1e9 flop/s) and the grid."""
+    d = max(config.d, 50 if config.simcheck else 0)
+    l = max([*config.l_values, config.mean_l or 2 * config.d, config.d] + ([100] if config.simcheck else []))
+    n = max(config.n_test, config.simcheck_n_test if config.simcheck else 0)
+    chunk = max(1, min(n, 4_000_000 // (l * d)))
+    return [Need({"m": config.m, "l_values": l, "d": config.d}, memory=16.0 * min(config.m, 500) * l * d,
+                 seconds=config.m * l * d / 1e7),
+            Need({"n_test": n, "l_values": l, "d": config.d}, memory=8.0 * 3 * 4e6 + 8.0 * chunk * l * d,
+                 seconds=n * l * d / 1e7),
+            Need({"d": config.d, "n_test": n}, memory=8.0 * (16 * d * d + 3 * chunk * d * d),
+                 seconds=3 * n * d ** 3 / 1e9),
+            Need({"n_test": n}, memory=8.0 * 12 * n),
+            Need({"n_tau": config.n_tau, "n_test": n}, memory=8.0 * 3 * config.n_tau * n,
+                 seconds=config.n_tau * n / 1e8)]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from iclab.config import Config, check_choice, check_int, check_nonnegative, check_positive
+from iclab.config import Config, check_choice, check_int, check_scale
 from iclab.errors import ConfigError
 
 __all__ = ["TemperatureConfig", "PRESETS"]
@@ -76,12 +76,12 @@ class TemperatureConfig(Config):
             if not isinstance(l, int) or l < 2:
                 raise ConfigError("l_values", self.l_values, "integers >= 2 (context pairs + query)")
         for name in ("cov_scale", "task_scale", "tau_min", "tau_max"):
-            check_positive(name, getattr(self, name))
+            check_scale(name, getattr(self, name))
         for name in ("sigma_tr", "task_mean"):
-            check_nonnegative(name, getattr(self, name))
+            check_scale(name, getattr(self, name), zero_ok=True)
         for name in ("noise_sigmas", "sigma_tests", "mean_shifts"):
             for v in getattr(self, name):
-                check_nonnegative(name, v)
+                check_scale(name, v, zero_ok=True)
         if self.tau_min >= self.tau_max:
             raise ConfigError("tau_max", self.tau_max, f"a value > tau_min={self.tau_min}")
         check_choice("centring", self.centring, ("global", "prompt"))

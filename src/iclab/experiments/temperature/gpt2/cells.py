@@ -16,11 +16,12 @@ import math
 import numpy as np
 import torch
 
+from iclab.budget import Need
 from iclab.experiments.temperature.gpt2.config import TemperatureGPT2Config
 from iclab.experiments.temperature.gpt2.shifts import shift_distribution, theory_tau, zero_predictor_error
 from iclab.experiments.temperature.gpt2.training import build_model, train_models
 
-__all__ = ["cells", "run_cell", "shared", "errors_vs_tau"]
+__all__ = ["cells", "run_cell", "shared", "errors_vs_tau", "budget"]
 
 
 def cells(cfg: TemperatureGPT2Config) -> list[dict]:
@@ -81,3 +82,20 @@ def run_cell(cfg: TemperatureGPT2Config, cell: dict, shared: dict) -> dict:
         "theory_tau": theory_tau(cfg, cell["shift"]), "bayes_err": bayes / norm,
         "train_loss": float(shared[cell["train_seed"]]["final_loss"]),
     }
+
+
+def budget(cfg: TemperatureGPT2Config) -> list[Need]:
+    r"""The largest cell and the training in :func:`shared` (fp32 GPT-2 over l = n + 1 tokens): parameters and Adam
+    state, a training batch's activations and attention maps, the test prompts at evaluation; time ~ 6 · params
+    · tokens per step at ~2e10 flop/s (matrix products)."""
+    from iclab.config import check_device_available
+
+    check_device_available("device", cfg.device)
+    l = cfg.n + 1
+    params = 12 * cfg.n_layer * cfg.n_embd ** 2 + l * cfg.n_embd
+    acts = l * cfg.n_layer * (16 * cfg.n_embd + 3 * cfg.n_head * l)
+    shape = {"n": cfg.n, "n_embd": cfg.n_embd, "n_layer": cfg.n_layer}
+    return [Need({"n_embd": cfg.n_embd, "n_layer": cfg.n_layer}, memory=4.0 * 4 * params),
+            Need({"batch_size": cfg.batch_size, **shape}, memory=4.0 * 2 * cfg.batch_size * acts,
+                 seconds=6.0 * cfg.train_seeds * cfg.steps * cfg.batch_size * l * params / 2e10),
+            Need({"n_test": cfg.n_test, **shape}, memory=4.0 * cfg.n_test * (acts / 4 + l * cfg.d * 4))]

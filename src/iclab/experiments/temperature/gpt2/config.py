@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from iclab.config import Config, check_choice, check_int, check_nonnegative, check_positive
+from iclab.config import Config, MAX_SEEDS, check_choice, check_device, check_int, check_scale
 from iclab.errors import ConfigError
 
 __all__ = ["SHIFTS", "TemperatureGPT2Config", "PRESETS"]
@@ -69,8 +69,8 @@ class TemperatureGPT2Config(Config):
             check_int(f, getattr(self, f), 1)
         if self.n_embd % self.n_head:
             raise ConfigError("n_embd", self.n_embd, f"a multiple of n_head={self.n_head}")
-        check_nonnegative("sigma_train", self.sigma_train)
-        check_positive("lr", self.lr)
+        check_scale("sigma_train", self.sigma_train, zero_ok=True)
+        check_scale("lr", self.lr)
         if not self.taus or any(not isinstance(t, (int, float)) or not t > 0 for t in self.taus):
             raise ConfigError("taus", self.taus, "a non-empty tuple of temperatures > 0")
         if 1.0 not in self.taus:
@@ -78,6 +78,10 @@ class TemperatureGPT2Config(Config):
         for s in self.shifts:
             check_choice("shifts", s, SHIFTS)
         check_int("seed", self.seed, 0)
+        check_int("train_seeds", self.train_seeds, 1, MAX_SEEDS)
+        check_device("device", self.device)
+        if not self.shifts:
+            raise ConfigError("shifts", self.shifts, "a non-empty subset of " + ", ".join(SHIFTS))
 
 
 QUICK = TemperatureGPT2Config(n_layer=3, steps=1000, batch_size=96, n_test=1000,

