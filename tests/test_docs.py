@@ -3,6 +3,7 @@ docstring that disagrees with its signature fails. Every public name of the API 
 note in ``docs/papers/`` is in the nav."""
 
 import importlib
+import importlib.util
 import inspect
 import os
 import subprocess
@@ -65,7 +66,33 @@ def test_mkdocs_build_strict(tmp_path):
     assert "iclab run" in cli and "--dry-run" in cli and "--tracker" in cli
     configs = (site / "configs" / "index.html").read_text()
     assert "l_values" in configs and "cov_scale" in configs
-    assert "with_temperature" in (site / "api" / "hf" / "index.html").read_text()
+    hf = (site / "api" / "hf" / "index.html").read_text()
+    assert "with_temperature" in hf
+    assert ":math:`" not in hf and ":func:`" not in hf and ":class:`" not in hf, "Sphinx roles left raw"
+    assert 'class="arithmatex"' in hf and 'href="#iclab.hf.reset_temperature"' in hf
+
+
+def _sphinx_roles():
+    spec = importlib.util.spec_from_file_location("sphinx_roles", ROOT / "docs" / "_hooks" / "sphinx_roles.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_sphinx_roles_become_math_and_links():
+    """The docs' griffe extension turns :math: into $…$, ``.. math::`` into a $$ block and :func: into an optional
+    link to the name as the docstring's module sees it."""
+    from griffe import temporary_visited_package
+
+    files = {"__init__.py": "from pkg._a import helper\n",
+             "_a.py": "from pkg._b import other\ndef helper():\n    pass\ndef f():\n    pass\n", "_b.py": "other = 1\n"}
+    with temporary_visited_package("pkg", files) as pkg:
+        text = _sphinx_roles().render_roles(pkg["_a"]["f"], "Use :func:`helper`, :data:`~pkg._b.other` or "
+                                            ":class:`Missing`; :math:`x_i^2`.\n\n.. math:: a = b\n    + c\n\nafter")
+    assert '<autoref identifier="pkg._a.helper" optional><code>helper</code></autoref>' in text
+    assert '<autoref identifier="pkg._b.other" optional><code>other</code></autoref>' in text
+    assert '<autoref identifier="Missing" optional><code>Missing</code></autoref>' in text  # stays plain code
+    assert "$x_i^2$" in text and "\n$$\na = b\n+ c\n$$\n" in text and text.endswith("after")
 
 
 # Packages whose whole public API is annotated. Not yet: iclab.hf (issue 13 rewrites it), iclab.attention and
