@@ -1,5 +1,7 @@
-"""``iclab hf probe | tau``: score-moment probes and τ estimation for a Hugging Face model (temperature spec §4.3,
-open detail 7). ``--model`` takes ``minilm``, ``smollm2``, a local folder or a hub id in the local cache."""
+"""``iclab hf probe | tau``: score-moment probes and τ estimation for a Hugging Face model — the temperature of
+arXiv:2511.01292's LLM experiment (§5.2, Fig. 3) in a model of your own (docs/papers/temperature.md §3.9; the τ
+rules: §5.4). ``--model`` takes ``minilm``, ``smollm2``, ``gemma3-270m``, a local folder or a hub id in the local
+cache."""
 
 from __future__ import annotations
 
@@ -20,8 +22,8 @@ __all__ = ["hf_app", "read_prompts"]
 
 
 def read_prompts(path: Path) -> list[str]:
-    """Prompts from a file: one per line, or JSON lines with a ``"prompt"`` (or ``"text"``) string field.
-    ``\\n`` inside a plain line stands for a newline. Blank lines are skipped; a malformed line is a ConfigError."""
+    r"""Prompts from a file: one per line, or JSON lines with a ``"prompt"`` (or ``"text"``) string field.
+    ``\n`` inside a plain line stands for a newline. Blank lines are skipped; a malformed line is a ConfigError."""
     p = Path(path)
     if not p.is_file():
         raise ConfigError("--prompts", str(path), "an existing text or JSONL file")

@@ -7,17 +7,23 @@ runs. The entropy-adaptive τ and the score probes need the pre-softmax scores a
 ``BlockMask``); flash-attention backends are refused whole (transformers reads any registered name containing
 "flash" as a hub kernel). Every refusal is an :class:`UnsupportedModelError` raised before the first forward.
 
-The adaptive path runs :func:`iclab.attention.adaptive_attention`, the streaming two-pass kernel of the dispersion
-paper (spec §1.4): pass 1 computes the row entropy :math:`H = \mathrm{lse}(e) - \sum_j p_j e_j` online, pass 2 is
-ordinary attention with logits :math:`\beta(H)\,e`, so no ``n_q × n_k`` score matrix is stored (O(n) memory when the
-mask is plain causal; a padded batch brings its own 4-D mask, as in stock sdpa).
+The adaptive path runs :func:`iclab.attention.adaptive_attention`, a streaming two-pass kernel for the adaptive
+temperature of arXiv:2410.01104 (Fig. 4; the two passes are iclab's, docs/papers/dispersion.md §4.5): pass 1
+computes the row entropy :math:`H = \mathrm{lse}(e) - \sum_j p_j e_j` online, pass 2 is ordinary attention with
+logits :math:`\beta(H)\,e`, so no ``n_q × n_k`` score matrix is stored (O(n) memory when the mask is plain causal;
+a padded batch brings its own 4-D mask, as in stock sdpa).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
 
 from iclab.errors import UnsupportedModelError
+
+if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers
+    from transformers import PreTrainedModel
 
 __all__ = ["BACKEND_SUPPORT", "TEMPERATURE_MODES", "check_backend", "attention_scores"]
 
@@ -29,7 +35,7 @@ BACKEND_SUPPORT = {  # base attn_implementation -> modes that work (parity-teste
 }
 
 
-def check_backend(model, base: str, mode: str) -> None:
+def check_backend(model: PreTrainedModel, base: str, mode: str) -> None:
     """Raise :class:`UnsupportedModelError` unless ``mode`` (one of :data:`TEMPERATURE_MODES`) works on ``base``."""
     name = type(model).__name__
     if base not in BACKEND_SUPPORT:
@@ -61,11 +67,12 @@ def visible_keys(module, attention_mask, q: int, k: int, is_causal) -> tuple[tor
     return m, False
 
 
-def attention_scores(module, query: torch.Tensor, key: torch.Tensor, attention_mask: torch.Tensor | None,
-                     scaling: float | torch.Tensor, rows: torch.Tensor | None = None, is_causal: bool | None = None):
+def attention_scores(module: torch.nn.Module, query: torch.Tensor, key: torch.Tensor,
+                     attention_mask: torch.Tensor | None, scaling: float | torch.Tensor, rows: torch.Tensor | None = None,
+                     is_causal: bool | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Pre-softmax scores and visibility of (selected) query rows, as the attention function sees them.
 
-    ``query (B, H, q, d)``, ``key (B, H_kv, k, d)`` (grouped-query keys are repeated), ``scaling`` a float or ``(H,)``;
+    ``module``: the attention module (its ``is_causal`` decides when the mask was skipped); ``query (B, H, q, d)``, ``key (B, H_kv, k, d)`` (grouped-query keys are repeated), ``scaling`` a float or ``(H,)``;
     ``rows`` an optional ``(B, P)`` long tensor of query positions. Returns ``scores (B, H, P|q, k)`` and a bool
     ``visible`` broadcastable to it (True = key visible), from a bool/float 4-D mask or, when the mask was skipped,
     the module's causality (upper-left aligned, as sdpa's ``is_causal``).

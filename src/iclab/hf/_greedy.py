@@ -18,12 +18,15 @@ prefix that all prompts share (a boundary token that merges with the query stays
 from __future__ import annotations
 
 import copy
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 import torch
 
 from iclab.errors import ConfigError
+
+if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 __all__ = ["greedy_match", "answer_argmax", "stop_token_mask"]
 
@@ -31,7 +34,7 @@ __all__ = ["greedy_match", "answer_argmax", "stop_token_mask"]
 _STOP: dict[tuple[int, int], torch.Tensor] = {}  # (id(tokenizer), vocab) -> stop mask
 
 
-def stop_token_mask(tokenizer, vocab: int) -> torch.Tensor:
+def stop_token_mask(tokenizer: PreTrainedTokenizerBase, vocab: int) -> torch.Tensor:
     """``(vocab,)`` bool: tokens whose text starts with a newline, and EOS (the end of a one-line answer)."""
     key = (id(tokenizer), vocab)
     if key not in _STOP:
@@ -75,8 +78,8 @@ def _prefix_cache(model, prefix_ids: list[int], device):
 
 
 @torch.no_grad()
-def answer_argmax(model, tokenizer, prefix: str, queries: Sequence[str], answers: Sequence[str], *,
-                  batch_size: int = 32) -> list[tuple[list[int], list[int]]]:
+def answer_argmax(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, prefix: str, queries: Sequence[str],
+                  answers: Sequence[str], *, batch_size: int = 32) -> list[tuple[list[int], list[int]]]:
     """Per query ``(gold answer ids a_1..a_m, argmax ids at the m + 1 positions that predict a_1..a_m and the next
     token)``, teacher forced after the shared ``prefix`` (one prefix forward, then batches of suffixes)."""
     if len(queries) != len(answers) or not queries:
@@ -118,8 +121,8 @@ def answer_argmax(model, tokenizer, prefix: str, queries: Sequence[str], answers
     return out
 
 
-def greedy_match(model, tokenizer, prefix: str, queries: Sequence[str], answers: Sequence[str], *,
-                 batch_size: int = 32) -> np.ndarray:
+def greedy_match(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, prefix: str, queries: Sequence[str],
+                 answers: Sequence[str], *, batch_size: int = 32) -> np.ndarray:
     """``(Q,)`` float: 1 where greedy decoding after ``prefix + query`` yields exactly ``answer`` (its canonical
     tokens) and then ends the line (newline token or EOS) — see the module docstring."""
     vocab = model.get_output_embeddings().weight.shape[0]

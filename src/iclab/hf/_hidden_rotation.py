@@ -10,8 +10,12 @@ every token's state, runs layers L+1.. of the encoder and mean-pools over real t
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 import torch
+
+if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers
+    from transformers import BertModel, PreTrainedTokenizerBase
 
 __all__ = ["givens_rotation", "encode_to_layer", "run_encoder_layers", "rotated_pooled_features"]
 
@@ -30,7 +34,7 @@ def givens_rotation(dim: int, theta: float, seed: int) -> torch.Tensor:
     return (basis @ block @ basis.T).float()
 
 
-def encode_to_layer(bert, tok, sents: list[str], L: int,
+def encode_to_layer(bert: BertModel, tok: PreTrainedTokenizerBase, sents: list[str], L: int,
                     bucket: int = 64) -> list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
     """Hidden states after layer L (0 = embeddings), in length-sorted buckets:
     ``[(idx (b,), h (b, T, D), mask (b, T))]``."""
@@ -46,7 +50,7 @@ def encode_to_layer(bert, tok, sents: list[str], L: int,
     return out
 
 
-def run_encoder_layers(layers, h: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+def run_encoder_layers(layers: Iterable[torch.nn.Module], h: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Run BERT layers on ``h (B, T, D)`` with padding ``mask (B, T)`` (additive extended mask) -> ``(B, T, D)``."""
     ext = (1.0 - mask[:, None, None, :].float()) * torch.finfo(torch.float32).min  # (B, 1, 1, T)
     for layer in layers:
@@ -55,7 +59,8 @@ def run_encoder_layers(layers, h: torch.Tensor, mask: torch.Tensor) -> torch.Ten
     return h
 
 
-def rotated_pooled_features(bert, buckets, L: int, R: torch.Tensor | None, n: int) -> torch.Tensor:
+def rotated_pooled_features(bert: BertModel, buckets: Sequence[tuple[torch.Tensor, torch.Tensor, torch.Tensor]], L: int,
+                            R: torch.Tensor | None, n: int) -> torch.Tensor:
     """Rotate the cached layer-L states by ``R`` (None: no rotation), run layers L+1.., mean-pool real tokens
     -> ``(n, D)`` in the original sentence order."""
     out = torch.zeros(n, bert.config.hidden_size)

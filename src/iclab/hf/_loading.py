@@ -16,11 +16,14 @@ import importlib.util
 import os
 import shutil
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import torch
 
 from iclab.errors import ConfigError, UnsupportedModelError
+
+if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 __all__ = ["load_model", "cache_dir", "parse_dtype", "MODEL_ALIASES", "ATTN_IMPLEMENTATIONS", "DTYPES"]
 
@@ -199,7 +202,9 @@ def _options(dtype, device_map, attn_implementation) -> dict:
 
 
 def load_model(name_or_path: str, *, causal: bool | None = None, dtype: torch.dtype | str = torch.float32,
-               cache_dir: str | os.PathLike | None = None, device_map=None, attn_implementation: str | None = None):
+               cache_dir: str | os.PathLike | None = None,
+               device_map: str | int | torch.device | dict[str, int | str | torch.device] | None = None,
+               attn_implementation: str | None = None) -> tuple[PreTrainedModel, PreTrainedTokenizerBase, str]:
     """Load ``(model, tokenizer, source_description)`` in eval mode.
 
     ``name_or_path``: ``"minilm"``, ``"smollm2"``, ``"gemma3-270m"``, a local folder or a hub id (downloaded only when

@@ -12,10 +12,15 @@ causal positions) are skipped. One unpadded sequence per call.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import torch
 
 from iclab.hf._temperature import attention_scores
+
+if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers
+    from transformers import PreTrainedModel
 
 __all__ = ["logit_spreads"]
 
@@ -50,7 +55,7 @@ def _use_delta_attention(model) -> None:
 
 
 @torch.no_grad()
-def logit_spreads(model, input_ids: torch.Tensor, causal: bool) -> np.ndarray:
+def logit_spreads(model: PreTrainedModel, input_ids: torch.Tensor, causal: bool) -> np.ndarray:
     """δ for every (layer, head, query row) with >= 2 visible keys; ``input_ids (1, T)`` -> ``(L, H, rows)``.
 
     The model is left on the ``iclab_delta`` attention implementation (stock sdpa outputs, nothing recorded

@@ -31,12 +31,15 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 import torch
 
 from iclab.data import generator_for
 from iclab.errors import ConfigError, IclabError
+
+if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 __all__ = ["QAItem", "QATask", "PromptSet", "QA_TASKS", "get_task", "capital_task", "continent_task",
            "demonym_task", "antonym_task", "continent_label_task", "LABEL_WORDS", "parse_wordnet_antonyms", "parse_wordnet_tagged", "wordnet_adj_path", "n_noisy",
@@ -58,7 +61,7 @@ class QAItem:
 
 @dataclass(frozen=True)
 class QATask:
-    """A named list of items and the two-line template ``"{in_label}: q\\n{out_label}: a\\n\\n"``."""
+    r"""A named list of items and the two-line template ``"{in_label}: q\n{out_label}: a\n\n"``."""
 
     name: str
     in_label: str
@@ -358,8 +361,8 @@ def exact_match(predictions: Sequence[str], answers: Sequence[str]) -> list[floa
 
 
 @torch.no_grad()
-def greedy_answers(model, tokenizer, prompts: Sequence[str], max_new_tokens: int = 6,
-                   batch_size: int = 16) -> list[str]:
+def greedy_answers(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, prompts: Sequence[str],
+                   max_new_tokens: int = 6, batch_size: int = 16) -> list[str]:
     """Greedy continuations of ``prompts`` (left padded batches), cut at the first newline."""
     tokenizer.padding_side = "left"
     if tokenizer.pad_token is None:

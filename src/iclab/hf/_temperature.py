@@ -1,30 +1,35 @@
-"""Attention temperature for Hugging Face transformers through ``AttentionInterface`` (temperature spec §4.3, open detail 9).
+r"""Attention temperature for Hugging Face transformers through ``AttentionInterface``: the test-time temperature
+of arXiv:2511.01292 (§5.2, Fig. 3) in every layer and head of a real transformer (docs/papers/temperature.md §3.9,
+§5.4).
 
-Every attention score is divided by a temperature, :math:`\\mathrm{softmax}(q^\\top k \\cdot s / \\tau_{\\ell h})` with
-``s`` the model's own ``scaling`` (``1/\\sqrt{d_k}``), so τ is dimension-free and τ = 1 is the stock model. τ is one
+Every attention score is divided by a temperature, :math:`\mathrm{softmax}(q^\top k \cdot s / \tau_{\ell h})` with
+``s`` the model's own ``scaling`` (``1/\sqrt{d_k}``), so τ is dimension-free and τ = 1 is the stock model. τ is one
 float, one value per layer ``(L,)``, one per layer and head ``(L, H)``, or ``"adaptive"``: the entropy rule of
-Veličković et al. (softmax-not-enough spec §1.3), :math:`\\beta(H) = \\max(p(H), 1)` when :math:`H > 0.5`, taken from the
-attention registry (``adaptive_softmax``). Fixed τ multiplies ``scaling`` by 1/τ (per head: scales the query of that
-head) and delegates to the model's own sdpa/eager/flex function, so τ = 1 is bit-identical to the stock model;
-adaptive τ runs the streaming O(n)-memory kernel of ``iclab.attention`` (which backend takes which mode:
-``iclab.hf._backends``). The function and its mask function are registered under
+Veličković et al., arXiv:2410.01104 Fig. 4 (docs/papers/dispersion.md §3.5), :math:`\beta(H) = \max(P(H), 1)` when
+:math:`H > 0.5`, taken from the attention registry (``adaptive_softmax``). Fixed τ multiplies ``scaling`` by 1/τ (per
+head: scales the query of that head) and delegates to the model's own sdpa/eager/flex function, so τ = 1 is
+bit-identical to the stock model; adaptive τ runs the streaming O(n)-memory kernel of ``iclab.attention`` (which
+backend takes which mode: ``iclab.hf._backends``). The function and its mask function are registered under
 ``iclab_<base>`` in ``AttentionInterface`` **and** ``AttentionMaskInterface`` (without the mask registration padding
 masks are silently dropped); model code is never copied or patched. A model whose attention bypasses the interface
 raises :class:`UnsupportedModelError` on its first forward, never silently running at τ = 1.
 """
-
 from __future__ import annotations
 
 import contextlib
 import dataclasses
 import sys
-from typing import Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Literal, Sequence, TypeVar
 
 import torch
 
 from iclab.config import Config
 from iclab.errors import ConfigError, UnsupportedModelError
 from iclab.hf._backends import adaptive_forward, attention_scores, check_backend
+
+if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers or numpy
+    import numpy as np
+    from transformers import PreTrainedModel
 
 __all__ = [
     "AdaptiveTemperature",
@@ -36,6 +41,7 @@ __all__ = [
     "model_shape",
 ]  # attention_scores lives in iclab.hf._backends
 
+ModelT = TypeVar("ModelT", bound="PreTrainedModel")  # the functions that take a model return that same model
 _PREFIX = "iclab_"
 _CONTROLS: dict[int, "_Control"] = {}  # id(attention module config) -> control of the model that owns it
 _EAGER_BY_CLASS: dict[type, Any] = {}
@@ -43,8 +49,8 @@ _EAGER_BY_CLASS: dict[type, Any] = {}
 
 @dataclasses.dataclass(frozen=True)
 class AdaptiveTemperature(Config):
-    """Entropy-adaptive temperature (softmax-not-enough spec §1.3): logits × β(H), β = max(polyval(coeffs, H), 1)
-    when the row entropy H (nats) exceeds ``threshold``, else 1.
+    """Entropy-adaptive temperature of arXiv:2410.01104 Fig. 4 (docs/papers/dispersion.md §3.5): logits × β(H),
+    β = max(polyval(coeffs, H), 1) when the row entropy H (nats) exceeds ``threshold``, else 1.
 
     Fields: ``coeffs`` — polynomial coefficients, highest degree first (the paper's degree-4 fit);
     ``threshold`` — entropy gate in nats.
@@ -60,10 +66,11 @@ class AdaptiveTemperature(Config):
         object.__setattr__(self, "threshold", float(self.threshold))
 
     def params(self) -> dict[str, Any]:
+        """``coeffs`` and ``threshold`` as keyword arguments of the ``adaptive_softmax`` normaliser."""
         return {"coeffs": self.coeffs, "threshold": self.threshold}
 
 
-def model_shape(model) -> tuple[int, int]:
+def model_shape(model: PreTrainedModel) -> tuple[int, int]:
     """``(L, H)``: number of attention layers and of query heads of a Hugging Face model."""
     if not hasattr(model, "set_attn_implementation") or getattr(model, "config", None) is None:
         raise UnsupportedModelError(f"{type(model).__name__} is not a Hugging Face PreTrainedModel")
@@ -272,13 +279,14 @@ def _find(model) -> _Control | None:
     return None
 
 
-def set_temperature(model, tau: float | Sequence | torch.Tensor | str | AdaptiveTemperature = 1.0, *,
-                    coeffs: Sequence[float] | None = None, threshold: float | None = None):
-    """Set the attention temperature of every layer and head of ``model`` (in place; returns the model).
+def set_temperature(model: ModelT, tau: float | Sequence[float] | Sequence[Sequence[float]] | np.ndarray |
+                    torch.Tensor | Literal["adaptive"] | AdaptiveTemperature = 1.0, *,
+                    coeffs: Sequence[float] | None = None, threshold: float | None = None) -> ModelT:
+    r"""Set the attention temperature of every layer and head of ``model`` (in place; returns the model).
 
     ``tau``: a float (all layers and heads), ``L`` per-layer values, an ``(L, H)`` per-(layer, head) array,
     ``"adaptive"`` (entropy rule, with optional ``coeffs``/``threshold``) or an :class:`AdaptiveTemperature`.
-    Scores become :math:`q^\\top k\\, s/\\tau_{\\ell h}`. Undo with :func:`reset_temperature`.
+    Scores become :math:`q^\top k\, s/\tau_{\ell h}`. Undo with :func:`reset_temperature`.
     """
     if isinstance(tau, bool) or (isinstance(tau, str) and tau != "adaptive"):
         raise ConfigError("tau", tau, "a float, a per-layer list, an (L, H) array or 'adaptive'")
@@ -301,7 +309,7 @@ def set_temperature(model, tau: float | Sequence | torch.Tensor | str | Adaptive
     return model
 
 
-def get_temperature(model) -> torch.Tensor | AdaptiveTemperature | None:
+def get_temperature(model: PreTrainedModel) -> torch.Tensor | AdaptiveTemperature | None:
     """The current ``(L, H)`` τ table, the :class:`AdaptiveTemperature`, or ``None`` when the model is stock."""
     ctl = _find(model)
     if ctl is None:
@@ -311,7 +319,7 @@ def get_temperature(model) -> torch.Tensor | AdaptiveTemperature | None:
     return ctl.table.clone() if ctl.table is not None else torch.ones(ctl.L, ctl.H, dtype=torch.float64)
 
 
-def reset_temperature(model):
+def reset_temperature(model: ModelT) -> ModelT:
     """Restore the model's original attention implementation (no-op for a stock model); returns the model."""
     ctl = _find(model)
     if ctl is not None:
@@ -322,7 +330,9 @@ def reset_temperature(model):
 
 
 @contextlib.contextmanager
-def with_temperature(model, tau=1.0, *, coeffs=None, threshold=None) -> Iterator[Any]:
+def with_temperature(model: ModelT, tau: float | Sequence[float] | Sequence[Sequence[float]] | np.ndarray |
+                     torch.Tensor | Literal["adaptive"] | AdaptiveTemperature = 1.0, *,
+                     coeffs: Sequence[float] | None = None, threshold: float | None = None) -> Iterator[ModelT]:
     """Context manager: ``with with_temperature(model, 1.5): model(**batch)``; restores the previous state on exit."""
     ctl = _find(model)
     previous = None if ctl is None else (ctl.table, ctl.adaptive)
