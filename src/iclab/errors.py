@@ -40,7 +40,7 @@ class ConfigError(IclabError, ValueError):
     ``invalid lr=-1.0: expected a positive float``. Long values are cut (:func:`short_repr`).
     """
 
-    def __init__(self, field: str, value: object = None, allowed: str = "", *, message: str | None = None):
+    def __init__(self, field: str, value: object = None, allowed: str = "", *, message: str | None = None) -> None:
         self.field, self.value, self.allowed = field, value, allowed
         if message is None:
             shown = short_repr(value)

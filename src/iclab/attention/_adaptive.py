@@ -34,7 +34,7 @@ PAPER_COEFFS: tuple[float, ...] = (-0.037, 0.481, -2.3, 4.917, -1.791)  # highes
 PAPER_THRESHOLD: float = 0.5  # nats: "don't overcorrect low-entropy heads"
 
 
-def check_coeffs(coeffs, threshold) -> tuple[float, ...]:
+def check_coeffs(coeffs: Sequence[float], threshold: float) -> tuple[float, ...]:
     """Validate polynomial coefficients (non-empty, finite) and the entropy threshold (finite); ConfigError otherwise."""
     try:
         c = tuple(float(x) for x in coeffs)

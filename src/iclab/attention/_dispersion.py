@@ -39,7 +39,8 @@ def logit_spread(scores: torch.Tensor, mask: torch.Tensor | None = None) -> torc
     return torch.where(m.any(-1), hi - lo, torch.full_like(hi, float("nan")))
 
 
-def dispersion_bounds(delta, n, tau=1.0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def dispersion_bounds(delta: float | torch.Tensor, n: float | torch.Tensor,
+                      tau: float | torch.Tensor = 1.0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     r"""Lemma 2.1 ``(lower, upper, top_upper)``: :math:`e^{-\delta/\theta}/n`, :math:`e^{\delta/\theta}/n` and
     :math:`e^{\delta/\theta}/(e^{\delta/\theta}+n-1)` (broadcast over ``delta`` and ``n``)."""
     tau = check_tau(tau)
@@ -48,7 +49,8 @@ def dispersion_bounds(delta, n, tau=1.0) -> tuple[torch.Tensor, torch.Tensor, to
     return torch.exp(-d) / n, torch.exp(d) / n, torch.exp(d) / (torch.exp(d) + n - 1)
 
 
-def dispersion_summary(scores: torch.Tensor, mask: torch.Tensor | None = None, tau=1.0) -> dict[str, torch.Tensor]:
+def dispersion_summary(scores: torch.Tensor, mask: torch.Tensor | None = None,
+                       tau: float | torch.Tensor = 1.0) -> dict[str, torch.Tensor]:
     """Per-row ``entropy``, ``max_coef``, ``min_coef`` (over visible keys), ``delta``, ``n`` and the Lemma 2.1
     ``lower``/``upper``/``top_upper`` bounds for ``softmax(scores / tau, mask)``."""
     w = softmax(scores, mask, tau=tau)  # (..., n_q, n_k)

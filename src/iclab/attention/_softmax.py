@@ -21,7 +21,7 @@ from iclab.errors import ConfigError
 __all__ = ["softmax", "approx_softmax", "linear_attention_weights", "check_tau", "visible_count"]
 
 
-def check_tau(tau) -> float | torch.Tensor:
+def check_tau(tau: float | np.ndarray | torch.Tensor) -> float | torch.Tensor:
     """``tau`` as a float or a tensor; ConfigError unless it is a number (not a bool or a string), a tensor or a
     NumPy array whose every entry is finite and > 0 (the message shows the first bad entry)."""
     if isinstance(tau, np.ndarray):

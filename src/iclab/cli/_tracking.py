@@ -10,12 +10,16 @@ complete, and rerunning the same command recomputes no cell and logs it again). 
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 import typer
 
 from iclab.cli._global_options import logger
 from iclab.errors import IclabError
 from iclab.tracking import TRACKERS, log_run_folder, make_tracker, require_backend
+
+if TYPE_CHECKING:
+    from iclab.runs import RunResult
 
 __all__ = ["TRACKER_HELP", "check_tracker", "track_run"]
 
@@ -32,7 +36,7 @@ def check_tracker(name: str | None) -> None:
         require_backend(name)
 
 
-def track_run(name: str | None, result) -> None:
+def track_run(name: str | None, result: RunResult) -> None:
     """Log the finished run ``result`` (a :class:`iclab.runs.RunResult`) to tracker ``name`` (None: nothing)."""
     if name is None:
         return

@@ -21,7 +21,7 @@ import time
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import pandas as pd
 from filelock import FileLock, Timeout
@@ -109,7 +109,7 @@ def default_run_dir(name: str, preset: str, root: str | Path = "runs") -> Path:
 
 
 @contextmanager
-def folder_lock(path: Path):
+def folder_lock(path: Path) -> Iterator[None]:
     """Exclusive, non-blocking lock on ``path/.lock`` for the life of one driver, through ``filelock`` (``flock``
     on POSIX, ``msvcrt`` on Windows: the OS releases it even on SIGKILL). The holder writes its pid into it. A
     folder that cannot be made or written is one RunFolderError (not mistaken for a lock held by another)."""

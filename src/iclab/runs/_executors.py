@@ -150,7 +150,7 @@ class SerialExecutor:
 
     name = "serial"
 
-    def __init__(self, timeout: float | None = None):
+    def __init__(self, timeout: float | None = None) -> None:
         self.timeout = timeout
 
     def run(self, tasks: list[CellTask], shared: Any) -> Iterator[CellOutcome]:

@@ -128,7 +128,7 @@ class LocalExecutor:
 
     name = "local"
 
-    def __init__(self, workers: int | None = None, prefetch: int = 2, timeout: float | None = None):
+    def __init__(self, workers: int | None = None, prefetch: int = 2, timeout: float | None = None) -> None:
         from iclab.config import check_int, check_positive
 
         if workers is not None:

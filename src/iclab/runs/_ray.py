@@ -218,7 +218,7 @@ class RayExecutor:
 
     name = "ray"
 
-    def __init__(self, address: str | None = None, workers: int | None = None, timeout: float | None = None):
+    def __init__(self, address: str | None = None, workers: int | None = None, timeout: float | None = None) -> None:
         if workers is not None:
             check_int("workers", workers)
         if address is not None:

@@ -72,7 +72,7 @@ class ResultStore:
 
     FILENAME = "results.sqlite"
 
-    def __init__(self, folder: str | Path, readonly: bool = False):
+    def __init__(self, folder: str | Path, readonly: bool = False) -> None:
         self.path = Path(folder) / self.FILENAME
         self.readonly = readonly
         if not Path(folder).is_dir():

@@ -41,7 +41,7 @@ class TrainingDiverged(IclabError, FloatingPointError):
     """The loss (or the weights) became NaN or infinite. ``step`` is the step at which it was seen and
     ``checkpoint`` the last good checkpoint (None if none was written)."""
 
-    def __init__(self, message: str, step: int = -1, checkpoint: Path | None = None):
+    def __init__(self, message: str, step: int = -1, checkpoint: Path | None = None) -> None:
         super().__init__(message)
         self.step, self.checkpoint = step, checkpoint
 
