@@ -61,8 +61,9 @@ def _role(obj: Object, match: re.Match) -> str:
         return f"${text}$"
     name = text.lstrip("~!").rstrip("()")
     shown = name.rsplit(".", 1)[-1] if text.startswith("~") else name
-    return (f'<autoref identifier="{html.escape(_target(obj, name))}" optional>'
-            f"<code>{html.escape(shown)}</code></autoref>")
+    return (
+        f'<autoref identifier="{html.escape(_target(obj, name))}" optional><code>{html.escape(shown)}</code></autoref>'
+    )
 
 
 def render_roles(obj: Object, text: str) -> str:

@@ -284,6 +284,9 @@ def set_temperature(model: ModelT, tau: float | Sequence[float] | Sequence[Seque
                     coeffs: Sequence[float] | None = None, threshold: float | None = None) -> ModelT:
     r"""Set the attention temperature of every layer and head of ``model`` (in place; returns the model).
 
+    ``model``: a ``transformers.PreTrainedModel`` whose attention goes through ``AttentionInterface`` (``ModelT``:
+    the same object comes back, with its own type).
+
     ``tau``: a float (all layers and heads), ``L`` per-layer values, an ``(L, H)`` per-(layer, head) array,
     ``"adaptive"`` (entropy rule, with optional ``coeffs``/``threshold``) or an :class:`AdaptiveTemperature`.
     Scores become :math:`q^\top k\, s/\tau_{\ell h}`. Undo with :func:`reset_temperature`.
