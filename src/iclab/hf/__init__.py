@@ -1,7 +1,7 @@
 """iclab.hf: attention temperature for Hugging Face transformers (through ``AttentionInterface`` and
 ``AttentionMaskInterface``), score-moment probes, τ estimation, offline model loading and the in-context question
-tasks used to evaluate them (arXiv:2511.01292 §5, docs/papers/temperature.md; the adaptive temperature of
-arXiv:2410.01104, docs/papers/dispersion.md).
+tasks used to evaluate them (arXiv:2511.01292 §5.2, docs/papers/temperature.md §3.9, §5.3–5.4; the adaptive
+temperature of arXiv:2410.01104 Fig. 4 and its logit spread δ, docs/papers/dispersion.md §3.5, §5.4).
 
 Importing this package does not import ``transformers``; the functions do, when called.
 """
