@@ -88,15 +88,17 @@ def _tau_table(tau, L: int, H: int) -> torch.Tensor:
         t = torch.as_tensor(tau, dtype=torch.float64).detach().cpu()
     except (TypeError, ValueError, RuntimeError):
         raise ConfigError("tau", tau, f"a float, {L} per-layer values, an ({L}, {H}) array or 'adaptive'") from None
-    if t.ndim == 0:
+    scalar, bad = t.ndim == 0, int((~torch.isfinite(t) | (t <= 0)).sum())
+    if scalar:
         t = t.expand(L, H)
     elif t.ndim == 1 and t.shape[0] == L:
         t = t[:, None].expand(L, H)
     elif not (t.ndim == 2 and tuple(t.shape) == (L, H)):
         raise ConfigError("tau", f"array of shape {tuple(t.shape)}",
                           f"a float, {L} per-layer values or an ({L}, {H}) per-(layer, head) array")
-    if not bool(torch.isfinite(t).all()) or bool((t <= 0).any()):
-        raise ConfigError("tau", tau if t.numel() == 1 else "array", "finite temperatures > 0")
+    if bad:
+        shown = tau if scalar else f"array with {bad} bad entries"
+        raise ConfigError("tau", shown, "finite temperatures > 0")
     return t.clone()
 
 
