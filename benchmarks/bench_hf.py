@@ -7,13 +7,22 @@ ratios to the stock model. A parity line per model checks τ = 1 (bit-identical)
 model with its ``scaling`` divided by 1.5. Models: MiniLM (BERT, 6 layers, installed package; skipped if absent)
 and a random-init Llama with SmolLM2-135M's attention shape (9 query / 3 key-value heads of dim 64).
 ``main(device=...)`` runs on CPU by default, on CUDA when asked (``python benchmarks/bench_hf.py cuda``).
+
+``long_context(device)`` (part of ``main``) measures the adaptive hf path — the streaming O(n)-memory kernel of
+``iclab.attention`` — against stock SDPA on one Gemma 3 270M attention layer (4 query heads sharing 1 key/value
+head of dim 256, causal) at 1k–16k tokens: time ratio and peak memory, each (variant, n) in a fresh subprocess
+(peak resident memory on CPU, ``torch.cuda.max_memory_allocated`` on CUDA). The old dense adaptive path (full
+score matrix) is run where it fits (≤ 4k tokens) for comparison.
 """
 
 from __future__ import annotations
 
 import contextlib
 import copy
+import json
+import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -113,7 +122,87 @@ def main(device: str = "cpu") -> None:
         torch.set_num_threads(threads)
     if cpu:
         print("(CPU, 1 thread; a shared machine inflates absolute times; ratios are measured side by side)")
+    long_context(device)
+
+
+LONG_N = (1024, 2048, 4096, 8192, 16384)
+DENSE_MAX_N = 4096  # the dense adaptive path keeps several (H, n, n) float32 matrices: 4 GiB each at 16k
+
+
+def _one_layer(variant: str, n: int, device: str) -> dict:
+    """Time and peak memory of one causal Gemma-3-shaped attention layer (B=1, H=4, H_kv=1, d=256) at ``n`` tokens."""
+    import resource
+    import types
+
+    import torch.nn.functional as F
+
+    from iclab.attention import normalise
+    from iclab.hf._backends import adaptive_forward
+    from iclab.hf._temperature import AdaptiveTemperature
+
+    torch.set_num_threads(1)
+    dev = torch.device(device)
+    g = torch.Generator(device="cpu").manual_seed(0)
+    q = torch.randn(1, 4, n, 256, generator=g).to(dev)  # (B, H, n, d), RMS-normed scale as in Gemma 3
+    k = torch.randn(1, 1, n, 256, generator=g).to(dev)  # (B, H_kv, n, d)
+    v = torch.randn(1, 1, n, 256, generator=g).to(dev)
+    module = types.SimpleNamespace(is_causal=True, training=False)
+    params = AdaptiveTemperature().params()
+
+    def run():
+        if variant == "sdpa":
+            return F.scaled_dot_product_attention(q, k.expand(1, 4, n, 256), v.expand(1, 4, n, 256), is_causal=True,
+                                                  scale=256 ** -0.5)
+        if variant == "adaptive (streaming)":
+            return adaptive_forward(module, q, k, v, None, 256 ** -0.5, 0.0, params, True)[0]
+        s = (q @ k.transpose(-1, -2)) * 256 ** -0.5  # dense adaptive: the full (B, H, n, n) score matrix
+        vis = torch.ones(n, n, dtype=torch.bool, device=dev).tril()
+        return normalise("adaptive_softmax", s, vis, **params) @ v
+
+    if dev.type == "cuda":
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated()
+    else:
+        base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    t0 = time.perf_counter()
+    with torch.no_grad():
+        run()
+    _sync(dev)
+    seconds = time.perf_counter() - t0
+    if dev.type == "cuda":
+        peak = torch.cuda.max_memory_allocated() - base
+    else:
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - base
+    return {"seconds": seconds, "peak_mib": peak / 2**20}
+
+
+def _measure(variant: str, n: int, device: str) -> dict:
+    code = (f"import sys, json; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); "
+            f"import bench_hf; print(json.dumps(bench_hf._one_layer({variant!r}, {n}, {device!r})))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def long_context(device: str = "cpu", lengths=LONG_N) -> list[dict]:
+    """Streaming adaptive vs stock SDPA (and dense adaptive where it fits) at each length; prints and returns rows."""
+    print(f"Adaptive temperature at long context: one Gemma 3 270M attention layer (H=4, H_kv=1, d=256, causal), "
+          f"{device}, fresh process per cell")
+    print(f"  {'n':>6} {'sdpa s':>8} {'stream s':>9} {'ratio':>6} {'sdpa MiB':>9} {'stream MiB':>11} {'dense MiB':>10}")
+    rows = []
+    for n in lengths:
+        sdpa = _measure("sdpa", n, device)
+        stream = _measure("adaptive (streaming)", n, device)
+        dense = _measure("adaptive (dense)", n, device) if n <= DENSE_MAX_N else None
+        rows.append({"n": n, "sdpa": sdpa, "streaming": stream, "dense": dense})
+        print(f"  {n:6d} {sdpa['seconds']:8.2f} {stream['seconds']:9.2f} {stream['seconds'] / sdpa['seconds']:6.2f} "
+              f"{sdpa['peak_mib']:9.0f} {stream['peak_mib']:11.0f} "
+              + (f"{dense['peak_mib']:10.0f}" if dense else f"{'(skipped)':>10}"))
+    return rows
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "cpu")
+    if len(sys.argv) > 2 and sys.argv[2] == "long":
+        long_context(sys.argv[1])
+    else:
+        main(sys.argv[1] if len(sys.argv) > 1 else "cpu")

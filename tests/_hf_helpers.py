@@ -109,3 +109,38 @@ def reference_copy(model, table: torch.Tensor):
     ref.set_attn_implementation("iclab_test_reference")
     _REF_TAU[id(ref.config)] = torch.as_tensor(table, dtype=torch.float64)
     return ref
+
+
+def tiny_gemma3(attn: str = "sdpa", dtype=torch.float64, layer_types=("sliding_attention", "full_attention",
+                                                                      "sliding_attention"), window: int = 4):
+    """Random-init Gemma 3 (``Gemma3ForCausalLM``) with Gemma 3 270M's structure at toy size: len(layer_types) layers,
+    3 query heads sharing 1 key/value head of dim 16, sliding-window (``window`` keys) and global layers, query/key
+    RMSNorm. The q/k norm gains are raised so that attention is sharp enough for τ to matter."""
+    from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+
+    torch.manual_seed(0)
+    cfg = Gemma3TextConfig(num_hidden_layers=len(layer_types), hidden_size=48, num_attention_heads=3,
+                           num_key_value_heads=1, head_dim=16, intermediate_size=40, vocab_size=VOCAB,
+                           max_position_embeddings=64, sliding_window=window, layer_types=list(layer_types),
+                           query_pre_attn_scalar=16, bos_token_id=0, eos_token_id=0, pad_token_id=0,
+                           attn_implementation=attn)
+    model = Gemma3ForCausalLM(cfg).to(dtype).eval()
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.endswith(("q_norm.weight", "k_norm.weight")):
+                p.fill_(2.0)  # Gemma's RMSNorm gain is 1 + weight: logits x9
+    return model
+
+
+def uncompiled_flex(monkeypatch) -> None:
+    """Run transformers' flex_attention backend without torch.compile (minutes on a small CPU; same math)."""
+    import transformers.integrations.flex_attention as fa
+    import transformers.masking_utils as mu
+    from torch.nn.attention.flex_attention import flex_attention
+
+    def plain(query, key, value, training=False, **kwargs):
+        return flex_attention(query, key, value, **kwargs)
+
+    build = mu.create_block_mask
+    monkeypatch.setattr(fa, "compile_friendly_flex_attention", plain)
+    monkeypatch.setattr(mu, "create_block_mask", lambda *a, **kw: build(*a, **{**kw, "_compile": False}))

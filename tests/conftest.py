@@ -15,3 +15,17 @@ from hypothesis import settings  # noqa: E402
 # CI machines are small and shared: no per-example deadline; no example database written into the checkout.
 settings.register_profile("iclab", deadline=None, database=None)
 settings.load_profile("iclab")
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The fuzz suite's counts (tests/fuzz_harness.py), when it ran."""
+    import sys
+
+    harness = sys.modules.get("fuzz_harness")
+    if harness is not None and harness.COUNTS["cases"]:
+        c = harness.COUNTS
+        terminalreporter.write_line(
+            f"fuzz: {c['cases']} cases tried: {c['clear']} clear errors, {c['correct']} correct results, "
+            f"{c['traceback']} tracebacks, {c['hang']} hangs, {c['files_changed']} changed files, "
+            f"{c['accepted']} wrongly accepted, {c['unclear']} unclear errors, {c['wrong']} wrong results; "
+            f"{c['valid']} huge values accepted as legal settings")

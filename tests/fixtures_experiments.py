@@ -6,7 +6,9 @@ Imported by the tests directly and, in worker processes, through ``ICLAB_EXPERIM
 Each cell draws ``n_samples`` standard normals from ``generator_for(cell seed)`` and estimates
 ``E[exp(x / tau)] = exp(1 / (2 tau^2))`` (the log-normal mean), so the report has a theory line and simulation
 points with error bars. ``fail_cells`` raise and ``crash_cells`` hard-exit their worker (``os._exit``) until the
-file ``flag`` exists, so tests can fail cells and then complete them with ``--retry-failed``.
+file ``flag`` exists, so tests can fail cells and then complete them with ``--retry-failed``. ``hang_cells`` sleep
+for ``HANG_SECONDS`` (with ``SIGALRM`` blocked when ``hang_blocks_alarm``, like a cell stuck in C code), so tests
+can stop them with ``--cell-timeout``.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ __all__ = ["FixtureConfig", "fixture_cell", "TESTS_DIR", "fixture_env", "METRICS
 
 TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 METRICS = ["i", "tau", "seed", "mean", "err", "theory", "offset_sum", "shared_pid", "curve", "n"]
+HANG_SECONDS = 120.0
 
 
 def fixture_env(base: dict | None = None) -> dict:
@@ -47,6 +50,8 @@ class FixtureConfig(Config):
     fail_cells: tuple[int, ...] = ()
     crash_cells: tuple[int, ...] = ()
     flag: str = ""
+    hang_cells: tuple[int, ...] = ()
+    hang_blocks_alarm: bool = False
 
     def __post_init__(self) -> None:
         check_int("n_cells", self.n_cells)
@@ -63,6 +68,19 @@ def _shared(config: FixtureConfig) -> dict:
     return {"offset": np.linspace(0.0, 1.0, 7), "driver_pid": os.getpid()}
 
 
+def _hang(block_alarm: bool) -> None:
+    """Sleep ``HANG_SECONDS``; with ``block_alarm`` no SIGALRM reaches this thread meanwhile."""
+    import signal
+
+    if block_alarm:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+    try:
+        time.sleep(HANG_SECONDS)
+    finally:
+        if block_alarm:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGALRM})
+
+
 def fixture_cell(config: FixtureConfig, cell: dict, shared) -> dict:
     import torch
 
@@ -73,6 +91,8 @@ def fixture_cell(config: FixtureConfig, cell: dict, shared) -> dict:
         raise RuntimeError(f"fixture cell {cell['i']} fails until {config.flag} exists")
     if armed and cell["i"] in config.crash_cells:
         os._exit(13)
+    if armed and cell["i"] in config.hang_cells:
+        _hang(config.hang_blocks_alarm)
     if config.sleep:
         time.sleep(config.sleep)
     g = generator_for(cell["seed"], "fixture")

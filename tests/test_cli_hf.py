@@ -100,3 +100,45 @@ def test_probe_local_folder_model(tmp_path, capsys):
     assert main(["hf", "probe", "--model", str(folder), "--prompts", str(prompts)]) == 0
     cap = capsys.readouterr()
     assert str(folder.name) in cap.err and len([ln for ln in cap.out.splitlines() if ln.strip()[:1].isdigit()]) == 3
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--key-start", "9999"], "key_start"),
+    (["--key-start", "-5"], "--key-start"),
+    (["--tau", "nan"], "--tau"),
+    (["--device", "cuda:7"], "--device"),
+    (["--device", "tpu"], "--device"),
+    (["--dtype", "int8"], "dtype"),
+    (["--out", "/proc/x.csv"], "--out"),
+    (["--out", "/no/such/folder/x.csv"], "--out"),
+])
+def test_probe_bad_flags_one_error_each(tmp_path, capsys, args, needle):
+    p = write(tmp_path, "p.txt", "paris is in france\na cat\n")
+    assert main(["hf", "probe", "--model", "minilm", "--prompts", str(p), *args]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]  # key_start is checked once the tokenizer has loaded
+    assert err.startswith("error:") and needle in err and "Traceback" not in err
+
+
+def test_prompts_file_not_utf8_and_tau_flags(tmp_path, capsys):
+    p = tmp_path / "latin1.txt"
+    p.write_bytes("café au lait\n".encode("latin-1"))
+    assert main(["hf", "probe", "--model", "minilm", "--prompts", str(p)]) == 2
+    assert "UTF-8" in capsys.readouterr().err
+    ok = write(tmp_path, "ok.txt", "x y\n")
+    for grid in ("nan", "-1", "0"):
+        assert main(["hf", "tau", "--model", "minilm", "--prompts", str(ok), "--shifted", str(ok), "--grid", grid]) == 2
+        assert "--grid" in capsys.readouterr().err
+    assert main(["hf", "tau", "--model", "minilm", "--task", "capital"]) == 2  # an encoder cannot answer
+    err = capsys.readouterr().err
+    assert "causal language model" in err and "--prompts" in err and "Traceback" not in err
+
+
+def test_probe_dtype_bf16(tmp_path, capsys):
+    p = write(tmp_path, "p.txt", "paris is in france\na cat sat on the mat\n")
+    out = tmp_path / "heads.csv"
+    assert main(["hf", "probe", "--model", "minilm", "--prompts", str(p), "--dtype", "bf16", "--key-start", "1",
+                 "--out", str(out)]) == 0
+    import pandas as pd
+
+    frame = pd.read_csv(out)
+    assert len(frame) == 6 * 12 and frame["entropy"].notna().all()

@@ -1,4 +1,4 @@
-"""Orthonormal-feature prompts and OOD feature sets (OOD spec §3)."""
+"""Orthonormal-feature prompts and OOD feature sets (arXiv:2609.36448, docs/papers/ood.md §3.2–3.3)."""
 
 import math
 

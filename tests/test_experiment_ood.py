@@ -1,4 +1,5 @@
-"""The ``ood`` experiment end to end on a tiny config (serial executor), and its MiniLM task helpers."""
+"""The ``ood`` experiment (arXiv:2609.36448, docs/papers/ood.md §5) end to end on a tiny config (serial executor),
+and the pieces its real-encoder and tiny-transformer cells use."""
 
 import math
 
@@ -48,11 +49,12 @@ def test_tiny_run_end_to_end(tmp_path):
 
 
 def test_minilm_task_helpers():
-    from iclab.experiments._ood_minilm import REGIONS, givens_rotation, region_sentences
+    from iclab.data import WORLD_REGIONS, region_sentences
+    from iclab.hf import givens_rotation
 
     data = region_sentences(0)
     (tr, ytr), (te, yte) = data["train"], data["test"]
-    assert len(tr) == len(ytr) > 140 and len(te) == len(yte) > 90 and set(ytr.tolist()) <= set(range(len(REGIONS)))
+    assert len(tr) == len(ytr) > 140 and len(te) == len(yte) > 90 and set(ytr.tolist()) <= set(range(len(WORLD_REGIONS)))
     assert len(region_sentences(0, both=True)["train"][0]) == 2 * len(tr)
     names = lambda sents: {s[len("The capital of "):].rsplit(" is ", 1)[0] for s in sents}
     assert not names(tr) & names(te)  # split by country
@@ -65,14 +67,25 @@ def test_minilm_task_helpers():
 
 def test_tiny_layer1_probe_shapes_and_orientation():
     from iclab.data import feature_basis, generator_for
-    from iclab.experiments._ood_tiny import layer1_logits
     from iclab.models import FeatureTransformer
 
     V, _ = feature_basis(5, 3, generator_for(0, "b"))
     torch.manual_seed(0)
     net = FeatureTransformer(5, d_model=16, n_layers=2, n_heads=2)
-    S = layer1_logits(net, V)
+    S = net.layer1_logits(V)
     assert S.shape == (3, 3)
     h = net.net.ln1[0](net.net.read_in(torch.cat([V.T, torch.zeros(3, 1, dtype=V.dtype)], 1).float()))
     q, k, _ = net.net.attn[0].qkv(h).split(16, dim=-1)
     assert torch.allclose(S[0, 2].float(), (k[0, :8] @ q[2, :8]) / 8**0.5, atol=1e-5)  # row = key, column = query
+
+
+def test_package_layout_and_cells_keep_part_and_seed():
+    from iclab.experiments.ood import cells, config
+
+    exp = get_experiment("ood")
+    assert exp.config_cls is config.OodConfig and set(config.PRESETS) == {"quick", "full"}
+    for preset in ("quick", "full"):
+        cfg = exp.config(preset)
+        grid = cells.cells(cfg)
+        assert all("part" in c and c["seed"] == cfg.seed for c in grid)
+        assert [c["part"] for c in grid][:2] == ["pretrain", "ood"]

@@ -1,5 +1,7 @@
-"""End-to-end tests of experiment ``temperature-llm`` on a tiny random-init Llama with an offline byte tokenizer,
-plus one slow test on the real SmolLM2-135M-Instruct."""
+"""Experiment ``temperature-llm`` (arXiv:2511.01292 §5.2, docs/papers/temperature.md §5.3–5.4): grouped prompts,
+greedy exact match with a shared prefix against generation, the group-bootstrap statistics and verdicts on data
+with a known answer, and an end-to-end run on a tiny random-init Llama with an offline byte tokenizer; one slow
+test on the real Gemma 3 270M."""
 
 import json
 
@@ -8,9 +10,12 @@ import pytest
 import torch
 
 from iclab.errors import ConfigError
-from iclab.experiments import get_experiment
-from iclab.experiments import temperature_llm as E
-from iclab.experiments._llm_tasks import build_prompts, capital_task, greedy_answers, n_noisy, split_items
+from iclab.experiments.temperature.llm import cells as E
+from iclab.experiments.temperature.llm.comparisons import claims, compare
+from iclab.experiments.temperature.llm.config import TemperatureLLMConfig
+from iclab.experiments.temperature.llm.prompts import demo_groups, question_split
+from iclab.experiments.temperature.llm.tables import summary_table, trend
+from iclab.hf import LABEL_WORDS, answer_argmax, get_task, greedy_match, n_noisy
 
 
 def _byte_tokenizer():
@@ -48,90 +53,144 @@ def test_byte_tokenizer_round_trip():
     assert tok.decode(tok(text)["input_ids"]) == text
 
 
-def test_batched_greedy_equals_one_by_one(tiny_model_dir):
-    """Left padding changes no answer: a batch of prompts of different lengths gives the per-prompt answers."""
+def test_groups_share_demonstrations_with_exact_noise_and_every_label():
+    task = get_task("continent-label")
+    q, pool = question_split(task, 30, seed=3)
+    assert not set(q) & set(pool) and len(q) == 30
+    groups = demo_groups(task, q, pool, 6, 0.5, seed=3, group_size=8)
+    assert [len(g.queries) for g in groups] == [8, 8, 8, 6]
+    for g in groups:
+        demos = g.prefix.split("\n\n")[:-1]
+        clean = g.clean_prefix.split("\n\n")[:-1]
+        assert len(demos) == 6 and sum(a != b for a, b in zip(demos, clean)) == n_noisy(6, 0.5) == g.noisy
+        assert {d.rsplit(" ", 1)[1] for d in clean} == set(LABEL_WORDS)  # every label shown once (stratified)
+        assert all(a.strip() in LABEL_WORDS for a in g.answers)
+    again = demo_groups(task, q, pool, 6, 0.5, seed=3, group_size=8)
+    assert [g.prefix for g in again] == [g.prefix for g in groups]  # a pure function of the seed
+
+
+def test_shared_prefix_argmax_equals_full_forward(tiny_model_dir):
+    """With the prefix cache, the argmax at the answer positions equals that of one plain forward over the whole
+    prompt + answer (teacher forcing: greedy decoding follows the gold answer iff these argmaxes are its tokens),
+    under any τ; and a gold answer that is the model's own argmax path scores EM 1 exactly when a line end follows."""
+    from iclab.hf import with_temperature
+
     model, tok, _ = E.load_cached(tiny_model_dir)
-    task = capital_task()
-    q, pool = split_items(task, 5, seed=1)
-    ps = build_prompts(task, q, pool, 3, 0.3, seed=1)
-    batched = greedy_answers(model, tok, ps.prompts, max_new_tokens=4, batch_size=5)
-    single = [greedy_answers(model, tok, [p], max_new_tokens=4, batch_size=1)[0] for p in ps.prompts]
-    assert batched == single
-    assert len(set(len(tok(p)["input_ids"]) for p in ps.prompts)) > 1  # lengths really differ
+    prefix = "Country: Peru\nCapital: Lima\n\nCountry: Chad\nCapital: Ndjamena\n\n"
+    queries = ["Country: Fiji\nCapital:", "Country: Mali\nCapital:", "Country: Oman\nCapital:"]
+    answers = [" Suva", " Bamako", " Muscat"]
+    for tau in (1.0, 0.6, "adaptive"):
+        with with_temperature(model, tau):
+            shared = answer_argmax(model, tok, prefix, queries, answers, batch_size=2)
+            for q, a, (gold, pred) in zip(queries, answers, shared):
+                ids = tok(prefix + q + a, return_tensors="pt")["input_ids"]
+                m = len(gold)
+                assert ids[0, -m:].tolist() == gold
+                with torch.no_grad():
+                    full = model(input_ids=ids).logits[0].argmax(-1)  # (n,)
+                assert pred[:-1] == full[-m - 1:-1].tolist()
+            em = greedy_match(model, tok, prefix, queries, answers, batch_size=2)
+            assert em.tolist() == [float(p[:-1] == g and (p[-1] == 257 or tok.decode([p[-1]]).startswith("\n")))
+                                   for g, p in shared]
+
+
+def _synthetic_rows(taus, noise, gain_at, Q=120, G=12, seed=0):
+    """EM (T, Q) where τ = gain_at[r] beats τ = 1 by ~25 points at noise r, with group structure."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for r in noise:
+        base = (rng.random(Q) < 0.5).astype(int)
+        em = np.tile(base, (len(taus), 1))
+        j = taus.index(gain_at[r])
+        flip = (base == 0) & (rng.random(Q) < 0.5)
+        em[j, flip] = 1
+        rows.append({"part": "noise", "model": "m", "task": "continent-label", "noise_ratio": r, "n_demos": 6,
+                     "em": em.tolist(), "group": [i // (Q // G) for i in range(Q)], "source": "synthetic",
+                     "em_moment": em[j].tolist(), "layer_tau": [gain_at[r]] * 3})
+    import pandas as pd
+
+    return pd.DataFrame(rows)
+
+
+def test_statistics_and_verdicts_on_a_known_effect():
+    taus = (0.7, 1.0, 1.4, 2.0)
+    cfg = TemperatureLLMConfig(models=("m",), tasks=("continent-label",), noise_ratios=(0.0, 0.4, 0.8), taus=taus,
+                               demo_counts=())
+    df = _synthetic_rows(list(taus), cfg.noise_ratios, {0.0: 1.0, 0.4: 1.4, 0.8: 2.0})
+    tab = summary_table(cfg, df).set_index("noise_ratio")
+    assert tab.loc[0.8, "best_tau"] == 2.0 and tab.loc[0.0, "best_tau"] == 1.0
+    assert tab.loc[0.8, "heldout_lo"] > 0.1 and tab.loc[0.8, "best_tau_lo"] == 2.0
+    slope, lo, hi, cells = trend(cfg, df)
+    assert cells == 3 and slope > 0 and lo > 0
+    verdicts = compare(cfg, df)
+    assert {c.id for c in claims(cfg)} == set(verdicts)
+    assert verdicts["m/continent-label/trend"].verdict == "agrees"
+    assert verdicts["m/continent-label/gain/0.8"].verdict == "agrees"
+    assert verdicts["m/continent-label/moment"].verdict == "agrees"
+    flat = _synthetic_rows(list(taus), cfg.noise_ratios, {0.0: 1.0, 0.4: 1.0, 0.8: 1.0})
+    v = compare(cfg, flat)
+    assert v["m/continent-label/gain/0.8"].verdict == "disagrees"  # no gain: the CI excludes 2 points
 
 
 def test_config_errors():
     with pytest.raises(ConfigError, match="taus"):
-        E.TemperatureLLMConfig(taus=(0.5, 2.0))
+        TemperatureLLMConfig(taus=(0.5, 2.0))
     with pytest.raises(ConfigError, match="tasks"):
-        E.TemperatureLLMConfig(tasks=("rivers",))
+        TemperatureLLMConfig(tasks=("rivers",))
     with pytest.raises(ConfigError, match="noise_ratios"):
-        E.TemperatureLLMConfig(noise_ratios=(0.2, 1.3))
+        TemperatureLLMConfig(noise_ratios=(0.2, 1.3))
     with pytest.raises(ConfigError, match="n_questions"):
-        E.TemperatureLLMConfig(n_questions=1)
+        TemperatureLLMConfig(n_questions=1)
+    with pytest.raises(ConfigError, match="dtype"):
+        TemperatureLLMConfig(dtype="int4")
+    with pytest.raises(ConfigError, match="models"):
+        TemperatureLLMConfig(models=())
 
 
-def test_cells_cover_noise_and_demo_sweeps():
-    cfg = E.TemperatureLLMConfig(tasks=("capital", "antonym"), noise_ratios=(0.0, 0.6), n_demos=6,
-                                 demo_counts=(2, 6, 8), demo_noise=0.6, repeats=3)
-    cells = E._cells(cfg)
-    noise = [c for c in cells if c["sweep"] == "noise"]
-    demos = [c for c in cells if c["sweep"] == "demos"]
-    assert len(noise) == 2 * 3 * 2 and len(demos) == 2 * 3 * 2  # k=6 at noise 0.6 is shared with the noise sweep
+def test_device_checked_once_in_the_driver():
+    from iclab.experiments import run_experiment
+
+    with pytest.raises(ConfigError, match="visible CUDA"):
+        run_experiment("temperature-llm", "quick", {"device": "cuda:3"}, executor="serial", progress=False)
+
+
+def test_cells_cover_models_tasks_noise_and_demos():
+    cfg = TemperatureLLMConfig(models=("a", "b"), tasks=("capital", "antonym"), noise_ratios=(0.0, 0.6), n_demos=6,
+                               demo_counts=(2, 6, 8), demo_noise=0.6)
+    cells = E.cells(cfg)
+    assert len([c for c in cells if c["part"] == "noise"]) == 2 * 2 * 2
+    assert len([c for c in cells if c["part"] == "demos"]) == 2 * 2 * 2  # k=6 at noise 0.6 is in the noise sweep
+    assert [c["model"] for c in cells] == sorted(c["model"] for c in cells)  # one model at a time
     assert json.loads(json.dumps(cells)) == cells
-    assert len({json.dumps(c, sort_keys=True) for c in cells}) == len(cells)
 
 
 def test_end_to_end_tiny_llama(tiny_model_dir, tmp_path):
     from iclab.report import run_and_report
 
-    over = {"model": tiny_model_dir, "tasks": ("antonym",), "noise_ratios": (0.0, 0.5), "n_demos": 2,
-            "demo_counts": (1, 3), "demo_noise": 0.5, "taus": (0.5, 1.0, 2.0), "n_questions": 4, "repeats": 2,
-            "max_new_tokens": 3, "batch_size": 4, "adaptive": True, "moment_rule": True}
+    over = {"models": (tiny_model_dir,), "tasks": ("continent-label",), "noise_ratios": (0.0, 0.5), "n_demos": 5,
+            "demo_counts": (2,), "demo_noise": 0.5, "taus": (0.5, 1.0, 2.0), "n_questions": 12, "group_size": 4,
+            "probe_questions": 4, "batch_size": 4, "adaptive": True, "moment_rule": True}
     res = run_and_report("temperature-llm", "quick", over, out=tmp_path / "run", executor="serial", progress=False)
     df = res.results
-    assert len(df) == len(E._cells(get_experiment("temperature-llm").config("quick", over))) == 2 * 4
+    assert len(df) == 3 and len(res.failed) == 0
     for _, r in df.iterrows():
-        assert len(r["em_tau"]) == 3 and all(0.0 <= e <= 1.0 for e in r["em_tau"])
-        assert 0.0 <= r["em_heldout"] <= 1.0 and 0.0 <= r["em_adaptive"] <= 1.0
+        assert np.asarray(r["em"]).shape == (3, 12) and len(r["group"]) == 12 and len(r["em_adaptive"]) == 12
         assert len(r["layer_tau"]) == 3 and all(t > 0 for t in r["layer_tau"])
         if r["noise_ratio"] == 0.0:
-            assert r["layer_tau"] == [1.0, 1.0, 1.0] and r["em_moment"] == r["em_tau1"]
-            assert r["noisy_demos"] == 0.0
-        else:
-            assert r["noisy_demos"] == pytest.approx(n_noisy(r["n_demos"], 0.5) / r["n_demos"])
-    noisy = df[df["noise_ratio"] == 0.5]
-    assert not np.allclose(np.array(noisy["layer_tau"].tolist()), 1.0)  # the moment rule saw different scores
+            assert r["layer_tau"] == [1.0, 1.0, 1.0] and r["em_moment"] == r["em"][1]
     figs = sorted(p.name for p in (res.path / "figures").glob("*.png"))
     assert figs == ["llm_best_tau_vs_noise.png", "llm_em_vs_demos.png", "llm_em_vs_tau.png"]
     report = (res.path / "report.md").read_text()
-    assert "best τ grows with noise" in report and "0.33 sd" in report
-
-
-def test_run_cell_same_prompts_for_every_tau(tiny_model_dir, monkeypatch):
-    """Every τ of a cell is evaluated on identical prompts (the same demonstrations)."""
-    seen = []
-    real = E.evaluate_prompts
-
-    def spy(model, tok, prompts, answers, tau, cfg):
-        seen.append((tuple(prompts), tau))
-        return real(model, tok, prompts, answers, tau, cfg)
-
-    monkeypatch.setattr(E, "evaluate_prompts", spy)
-    cfg = E.TemperatureLLMConfig(model=tiny_model_dir, tasks=("continent",), taus=(0.75, 1.0, 1.5), n_questions=3,
-                                 max_new_tokens=2, adaptive=True, moment_rule=True)
-    E._run_cell(cfg, {"sweep": "noise", "task": "continent", "noise_ratio": 0.4, "n_demos": 5, "repeat": 0,
-                      "seed": 7}, None)
-    assert len(seen) == 5 and len({p for p, _ in seen}) == 1
-    assert [t for _, t in seen][:3] == [0.75, 1.0, 1.5] and seen[-1][1] == "adaptive"
+    assert "best τ grows with the noise ratio" in report and "bootstrap" in report
 
 
 @pytest.mark.slow
-def test_real_smollm2_two_questions():
-    cfg = E.TemperatureLLMConfig(model="smollm2", tasks=("capital",), taus=(1.0, 1.5), n_questions=2, max_new_tokens=4,
-                                 adaptive=False, moment_rule=True, batch_size=2)
-    out = E._run_cell(cfg, {"sweep": "noise", "task": "capital", "noise_ratio": 0.5, "n_demos": 4, "repeat": 0,
-                            "seed": 0}, None)
-    assert "SmolLM2" in out["source"]
-    assert all(e in (0.0, 0.5, 1.0) for e in out["em_tau"])
-    assert len(out["layer_tau"]) == 30 and out["moment_valid"] > 0.5
+def test_real_gemma3_capital_cell():
+    cfg = TemperatureLLMConfig(models=("gemma3-270m",), tasks=("capital",), taus=(1.0, 3.0), n_questions=8,
+                               group_size=4, adaptive=False, moment_rule=True, probe_questions=4, demo_counts=())
+    out = E.run_cell(cfg, {"part": "noise", "model": "gemma3-270m", "task": "capital", "noise_ratio": 0.5,
+                           "n_demos": 4}, None)
+    em = np.asarray(out["em"])
+    assert "Gemma 3 270M" in out["source"] and em.shape == (2, 8)
+    assert em[0].mean() >= 0.5 and em[0].mean() > em[1].mean()  # knows capitals; τ = 3 flattens attention
+    assert len(out["layer_tau"]) == 18 and out["moment_valid"] == 1.0

@@ -347,3 +347,13 @@ def test_smollm2_parity_gqa_causality_padding(smollm2):
     assert torch.allclose(other[real], got[real], atol=1e-4, rtol=0)
     assert (got - stock).abs().max() > 1e-2
     assert model.config._attn_implementation == "sdpa"
+
+
+def test_bad_scalar_tau_is_named_by_its_value():
+    from iclab.errors import ConfigError
+    from iclab.hf._temperature import _tau_table
+
+    with pytest.raises(ConfigError, match=r"invalid tau=-2\.0"):
+        _tau_table(-2.0, 3, 2)
+    with pytest.raises(ConfigError, match="array with 1 bad entries"):
+        _tau_table([1.0, float("nan"), 2.0], 3, 2)

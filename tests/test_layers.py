@@ -18,8 +18,8 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 
 # Lowest first. Packages on one line share a layer and may not import each other.
 LAYERS = [
-    ("errors",),
-    ("config", "plotting", "stats"),
+    ("errors", "_version"),
+    ("config", "budget", "plotting", "stats", "tracking"),
     ("attention",),
     ("data",),
     ("theory",),

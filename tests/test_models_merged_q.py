@@ -1,6 +1,6 @@
-"""Merged-Q one-layer attention (OOD spec §2.1): training invariants and OOD attention against theory."""
+"""Merged-Q one-layer attention (arXiv:2609.36448, docs/papers/ood.md §3.1): training invariants and OOD
+attention against theory."""
 
-import math
 
 import numpy as np
 import pytest
@@ -9,7 +9,7 @@ import torch
 from iclab.data import (FeaturePrompts, aligned_features, feature_basis, generator_for, mean_feature,
                         overlap_features, shared_projection_features)
 from iclab.errors import ConfigError
-from iclab.models import FeatureTransformer, MergedQAttention, feature_prompt_loss, prompt_mse_loss
+from iclab.models import FeatureTransformer, MergedQAttention, MergedQStack, feature_prompt_loss, prompt_mse_loss
 from iclab.theory import ood as T
 from iclab.train import TrainConfig, train
 
@@ -122,3 +122,22 @@ def test_feature_transformer_shapes():
     for layers in (1, 3):
         net = FeatureTransformer(5, d_model=16, n_layers=layers)
         assert net(b.x.float(), b.y.float(), b.xq.float()).shape == (4,)
+
+
+def test_from_q_feature_mass_and_stack_match_the_single_model():
+    V, Vp = _setup(7, 3)
+    Q = T.trained_q(V.numpy(), 1.7)
+    m = MergedQAttention.from_q(Q)
+    assert torch.equal(m.Q.detach(), torch.as_tensor(Q)) and m.Q.dtype == torch.float64
+    data = FeaturePrompts(V, n_tokens=5)
+    b = data.sample(9, generator_for(0, "s"))
+    with torch.no_grad():
+        assert torch.allclose(m.feature_mass(b, 3), _feature_mass(m.attn(b.x, b.xq), b.feat, 3))
+    U = torch.stack([V, overlap_features(V, Vp, [0.5, -0.3, 0.9])])  # (G=2, d, K)
+    stack = MergedQStack(Q, U)
+    with torch.no_grad():
+        single = [feature_prompt_loss(MergedQAttention.from_q(Q), FeaturePrompts(U[g], n_tokens=5).sample(
+            9, generator_for(0, "s")), 0.5) for g in range(2)]
+        assert torch.allclose(stack.loss(b, 0.5), single[0] + single[1], atol=1e-12)
+        stack.active[0] = 0.0
+        assert torch.allclose(stack.loss(b, 0.5), single[1], atol=1e-12)

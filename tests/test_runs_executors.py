@@ -100,14 +100,19 @@ def test_ray_executor_connects_to_an_address_or_starts_a_loopback_ray(monkeypatc
 
     from iclab.runs import RayExecutor, ray_init
 
-    calls = []
+    from iclab.runs import _ray
+
+    calls, probed = [], []
     monkeypatch.setattr(ray, "is_initialized", lambda: False)
     monkeypatch.setattr(ray, "init", lambda **kw: calls.append(kw))
+    monkeypatch.setattr(_ray, "_check_reachable", lambda address, seconds: probed.append(address))
+    monkeypatch.setattr(_ray, "_reap_with_this_driver", lambda: None)
     assert make_executor("ray", workers=3, address="10.0.0.5:6379").address == "10.0.0.5:6379"
     assert isinstance(make_executor("ray"), RayExecutor)
     ray_init("10.0.0.5:6379")
     ray_init(None, num_cpus=3)
     assert calls[0]["address"] == "10.0.0.5:6379" and "num_cpus" not in calls[0]
+    assert probed == ["10.0.0.5:6379", "10.0.0.5:6379"]  # reached before the run folder, and again at ray.init
     assert calls[1]["num_cpus"] == 3 and calls[1]["_node_ip_address"] == "127.0.0.1"
     assert all(c["include_dashboard"] is False for c in calls)
     assert calls[1]["runtime_env"]["env_vars"]["ICLAB_EXPERIMENT_MODULES"] == "fixtures_experiments"

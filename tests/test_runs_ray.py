@@ -57,3 +57,44 @@ def test_ray_crash_and_raise_fail_only_their_cells(ray_session, tmp_path):
     retried = run_experiment("fx_sweep", overrides=over, out=tmp_path / "r", executor="ray", retry_failed=True,
                              progress=False)
     assert (retried.computed, retried.reused, len(retried.failed)) == (2, 3, 0)
+
+
+def test_ray_cell_timeout_fails_the_hung_cell_and_goes_on(ray_session, tmp_path):
+    """The worker's own timer stops the cell (Ray runs a task on its worker's main thread)."""
+    import time
+
+    from iclab.experiments import sweep_for
+    from iclab.runs import run_sweep
+
+    sweep = sweep_for("fx_sweep", overrides={"n_cells": 4, "hang_cells": "2"})
+    start = time.monotonic()
+    result = run_sweep(sweep, tmp_path / "r", executor="ray", cell_timeout=1.0, progress=False)
+    assert time.monotonic() - start < 100  # the hung cell sleeps 120 s
+    assert sorted(result.results["i"]) == [0, 1, 3]
+    assert result.failed["_error"].iloc[0].startswith("timed out after 1 s")
+
+
+def test_a_local_ray_dies_with_its_sigkilled_driver(tmp_path):
+    """Without the reaper, Ray's dashboard and runtime-env agents outlive a SIGKILLed driver by about a minute."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from iclab.runs._ray import _proc_stat
+
+    code = ("import os, time; from iclab.runs._ray import ray_init, _ray_descendants; ray_init(num_cpus=1); "
+            "print(' '.join(f'{p}:{s}' for p, s in _ray_descendants()), flush=True); time.sleep(600)")
+    driver = subprocess.Popen([sys.executable, "-c", code], env=fixture_env(), stdout=subprocess.PIPE, text=True)
+    started = [tuple(map(int, t.split(":"))) for t in driver.stdout.readline().split()]
+    assert len(started) >= 4  # gcs_server, raylet, the two agents, ...
+    driver.send_signal(signal.SIGKILL)
+    driver.wait(30)
+    deadline = time.monotonic() + 20
+    alive = started
+    while alive and time.monotonic() < deadline:
+        alive = [(pid, start) for pid, start in alive if (_proc_stat(pid) or (0, -1))[1] == start]
+        time.sleep(0.2)
+    for pid, _ in alive:  # (the test cleans up whatever it finds)
+        os.kill(pid, signal.SIGKILL)
+    assert not alive, f"{len(alive)} Ray processes outlived the driver by 20 s"

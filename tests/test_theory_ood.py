@@ -1,4 +1,4 @@
-"""Closed forms of the OOD attention-dynamics paper (spec §4) against GD, finite differences and Monte Carlo."""
+"""Closed forms for arXiv:2609.36448 (docs/papers/ood.md §4) against GD, finite differences and Monte Carlo."""
 
 import math
 
@@ -9,8 +9,8 @@ from iclab.errors import ConfigError
 from iclab.theory import ood as T
 
 
-def test_population_gd_reproduces_spec_reference_values():
-    r4 = T.population_gd(np.zeros((4, 4)), threshold=0.0025)  # spec §5.2: alpha*=2.872, beta*=-0.957, 397 steps
+def test_population_gd_reproduces_derived_reference_values():
+    r4 = T.population_gd(np.zeros((4, 4)), threshold=0.0025)  # note §5.8: alpha*=2.872, beta*=-0.957, 397 steps
     S = r4["S"]
     assert r4["steps"] == 397 and S[0, 0] == pytest.approx(2.872, abs=1e-3) and S[1, 0] == pytest.approx(-0.957, abs=1e-3)
     assert np.allclose(T.beta(S)[~np.eye(4, dtype=bool)], -S[0, 0] / 3, atol=1e-12)
@@ -95,3 +95,13 @@ def test_forgetting_conditions_and_errors():
         assert exc.value.field == "gamma"
     with pytest.raises(ConfigError):
         T.feature_losses(np.zeros((3, 3)), p=[0.5, 0.6, -0.1])
+
+
+def test_forgetting_sign_k2_and_measured_change_sign():
+    for g in ([0.5, -0.9], [0.5, -0.2], [0.8, 0.5], [-0.6, 0.3], [0.3, -0.7]):
+        pred = T.forgetting_sign_k2(*g)
+        assert [p == 1 for p in pred] == T.forgets_k2(g).tolist()
+    assert T.forgetting_sign_k2(0.5, -0.5) == (0, 0)  # γ1 + γ2 = 0: both on the boundary
+    assert T.forgetting_sign_k2(0.0, 0.7) == (0, -1)  # γ1 = 0: feature 1 unchanged, feature 2 improves
+    assert T.loss_change_sign(1.0 + 1e-12, 1.0) == 0 and T.loss_change_sign(1.1, 1.0) == 1
+    assert T.loss_change_sign(0.9, 1.0) == -1

@@ -4,8 +4,21 @@ Layers (imports point downwards): cli > report > experiments > runs > train, hf 
 theory > data > attention > config, plotting > errors. See README.md and docs/design.md.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
+from iclab._version import __version__ as __version__  # written in iclab/_version.py only
 from iclab.errors import ConfigError, IclabError, RunFolderError, UnsupportedModelError
 
-__version__ = "0.1.0"
+__all__ = ["ConfigError", "IclabError", "RunFolderError", "UnsupportedModelError", "__version__", "load_run"]
 
-__all__ = ["ConfigError", "IclabError", "RunFolderError", "UnsupportedModelError", "__version__"]
+
+def __getattr__(name: str) -> Any:
+    """``iclab.load_run`` is imported on first use (it needs pandas and the experiments): ``import iclab`` stays
+    light."""
+    if name == "load_run":
+        from iclab.experiments import load_run
+
+        return load_run
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -4,17 +4,26 @@ Convention (all of iclab): ``scores`` has shape ``(..., n_queries, n_keys)`` and
 **last axis (keys)**, so that ``weights @ values`` with ``values: (..., n_keys, d_v)`` is the attention
 output. ``mask`` is a boolean tensor broadcastable to ``scores``, ``True`` where a key is visible. A fully
 masked row gives all-zero weights (never NaN).
+
+Every registered normaliser is wrapped once, at registration, by :func:`_checked`: the scores must be a
+floating-point tensor, the mask a bool tensor broadcastable to them, every keyword one the normaliser takes
+(otherwise one :class:`ConfigError`, never a raw ``TypeError``/``RuntimeError``), and half-precision scores
+(``float16``/``bfloat16``) are normalised in ``float32`` and returned in their own dtype, so that
+:math:`|s|/\tau > 65504` does not overflow to NaN.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 from typing import Callable, Protocol
 
 import torch
 
 from iclab.errors import ConfigError
 
-__all__ = ["Normaliser", "register_normaliser", "get_normaliser", "check_params", "normalise", "normaliser_names"]
+__all__ = ["Normaliser", "register_normaliser", "get_normaliser", "check_params", "normalise", "normaliser_names",
+           "check_scores", "check_mask"]
 
 
 class Normaliser(Protocol):
@@ -28,15 +37,66 @@ def register_normaliser(name: str) -> Callable[[Normaliser], Normaliser]:
     """Decorator: register ``fn`` under ``name`` (a name can be registered once)."""
 
     def deco(fn: Normaliser) -> Normaliser:
-        if name in _REGISTRY and _REGISTRY[name] is not fn:
+        if name in _REGISTRY and getattr(_REGISTRY[name], "__wrapped__", None) is not fn:
             raise ValueError(f"attention normaliser {name!r} is already registered")
-        _REGISTRY[name] = fn
-        return fn
+        checked = _checked(name, fn)
+        _REGISTRY[name] = checked
+        return checked
 
     return deco
 
 
+_HALF = (torch.float16, torch.bfloat16)
+
+
+def _checked(name: str, fn: Normaliser) -> Normaliser:
+    """``fn`` with its inputs checked (module docstring) and half precision computed in float32."""
+    params = inspect.signature(fn).parameters
+    allowed = [p for p in params if p not in ("scores", "mask")]
+
+    @functools.wraps(fn)
+    def normaliser(scores: torch.Tensor, mask: torch.Tensor | None = None, **kwargs) -> torch.Tensor:
+        unknown = [k for k in kwargs if k not in allowed]
+        if unknown:
+            raise ConfigError(unknown[0], kwargs[unknown[0]], message=f"unknown keyword {unknown[0]!r} for the "
+                              f"{name!r} normaliser; allowed: " + (", ".join(allowed) or "none"))
+        check_scores(scores)
+        check_mask(mask, scores)
+        if scores.dtype in _HALF:
+            return fn(scores.float(), mask, **kwargs).to(scores.dtype)
+        return fn(scores, mask, **kwargs)
+
+    return normaliser
+
+
+def check_scores(scores) -> None:
+    """ConfigError unless ``scores`` is a floating-point torch tensor with a key axis."""
+    if not isinstance(scores, torch.Tensor) or not scores.is_floating_point() or scores.dim() < 1:
+        what = f"<{type(scores).__name__}>" if not isinstance(scores, torch.Tensor) else \
+            f"<tensor of dtype {scores.dtype}, shape {tuple(scores.shape)}>"
+        raise ConfigError("scores", what, message=f"invalid scores={what}: expected a floating-point torch.Tensor "
+                          "of shape (..., n_queries, n_keys)")
+
+
+def check_mask(mask, scores: torch.Tensor) -> None:
+    """ConfigError unless ``mask`` is None or a bool tensor broadcastable to ``scores`` (True = visible key)."""
+    if mask is None:
+        return
+    ok = isinstance(mask, torch.Tensor) and mask.dtype == torch.bool
+    if ok:
+        try:
+            ok = torch.broadcast_shapes(mask.shape, scores.shape) == scores.shape
+        except RuntimeError:
+            ok = False
+    if not ok:
+        what = (f"<tensor of dtype {mask.dtype}, shape {tuple(mask.shape)}>" if isinstance(mask, torch.Tensor)
+                else f"<{type(mask).__name__}>")
+        raise ConfigError("mask", what, message=f"invalid mask={what}: expected a bool tensor (True = visible key) "
+                          f"broadcastable to the scores' shape {tuple(scores.shape)}")
+
+
 def normaliser_names() -> list[str]:
+    """Names of every registered normaliser, sorted (what ``attention=`` accepts)."""
     return sorted(_REGISTRY)
 
 
@@ -56,8 +116,6 @@ def get_normaliser(name: str, **params) -> Normaliser:
 def check_params(name: str, fn: Normaliser, params: dict) -> None:
     """Unknown keyword -> ConfigError listing the allowed ones; then a dry run on a 1x2 score row so that a
     bad value (``tau <= 0``, malformed coefficients) fails here with the normaliser's own ConfigError."""
-    import inspect
-
     sig = inspect.signature(fn)
     allowed = [p for p in sig.parameters if p not in ("scores", "mask")]
     takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values())

@@ -1,17 +1,18 @@
-"""Softmax with temperature, its first-order "approximate softmax" and linear attention.
+r"""Softmax with temperature, its first-order "approximate softmax" and linear attention.
 
-* ``softmax``: :math:`w_{qk} = e^{s_{qk}/\\tau} / \\sum_{k'} e^{s_{qk'}/\\tau}` (optimal-temperature spec §1.2).
+* ``softmax``: :math:`w_{qk} = e^{s_{qk}/\tau} / \sum_{k'} e^{s_{qk'}/\tau}` (arXiv:2511.01292 Eq. 1; docs/papers/temperature.md §3.2).
 * ``approx_softmax``: the first-order, normalisation-preserving surrogate of Han et al. (2024), used by
-  Demir & Doğan (spec §1.3, boxed):
-  :math:`\\widehat{\\mathrm{softmax}}(S)_{qk} = \\frac1n\\big(1 + S_{qk} - \\frac1n\\sum_{k'} S_{qk'}\\big)`,
-  :math:`S = s/\\tau`, where ``n`` is the number of visible keys. Every row sums to exactly 1; entries may
+  Demir & Doğan (arXiv:2511.01292, Eq. 5; docs/papers/temperature.md §3.2, §4.1):
+  :math:`\widehat{\mathrm{softmax}}(S)_{qk} = \frac1n\big(1 + S_{qk} - \frac1n\sum_{k'} S_{qk'}\big)`,
+  :math:`S = s/\tau`, where ``n`` is the number of visible keys. Every row sums to exactly 1; entries may
   be negative.
-* ``linear``: :math:`w_{qk} = s_{qk}/n` (Zhang, Frei & Bartlett 2024; spec §1.3 comparator), no centring,
+* ``linear``: :math:`w_{qk} = s_{qk}/n` (Zhang, Frei & Bartlett 2024; the comparator of Eq. 6 and Remark 3.4), no centring,
   no temperature.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from iclab.attention._registry import register_normaliser
@@ -20,11 +21,19 @@ from iclab.errors import ConfigError
 __all__ = ["softmax", "approx_softmax", "linear_attention_weights", "check_tau", "visible_count"]
 
 
-def check_tau(tau) -> None:
-    """Raise ConfigError unless every temperature is finite and > 0."""
-    t = torch.as_tensor(tau, dtype=torch.float64)
-    if not bool(torch.isfinite(t).all()) or bool((t <= 0).any()):
-        raise ConfigError("tau", tau if t.numel() == 1 else "array", "a finite temperature > 0")
+def check_tau(tau: float | np.ndarray | torch.Tensor) -> float | torch.Tensor:
+    """``tau`` as a float or a tensor; ConfigError unless it is a number (not a bool or a string), a tensor or a
+    NumPy array whose every entry is finite and > 0 (the message shows the first bad entry)."""
+    if isinstance(tau, np.ndarray):
+        tau = torch.from_numpy(tau)
+    if isinstance(tau, bool) or not isinstance(tau, (int, float, np.floating, np.integer, torch.Tensor)):
+        raise ConfigError("tau", tau, "a finite temperature > 0: a number, or a tensor broadcastable to the scores")
+    t = torch.as_tensor(tau).detach().to(torch.float64)
+    bad = ~torch.isfinite(t) | (t <= 0)
+    if bool(bad.any()):
+        entry = "" if t.numel() == 1 else f" (entry {t[bad].flatten()[0].item()!r} is not)"
+        raise ConfigError("tau", tau, f"a finite temperature > 0{entry}")
+    return tau if isinstance(tau, torch.Tensor) else float(tau)
 
 
 def visible_count(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
@@ -39,7 +48,7 @@ def visible_count(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tens
 def softmax(scores: torch.Tensor, mask: torch.Tensor | None = None, tau: float | torch.Tensor = 1.0) -> torch.Tensor:
     """Softmax of ``scores / tau`` over keys. ``tau`` may be a tensor broadcastable to ``scores``
     (e.g. per head ``(H, 1, 1)``). Fully masked rows give zeros."""
-    check_tau(tau)
+    tau = check_tau(tau)
     s = scores / tau
     if mask is None:
         return torch.softmax(s, dim=-1)
@@ -53,29 +62,25 @@ def softmax(scores: torch.Tensor, mask: torch.Tensor | None = None, tau: float |
 
 @register_normaliser("approx_softmax")
 def approx_softmax(scores: torch.Tensor, mask: torch.Tensor | None = None, tau: float | torch.Tensor = 1.0) -> torch.Tensor:
-    """First-order, row-normalised surrogate of softmax (spec §1.3): ``(1 + S - mean_k S) / n``, ``S = scores/tau``.
+    """First-order, row-normalised surrogate of softmax (Eq. 5 of arXiv:2511.01292): ``(1 + S - mean_k S) / n``, ``S = scores/tau``.
 
-    With a mask, ``n`` and the mean run over visible keys only; masked keys get weight 0.
+    With a mask, ``n`` and the mean run over visible keys only; masked keys get weight 0. A score of ``-inf``
+    marks its key as masked, as it does for softmax.
     """
-    check_tau(tau)
-    s = scores / tau
-    n = visible_count(scores, mask)
-    if mask is not None:
-        m = torch.broadcast_to(mask, scores.shape)
-        s = s.masked_fill(~m, 0.0)
-    safe_n = torch.clamp(n, min=1.0)
+    tau = check_tau(tau)
+    m = ~torch.isneginf(scores) if mask is None else torch.broadcast_to(mask, scores.shape) & ~torch.isneginf(scores)
+    s = (scores / tau).masked_fill(~m, 0.0)  # (..., n_q, n_k)
+    safe_n = torch.clamp(visible_count(scores, m), min=1.0)  # (..., n_q, 1)
     mean = s.sum(-1, keepdim=True) / safe_n
-    w = (1.0 + s - mean) / safe_n
-    if mask is not None:
-        w = w.masked_fill(~m, 0.0)
-    return w
+    return ((1.0 + (s - mean)) / safe_n).masked_fill(~m, 0.0)  # centre first: 1 + S would round away the 1
 
 
 @register_normaliser("linear")
 def linear_attention_weights(scores: torch.Tensor, mask: torch.Tensor | None = None, tau: float | torch.Tensor = 1.0) -> torch.Tensor:
-    """Linear attention weights ``scores / n`` (spec §1.3 comparator). ``tau`` is accepted for a uniform
+    """Linear attention weights ``scores / n`` (Eq. 6 of arXiv:2511.01292). ``tau`` is accepted for a uniform
     interface and must be 1: linear attention has no temperature."""
-    if not torch.all(torch.as_tensor(tau) == 1):
+    if isinstance(tau, (bool, str)) or not isinstance(tau, (int, float, torch.Tensor, np.ndarray)) or \
+            not bool(torch.all(torch.as_tensor(tau) == 1)):
         raise ConfigError("tau", tau, "1 (linear attention has no temperature)")
     n = torch.clamp(visible_count(scores, mask), min=1.0)
     w = scores / n

@@ -1,23 +1,33 @@
 """``iclab`` command line: list, run, reproduce, report, export, theory …, hf ….
 
-Every error iclab raises on purpose (:class:`iclab.errors.IclabError`) is printed as one line
-``error: …`` with exit status 2, never as a traceback. Sub-command groups live in ``_<name>.py`` modules
-that add themselves to :data:`app` when imported (see ``_SUBCOMMANDS``).
+Every error iclab raises on purpose (:class:`iclab.errors.IclabError`), and every operating-system error
+(a file that cannot be read or written, a full disk), is printed as one line ``error: …`` with exit status 2,
+never as a traceback. Ctrl-C prints ``interrupted: …`` and exits with 130 (typer turns a KeyboardInterrupt into
+exit 130 on its own, so :func:`main` notes the SIGINT itself to say so). Sub-command groups live in
+``_<name>.py`` modules that add themselves to :data:`app` when imported (see ``_SUBCOMMANDS``); the options of
+``iclab`` itself (``--version``, ``-v/-q``, ``--no-progress``) are in ``_global_options``.
 """
 
 from __future__ import annotations
 
 import importlib
+import signal
 import sys
+import threading
+from contextlib import contextmanager
 
 import typer
 
+from iclab.cli._global_options import global_options, show_progress
 from iclab.errors import IclabError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="iclab: in-context learning in softmax attention — theory, experiments, temperature control.")
+app.callback()(global_options)
 
-_SUBCOMMANDS = ("_runs", "_theory", "_hf")
+__all__ = ["app", "main", "show_progress", "one_line"]
+
+_SUBCOMMANDS = ("_runs", "_show", "_theory", "_hf")
 
 
 def _load_subcommands() -> None:
@@ -30,26 +40,65 @@ def _load_subcommands() -> None:
                 raise
 
 
+_INTERRUPTED = "interrupted: finished cells are kept; rerun the same command to resume"
+_MAX_ERROR = 600  # characters of one error line
+
+
+def one_line(text: str, limit: int = _MAX_ERROR) -> str:
+    """``text`` on one line, cut in the middle beyond ``limit`` characters."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else f"{text[: limit // 2]} … {text[-limit // 3:]}"
+
+
+@contextmanager
+def _noting_sigint(seen: list):
+    """Append to ``seen`` when SIGINT arrives (then raise KeyboardInterrupt as Python does)."""
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield
+        return
+
+    def note(signum, frame):
+        seen.append(signum)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, note)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry point."""
     _load_subcommands()
+    interrupts: list = []
     try:
-        rc = app(args=argv, standalone_mode=False)  # click returns typer.Exit's code here
+        with _noting_sigint(interrupts):
+            rc = app(args=argv, standalone_mode=False)  # click returns typer.Exit's code here
     except IclabError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        typer.echo(f"error: {one_line(exc)}", err=True)
+        return 2
+    except OSError as exc:  # the file system said no: one line, the file and the reason
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        typer.echo(f"error: {one_line(where + (exc.strerror or str(exc)))}", err=True)
         return 2
     except (typer.Abort, KeyboardInterrupt):
-        typer.echo("interrupted: finished cells are kept; rerun the same command to resume", err=True)
+        typer.echo(_INTERRUPTED, err=True)
         return 130
     except SystemExit as exc:
         return int(exc.code or 0)
     except Exception as exc:  # usage errors: typer vendors click, so match by behaviour, not class
-        if callable(getattr(exc, "show", None)) and isinstance(getattr(exc, "exit_code", None), int):
-            exc.show()
+        if callable(getattr(exc, "format_message", None)) and isinstance(getattr(exc, "exit_code", None), int):
+            where = getattr(getattr(exc, "ctx", None), "command_path", None)
+            hint = f" (see `{where} --help`)" if where else ""
+            typer.echo(f"error: {one_line(exc.format_message())}{hint}", err=True)
             return exc.exit_code
         if type(exc).__name__ == "Exit" and isinstance(getattr(exc, "exit_code", None), int):
             return exc.exit_code
         raise
+    if interrupts and rc == 130:
+        typer.echo(_INTERRUPTED, err=True)
     return rc if isinstance(rc, int) else 0
 
 

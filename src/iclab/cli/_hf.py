@@ -1,5 +1,7 @@
-"""``iclab hf probe | tau``: score-moment probes and τ estimation for a Hugging Face model (temperature spec §4.3,
-open detail 7). ``--model`` takes ``minilm``, ``smollm2``, a local folder or a hub id in the local cache."""
+"""``iclab hf probe | tau``: score-moment probes and τ estimation for a Hugging Face model — the temperature of
+arXiv:2511.01292's LLM experiment (§5.2, Fig. 3) in a model of your own (docs/papers/temperature.md §3.9; the τ
+rules: §5.4). ``--model`` takes ``minilm``, ``smollm2``, ``gemma3-270m``, a local folder or a hub id in the local
+cache."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from typing import List, Optional
 
 import typer
 
-from iclab.cli import app
+from iclab.cli import app, show_progress
 from iclab.config import check_int
 from iclab.errors import ConfigError
 
@@ -20,13 +22,17 @@ __all__ = ["hf_app", "read_prompts"]
 
 
 def read_prompts(path: Path) -> list[str]:
-    """Prompts from a file: one per line, or JSON lines with a ``"prompt"`` (or ``"text"``) string field.
-    ``\\n`` inside a plain line stands for a newline. Blank lines are skipped; a malformed line is a ConfigError."""
+    r"""Prompts from a file: one per line, or JSON lines with a ``"prompt"`` (or ``"text"``) string field.
+    ``\n`` inside a plain line stands for a newline. Blank lines are skipped; a malformed line is a ConfigError."""
     p = Path(path)
     if not p.is_file():
         raise ConfigError("--prompts", str(path), "an existing text or JSONL file")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError("--prompts", str(path), f"a UTF-8 text file (byte {exc.start} is not UTF-8)") from None
     prompts = []
-    for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+    for i, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         if line.lstrip().startswith("{"):
@@ -54,12 +60,58 @@ def _positions(value: str):
         raise ConfigError("--positions", value, "'last' or an integer query position") from None
 
 
-def _load(model: str):
+def _load(model: str, device: str, dtype: str, generate: bool = False):
+    """Load the model (``generate``: it must be a causal LM that can generate, for ``--task``)."""
     from iclab.hf import load_model
 
-    m, tok, src = load_model(model)
+    need = ("a causal language model that can generate (--task scores its greedy answers); for an encoder such as "
+            "'minilm' use --prompts FILE --shifted FILE")
+    try:
+        m, tok, src = load_model(model, causal=True if generate else None, dtype=dtype)
+    except ConfigError as exc:
+        if generate and exc.field == "causal":
+            raise ConfigError("--model", model, need) from None
+        raise
+    decoder = getattr(m.config, "is_decoder", None) is not False
+    if generate and not (getattr(m, "can_generate", lambda: False)() and decoder):
+        raise ConfigError("--model", model, need)
     typer.echo(f"model: {src}", err=True)
-    return m, tok
+    return m.to(device), tok
+
+
+def _check_device(device: str) -> str:
+    """``cpu``, ``cuda`` or ``cuda:N`` that exists on this machine (checked before any model loads)."""
+    import torch
+
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError):
+        raise ConfigError("--device", device, "cpu, cuda or cuda:N") from None
+    if dev.type == "cuda" and (not torch.cuda.is_available() or (dev.index or 0) >= torch.cuda.device_count()):
+        raise ConfigError("--device", device, f"cpu or a visible CUDA device ({torch.cuda.device_count()} visible)")
+    if dev.type not in ("cpu", "cuda"):
+        raise ConfigError("--device", device, "cpu, cuda or cuda:N")
+    return device
+
+
+def _check_key_start(key_start: int) -> None:
+    check_int("--key-start", key_start, 0)
+
+
+def _check_out(out: Optional[Path]) -> None:
+    """The output file's folder must exist and be writable (checked before the model runs: no result is lost)."""
+    if out is None:
+        return
+    import os
+
+    folder = Path(out).expanduser().resolve().parent
+    if Path(out).is_dir() or not folder.is_dir() or not os.access(folder, os.W_OK):
+        raise ConfigError("--out", str(out), "a file path in an existing, writable folder")
+    try:  # /proc and friends pass os.access but refuse new files
+        with open(out, "a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise ConfigError("--out", str(out), f"a writable file path ({exc.strerror})") from None
 
 
 def _layer_table(mom) -> str:
@@ -74,6 +126,20 @@ def _layer_table(mom) -> str:
     return "\n".join(lines)
 
 
+def _check_tau(tau: Optional[float]) -> None:
+    import math
+
+    if tau is not None and (not math.isfinite(tau) or tau <= 0):
+        raise ConfigError("--tau", tau, "a finite temperature > 0")
+
+
+def _check_grid(grid: List[float]) -> None:
+    import math
+
+    if not grid or any(not math.isfinite(t) or t <= 0 for t in grid):
+        raise ConfigError("--grid", list(grid), "finite temperatures > 0 (repeat --grid for each)")
+
+
 @hf_app.command("probe")
 def probe(
     model: str = typer.Option(..., "--model", help="minilm | smollm2 | local path | cached hub id"),
@@ -81,17 +147,24 @@ def probe(
     positions: str = typer.Option("last", "--positions", help="'last' (answer position) or a query index"),
     tau: Optional[float] = typer.Option(None, "--tau", help="probe under this global temperature"),
     key_start: int = typer.Option(0, "--key-start", help="ignore keys before this position (e.g. 1: skip BOS)"),
-    batch_size: int = typer.Option(8, "--batch-size"),
+    batch_size: int = typer.Option(8, "--batch-size", help="prompts per forward pass"),
     out: Optional[Path] = typer.Option(None, "--out", help="write per-(layer, head) statistics as CSV"),
+    device: str = typer.Option("cpu", "--device", help="cpu, cuda or cuda:N"),
+    dtype: str = typer.Option("float32", "--dtype", help="float32, bf16 or fp16"),
 ) -> None:
     """Per-layer (and with --out per-head) moments of the pre-softmax scores and the attention entropy."""
-    from iclab.hf import probe_prompts
+    from iclab.hf import parse_dtype, probe_prompts
 
     check_int("--batch-size", batch_size, 1)
+    _check_key_start(key_start)
+    _check_tau(tau)
+    _check_device(device)
+    parse_dtype(dtype)
     texts = read_prompts(prompts)
-    m, tok = _load(model)
+    _check_out(out)
+    m, tok = _load(model, device, dtype)
     mom = probe_prompts(m, tok, texts, positions=_positions(positions), batch_size=batch_size, key_start=key_start,
-                        tau=tau, progress=True)
+                        tau=tau, progress=show_progress())
     typer.echo(_layer_table(mom))
     typer.echo(f"mean entropy {mom.mean_entropy():.4f} nats over {len(texts)} prompts")
     if out is not None:
@@ -110,20 +183,27 @@ def tau(
     questions: int = typer.Option(40, "--questions", help="questions: half probe the moments, half score the grid"),
     grid: List[float] = typer.Option([0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0], "--grid", help="τ grid (repeatable)"),
     key_start: int = typer.Option(0, "--key-start", help="ignore keys before this position"),
-    seed: int = typer.Option(0, "--seed"),
-    batch_size: int = typer.Option(8, "--batch-size"),
+    seed: int = typer.Option(0, "--seed", help="seed of the question split and the wrong demonstrations (--task)"),
+    batch_size: int = typer.Option(8, "--batch-size", help="prompts per forward pass"),
     out: Optional[Path] = typer.Option(None, "--out", help="write the estimate as JSON"),
+    device: str = typer.Option("cpu", "--device", help="cpu, cuda or cuda:N"),
+    dtype: str = typer.Option("float32", "--dtype", help="float32, bf16 or fp16"),
 ) -> None:
     """Estimate τ: per-layer moment rule (clean vs shifted prompts) and, with --task, a held-out grid search."""
-    from iclab.hf import estimate_tau
+    from iclab.hf import estimate_tau, parse_dtype
 
     check_int("--batch-size", batch_size, 1)
     check_int("--questions", questions, 2)  # half probe the moments, half score the grid
+    _check_key_start(key_start)
+    _check_grid(grid)
+    _check_device(device)
+    parse_dtype(dtype)
+    _check_out(out)
     if (task is None) == (prompts is None):
         raise ConfigError("--task/--prompts", (task, prompts), "exactly one of --task NAME or --prompts FILE --shifted FILE")
     score = None
     if task is not None:
-        from iclab.experiments._llm_tasks import build_prompts, exact_match, get_task, greedy_answers, split_items
+        from iclab.hf import build_prompts, exact_match, get_task, greedy_answers, split_items
 
         t = get_task(task)
         qs, pool = split_items(t, questions, seed)
@@ -131,7 +211,7 @@ def tau(
         probe_set = build_prompts(t, qs[:half], pool, demos, noise_ratio, seed)
         held = build_prompts(t, qs[half:], pool, demos, noise_ratio, seed)
         clean, noisy = probe_set.clean_prompts, probe_set.prompts
-        m, tok = _load(model)
+        m, tok = _load(model, device, dtype, generate=True)
 
         def score(mdl) -> float:
             em = exact_match(greedy_answers(mdl, tok, held.prompts, batch_size=batch_size), held.answers)
@@ -140,9 +220,9 @@ def tau(
         if shifted is None:
             raise ConfigError("--shifted", None, "a shifted prompts file together with --prompts")
         clean, noisy = read_prompts(prompts), read_prompts(shifted)
-        m, tok = _load(model)
+        m, tok = _load(model, device, dtype)
     est = estimate_tau(m, tok, clean, noisy, score=score, grid=grid, key_start=key_start, batch_size=batch_size,
-                       progress=True)
+                       progress=show_progress())
     typer.echo(f"{'layer':>5} {'rho_clean':>10} {'rho_shift':>10} {'tau':>7}")
     for l, (a, b, t_) in enumerate(zip(est.rho_clean, est.rho_shifted, est.layer_tau)):
         typer.echo(f"{l:5d} {a:10.4f} {b:10.4f} {t_:7.3f}" + ("" if est.valid[l] else "  (ratio invalid -> 1)"))

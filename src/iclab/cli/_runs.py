@@ -7,8 +7,12 @@ from typing import List, Optional
 
 import typer
 
-from iclab.cli import app
-from iclab.config import check_choice, parse_overrides
+from iclab.cli import app, show_progress
+from iclab.cli._global_options import logger
+from iclab.cli._plan import run_plan
+from iclab.cli._tracking import TRACKER_HELP, check_tracker, track_run
+from iclab.config import check_choice, parse_overrides, read_config_file
+from iclab.errors import ConfigError, IclabError, RunFolderError
 
 
 @app.command("list")
@@ -20,12 +24,49 @@ def list_experiments() -> None:
         typer.echo(f"{exp.name:28s} {exp.paper:12s} {exp.title}")
 
 
+def _folder_option(flag: str, value: Optional[str]) -> Optional[Path]:
+    """``--out``/``--root`` as a Path; an empty or blank value is refused (it would mean the current folder)."""
+    if value is None:
+        return None
+    if not value.strip() or "\0" in value:
+        raise ConfigError(flag, value, "a folder path (not empty)")
+    return Path(value)
+
+
+def _check_executor(executor: str, workers: Optional[int], address: Optional[str],
+                    cell_timeout: Optional[float]) -> None:
+    """Every executor argument checked once, before any run folder is made (a Ray --address is also reached)."""
+    from iclab.config import check_int, check_positive
+    from iclab.runs import EXECUTORS, make_executor
+
+    check_choice("--executor", executor, EXECUTORS)
+    if workers is not None:
+        check_int("--workers", workers)
+    if cell_timeout is not None:
+        check_positive("--cell-timeout", cell_timeout)
+    make_executor(executor, workers, address, cell_timeout)
+
+
+def _check_report_folder(folder: Path) -> None:
+    """Refuse, before any run, a report folder holding files iclab did not write (its ``figures/`` is replaced)."""
+    try:
+        if folder.exists() and not folder.is_dir():
+            raise RunFolderError(f"{folder} is a file; pass --root with a new folder")
+        if not folder.exists() or not any(folder.iterdir()):
+            return
+        page = folder / "index.html"
+        ours = page.is_file() and "iclab reproduction report" in page.read_text(errors="replace")[:20000]
+    except OSError as exc:
+        raise RunFolderError(f"cannot use {folder} for the report: {exc.strerror or exc}") from None
+    if not ours:
+        raise RunFolderError(f"{folder} holds files iclab did not write (no iclab index.html); the report would "
+                             "replace them: pass --root with a new folder")
+
+
 def _preset(quick: bool, full: bool, preset: Optional[str] = None) -> str:
     """The preset named by ``--quick``, ``--full`` or ``--preset NAME`` (at most one; default ``quick``)."""
     chosen = [name for name, on in (("quick", quick), ("full", full), (preset, preset is not None)) if on]
     if len(chosen) > 1:
-        from iclab.errors import ConfigError
-
         raise ConfigError("--quick/--full/--preset", "/".join(map(str, chosen)), "at most one of them")
     return chosen[0] if chosen else "quick"
 
@@ -37,25 +78,46 @@ def run(
     full: bool = typer.Option(False, "--full", help="the full preset (the largest sweep)"),
     preset: Optional[str] = typer.Option(None, "--preset", help="a preset by name: quick, full or paper "
                                          "(the paper's settings for every claim that fits on a CPU)"),
-    set_: List[str] = typer.Option([], "--set", help="override a config field: key=value (repeatable)"),
+    set_: List[str] = typer.Option([], "--set", help="override a config field: key=value (repeatable; "
+                                   "`iclab show NAME` lists the fields)"),
+    config_file: Optional[Path] = typer.Option(None, "--config", help="TOML, YAML or JSON file of config fields "
+                                               "(`iclab show NAME --format toml` writes one); --set wins over it"),
     seed: Optional[int] = typer.Option(None, "--seed", help="base seed"),
-    out: Optional[Path] = typer.Option(None, "--out", help="run folder (default runs/<experiment>-<preset>)"),
+    out: Optional[str] = typer.Option(None, "--out", help="run folder (default runs/<experiment>-<preset>); a new "
+                                      "or empty folder, or a run folder of the same config"),
     executor: str = typer.Option("local", "--executor", help="serial | local | ray"),
     workers: Optional[int] = typer.Option(None, "--workers", help="worker processes (local) / CPUs (ray)"),
     address: Optional[str] = typer.Option(None, "--address", help="Ray cluster address (ray executor)"),
     force: bool = typer.Option(False, "--force", help="discard results of another config in --out"),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="rerun cells that failed before"),
+    cell_timeout: Optional[float] = typer.Option(None, "--cell-timeout", help="fail a cell that runs longer than "
+                                                 "this many seconds (the sweep goes on)"),
+    no_budget_check: bool = typer.Option(False, "--no-budget-check", help="run even when the estimated memory or "
+                                         "time of a cell exceeds this machine's"),
+    tracker: Optional[str] = typer.Option(None, "--tracker", help=TRACKER_HELP),
+    dry_run: bool = typer.Option(False, "--dry-run", help="check the config and print the cells and the run "
+                                 "folder; run and write nothing"),
 ) -> None:
     """Run (or resume) one experiment; writes results, figures and report.md into the run folder."""
     from iclab.report import run_and_report
-    from iclab.runs import EXECUTORS
 
-    check_choice("--executor", executor, EXECUTORS)
-    result = run_and_report(experiment, _preset(quick, full, preset), overrides=parse_overrides(set_), seed=seed,
-                            out=out, executor=executor, workers=workers, address=address, force=force,
-                            retry_failed=retry_failed)
+    out_dir = _folder_option("--out", out)
+    _check_executor(executor, workers, address, cell_timeout)
+    check_tracker(tracker)
+    overrides = {**(read_config_file(config_file) if config_file else {}), **parse_overrides(set_)}
+    plan = run_plan(experiment, _preset(quick, full, preset), overrides, seed, out_dir, executor)
+    if dry_run:
+        typer.echo("\n".join(plan + ["dry run: nothing was run or written"]))
+        return
+    for line in plan:
+        logger.info(line)
+    result = run_and_report(experiment, _preset(quick, full, preset), overrides=overrides, seed=seed, out=out_dir,
+                            executor=executor, workers=workers, address=address, force=force,
+                            retry_failed=retry_failed, progress=show_progress(), cell_timeout=cell_timeout,
+                            budget_check=not no_budget_check)
     typer.echo(f"{experiment}: {len(result.results)} cells done, {len(result.failed)} failed ({result.computed} run now, "
                f"{result.reused} read back) -> {result.path / 'report.md'}")
+    track_run(tracker, result)
     if len(result.failed):
         raise SystemExit(1)  # (typer.Exit is swallowed by main(): standalone_mode=False)
 
@@ -66,19 +128,25 @@ def reproduce(
     full: bool = typer.Option(False, "--full", help="full presets (the largest sweeps)"),
     preset: Optional[str] = typer.Option(None, "--preset", help="presets by name: quick, full or paper"),
     only: List[str] = typer.Option([], "--only", help="run only these experiments (repeatable)"),
-    root: Path = typer.Option(Path("runs"), "--root", help="folder for run folders and the report"),
+    root: str = typer.Option("runs", "--root", help="folder for run folders and the report"),
     executor: str = typer.Option("local", "--executor", help="serial | local | ray"),
-    workers: Optional[int] = typer.Option(None, "--workers"),
-    address: Optional[str] = typer.Option(None, "--address"),
+    workers: Optional[int] = typer.Option(None, "--workers", help="worker processes (local) / CPUs (ray)"),
+    address: Optional[str] = typer.Option(None, "--address", help="Ray cluster address (ray executor)"),
     force: bool = typer.Option(False, "--force", help="discard results of another config in the run folders"),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="rerun cells that failed before"),
+    cell_timeout: Optional[float] = typer.Option(None, "--cell-timeout", help="fail a cell that runs longer"),
+    no_budget_check: bool = typer.Option(False, "--no-budget-check", help="skip the memory/time estimates"),
+    tracker: Optional[str] = typer.Option(None, "--tracker", help=TRACKER_HELP),
 ) -> None:
     """Run every registered experiment, then write runs/report/index.html, report.md and screenshot.png."""
     from iclab.experiments import experiment_names, get_experiment
     from iclab.report import run_and_report, write_combined_report
-    from iclab.runs import EXECUTORS, default_run_dir
+    from iclab.runs import default_run_dir
 
-    check_choice("--executor", executor, EXECUTORS)
+    root = _folder_option("--root", root)
+    _check_executor(executor, workers, address, cell_timeout)
+    _check_report_folder(root / "report")
+    check_tracker(tracker)
     preset = _preset(quick, full, preset)
     names = list(only) or experiment_names()
     for name in names:
@@ -88,12 +156,19 @@ def reproduce(
         typer.echo(f"== {name} ({preset})", err=True)
         try:
             result = run_and_report(name, preset, out=default_run_dir(name, preset, root), executor=executor,
-                                    workers=workers, address=address, force=force, retry_failed=retry_failed)
+                                    workers=workers, address=address, force=force, retry_failed=retry_failed,
+                                    progress=show_progress(), cell_timeout=cell_timeout,
+                                    budget_check=not no_budget_check)
         except Exception as exc:  # noqa: BLE001 - one broken experiment must not lose the others
             failures.append(f"{name}: {type(exc).__name__}: {exc}")
             typer.echo(f"error in {name}: {exc}", err=True)
             continue
         run_dirs.append(result.path)
+        try:
+            track_run(tracker, result)
+        except IclabError as exc:  # the run folder is complete; say so and go on
+            failures.append(f"{name}: {exc}")
+            typer.echo(f"error in {name}: {exc}", err=True)
     page = write_combined_report(run_dirs, root / "report", failures)
     typer.echo(f"report: {page}")
     _screenshot(page)
@@ -121,27 +196,28 @@ def _screenshot(page: Path) -> None:
 @app.command("report")
 def report(run_dir: Path = typer.Argument(..., help="a run folder")) -> None:
     """Rewrite figures and report.md of a finished run folder (no cell is recomputed)."""
-    from iclab.experiments import get_experiment
+    from iclab.experiments import get_experiment, load_run
     from iclab.report import write_run_report
-    from iclab.runs import RunFolder, RunResult, load_results
+    from iclab.runs import RunFolder, RunResult
 
-    folder = RunFolder.load(run_dir)
-    exp = get_experiment(folder.meta["experiment"])
-    config = exp.config_cls.from_dict(folder.meta["config"])
-    result = RunResult(folder, config, load_results(run_dir), load_results(run_dir, "failed"), 0, 0)
-    typer.echo(str(write_run_report(exp, config, result)))
+    run = load_run(run_dir)
+    if not len(run.results) and not len(run.failed):
+        raise IclabError(f"{run_dir} holds no finished or failed cell yet: nothing to report (the folder is left "
+                         "as it is)")
+    result = RunResult(RunFolder(run.path, run.meta), run.config, run.results, run.failed, 0, 0)
+    typer.echo(str(write_run_report(get_experiment(run.experiment), run.config, result)))
 
 
 @app.command("export")
 def export(run_dir: Path = typer.Argument(..., help="a run folder"),
            fmt: str = typer.Option("csv", "--format", help="csv | parquet"),
-           out: Optional[Path] = typer.Option(None, "--out", help="output file")) -> None:
+           out: Optional[str] = typer.Option(None, "--out", help="output file (default RUN_DIR/results.FORMAT)")
+           ) -> None:
     """Export a run's results table to CSV or Parquet."""
-    import pandas as pd
-
-    from iclab.runs import EXPORT_FORMATS, export_results
+    from iclab.runs import EXPORT_FORMATS, export_results, read_export
 
     check_choice("--format", fmt, EXPORT_FORMATS)
+    if out is not None and not out.strip():
+        raise ConfigError("--out", out, "a file path (not empty)")
     target = export_results(run_dir, fmt, out)
-    rows = len(pd.read_parquet(target)) if fmt == "parquet" else len(pd.read_csv(target))
-    typer.echo(f"{rows} rows -> {target}")
+    typer.echo(f"{len(read_export(target))} rows -> {target}")

@@ -1,17 +1,19 @@
-"""Orthonormal-feature prompts of the OOD attention-dynamics paper (spec §3) and their OOD shifts.
+r"""Orthonormal-feature prompts of arXiv:2609.36448 (data model of arXiv:2310.05249) and their OOD shifts
+(docs/papers/ood.md §3.2–3.3).
 
 A prompt holds ``N`` tokens :math:`x_i` and a query :math:`x_q`, each drawn i.i.d. from the columns of a
-feature matrix :math:`V=[v_1..v_K]\\in\\mathbb R^{d\\times K}` with probabilities :math:`p_k` (features repeat
-within a prompt), labels :math:`y_i=w^\\top x_i`, :math:`w\\sim\\mathcal N(0,I_d)` fresh per prompt (spec §3.1).
-OOD feature sets U (spec §3.2–3.4): rotation out of span V by θ, :math:`u_k=\\cos\\theta\\,v_k+\\sin\\theta\\,v_k^\\perp`;
-per-feature overlaps :math:`\\gamma_k=\\langle v_k,u_k\\rangle`; any alignment :math:`M=V^\\top U`; an orthogonal
-subspace; features sharing one projection on :math:`\\bar v`; queries fixed at :math:`\\bar v`.
+feature matrix :math:`V=[v_1..v_K]\in\mathbb R^{d\times K}` with probabilities :math:`p_k` (features repeat
+within a prompt), labels :math:`y_i=w^\top x_i`, :math:`w\sim\mathcal N(0,I_d)` fresh per prompt (note §3.2).
+OOD feature sets U (note §3.3): rotation out of span V by θ, :math:`u_k=\cos\theta\,v_k+\sin\theta\,v_k^\perp`;
+per-feature overlaps :math:`\gamma_k=\langle v_k,u_k\rangle`; any alignment :math:`M=V^\top U`; an orthogonal
+subspace; features sharing one projection on :math:`\bar v`; queries fixed at :math:`\bar v`.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import Sequence
 
 import torch
 
@@ -64,7 +66,7 @@ def check_orthonormal(name: str, features: torch.Tensor, tol: float = _TOL) -> N
         raise ConfigError(name, f"(d={d}, K={K}) matrix with max|V^T V - I|={err:.2g}", "orthonormal columns")
 
 
-def check_gammas(gammas) -> torch.Tensor:
+def check_gammas(gammas: Sequence[float] | torch.Tensor) -> torch.Tensor:
     """Overlaps γ_k as a float64 tensor; ConfigError unless every γ_k is in [-1, 1]."""
     g = torch.as_tensor(gammas, dtype=torch.float64).reshape(-1)
     if g.numel() == 0 or not torch.isfinite(g).all() or bool((g.abs() > 1).any()):
@@ -74,7 +76,7 @@ def check_gammas(gammas) -> torch.Tensor:
 
 @dataclass(frozen=True, eq=False)
 class FeaturePrompts:
-    """Prompt distribution over the feature columns of ``features`` (spec §3.1).
+    r"""Prompt distribution over the feature columns of ``features`` (docs/papers/ood.md §3.2).
 
     Fields:
         features: (d, K) matrix whose columns are the token features (V for training, U for OOD).
@@ -82,9 +84,9 @@ class FeaturePrompts:
         probs: feature probabilities p_k (None: balanced 1/K).
         counts: ``"multinomial"`` (tokens i.i.d., the paper's setting) or ``"exact"`` (each feature exactly
             N p_k times in random order; N p_k must be integers; used to make collapse cases exact).
-        query_vector: (d,) if set, every query is this fixed vector (e.g. :math:`\\bar v`), ``qfeat = -1``.
+        query_vector: (d,) if set, every query is this fixed vector (e.g. :math:`\bar v`), ``qfeat = -1``.
         orthonormal: require orthonormal features (True); OOD sets that share a projection on
-            :math:`\\bar v` (spec §4.6) are unit-norm but not orthogonal and pass False.
+            :math:`\bar v` (docs/papers/ood.md §4.7) are unit-norm but not orthogonal and pass False.
     """
 
     features: torch.Tensor
@@ -160,7 +162,8 @@ class FeaturePrompts:
 
 
 def feature_basis(d: int, K: int, generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """A random orthonormal basis of R^d split as ``(V (d, K), V_perp (d, d-K))`` (QR of a Gaussian, spec §5.3)."""
+    """A random orthonormal basis of R^d split as ``(V (d, K), V_perp (d, d-K))`` (QR of a Gaussian,
+    docs/papers/ood.md §5.1)."""
     check_int("d", d, 1)
     check_int("K", K, 1)
     if K > d:
@@ -177,9 +180,9 @@ def _need_complement(V: torch.Tensor, V_perp: torch.Tensor, k: int) -> None:
     check_orthonormal("complement", torch.cat([V, V_perp], dim=1))
 
 
-def overlap_features(V: torch.Tensor, V_perp: torch.Tensor, gammas) -> torch.Tensor:
-    """:math:`u_k=\\gamma_k v_k+\\sqrt{1-\\gamma_k^2}\\,v_k^\\perp` so that :math:`M=V^\\top U=\\mathrm{diag}(\\gamma)`
-    (spec §3.3). Needs d >= 2K."""
+def overlap_features(V: torch.Tensor, V_perp: torch.Tensor, gammas: Sequence[float] | torch.Tensor) -> torch.Tensor:
+    r""":math:`u_k=\gamma_k v_k+\sqrt{1-\gamma_k^2}\,v_k^\perp` so that :math:`M=V^\top U=\mathrm{diag}(\gamma)`
+    (the paper's fine-tuning sets, docs/papers/ood.md §3.3). Needs d >= 2K."""
     g = check_gammas(gammas)
     V, V_perp = _as_matrix("features", V), _as_matrix("complement", V_perp)
     if g.numel() != V.shape[1]:
@@ -189,14 +192,15 @@ def overlap_features(V: torch.Tensor, V_perp: torch.Tensor, gammas) -> torch.Ten
 
 
 def rotated_features(V: torch.Tensor, V_perp: torch.Tensor, theta: float) -> torch.Tensor:
-    """Out-of-span rotation by θ (spec §3.4): :math:`U=V\\cos\\theta+V^\\perp_{:K}\\sin\\theta`, M = cos θ I."""
+    r"""Out-of-span rotation by θ (the paper's synthetic shift, docs/papers/ood.md §3.3):
+    :math:`U=V\cos\theta+V^\perp_{:K}\sin\theta`, M = cos θ I."""
     K = _as_matrix("features", V).shape[1]
     return overlap_features(V, V_perp, [math.cos(theta)] * K)
 
 
-def aligned_features(V: torch.Tensor, V_perp: torch.Tensor, M) -> torch.Tensor:
-    """Orthonormal U with a given alignment :math:`M=V^\\top U` (K x K, ‖M‖₂ <= 1):
-    :math:`U=VM+V^\\perp_{:K}(I-M^\\top M)^{1/2}` (spec §3.2)."""
+def aligned_features(V: torch.Tensor, V_perp: torch.Tensor, M: torch.Tensor) -> torch.Tensor:
+    r"""Orthonormal U with a given alignment :math:`M=V^\top U` (K x K, ‖M‖₂ <= 1):
+    :math:`U=VM+V^\perp_{:K}(I-M^\top M)^{1/2}` (docs/papers/ood.md §3.3)."""
     V, V_perp = _as_matrix("features", V), _as_matrix("complement", V_perp)
     K = V.shape[1]
     M = torch.as_tensor(M, dtype=torch.float64)
@@ -214,7 +218,7 @@ def aligned_features(V: torch.Tensor, V_perp: torch.Tensor, M) -> torch.Tensor:
 
 
 def in_span_rotation(V: torch.Tensor, i: int, j: int, theta: float) -> torch.Tensor:
-    """Rotate the (v_i, v_j) plane by θ inside span V (spec §5.2 table): U = V R, M = R (Givens)."""
+    """Rotate the (v_i, v_j) plane by θ inside span V (docs/papers/ood.md §3.3): U = V R, M = R (Givens)."""
     V = _as_matrix("features", V)
     K = V.shape[1]
     for name, idx in (("i", i), ("j", j)):
@@ -229,12 +233,12 @@ def in_span_rotation(V: torch.Tensor, i: int, j: int, theta: float) -> torch.Ten
 
 
 def mean_feature(V: torch.Tensor) -> torch.Tensor:
-    """:math:`\\bar v=\\frac1K\\sum_k v_k`, shape (d,) (norm 1/√K for orthonormal V)."""
+    r""":math:`\bar v=\frac1K\sum_k v_k`, shape (d,) (norm 1/√K for orthonormal V)."""
     return _as_matrix("features", V).mean(dim=1)
 
 
 def shared_projection_features(V: torch.Tensor, V_perp: torch.Tensor, a: float) -> torch.Tensor:
-    """Collapse case C M = 0 (spec §4.6): :math:`u_k=a\\,\\bar v/\\|\\bar v\\|+\\sqrt{1-a^2}\\,v_k^\\perp`.
+    r"""Collapse case C M = 0 (docs/papers/ood.md §4.7): :math:`u_k=a\,\bar v/\|\bar v\|+\sqrt{1-a^2}\,v_k^\perp`.
     Every u_k has the same projection on span V; the u_k are unit-norm with ⟨u_m,u_k⟩ = a² (not orthonormal)."""
     a = float(check_gammas([a])[0])
     V, V_perp = _as_matrix("features", V), _as_matrix("complement", V_perp)

@@ -14,8 +14,12 @@ from iclab.experiments._registry import all_experiments as all_experiments
 from iclab.experiments._registry import experiment_names as experiment_names
 from iclab.experiments._registry import get_experiment as get_experiment
 from iclab.experiments._registry import register as register
+from iclab.experiments._run import LoadedRun as LoadedRun
+from iclab.experiments._run import load_run as load_run
 from iclab.experiments._run import run_experiment as run_experiment
+from iclab.experiments._run import run_dir_for as run_dir_for
 from iclab.experiments._run import sweep_for as sweep_for
 
 __all__ = ["Experiment", "Comparison", "PRESETS", "lazy", "register", "get_experiment", "experiment_names",
-           "all_experiments", "PAPER_PACKAGES", "run_experiment", "sweep_for"]
+           "all_experiments", "PAPER_PACKAGES", "run_experiment", "sweep_for", "run_dir_for", "load_run",
+           "LoadedRun"]

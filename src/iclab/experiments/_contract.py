@@ -14,10 +14,17 @@ files, which :meth:`Experiment.in_package` wires up by name:
 ========================  ==========================================================================
 ``__init__.py``           the :class:`Experiment` and its registration
 ``config.py``             the frozen config dataclass (one documented line per field) and ``PRESETS``
-``cells.py``              ``cells(config)``, ``run_cell(config, cell, shared)``, ``shared(config)``
+``cells.py``              ``cells(config)``, ``run_cell(config, cell, shared)``, ``shared(config)``,
+                          ``budget(config)``
 ``figures.py``            ``figures(config, results, figure_dir) -> [png paths]``
 ``comparisons.py``        ``compare(config, results) -> [Comparison]`` and ``notes(config, results)``
 ========================  ==========================================================================
+
+``budget(config) -> list[iclab.budget.Need]`` is what the largest cell needs from the machine: each entry names the
+config field that drives a part of its memory (bytes) and time (CPU seconds). The driver checks it once, before
+any run folder is made, and refuses a config that cannot fit with one error naming the field and the limit
+(``--no-budget-check`` skips the check). It is also where a config is checked against this machine: a device it
+lacks, a model that is not on disk (``ConfigError``, whether or not the budget is checked).
 """
 
 from __future__ import annotations
@@ -92,6 +99,7 @@ class Experiment:
             move to declared claims, experiments without ``claims`` return ``list[Comparison]`` rows instead.
         claims: ``config -> list[Claim]``, declared before the run (fixes the report's denominator).
         shared: optional ``config -> object`` computed once per run in the driver.
+        budget: optional ``config -> list[Need]`` (module docstring), checked before the run folder is made.
         notes: optional ``(config, results) -> markdown`` with disagreements and why.
         order: position in ``iclab list`` and the report.
     """
@@ -109,6 +117,7 @@ class Experiment:
     shared: Callable[[Any], Any] | None = None
     notes: Callable[[Any, pd.DataFrame], str] | None = None
     claims: Callable[[Any], list] | None = None
+    budget: Callable[[Any], list] | None = None
     order: int = 100
 
     def __post_init__(self) -> None:
@@ -128,13 +137,18 @@ class Experiment:
                    cells=lazy(f"{package}.cells:cells"), run_cell=lazy(f"{package}.cells:run_cell"),
                    shared=lazy(f"{package}.cells:shared"), figures=lazy(f"{package}.figures:figures"),
                    compare=lazy(f"{package}.comparisons:compare"), notes=lazy(f"{package}.comparisons:notes"),
-                   claims=lazy(f"{package}.comparisons:claims") if claims else None, order=order)
+                   claims=lazy(f"{package}.comparisons:claims") if claims else None,
+                   budget=lazy(f"{package}.cells:budget"), order=order)
 
     def config(self, preset: str = "quick", overrides: Mapping[str, Any] | None = None, seed: int | None = None):
-        """The preset config with ``--set`` overrides and ``--seed`` applied (validated)."""
+        """The preset config with ``--set`` overrides and ``--seed`` applied, validated and normalised.
+
+        Normalised: every value has its field's declared type (a preset's ``thetas_deg=(0, 15)`` in a
+        ``tuple[float, ...]`` field becomes ``(0.0, 15.0)``), exactly as ``--set thetas_deg=0,15`` gives, so a
+        value that keys random draws means the same draws however the config was written."""
         if preset not in self.presets:
             raise ConfigError("preset", preset, "one of " + ", ".join(self.presets))
         cfg = self.presets[preset].with_overrides(dict(overrides or {}))
         if seed is not None:
             cfg = cfg.with_overrides({"seed": seed})
-        return cfg
+        return self.config_cls.from_dict(cfg.to_dict())

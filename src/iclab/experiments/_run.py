@@ -3,13 +3,17 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from iclab.experiments._registry import get_experiment
-from iclab.runs import RunResult, Sweep, default_run_dir, run_sweep
+import pandas as pd
 
-__all__ = ["run_experiment", "sweep_for"]
+from iclab.experiments._device import check_config_device
+from iclab.experiments._registry import get_experiment
+from iclab.runs import ResultStore, RunFolder, RunResult, Sweep, default_run_dir, load_results, run_sweep
+
+__all__ = ["run_experiment", "sweep_for", "run_dir_for", "load_run", "LoadedRun"]
 
 
 def sweep_for(name: str, preset: str = "quick", overrides: Mapping[str, Any] | None = None,
@@ -17,22 +21,71 @@ def sweep_for(name: str, preset: str = "quick", overrides: Mapping[str, Any] | N
     """The sweep of experiment ``name`` at ``preset`` with ``overrides`` and ``seed`` applied (validated)."""
     exp = get_experiment(name)
     config = exp.config(preset, overrides, seed)
-    return Sweep(name, preset, config, exp.cells(config), exp.run_cell, exp.shared)
+    check_config_device(config)  # once, in the driver
+    return Sweep(name, preset, config, exp.cells(config), exp.run_cell, exp.shared, exp.budget)
 
 
 def run_experiment(name: str, preset: str = "quick", overrides: Mapping[str, Any] | None = None,
                    seed: int | None = None, out: str | Path | None = None, executor: str = "local",
                    workers: int | None = None, address: str | None = None, force: bool = False,
-                   retry_failed: bool = False, progress: bool = True) -> RunResult:
+                   retry_failed: bool = False, progress: bool = True, cell_timeout: float | None = None,
+                   budget_check: bool = True) -> RunResult:
     """Run (or resume) experiment ``name``; return its results.
+
+    ``cell_timeout`` (seconds) fails a cell that runs longer; ``budget_check=False`` skips the memory/time estimate
+    of the experiment's ``budget`` (its availability checks still run). See :func:`iclab.runs.run_sweep`.
 
     The run folder is ``out``, else ``runs/NAME-PRESET``; a customised config (``overrides`` or ``seed``) without
     ``out`` gets its own folder ``runs/NAME-PRESET-<config hash>``, so it never collides with the preset's run.
     """
     sweep = sweep_for(name, preset, overrides, seed)
-    if out is None:
-        out = default_run_dir(name, preset)
-        if overrides or seed is not None:
-            out = Path(f"{out}-{sweep.config_hash[:8]}")
+    out = run_dir_for(sweep, customised=bool(overrides) or seed is not None, out=out)
     return run_sweep(sweep, out, executor=executor, workers=workers, address=address, force=force,
-                     retry_failed=retry_failed, progress=progress)
+                     retry_failed=retry_failed, progress=progress, cell_timeout=cell_timeout,
+                     budget_check=budget_check)
+
+
+def run_dir_for(sweep: Sweep, customised: bool, out: str | Path | None = None) -> Path:
+    """The run folder of ``sweep``: ``out`` if given, else ``runs/NAME-PRESET``, with ``-<config hash>`` appended
+    when the config was ``customised`` (``--set``, ``--config`` or ``--seed``)."""
+    if out is not None:
+        return Path(out)
+    folder = default_run_dir(sweep.name, sweep.preset)
+    return Path(f"{folder}-{sweep.config_hash[:8]}") if customised else folder
+
+
+@dataclass(frozen=True)
+class LoadedRun:
+    """A finished (or partly finished) run read back from its folder: what :func:`load_run` returns.
+
+    Fields:
+        path: the run folder.
+        experiment: the registered experiment's name.
+        preset: the preset the config came from.
+        config: the config, as the experiment's config class (validated).
+        results: one row per finished cell (cell keys and metrics as columns; empty if none finished).
+        failed: one row per failed cell, with its ``_error``.
+        meta: everything ``config.json`` records (config hash, seed, iclab version, git revision, versions).
+    """
+
+    path: Path
+    experiment: str
+    preset: str
+    config: Any
+    results: pd.DataFrame
+    failed: pd.DataFrame
+    meta: dict = field(repr=False)
+
+
+def load_run(path: str | Path) -> LoadedRun:
+    """Read the run folder ``path`` (``iclab.load_run``): its results and its typed config; it changes nothing.
+
+    A path that is not a run folder (missing, a file, no ``config.json``) or records an experiment that is not
+    registered raises one IclabError."""
+    folder = RunFolder.load(path)
+    exp = get_experiment(folder.meta["experiment"])
+    config = exp.config_cls.from_dict(folder.meta["config"])
+    stored = (folder.path / ResultStore.FILENAME).exists()
+    results = load_results(folder.path) if stored else pd.DataFrame()
+    failed = load_results(folder.path, "failed") if stored else pd.DataFrame()
+    return LoadedRun(folder.path, exp.name, str(folder.meta.get("preset", "")), config, results, failed, folder.meta)

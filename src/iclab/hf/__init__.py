@@ -1,13 +1,38 @@
-"""iclab.hf: attention temperature for Hugging Face transformers (through ``AttentionInterface``), score-moment
-probes, τ estimation and offline model loading (temperature spec §4.2–4.3, open details 6–10; see DESIGN.md).
+"""iclab.hf: attention temperature for Hugging Face transformers (through ``AttentionInterface`` and
+``AttentionMaskInterface``), score-moment probes, τ estimation, offline model loading and the in-context question
+tasks used to evaluate them (arXiv:2511.01292 §5.2, docs/papers/temperature.md §3.9, §5.3–5.4; the adaptive
+temperature of arXiv:2410.01104 Fig. 4 and its logit spread δ, docs/papers/dispersion.md §3.5, §5.4).
 
 Importing this package does not import ``transformers``; the functions do, when called.
 """
 
-from iclab.hf._loading import *  # noqa: F401,F403
-from iclab.hf._temperature import *  # noqa: F401,F403
-from iclab.hf._probes import *  # noqa: F401,F403
-from iclab.hf._estimate import *  # noqa: F401,F403
-from iclab.hf import _estimate, _loading, _probes, _temperature
+from iclab.hf._loading import load_model, cache_dir, parse_dtype, MODEL_ALIASES, ATTN_IMPLEMENTATIONS, DTYPES
+from iclab.hf._backends import BACKEND_SUPPORT, TEMPERATURE_MODES, check_backend
+from iclab.hf._temperature import (
+    AdaptiveTemperature, set_temperature, reset_temperature, with_temperature, get_temperature,
+    attention_scores, model_shape,
+)
+from iclab.hf._probes import ScoreMoments, ScoreProbe, probe_attention, probe_prompts, tokenize_batch
+from iclab.hf._estimate import (
+    TauEstimate, DEFAULT_TAU_GRID, moment_rule_tau, spread_rule_tau, best_tau_index, grid_search_tau, estimate_tau,
+)
+from iclab.hf._tasks import (
+    QAItem, QATask, PromptSet, QA_TASKS, get_task, capital_task, continent_task, demonym_task, antonym_task,
+    parse_wordnet_antonyms, parse_wordnet_tagged, wordnet_adj_path, n_noisy, split_items, build_prompts,
+    normalise_answer, exact_match, greedy_answers, continent_label_task, LABEL_WORDS,
+)
+from iclab.hf._logit_spread import logit_spreads
+from iclab.hf._greedy import answer_argmax, greedy_match, stop_token_mask
+from iclab.hf._hidden_rotation import givens_rotation, encode_to_layer, run_encoder_layers, rotated_pooled_features
 
-__all__ = [*_loading.__all__, *_temperature.__all__, *_probes.__all__, *_estimate.__all__]
+__all__ = [
+    "load_model", "cache_dir", "parse_dtype", "MODEL_ALIASES", "ATTN_IMPLEMENTATIONS", "DTYPES", "BACKEND_SUPPORT",
+    "TEMPERATURE_MODES", "check_backend", "answer_argmax", "greedy_match", "stop_token_mask", "AdaptiveTemperature",
+    "set_temperature", "reset_temperature", "with_temperature", "get_temperature", "attention_scores", "model_shape", "ScoreMoments", "ScoreProbe",
+    "probe_attention", "probe_prompts", "tokenize_batch", "TauEstimate", "DEFAULT_TAU_GRID", "moment_rule_tau",
+    "best_tau_index", "grid_search_tau", "estimate_tau", "QAItem", "QATask", "PromptSet", "QA_TASKS", "get_task",
+    "capital_task", "continent_task", "demonym_task", "antonym_task", "parse_wordnet_antonyms",
+    "parse_wordnet_tagged", "wordnet_adj_path", "n_noisy", "split_items", "build_prompts", "normalise_answer",
+    "exact_match", "greedy_answers", "logit_spreads", "givens_rotation", "encode_to_layer", "run_encoder_layers",
+    "rotated_pooled_features", "continent_label_task", "LABEL_WORDS", "spread_rule_tau",
+]

@@ -1,29 +1,37 @@
-"""Estimate the attention temperature of a real transformer (temperature spec §3.6, open detail 7).
+r"""Estimate the attention temperature of a real transformer, for the LLM experiment of arXiv:2511.01292 (§5.2,
+Fig. 3), whose rule for it is not published (docs/papers/temperature.md §5.4).
 
 Two estimators, both reported:
 
-* (b) the per-layer **moment rule**: probe the pre-softmax scores at the answer-generating query position on clean
-  and on shifted (e.g. noisy-demonstration) prompts; with :math:`\\rho_\\ell = \\mathrm{Var}(s)/\\mathrm{mean}(s)` pooled
-  over heads, rows and keys of layer ℓ, set :math:`\\tau_\\ell = \\rho_\\ell^{\\rm shifted}/\\rho_\\ell^{\\rm clean}`
-  (τ_ℓ = 1 on clean prompts). This mirrors τ_opt = E[r²]/E[y r] of Thm 4.7 being a ratio of moments; the exact
-  rule of the paper is unknown (open detail 7). Ratios that are not finite and positive (a mean near 0, signs that
+* (b) the per-layer **moment rule** — by default the spread rule :math:`\tau_\ell=\sigma_\ell^{\rm shifted}/
+  \sigma_\ell^{\rm clean}` of within-row score standard deviations (docs/papers/temperature.md §5.4), which is
+  well posed for any sign of the mean score; the Var/mean reading is kept as ``rule="var/mean"``. Both probe the
+  pre-softmax scores at the answer-generating query position on clean and on shifted (e.g. noisy-demonstration)
+  prompts; Var/mean: with :math:`\rho_\ell = \mathrm{Var}(s)/\mathrm{mean}(s)` pooled
+  over heads, rows and keys of layer ℓ, set :math:`\tau_\ell = \rho_\ell^{\rm shifted}/\rho_\ell^{\rm clean}`
+  (τ_ℓ = 1 on clean prompts). This mirrors τ_opt = E[r²]/E[y r] of Theorem 4.3 (v0/v1 Theorem 4.7) being a ratio of
+  moments (docs/papers/temperature.md §4.4); the exact rule of the paper is unknown, and the Var/mean reading is ill
+  posed where the mean score is negative (§6.6). Ratios that are not finite and positive (a mean near 0, signs that
   differ) fall back to 1 and are flagged; the rest are clipped to ``clip``.
 * (a) a **grid search** over one global τ (default {0.5, 0.75, 1, 1.25, 1.5, 2, 3}) on a held-out split, scored by a
   user callback ``score(model) -> float`` (higher is better, e.g. exact match).
 """
-
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence
 
 import numpy as np
 
 from iclab.errors import ConfigError
 from iclab.hf._probes import ScoreMoments, probe_prompts
-from iclab.hf._temperature import with_temperature
+from iclab.hf._temperature import ModelT, with_temperature
 
-__all__ = ["TauEstimate", "DEFAULT_TAU_GRID", "moment_rule_tau", "best_tau_index", "grid_search_tau", "estimate_tau"]
+if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers
+    import torch
+    from transformers import PreTrainedTokenizerBase
+
+__all__ = ["TauEstimate", "DEFAULT_TAU_GRID", "moment_rule_tau", "spread_rule_tau", "best_tau_index", "grid_search_tau", "estimate_tau"]
 
 DEFAULT_TAU_GRID = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0)
 
@@ -45,7 +53,7 @@ class TauEstimate:
     best_tau: float | None = None
     moment_score: float | None = None
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         """JSON-able summary."""
         return {
             "layer_tau": self.layer_tau.tolist(), "ratio": self.ratio.tolist(), "valid": self.valid.tolist(),
@@ -55,8 +63,10 @@ class TauEstimate:
         }
 
 
-def moment_rule_tau(clean: ScoreMoments, shifted: ScoreMoments, clip: tuple[float, float] = (0.25, 8.0)):
-    """Per-layer τ_ℓ = ρ_ℓ^shifted / ρ_ℓ^clean (open detail 7(b)); returns ``(tau (L,), ratio (L,), valid (L,))``."""
+def moment_rule_tau(clean: ScoreMoments, shifted: ScoreMoments,
+                    clip: tuple[float, float] = (0.25, 8.0)) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-layer τ_ℓ = ρ_ℓ^shifted / ρ_ℓ^clean, the Var/mean reading of the moment rule (docs/papers/temperature.md
+    §5.4, §6.6); returns ``(tau (L,), ratio (L,), valid (L,))``."""
     lo, hi = clip
     if not 0 < lo <= 1 <= hi:
         raise ConfigError("clip", clip, "(lo, hi) with 0 < lo <= 1 <= hi")
@@ -67,12 +77,28 @@ def moment_rule_tau(clean: ScoreMoments, shifted: ScoreMoments, clip: tuple[floa
     return tau, ratio, valid
 
 
+def spread_rule_tau(clean: ScoreMoments, shifted: ScoreMoments,
+                    clip: tuple[float, float] = (0.25, 8.0)) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""Per-layer :math:`\tau_\ell = \sigma_\ell^{\rm shifted} / \sigma_\ell^{\rm clean}`, σ the within-row standard
+    deviation of the pre-softmax scores (docs/papers/temperature.md §5.4): the temperature that gives the shifted
+    prompts' logits the spread of the clean ones. Well posed for any sign of the mean score (softmax ignores a
+    shift); returns ``(tau (L,), ratio (L,), valid (L,))`` like :func:`moment_rule_tau`."""
+    lo, hi = clip
+    if not 0 < lo <= 1 <= hi:
+        raise ConfigError("clip", clip, "(lo, hi) with 0 < lo <= 1 <= hi")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = shifted.layer_row_sd() / clean.layer_row_sd()
+    valid = np.isfinite(ratio) & (ratio > 0)
+    tau = np.where(valid, np.clip(np.where(valid, ratio, 1.0), lo, hi), 1.0)
+    return tau, ratio, valid
+
+
 def best_tau_index(grid: Sequence[float], scores: Sequence[float]) -> int:
     """Index of the highest score; ties go to the τ closest to 1 (the stock model), in log scale."""
     return max(range(len(grid)), key=lambda i: (scores[i], -abs(np.log(grid[i]))))
 
 
-def grid_search_tau(model, score: Callable[[object], float], grid: Sequence[float] = DEFAULT_TAU_GRID,
+def grid_search_tau(model: ModelT, score: Callable[[ModelT], float], grid: Sequence[float] = DEFAULT_TAU_GRID,
                     progress: bool = False) -> tuple[float, list[float]]:
     """Global τ maximising ``score(model)`` (evaluated under :func:`with_temperature`); returns ``(best, scores)``.
     Ties go to the τ closest to 1 (the stock model)."""
@@ -88,16 +114,21 @@ def grid_search_tau(model, score: Callable[[object], float], grid: Sequence[floa
     return grid[best_tau_index(grid, scores)], scores
 
 
-def estimate_tau(model, tokenizer, clean_prompts: Sequence[str], shifted_prompts: Sequence[str], *,
-                 score: Callable[[object], float] | None = None, grid: Sequence[float] = DEFAULT_TAU_GRID,
-                 positions="last", key_start: int = 0, batch_size: int = 8, clip=(0.25, 8.0),
-                 progress: bool = False) -> TauEstimate:
-    """Moment-rule τ per layer from clean vs shifted prompts, plus (with ``score``) the held-out grid search and the
-    score of the moment τ. ``score(model)`` must evaluate on a split disjoint from the probe prompts."""
+def estimate_tau(model: ModelT, tokenizer: PreTrainedTokenizerBase, clean_prompts: Sequence[str],
+                 shifted_prompts: Sequence[str], *, score: Callable[[ModelT], float] | None = None,
+                 grid: Sequence[float] = DEFAULT_TAU_GRID,
+                 positions: Literal["last"] | int | Sequence[int] | torch.Tensor = "last", key_start: int = 0,
+                 batch_size: int = 8, clip: tuple[float, float] = (0.25, 8.0), progress: bool = False,
+                 rule: Literal["spread", "var/mean"] = "spread") -> TauEstimate:
+    """Moment-rule τ per layer from clean vs shifted prompts (``rule="spread"``: :func:`spread_rule_tau`, well posed
+    for any sign of the scores; ``"var/mean"``: :func:`moment_rule_tau`), plus (with ``score``) the held-out grid
+    search and the score of the moment τ. ``score(model)`` must evaluate on a split disjoint from the probe prompts."""
     kw = dict(positions=positions, key_start=key_start, batch_size=batch_size, progress=progress)
     clean = probe_prompts(model, tokenizer, list(clean_prompts), **kw)
     shifted = probe_prompts(model, tokenizer, list(shifted_prompts), **kw)
-    tau, ratio, valid = moment_rule_tau(clean, shifted, clip)
+    if rule not in ("spread", "var/mean"):
+        raise ConfigError("rule", rule, "'spread' (τ_ℓ = σ_shifted/σ_clean) or 'var/mean' (ρ ratio)")
+    tau, ratio, valid = (spread_rule_tau if rule == "spread" else moment_rule_tau)(clean, shifted, clip)
     out = TauEstimate(layer_tau=tau, ratio=ratio, valid=valid, rho_clean=clean.rho(), rho_shifted=shifted.rho())
     if score is not None:
         out.best_tau, scores = grid_search_tau(model, score, grid, progress)

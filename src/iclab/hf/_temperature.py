@@ -1,28 +1,35 @@
-"""Attention temperature for Hugging Face transformers through ``AttentionInterface`` (temperature spec §4.3, open detail 9).
+r"""Attention temperature for Hugging Face transformers through ``AttentionInterface``: the test-time temperature
+of arXiv:2511.01292 (§5.2, Fig. 3) in every layer and head of a real transformer (docs/papers/temperature.md §3.9,
+§5.4).
 
-Every attention score is divided by a temperature, :math:`\\mathrm{softmax}(q^\\top k \\cdot s / \\tau_{\\ell h})` with
-``s`` the model's own ``scaling`` (``1/\\sqrt{d_k}``), so τ is dimension-free and τ = 1 is the stock model. τ is one
+Every attention score is divided by a temperature, :math:`\mathrm{softmax}(q^\top k \cdot s / \tau_{\ell h})` with
+``s`` the model's own ``scaling`` (``1/\sqrt{d_k}``), so τ is dimension-free and τ = 1 is the stock model. τ is one
 float, one value per layer ``(L,)``, one per layer and head ``(L, H)``, or ``"adaptive"``: the entropy rule of
-Veličković et al. (softmax-not-enough spec §1.3), :math:`\\beta(H) = \\max(p(H), 1)` when :math:`H > 0.5`, taken from the
-attention registry (``adaptive_softmax``). Fixed τ multiplies ``scaling`` by 1/τ (per head: scales the query of that
-head) and delegates to the model's own sdpa/eager function, so τ = 1 is bit-identical to the stock model; adaptive
-τ needs the score matrix and runs an eager path. The function and its mask function are registered under
+Veličković et al., arXiv:2410.01104 Fig. 4 (docs/papers/dispersion.md §3.5), :math:`\beta(H) = \max(P(H), 1)` when
+:math:`H > 0.5`, taken from the attention registry (``adaptive_softmax``). Fixed τ multiplies ``scaling`` by 1/τ (per
+head: scales the query of that head) and delegates to the model's own sdpa/eager/flex function, so τ = 1 is
+bit-identical to the stock model; adaptive τ runs the streaming O(n)-memory kernel of ``iclab.attention`` (which
+backend takes which mode: ``iclab.hf._backends``). The function and its mask function are registered under
 ``iclab_<base>`` in ``AttentionInterface`` **and** ``AttentionMaskInterface`` (without the mask registration padding
 masks are silently dropped); model code is never copied or patched. A model whose attention bypasses the interface
 raises :class:`UnsupportedModelError` on its first forward, never silently running at τ = 1.
 """
-
 from __future__ import annotations
 
 import contextlib
 import dataclasses
 import sys
-from typing import Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Literal, Sequence, TypeVar
 
 import torch
 
 from iclab.config import Config
 from iclab.errors import ConfigError, UnsupportedModelError
+from iclab.hf._backends import adaptive_forward, attention_scores, check_backend
+
+if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers or numpy
+    import numpy as np
+    from transformers import PreTrainedModel
 
 __all__ = [
     "AdaptiveTemperature",
@@ -32,8 +39,9 @@ __all__ = [
     "get_temperature",
     "attention_scores",
     "model_shape",
-]
+]  # attention_scores lives in iclab.hf._backends
 
+ModelT = TypeVar("ModelT", bound="PreTrainedModel")  # the functions that take a model return that same model
 _PREFIX = "iclab_"
 _CONTROLS: dict[int, "_Control"] = {}  # id(attention module config) -> control of the model that owns it
 _EAGER_BY_CLASS: dict[type, Any] = {}
@@ -41,8 +49,8 @@ _EAGER_BY_CLASS: dict[type, Any] = {}
 
 @dataclasses.dataclass(frozen=True)
 class AdaptiveTemperature(Config):
-    """Entropy-adaptive temperature (softmax-not-enough spec §1.3): logits × β(H), β = max(polyval(coeffs, H), 1)
-    when the row entropy H (nats) exceeds ``threshold``, else 1.
+    """Entropy-adaptive temperature of arXiv:2410.01104 Fig. 4 (docs/papers/dispersion.md §3.5): logits × β(H),
+    β = max(polyval(coeffs, H), 1) when the row entropy H (nats) exceeds ``threshold``, else 1.
 
     Fields: ``coeffs`` — polynomial coefficients, highest degree first (the paper's degree-4 fit);
     ``threshold`` — entropy gate in nats.
@@ -58,10 +66,11 @@ class AdaptiveTemperature(Config):
         object.__setattr__(self, "threshold", float(self.threshold))
 
     def params(self) -> dict[str, Any]:
+        """``coeffs`` and ``threshold`` as keyword arguments of the ``adaptive_softmax`` normaliser."""
         return {"coeffs": self.coeffs, "threshold": self.threshold}
 
 
-def model_shape(model) -> tuple[int, int]:
+def model_shape(model: PreTrainedModel) -> tuple[int, int]:
     """``(L, H)``: number of attention layers and of query heads of a Hugging Face model."""
     if not hasattr(model, "set_attn_implementation") or getattr(model, "config", None) is None:
         raise UnsupportedModelError(f"{type(model).__name__} is not a Hugging Face PreTrainedModel")
@@ -79,15 +88,17 @@ def _tau_table(tau, L: int, H: int) -> torch.Tensor:
         t = torch.as_tensor(tau, dtype=torch.float64).detach().cpu()
     except (TypeError, ValueError, RuntimeError):
         raise ConfigError("tau", tau, f"a float, {L} per-layer values, an ({L}, {H}) array or 'adaptive'") from None
-    if t.ndim == 0:
+    scalar, bad = t.ndim == 0, int((~torch.isfinite(t) | (t <= 0)).sum())
+    if scalar:
         t = t.expand(L, H)
     elif t.ndim == 1 and t.shape[0] == L:
         t = t[:, None].expand(L, H)
     elif not (t.ndim == 2 and tuple(t.shape) == (L, H)):
         raise ConfigError("tau", f"array of shape {tuple(t.shape)}",
                           f"a float, {L} per-layer values or an ({L}, {H}) per-(layer, head) array")
-    if not bool(torch.isfinite(t).all()) or bool((t <= 0).any()):
-        raise ConfigError("tau", tau if t.numel() == 1 else "array", "finite temperatures > 0")
+    if bad:
+        shown = tau if scalar else f"array with {bad} bad entries"
+        raise ConfigError("tau", shown, "finite temperatures > 0")
     return t.clone()
 
 
@@ -175,56 +186,6 @@ def _base_function(module, base: str):
     return AttentionInterface._global_mapping[base]
 
 
-def attention_scores(module, query: torch.Tensor, key: torch.Tensor, attention_mask: torch.Tensor | None,
-                     scaling: float | torch.Tensor, rows: torch.Tensor | None = None, is_causal: bool | None = None):
-    """Pre-softmax scores and visibility of (selected) query rows, as the attention function sees them.
-
-    ``query (B, H, q, d)``, ``key (B, H_kv, k, d)`` (grouped-query keys are repeated), ``scaling`` a float or ``(H,)``;
-    ``rows`` an optional ``(B, P)`` long tensor of query positions. Returns ``scores (B, H, P|q, k)`` and a bool
-    ``visible`` broadcastable to it (True = key visible), from a bool/float 4-D mask or, when the mask was skipped,
-    the module's causality (upper-left aligned, as sdpa's ``is_causal``).
-    """
-    B, H, q, _ = query.shape
-    k = key.shape[2]
-    if key.shape[1] != H:
-        key = key.repeat_interleave(H // key.shape[1], dim=1)  # (B, H, k, d)
-    if rows is not None:
-        query = torch.gather(query, 2, rows[:, None, :, None].expand(B, H, rows.shape[1], query.shape[-1]))  # (B, H, P, d)
-    scale = scaling.to(query.dtype).view(1, H, 1, 1) if torch.is_tensor(scaling) else scaling
-    scores = (query @ key.transpose(-1, -2)) * scale  # (B, H, P|q, k)
-    qpos = rows if rows is not None else torch.arange(q, device=query.device)[None, :].expand(B, q)  # (B, P)
-    if attention_mask is None:
-        causal = getattr(module, "is_causal", False) if is_causal is None else is_causal
-        if causal and q > 1:
-            visible = qpos[:, None, :, None] >= torch.arange(k, device=query.device)  # (B, 1, P, k)
-        else:
-            visible = torch.ones(1, 1, 1, k, dtype=torch.bool, device=query.device)
-    else:
-        m = attention_mask
-        if m.dtype != torch.bool:
-            m = m > torch.finfo(m.dtype).min / 2  # additive 0 / min masks
-        m = m.expand(B, m.shape[1], q, k) if m.shape[2] == q else m.expand(B, m.shape[1], m.shape[2], k)
-        visible = torch.gather(m, 2, qpos[:, None, :, None].expand(B, m.shape[1], qpos.shape[1], k)) if m.shape[2] == q else m
-    return scores, visible
-
-
-def _adaptive_attention(module, query, key, value, attention_mask, scaling, dropout, params, is_causal):
-    """Eager attention with the registry's ``adaptive_softmax`` weights: ``(out (B, q, H, d_v), weights)``."""
-    from iclab.attention import normalise
-
-    H = query.shape[1]
-    scores, visible = attention_scores(module, query, key, attention_mask, scaling, is_causal=is_causal)  # (B, H, q, k)
-    if scores.dtype in (torch.float16, torch.bfloat16):
-        scores = scores.float()  # entropy and softmax in float32, as stock eager softmax does
-    w = normalise("adaptive_softmax", scores, visible, **params)  # (B, H, q, k)
-    if dropout and module.training:
-        w = torch.nn.functional.dropout(w, p=dropout)
-    if value.shape[1] != H:
-        value = value.repeat_interleave(H // value.shape[1], dim=1)  # (B, H, k, d_v)
-    out = (w.to(value.dtype) @ value).transpose(1, 2).contiguous()  # (B, q, H, d_v)
-    return out, w
-
-
 def _iclab_attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
     """The registered attention function: τ per (layer, head), probes, then the model's own function."""
     ctl = _control_for(module)
@@ -239,18 +200,33 @@ def _iclab_attention(module, query, key, value, attention_mask, scaling=None, dr
         eff = scaling / tau if not torch.is_tensor(tau) else scaling / tau.to(query.device)
         probe.observe(module, layer, query, key, attention_mask, eff, ctl.adaptive, kwargs.get("is_causal"))
     if ctl.adaptive is not None:
-        unsupported = sorted(k for k in ("softcap", "s_aux", "sliding_window") if kwargs.get(k) is not None)
-        if unsupported:  # the eager adaptive path would silently ignore them
-            raise UnsupportedModelError(f"{type(module).__name__}: adaptive temperature does not support "
-                                        f"{', '.join(unsupported)}; use a fixed tau for this model")
-        return _adaptive_attention(module, query, key, value, attention_mask, scaling, dropout, ctl.adaptive.params(),
-                                   kwargs.get("is_causal"))
+        _check_adaptive_kwargs(module, key, attention_mask, kwargs)
+        return adaptive_forward(module, query, key, value, attention_mask, scaling, dropout, ctl.adaptive.params(),
+                                kwargs.get("is_causal"))
     if torch.is_tensor(tau):
         query = query * ctl.inverse_tau(layer, query)  # (B, H, q, d): per-head scale
     elif tau != 1.0:
         scaling = scaling / tau
     return _base_function(module, ctl.base)(module, query, key, value, attention_mask, scaling=scaling,
                                             dropout=dropout, **kwargs)
+
+
+def _check_adaptive_kwargs(module, key, attention_mask, kwargs) -> None:
+    """The adaptive path honours the mask it is given; refuse what it would silently ignore (soft-capping, sinks,
+    a sliding window that no mask encodes)."""
+    unsupported = sorted(k for k in ("softcap", "s_aux") if kwargs.get(k) is not None)
+    window = kwargs.get("sliding_window")
+    if window is not None and attention_mask is None and key.shape[2] > window:
+        unsupported.append("sliding_window without a mask")
+    if unsupported:
+        raise UnsupportedModelError(f"{type(module).__name__}: adaptive temperature does not support "
+                                    f"{', '.join(unsupported)}; use a fixed tau for this model")
+
+
+def _base_of(model) -> str:
+    """The attention implementation the model runs now (its base when iclab's is installed)."""
+    ctl = _find(model)
+    return ctl.base if ctl is not None else (model.config._attn_implementation or "sdpa")
 
 
 def _install(model) -> _Control:
@@ -268,10 +244,10 @@ def _install(model) -> _Control:
         raise UnsupportedModelError(f"{type(model).__name__} does not route attention through transformers."
                                     "AttentionInterface, so its attention temperature cannot be set")
     base = model.config._attn_implementation or "sdpa"
+    check_backend(model, base, "fixed")
     mask_fns = AttentionMaskInterface._global_mapping
-    if base.startswith(_PREFIX) or base not in mask_fns or (base != "eager" and base not in AttentionInterface._global_mapping):
-        raise UnsupportedModelError(f"{type(model).__name__}: attention implementation {base!r} is not supported "
-                                    "(use 'sdpa' or 'eager')")
+    if base not in mask_fns or (base != "eager" and base not in AttentionInterface._global_mapping):
+        raise UnsupportedModelError(f"{type(model).__name__}: transformers has no {base!r} attention or mask function")
     if base == "eager" and getattr(model.config, "reorder_and_upcast_attn", False):
         raise UnsupportedModelError(f"{type(model).__name__}: eager attention with reorder_and_upcast_attn=True runs "
                                     "its own code path, not the interface; load it with attn_implementation='sdpa'")
@@ -305,15 +281,19 @@ def _find(model) -> _Control | None:
     return None
 
 
-def set_temperature(model, tau: float | Sequence | torch.Tensor | str | AdaptiveTemperature = 1.0, *,
-                    coeffs: Sequence[float] | None = None, threshold: float | None = None):
-    """Set the attention temperature of every layer and head of ``model`` (in place; returns the model).
+def set_temperature(model: ModelT, tau: float | Sequence[float] | Sequence[Sequence[float]] | np.ndarray |
+                    torch.Tensor | Literal["adaptive"] | AdaptiveTemperature = 1.0, *,
+                    coeffs: Sequence[float] | None = None, threshold: float | None = None) -> ModelT:
+    r"""Set the attention temperature of every layer and head of ``model`` (in place; returns the model).
+
+    ``model``: a ``transformers.PreTrainedModel`` whose attention goes through ``AttentionInterface`` (``ModelT``:
+    the same object comes back, with its own type).
 
     ``tau``: a float (all layers and heads), ``L`` per-layer values, an ``(L, H)`` per-(layer, head) array,
     ``"adaptive"`` (entropy rule, with optional ``coeffs``/``threshold``) or an :class:`AdaptiveTemperature`.
-    Scores become :math:`q^\\top k\\, s/\\tau_{\\ell h}`. Undo with :func:`reset_temperature`.
+    Scores become :math:`q^\top k\, s/\tau_{\ell h}`. Undo with :func:`reset_temperature`.
     """
-    if isinstance(tau, str) and tau != "adaptive":
+    if isinstance(tau, bool) or (isinstance(tau, str) and tau != "adaptive"):
         raise ConfigError("tau", tau, "a float, a per-layer list, an (L, H) array or 'adaptive'")
     adaptive = None
     if isinstance(tau, (AdaptiveTemperature, str)):
@@ -322,14 +302,19 @@ def set_temperature(model, tau: float | Sequence | torch.Tensor | str | Adaptive
         adaptive = dataclasses.replace(base, **over)
     elif coeffs is not None or threshold is not None:
         raise ConfigError("coeffs/threshold", (coeffs, threshold), "only with tau='adaptive'")
-    L, H = model_shape(model)
-    table = None if adaptive is not None else _tau_table(tau, L, H)
+    L, H = model_shape(model)  # also refuses what is not a Hugging Face model
+    table = None if adaptive is not None else _tau_table(tau, L, H)  # (L, H)
+    if adaptive is not None:
+        mode = "adaptive"
+    else:
+        mode = "fixed" if bool((table == table[:, :1]).all()) else "per-head"
+    check_backend(model, _base_of(model), mode)  # before the first forward
     ctl = _install(model)
     ctl.adaptive, ctl.table = adaptive, (None if table is not None and bool((table == 1).all()) else table)
     return model
 
 
-def get_temperature(model) -> torch.Tensor | AdaptiveTemperature | None:
+def get_temperature(model: PreTrainedModel) -> torch.Tensor | AdaptiveTemperature | None:
     """The current ``(L, H)`` τ table, the :class:`AdaptiveTemperature`, or ``None`` when the model is stock."""
     ctl = _find(model)
     if ctl is None:
@@ -339,7 +324,7 @@ def get_temperature(model) -> torch.Tensor | AdaptiveTemperature | None:
     return ctl.table.clone() if ctl.table is not None else torch.ones(ctl.L, ctl.H, dtype=torch.float64)
 
 
-def reset_temperature(model):
+def reset_temperature(model: ModelT) -> ModelT:
     """Restore the model's original attention implementation (no-op for a stock model); returns the model."""
     ctl = _find(model)
     if ctl is not None:
@@ -350,7 +335,9 @@ def reset_temperature(model):
 
 
 @contextlib.contextmanager
-def with_temperature(model, tau=1.0, *, coeffs=None, threshold=None) -> Iterator[Any]:
+def with_temperature(model: ModelT, tau: float | Sequence[float] | Sequence[Sequence[float]] | np.ndarray |
+                     torch.Tensor | Literal["adaptive"] | AdaptiveTemperature = 1.0, *,
+                     coeffs: Sequence[float] | None = None, threshold: float | None = None) -> Iterator[ModelT]:
     """Context manager: ``with with_temperature(model, 1.5): model(**batch)``; restores the previous state on exit."""
     ctl = _find(model)
     previous = None if ctl is None else (ctl.table, ctl.adaptive)

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from iclab.experiments import Experiment, get_experiment, run_experiment
 from iclab.experiments._judge import Comparison, judge_run
 from iclab.runs import ResultStore, RunResult
 from iclab.stats import AGREES, DISAGREES, KINDS, NOT_JUDGED, VERDICTS
+
+if TYPE_CHECKING:
+    from iclab.config import Config
 
 __all__ = ["write_run_report", "run_and_report", "comparison_table_md", "run_summary", "run_timing", "fmt_seconds",
            "judge", "tally", "tally_line"]
@@ -45,7 +48,7 @@ def tally_line(rows: Sequence[Comparison]) -> str:
 def run_timing(folder: Path, result: RunResult) -> dict:
     """Compute seconds summed over done cells, and wall seconds summed over the invocations that ran cells."""
     cell_seconds = float(result.results["_seconds"].sum()) if "_seconds" in result.results else 0.0
-    with ResultStore(folder) as store:
+    with ResultStore(folder, readonly=True) as store:
         sweeps = store.sweeps()
     wall = sum((s["finished"] or s["started"]) - s["started"] for s in sweeps)
     executors = sorted({s["executor"] for s in sweeps if s["executor"]})
@@ -91,7 +94,7 @@ def comparison_table_md(rows: Sequence[Comparison]) -> str:
     return "\n".join(lines)
 
 
-def run_summary(exp: Experiment, config, result: RunResult) -> dict:
+def run_summary(exp: Experiment, config: Config, result: RunResult) -> dict[str, Any]:
     """Figures, comparison rows, notes and errors of a finished run (also written to ``summary.json``)."""
     fig_dir = result.folder.figures
     fig_dir.mkdir(parents=True, exist_ok=True)
@@ -111,7 +114,7 @@ def run_summary(exp: Experiment, config, result: RunResult) -> dict:
     return {"figures": figures, "comparisons": comparisons, "notes": notes, "errors": errors}
 
 
-def write_run_report(exp: Experiment, config, result: RunResult) -> Path:
+def write_run_report(exp: Experiment, config: Config, result: RunResult) -> Path:
     """Write ``figures/``, ``summary.json`` and ``report.md`` into the run folder; return the report path."""
     summary = run_summary(exp, config, result)
     folder = result.folder.path
@@ -153,7 +156,8 @@ def write_run_report(exp: Experiment, config, result: RunResult) -> Path:
     return folder / "report.md"
 
 
-def run_and_report(name: str, preset: str = "quick", overrides=None, seed: int | None = None, **kwargs) -> RunResult:
+def run_and_report(name: str, preset: str = "quick", overrides: Mapping[str, Any] | None = None, seed: int | None = None,
+                   **kwargs: Any) -> RunResult:
     """Run (or resume) experiment ``name`` (:func:`iclab.experiments.run_experiment`, same arguments), then write
     its figures, ``summary.json`` and ``report.md``."""
     result = run_experiment(name, preset, overrides, seed, **kwargs)

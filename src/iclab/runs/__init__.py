@@ -3,7 +3,8 @@
 ``RayExecutor`` lives in ``iclab.runs._ray`` and is imported lazily (``make_executor("ray")``): ray is heavy.
 """
 
-from iclab.runs._execute import RunResult, Sweep, default_run_dir, folder_lock, load_results, make_executor, run_sweep
+from iclab.runs._execute import (CELL_SECONDS_LIMIT, RunResult, Sweep, default_run_dir, folder_lock, load_results,
+                                 make_executor, run_sweep)
 from iclab.runs._executors import EXECUTORS, CellOutcome, CellTask, SerialExecutor, execute_cell, jsonable
 from iclab.runs._export import EXPORT_FORMATS, export_results, read_export
 from iclab.runs._local import LocalExecutor
@@ -12,6 +13,7 @@ from iclab.runs._store import ResultStore
 
 __all__ = [
     "Sweep",
+    "CELL_SECONDS_LIMIT",
     "RunResult",
     "run_sweep",
     "load_results",

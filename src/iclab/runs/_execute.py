@@ -6,6 +6,11 @@ keyed by a hash of ``(experiment, config hash, cell)``; cells already ``done`` i
 recomputed. Failed cells are rerun only with ``retry_failed=True``. The driver holds an exclusive lock on the
 run folder while it runs (released by the OS even on SIGKILL), so two processes never write one folder at once.
 Figures and reports are written by the layer above (``iclab.report``), not here.
+
+Everything that can be checked is checked before the run folder is touched: the grid (no repeated, at least one
+cell), the executor's arguments, and the target folder (:meth:`RunFolder.check_target`: a non-empty folder
+that is not a run folder is never written). A store that cannot be written (disk full, read-only) stops the
+sweep with one :class:`~iclab.runs._store.StoreWriteError` saying that every finished cell is kept.
 """
 
 from __future__ import annotations
@@ -13,22 +18,28 @@ from __future__ import annotations
 import os
 import sys
 import time
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import pandas as pd
+from filelock import FileLock, Timeout
 from tqdm.auto import tqdm
 
-from iclab.config import check_choice, config_hash
+from iclab.budget import check_budget
+from iclab.config import check_choice, check_positive, config_hash
 from iclab.errors import ConfigError, IclabError, RunFolderError
 from iclab.runs._executors import EXECUTORS, CellTask, Executor, SerialExecutor
 from iclab.runs._local import LocalExecutor
 from iclab.runs._folder import RunFolder
-from iclab.runs._store import ResultStore
+from iclab.runs._store import ResultStore, StoreUnreadableError, StoreWriteError
 
-__all__ = ["Sweep", "RunResult", "run_sweep", "load_results", "default_run_dir", "folder_lock", "make_executor"]
+__all__ = ["Sweep", "RunResult", "run_sweep", "load_results", "default_run_dir", "folder_lock", "make_executor",
+           "CELL_SECONDS_LIMIT"]
+
+MAX_CELLS = 1_000_000
+CELL_SECONDS_LIMIT = float(os.environ.get("ICLAB_CELL_SECONDS_LIMIT", 24 * 3600))  # CPU seconds one cell may need
 
 
 @dataclass(frozen=True)
@@ -42,6 +53,7 @@ class Sweep:
         cells: the grid, one JSON-able dict per cell.
         run_cell: ``(config, cell, shared) -> metrics``; must pickle by reference (module-level or ``lazy``).
         shared: optional ``config -> object`` computed once in the driver for every cell.
+        budget: optional ``config -> list[Need]``: what the largest cell needs (checked before the folder is made).
     """
 
     name: str
@@ -50,6 +62,7 @@ class Sweep:
     cells: list[dict]
     run_cell: Callable[[Any, dict, Any], dict]
     shared: Callable[[Any], Any] | None = None
+    budget: Callable[[Any], list] | None = None
 
     @property
     def config_hash(self) -> str:
@@ -60,6 +73,12 @@ class Sweep:
         h = self.config_hash
         tasks = [CellTask(config_hash({"h": h, "cell": cell}), i, self.name, self.config, cell, self.run_cell)
                  for i, cell in enumerate(self.cells)]
+        if len(tasks) > MAX_CELLS:
+            raise ConfigError("config", len(tasks), message=f"experiment {self.name!r}: the config makes "
+                              f"{len(tasks)} cells, more than {MAX_CELLS} (one SQLite row each); shrink the grid")
+        if not tasks:  # e.g. --set parts=
+            raise ConfigError("config", self.name, message=f"experiment {self.name!r}: the config produces no cells "
+                              "(is a grid field empty?)")
         if len({t.key for t in tasks}) != len(tasks):  # e.g. --set l_values=10,10
             seen: set[str] = set()
             dup = next(t.cell for t in tasks if t.key in seen or seen.add(t.key))
@@ -85,59 +104,84 @@ class RunResult:
 
 
 def default_run_dir(name: str, preset: str, root: str | Path = "runs") -> Path:
+    """``root/NAME-PRESET``: the run folder of a preset run without ``--out``."""
     return Path(root) / f"{name}-{preset}"
 
 
 @contextmanager
-def folder_lock(path: Path):
-    """Exclusive, non-blocking lock on ``path/.lock`` for the life of one driver (POSIX ``flock``)."""
-    path.mkdir(parents=True, exist_ok=True)
+def folder_lock(path: Path) -> Iterator[None]:
+    """Exclusive, non-blocking lock on ``path/.lock`` for the life of one driver, through ``filelock`` (``flock``
+    on POSIX, ``msvcrt`` on Windows: the OS releases it even on SIGKILL). The holder writes its pid into it. A
+    folder that cannot be made or written is one RunFolderError (not mistaken for a lock held by another)."""
+    path = Path(path)
+    RunFolder.make(path)
     try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not POSIX: no lock
-        yield
-        return
-    fh = open(path / ".lock", "a+")
+        open(path / ".lock", "a").close()
+    except OSError as exc:
+        raise RunFolderError(f"cannot write run folder {path}: {exc.strerror or exc}; make it writable or pass "
+                             "--out DIR") from None
+    lock = FileLock(path / ".lock", timeout=0)
     try:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            fh.seek(0)
-            holder = fh.read().strip() or "?"
-            raise RunFolderError(f"run folder {path} is in use by another iclab process (pid {holder}); "
-                                 "wait for it to finish or pass --out DIR") from None
-        fh.seek(0)
-        fh.truncate()
-        fh.write(str(os.getpid()))
-        fh.flush()
+        lock.acquire()
+    except Timeout:
+        holder = (path / ".lock").read_text().strip() or "?"
+        raise RunFolderError(f"run folder {path} is in use by another iclab process (pid {holder}); "
+                             "wait for it to finish or pass --out DIR") from None
+    try:
+        with open(path / ".lock", "r+") as fh:  # filelock never truncates the file: the pid stays for others
+            fh.truncate()
+            fh.write(str(os.getpid()))
         yield
     finally:
-        fh.close()
+        lock.release()
 
 
 def load_results(path: str | Path, status: str | None = "done") -> pd.DataFrame:
-    """The results of a run folder as a DataFrame (one row per cell, cell keys and metrics as columns)."""
-    with ResultStore(path) as store:
+    """The results of a run folder as a DataFrame (one row per cell, cell keys and metrics as columns).
+
+    Reads only: a missing folder or store is a RunFolderError, and nothing is created or changed."""
+    with ResultStore(path, readonly=True) as store:
         return pd.DataFrame(list(store.rows(status)))
+
+
+def _open_store(path: Path, force: bool) -> ResultStore:
+    """The folder's store; with ``force``, an unreadable one (not a database, a folder) is discarded first."""
+    try:
+        return ResultStore(path)
+    except StoreUnreadableError:
+        if not force:
+            raise
+        print(f"warning: --force: discarding {path / ResultStore.FILENAME}, which is not a readable result store",
+              file=sys.stderr)
+        RunFolder.discard_results(path)
+        return ResultStore(path)
 
 
 def run_sweep(sweep: Sweep, out: str | Path, *, executor: str = "local", workers: int | None = None,
               address: str | None = None, force: bool = False, retry_failed: bool = False,
-              progress: bool = True) -> RunResult:
-    """Run (or resume) ``sweep`` in the run folder ``out``; return its results (figures are not drawn here)."""
+              progress: bool = True, cell_timeout: float | None = None, budget_check: bool = True) -> RunResult:
+    """Run (or resume) ``sweep`` in the run folder ``out``; return its results (figures are not drawn here).
+
+    ``cell_timeout`` (seconds) fails a cell that runs longer (``timed out after N s``); the sweep goes on.
+    ``sweep.budget`` is checked against this machine (memory, and :data:`CELL_SECONDS_LIMIT` of CPU per cell)
+    before the folder is made, unless ``budget_check=False``."""
     start = time.perf_counter()
     tasks = sweep.tasks()
-    path = Path(out)
+    needs = sweep.budget(sweep.config) if sweep.budget is not None else []  # raises if the machine lacks a device
+    if budget_check:
+        check_budget(needs, CELL_SECONDS_LIMIT)
+    runner = make_executor(executor, workers, address, cell_timeout)  # checks the arguments; starts nothing
+    path = RunFolder.check_target(out)
     with folder_lock(path):
         folder = RunFolder.open(path, experiment=sweep.name, preset=sweep.preset, config=sweep.config.to_dict(),
                                 config_hash=sweep.config_hash, seed=sweep.config.seed, force=force)
         computed, runner_name = 0, ""
-        with ResultStore(folder.path) as store:
+        with _open_store(folder.path, force) as store:
             status = store.statuses()
             todo = [t for t in tasks if status.get(t.key) != "done" and (retry_failed or status.get(t.key) != "failed")]
             reused = sum(1 for t in tasks if status.get(t.key) == "done")
             if todo:
-                computed = _execute(sweep, todo, len(tasks), store, executor, workers, address, progress)
+                computed = _execute(sweep, todo, len(tasks), store, runner, workers, progress)
                 runner_name = executor
             keys = {t.key for t in tasks}
             rows = [r for r in store.rows("done") if r["_key"] in keys]
@@ -146,42 +190,58 @@ def run_sweep(sweep: Sweep, out: str | Path, *, executor: str = "local", workers
                      time.perf_counter() - start if computed else 0.0, runner_name)
 
 
-def _execute(sweep: Sweep, todo: list[CellTask], total: int, store: ResultStore, executor: str,
-             workers: int | None, address: str | None, progress: bool) -> int:
+def _execute(sweep: Sweep, todo: list[CellTask], total: int, store: ResultStore, runner: Executor,
+             workers: int | None, progress: bool) -> int:
     """Run ``todo`` on the executor, writing each outcome to the store as it arrives (any order)."""
-    runner = make_executor(executor, workers, address)
     shared = sweep.shared(sweep.config) if sweep.shared is not None else None  # once per run, in the driver
     sweep_id = store.start_sweep(runner.name, workers, len(todo))
     computed = failed = 0
     bar = tqdm(total=total, initial=total - len(todo), desc=f"{sweep.name} [{runner.name}]", unit="cell",
                disable=not progress, file=sys.stderr, dynamic_ncols=True, smoothing=0.1)
+    error: BaseException | None = None
     try:
-        for outcome in runner.run(todo, shared):
-            store.put(outcome.key, outcome.idx, outcome.cell, result=outcome.result, error=outcome.error,
-                      seconds=outcome.seconds)
-            computed += 1
-            bar.update(1)
-            if outcome.error is not None:
-                failed += 1
-                bar.set_postfix(failed=failed)
-                bar.write(f"cell {outcome.idx} of {sweep.name} failed: {outcome.error.splitlines()[0]}", file=sys.stderr)
+        with closing(runner.run(todo, shared)) as outcomes:  # closed at once on an error: workers stop
+            for outcome in outcomes:
+                store.put(outcome.key, outcome.idx, outcome.cell, result=outcome.result, error=outcome.error,
+                          seconds=outcome.seconds)
+                computed += 1
+                bar.update(1)
+                if outcome.error is not None:
+                    failed += 1
+                    bar.set_postfix(failed=failed)
+                    bar.write(f"cell {outcome.idx} of {sweep.name} failed: {outcome.error.splitlines()[0]}",
+                              file=sys.stderr)
+    except BaseException as exc:
+        error = exc
+        raise
     finally:
         bar.close()
-        store.finish_sweep(sweep_id, computed, failed)
+        try:
+            store.finish_sweep(sweep_id, computed, failed)
+        except StoreWriteError:
+            if error is None:  # else the first error is the one worth reporting
+                raise
     return computed
 
 
-def make_executor(name: str, workers: int | None = None, address: str | None = None) -> Executor:
-    """``serial`` | ``local`` | ``ray`` (the Ray executor lives in ``iclab.runs._ray``; imported lazily)."""
+def make_executor(name: str, workers: int | None = None, address: str | None = None,
+                  cell_timeout: float | None = None) -> Executor:
+    """``serial`` | ``local`` | ``ray`` (the Ray executor lives in ``iclab.runs._ray``; imported lazily).
+
+    Checks every argument and starts nothing: ``address`` only with ``ray``, ``cell_timeout`` > 0."""
     check_choice("executor", name, EXECUTORS)
+    if cell_timeout is not None:
+        check_positive("cell_timeout", cell_timeout)
+    if address is not None and name != "ray":
+        raise ConfigError("--address", address, f"no address with --executor {name} (it is for --executor ray)")
     if name == "serial":
-        return SerialExecutor()
+        return SerialExecutor(cell_timeout)
     if name == "local":
-        return LocalExecutor(workers)
+        return LocalExecutor(workers, timeout=cell_timeout)
     try:
         import ray  # noqa: F401 - imported lazily: ray is heavy
     except ImportError:
         raise IclabError("--executor ray needs Ray: pip install ray==2.60.0 (make install does)") from None
     from iclab.runs._ray import RayExecutor
 
-    return RayExecutor(address=address, workers=workers)
+    return RayExecutor(address=address, workers=workers, timeout=cell_timeout)

@@ -7,17 +7,27 @@ reference: a module-level function or a ``lazy`` name), never as a closure. A ce
 raises becomes a failed outcome carrying its error text, and the sweep goes on. ``shared`` (heavy inputs
 computed once by the driver) reaches each worker process once, when it starts, not once per cell.
 
+An optional per-cell timeout (``--cell-timeout S``) is enforced where the cell runs: :func:`execute_cell` arms
+``SIGALRM`` (a POSIX interval timer) on the thread that runs the cell, when that is the process's main thread, and
+the cell is recorded as failed with ``timed out after S s``; the sweep goes on. This stops a cell in Python code
+or in a blocking call that returns on a signal (sleep, I/O, a lock); a cell stuck inside one long C call stops
+when that call returns. So the ``serial`` executor keeps running cells in the driver (it stays a debugger's
+executor), while ``local`` and ``ray`` add a hard stop from the driver: a worker still busy with the cell some
+seconds after the timeout is killed (local) or its task cancelled (Ray), and the cell fails the same way.
 """
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
 import traceback
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Protocol
 
-__all__ = ["CellTask", "CellOutcome", "Executor", "SerialExecutor", "execute_cell",
-           "EXECUTORS", "jsonable"]
+__all__ = ["CellTask", "CellOutcome", "Executor", "SerialExecutor", "execute_cell", "CellTimeout",
+           "EXECUTORS", "jsonable", "timed_out", "can_time_out_here"]
 
 EXECUTORS = ("serial", "local", "ray")
 
@@ -69,8 +79,42 @@ def jsonable(value: Any, where: str = "result") -> Any:
     raise TypeError(f"{where} is a {type(value).__name__}; cell metrics must be numbers, strings or lists of them")
 
 
-def execute_cell(task: CellTask, shared: Any) -> CellOutcome:
-    """Run one cell in this process; exceptions become a failed outcome with the error text."""
+class CellTimeout(BaseException):
+    """Raised in a cell by the timer: a BaseException, so a cell's own ``except Exception`` cannot swallow it."""
+
+
+def timed_out(seconds: float) -> str:
+    """The error text of a cell stopped by ``--cell-timeout``."""
+    return f"timed out after {seconds:g} s (--cell-timeout)"
+
+
+def can_time_out_here() -> bool:
+    """Whether :func:`execute_cell` can arm its timer on this thread (POSIX, main thread)."""
+    return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+
+
+@contextmanager
+def _alarm(seconds: float | None):
+    """Raise :class:`CellTimeout` in this (main) thread after ``seconds``; no-op without a timeout."""
+    if not seconds or not can_time_out_here():
+        yield
+        return
+
+    def ring(signum, frame):
+        raise CellTimeout()
+
+    previous = signal.signal(signal.SIGALRM, ring)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def execute_cell(task: CellTask, shared: Any, timeout: float | None = None) -> CellOutcome:
+    """Run one cell in this process; exceptions become a failed outcome with the error text, and so does a
+    cell still running after ``timeout`` seconds (see the module docstring)."""
     import torch
 
     # One intra-op thread in every executor: reductions then sum in the same order in the driver (serial),
@@ -79,11 +123,14 @@ def execute_cell(task: CellTask, shared: Any) -> CellOutcome:
     torch.set_num_threads(1)
     start = time.perf_counter()
     try:
-        result = task.run_cell(task.config, dict(task.cell), shared)
+        with _alarm(timeout):
+            result = task.run_cell(task.config, dict(task.cell), shared)
         if not isinstance(result, dict):
             raise TypeError(f"run_cell of {task.experiment!r} returned {type(result).__name__}, expected dict")
         result = jsonable(result)
         return CellOutcome(task.key, task.idx, task.cell, result, None, time.perf_counter() - start)
+    except CellTimeout:
+        return CellOutcome.failure(task, timed_out(timeout), time.perf_counter() - start)
     except Exception as exc:  # noqa: BLE001 - a failing cell must not stop the sweep
         tb = traceback.format_exc(limit=-4)
         return CellOutcome.failure(task, f"{type(exc).__name__}: {exc}\n{tb}", time.perf_counter() - start)
@@ -98,10 +145,19 @@ class Executor(Protocol):
 
 
 class SerialExecutor:
-    """Runs cells one after another in the driver process (a crash here takes the driver with it)."""
+    """Runs cells one after another in the driver process (a crash here takes the driver with it). With
+    ``timeout`` the cell is stopped by ``SIGALRM`` (module docstring), so it must run on the main thread."""
 
     name = "serial"
 
+    def __init__(self, timeout: float | None = None) -> None:
+        self.timeout = timeout
+
     def run(self, tasks: list[CellTask], shared: Any) -> Iterator[CellOutcome]:
+        if self.timeout and not can_time_out_here():
+            from iclab.errors import ConfigError
+
+            raise ConfigError("cell_timeout", self.timeout, message="--cell-timeout with --executor serial needs "
+                              "the main thread of a POSIX process (it uses SIGALRM); use --executor local")
         for task in tasks:
-            yield execute_cell(task, shared)
+            yield execute_cell(task, shared, self.timeout)

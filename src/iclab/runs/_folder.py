@@ -2,7 +2,10 @@
 ``results.sqlite``, ``figures/`` and ``report.md``.
 
 A folder written by another config or another iclab version is never mixed with a new run: opening it
-raises :class:`RunFolderError` asking for ``--out`` or ``--force`` (which clears the old results).
+raises :class:`RunFolderError` asking for ``--out`` or ``--force`` (which clears the old results). A folder
+that is not empty and holds no ``config.json`` is not a run folder and is never written, ``--force`` or not:
+iclab overwrites no file it did not write. A path that cannot be a folder (a file, under a file, too long a
+name, not writable) is one :class:`RunFolderError` naming the path and the reason.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from iclab._version import __version__
 from iclab.errors import RunFolderError
 
 __all__ = ["RunFolder", "iclab_version", "environment_versions", "git_revision", "code_hash"]
@@ -25,13 +29,12 @@ _PACKAGES = ("torch", "numpy", "scipy", "transformers", "ray", "pandas", "matplo
 
 
 def iclab_version() -> str:
-    try:
-        return metadata.version("iclab")
-    except metadata.PackageNotFoundError:
-        return "0+unknown"
+    """The running iclab's version (single source: ``iclab.__version__``)."""
+    return __version__
 
 
 def environment_versions() -> dict[str, str]:
+    """Versions of Python and of the packages results depend on (stored in ``config.json``)."""
     out = {"python": platform.python_version()}
     for pkg in _PACKAGES:
         try:
@@ -57,6 +60,7 @@ def code_hash() -> str:
 
 
 def git_revision() -> str | None:
+    """The checkout's git commit, or None outside a git checkout."""
     try:
         here = Path(__file__).resolve().parent
         rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5)
@@ -74,19 +78,60 @@ class RunFolder:
     def figures(self) -> Path:
         return self.path / "figures"
 
+    @staticmethod
+    def check_target(path: str | Path) -> Path:
+        """Refuse, creating nothing, a path that is not a new folder, an empty folder or a run folder."""
+        path = Path(path)
+        try:
+            if path.exists() and not path.is_dir():
+                raise RunFolderError(f"{path} is a file, not a folder; pass --out with a new or empty folder")
+            if not path.exists():
+                return path
+            meta = path / "config.json"
+            others = sorted(p.name for p in path.iterdir() if p.name != ".lock")
+        except OSError as exc:
+            raise RunFolderError(f"cannot use {path} as a run folder: {exc.strerror or exc}") from None
+        if others and not meta.exists():
+            shown = ", ".join(others[:3]) + (", …" if len(others) > 3 else "")
+            raise RunFolderError(f"{path} is not empty ({shown}) and is not an iclab run folder (no config.json); "
+                                 "iclab never writes into it: pass --out with a new or empty folder")
+        return path
+
+    @staticmethod
+    def make(path: Path) -> None:
+        """``mkdir -p path``; any OS error is one RunFolderError naming the path and the reason."""
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise RunFolderError(f"cannot create run folder {path}: {exc.strerror or exc}") from None
+
     @classmethod
     def open(cls, path: str | Path, *, experiment: str, preset: str, config: dict, config_hash: str,
              seed: int, force: bool = False) -> "RunFolder":
         """Create ``path`` or reopen it for the same (experiment, config hash, iclab version, code hash)."""
-        path = Path(path)
+        path = cls.check_target(path)
+        try:
+            return cls._open(path, experiment, preset, config, config_hash, seed, force)
+        except OSError as exc:  # PermissionError, read-only file system, disk full, ...
+            raise RunFolderError(f"cannot write run folder {path}: {exc.strerror or exc}; make it writable or pass "
+                                 "--out DIR") from None
+
+    @classmethod
+    def _open(cls, path: Path, experiment: str, preset: str, config: dict, config_hash: str, seed: int,
+              force: bool) -> "RunFolder":
         meta_path = path / "config.json"
         version = iclab_version()
         code = code_hash()
         if meta_path.exists():
             try:
                 old = json.loads(meta_path.read_text())
-            except json.JSONDecodeError as exc:
-                raise RunFolderError(f"{meta_path} is not valid JSON ({exc}); use --out DIR or --force") from None
+                if not isinstance(old, dict):
+                    raise ValueError("not a JSON object")
+            except (ValueError, IsADirectoryError) as exc:  # JSONDecodeError, UnicodeDecodeError included
+                if not force:
+                    raise RunFolderError(f"{meta_path} is not a valid run record ({exc}); use --out DIR, or "
+                                         "--force to discard this folder's results") from None
+                old = {}
             same = (old.get("experiment") == experiment and old.get("config_hash") == config_hash
                     and old.get("iclab_version") == version and old.get("code_hash", code) == code)
             if same:
@@ -104,13 +149,10 @@ class RunFolder:
                 raise RunFolderError(
                     f"run folder {path} holds results of another run: " + "; ".join(what)
                     + ". Results are never mixed: pass --out DIR for a new folder, or --force to discard them.")
-            for item in ("results.sqlite", "results.sqlite-wal", "results.sqlite-shm", "figures", "report.md"):
-                target = path / item
-                if target.is_dir():
-                    shutil.rmtree(target)
-                elif target.exists():
-                    target.unlink()
-        path.mkdir(parents=True, exist_ok=True)
+            cls.discard_results(path)
+            if meta_path.is_dir():
+                shutil.rmtree(meta_path)
+        cls.make(path)
         meta = {
             "experiment": experiment,
             "preset": preset,
@@ -128,14 +170,31 @@ class RunFolder:
         tmp.replace(meta_path)
         return cls(path, meta)
 
+    @staticmethod
+    def discard_results(path: Path) -> None:
+        """Remove what a run writes besides ``config.json`` (``--force``): the store, figures and the report."""
+        for item in ("results.sqlite", "results.sqlite-wal", "results.sqlite-shm", "figures", "report.md",
+                     "summary.json"):
+            target = path / item
+            if target.is_dir():
+                shutil.rmtree(target)
+            elif target.exists():
+                target.unlink()
+
     @classmethod
     def load(cls, path: str | Path) -> "RunFolder":
-        """Open an existing run folder for reading (``iclab report``, ``iclab export``)."""
+        """Open an existing run folder for reading (``iclab report``, ``iclab export``); changes nothing."""
         path = Path(path)
+        if not path.is_dir():
+            raise RunFolderError(f"{path} is not a run folder ({'a file' if path.exists() else 'no such folder'})")
         meta_path = path / "config.json"
-        if not meta_path.exists():
+        if not meta_path.is_file():
             raise RunFolderError(f"{path} is not an iclab run folder (no config.json)")
         try:
-            return cls(path, json.loads(meta_path.read_text()))
-        except json.JSONDecodeError as exc:
-            raise RunFolderError(f"{meta_path} is not valid JSON: {exc}") from None
+            meta = json.loads(meta_path.read_text())
+        except (OSError, ValueError) as exc:
+            raise RunFolderError(f"{meta_path} is not a readable run record: {exc}") from None
+        if not isinstance(meta, dict) or not isinstance(meta.get("experiment"), str) or \
+                not isinstance(meta.get("config"), dict):
+            raise RunFolderError(f"{meta_path} is not a run record (it needs 'experiment' and 'config')")
+        return cls(path, meta)

@@ -5,7 +5,11 @@ waits for the driver). When a worker dies (segfault, OOM kill, ``os._exit``) the
 it was running (its oldest unanswered one), records only that cell as failed with the exit code, puts the cells
 the worker still held back in the queue, starts a replacement and carries on. ``shared`` reaches each worker
 once, as an argument of the process (pickled at spawn), never per cell. Workers exit by themselves when the
-driver disappears (their pipe closes), so a SIGKILLed driver leaves no orphans computing.
+driver disappears (their pipe closes), so a SIGKILLed driver leaves no orphans computing. When the cells run on
+``device="cuda"``, the pool defaults to one worker per visible GPU, each pinned to its GPU by
+``CUDA_VISIBLE_DEVICES`` (so no two workers load their model copies onto the same GPU). With a per-cell
+timeout, a worker still on one cell ``HARD_STOP_GRACE`` seconds after its timeout (a cell stuck where the
+worker's own timer cannot reach, see :mod:`iclab.runs._executors`) is killed; that cell fails as timed out.
 """
 
 from __future__ import annotations
@@ -17,15 +21,41 @@ from collections import deque
 from multiprocessing.connection import wait as mp_wait
 from typing import Any, Iterator
 
-from iclab.runs._executors import CellOutcome, CellTask, execute_cell
+from iclab.errors import IclabError
+from iclab.runs._executors import CellOutcome, CellTask, execute_cell, timed_out
 
-__all__ = ["LocalExecutor"]
+__all__ = ["LocalExecutor", "HARD_STOP_GRACE", "cuda_cells", "visible_gpus", "worker_environment"]
+
+HARD_STOP_GRACE = 5.0  # seconds past --cell-timeout before the driver kills a worker its own timer did not stop
 
 
-def _worker_main(conn, shared: Any) -> None:
+def cuda_cells(tasks: list[CellTask]) -> bool:
+    """True when the cells' config asks for ``device="cuda"`` (any GPU: the pool pins one per worker; an explicit
+    ``cuda:N`` is left alone)."""
+    return bool(tasks) and getattr(tasks[0].config, "device", "cpu") == "cuda"
+
+
+def visible_gpus() -> list[str]:
+    """The GPUs this process may use: the entries of ``CUDA_VISIBLE_DEVICES`` when set, else ``0 … count − 1``."""
+    env = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if env is not None:
+        ids = [x.strip() for x in env.split(",") if x.strip()]
+        return ids[: ids.index("-1")] if "-1" in ids else ids
+    import torch
+
+    return [str(i) for i in range(torch.cuda.device_count())]
+
+
+def worker_environment(i: int, gpus: list[str]) -> dict[str, str]:
+    """Environment variables of pool worker ``i``: pinned to GPU ``gpus[i mod len]``; nothing on CPU."""
+    return {"CUDA_VISIBLE_DEVICES": gpus[i % len(gpus)]} if gpus else {}
+
+
+def _worker_main(conn, shared: Any, env: dict[str, str] | None = None, timeout: float | None = None) -> None:
     """Worker loop of the local pool: receive a task, send its outcome; stop on ``None`` or a lost driver."""
     import signal
 
+    os.environ.update(env or {})  # before CUDA initialises: CUDA_VISIBLE_DEVICES pins this worker's GPU
     import torch
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's: it stops the workers itself
@@ -38,7 +68,7 @@ def _worker_main(conn, shared: Any) -> None:
             return
         if task is None:
             return
-        outcome = execute_cell(task, shared)
+        outcome = execute_cell(task, shared, timeout)
         try:
             conn.send(outcome)
         except Exception as exc:  # noqa: BLE001 - e.g. an unpicklable value in the result
@@ -51,9 +81,10 @@ _READY = "iclab-worker-ready"
 class _Worker:
     """One spawned worker process and the tasks sent to it, oldest first (it runs them in that order)."""
 
-    def __init__(self, ctx, shared: Any):
+    def __init__(self, ctx, shared: Any, env: dict[str, str] | None = None, timeout: float | None = None):
         self.conn, child = ctx.Pipe(duplex=True)
-        self.proc = ctx.Process(target=_worker_main, args=(child, shared), daemon=True)
+        self.env = env or {}
+        self.proc = ctx.Process(target=_worker_main, args=(child, shared, self.env, timeout), daemon=True)
         self.proc.start()
         child.close()
         self.tasks: deque[CellTask] = deque()
@@ -97,14 +128,39 @@ class LocalExecutor:
 
     name = "local"
 
-    def __init__(self, workers: int | None = None, prefetch: int = 2):
-        from iclab.config import check_int
+    def __init__(self, workers: int | None = None, prefetch: int = 2, timeout: float | None = None) -> None:
+        from iclab.config import check_int, check_positive
 
         if workers is not None:
             check_int("workers", workers)
         check_int("prefetch", prefetch)
+        if timeout is not None:
+            check_positive("cell_timeout", timeout)
+        self.requested = workers
         self.workers = workers or max(1, os.cpu_count() or 1)
         self.prefetch = prefetch
+        self.timeout = timeout
+
+    def _overdue(self, pool: list[_Worker]) -> tuple[list[int], float | None]:
+        """Indices of workers past the hard stop, and seconds until the next one is due (None: no timeout)."""
+        if not self.timeout:
+            return [], None
+        now, late, wait = time.perf_counter(), [], None
+        for i, w in enumerate(pool):
+            if w.tasks and w.ready:
+                left = w.started + self.timeout + HARD_STOP_GRACE - now
+                if left <= 0:
+                    late.append(i)
+                else:
+                    wait = left if wait is None else min(wait, left)
+        return late, wait
+
+    def plan(self, tasks: list[CellTask]) -> list[dict[str, str]]:
+        """One environment per worker to start: one worker per visible GPU (pinned) when the cells run on CUDA and
+        ``workers`` was not given, else ``workers`` CPU workers (capped at the number of cells)."""
+        gpus = visible_gpus() if cuda_cells(tasks) else []
+        n = self.requested or (len(gpus) if gpus else self.workers)
+        return [worker_environment(i, gpus) for i in range(min(n, len(tasks)))]
 
     def run(self, tasks: list[CellTask], shared: Any) -> Iterator[CellOutcome]:
         if not tasks:
@@ -112,6 +168,7 @@ class LocalExecutor:
         ctx = mp.get_context("spawn")
         queue = deque(tasks)
         pool: list[_Worker] = []
+        envs = self.plan(tasks)
 
         def fill(i: int) -> None:
             while queue and len(pool[i].tasks) < self.prefetch:
@@ -123,15 +180,21 @@ class LocalExecutor:
                     queue.extendleft(reversed(pool[i].tasks))
                     pool[i].tasks.clear()
                     pool[i].stop()
-                    pool[i] = _Worker(ctx, shared)
+                    pool[i] = _Worker(ctx, shared, envs[i], self.timeout)
 
         try:
-            pool = [_Worker(ctx, shared) for _ in range(min(self.workers, len(tasks)))]
+            pool = [_Worker(ctx, shared, env, self.timeout) for env in envs]
             for i in range(len(pool)):
                 fill(i)
             while any(w.tasks for w in pool):
+                late, wait = self._overdue(pool)
+                for i in late:
+                    yield self._hard_stop(pool, i, queue, ctx, shared)
+                    fill(i)
                 busy = [w for w in pool if w.tasks]
-                ready = set(mp_wait([w.conn for w in busy] + [w.proc.sentinel for w in busy]))
+                if late or not busy:
+                    continue
+                ready = set(mp_wait([w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout=wait))
                 for i, w in enumerate(pool):
                     if not w.tasks or (w.conn not in ready and w.proc.sentinel not in ready):
                         continue
@@ -141,6 +204,7 @@ class LocalExecutor:
                         outcome = None
                     if outcome == _READY:
                         w.ready = True
+                        w.started = time.perf_counter()  # its first cell starts now
                         continue
                     if outcome is None and w.proc.is_alive():
                         continue  # woke up without a message; keep waiting
@@ -149,7 +213,7 @@ class LocalExecutor:
                         code = w.proc.exitcode
                         why = f"exit code {code}" + (f", signal {-code}" if code is not None and code < 0 else "")
                         if not w.ready:  # not the cell's fault: the worker could not even start
-                            raise RuntimeError(
+                            raise IclabError(
                                 f"a local worker process exited ({why}) before it could run a cell; see its "
                                 "error above. Finished cells are kept; try --executor serial to debug.")
                         culprit = w.tasks.popleft()
@@ -159,7 +223,7 @@ class LocalExecutor:
                         w.tasks.clear()
                         w.stop()
                         if queue:
-                            pool[i] = _Worker(ctx, shared)
+                            pool[i] = _Worker(ctx, shared, envs[i], self.timeout)
                     else:
                         w.tasks.popleft()
                         w.started = time.perf_counter()
@@ -170,3 +234,16 @@ class LocalExecutor:
                 w.ask_to_stop()
             for w in pool:
                 w.stop(timeout=0.5)
+
+    def _hard_stop(self, pool: list[_Worker], i: int, queue: deque, ctx, shared: Any) -> CellOutcome:
+        """Kill worker ``i`` (its cell ran past the timeout); fail that cell, requeue the rest, start a new one."""
+        w = pool[i]
+        culprit = w.tasks.popleft()
+        queue.extendleft(reversed(w.tasks))
+        w.tasks.clear()
+        w.proc.kill()
+        w.stop(timeout=5)
+        if queue:
+            pool[i] = _Worker(ctx, shared, w.env, self.timeout)
+        return CellOutcome.failure(culprit, timed_out(self.timeout) + "; the worker was killed",
+                                   time.perf_counter() - w.started)

@@ -6,6 +6,18 @@ object store once (``ray.put``) and passed to every task by reference; each work
 keeps it for the later cells of the same run. Outcomes come back in completion order (``ray.wait``). A task
 whose worker dies (``WorkerCrashedError``) or that Ray cannot run becomes a failed cell with the error text;
 tasks are not retried by Ray (``max_retries=0``), so a crashing cell fails once and ``--retry-failed`` reruns it.
+Cells on ``device="cuda"`` request one GPU each (``num_gpus=1``): Ray pins each task to its GPU.
+
+Connecting never hangs: ``--address`` must be ``HOST:PORT``, ``ray://HOST:PORT`` or ``auto``; before
+``ray.init`` (which retries an unreachable address forever) the driver opens a TCP connection to the address Ray
+will really use (Ray rewrites ``127.0.0.1`` to this machine's address) and asks its GCS for the cluster id, each
+within :data:`CONNECT_TIMEOUT` seconds (``ICLAB_RAY_CONNECT_TIMEOUT``); a failure is one :class:`IclabError`.
+A local Ray that iclab starts dies with its driver, SIGKILL included: Ray's agents (dashboard and runtime-env
+agent, started by the raylet even with the dashboard off) would otherwise spend a minute trying to report the
+raylet's death to the dead GCS, so a small reaper process (:data:`_REAPER`) waits for the driver's pipe to close
+and then kills the Ray processes the driver started (checked by start time, so a reused pid is never hit).
+With a per-cell timeout, at most one task per CPU is in flight and a task still unanswered
+``timeout + HARD_STOP_GRACE`` seconds after it was submitted is cancelled (its worker killed) and fails as timed out.
 """
 
 from __future__ import annotations
@@ -14,9 +26,16 @@ import os
 import time
 from typing import Any, Iterator
 
-from iclab.runs._executors import CellOutcome, CellTask, execute_cell
+from iclab.config import check_int, check_positive
+from iclab.errors import ConfigError, IclabError
+from iclab.runs._executors import CellOutcome, CellTask, execute_cell, timed_out
+from iclab.runs._local import cuda_cells
 
-__all__ = ["RayExecutor", "ray_init"]
+__all__ = ["RayExecutor", "ray_init", "task_resources", "check_address", "CONNECT_TIMEOUT", "HARD_STOP_GRACE"]
+
+CONNECT_TIMEOUT = float(os.environ.get("ICLAB_RAY_CONNECT_TIMEOUT", "30"))
+HARD_STOP_GRACE = 60.0  # seconds past --cell-timeout (a Ray worker may take this long to start on a small machine)
+_ADDRESS_HELP = "HOST:PORT of a Ray head node's GCS (e.g. 127.0.0.1:6379), ray://HOST:PORT, or auto"
 
 # Environment a worker needs to import the same modules as the driver (user / test experiment modules).
 _FORWARD_ENV = ("ICLAB_EXPERIMENT_MODULES", "PYTHONPATH", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
@@ -24,7 +43,134 @@ _FORWARD_ENV = ("ICLAB_EXPERIMENT_MODULES", "PYTHONPATH", "HF_HUB_OFFLINE", "TRA
 _SHARED_CACHE: dict[str, Any] = {}  # per worker process: object-ref hex -> shared value
 
 
-def _run_on_worker(task: CellTask, shared_ref: list) -> CellOutcome:
+def check_address(address: str) -> tuple[str, int] | None:
+    """``(host, port)`` of ``HOST:PORT`` or ``ray://HOST:PORT``; None for ``auto``; ConfigError otherwise."""
+    if address == "auto":
+        return None
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536 or any(c.isspace() for c in host):
+        raise ConfigError("--address", address, _ADDRESS_HELP)
+    return host, int(port)
+
+
+def _tcp_reachable(host: str, port: int, seconds: float) -> str | None:
+    """None if a TCP connection to ``host:port`` opens within ``seconds``, else the reason."""
+    import socket
+
+    try:
+        with socket.create_connection((host, port), timeout=seconds):
+            return None
+    except OSError as exc:
+        return exc.strerror or type(exc).__name__
+
+
+def _gcs_answers(address: str, seconds: float) -> bool:
+    """Whether a Ray GCS at ``address`` gives its cluster id within ``seconds`` (probed on a daemon thread,
+    abandoned if it does not return: Ray's own client retries for much longer)."""
+    import threading
+
+    try:
+        from ray._raylet import GcsClient
+    except ImportError:  # pragma: no cover - another Ray: only the TCP check applies
+        return True
+    answer: list[bool] = []
+
+    def probe() -> None:
+        try:
+            GcsClient(address=address)
+            answer.append(True)
+        except Exception:  # noqa: BLE001 - any failure means: not a GCS we can use
+            answer.append(False)
+
+    thread = threading.Thread(target=probe, name="iclab-ray-probe", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    return bool(answer and answer[0])
+
+
+def _check_reachable(address: str, seconds: float) -> None:
+    """One IclabError unless the Ray cluster at ``address`` answers within ``seconds`` (module docstring)."""
+    host, port = check_address(address) or (None, None)
+    if host is None:
+        return
+    target = f"{host}:{port}"
+    if not address.startswith("ray://"):
+        from ray._private.services import canonicalize_bootstrap_address
+
+        target = canonicalize_bootstrap_address(address) or target  # Ray rewrites 127.0.0.1 to the node's IP
+    t_host, _, t_port = target.rpartition(":")
+    why = _tcp_reachable(t_host, int(t_port), min(seconds, 10.0))
+    rewritten = f" (Ray connects to {target} for {address})" if target != address else ""
+    if why is not None:
+        raise IclabError(f"cannot reach a Ray cluster at {address}{rewritten}: {why}. Start one with "
+                         "`ray start --head`, check the address, or drop --address to start a local Ray")
+    if not address.startswith("ray://") and not _gcs_answers(target, seconds):
+        raise IclabError(f"{address}{rewritten} accepts connections but no Ray GCS answered within {seconds:g} s; "
+                         "is it the head node's GCS port (`ray start --head --port`, default 6379)?")
+
+
+# Run as `python -S -c _REAPER pid:start ...` with stdin a pipe from the driver: EOF means the driver is gone.
+_REAPER = r"""
+import os, signal, sys
+targets = [tuple(map(int, a.split(":"))) for a in sys.argv[1:]]
+sys.stdin.buffer.read()
+for pid, start in targets:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            if int(f.read().rsplit(b")", 1)[1].split()[19]) == start:
+                os.kill(pid, signal.SIGKILL)
+    except (OSError, ValueError, IndexError):
+        pass
+"""
+_REAPERS: list = []  # the reapers' Popen objects: their pipes must stay open while this driver lives
+
+
+def _proc_stat(pid: int) -> tuple[int, int] | None:
+    """``(parent pid, start time in clock ticks)`` of a process from ``/proc``; None if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return int(fields[1]), int(fields[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _ray_descendants() -> list[tuple[int, int]]:
+    """``(pid, start time)`` of every process below this one whose command line mentions ray."""
+    stats = {int(d): _proc_stat(int(d)) for d in os.listdir("/proc") if d.isdigit()}
+    children: dict[int, list[int]] = {}
+    for pid, stat in stats.items():
+        if stat is not None:
+            children.setdefault(stat[0], []).append(pid)
+    found, todo = [], list(children.get(os.getpid(), []))
+    while todo:
+        pid = todo.pop()
+        todo.extend(children.get(pid, []))
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if b"ray" in f.read():
+                    found.append((pid, stats[pid][1]))
+        except OSError:
+            pass
+    return found
+
+
+def _reap_with_this_driver() -> None:
+    """Start the reaper for the Ray processes this driver has just started (Linux; elsewhere a no-op)."""
+    import subprocess
+    import sys
+
+    if not os.path.isdir("/proc"):
+        return
+    targets = [f"{pid}:{start}" for pid, start in _ray_descendants()]
+    if targets:
+        _REAPERS.append(subprocess.Popen([sys.executable, "-S", "-c", _REAPER, *targets], stdin=subprocess.PIPE,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                         start_new_session=True))
+
+
+def _run_on_worker(task: CellTask, shared_ref: list, timeout: float | None = None) -> CellOutcome:
     """Body of the Ray task. ``shared_ref`` is ``[ObjectRef]`` (wrapped, so Ray does not resolve it per task)."""
     import ray
     import torch
@@ -37,7 +183,7 @@ def _run_on_worker(task: CellTask, shared_ref: list) -> CellOutcome:
             _SHARED_CACHE.clear()  # one run at a time: drop the previous run's shared input
             _SHARED_CACHE[key] = ray.get(shared_ref[0])
         shared = _SHARED_CACHE[key]
-    return execute_cell(task, shared)
+    return execute_cell(task, shared, timeout)
 
 
 def ray_init(address: str | None = None, num_cpus: int | None = None) -> bool:
@@ -54,10 +200,17 @@ def ray_init(address: str | None = None, num_cpus: int | None = None) -> bool:
     kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": True, "logging_level": "warning",
                               "runtime_env": {"env_vars": env} if env else None}
     if address:
+        _check_reachable(address, CONNECT_TIMEOUT)
         ray.init(address=address, **kwargs)
     else:
         ray.init(num_cpus=num_cpus or os.cpu_count() or 1, _node_ip_address="127.0.0.1", **kwargs)
+        _reap_with_this_driver()
     return True
+
+
+def task_resources(tasks: list[CellTask]) -> dict[str, int]:
+    """Ray resources of one cell: one CPU, and one GPU when the cells run on ``device="cuda"``."""
+    return {"num_cpus": 1, "num_gpus": 1 if cuda_cells(tasks) else 0}
 
 
 class RayExecutor:
@@ -65,13 +218,27 @@ class RayExecutor:
 
     name = "ray"
 
-    def __init__(self, address: str | None = None, workers: int | None = None):
-        from iclab.config import check_int
-
+    def __init__(self, address: str | None = None, workers: int | None = None, timeout: float | None = None) -> None:
         if workers is not None:
             check_int("workers", workers)
+        if address is not None:
+            check_address(address)
+            import ray
+
+            if not ray.is_initialized():
+                _check_reachable(address, CONNECT_TIMEOUT)  # before the run folder is made
+        if timeout is not None:
+            check_positive("cell_timeout", timeout)
         self.address = address
         self.workers = workers
+        self.timeout = timeout
+
+    def _overdue(self, inflight: dict) -> list:
+        """Refs whose task ran past ``timeout + HARD_STOP_GRACE`` since it was submitted."""
+        if not self.timeout:
+            return []
+        now = time.perf_counter()
+        return [ref for ref, (_, started) in inflight.items() if now - started > self.timeout + HARD_STOP_GRACE]
 
     def run(self, tasks: list[CellTask], shared: Any) -> Iterator[CellOutcome]:
         if not tasks:
@@ -79,18 +246,28 @@ class RayExecutor:
         import ray
 
         ray_init(self.address, self.workers)
-        remote = ray.remote(num_cpus=1, max_retries=0)(_run_on_worker)
+        resources = task_resources(tasks)
+        remote = ray.remote(max_retries=0, **resources)(_run_on_worker)
         shared_ref = [ray.put(shared)] if shared is not None else []
-        limit = self.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        limit = max(limit * 2, limit + 2)  # keep workers busy while the driver writes results
+        unit = "GPU" if resources["num_gpus"] else "CPU"
+        limit = self.workers or max(1, int(ray.cluster_resources().get(unit, 1)))
+        if not self.timeout:  # keep workers busy while the driver writes results (with a timeout: one per worker,
+            limit = max(limit * 2, limit + 2)  # so a task starts when it is submitted and its clock is fair)
         queue = list(reversed(tasks))
         inflight: dict[Any, tuple[CellTask, float]] = {}
         try:
             while queue or inflight:
                 while queue and len(inflight) < limit:
                     task = queue.pop()
-                    inflight[remote.remote(task, shared_ref)] = (task, time.perf_counter())
-                done, _ = ray.wait(list(inflight), num_returns=1)
+                    inflight[remote.remote(task, shared_ref, self.timeout)] = (task, time.perf_counter())
+                for ref in self._overdue(inflight):
+                    task, started = inflight.pop(ref)
+                    ray.cancel(ref, force=True)
+                    yield CellOutcome.failure(task, timed_out(self.timeout) + "; its Ray task was cancelled",
+                                              time.perf_counter() - started)
+                if not inflight:
+                    continue
+                done, _ = ray.wait(list(inflight), num_returns=1, timeout=5.0 if self.timeout else None)
                 for ref in done:
                     task, started = inflight.pop(ref)
                     try:

@@ -1,12 +1,15 @@
-"""Closed forms of the OOD attention-dynamics paper (spec §4; derived, see the spec's "Availability").
+r"""Closed forms for "Theory on attention dynamics for out-of-distribution in-context learning"
+(arXiv:2609.36448) on the one-layer merged-Q model of arXiv:2310.05249; derived by iclab where the paper's text
+was not available (docs/papers/ood.md §4).
 
-Logit matrix :math:`S^V=V^\\top QV`, :math:`\\alpha_{v_k}=S_{kk}`, :math:`\\beta_{v_m,v_k}=S_{mk}` (§2.2).
-Per-feature loss :math:`\\mathcal L_k=c\\,\\mathbb E_n[(A-e_k)^\\top G(A-e_k)]`,
-:math:`A_m=n_me^{S_{mk}}/\\sum_jn_je^{S_{jk}}` with counts :math:`n\\sim\\mathrm{Mult}(N,p)` (exact enumeration) or
-:math:`n=p` (large-N limit) (§4.2, §4.6). Gradient :math:`\\partial\\mathcal L/\\partial S_{jk}=p_k\\mathbb E[A_j(g_j-\\sum_mg_mA_m)]`,
-:math:`g=2cG(A-e_k)` (§4.3); conservation :math:`\\sum_m S_{mk}(t)=\\sum_m S_{mk}(0)` (§4.4); trained
-:math:`Q^*=\\frac{K\\alpha^*}{K-1}VCV^\\top` (§4.4); OOD logits :math:`S^U=M^\\top S^VM` (§4.5); fine-tuning
-:math:`S^V_{new}=S^V+M\\Delta S^UM^\\top` and forgetting (§4.7–4.8). NumPy, float64; pure functions of arrays.
+Logit matrix :math:`S^V=V^\top QV`, :math:`\alpha_{v_k}=S_{kk}`, :math:`\beta_{v_m,v_k}=S_{mk}` (note §3.4).
+Per-feature loss :math:`\mathcal L_k=c\,\mathbb E_n[(A-e_k)^\top G(A-e_k)]`,
+:math:`A_m=n_me^{S_{mk}}/\sum_jn_je^{S_{jk}}` with counts :math:`n\sim\mathrm{Mult}(N,p)` (exact enumeration) or
+:math:`n=p` (large-N limit) (note §4.2, §4.7).
+Gradient :math:`\partial\mathcal L/\partial S_{jk}=p_k\mathbb E[A_j(g_j-\sum_mg_mA_m)]`,
+:math:`g=2cG(A-e_k)` (§4.3); conservation :math:`\sum_m S_{mk}(t)=\sum_m S_{mk}(0)` (§4.4); trained
+:math:`Q^*=\frac{K\alpha^*}{K-1}VCV^\top` (§4.5); OOD logits :math:`S^U=M^\top S^VM` (§4.6); fine-tuning
+:math:`S^V_{new}=S^V+M\Delta S^UM^\top` and forgetting (§4.8–4.9). NumPy, float64; pure functions of arrays.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from functools import lru_cache
 from itertools import combinations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from iclab.errors import ConfigError
 
@@ -23,37 +27,39 @@ __all__ = ["logit_matrix", "alpha", "beta", "conservation_residual", "off_span_n
            "feature_attention", "feature_losses", "loss_gradient", "population_gd", "balanced_loss",
            "converged_alpha", "trained_q", "trained_logits", "ood_logits", "ood_logits_closed", "vbar_overlaps",
            "ood_feature_losses", "random_guess_loss", "finetune_source_logits", "finetune", "forgetting",
-           "forgets_k2", "forgetting_pairs", "check_gammas"]
+           "forgets_k2", "forgetting_pairs", "check_gammas",
+           "forgetting_sign_k2", "loss_change_sign"]
 
 _MAX_COUNT_VECTORS = 2_000_000
 
 
-def logit_matrix(Q, V) -> np.ndarray:
-    """:math:`S=V^\\top QV` (K, K): column k = logits seen by a query v_k, row m = token feature (§2.2)."""
+def logit_matrix(Q: ArrayLike, V: np.ndarray) -> np.ndarray:
+    r""":math:`S=V^\top QV` (K, K): column k = logits seen by a query v_k, row m = token feature (note §3.4)."""
     V = np.asarray(V, float)
     return V.T @ np.asarray(Q, float) @ V
 
 
-def alpha(S) -> np.ndarray:
+def alpha(S: ArrayLike) -> np.ndarray:
     """α_{v_k} = S_kk, shape (K,)."""
     return np.diagonal(np.asarray(S, float)).copy()
 
 
-def beta(S) -> np.ndarray:
+def beta(S: ArrayLike) -> np.ndarray:
     """β_{v_m,v_k} = S_mk for m != k; (K, K) with NaN on the diagonal."""
     B = np.array(S, float)
     np.fill_diagonal(B, np.nan)
     return B
 
 
-def conservation_residual(S, S0=None) -> np.ndarray:
-    """:math:`\\alpha_{v_k}+\\sum_{m\\ne k}\\beta_{v_m,v_k}` minus its initial value, per k (0 under GD/SGD, §4.4)."""
+def conservation_residual(S: ArrayLike, S0: ArrayLike | None = None) -> np.ndarray:
+    r""":math:`\alpha_{v_k}+\sum_{m\ne k}\beta_{v_m,v_k}`
+    minus its initial value, per k (0 under GD/SGD, note §4.4)."""
     S = np.asarray(S, float)
     return S.sum(0) - (0.0 if S0 is None else np.asarray(S0, float).sum(0))
 
 
-def off_span_norm(Q, V) -> float:
-    """‖Q − VVᵀQVVᵀ‖_F: the part of Q outside span{v_m v_kᵀ} (0 from Q=0, §2.3)."""
+def off_span_norm(Q: ArrayLike, V: np.ndarray) -> float:
+    """‖Q − VVᵀQVVᵀ‖_F: the part of Q outside span{v_m v_kᵀ} (0 from Q=0, note §4.3)."""
     V, Q = np.asarray(V, float), np.asarray(Q, float)
     P = V @ V.T
     return float(np.linalg.norm(Q - P @ Q @ P))
@@ -68,7 +74,7 @@ def _probs(K: int, p) -> np.ndarray:
     return p
 
 
-def count_table(K: int, N: int | None, p=None) -> tuple[np.ndarray, np.ndarray]:
+def count_table(K: int, N: int | None, p: ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
     """All count vectors n (C, K) with Σn = N and their multinomial probabilities (C,); N=None: the large-N
     limit, one "count" vector n = p (A then uses p in place of n/N)."""
     p = _probs(K, p)
@@ -95,8 +101,8 @@ def _count_table(K: int, N: int, p_tuple: tuple) -> tuple[np.ndarray, np.ndarray
     return n.astype(float), np.exp(logw)
 
 
-def feature_attention(S, counts) -> np.ndarray:
-    """:math:`A_{c,m,k}=n_{c,m}e^{S_{mk}}/\\sum_jn_{c,j}e^{S_{jk}}`: counts (C, K) -> (C, K_token, K_query)."""
+def feature_attention(S: ArrayLike, counts: ArrayLike) -> np.ndarray:
+    r""":math:`A_{c,m,k}=n_{c,m}e^{S_{mk}}/\sum_jn_{c,j}e^{S_{jk}}`: counts (C, K) -> (C, K_token, K_query)."""
     S, counts = np.asarray(S, float), np.asarray(counts, float)
     e = counts[:, :, None] * np.exp(S - S.max(axis=0, keepdims=True))[None]  # (C, K, K), entries <= N
     return e / e.sum(axis=1, keepdims=True)
@@ -118,20 +124,22 @@ def _loss_and_grad(S, p, N, c, G, grad: bool = True):
     return losses, np.tensordot(w, inner, axes=1) * p[None, :]
 
 
-def feature_losses(S, p=None, N: int | None = None, c: float = 0.5, G=None) -> np.ndarray:
-    """Per-feature losses :math:`\\mathcal L_k` (K,) (§4.2, §4.6 with Gram matrix G; G = I for orthonormal)."""
+def feature_losses(S: ArrayLike, p: ArrayLike | None = None, N: int | None = None, c: float = 0.5,
+                   G: ArrayLike | None = None) -> np.ndarray:
+    r"""Per-feature losses :math:`\mathcal L_k` (K,) (note §4.2; §4.7 with Gram matrix G; G = I for orthonormal)."""
     return _loss_and_grad(S, p, N, c, G, grad=False)[0]
 
 
-def loss_gradient(S, p=None, N: int | None = None, c: float = 0.5, G=None) -> np.ndarray:
-    """:math:`\\partial\\mathcal L/\\partial S` (K, K) of :math:`\\mathcal L=\\sum_kp_k\\mathcal L_k` (§4.3)."""
+def loss_gradient(S: ArrayLike, p: ArrayLike | None = None, N: int | None = None, c: float = 0.5,
+                  G: ArrayLike | None = None) -> np.ndarray:
+    r""":math:`\partial\mathcal L/\partial S` (K, K) of :math:`\mathcal L=\sum_kp_k\mathcal L_k` (note §4.3)."""
     return _loss_and_grad(S, p, N, c, G)[1]
 
 
-def population_gd(S0, p=None, N: int | None = None, c: float = 0.5, lr: float = 1.0, threshold: float = 0.0025,
-                  max_steps: int = 100_000, G=None) -> dict:
-    """Exact population GD on S (= GD on Q for orthonormal V, §2.3) until :math:`\\max_k\\mathcal L_k\\le`
-    ``threshold`` (per-feature stopping rule, §4.2). Returns ``S`` (final), ``steps``, ``trajectory`` (T+1, K, K),
+def population_gd(S0: ArrayLike, p: ArrayLike | None = None, N: int | None = None, c: float = 0.5, lr: float = 1.0,
+                  threshold: float = 0.0025, max_steps: int = 100_000, G: ArrayLike | None = None) -> dict:
+    r"""Exact population GD on S (= GD on Q for orthonormal V, note §4.3) until :math:`\max_k\mathcal L_k\le`
+    ``threshold`` (per-feature stopping rule, note §3.5). Returns ``S`` (final), ``steps``, ``trajectory`` (T+1, K, K),
     ``losses`` (T+1, K), ``stopped`` (bool)."""
     S = np.array(S0, float)
     traj, losses = [S.copy()], []
@@ -148,9 +156,9 @@ def population_gd(S0, p=None, N: int | None = None, c: float = 0.5, lr: float = 
             "stopped": bool(losses[-1].max() <= threshold)}
 
 
-def balanced_loss(alpha_value, K: int, c: float = 0.5):
-    """Large-N balanced loss at :math:`S=\\alpha(I-\\frac{11^\\top-I}{K-1})`:
-    :math:`c\\frac K{K-1}(1-a)^2`, :math:`a=1/(1+(K-1)e^{-K\\alpha/(K-1)})` (§4.4)."""
+def balanced_loss(alpha_value: ArrayLike, K: int, c: float = 0.5) -> np.ndarray | float:
+    r"""Large-N balanced loss at :math:`S=\alpha(I-\frac{11^\top-I}{K-1})`:
+    :math:`c\frac K{K-1}(1-a)^2`, :math:`a=1/(1+(K-1)e^{-K\alpha/(K-1)})` (note §4.5)."""
     a = 1.0 / (1.0 + (K - 1) * np.exp(-K * np.asarray(alpha_value, float) / (K - 1)))
     return c * K / (K - 1) * (1 - a) ** 2
 
@@ -164,71 +172,77 @@ def converged_alpha(K: int, threshold: float, c: float = 0.5) -> float:
 
 
 def trained_logits(alpha_value: float, K: int) -> np.ndarray:
-    """Symmetric trained logits :math:`\\alpha I-\\frac{\\alpha}{K-1}(11^\\top-I)=\\frac{K\\alpha}{K-1}C` (§4.4)."""
+    r"""Symmetric trained logits :math:`\alpha I-\frac{\alpha}{K-1}(11^\top-I)=\frac{K\alpha}{K-1}C` (note §4.5)."""
     return K * alpha_value / (K - 1) * (np.eye(K) - np.ones((K, K)) / K)
 
 
-def trained_q(V, alpha_value: float) -> np.ndarray:
-    """:math:`Q^*=\\frac{K\\alpha^*}{K-1}V(I-\\frac1K11^\\top)V^\\top` (d, d) (§4.4)."""
+def trained_q(V: np.ndarray, alpha_value: float) -> np.ndarray:
+    r""":math:`Q^*=\frac{K\alpha^*}{K-1}V(I-\frac1K11^\top)V^\top` (d, d) (note §4.5)."""
     V = np.asarray(V, float)
     return V @ trained_logits(alpha_value, V.shape[1]) @ V.T
 
 
-def vbar_overlaps(M) -> np.ndarray:
-    """:math:`\\langle u_k,\\bar v\\rangle=\\frac1K(1^\\top M)_k` (K,) (§3.2)."""
+def vbar_overlaps(M: np.ndarray) -> np.ndarray:
+    r""":math:`\langle u_k,\bar v\rangle=\frac1K(1^\top M)_k` (K,) (note §3.3)."""
     M = np.asarray(M, float)
     return M.sum(0) / M.shape[0]
 
 
-def ood_logits(S, M) -> np.ndarray:
-    """:math:`S^U=U^\\top QU=M^\\top S^VM` for Q in span V (§4.5)."""
+def ood_logits(S: ArrayLike, M: np.ndarray) -> np.ndarray:
+    r""":math:`S^U=U^\top QU=M^\top S^VM` for Q in span V (note §4.6)."""
     M = np.asarray(M, float)
     return M.T @ np.asarray(S, float) @ M
 
 
-def ood_logits_closed(alpha_value: float, M) -> np.ndarray:
-    """§4.5 closed form: :math:`\\alpha_{u_k}=\\frac{K\\alpha^*}{K-1}[(M^\\top M)_{kk}-K\\langle u_k,\\bar v\\rangle^2]`,
-    :math:`\\beta_{u_m,u_k}=\\frac{K\\alpha^*}{K-1}[(M^\\top M)_{mk}-K\\langle u_m,\\bar v\\rangle\\langle u_k,\\bar v\\rangle]`."""
+def ood_logits_closed(alpha_value: float, M: np.ndarray) -> np.ndarray:
+    r"""Closed form (note §4.6; the paper's OOD α/β formulas):
+    :math:`\alpha_{u_k}=\frac{K\alpha^*}{K-1}[(M^\top M)_{kk}-K\langle u_k,\bar v\rangle^2]`,
+    :math:`\beta_{u_m,u_k}=\frac{K\alpha^*}{K-1}[(M^\top M)_{mk}-K\langle u_m,\bar v\rangle\langle u_k,\bar v\rangle]`."""
     M = np.asarray(M, float)
     K = M.shape[0]
     b = vbar_overlaps(M)
     return K * alpha_value / (K - 1) * (M.T @ M - K * np.outer(b, b))
 
 
-def ood_feature_losses(S, M, p=None, N: int | None = None, c: float = 0.5, G=None) -> np.ndarray:
-    """OOD error of each u_k (§4.6): :func:`feature_losses` at :math:`S^U=M^\\top SM` with Gram G = UᵀU."""
+def ood_feature_losses(S: ArrayLike, M: np.ndarray, p: ArrayLike | None = None, N: int | None = None,
+                       c: float = 0.5, G: ArrayLike | None = None) -> np.ndarray:
+    r"""OOD error of each u_k (note §4.7): :func:`feature_losses` at :math:`S^U=M^\top SM` with Gram G = UᵀU."""
     return feature_losses(ood_logits(S, M), p, N, c, G)
 
 
-def random_guess_loss(K: int, p=None, N: int | None = None, c: float = 0.5, G=None) -> np.ndarray:
-    """Loss of uniform attention (S = 0): ŷ = label average; c(K-1)/K per feature for balanced large N (§4.6)."""
+def random_guess_loss(K: int, p: ArrayLike | None = None, N: int | None = None, c: float = 0.5,
+                      G: ArrayLike | None = None) -> np.ndarray:
+    """Loss of uniform attention (S = 0): ŷ = label average; c(K-1)/K per feature for balanced large N (note §4.7)."""
     return feature_losses(np.zeros((K, K)), p, N, c, G)
 
 
-def check_gammas(gammas) -> np.ndarray:
+def check_gammas(gammas: ArrayLike) -> np.ndarray:
+    """The overlaps γ as a flat float array; a ConfigError unless there is at least one and each is finite
+    with |γ| <= 1."""
     g = np.asarray(gammas, float).reshape(-1)
     if g.size == 0 or not np.isfinite(g).all() or (np.abs(g) > 1).any():
         raise ConfigError("gamma", tuple(np.round(g, 6).tolist()), "overlaps gamma_k in [-1, 1]")
     return g
 
 
-def finetune_source_logits(S_V, M, dS_U) -> np.ndarray:
-    """:math:`S^V_{new}=S^V+M\\,\\Delta S^U M^\\top` (§4.7)."""
+def finetune_source_logits(S_V: ArrayLike, M: np.ndarray, dS_U: ArrayLike) -> np.ndarray:
+    r""":math:`S^V_{new}=S^V+M\,\Delta S^U M^\top` (note §4.8; the paper's back-projection of fine-tuning onto V)."""
     M = np.asarray(M, float)
     return np.asarray(S_V, float) + M @ np.asarray(dS_U, float) @ M.T
 
 
-def forgetting(S_old, S_new, p=None, N: int | None = None, c: float = 0.5) -> float:
-    """:math:`F=\\sum_kp_k[\\mathcal L_k(S_{new})-\\mathcal L_k(S_{old})]` (§4.8); F < 0 is backward transfer."""
+def forgetting(S_old: ArrayLike, S_new: ArrayLike, p: ArrayLike | None = None, N: int | None = None,
+               c: float = 0.5) -> float:
+    r""":math:`F=\sum_kp_k[\mathcal L_k(S_{new})-\mathcal L_k(S_{old})]` (note §3.6); F < 0 is backward transfer."""
     K = np.asarray(S_old).shape[0]
     p = _probs(K, p)
     return float(p @ (feature_losses(S_new, p, N, c) - feature_losses(S_old, p, N, c)))
 
 
-def finetune(S_V, M, p=None, N: int | None = None, c: float = 0.5, lr: float = 1.0, threshold: float = 0.0025,
-             max_steps: int = 100_000) -> dict:
-    """Fine-tune on orthonormal U with alignment M from source logits S_V (§4.7): population GD on S^U from
-    :math:`M^\\top S_VM` to the stopping rule; source logits, per-feature source losses and F (§4.8)."""
+def finetune(S_V: ArrayLike, M: np.ndarray, p: ArrayLike | None = None, N: int | None = None, c: float = 0.5,
+             lr: float = 1.0, threshold: float = 0.0025, max_steps: int = 100_000) -> dict:
+    r"""Fine-tune on orthonormal U with alignment M from source logits S_V (note §4.8): population GD on S^U from
+    :math:`M^\top S_VM` to the stopping rule; source logits, per-feature source losses and F (note §3.6)."""
     S_V = np.asarray(S_V, float)
     S_U0 = ood_logits(S_V, M)
     run = population_gd(S_U0, p, N, c, lr, threshold, max_steps)
@@ -241,19 +255,38 @@ def finetune(S_V, M, p=None, N: int | None = None, c: float = 0.5, lr: float = 1
             "F": float(pk @ (after - before))}
 
 
-def forgets_k2(gammas) -> np.ndarray:
-    """K = 2 exact forgetting condition (§4.8): feature k is forgotten iff :math:`-\\gamma_k\\gamma_m>\\gamma_k^2`."""
+def forgets_k2(gammas: ArrayLike) -> np.ndarray:
+    r"""K = 2 exact forgetting condition (the paper's condition; note §4.9): feature k is forgotten iff
+    :math:`-\gamma_k\gamma_m>\gamma_k^2`."""
     g = check_gammas(gammas)
     if g.size != 2:
         raise ConfigError("gamma", tuple(g.tolist()), "two overlaps (gamma_1, gamma_2) for K = 2")
     return np.array([-g[0] * g[1] > g[0] ** 2, -g[0] * g[1] > g[1] ** 2])
 
 
-def forgetting_pairs(gammas) -> np.ndarray:
-    """General-K symmetric approximation (§4.8): entry (k, m), m != k, True iff the source gap of query k to
-    feature m shrinks, :math:`-\\gamma_k\\gamma_m>(K-1)\\gamma_k^2` (exact for K = 2)."""
+def forgetting_pairs(gammas: ArrayLike) -> np.ndarray:
+    r"""General-K symmetric approximation (note §4.9): entry (k, m), m != k, True iff the source gap of query k to
+    feature m shrinks, :math:`-\gamma_k\gamma_m>(K-1)\gamma_k^2` (exact for K = 2)."""
     g = check_gammas(gammas)
     K = g.size
     out = -np.outer(g, g) > (K - 1) * (g**2)[:, None]
     np.fill_diagonal(out, False)
     return out
+
+
+def forgetting_sign_k2(gamma1: float, gamma2: float, tol: float = 1e-9) -> tuple[int, int]:
+    r"""Predicted change of each source loss for K = 2 (note §4.9): the source gap of feature k moves by
+    :math:`\Delta\alpha_{u_k}\gamma_k(\gamma_k+\gamma_m)` with :math:`\Delta\alpha_{u_k}>0`, so its loss changes by
+    :math:`\mathrm{sign}(-\gamma_k(\gamma_k+\gamma_m))`: +1 (forgotten) iff :math:`-\gamma_k\gamma_m>\gamma_k^2`,
+    -1 (backward transfer), 0 within ``tol`` of the boundary. Returns ``(sign for feature 1, sign for feature 2)``."""
+    out = []
+    for gk, gm in ((gamma1, gamma2), (gamma2, gamma1)):
+        v = -gk * (gk + gm)
+        out.append(0 if abs(v) < tol else int(np.sign(v)))
+    return tuple(out)
+
+
+def loss_change_sign(after: float, before: float, rel: float = 1e-9) -> int:
+    """Measured counterpart of :func:`forgetting_sign_k2`: +1 if a source loss rose (forgotten), -1 if it fell,
+    0 if it moved by at most ``rel`` of ``before``."""
+    return 0 if abs(after - before) <= rel * abs(before) else (1 if after > before else -1)

@@ -9,16 +9,18 @@ are ``shared``, computed once in the driver.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Iterator
 
+from iclab.budget import Need
 from iclab.experiments.categorical.config import CategoricalConfig
 from iclab.experiments.categorical.features import feature_banks, features_cell
 from iclab.experiments.categorical.language import language_cell
 from iclab.experiments.categorical.stationarity import stationarity_cell
 from iclab.experiments.categorical.synthetic import synthetic_cell
 
-__all__ = ["cells", "run_cell", "shared"]
+__all__ = ["cells", "run_cell", "shared", "budget"]
 
 
 def _synthetic_cells(cfg: CategoricalConfig, seed: int, embedding_seed: int) -> Iterator[dict]:
@@ -105,3 +107,56 @@ def run_cell(cfg: CategoricalConfig, cell: dict, shared) -> dict:
     if part == "features":
         return features_cell(cfg, cell, shared)
     return language_cell(cfg, cell)
+
+
+def budget(cfg: CategoricalConfig) -> list[Need]:
+    r"""The largest cell (fp32): the training pool (``train_sizes`` prompts of ``n_context`` tokens of width
+    d + C), a batch and the test prompts through the deepest model (attention n_context² per block), the
+    language models' windows, the stationarity prompts and the real-feature contexts; time ~ steps · batch ·
+    n_context² · width · blocks flops at ~2e10/s."""
+    from iclab.config import check_device_available
+
+    check_device_available("device", cfg.device)
+    if "features" in cfg.parts and "sentences" in cfg.feature_datasets:
+        _check_sentence_classes(cfg)
+    width = cfg.d + cfg.d_embed + cfg.n_classes
+    blocks = max([*cfg.layers, *cfg.blocks_sweep, *cfg.feature_blocks, cfg.stationarity_blocks, 1])
+    pool = max([*cfg.train_sizes, *cfg.rbf_train_sizes, *cfg.linear_train_sizes, cfg.blocks_L, 1])
+    n = cfg.n_context
+    per_prompt = n * width + blocks * n * n
+    lm = cfg.lm_seq_len * (cfg.lm_width * 4 + cfg.lm_heads * cfg.lm_seq_len)
+    ctx = cfg.n_way * cfg.shots + 1
+    prompt = {"n_context": n, "n_classes": cfg.n_classes}
+    lm_shape = {"lm_seq_len": cfg.lm_seq_len, "lm_width": cfg.lm_width}
+    return [Need({"train_sizes": pool, **prompt}, memory=4.0 * 2 * pool * n * width),
+            Need({"batch_size": cfg.batch_size, **prompt}, memory=4.0 * 12 * cfg.batch_size * per_prompt,
+                 seconds=20.0 * max(cfg.steps, cfg.stationarity_steps) * cfg.batch_size * per_prompt * width / 2e10),
+            Need({"n_test": max(cfg.n_test, cfg.n_val), **prompt},
+                 memory=4.0 * 4 * max(cfg.n_test, cfg.n_val) * (n * width + n * n)),
+            Need({"lm_batch": cfg.lm_batch, **lm_shape}, memory=4.0 * 12 * cfg.lm_batch * lm,
+                 seconds=20.0 * cfg.lm_steps * cfg.lm_batch * lm * cfg.lm_width / 2e10),
+            Need({"lm_eval_windows": cfg.lm_eval_windows, **lm_shape}, memory=4.0 * 3 * cfg.lm_eval_windows * lm),
+            Need({"stationarity_prompts": cfg.stationarity_prompts, **prompt},
+                 memory=4.0 * 4 * cfg.stationarity_prompts * n * width / 16 + 4.0 * 4 * cfg.stationarity_prompts),
+            Need({"feature_train_contexts": cfg.feature_train_contexts, "feature_dim": cfg.feature_dim},
+                 memory=4.0 * 4 * cfg.feature_train_contexts * ctx * (cfg.feature_dim + cfg.n_way) + 2e8),
+            Need({"feature_steps": cfg.feature_steps, "probe_steps": cfg.probe_steps},
+                 seconds=20.0 * cfg.batch_size * ctx * (cfg.feature_dim + cfg.n_way) * blocks * ctx
+                 * (cfg.feature_steps + cfg.probe_steps) / 2e10)]
+
+
+@functools.lru_cache(maxsize=4)
+def _sentence_classes(max_per_class: int) -> int:
+    from iclab.experiments.categorical.features import country_sentences
+
+    return len(set(country_sentences(max_per_class)[1]))
+
+
+def _check_sentence_classes(cfg: CategoricalConfig) -> None:
+    """``sentence_test_classes`` within the sentence bank's classes (the rest train; at least ``n_way`` each)."""
+    classes = _sentence_classes(cfg.max_sentences_per_class)
+    if not cfg.n_way <= cfg.sentence_test_classes <= classes - cfg.n_way:
+        from iclab.errors import ConfigError
+
+        raise ConfigError("sentence_test_classes", cfg.sentence_test_classes,
+                          f"between n_way={cfg.n_way} and {classes - cfg.n_way} (the bank has {classes} classes)")

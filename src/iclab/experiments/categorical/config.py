@@ -6,7 +6,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from iclab.config import Config, check_choice, check_int, check_nonnegative, check_positive
+from iclab.config import (Config, MAX_SEEDS, check_choice, check_device, check_int, check_nonnegative, check_positive,
+                          check_scale)
 from iclab.errors import ConfigError
 
 __all__ = ["CategoricalConfig", "PARTS", "PRESETS"]
@@ -138,6 +139,10 @@ class CategoricalConfig(Config):
 
     def __post_init__(self) -> None:
         check_int("seed", self.seed, 0)
+        check_int("n_seeds", self.n_seeds, 1, MAX_SEEDS)
+        check_device("device", self.device)
+        if not self.parts:
+            raise ConfigError("parts", self.parts, "a non-empty subset of " + ", ".join(PARTS))
         for f in ("n_seeds", "n_classes", "d", "d_embed", "n_context", "blocks_L", "steps", "batch_size", "eval_every",
                   "n_val", "n_test", "n_way", "shots", "feature_train_contexts", "feature_steps", "probe_steps",
                   "max_sentences_per_class", "lm_width", "lm_heads", "lm_seq_len", "lm_steps", "lm_batch",
@@ -147,7 +152,7 @@ class CategoricalConfig(Config):
         check_int("feature_dim", self.feature_dim, 0)
         check_nonnegative("stop_plateau", self.stop_plateau)
         for f in ("latent_scale", "lr_gd", "lr_tf", "lm_lr"):
-            check_positive(f, getattr(self, f))
+            check_scale(f, getattr(self, f))
         if self.grad_clip is not None:
             check_positive("grad_clip", self.grad_clip)
         tuples = {"parts": PARTS, "models": _MODELS, "blocks_models": _MODELS, "kernels": _KERNELS,

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from iclab.budget import Need
 from iclab.experiments.multihead.anisotropic import anisotropic_cell
 from iclab.experiments.multihead.baselines import baseline_cell
 from iclab.experiments.multihead.config import MultiheadConfig
 from iclab.experiments.multihead.isotropic import isotropic_cell
 from iclab.experiments.multihead.multitask import multitask_cell
 
-__all__ = ["cells", "run_cell", "shared"]
+__all__ = ["cells", "run_cell", "shared", "budget"]
 
 
 def _trained_cells(cfg: MultiheadConfig, seed: int) -> list[dict]:
@@ -58,3 +59,22 @@ def run_cell(cfg: MultiheadConfig, cell: dict, shared: Any = None) -> dict:
     if part == "multitask":
         return multitask_cell(cfg, cell)
     raise ValueError(f"unknown multihead cell part {part!r}")
+
+
+def budget(cfg: MultiheadConfig) -> list[Need]:
+    r"""The largest cell (fp32 training, fp64 evaluation): a batch of prompts through H heads, the Monte-Carlo and
+    evaluation prompts at the longest length; time ~ 40 · steps · batch · n · d · H flops at ~5e9/s."""
+    from iclab.config import check_device_available
+
+    check_device_available("device", cfg.device)
+    d = max(cfg.d, cfg.mt_d)
+    n = max([cfg.n_train, cfg.lengthgen_train, *cfg.eval_lengths, *cfg.paper_lengths])
+    heads = max([*cfg.heads, *cfg.multitask_heads, cfg.aniso_heads, cfg.lengthgen_heads])
+    per_step = cfg.batch_size * n * (d + 1) * heads
+    n_eval = max(cfg.n_eval, cfg.n_monitor)
+    lengths = {"eval_lengths": max(cfg.eval_lengths), "d": cfg.d}
+    return [Need({"batch_size": cfg.batch_size, **lengths, "heads": heads}, memory=4.0 * 16 * per_step),
+            Need({"steps": cfg.steps, "batch_size": cfg.batch_size}, seconds=40.0 * cfg.steps * per_step / 5e9),
+            Need({"n_mc": cfg.n_mc, **lengths}, memory=8.0 * 4 * cfg.n_mc * n * (d + 1),
+                 seconds=cfg.n_mc * n * d * d / 1e8),
+            Need({"n_eval": n_eval, **lengths}, memory=8.0 * 4 * n_eval * n * (d + 1) + 8.0 * 2 * n_eval * n * heads)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from iclab.config import Config, check_choice, check_int, check_positive
+from iclab.config import Config, MAX_SEEDS, check_choice, check_device, check_int, check_scale
 from iclab.errors import ConfigError
 
 __all__ = ["MultiheadConfig", "PARTS", "PRESETS"]
@@ -75,9 +75,13 @@ class MultiheadConfig(Config):
                   "lengthgen_train", "lengthgen_heads", "aniso_heads"):
             check_int(f, getattr(self, f), 1)
         check_int("seed", self.seed, 0)
+        check_int("seeds", self.seeds, 1, MAX_SEEDS)
+        check_device("device", self.device)
+        if not self.kinds:
+            raise ConfigError("kinds", self.kinds, "a non-empty subset of " + ", ".join(PARTS))
         check_int("mt_d", self.mt_d, 6)
-        check_positive("sigma2", self.sigma2)
-        check_positive("lr", self.lr)
+        check_scale("sigma2", self.sigma2)
+        check_scale("lr", self.lr)
         if not 0 <= self.aniso_rho < 1:
             raise ConfigError("aniso_rho", self.aniso_rho, "a number in [0, 1)")
         for f in ("heads", "eval_lengths", "paper_lengths", "multitask_heads"):

@@ -1,0 +1,75 @@
+"""The grid and the cell function of the ``dispersion`` experiment (arXiv:2410.01104; docs/papers/dispersion.md §5.1).
+
+Every cell names its ``part`` and its ``seed``: ``retrieval`` cells (one per trained max-retrieval model:
+``normaliser``, ``seed``), ``delta`` cells (one per pretrained ``model``), ``lookup`` cells (one per pretrained causal
+``model`` and list size ``n_pairs``: softmax and adaptive on the same prompts) and ``clrs`` cells (one per ``task``,
+``attention`` normaliser and ``seed``). Nothing is shared between cells.
+"""
+
+from __future__ import annotations
+
+from iclab.budget import Need
+from iclab.experiments.dispersion.clrs import run_clrs_cell
+from iclab.experiments.dispersion.config import DispersionConfig
+from iclab.experiments.dispersion.llm_spread import run_delta_cell
+from iclab.experiments.dispersion.lookup import run_lookup_cell
+from iclab.experiments.dispersion.retrieval import run_retrieval_cell
+
+__all__ = ["cells", "run_cell", "shared", "budget"]
+
+_PARTS = {"retrieval": run_retrieval_cell, "delta": run_delta_cell, "clrs": run_clrs_cell, "lookup": run_lookup_cell}
+
+
+def cells(config: DispersionConfig) -> list[dict]:
+    """Softmax max-retrieval models first, then the other normalisers, the δ models and the CLRS-style models."""
+    out = [{"part": "retrieval", "normaliser": "softmax", "seed": s} for s in range(config.seeds)]
+    out += [{"part": "retrieval", "normaliser": v, "seed": s} for v in config.variants if v != "softmax"
+            for s in range(config.variant_seeds)]
+    out += [{"part": "delta", "model": m, "seed": 0} for m in config.delta_models]
+    out += [{"part": "lookup", "model": m, "n_pairs": n, "seed": 0} for m in config.lookup_models
+            for n in config.lookup_sizes]
+    out += [{"part": "clrs", "task": t, "attention": a, "seed": s} for t in config.clrs_tasks
+            for a in ("softmax", "adaptive_softmax") for s in range(config.clrs_seeds)]
+    return out
+
+
+def run_cell(config: DispersionConfig, cell: dict, shared=None) -> dict:
+    """The metrics of one cell (see the ``run_*_cell`` function of its part)."""
+    return _PARTS[cell["part"]](config, cell)
+
+
+def shared(config: DispersionConfig) -> None:
+    """Nothing is computed once for all cells."""
+    return None
+
+
+def budget(config: DispersionConfig) -> list[Need]:
+    r"""The largest cell (fp32; the max-retrieval query attends to every item once, so costs are linear in the
+    set size): a training batch of ``train_max`` items through ``depth`` layers of width ``d``, the sampled test
+    sets (``eval_sets`` · n items) evaluated in chunks of about 2¹⁷ items, the β grid of the refit, the CLRS
+    transformer (its items attend pairwise) and the pretrained models of the δ histogram (one layer's scores at a
+    time)."""
+    n_test = max([*config.test_sizes, *config.fit_sizes])
+    per_item = config.d * config.depth
+    sets = max(config.eval_sets, config.fit_sets)
+    clrs_n = max([config.clrs_train_max, *config.clrs_test_sizes])
+    clrs_b = max(config.clrs_batch, config.clrs_eval)
+    clrs = clrs_b * clrs_n * (config.clrs_d_model * config.clrs_layers + config.clrs_heads * clrs_n)
+    n_beta = max(1.0, (config.beta_max - 1.0) / config.beta_step)
+    width = {"d": config.d, "depth": config.depth}
+    return [Need({"batch_size": config.batch_size, "train_max": config.train_max, **width},
+                 memory=4.0 * 16 * config.batch_size * config.train_max * per_item,
+                 seconds=30.0 * config.steps * config.batch_size * config.train_max * per_item * config.d / 2e10),
+            Need({"test_sizes": n_test, "eval_sets": sets, **width},
+                 memory=4.0 * 8 * sets * n_test + 4.0 * 4 * 2 ** 17 * per_item,
+                 seconds=4.0 * (config.eval_sets + config.fit_sets) * n_test * per_item * config.d / 2e10),
+            Need({"beta_step": config.beta_step, "beta_max": config.beta_max, "fit_sets": config.fit_sets},
+                 memory=8.0 * 4 * n_beta * config.fit_sets, seconds=n_beta * config.fit_sets * n_test / 1e8),
+            Need({"clrs_batch": clrs_b, "clrs_test_sizes": clrs_n, "clrs_d_model": config.clrs_d_model},
+                 memory=4.0 * 3 * clrs,
+                 seconds=30.0 * config.clrs_steps * config.clrs_batch * clrs_n * config.clrs_d_model ** 2
+                 * config.clrs_layers / 2e10),
+            Need({"clrs_vocab": config.clrs_vocab, "clrs_d_model": config.clrs_d_model},
+                 memory=4.0 * 4 * config.clrs_vocab * config.clrs_d_model * (1 + config.clrs_batch)),
+            Need({"delta_tokens": config.delta_tokens}, memory=(1e9 if config.delta_models else 0.0)
+                 + 4.0 * 8 * 9 * config.delta_tokens ** 2)]

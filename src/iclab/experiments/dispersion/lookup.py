@@ -1,0 +1,88 @@
+r"""Size generalisation of real pretrained LMs, softmax vs adaptive temperature (arXiv:2410.01104 §4's motivation on
+real models; docs/papers/dispersion.md §5.6): key–value lookup grown to thousands of tokens.
+
+A list of ``n`` lines ``abcde: 123`` (distinct random five-letter keys, random three-digit values) is followed by
+``Look up abcde in the list above.\nabcde:`` and the gold answer `` 123``. Retrieval needs one sharp attention
+peak on the right line among ``n``; by Lemma 2.1 a bounded logit spread disperses as ``n`` grows, which the
+entropy-adaptive temperature (``iclab.hf.with_temperature(model, "adaptive")``, streaming O(n)-memory kernel) is
+meant to counter. Exact match is greedy (:func:`iclab.hf.greedy_match`): the list is run once per mode and its
+key/value cache shared by all queries about it. The questions of a list are not independent: the interval of the
+adaptive − softmax difference is a two-level bootstrap (lists, then queries within them), paired per query.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from iclab.data import generator_for
+
+__all__ = ["lookup_lists", "run_lookup_cell", "lookup_summary"]
+
+_MODELS: dict[str, tuple] = {}  # per worker process: name -> (model, tokenizer, source)
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def lookup_lists(n_pairs: int, lists: int, queries: int, seed: int) -> list[tuple[str, list[str], list[str]]]:
+    """``lists`` × (prefix with ``n_pairs`` lines, ``queries`` questions about random lines, their answers)."""
+    out = []
+    for li in range(lists):
+        g = generator_for(seed, "lookup", n_pairs, li)
+        keys: dict[str, str] = {}
+        while len(keys) < n_pairs:
+            k = "".join(_LETTERS[i] for i in torch.randint(0, 26, (5,), generator=g).tolist())
+            keys.setdefault(k, str(int(torch.randint(100, 1000, (1,), generator=g))))
+        items = list(keys.items())
+        prefix = "".join(f"{k}: {v}\n" for k, v in items) + "\n"
+        asked = torch.randperm(n_pairs, generator=g)[: min(queries, n_pairs)].tolist()
+        out.append((prefix, [f"Look up {items[i][0]} in the list above.\n{items[i][0]}:" for i in asked],
+                    [f" {items[i][1]}" for i in asked]))
+    return out
+
+
+def _load(name: str):
+    if name not in _MODELS:
+        from iclab.hf import load_model
+
+        _MODELS[name] = load_model(name, causal=True)
+    return _MODELS[name]
+
+
+def run_lookup_cell(config, cell: dict) -> dict:
+    """Per-query greedy EM of one ``model`` at ``n_pairs`` lines, stock softmax and adaptive temperature."""
+    from iclab.hf import greedy_match, with_temperature
+
+    model, tok, src = _load(cell["model"])
+    lists = lookup_lists(cell["n_pairs"], config.lookup_lists, config.lookup_queries, config.seed)
+    out = {"source": src, "tokens": len(tok(lists[0][0])["input_ids"]),
+           "list": [i for i, (_, qs, _) in enumerate(lists) for _ in qs]}
+    for mode, tau in (("softmax", 1.0), ("adaptive", "adaptive")):
+        with with_temperature(model, tau):
+            out[f"em_{mode}"] = np.concatenate([greedy_match(model, tok, p, qs, ans, batch_size=16)
+                                                for p, qs, ans in lists]).astype(int).tolist()
+    return out
+
+
+def _two_level(diff: np.ndarray, group: np.ndarray, boot: int, seed: int) -> np.ndarray:
+    """Bootstrap means of ``diff``: resample the groups, then the queries within each drawn group."""
+    rng = np.random.default_rng(seed)
+    parts = [diff[group == g] for g in np.unique(group)]
+    means = np.empty(boot)
+    for b in range(boot):
+        drawn = [parts[i][rng.integers(0, len(parts[i]), len(parts[i]))] for i in rng.integers(0, len(parts), len(parts))]
+        means[b] = np.concatenate(drawn).mean()
+    return means
+
+
+def lookup_summary(df, seed: int = 0, boot: int = 2000):
+    """Per (model, n_pairs): accuracy of softmax and adaptive and the paired difference with its 95% interval."""
+    import pandas as pd
+
+    rows = []
+    for _, r in df.iterrows():
+        s, a, g = (np.asarray(r[c]) for c in ("em_softmax", "em_adaptive", "list"))
+        draws = _two_level((a - s).astype(float), g, boot, seed)
+        rows.append({"model": r["model"], "n_pairs": int(r["n_pairs"]), "tokens": int(r["tokens"]),
+                     "queries": len(s), "softmax": s.mean(), "adaptive": a.mean(), "diff": (a - s).mean(),
+                     "diff_lo": float(np.quantile(draws, 0.025)), "diff_hi": float(np.quantile(draws, 0.975))})
+    return pd.DataFrame(rows).sort_values(["model", "n_pairs"]).reset_index(drop=True)

@@ -1,0 +1,128 @@
+"""Settings of the ``ood`` experiment (arXiv:2609.36448, settings in docs/papers/ood.md §5)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from iclab.config import Config, check_int, check_scale
+from iclab.errors import ConfigError
+
+__all__ = ["OodConfig", "PRESETS"]
+
+
+@dataclass(frozen=True)
+class OodConfig(Config):
+    """Settings of the ``ood`` experiment (docs/papers/ood.md §5).
+
+    Fields:
+        seed: base seed (feature bases, SGD batches, evaluation prompts, the MiniLM split and rotation).
+        d: dimension of the pre-training / OOD study (the paper's synthetic setting: d = 8).
+        K: number of orthonormal features of that study (the paper: K = 4); needs d >= 2K.
+        d_k2: dimension of the K = 2 forgetting study (needs d_k2 >= 4).
+        n_tokens: prompt length N; features repeat within a prompt (note §7: N = 40).
+        c: loss prefactor c of the per-feature loss (c = 1/2, note §3.5).
+        threshold: per-feature stopping level ε/K (0.0025 = 0.01/4, note §3.5).
+        batch_size: prompts per plain-SGD step on Q (Q(0) = 0).
+        lr: SGD learning rate (also the step of the population-GD theory lines).
+        max_steps: step budget of pre-training if the stopping rule is not met.
+        ft_max_steps: step budget of each fine-tuning run.
+        log_every: the stopping rule is checked (and α/β logged) every ``log_every`` steps.
+        thetas_deg: out-of-span rotation angles θ of the OOD error curve (degrees).
+        ood_prompts: Monte-Carlo prompts per OOD feature set.
+        gamma1_table: γ1 values of the K = 2 forgetting table (the derived table, note §5.8, uses 0.5, 0.8; the paper 1).
+        gamma2_table: γ2 values of the K = 2 forgetting table.
+        dense_gamma2: points of the dense γ2 sweep over [-1, 1] for each table γ1.
+        phase_grid: points per axis of the (γ1, γ2) phase diagram over [-1, 1]².
+        tiny_layers: depths of the tiny transformers.
+        tiny_width: residual width of the tiny transformers (the paper: 16).
+        tiny_d: feature dimension of the tiny transformers' K = 2 prompts (needs >= 4).
+        tiny_n_tokens: prompt length of the tiny transformers.
+        tiny_steps: Adam pre-training steps of each tiny transformer.
+        tiny_ft_steps: Adam fine-tuning steps on each OOD set U(γ1, γ2).
+        tiny_batch: prompts per Adam step.
+        tiny_lr: Adam learning rate.
+        tiny_gamma1: γ1 of the tiny transformers' fine-tuning sets.
+        tiny_gamma2: γ2 values of the tiny transformers' fine-tuning sets.
+        tiny_thetas_deg: rotation angles of the tiny transformers' OOD curve (degrees).
+        tiny_eval: evaluation prompts per feature set (the same prompts before and after fine-tuning).
+        minilm: run the MiniLM cell (hidden states of a real encoder rotated).
+        minilm_layer: rotate the hidden states after this encoder layer (0 = embeddings .. 5).
+        minilm_thetas_deg: rotation angles of the MiniLM hidden states (degrees).
+        minilm_steps: full-batch Adam steps of the classification head on source features.
+        minilm_ft_steps: full-batch Adam steps of the head's fine-tuning on rotated features.
+    """
+
+    seed: int = 0
+    d: int = 8
+    K: int = 4
+    d_k2: int = 4
+    n_tokens: int = 40
+    c: float = 0.5
+    threshold: float = 0.0025
+    batch_size: int = 256
+    lr: float = 1.0
+    max_steps: int = 5000
+    ft_max_steps: int = 5000
+    log_every: int = 5
+    thetas_deg: tuple[float, ...] = (0, 15, 30, 45, 60, 75, 90)
+    ood_prompts: int = 20000
+    gamma1_table: tuple[float, ...] = (0.5, 0.8, 1.0)
+    gamma2_table: tuple[float, ...] = (-0.9, -0.2, 0.0, 0.5, 0.95)
+    dense_gamma2: int = 21
+    phase_grid: int = 9
+    tiny_layers: tuple[int, ...] = (1, 2, 3)
+    tiny_width: int = 16
+    tiny_d: int = 4
+    tiny_n_tokens: int = 20
+    tiny_steps: int = 1500
+    tiny_ft_steps: int = 300
+    tiny_batch: int = 128
+    tiny_lr: float = 1e-3
+    tiny_gamma1: float = 1.0
+    tiny_gamma2: tuple[float, ...] = (-0.75, 0.0, 0.75)
+    tiny_thetas_deg: tuple[float, ...] = (0, 30, 60, 90)
+    tiny_eval: int = 4000
+    minilm: bool = True
+    minilm_layer: int = 5
+    minilm_thetas_deg: tuple[float, ...] = (0, 30, 60, 90, 180)
+    minilm_steps: int = 300
+    minilm_ft_steps: int = 150
+
+    def __post_init__(self) -> None:
+        check_int("seed", self.seed, 0)
+        check_int("phase_grid", self.phase_grid, 1, 1001)  # phase_grid² cells' worth of points
+        check_int("dense_gamma2", self.dense_gamma2, 1, 10001)
+        check_int("d", self.d, 2)
+        check_int("K", self.K, 2)
+        if 2 * self.K > self.d:
+            raise ConfigError("d", self.d, f">= 2K = {2 * self.K} (rotation out of span V needs K more directions)")
+        check_int("d_k2", self.d_k2, 4)
+        check_int("n_tokens", self.n_tokens, 1)
+        for name in ("c", "threshold", "lr", "tiny_lr"):
+            check_scale(name, getattr(self, name))
+        for name in ("batch_size", "max_steps", "ft_max_steps", "log_every", "ood_prompts", "dense_gamma2",
+                     "phase_grid", "tiny_width", "tiny_n_tokens", "tiny_steps", "tiny_ft_steps", "tiny_batch",
+                     "tiny_eval", "minilm_steps", "minilm_ft_steps"):
+            check_int(name, getattr(self, name), 1)
+        check_int("tiny_d", self.tiny_d, 4)
+        check_int("minilm_layer", self.minilm_layer, 0)
+        if self.minilm_layer > 5:
+            raise ConfigError("minilm_layer", self.minilm_layer, "0..5 (0: embeddings; layers after it see rotated states)")
+        for name in ("gamma1_table", "gamma2_table", "tiny_gamma2"):
+            vals = getattr(self, name)
+            if not vals or any(not -1 <= float(v) <= 1 for v in vals):
+                raise ConfigError(name, vals, "overlaps gamma in [-1, 1]")
+        if not -1 <= self.tiny_gamma1 <= 1:
+            raise ConfigError("tiny_gamma1", self.tiny_gamma1, "an overlap gamma in [-1, 1]")
+        if any(not 1 <= int(n) <= 6 for n in self.tiny_layers) or not self.tiny_layers:
+            raise ConfigError("tiny_layers", self.tiny_layers, "depths between 1 and 6")
+
+
+PRESETS = {
+    "quick": OodConfig(ood_prompts=8000, phase_grid=7, dense_gamma2=11, tiny_steps=800, tiny_ft_steps=200,
+                       tiny_eval=3000),
+    "full": OodConfig(ood_prompts=50000, phase_grid=13, dense_gamma2=41, thetas_deg=tuple(range(0, 91, 5)),
+                      tiny_steps=4000, tiny_ft_steps=600, tiny_gamma2=(-0.9, -0.75, -0.2, 0.0, 0.5, 0.75, 0.95),
+                      tiny_thetas_deg=(0, 15, 30, 45, 60, 75, 90), tiny_eval=8000,
+                      minilm_thetas_deg=(0, 15, 30, 45, 60, 90, 120, 150, 180)),
+}

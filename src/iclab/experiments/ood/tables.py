@@ -1,0 +1,31 @@
+"""Views of the ``ood`` results table (arXiv:2609.36448; docs/papers/ood.md §5) used by the figures and comparisons:
+the rows of one part, and the ``forget`` cells unrolled into one row per (γ1, γ2)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+__all__ = ["part_rows", "first_row", "forget_table"]
+
+_FORGET_COLUMNS = ("F", "F_theory", "F_largeN", "forgot1", "forgot2", "pred1", "pred2", "src1_after", "src2_after",
+                   "ood1_before", "ood2_before", "steps", "theory_steps", "backproj_dev", "conservation_ft")
+
+
+def part_rows(df: pd.DataFrame, part: str) -> pd.DataFrame:
+    """The rows whose cell has ``part == part`` (empty when there is no ``part`` column)."""
+    return df[df["part"] == part] if "part" in df else df.iloc[0:0]
+
+
+def first_row(df: pd.DataFrame, part: str):
+    """The first row of ``part``, or None."""
+    sub = part_rows(df, part)
+    return None if sub.empty else sub.iloc[0]
+
+
+def forget_table(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per (γ1, γ2) of the ``forget`` cells, with the per-γ2 list entries of ``_FORGET_COLUMNS``."""
+    rows = []
+    for _, r in part_rows(df, "forget").iterrows():
+        for i, g2 in enumerate(r["gamma2_list"]):
+            rows.append({"gamma1": float(r["gamma1"]), "gamma2": float(g2), **{k: r[k][i] for k in _FORGET_COLUMNS}})
+    return pd.DataFrame(rows)

@@ -1,0 +1,90 @@
+r"""The ``tiny`` cell: tiny multi-layer transformers (1–3 layers, width 16) on the K = 2 feature prompts
+(arXiv:2609.36448; docs/papers/ood.md §5.5): OOD error under rotation, then fine-tuning on U with overlaps
+(γ1, γ2) and the source forgetting F.
+
+Model: :class:`iclab.models.FeatureTransformer` (tokens [x; y], query [x_q; 0], pre-LN blocks, MLP 4x, read-out
+at the query). Trained with Adam on the Monte-Carlo loss :math:`c(\hat y-w^\top x_q)^2` (w sampled; the w-average
+of note §4.1 has no closed form here). Source and OOD losses are measured on fixed evaluation sets (the same
+prompts before and after fine-tuning, so F has no sampling noise from the evaluation set). The merged-Q theory
+gives no numbers for this model; it is compared by the sign of forgetting per feature (the K = 2 rule
+:math:`-\gamma_k\gamma_m>\gamma_k^2`, note §4.9).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import torch
+
+from iclab.data import FeaturePrompts, feature_basis, generator_for, overlap_features, rotated_features
+from iclab.models import FeatureTransformer, prompt_mse_loss
+from iclab.theory import ood as T
+from iclab.train import TrainConfig, train
+
+__all__ = ["tiny_cell"]
+
+_K = 2
+_ROWS = ("F", "src1_after", "src2_after", "ood_before", "ood_after", "forgot1", "forgot2", "pred1", "pred2",
+         "dalpha1_src", "dbeta1_src")
+
+
+def _eval(model, data, n: int, seed, key) -> list[float]:
+    """Per-feature loss c(ŷ − wᵀx_q)² (c = 1/2) on ``n`` prompts drawn from the key (the same prompts every call)."""
+    b = data.sample(n, generator_for(seed, "tiny-eval", key))
+    with torch.no_grad():
+        yhat = model(b.x.float(), b.y.float(), b.xq.float()).double()
+    per = 0.5 * (yhat - b.yq) ** 2
+    return [float(per[b.qfeat == k].mean()) for k in range(data.K)]
+
+
+def _float_loss(m, b):
+    return prompt_mse_loss(m, b.__class__(b.x.float(), b.y.float(), b.xq.float(), b.yq.float(), b.w.float(),
+                                          b.feat, b.qfeat), 0.5, _K)
+
+
+def _finetune_row(cfg, model, src, V, Vp, g2: float, before: list[float], S1, ft_cfg) -> dict:
+    """Fine-tune a copy of ``model`` on U(γ1, γ2): source losses after, F, OOD loss before/after, the measured
+    and predicted sign per feature, and the change of the layer-1 source α/β."""
+    off = ~torch.eye(_K, dtype=torch.bool)
+    U = overlap_features(V, Vp, [cfg.tiny_gamma1, g2])
+    tgt = src.with_features(U)
+    m = copy.deepcopy(model)
+    ood_before = sum(_eval(m, tgt, cfg.tiny_eval, cfg.seed, f"tgt{g2}")) / _K
+    train(m, tgt, _float_loss, ft_cfg)
+    after = _eval(m, src, cfg.tiny_eval, cfg.seed, "src")
+    dS = m.layer1_logits(V) - S1
+    pred = T.forgetting_sign_k2(cfg.tiny_gamma1, g2)
+    return {"dalpha1_src": float(dS.diagonal().mean()), "dbeta1_src": float(dS[off].mean()),
+            "F": sum(a - b for a, b in zip(after, before)) / _K, "src1_after": after[0], "src2_after": after[1],
+            "ood_before": ood_before, "ood_after": sum(_eval(m, tgt, cfg.tiny_eval, cfg.seed, f"tgt{g2}")) / _K,
+            "forgot1": T.loss_change_sign(after[0], before[0]), "forgot2": T.loss_change_sign(after[1], before[1]),
+            "pred1": int(pred[0]), "pred2": int(pred[1])}
+
+
+def tiny_cell(cfg, cell) -> dict:
+    """One depth: pre-train on V, OOD error vs θ, fine-tune on U(γ1, γ2) for each γ2, F and its sign."""
+    torch.manual_seed(cfg.seed)
+    layers, d = int(cell["layers"]), cfg.tiny_d
+    V, Vp = feature_basis(d, _K, generator_for(cfg.seed, "tiny-basis"))
+    src = FeaturePrompts(V, n_tokens=cfg.tiny_n_tokens)
+    model = FeatureTransformer(d, d_model=cfg.tiny_width, n_layers=layers)
+    tc = TrainConfig(steps=cfg.tiny_steps, batch_size=cfg.tiny_batch, lr=cfg.tiny_lr, optimizer="adam",
+                     log_every=max(1, cfg.tiny_steps // 10), seed=cfg.seed)
+    res = train(model, src, _float_loss, tc)
+    before = _eval(model, src, cfg.tiny_eval, cfg.seed, "src")
+    S1 = model.layer1_logits(V)
+    off = ~torch.eye(_K, dtype=torch.bool)
+    ood = [sum(_eval(model, src.with_features(rotated_features(V, Vp, math.radians(th))), cfg.tiny_eval, cfg.seed,
+                     f"ood{th}")) / _K for th in cfg.tiny_thetas_deg]
+    out = {"pretrain_seconds": res.seconds, "source_before": before, "alpha1": float(S1.diagonal().mean()),
+           "beta1": float(S1[off].mean()), "theta_deg": list(cfg.tiny_thetas_deg),
+           "ood_loss": ood, "gamma1": cfg.tiny_gamma1, "gamma2_list": list(cfg.tiny_gamma2)}
+    ft_cfg = tc.with_overrides({"steps": cfg.tiny_ft_steps, "seed": cfg.seed + 1,
+                                "log_every": max(1, cfg.tiny_ft_steps // 5)})
+    rows = {k: [] for k in _ROWS}
+    for g2 in cfg.tiny_gamma2:
+        for k, v in _finetune_row(cfg, model, src, V, Vp, g2, before, S1, ft_cfg).items():
+            rows[k].append(v)
+    out.update(rows)
+    return out

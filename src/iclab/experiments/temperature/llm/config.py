@@ -1,0 +1,88 @@
+"""Config of ``temperature-llm``: attention temperature for real causal LMs (Gemma 3 270M, SmolLM2-135M) under noisy
+in-context demonstrations, the LLM experiment of arXiv:2511.01292 (Demir & Doğan, §5.2, Fig. 3;
+docs/papers/temperature.md §5.3–5.4)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from iclab.config import Config, check_device, check_int, check_probability
+from iclab.errors import ConfigError
+
+__all__ = ["TemperatureLLMConfig", "PRESETS", "QUICK", "FULL"]
+
+
+@dataclass(frozen=True)
+class TemperatureLLMConfig(Config):
+    """Settings of ``temperature-llm``.
+
+    Fields:
+        models: causal LMs, each ``gemma3-270m``, ``smollm2`` (installed packages), a local folder or a hub id.
+        tasks: task names of :data:`iclab.hf.QA_TASKS`; ``continent-label`` is the one whose answers only the
+            demonstrations can give.
+        noise_ratios: fractions of corrupted demonstrations (best τ vs noise; paper Fig. 3b).
+        n_demos: demonstrations per prompt for the noise sweep (paper: 6).
+        demo_counts: demonstration counts for EM vs #demos at ``demo_noise`` (Fig. 3a); empty to skip.
+        demo_noise: noise ratio of the #demos sweep (paper: 0.6).
+        taus: global temperature grid (must contain 1.0).
+        moment_rule: also evaluate the per-layer spread rule τ_ℓ = σ_ℓ^noisy/σ_ℓ^clean (note §5.4).
+        adaptive: also evaluate the entropy-adaptive temperature.
+        n_questions: questions per task (0: every item of the task not needed for demonstrations).
+        group_size: questions that share one set of demonstrations (their prompt prefix is run once).
+        probe_questions: questions whose clean and noisy prompts are probed for the moment rule.
+        batch_size: prompts per forward.
+        dtype: model dtype (``float32``, ``bf16``, ``fp16``).
+        device: torch device of the models (``cpu``, ``cuda``, ``cuda:N``).
+        seed: base seed (question split, demonstrations, bootstrap).
+    """
+
+    models: tuple[str, ...] = ("gemma3-270m", "smollm2")
+    tasks: tuple[str, ...] = ("continent-label", "capital", "antonym", "continent", "demonym")
+    noise_ratios: tuple[float, ...] = (0.0, 0.2, 0.4, 0.6, 0.8)
+    n_demos: int = 6
+    demo_counts: tuple[int, ...] = (2, 4, 8, 12)
+    demo_noise: float = 0.6
+    taus: tuple[float, ...] = (0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.4, 1.6, 2.0)
+    moment_rule: bool = True
+    adaptive: bool = True
+    n_questions: int = 0
+    group_size: int = 16
+    probe_questions: int = 48
+    batch_size: int = 32
+    dtype: str = "float32"
+    device: str = "cpu"
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        from iclab.hf import QA_TASKS, parse_dtype
+
+        if not self.models or any(not isinstance(m, str) or not m for m in self.models):
+            raise ConfigError("models", self.models, "one or more of 'gemma3-270m', 'smollm2', a local path or hub id")
+        if not self.tasks or any(t not in QA_TASKS for t in self.tasks):
+            raise ConfigError("tasks", self.tasks, "a non-empty subset of " + ", ".join(QA_TASKS))
+        for r in (*self.noise_ratios, self.demo_noise):
+            check_probability("noise_ratios", r)
+        if not self.noise_ratios:
+            raise ConfigError("noise_ratios", self.noise_ratios, "at least one noise ratio")
+        check_int("n_demos", self.n_demos, 1)
+        if any(not isinstance(k, int) or k < 1 for k in self.demo_counts):
+            raise ConfigError("demo_counts", self.demo_counts, "integers >= 1")
+        if not self.taus or any(not isinstance(t, (int, float)) or not t > 0 for t in self.taus) or 1.0 not in self.taus:
+            raise ConfigError("taus", self.taus, "temperatures > 0 including 1.0 (the stock model)")
+        check_int("n_questions", self.n_questions, 0)
+        if self.n_questions == 1:
+            raise ConfigError("n_questions", 1, "0 (all) or at least 2 (two halves for the held-out τ)")
+        check_int("group_size", self.group_size, 1)
+        check_int("probe_questions", self.probe_questions, 1)
+        check_int("batch_size", self.batch_size, 1)
+        check_int("seed", self.seed, 0)
+        parse_dtype(self.dtype)
+        check_device("device", self.device)
+
+
+# quick: the task both models solve (continent-label is at chance for both at this size, note §6.5b); 6 cells.
+QUICK = TemperatureLLMConfig(models=("gemma3-270m", "smollm2"), tasks=("capital",),
+                             noise_ratios=(0.0, 0.4, 0.8), demo_counts=(), taus=(0.7, 0.85, 1.0, 1.2, 1.45),
+                             n_questions=120, group_size=10, probe_questions=24, adaptive=False)
+FULL = TemperatureLLMConfig()
+PRESETS = {"quick": QUICK, "full": FULL}

@@ -1,0 +1,115 @@
+r"""Statistics of ``temperature-llm`` (arXiv:2511.01292 §5.2, Fig. 3; docs/papers/temperature.md §5.4), shared by its
+figures and comparisons. Questions of one demonstration group are not independent, so every interval is a
+percentile bootstrap that resamples whole groups (with their questions), paired across τ: for a group-resample
+with counts :math:`c_g` the EM of τ is :math:`\sum_g c_g S_{g\tau} / \sum_g c_g n_g` (``S`` the group's EM sum).
+
+- best τ: the grid τ of highest EM (ties to the τ closest to 1), its interval the bootstrap of that argmax;
+- held-out gain: τ chosen on the even groups and scored on the odd ones and vice versa (2-fold cross-fitting),
+  minus EM(τ = 1) on the same questions;
+- trend: the least-squares slope of :math:`\log\tau^*` on the noise ratio, per bootstrap draw (each noise cell
+  resampled independently).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["BOOT", "cell_summary", "summary_table", "trend", "best_index"]
+
+BOOT = 1000  # bootstrap draws
+
+
+def best_index(taus, scores: np.ndarray) -> np.ndarray:
+    """Argmax over the last axis of ``scores (..., T)``; ties go to the τ closest to 1 (log scale)."""
+    tie = 1e-9 * np.abs(np.log(np.asarray(taus, dtype=float)))  # EM steps are >= 1/Q >> 1e-9
+    return np.argmax(np.asarray(scores, dtype=float) - tie, axis=-1)
+
+
+def _counts(n_groups: int, seed: int, boot: int = BOOT) -> np.ndarray:
+    """``(boot, G)`` multinomial resampling counts of the groups."""
+    rng = np.random.default_rng(seed)
+    return rng.multinomial(n_groups, np.full(n_groups, 1.0 / n_groups), size=boot).astype(float)
+
+
+def _group_sums(x: np.ndarray, group: np.ndarray) -> np.ndarray:
+    """``(..., G)`` sums of ``x (..., Q)`` per group."""
+    G = int(group.max()) + 1
+    return np.stack([x[..., group == g].sum(-1) for g in range(G)], -1)
+
+
+def _ci(draws: np.ndarray) -> tuple[float, float]:
+    return float(np.quantile(draws, 0.025)), float(np.quantile(draws, 0.975))
+
+
+def _paired_gain(a: np.ndarray, b: np.ndarray, group: np.ndarray, counts: np.ndarray) -> tuple[float, float, float]:
+    """Mean of ``a − b`` over questions and its group-bootstrap interval."""
+    d = _group_sums(a - b, group)  # (G,)
+    n = np.bincount(group).astype(float)
+    return float(d.sum() / n.sum()), *_ci(counts @ d / (counts @ n))
+
+
+def _held_out(taus, em: np.ndarray, group: np.ndarray) -> tuple[np.ndarray, list[float]]:
+    """Per-question EM ``(Q,)`` of the τ chosen on the other half of the groups (even/odd), and the two picks."""
+    half = group % 2 == 0
+    out, picks = np.zeros(em.shape[1]), []
+    for chosen_on in (half, ~half):
+        j = int(best_index(taus, em[:, chosen_on].mean(1))) if chosen_on.any() else list(taus).index(1.0)
+        out[~chosen_on] = em[j, ~chosen_on]
+        picks.append(float(taus[j]))
+    return out, picks
+
+
+def cell_summary(taus, row: pd.Series, seed: int = 0) -> dict:
+    """One cell: EM(τ=1), best τ with its interval, held-out / moment / adaptive gains over τ = 1 with intervals."""
+    em, group = np.asarray(row["em"], dtype=float), np.asarray(row["group"])  # (T, Q), (Q,)
+    counts = _counts(int(group.max()) + 1, seed)
+    i1 = list(taus).index(1.0)
+    sums, n = _group_sums(em, group), np.bincount(group).astype(float)  # (T, G), (G,)
+    curve = em.mean(1)
+    j = int(best_index(taus, curve))
+    boot_best = np.asarray(taus)[best_index(taus, (counts @ sums.T) / (counts @ n)[:, None])]  # (B,)
+    held, picks = _held_out(taus, em, group)
+    out = {"n_questions": em.shape[1], "groups": len(n), "em_tau1": curve[i1], "curve": curve.tolist(),
+           "best_tau": float(taus[j]), "best_tau_lo": float(np.quantile(boot_best, 0.025)),
+           "best_tau_hi": float(np.quantile(boot_best, 0.975)), "best_em": curve[j],
+           "heldout_picks": picks}
+    out["heldout_gain"], out["heldout_lo"], out["heldout_hi"] = _paired_gain(held, em[i1], group, counts)
+    for name in ("moment", "adaptive"):
+        col = f"em_{name}"
+        if col in row and isinstance(row[col], list):
+            out[f"{name}_gain"], out[f"{name}_lo"], out[f"{name}_hi"] = _paired_gain(
+                np.asarray(row[col], dtype=float), em[i1], group, counts)
+    if isinstance(row.get("layer_tau"), list):
+        out["moment_tau"] = float(np.exp(np.mean(np.log(row["layer_tau"]))))
+    return out
+
+
+def summary_table(cfg, df: pd.DataFrame) -> pd.DataFrame:
+    """:func:`cell_summary` of every finished cell, with its keys."""
+    rows = []
+    for _, r in df.iterrows():
+        keys = {k: r[k] for k in ("part", "model", "task", "noise_ratio", "n_demos")}
+        rows.append({**keys, **cell_summary(cfg.taus, r, cfg.seed)})
+    return pd.DataFrame(rows)
+
+
+def trend(cfg, df: pd.DataFrame) -> tuple[float, float, float, int]:
+    """Slope of log(best τ) on the noise ratio over the noise sweep rows of ``df`` (one model and task):
+    ``(slope, low, high, noise cells)``; each noise cell's groups are resampled independently."""
+    d = df[df["part"] == "noise"].sort_values("noise_ratio")
+    if len(d) < 2:
+        return float("nan"), float("nan"), float("nan"), len(d)
+    r = d["noise_ratio"].to_numpy(dtype=float)
+    logs, draws = [], []
+    for k, (_, row) in enumerate(d.iterrows()):
+        em, group = np.asarray(row["em"], dtype=float), np.asarray(row["group"])
+        counts = _counts(int(group.max()) + 1, cfg.seed + 1 + k)
+        sums, n = _group_sums(em, group), np.bincount(group).astype(float)
+        logs.append(np.log(cfg.taus[int(best_index(cfg.taus, em.mean(1)))]))
+        draws.append(np.log(np.asarray(cfg.taus)[best_index(cfg.taus, (counts @ sums.T) / (counts @ n)[:, None])]))
+    rc = r - r.mean()
+    slope = float(rc @ (np.asarray(logs) - np.mean(logs)) / (rc @ rc))
+    boot = np.stack(draws, 1)  # (B, R)
+    slopes = (boot - boot.mean(1, keepdims=True)) @ rc / (rc @ rc)
+    return slope, *_ci(slopes), len(d)

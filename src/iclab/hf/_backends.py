@@ -1,0 +1,130 @@
+r"""Which Hugging Face attention backend takes which temperature mode, and the adaptive-temperature forward.
+
+Support matrix (README "Attention backends"): every backend takes a fixed τ and a per-(layer, head) τ, because both
+only rescale the logits (``scaling / τ``, or the query of one head by ``1/τ_h``) before the backend's own function
+runs. The entropy-adaptive τ and the score probes need the pre-softmax scores and a dense mask, which ``sdpa`` and
+``eager`` give (a bool or additive 4-D mask, or none when the mask is plain causal) and ``flex_attention`` does not (a
+``BlockMask``); flash-attention backends are refused whole (transformers reads any registered name containing
+"flash" as a hub kernel). Every refusal is an :class:`UnsupportedModelError` raised before the first forward.
+
+The adaptive path runs :func:`iclab.attention.adaptive_attention`, a streaming two-pass kernel for the adaptive
+temperature of arXiv:2410.01104 (Fig. 4; the two passes are iclab's, docs/papers/dispersion.md §4.5): pass 1
+computes the row entropy :math:`H = \mathrm{lse}(e) - \sum_j p_j e_j` online, pass 2 is ordinary attention with
+logits :math:`\beta(H)\,e`, so no ``n_q × n_k`` score matrix is stored (O(n) memory when the mask is plain causal;
+a padded batch brings its own 4-D mask, as in stock sdpa).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import torch
+
+from iclab.errors import UnsupportedModelError
+
+if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers
+    from transformers import PreTrainedModel
+
+__all__ = ["BACKEND_SUPPORT", "TEMPERATURE_MODES", "check_backend", "attention_scores"]
+
+TEMPERATURE_MODES = ("fixed", "per-head", "adaptive", "probes")
+BACKEND_SUPPORT = {  # base attn_implementation -> modes that work (parity-tested in tests/test_hf_backends.py)
+    "sdpa": TEMPERATURE_MODES,
+    "eager": TEMPERATURE_MODES,
+    "flex_attention": ("fixed", "per-head"),
+}
+
+
+def check_backend(model: PreTrainedModel, base: str, mode: str) -> None:
+    """Raise :class:`UnsupportedModelError` unless ``mode`` (one of :data:`TEMPERATURE_MODES`) works on ``base``."""
+    name = type(model).__name__
+    if base not in BACKEND_SUPPORT:
+        raise UnsupportedModelError(
+            f"{name}: attention implementation {base!r} is not supported by iclab's temperature control; supported: "
+            + "; ".join(f"{b!r} ({', '.join(m)})" for b, m in BACKEND_SUPPORT.items())
+            + ". Load the model with attn_implementation='sdpa' (on a GPU it runs flash kernels itself)")
+    if mode not in BACKEND_SUPPORT[base]:
+        able = [b for b, m in BACKEND_SUPPORT.items() if mode in m]
+        raise UnsupportedModelError(f"{name}: {mode} temperature/probes need the attention scores, which "
+                                    f"attention implementation {base!r} does not expose; it supports "
+                                    f"{', '.join(BACKEND_SUPPORT[base])}. Use {' or '.join(map(repr, able))} "
+                                    f"(model.set_attn_implementation('sdpa'))")
+    cfg = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+    if mode == "adaptive" and getattr(cfg, "attn_logit_softcapping", None) is not None:
+        raise UnsupportedModelError(f"{name}: adaptive temperature does not support attention logit soft-capping "
+                                    f"(attn_logit_softcapping={cfg.attn_logit_softcapping}); use a fixed tau")
+
+
+def visible_keys(module, attention_mask, q: int, k: int, is_causal) -> tuple[torch.Tensor | None, bool]:
+    """``(mask, causal)`` for the attention kernels: a bool mask broadcastable to ``(B, H, q, k)`` (True = visible)
+    from a bool or additive 4-D mask, or ``None`` and the module's causality when transformers skipped the mask."""
+    if attention_mask is None:
+        causal = getattr(module, "is_causal", False) if is_causal is None else is_causal
+        return None, bool(causal) and q > 1
+    m = attention_mask[..., :k]
+    if m.dtype != torch.bool:
+        m = m > torch.finfo(m.dtype).min / 2  # additive 0 / min masks
+    return m, False
+
+
+def attention_scores(module: torch.nn.Module, query: torch.Tensor, key: torch.Tensor,
+                     attention_mask: torch.Tensor | None, scaling: float | torch.Tensor, rows: torch.Tensor | None = None,
+                     is_causal: bool | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Pre-softmax scores and visibility of (selected) query rows, as the attention function sees them.
+
+    ``module``: the attention module (its ``is_causal`` decides when the mask was skipped); ``query (B, H, q, d)``, ``key (B, H_kv, k, d)`` (grouped-query keys are repeated), ``scaling`` a float or ``(H,)``;
+    ``rows`` an optional ``(B, P)`` long tensor of query positions. Returns ``scores (B, H, P|q, k)`` and a bool
+    ``visible`` broadcastable to it (True = key visible), from a bool/float 4-D mask or, when the mask was skipped,
+    the module's causality (upper-left aligned, as sdpa's ``is_causal``).
+    """
+    B, H, q, _ = query.shape
+    k = key.shape[2]
+    if key.shape[1] != H:
+        key = key.repeat_interleave(H // key.shape[1], dim=1)  # (B, H, k, d)
+    if rows is not None:
+        query = torch.gather(query, 2, rows[:, None, :, None].expand(B, H, rows.shape[1], query.shape[-1]))  # (B, H, P, d)
+    scale = scaling.to(query.dtype).view(1, H, 1, 1) if torch.is_tensor(scaling) else scaling
+    scores = (query @ key.transpose(-1, -2)) * scale  # (B, H, P|q, k)
+    qpos = rows if rows is not None else torch.arange(q, device=query.device)[None, :].expand(B, q)  # (B, P)
+    m, causal = visible_keys(module, attention_mask, q, k, is_causal)
+    if m is None:
+        if causal:
+            visible = qpos[:, None, :, None] >= torch.arange(k, device=query.device)  # (B, 1, P, k)
+        else:
+            visible = torch.ones(1, 1, 1, k, dtype=torch.bool, device=query.device)
+    else:
+        m = m.expand(B, m.shape[1], q, k) if m.shape[2] == q else m.expand(B, m.shape[1], m.shape[2], k)
+        visible = torch.gather(m, 2, qpos[:, None, :, None].expand(B, m.shape[1], qpos.shape[1], k)) if m.shape[2] == q else m
+    return scores, visible
+
+
+def adaptive_forward(module, query, key, value, attention_mask, scaling, dropout, params, is_causal):
+    """Adaptive-temperature attention, ``(out (B, q, H, d_v), None)``: the streaming kernel (dense weights only
+    when training with dropout, which the kernel does not take). Half precision runs in float32, as stock eager
+    softmax does."""
+    from iclab.attention import adaptive_attention
+
+    H, q, k = query.shape[1], query.shape[2], key.shape[2]
+    if dropout and module.training:
+        return _adaptive_dense(module, query, key, value, attention_mask, scaling, dropout, params, is_causal)
+    if key.shape[1] != H:  # grouped-query attention: O(n) copies of keys and values
+        key = key.repeat_interleave(H // key.shape[1], dim=1)  # (B, H, k, d)
+        value = value.repeat_interleave(H // value.shape[1], dim=1)  # (B, H, k, d_v)
+    work = torch.float32 if query.dtype in (torch.float16, torch.bfloat16) else query.dtype
+    mask, causal = visible_keys(module, attention_mask, q, k, is_causal)
+    out = adaptive_attention(query.to(work), key.to(work), value.to(work), mask=mask, scale=float(scaling),
+                             causal=causal, **params)  # (B, H, q, d_v)
+    return out.to(value.dtype).transpose(1, 2).contiguous(), None  # (B, q, H, d_v)
+
+
+def _adaptive_dense(module, query, key, value, attention_mask, scaling, dropout, params, is_causal):
+    """Dense adaptive attention with dropout on the weights (training only): ``(out (B, q, H, d_v), weights)``."""
+    from iclab.attention import normalise
+
+    H = query.shape[1]
+    scores, visible = attention_scores(module, query, key, attention_mask, scaling, is_causal=is_causal)  # (B, H, q, k)
+    w = normalise("adaptive_softmax", scores.float() if scores.dtype != torch.float64 else scores, visible, **params)
+    w = torch.nn.functional.dropout(w, p=dropout)
+    if value.shape[1] != H:
+        value = value.repeat_interleave(H // value.shape[1], dim=1)  # (B, H, k, d_v)
+    return (w.to(value.dtype) @ value).transpose(1, 2).contiguous(), w

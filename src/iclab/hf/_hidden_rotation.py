@@ -1,0 +1,73 @@
+r"""Rotate the hidden states of a Hugging Face BERT encoder after one layer and run the rest of it: the
+real-model shift of arXiv:2609.36448 ("rotated hidden layers"), as iclab builds it (docs/papers/ood.md §5.6).
+
+:func:`givens_rotation` is a fixed orthogonal :math:`R_\theta` made of Givens rotations by θ in ``dim // 2``
+disjoint random planes (every direction moves by θ; θ = π gives −I). :func:`encode_to_layer` caches the hidden
+states after layer L (length-sorted buckets); :func:`rotated_pooled_features` applies :math:`h \mapsto hR^\top` to
+every token's state, runs layers L+1.. of the encoder and mean-pools over real tokens. The encoder stays frozen.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Iterable, Sequence
+
+import torch
+
+if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers
+    from transformers import BertModel, PreTrainedTokenizerBase
+
+__all__ = ["givens_rotation", "encode_to_layer", "run_encoder_layers", "rotated_pooled_features"]
+
+
+def givens_rotation(dim: int, theta: float, seed: int) -> torch.Tensor:
+    """Orthogonal R (dim, dim), float32: rotation by θ in dim/2 disjoint random 2-D planes (a random basis from
+    ``seed``; an odd last direction stays fixed)."""
+    g = torch.Generator().manual_seed(seed)
+    basis, _ = torch.linalg.qr(torch.randn(dim, dim, generator=g, dtype=torch.float64))  # (dim, dim)
+    c, s = math.cos(theta), math.sin(theta)
+    block = torch.zeros(dim, dim, dtype=torch.float64)
+    for i in range(0, dim - 1, 2):
+        block[i, i], block[i + 1, i + 1], block[i, i + 1], block[i + 1, i] = c, c, -s, s
+    if dim % 2:
+        block[-1, -1] = 1.0
+    return (basis @ block @ basis.T).float()
+
+
+def encode_to_layer(bert: BertModel, tok: PreTrainedTokenizerBase, sents: list[str], L: int,
+                    bucket: int = 64) -> list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
+    """Hidden states after layer L (0 = embeddings), in length-sorted buckets:
+    ``[(idx (b,), h (b, T, D), mask (b, T))]``."""
+    order = sorted(range(len(sents)), key=lambda i: len(sents[i]))
+    out = []
+    for start in range(0, len(order), bucket):
+        idx = order[start:start + bucket]
+        enc = tok([sents[i] for i in idx], padding=True, return_tensors="pt")
+        with torch.no_grad():
+            h = bert.embeddings(input_ids=enc["input_ids"], token_type_ids=enc.get("token_type_ids"))
+            h = run_encoder_layers(bert.encoder.layer[:L], h, enc["attention_mask"])
+        out.append((torch.tensor(idx), h, enc["attention_mask"]))
+    return out
+
+
+def run_encoder_layers(layers: Iterable[torch.nn.Module], h: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Run BERT layers on ``h (B, T, D)`` with padding ``mask (B, T)`` (additive extended mask) -> ``(B, T, D)``."""
+    ext = (1.0 - mask[:, None, None, :].float()) * torch.finfo(torch.float32).min  # (B, 1, 1, T)
+    for layer in layers:
+        o = layer(h, attention_mask=ext)
+        h = o[0] if isinstance(o, tuple) else o  # (B, T, D)
+    return h
+
+
+def rotated_pooled_features(bert: BertModel, buckets: Sequence[tuple[torch.Tensor, torch.Tensor, torch.Tensor]], L: int,
+                            R: torch.Tensor | None, n: int) -> torch.Tensor:
+    """Rotate the cached layer-L states by ``R`` (None: no rotation), run layers L+1.., mean-pool real tokens
+    -> ``(n, D)`` in the original sentence order."""
+    out = torch.zeros(n, bert.config.hidden_size)
+    with torch.no_grad():
+        for idx, h, mask in buckets:
+            h = h if R is None else h @ R.T  # (b, T, D)
+            h = run_encoder_layers(bert.encoder.layer[L:], h, mask)
+            m = mask[..., None].float()  # (b, T, 1)
+            out[idx] = (h * m).sum(1) / m.sum(1)
+    return out
