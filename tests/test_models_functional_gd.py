@@ -49,6 +49,39 @@ def test_forward_equals_k_steps_of_functional_gd(kernel):
     assert fq[-1].abs().max() > 1e-2  # the steps did something
 
 
+@pytest.mark.parametrize("kernel", ["softmax", "rbf", "linear"])
+@pytest.mark.parametrize("erase", ["distance", "dot"])
+def test_slot_forward_equals_the_token_forward(kernel, erase):
+    """The GD model's slot forward, its token forward and the fully parametrised copy agree to rounding."""
+    b = _batch()
+    m = FunctionalGDModel(D_X, C, DP, n_blocks=4, kernel=kernel, dtype=torch.float64, erase=erase,
+                          generator=torch.Generator().manual_seed(2))
+    with torch.no_grad():
+        m.scale.fill_(1.3)
+    slot, (tok, _) = m(b), m(b, return_states=True)
+    torch.testing.assert_close(slot, tok, atol=1e-12, rtol=0)
+    torch.testing.assert_close(TrainedCategoricalTransformer.from_gd(m)(b), tok, atol=1e-12, rtol=0)
+    params = [m.alpha, m.scale, m.W_e]
+    g_slot = torch.autograd.grad(m(b).logsumexp(-1).sum(), params)
+    g_tok = torch.autograd.grad(m(b, return_states=True)[0].logsumexp(-1).sum(), params)
+    for gs, gt in zip(g_slot, g_tok):
+        torch.testing.assert_close(gs, gt, atol=1e-10, rtol=1e-10)
+
+
+@pytest.mark.parametrize("kernel,exact_up_to", [("softmax", 2), ("rbf", 1), ("linear", 1)])
+def test_authors_erase_head_is_functional_gd_only_for_few_blocks(kernel, exact_up_to):
+    """The authors' dot-product erase head (docs/papers/categorical.md §4.2a): K steps of functional GD up to 2
+    blocks with the softmax kernel and 1 block with the linear and RBF kernels (whose erase head is divided by N),
+    not beyond."""
+    b = _batch()
+    for K in range(1, 4):
+        m = FunctionalGDModel(D_X, C, DP, n_blocks=K, kernel=kernel, dtype=torch.float64, erase="dot",
+                              generator=torch.Generator().manual_seed(1))
+        _, fq = functional_gd(b.x, b.y, b.x_query, m.W_e.detach(), m.alpha.detach(), kernel, 1.0)
+        err = float((m(b) - fq[-1] @ m.W_e.detach()).abs().max())
+        assert (err < 1e-12) == (K <= exact_up_to), (K, err)
+
+
 def test_initial_embedding_layout():
     b = _batch(n=2)
     W = torch.randn(DP, C, dtype=torch.float64)
@@ -106,7 +139,8 @@ def test_loss_is_cross_entropy_and_training_lowers_it():
 
 
 @pytest.mark.parametrize("kw,field", [({"kernel": "cosine"}, "kernel"), ({"n_blocks": 0}, "n_blocks"),
-                                      ({"d_embed": 0}, "d_embed"), ({"erase_lambda": -1.0}, "erase_lambda")])
+                                      ({"d_embed": 0}, "d_embed"), ({"erase_lambda": -1.0}, "erase_lambda"),
+                                      ({"erase": "cosine"}, "erase")])
 def test_bad_model_args(kw, field):
     with pytest.raises(ConfigError, match=field):
         FunctionalGDModel(D_X, C, **kw)

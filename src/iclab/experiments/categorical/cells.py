@@ -23,22 +23,27 @@ from iclab.experiments.categorical.synthetic import synthetic_cell
 __all__ = ["cells", "run_cell", "shared", "budget"]
 
 
-def _synthetic_cells(cfg: CategoricalConfig, seed: int) -> Iterator[dict]:
+def _synthetic_cells(cfg: CategoricalConfig, seed: int, embedding_seed: int) -> Iterator[dict]:
     sizes = {"softmax": cfg.train_sizes, "rbf": cfg.rbf_train_sizes, "linear": cfg.linear_train_sizes}
     for kernel in cfg.kernels:
         for blocks in cfg.layers:
             for L in sizes[kernel]:
                 for model in cfg.models:
-                    yield {"part": "synthetic", "model": model, "kernel": kernel, "blocks": blocks, "L": L,
-                           "seed": seed}
+                    yield {"part": "synthetic", "model": model, "kernel": kernel, "blocks": blocks,
+                           "erase": "distance", "L": L, "embedding_seed": embedding_seed, "seed": seed}
 
 
-def _blocks_cells(cfg: CategoricalConfig, seed: int) -> Iterator[dict]:
-    """The number-of-blocks sweep: synthetic cells at ``blocks_L`` (a cell already in the L sweep is not repeated)."""
+def _blocks_cells(cfg: CategoricalConfig, seed: int, embedding_seed: int) -> Iterator[dict]:
+    """The number-of-blocks sweep: synthetic cells at ``blocks_L`` (a cell already in the L sweep is not repeated).
+    The GD model runs with each erase head of ``blocks_erase``; the authors' ``dot`` head only from 3 blocks, since
+    up to 2 blocks it computes the same function as ``distance`` (docs/papers/categorical.md §4.2a)."""
     for blocks in cfg.blocks_sweep:
         for model in cfg.blocks_models:
-            yield {"part": "synthetic", "model": model, "kernel": "softmax", "blocks": blocks, "L": cfg.blocks_L,
-                   "seed": seed}
+            for erase in cfg.blocks_erase if model == "gd" else ("distance",):
+                if erase == "dot" and blocks <= 2:
+                    continue
+                yield {"part": "synthetic", "model": model, "kernel": "softmax", "blocks": blocks, "erase": erase,
+                       "L": cfg.blocks_L, "embedding_seed": embedding_seed, "seed": seed}
 
 
 def _stationarity_cells(cfg: CategoricalConfig, seed: int) -> Iterator[dict]:
@@ -64,14 +69,20 @@ _PART_CELLS = (("synthetic", _synthetic_cells), ("blocks", _blocks_cells), ("sta
                ("features", _features_cells), ("language", _language_cells))
 
 
+_DRAWS_W_E = ("synthetic", "blocks")  # parts whose cells run once per draw of the data embedding W_e
+
+
 def cells(cfg: CategoricalConfig) -> list[dict]:
-    """Per seed, the selected ``parts`` in a fixed order; duplicates dropped, first occurrence kept."""
+    """Per seed, the selected ``parts`` in a fixed order (synthetic ones once per ``embedding_seeds`` draw);
+    duplicates dropped, first occurrence kept."""
     out, seen = [], set()
     for seed in range(cfg.seed, cfg.seed + cfg.n_seeds):
         for part, part_cells in _PART_CELLS:
             if part not in cfg.parts:
                 continue
-            for cell in part_cells(cfg, seed):
+            part_grid = (c for es in cfg.embedding_seeds for c in part_cells(cfg, seed, es)) \
+                if part in _DRAWS_W_E else part_cells(cfg, seed)
+            for cell in part_grid:
                 key = json.dumps(cell, sort_keys=True)
                 if key not in seen:
                     seen.add(key)

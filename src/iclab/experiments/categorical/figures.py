@@ -1,7 +1,8 @@
 """Figures of the ``categorical`` experiment (Wang et al., arXiv:2405.17248; docs/papers/categorical.md §5): accuracy
-and NLL against the training-set size L and against the number of blocks (with the authors' curves), real-feature
-accuracy against the linear probe, language-model perplexity, and the stationarity z statistics. Each figure is
-saved as PNG with its data as CSV."""
+and NLL against the training-set size L and against the number of blocks (with the authors' curves and the Bayes
+ceiling over the W_e draws), the K-block GD model against K steps of functional GD (§4.8), real-feature accuracy
+against the linear probe, language-model perplexity, and the stationarity z statistics. Each figure is saved as
+PNG with its data as CSV."""
 
 from __future__ import annotations
 
@@ -10,59 +11,115 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from iclab.experiments.categorical.comparisons import FGD_TOL
 from iclab.experiments.categorical.paper_values import PAPER_BLOCKS, PAPER_L_SWEEP
 from iclab.experiments.categorical.tables import mean_with_se, part_rows
-from iclab.plotting import color, new_figure, save_figure, theory_vs_sim
+from iclab.plotting import MARKERS, color, new_figure, save_figure, theory_vs_sim
 
 __all__ = ["figures"]
 
 _STATIONARITY_GROUPS = ["x_coupling", "other", "free", "W_e"]
 
 
-def _model_name(model: str) -> str:
-    return "GD" if model == "gd" else "trained TF"
+def _model_name(model: str, erase: str = "distance") -> str:
+    if model != "gd":
+        return "trained TF"
+    return "GD" if erase == "distance" else "GD, authors' erase head"
 
 
-def _l_sweep_figure(cfg, m: pd.DataFrame, fig_dir: Path) -> Path:
-    """Accuracy and NLL against L, one curve per (model, kernel, blocks) of ``layers``, authors' 2-block curves."""
+def _bayes_band(ax, syn: pd.DataFrame, col: str) -> None:
+    """The Bayes ceiling: mean over W_e draws as a line, the range over draws as a band."""
+    per_draw = syn.groupby("embedding_seed")[col].mean()
+    ax.axhline(per_draw.mean(), color="0.6", lw=0.8, label=f"Bayes classifier ({len(per_draw)} W_e draw(s))")
+    if len(per_draw) > 1:
+        ax.axhspan(per_draw.min(), per_draw.max(), color="0.85", alpha=0.5, lw=0)
+
+
+def _comparable(kernel: str, blocks: int) -> str:
+    """Label suffix for cells the authors' model cannot be compared with (docs/papers/categorical.md §4.2a)."""
+    return "" if kernel == "softmax" or blocks < 2 else " — not comparable"
+
+
+def _l_sweep_figure(cfg, syn: pd.DataFrame, fig_dir: Path) -> Path:
+    """Accuracy and NLL against L (mean ± SE over replicates), one curve per (model, kernel, blocks) of ``layers``,
+    the authors' 2-block curves and the Bayes ceiling over the W_e draws."""
+    m = mean_with_se(syn[(syn["erase"] == "distance") & syn["blocks"].isin(cfg.layers)],
+                     ["model", "kernel", "blocks", "L"], ["acc", "nll", "bayes_acc", "bayes_nll"])
     fig, axes = new_figure(2, 1, width=8.4)
-    i = 0
-    for (model, kernel, blocks), g in m[m["blocks"].isin(cfg.layers)].groupby(["model", "kernel", "blocks"]):
+    for i, ((model, kernel, blocks), g) in enumerate(m.groupby(["model", "kernel", "blocks"])):
         g = g.sort_values("L")
         for ax, col in zip(axes, ("acc", "nll")):
             theory_vs_sim(ax, g["L"], sim=g[col], sim_err=g[col + "_se"], i=i,
-                          label=f"{_model_name(model)}, {int(blocks)} block(s), {kernel}")
-        i += 1
+                          label=f"{_model_name(model)}, {int(blocks)} block(s), {kernel}{_comparable(kernel, blocks)}")
     Ls = sorted(PAPER_L_SWEEP)
     for ax, j, k, name in ((axes[0], 0, 1, "acc"), (axes[1], 2, 3, "nll")):
         ax.plot(Ls, [PAPER_L_SWEEP[L][j] for L in Ls], "--", color="0.3", label="authors: GD, 2 blocks (N=125)")
         ax.plot(Ls, [PAPER_L_SWEEP[L][k] for L in Ls], ":", color="0.3", label="authors: TF, 2 blocks (N=125)")
-        ax.axhline(m[f"bayes_{name}"].mean(), color="0.6", lw=0.8, label="Bayes classifier (iclab data)")
+        _bayes_band(ax, syn, f"bayes_{name}")
         ax.set_xscale("log", base=2)
-        ax.set_xlabel("training contexts L")
+        ax.set_xlabel(f"training contexts L (iclab N={cfg.n_context})")
     axes[0].set_ylabel("query top-1 accuracy")
     axes[1].set_ylabel("query NLL")
     axes[0].legend(fontsize=6)
     return save_figure(fig, fig_dir / "categorical_L_sweep.png", m)
 
 
-def _blocks_figure(cfg, bl: pd.DataFrame, fig_dir: Path) -> Path:
-    """Accuracy and NLL against the number of blocks at ``blocks_L`` (softmax kernel), with the authors' values."""
+def _blocks_table(cfg, syn: pd.DataFrame) -> pd.DataFrame:
+    """Mean ± SE per (model, erase, blocks) at ``blocks_L`` (softmax); the authors' erase head equals iclab's up
+    to 2 blocks, so its curve starts from those cells."""
+    bl = syn[(syn["kernel"] == "softmax") & (syn["L"] == cfg.blocks_L)]
+    low = bl[(bl["model"] == "gd") & (bl["erase"] == "distance") & (bl["blocks"] <= 2)].assign(erase="dot")
+    if (bl["erase"] == "dot").any():
+        bl = pd.concat([bl, low])
+    return mean_with_se(bl, ["model", "erase", "blocks"], ["acc", "nll", "bayes_acc", "bayes_nll"])
+
+
+def _blocks_figure(cfg, syn: pd.DataFrame, fig_dir: Path) -> Path:
+    """Accuracy and NLL against the number of blocks at ``blocks_L`` (softmax kernel): GD with iclab's and with the
+    authors' erase head, the trained TF where run, the authors' values and the Bayes ceiling."""
+    m = _blocks_table(cfg, syn)
     fig, axes = new_figure(2, 1, width=8.4)
-    for i, (model, g) in enumerate(bl.groupby("model")):
+    curves = list(m.groupby(["model", "erase"]))
+    for i, ((model, erase), g) in enumerate(curves):
         g = g.sort_values("blocks")
+        x = g["blocks"] + 0.06 * (i - (len(curves) - 1) / 2)  # side by side where the curves coincide
         for ax, col in zip(axes, ("acc", "nll")):
-            theory_vs_sim(ax, g["blocks"], sim=g[col], sim_err=g[col + "_se"], i=i,
-                          label=f"iclab {_model_name(model)} (N={cfg.n_context})")
+            ax.errorbar(x, g[col], yerr=g[col + "_se"], fmt=MARKERS[i % len(MARKERS)] + "-", color=color(i),
+                        capsize=2, lw=0.8, label=f"iclab {_model_name(model, erase)} (N={cfg.n_context})")
     B = sorted(PAPER_BLOCKS)
-    for ax, jg, jt in ((axes[0], 0, 2), (axes[1], 1, 3)):
-        ax.plot(B, [PAPER_BLOCKS[b][jg] for b in B], "--", color=color(0), label="authors GD (N=125)")
-        ax.plot(B, [PAPER_BLOCKS[b][jt] for b in B], ":", color=color(1), label="authors TF (N=125)")
+    for ax, jg, jt, name in ((axes[0], 0, 2, "acc"), (axes[1], 1, 3, "nll")):
+        ax.plot(B, [PAPER_BLOCKS[b][jg] for b in B], "--", color="0.3", label="authors GD (N=125)")
+        ax.plot(B, [PAPER_BLOCKS[b][jt] for b in B], ":", color="0.3", label="authors TF (N=125)")
+        _bayes_band(ax, syn, f"bayes_{name}")
         ax.set_xlabel("blocks (GD steps)")
     axes[0].set_ylabel("query top-1 accuracy")
     axes[1].set_ylabel("query NLL")
     axes[0].legend(fontsize=6)
-    return save_figure(fig, fig_dir / "categorical_blocks.png", bl)
+    return save_figure(fig, fig_dir / "categorical_blocks.png", m)
+
+
+def _functional_gd_figure(cfg, syn: pd.DataFrame, fig_dir: Path) -> Path:
+    """One block = one functional-GD step (docs/papers/categorical.md §4.8): per number of blocks K, the trained
+    GD model's test NLL beside K steps of functional GD with the same parameters, and the total-variation distance
+    between their predictions, for iclab's and the authors' erase head (softmax kernel, ``blocks_L``)."""
+    gd = syn[(syn["model"] == "gd") & (syn["kernel"] == "softmax") & (syn["L"] == cfg.blocks_L)]
+    m = mean_with_se(gd, ["erase", "blocks"], ["nll", "fgd_nll", "fgd_tv", "fgd_max_logit_diff"])
+    fig, axes = new_figure(2, 1, width=8.4)
+    for i, (erase, g) in enumerate(m.groupby("erase")):
+        g = g.sort_values("blocks")
+        name = _model_name("gd", erase)
+        theory_vs_sim(axes[0], g["blocks"], theory=g["fgd_nll"], sim=g["nll"], sim_err=g["nll_se"], i=i,
+                      label=f"{name} vs K steps of functional GD")
+        axes[1].plot(g["blocks"], g["fgd_tv"].clip(lower=1e-17), "o-", color=color(i), label=name)
+    axes[1].axhline(FGD_TOL, color="0.3", ls="--", lw=0.8, label=f"tolerance ({FGD_TOL:g})")
+    axes[1].set_yscale("log")
+    for ax in axes:
+        ax.set_xlabel("blocks K = functional-GD steps")
+    axes[0].set_ylabel("test query NLL (model: markers, functional GD: line)")
+    axes[1].set_ylabel("mean total-variation distance to functional GD")
+    axes[0].legend(fontsize=6)
+    axes[1].legend(fontsize=6)
+    return save_figure(fig, fig_dir / "categorical_functional_gd.png", m)
 
 
 def _features_figure(cfg, feat: pd.DataFrame, fig_dir: Path) -> Path:
@@ -121,11 +178,12 @@ def figures(cfg, df: pd.DataFrame, fig_dir: Path) -> list[Path]:
     paths = []
     syn = part_rows(df, "synthetic")
     if len(syn):
-        m = mean_with_se(syn, ["model", "kernel", "blocks", "L"], ["acc", "nll", "bayes_acc", "bayes_nll"])
-        paths.append(_l_sweep_figure(cfg, m, fig_dir))
-        bl = m[(m["kernel"] == "softmax") & (m["L"] == cfg.blocks_L)]
-        if bl["blocks"].nunique() > 1:
-            paths.append(_blocks_figure(cfg, bl, fig_dir))
+        syn = syn.assign(**{c: syn[c] if c in syn else v for c, v in (("erase", "distance"), ("embedding_seed", 42))})
+        paths.append(_l_sweep_figure(cfg, syn, fig_dir))
+        if syn[(syn["kernel"] == "softmax") & (syn["L"] == cfg.blocks_L)]["blocks"].nunique() > 1:
+            paths.append(_blocks_figure(cfg, syn, fig_dir))
+        if "fgd_tv" in syn and syn["fgd_tv"].notna().any():
+            paths.append(_functional_gd_figure(cfg, syn[syn["fgd_tv"].notna()], fig_dir))
     feat = part_rows(df, "features")
     if len(feat):
         paths.append(_features_figure(cfg, feat, fig_dir))

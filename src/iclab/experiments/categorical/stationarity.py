@@ -25,8 +25,9 @@ class _Float64Prompts:
 
 
 def stationarity_cell(cfg, cell: dict) -> dict:
-    """z and RMS of the mean gradient per group (``free``, ``x_coupling``, ``other``, ``W_e``), ``init_*`` at the
-    random GD configuration and ``trained_*`` after ``stationarity_steps`` Adam steps on the GD parameters."""
+    """z, RMS of the mean gradient and RMS of its standard error per group (``free``, ``x_coupling``, ``other``,
+    ``W_e``), ``init_*`` at the random GD configuration and ``trained_*`` after ``stationarity_steps`` Adam steps on
+    the GD parameters."""
     seed = cell["seed"]
     data = CategoricalICL(n_classes=7, d=5, d_embed=3, n_context=15, n_clusters=3, scale=3.0,
                           covariate=cell["covariate"])
@@ -43,4 +44,5 @@ def stationarity_cell(cfg, cell: dict) -> dict:
         for grp, v in r.items():
             out[f"{tag}_{grp}_z"] = v["z"]
             out[f"{tag}_{grp}_rms"] = v["rms_mean"]
+            out[f"{tag}_{grp}_se"] = v["rms_se"]
     return out
