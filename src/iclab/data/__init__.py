@@ -14,7 +14,10 @@ from iclab.data._char_corpus import pydoc_text as pydoc_text
 from iclab.data import _gaussian, _features, _retrieval, _categorical
 from iclab.data._country_regions import WORLD_REGIONS as WORLD_REGIONS
 from iclab.data._country_regions import region_sentences as region_sentences
+from iclab.data._country_regions import REGION_DOMAINS as REGION_DOMAINS
+from iclab.data._country_regions import region_domain_sentences as region_domain_sentences
 
 __all__ = ["derive_seed", "generator_for", *_gaussian.__all__, *_features.__all__, *_retrieval.__all__,
            *_categorical.__all__, "MultiTaskBatch", "MultiTaskRegression", "toeplitz_cov", "CharCorpus", "TokenBatch",
-           "pydoc_text", "WORLD_REGIONS", "region_sentences"]
+           "pydoc_text", "WORLD_REGIONS", "region_sentences",
+           "REGION_DOMAINS", "region_domain_sentences"]
