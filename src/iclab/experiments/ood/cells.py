@@ -1,7 +1,7 @@
 """The grid of the ``ood`` experiment (arXiv:2609.36448, docs/papers/ood.md §5) and its cell dispatch.
 
 Cells, in order: ``pretrain``, ``ood``, one ``forget`` cell per γ1 (its γ2 list covers the table, the dense
-sweep and the phase-diagram column), one ``tiny`` cell per depth, ``minilm``. ``shared`` pre-trains the two
+sweep and the phase-diagram column), one ``tiny`` cell per depth, ``minilm``, ``minilm_shift``. ``shared`` pre-trains the two
 merged-Q models (K = ``K``, d = ``d`` and K = 2, d = ``d_k2``) once in the driver.
 """
 
@@ -13,6 +13,7 @@ from iclab.errors import ConfigError
 from iclab.experiments.ood.config import OodConfig
 from iclab.experiments.ood.forgetting import forgetting_cell
 from iclab.experiments.ood.minilm import minilm_cell
+from iclab.experiments.ood.minilm_shift import minilm_shift_cell
 from iclab.experiments.ood.ood_error import ood_cell
 from iclab.experiments.ood.pretrain import pretrain, pretrain_cell
 from iclab.experiments.ood.tiny import tiny_cell
@@ -35,7 +36,7 @@ def cells(cfg: OodConfig) -> list[dict]:
     out += [{"part": "forget", "gamma1": g1, "gamma2": g2s, "seed": cfg.seed} for g1, g2s in _gamma_rows(cfg).items()]
     out += [{"part": "tiny", "layers": int(n), "seed": cfg.seed} for n in cfg.tiny_layers]
     if cfg.minilm:
-        out.append({"part": "minilm", "seed": cfg.seed})
+        out += [{"part": "minilm", "seed": cfg.seed}, {"part": "minilm_shift", "seed": cfg.seed}]
     return out
 
 
@@ -58,4 +59,6 @@ def run_cell(cfg: OodConfig, cell: dict, shared_runs) -> dict:
         return tiny_cell(cfg, cell)
     if part == "minilm":
         return minilm_cell(cfg)
-    raise ConfigError("part", part, "pretrain, ood, forget, tiny or minilm")
+    if part == "minilm_shift":
+        return minilm_shift_cell(cfg)
+    raise ConfigError("part", part, "pretrain, ood, forget, tiny, minilm or minilm_shift")
