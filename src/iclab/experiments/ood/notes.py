@@ -39,10 +39,10 @@ def _ood(r) -> list[str]:
                      f"(2nd-hand); the model gives {m30:.4f} and {m60:.4f} (derived large N {DERIVED_OOD[30]:.4f}, "
                      f"{DERIVED_OOD[60]:.3f}). The ratios paper/measured ({PAPER_OOD[30] / m30:.2f}, "
                      f"{PAPER_OOD[60] / m60:.2f}) are not one common factor, so no loss constant c explains them: "
-                     "marked unreliable. That the error grows sharply with θ is judged, and holds.")
+                     "marked unreliable. That the error grows sharply with θ is judged in its own row.")
     lines.append(f"- **U ⊥ V**: attention is uniform (max|A−1/K| = {r['orthogonal_sgd_attn_maxdev']:.0e}) and, with "
                  f"exact counts, the error is the label-average error c(K−1)/K = {r['orthogonal_err_theory']:.3f}: "
-                 f"measured {r['orthogonal_sgd_err']:.4f} ± {r['orthogonal_sgd_err_se']:.4f}, as the paper says.")
+                 f"measured {r['orthogonal_sgd_err']:.4f} ± {r['orthogonal_sgd_err_se']:.4f} (the paper: 0.375).")
     lines.append(f"- **Query at v̄**: attention is uniform (max|A−1/K| = {r['query_vbar_sgd_attn_maxdev']:.1e} for the "
                  f"SGD-trained Q, {r['query_vbar_closed_attn_maxdev']:.0e} for the symmetric Q\\*), as the paper says, "
                  f"but the error is {r['query_vbar_sgd_err']:.1e}, not 0.375: a uniform average of the labels is "
@@ -60,7 +60,7 @@ def _forgetting(ft: pd.DataFrame) -> list[str]:
             "to the same rule this model's F is of order 1e-4–1e-3 (the derived large-N table, note §5.8, agrees): "
             "unreliable. The *signs* of the paper's table are judged (SGD runs give their spread). The summary "
             "labels γ2 = −0.9 as forgetting feature 1 (−γ1γ2 = 0.9 > γ1² = 1 is false); it is feature 2 that is "
-            f"forgotten. The per-feature sign rule holds at {len(ft)} (γ1, γ2) points.",
+            f"forgotten. The per-feature sign rule is checked at {len(ft)} (γ1, γ2) points (row forget-sign-rule).",
             "- **γ2 = 0.95 'F ≈ 0'** [paper, 2nd-hand]: here F < 0 (backward transfer): fine-tuning to the stopping "
             "rule still raises α_u and the source α with it."]
 
@@ -90,7 +90,8 @@ def _minilm(r) -> str:
             f"(majority {r['majority_acc']:.2f}); rotated accuracy "
             + ", ".join(f"{t:g}°: {v:.2f}" for t, v in zip(th, r["ood_acc"])) + f". Forgetting ΔCE: {fmt('F_ce')} "
             f"(minus the drift of fine-tuning at θ = 0: {fmt('F_ce_vs_control')}). θ = π is −I, so a head fitted to "
-            "−h fails on h (forgetting, as the paper); the paper's 'orthogonal protection' at π/2 is not seen here.")
+            "−h fails on h (forgetting, as the paper); the paper's 'orthogonal protection' at π/2 (F < 0) is judged in "
+            "its row.")
 
 
 def _minilm_shift(r) -> list[str]:
@@ -109,10 +110,11 @@ def _minilm_shift(r) -> list[str]:
                  f"coordinates, paired by largest / smallest weight gap): over a full turn the loss curve is {s1} "
                  f"for scenario 1 (peak prominences {', '.join(f'{p:.2f}' for p in r['gap1_prominences'])}) and {s2} "
                  f"for scenario 2 ({', '.join(f'{p:.2f}' for p in r['gap2_prominences'])}); at θ = 180° both "
-                 "rotations are −I on the same coordinates, so the curves meet there. In the merged-Q model an "
-                 "in-span rotation (two trained features of equal weight) is two-peaked over a full turn through "
-                 "the ⟨u_k, v̄⟩ term of α_u, and an out-of-span rotation is single-peaked over a half turn (figure "
-                 "ood_scenarios).")
+                 "rotations are −I on the same coordinates, so the curves meet there (a fixed head fitted to h "
+                 "fails on −h). In the merged-Q model (ICL) the prompt's labels rotate with the "
+                 "features, so u = −v is harmless: over a full turn an out-of-span rotation has two equal peaks "
+                 "(90°, 270°) and an in-span rotation (two trained features of equal weight) two peaks around a dip "
+                 "at 180°, through the ⟨u_k, v̄⟩ term of α_u (figure ood_scenarios).")
     return lines
 
 
