@@ -1,14 +1,19 @@
 # iclab: `make run` sets up .venv and reproduces every experiment (quick preset);
 # `make test` sets up the same environment and runs the whole test suite.
+# `make lock` regenerates requirements.txt (the pinned lock of every package) from pyproject.toml.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# Extras in the lock: everything `make run` and `make test` use.
+LOCK_EXTRAS := ray llm mlflow wandb tensorboard docs dev
+# The lock's one fixed point: torch 2.13.0, CPU build (any range admitting a newer torch pulls a CUDA build).
+TORCH_PIN := torch==2.13.0
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export RAY_AUTH_MODE := disabled
 
-.PHONY: install run test bench clean
+.PHONY: install run test lint bench docs lock clean
 
 $(STAMP): requirements.txt pyproject.toml
 	@# WordNet (antonym task of temperature-llm) comes from Debian; best effort where apt-get is usable.
@@ -30,8 +35,21 @@ run: install
 test: install
 	$(PY) -m pytest -q
 
+lint: install
+	$(PY) -m ruff check src tests benchmarks examples docs
+
 bench: install
 	$(PY) benchmarks/run_all.py
 
+docs: install
+	$(PY) -m mkdocs build --strict
+
+# pip-tools resolves pyproject.toml (+ LOCK_EXTRAS) against the package index with torch held at TORCH_PIN.
+lock: install
+	printf '%s\n' '$(TORCH_PIN)' > $(VENV)/torch-pin.txt
+	CUSTOM_COMPILE_COMMAND="make lock" $(VENV)/bin/pip-compile -q --strip-extras --no-emit-find-links \
+	  --no-emit-index-url --constraint $(VENV)/torch-pin.txt $(addprefix --extra ,$(LOCK_EXTRAS)) \
+	  -o requirements.txt pyproject.toml
+
 clean:
-	rm -rf $(VENV) runs
+	rm -rf $(VENV) runs site

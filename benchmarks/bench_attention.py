@@ -1,4 +1,5 @@
-"""Time and peak memory of adaptive-temperature attention: dense vs streaming vs plain-softmax SDPA.
+"""Time and peak memory of the adaptive-temperature attention of arXiv:2410.01104 ("Softmax is not enough"; Fig. 4,
+streamed as in docs/papers/dispersion.md §4.5): dense vs streaming vs plain-softmax SDPA.
 
 For d = 64 and H = 4 heads (batch 1) and n keys from 1k to 64k, side by side in one run:
 * ``sdpa``: ``F.scaled_dot_product_attention`` (plain softmax; the speed and memory target),

@@ -1,5 +1,6 @@
-"""Optimal temperature (spec §3.5–3.6): τ_opt by closed form vs by Monte-Carlo grid search at d = 50, and batched
-Monte-Carlo evaluation of G(τ) vs a per-prompt Python loop (the direct implementation of spec §1.5).
+"""Optimal temperature of arXiv:2511.01292 (Theorems 4.2–4.3; docs/papers/temperature.md §3.6–3.7): τ_opt by
+closed form vs by Monte-Carlo grid search at d = 50, and batched Monte-Carlo evaluation of G(τ) vs a per-prompt
+Python loop (the direct implementation of the predictor of Eq. 10, docs/papers/temperature.md §4.2).
 
 Both sides of each ratio run in this process on the same inputs; timings on a shared machine are noisy.
 """
@@ -48,7 +49,7 @@ def main() -> None:
     print(f"  speed ratio grid/formula  : {t_grid / t_formula:,.0f}x;  |Δτ|/τ = {abs(tau_grid - tau_formula) / tau_formula:.3%}"
           f" (grid step {TAUS[1] / TAUS[0] - 1:.1%})")
 
-    # Batched MC of G(τ) vs a per-prompt Python loop (spec §1.5 direct implementation).
+    # Batched MC of G(τ) vs a per-prompt Python loop (the predictor of Eq. 10, written out per prompt).
     W = model.weights()
     xs, ys = batch.x.numpy(), batch.y.numpy().copy()
     ys[:, -1] = 0.0

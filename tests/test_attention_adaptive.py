@@ -1,4 +1,5 @@
-"""adaptive_softmax (spec §1.3) against a literal NumPy port of the paper's reference JAX code (ICML Fig. 4)."""
+"""adaptive_softmax against a literal NumPy port of the reference JAX code of arXiv:2410.01104 (ICML Fig. 4;
+docs/papers/dispersion.md §3.5)."""
 
 import numpy as np
 import pytest
@@ -68,7 +69,7 @@ def test_low_and_very_high_entropy_rows_unchanged():
     low = H <= 0.5
     assert low.any()
     assert torch.equal(adaptive_softmax(x)[low], softmax(x)[low])
-    # the polynomial is below 1 beyond H ~ 5.945 nats (spec §1.3 table): a near-uniform row over 1000 keys
+    # the polynomial is below 1 beyond H ~ 5.945 nats (docs/papers/dispersion.md §4.4): a near-uniform row over 1000 keys
     flat = torch.randn(3, 1000, dtype=torch.float64) * 0.01
     assert (row_entropy(flat) > 5.95).all()
     assert torch.equal(adaptive_softmax(flat), softmax(flat))
@@ -123,6 +124,6 @@ def test_bad_parameters_raise_config_error(kw):
 
 
 def test_paper_coefficients_order():
-    # highest degree first: poly(1) = sum of coefficients = 1.27 (spec §1.3 table)
+    # highest degree first: poly(1) = sum of coefficients = 1.27 (docs/papers/dispersion.md §4.4)
     assert adaptive_beta(torch.tensor([1.0], dtype=torch.float64)).item() == pytest.approx(sum(PAPER_COEFFS))
     assert adaptive_beta(torch.tensor([4.41], dtype=torch.float64)).item() == pytest.approx(2.42, abs=5e-3)

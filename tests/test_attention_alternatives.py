@@ -1,4 +1,5 @@
-"""Sigmoid attention and length-scaled softmax (SSMax) in the registry (spec §4.5)."""
+"""Sigmoid attention and length-scaled softmax (SSMax) in the registry: alternatives discussed in arXiv:2410.01104
+(docs/papers/dispersion.md §3.9)."""
 
 import math
 

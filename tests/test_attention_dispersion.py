@@ -1,4 +1,5 @@
-"""Dispersion diagnostics and the Lemma 2.1 bounds (spec §3.1) on random logits."""
+"""Dispersion diagnostics and the Lemma 2.1 bounds of arXiv:2410.01104 (docs/papers/dispersion.md §3.2, §4.1) on
+random logits."""
 
 import math
 

@@ -1,4 +1,5 @@
-"""Streaming two-pass adaptive attention (spec §1.4) equals the dense adaptive softmax, forward and backward."""
+"""Streaming two-pass adaptive attention (arXiv:2410.01104; docs/papers/dispersion.md §4.5–4.6) equals the dense
+adaptive softmax, forward and backward."""
 
 import pytest
 import torch

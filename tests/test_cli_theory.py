@@ -1,4 +1,4 @@
-"""``iclab theory tau-opt`` (optimal-temperature spec §3.5–3.6)."""
+"""``iclab theory tau-opt`` (arXiv:2511.01292 Theorems 4.2–4.3; docs/papers/temperature.md §3.6–3.7)."""
 
 import re
 
@@ -17,7 +17,7 @@ def test_tau_opt_prints_theorem_values(capsys):
     assert rc == 0
     tau = float(re.search(r"tau_opt = ([0-9.]+)", out).group(1))
     iso = float(re.search(r"isotropic formula tau_opt = ([0-9.]+)", out).group(1))
-    # spec §3.6: tau_opt = (a(1 + d/l) + sigma^2/(b l)) / (1 + sigma_tr^2 / l)
+    # docs/papers/temperature.md §4.5: tau_opt = (a(1 + d/l) + sigma^2/(b l)) / (1 + sigma_tr^2 / l)
     assert abs(tau - (2 * 1.5 + 0.25 / 100) / (1 + 0.01 / 100)) < 1e-3 and abs(iso - tau) < 1e-3
     g1 = float(re.search(r"G\(1\)\s+= ([0-9.]+)", out).group(1))
     gopt = float(re.search(r"G\(tau_opt\) = ([0-9.]+)", out).group(1))

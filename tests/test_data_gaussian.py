@@ -1,10 +1,10 @@
-"""Gaussian in-context regression prompts (optimal-temperature spec §1.1, §2.1)."""
+"""Gaussian in-context regression prompts of arXiv:2511.01292 (Eqs. 2–3; docs/papers/temperature.md §3.1)."""
 
 import numpy as np
 import pytest
 import torch
 
-from iclab.data import GaussianRegression, RegressionBatch, generator_for, token_matrix
+from iclab.data import GaussianRegression, RegressionBatch, generator_for, mean_along_ones, token_matrix
 from iclab.errors import ConfigError
 
 
@@ -90,3 +90,12 @@ def test_bad_input_names_the_field(kwargs, field):
     with pytest.raises(ConfigError) as exc:
         GaussianRegression(**args)
     assert exc.value.field == field
+
+
+@pytest.mark.parametrize("d,norm", [(3, 1.0), (7, 2.5), (11, 0.3)])
+def test_mean_along_ones(d, norm):
+    """A mean of the given norm along (1, …, 1)/√d; none for norm 0."""
+    mu = mean_along_ones(d, norm)
+    assert mu.shape == (d,) and np.linalg.norm(mu) == pytest.approx(norm, rel=1e-12)
+    assert np.allclose(mu, mu[0]) and mu[0] > 0
+    assert mean_along_ones(d, 0.0) is None

@@ -1,4 +1,5 @@
-"""Max-retrieval sets and CLRS-style tasks (dispersion spec §2): targets, masks, determinism, bad input."""
+"""Max-retrieval sets and CLRS-style tasks of arXiv:2410.01104 (docs/papers/dispersion.md §3.7–3.8): targets, masks,
+determinism, bad input."""
 
 import pytest
 import torch

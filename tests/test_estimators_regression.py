@@ -1,4 +1,5 @@
-"""OLS, ridge and Bayes posterior mean against direct NumPy formulas (optimal-temperature spec §3.2, Eq. 9)."""
+"""OLS, ridge and Bayes posterior mean against direct NumPy formulas (arXiv:2511.01292 Eq. 9;
+docs/papers/temperature.md §3.4)."""
 
 import numpy as np
 import pytest

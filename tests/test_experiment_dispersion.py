@@ -1,4 +1,5 @@
-"""The ``dispersion`` experiment end to end on a tiny config (serial executor), and its config validation."""
+"""The ``dispersion`` experiment (arXiv:2410.01104; docs/papers/dispersion.md §5) end to end on a tiny config (serial
+executor), and its config validation."""
 
 import json
 
@@ -20,7 +21,7 @@ def test_tiny_run_end_to_end(tmp_path):
     res = run_and_report("dispersion", "quick", TINY, out=tmp_path / "run", executor="serial", progress=False)
     assert res.failed.empty and len(res.results) == 2 + 2 + 1 + 4
     df = res.results
-    soft = df[(df["kind"] == "retrieval") & (df["normaliser"] == "softmax")]
+    soft = df[(df["part"] == "retrieval") & (df["normaliser"] == "softmax")]
     for _, r in soft.iterrows():
         assert len(r["acc"]) == 3 and len(r["acc_adaptive"]) == 3
         assert all(0.0 <= a <= 1.0 for a in r["acc"] + r["acc_adaptive"])
@@ -41,9 +42,9 @@ def test_cells_and_presets():
     quick, full = exp.config("quick"), exp.config("full")
     assert max(full.test_sizes) == 16384 and full.d == 128 and full.seeds >= 10
     cells = exp.cells(quick)
-    kinds = [c["kind"] for c in cells]
-    assert kinds.count("retrieval") == quick.seeds + 2 * quick.variant_seeds
-    assert all("seed" in c for c in cells) and len({json.dumps(c, sort_keys=True) for c in cells}) == len(cells)
+    parts = [c["part"] for c in cells]
+    assert parts.count("retrieval") == quick.seeds + 2 * quick.variant_seeds
+    assert all("seed" in c and "part" in c for c in cells) and len({json.dumps(c, sort_keys=True) for c in cells}) == len(cells)
 
 
 @pytest.mark.parametrize("key,value", [("variants", "sigmoid"), ("variants", "softmax,relu"), ("d", "0"),

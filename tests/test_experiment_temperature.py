@@ -1,4 +1,5 @@
-"""The ``temperature`` experiment end to end on a tiny config (serial executor)."""
+"""The ``temperature`` experiment (arXiv:2511.01292, docs/papers/temperature.md §5.1) end to end on a tiny config
+(serial executor)."""
 
 import pytest
 
@@ -21,7 +22,7 @@ def test_runs_end_to_end_and_resumes(tmp_path):
                  "fig_mean_shift_linear_vs_approx.png"):
         assert name in figures and (out / "figures" / name).with_suffix(".csv").exists()
     report = (out / "report.md").read_text()
-    assert "Paper reports / iclab measures" in report and "τ_opt: Eq. (15) vs MC grid search" in report
+    assert "Claims: paper reports / iclab measures / verdict" in report and "τ_opt: Eq. (15) vs MC grid search" in report
     assert "failed:" not in report  # figures/compare/notes ran without error
     row = first.results.iloc[0]
     assert row["G1_theory"] > 0 and row["tau_opt_theory"] > 1 and len(row["G_curve_mc"]) == 9
@@ -30,7 +31,7 @@ def test_runs_end_to_end_and_resumes(tmp_path):
 
 
 def test_cells_are_deterministic():
-    from iclab.experiments.temperature import run_cell
+    from iclab.experiments.temperature.cells import run_cell
 
     exp = get_experiment("temperature")
     cfg = exp.config("quick", TINY, 0)

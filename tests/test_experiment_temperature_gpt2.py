@@ -1,4 +1,5 @@
-"""End-to-end test of experiment ``temperature-gpt2-regression`` on a tiny config (serial executor)."""
+"""End-to-end test of experiment ``temperature-gpt2-regression`` (arXiv:2511.01292, docs/papers/temperature.md §5.2)
+on a tiny config (serial executor)."""
 
 import math
 
@@ -7,7 +8,10 @@ import pytest
 import torch
 
 from iclab.errors import ConfigError
-from iclab.experiments import temperature_gpt2 as E
+from iclab.experiments.temperature.gpt2 import cells as E
+from iclab.experiments.temperature.gpt2.config import TemperatureGPT2Config
+from iclab.experiments.temperature.gpt2.shifts import shift_distribution, theory_tau, zero_predictor_error
+from iclab.experiments.temperature.gpt2.training import build_model
 
 TINY = {"d": 3, "n": 7, "n_layer": 2, "n_head": 2, "n_embd": 16, "steps": 40, "batch_size": 16, "lr": 3e-3,
         "shifts": ("none", "cov_x*2", "noise=1"), "taus": (0.5, 1.0, 2.0), "n_test": 97, "train_seeds": 1}
@@ -15,43 +19,43 @@ TINY = {"d": 3, "n": 7, "n_layer": 2, "n_head": 2, "n_embd": 16, "steps": 40, "b
 
 def test_config_errors():
     with pytest.raises(ConfigError, match="shifts"):
-        E.TemperatureGPT2Config(shifts=("none", "rotate"))
+        TemperatureGPT2Config(shifts=("none", "rotate"))
     with pytest.raises(ConfigError, match="taus"):
-        E.TemperatureGPT2Config(taus=(0.5, 2.0))
+        TemperatureGPT2Config(taus=(0.5, 2.0))
     with pytest.raises(ConfigError, match="n_embd"):
-        E.TemperatureGPT2Config(n_embd=10, n_head=4)
+        TemperatureGPT2Config(n_embd=10, n_head=4)
 
 
 def test_theory_tau_isotropic_values():
-    cfg = E.TemperatureGPT2Config(d=5, n=20, sigma_train=0.1)
+    cfg = TemperatureGPT2Config(d=5, n=20, sigma_train=0.1)
     l = 21
-    assert E.theory_tau(cfg, "none") == pytest.approx((1 + 5 / l + 0.01 / l) / (1 + 0.01 / l))
-    assert E.theory_tau(cfg, "cov_x*2") == pytest.approx((2 * (1 + 5 / l) + 0.01 / l) / (1 + 0.01 / l))
-    assert E.theory_tau(cfg, "noise=2") == pytest.approx((1 + 5 / l + 4 / l) / (1 + 0.01 / l))
-    assert E.theory_tau(cfg, "cov_w*3") == pytest.approx((1 + 5 / l + 0.01 / (3 * l)) / (1 + 0.01 / l))
-    assert E.theory_tau(cfg, "mean_x=1") == E.theory_tau(cfg, "none")  # μx does not enter (spec §3.6)
+    assert theory_tau(cfg, "none") == pytest.approx((1 + 5 / l + 0.01 / l) / (1 + 0.01 / l))
+    assert theory_tau(cfg, "cov_x*2") == pytest.approx((2 * (1 + 5 / l) + 0.01 / l) / (1 + 0.01 / l))
+    assert theory_tau(cfg, "noise=2") == pytest.approx((1 + 5 / l + 4 / l) / (1 + 0.01 / l))
+    assert theory_tau(cfg, "cov_w*3") == pytest.approx((1 + 5 / l + 0.01 / (3 * l)) / (1 + 0.01 / l))
+    assert theory_tau(cfg, "mean_x=1") == theory_tau(cfg, "none")  # μx does not enter (docs/papers/temperature.md §4.5)
 
 
 def test_shift_distributions_have_the_stated_moments():
-    cfg = E.TemperatureGPT2Config(d=5, n=11)
-    m = E.shift_distribution(cfg, "cov_x*2").moments()
+    cfg = TemperatureGPT2Config(d=5, n=11)
+    m = shift_distribution(cfg, "cov_x*2").moments()
     assert np.allclose(m["cov_x"], 2 * np.eye(5)) and m["sigma"] == pytest.approx(0.1)
-    m = E.shift_distribution(cfg, "noise=2").moments()
+    m = shift_distribution(cfg, "noise=2").moments()
     assert np.allclose(m["cov_x"], np.eye(5)) and m["sigma"] == 2.0
-    m = E.shift_distribution(cfg, "mean_x=1").moments()
+    m = shift_distribution(cfg, "mean_x=1").moments()
     assert np.allclose(m["mu_x"], 1.0)
-    assert E._normaliser(E.shift_distribution(cfg, "cov_w*3")) == pytest.approx(3 * 5 + 0.01)
+    assert zero_predictor_error(shift_distribution(cfg, "cov_w*3")) == pytest.approx(3 * 5 + 0.01)
 
 
 def test_temperature_is_applied_and_tau1_is_the_trained_model():
-    cfg = E.TemperatureGPT2Config(**TINY)
+    cfg = TemperatureGPT2Config(**TINY)
     torch.manual_seed(0)
-    model = E._build(cfg).eval()
-    batch = E.shift_distribution(cfg, "none").sample(5, torch.Generator().manual_seed(1))
+    model = build_model(cfg).eval()
+    batch = shift_distribution(cfg, "none").sample(5, torch.Generator().manual_seed(1))
     with torch.no_grad():
         stock = model(batch)
-        errs, _ = E._errors(model, batch, (1.0, 2.0), False, cfg.n_layer)
-        first, _ = E._errors(model, batch, (1.0, 2.0), True, cfg.n_layer)
+        errs, _ = E.errors_vs_tau(model, batch, (1.0, 2.0), False, cfg.n_layer)
+        first, _ = E.errors_vs_tau(model, batch, (1.0, 2.0), True, cfg.n_layer)
     assert errs[0] == pytest.approx(float(((stock - batch.target) ** 2).mean()), rel=1e-6)
     assert first[0] == pytest.approx(errs[0], rel=1e-6)
     assert errs[1] != errs[0] and first[1] != errs[1] and first[1] != errs[0]
@@ -65,9 +69,9 @@ def test_temperature_is_applied_and_tau1_is_the_trained_model():
 
 
 def test_query_label_is_never_read():
-    cfg = E.TemperatureGPT2Config(**TINY)
-    model = E._build(cfg).eval()
-    batch = E.shift_distribution(cfg, "none").sample(4, torch.Generator().manual_seed(2))
+    cfg = TemperatureGPT2Config(**TINY)
+    model = build_model(cfg).eval()
+    batch = shift_distribution(cfg, "none").sample(4, torch.Generator().manual_seed(2))
     other = type(batch)(batch.x.clone(), batch.y.clone(), batch.w.clone())
     other.y[:, -1] += 100.0
     with torch.no_grad():

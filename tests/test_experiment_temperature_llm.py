@@ -1,4 +1,5 @@
-"""End-to-end tests of experiment ``temperature-llm`` on a tiny random-init Llama with an offline byte tokenizer,
+"""End-to-end tests of experiment ``temperature-llm`` (arXiv:2511.01292 §5.2, docs/papers/temperature.md §5.3)
+on a tiny random-init Llama with an offline byte tokenizer,
 plus one slow test on the real SmolLM2-135M-Instruct."""
 
 import json
@@ -9,8 +10,9 @@ import torch
 
 from iclab.errors import ConfigError
 from iclab.experiments import get_experiment
-from iclab.experiments import temperature_llm as E
-from iclab.experiments._llm_tasks import build_prompts, capital_task, greedy_answers, n_noisy, split_items
+from iclab.experiments.temperature.llm import cells as E
+from iclab.experiments.temperature.llm.config import TemperatureLLMConfig
+from iclab.hf import build_prompts, capital_task, greedy_answers, n_noisy, split_items
 
 
 def _byte_tokenizer():
@@ -62,21 +64,21 @@ def test_batched_greedy_equals_one_by_one(tiny_model_dir):
 
 def test_config_errors():
     with pytest.raises(ConfigError, match="taus"):
-        E.TemperatureLLMConfig(taus=(0.5, 2.0))
+        TemperatureLLMConfig(taus=(0.5, 2.0))
     with pytest.raises(ConfigError, match="tasks"):
-        E.TemperatureLLMConfig(tasks=("rivers",))
+        TemperatureLLMConfig(tasks=("rivers",))
     with pytest.raises(ConfigError, match="noise_ratios"):
-        E.TemperatureLLMConfig(noise_ratios=(0.2, 1.3))
+        TemperatureLLMConfig(noise_ratios=(0.2, 1.3))
     with pytest.raises(ConfigError, match="n_questions"):
-        E.TemperatureLLMConfig(n_questions=1)
+        TemperatureLLMConfig(n_questions=1)
 
 
 def test_cells_cover_noise_and_demo_sweeps():
-    cfg = E.TemperatureLLMConfig(tasks=("capital", "antonym"), noise_ratios=(0.0, 0.6), n_demos=6,
+    cfg = TemperatureLLMConfig(tasks=("capital", "antonym"), noise_ratios=(0.0, 0.6), n_demos=6,
                                  demo_counts=(2, 6, 8), demo_noise=0.6, repeats=3)
-    cells = E._cells(cfg)
-    noise = [c for c in cells if c["sweep"] == "noise"]
-    demos = [c for c in cells if c["sweep"] == "demos"]
+    cells = E.cells(cfg)
+    noise = [c for c in cells if c["part"] == "noise"]
+    demos = [c for c in cells if c["part"] == "demos"]
     assert len(noise) == 2 * 3 * 2 and len(demos) == 2 * 3 * 2  # k=6 at noise 0.6 is shared with the noise sweep
     assert json.loads(json.dumps(cells)) == cells
     assert len({json.dumps(c, sort_keys=True) for c in cells}) == len(cells)
@@ -90,7 +92,7 @@ def test_end_to_end_tiny_llama(tiny_model_dir, tmp_path):
             "max_new_tokens": 3, "batch_size": 4, "adaptive": True, "moment_rule": True}
     res = run_and_report("temperature-llm", "quick", over, out=tmp_path / "run", executor="serial", progress=False)
     df = res.results
-    assert len(df) == len(E._cells(get_experiment("temperature-llm").config("quick", over))) == 2 * 4
+    assert len(df) == len(E.cells(get_experiment("temperature-llm").config("quick", over))) == 2 * 4
     for _, r in df.iterrows():
         assert len(r["em_tau"]) == 3 and all(0.0 <= e <= 1.0 for e in r["em_tau"])
         assert 0.0 <= r["em_heldout"] <= 1.0 and 0.0 <= r["em_adaptive"] <= 1.0
@@ -118,9 +120,9 @@ def test_run_cell_same_prompts_for_every_tau(tiny_model_dir, monkeypatch):
         return real(model, tok, prompts, answers, tau, cfg)
 
     monkeypatch.setattr(E, "evaluate_prompts", spy)
-    cfg = E.TemperatureLLMConfig(model=tiny_model_dir, tasks=("continent",), taus=(0.75, 1.0, 1.5), n_questions=3,
+    cfg = TemperatureLLMConfig(model=tiny_model_dir, tasks=("continent",), taus=(0.75, 1.0, 1.5), n_questions=3,
                                  max_new_tokens=2, adaptive=True, moment_rule=True)
-    E._run_cell(cfg, {"sweep": "noise", "task": "continent", "noise_ratio": 0.4, "n_demos": 5, "repeat": 0,
+    E.run_cell(cfg, {"part": "noise", "task": "continent", "noise_ratio": 0.4, "n_demos": 5, "repeat": 0,
                       "seed": 7}, None)
     assert len(seen) == 5 and len({p for p, _ in seen}) == 1
     assert [t for _, t in seen][:3] == [0.75, 1.0, 1.5] and seen[-1][1] == "adaptive"
@@ -128,9 +130,9 @@ def test_run_cell_same_prompts_for_every_tau(tiny_model_dir, monkeypatch):
 
 @pytest.mark.slow
 def test_real_smollm2_two_questions():
-    cfg = E.TemperatureLLMConfig(model="smollm2", tasks=("capital",), taus=(1.0, 1.5), n_questions=2, max_new_tokens=4,
+    cfg = TemperatureLLMConfig(model="smollm2", tasks=("capital",), taus=(1.0, 1.5), n_questions=2, max_new_tokens=4,
                                  adaptive=False, moment_rule=True, batch_size=2)
-    out = E._run_cell(cfg, {"sweep": "noise", "task": "capital", "noise_ratio": 0.5, "n_demos": 4, "repeat": 0,
+    out = E.run_cell(cfg, {"part": "noise", "task": "capital", "noise_ratio": 0.5, "n_demos": 4, "repeat": 0,
                             "seed": 0}, None)
     assert "SmolLM2" in out["source"]
     assert all(e in (0.0, 0.5, 1.0) for e in out["em_tau"])

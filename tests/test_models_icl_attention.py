@@ -1,4 +1,5 @@
-"""One-layer ICL attention with the (V, M) reparametrisation (optimal-temperature spec §1.2–1.5, §3.3)."""
+"""One-layer ICL attention with the (V, M) reparametrisation of arXiv:2511.01292 (Eqs. 4–11;
+docs/papers/temperature.md §3.2–3.5)."""
 
 import numpy as np
 import pytest
@@ -28,8 +29,8 @@ def test_forward_equals_explicit_predictor(d, n, tau):
         assert torch.allclose(model(b, tau=tau), b_att + (w_att * b.query_x).sum(-1) / tau, atol=1e-12)
 
 
-def test_forward_equals_spec_direct_implementation():
-    """The per-prompt NumPy code of spec §1.5, looped over prompts."""
+def test_forward_equals_direct_implementation():
+    """The per-prompt NumPy predictor of Eq. 10 (docs/papers/temperature.md §4.2), looped over prompts."""
     d, n, tau = 5, 6, 1.7
     model, b = _random_model(d), _prompts(d, n)
     W = model.weights()
@@ -86,7 +87,7 @@ def test_query_not_a_key_masks_the_query():
 
 
 def test_input_mean_shift_exact_statement():
-    """What holds exactly (spec §1.5, Remark 3.4): the τ-dependent regression vector ŵ_Att depends only on centred
+    """What holds exactly (Eq. 10, Remark 3.4; docs/papers/temperature.md §4.9): the τ-dependent regression vector ŵ_Att depends only on centred
     statistics, so shifting every input column by μ (label row fixed) leaves it unchanged, and the approximate-
     softmax prediction moves by exactly ŵ_Attᵀμ/τ + Δb_Att (the query point moved). Linear attention's implied
     vector ŵ_lin (uncentred moments, ŷ_lin = ŵ_linᵀx_l) changes."""

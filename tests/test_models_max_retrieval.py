@@ -1,4 +1,5 @@
-"""The single-head max-retrieval set network (spec §1.2) and the dispersion theory it illustrates (spec §3)."""
+"""The single-head max-retrieval set network of arXiv:2410.01104 (App. A; docs/papers/dispersion.md §3.6) and the
+dispersion theory it illustrates (note §3–4)."""
 
 import math
 

@@ -1,7 +1,6 @@
 """Merged-Q one-layer attention (arXiv:2609.36448, docs/papers/ood.md §3.1): training invariants and OOD
 attention against theory."""
 
-import math
 
 import numpy as np
 import pytest

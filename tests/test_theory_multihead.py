@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
 from iclab.data import GaussianRegression, generator_for
 from iclab.estimators import bayes_posterior_mean, kernel_regression, predict_with
@@ -30,7 +29,7 @@ def test_mu_star_and_mu_gamma_are_minimisers():
     assert np.abs(th.approx_loss_grad(w, th.mu_star(w, D, L, S2), D, L, S2)[1]).max() < 1e-9
     for gamma in (0.05, 0.13, 0.3):
         mg = th.mu_gamma(gamma, D, L, S2)
-        f = lambda m: th.approx_loss([gamma, -gamma], [m, -m], D, L, S2)  # noqa: E731
+        f = lambda m, gamma=gamma: th.approx_loss([gamma, -gamma], [m, -m], D, L, S2)  # noqa: E731
         assert f(mg) < f(mg * 1.01) and f(mg) < f(mg * 0.99)
     # any split of the heads on the manifold gives the same loss
     a = th.approx_loss(*th.solution_manifold(0.13, D, L, S2, 2, 1, 1), D, L, S2)

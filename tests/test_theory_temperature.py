@@ -1,4 +1,5 @@
-"""Closed forms of the optimal-temperature paper against Monte Carlo (spec §3.2, §3.5, §3.6).
+"""Closed forms of arXiv:2511.01292 (Demir & Doğan) against Monte Carlo: Theorems 4.2–4.3 and iclab's derived
+formulas (docs/papers/temperature.md §3.6–3.7, §4.4–4.8).
 
 Theorem 4.2 is asymptotic (l, d → ∞ with l/d fixed); its coefficients are exact up to O(1/l) factors (see
 ``test_finite_l_first_moment``), so the 5 % checks use d ≥ 30 and l = 4d.
@@ -109,14 +110,14 @@ def test_closed_form_algebra():
 @pytest.mark.parametrize("d,l,a,b,sigma,sigma_tr,mu", [(7, 11, 1.0, 1.0, 0.0, 0.0, 0.0), (30, 17, 2.0, 0.5, 3.0, 0.1, 1.5),
                                                        (11, 50, 0.7, 3.0, 1.0, 1.0, 0.0)])
 def test_isotropic_formula_is_the_general_one(d, l, a, b, sigma, sigma_tr, mu):
-    """Spec §3.6: with Σ̂ = I the general τ_opt reduces to the isotropic formula, whatever μx (μw = 0)."""
+    """Note §4.5: with Σ̂ = I the general τ_opt reduces to the isotropic formula, whatever μx (μw = 0)."""
     weights = bayes_mimicking_weights(np.eye(d), l, sigma_tr)
     coefs = T.coefficients(weights, l, mu_x=np.full(d, mu), cov_x=a, cov_w=b, sigma=sigma)
     assert coefs.tau_opt == pytest.approx(T.tau_opt_isotropic(d, l, a, b, sigma, sigma_tr), rel=1e-12)
 
 
-def test_spec_sim_check_theory_values():
-    """Spec §3.5 [sim-check] theory column (Σ̂ = I, d = 50)."""
+def test_independent_check_theory_values():
+    """The theory column of the independent check (docs/papers/temperature.md §4.11; Σ̂ = I, d = 50)."""
     d = 50
     w = bayes_mimicking_weights(np.eye(d), 100, 0.1)
     c0 = T.coefficients(w, 100, sigma=0.1)

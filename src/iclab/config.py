@@ -13,6 +13,7 @@ import json
 import math
 import types
 import typing
+from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from iclab.errors import ConfigError
@@ -27,7 +28,14 @@ __all__ = [
     "config_hash",
     "stable_json",
     "parse_overrides",
+    "read_config_file",
+    "CONFIG_FILE_SUFFIXES",
+    "FieldInfo",
+    "field_docs",
+    "describe_fields",
 ]
+
+CONFIG_FILE_SUFFIXES = (".toml", ".yaml", ".yml", ".json")
 
 
 def stable_json(obj: Any) -> str:
@@ -49,27 +57,32 @@ def config_hash(obj: Any, length: int = 16) -> str:
 
 
 def check_positive(field: str, value: float) -> None:
+    """A ConfigError naming ``field`` unless ``value`` is a finite number > 0 (booleans are not numbers)."""
     if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) or value <= 0:
         raise ConfigError(field, value, "a finite number > 0")
 
 
 def check_nonnegative(field: str, value: float) -> None:
+    """A ConfigError naming ``field`` unless ``value`` is a finite number >= 0 (booleans are not numbers)."""
     if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) or value < 0:
         raise ConfigError(field, value, "a finite number >= 0")
 
 
 def check_int(field: str, value: int, minimum: int = 1) -> None:
+    """A ConfigError naming ``field`` unless ``value`` is an integer >= ``minimum`` (not a boolean)."""
     if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
         raise ConfigError(field, value, f"an integer >= {minimum}")
 
 
 def check_choice(field: str, value: object, allowed: Iterable[object]) -> None:
+    """A ConfigError naming ``field`` and listing ``allowed`` unless ``value`` is one of them."""
     allowed = list(allowed)
     if value not in allowed:
         raise ConfigError(field, value, "one of " + ", ".join(map(repr, allowed)))
 
 
 def check_probability(field: str, value: float) -> None:
+    """A ConfigError naming ``field`` unless ``value`` is a number in [0, 1]."""
     if not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
         raise ConfigError(field, value, "a number in [0, 1]")
 
@@ -117,6 +130,125 @@ def parse_overrides(pairs: Iterable[str]) -> dict[str, str]:
             raise ConfigError("--set", pair, "key=value")
         out[key.strip()] = value.strip()
     return out
+
+
+def read_config_file(path: str | Path) -> dict[str, Any]:
+    """Config fields from a TOML, YAML or JSON file (by suffix): one flat table/mapping ``{field: value}``.
+
+    The values are overrides like ``--set`` ones (``iclab run NAME --config FILE``; ``--set`` wins over the file),
+    checked by the config itself. A missing file, an unknown suffix, bad syntax or a nested table is a
+    ConfigError naming the file."""
+    p = Path(path)
+    if p.suffix.lower() not in CONFIG_FILE_SUFFIXES:
+        raise ConfigError("--config", str(path), "a .toml, .yaml, .yml or .json file")
+    if not p.is_file():
+        raise ConfigError("--config", str(path), "an existing file")
+    text = p.read_text(encoding="utf-8")
+    try:
+        data = _parse_config_text(text, p.suffix.lower())
+    except ValueError as exc:  # tomllib, json and yaml errors all derive from ValueError here
+        raise ConfigError("--config", str(path), f"valid {p.suffix.lstrip('.').upper()} ({exc})") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict) or any(isinstance(v, dict) for v in data.values()):
+        raise ConfigError("--config", str(path), "one flat table of config fields (field = value)")
+    return data
+
+
+def _parse_config_text(text: str, suffix: str) -> Any:
+    if suffix == ".toml":
+        import tomllib
+
+        return tomllib.loads(text)
+    if suffix == ".json":
+        return json.loads(text)
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ValueError(str(exc).replace("\n", " ")) from None
+
+
+@dataclasses.dataclass(frozen=True)
+class FieldInfo:
+    """One config field as ``iclab show`` prints it: name, type, value, class default, allowed values, meaning."""
+
+    name: str
+    type: str
+    value: Any
+    default: Any
+    allowed: str
+    doc: str
+
+
+def field_docs(cls: type) -> dict[str, str]:
+    """The one-line meaning of each field, read from the ``Fields:`` section of ``cls``'s docstring
+    (``name: text``, continuation lines indented deeper)."""
+    docs: dict[str, str] = {}
+    lines = (cls.__doc__ or "").expandtabs().splitlines()
+    start = next((i for i, line in enumerate(lines) if line.strip() == "Fields:"), None)
+    if start is None:
+        return docs
+    indent, name = None, None
+    for line in lines[start + 1:]:
+        if not line.strip():
+            continue
+        depth = len(line) - len(line.lstrip())
+        indent = depth if indent is None else indent
+        if depth < indent:
+            break  # the section ended
+        key, sep, text = line.strip().partition(":")
+        if depth == indent and sep and key.isidentifier():
+            name = key
+            docs[name] = text.strip()
+        elif name is not None:
+            docs[name] += " " + line.strip()
+    return docs
+
+
+def describe_fields(config: Any) -> list[FieldInfo]:
+    """Every field of the config instance ``config``, in declaration order (see :class:`FieldInfo`)."""
+    hints = typing.get_type_hints(type(config))
+    docs = field_docs(type(config))
+    out = []
+    for f in dataclasses.fields(config):
+        default = f.default if f.default is not dataclasses.MISSING else (
+            f.default_factory() if f.default_factory is not dataclasses.MISSING else None)  # type: ignore[misc]
+        out.append(FieldInfo(f.name, _type_name(hints[f.name]), getattr(config, f.name), default,
+                             _allowed(config, f.name, hints[f.name]), docs.get(f.name, "")))
+    return out
+
+
+def _type_name(hint: Any) -> str:
+    """``int``, ``tuple[float, ...]``, ``str | None`` …"""
+    return hint.__name__ if isinstance(hint, type) and not typing.get_args(hint) else str(hint).replace("typing.", "")
+
+
+def _allowed(config: Any, name: str, hint: Any) -> str:
+    """What the field accepts, as its own validation says it: the ``allowed`` text of the ConfigError that a
+    deliberately bad value raises for this field; the type when no probe is refused."""
+    for probe in _bad_values(hint):
+        try:
+            dataclasses.replace(config, **{name: probe})
+        except ConfigError as exc:
+            if exc.field == name:
+                return exc.allowed or str(exc)
+        except Exception:  # noqa: BLE001 - a validator that trips over the probe says nothing about the field
+            continue
+    if hint is bool:
+        return "true or false"
+    return f"any {_type_name(hint)}"
+
+
+def _bad_values(hint: Any) -> list[Any]:
+    """Values that a validator of a field of type ``hint`` should refuse (probes for :func:`_allowed`)."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return [v for a in args if a is not type(None) for v in _bad_values(a)]
+    if origin in (tuple, list):
+        return [origin(v for v in (item,)) for item in _bad_values(args[0] if args else str)] + [origin()]
+    return {int: [-(10**9)], float: [float("nan"), -1e300], str: ["\x00(not a choice)"]}.get(hint, [])
 
 
 def _coerce_value(field: str, value: Any, hint: Any) -> Any:

@@ -9,7 +9,7 @@ Every figure is saved as PNG with its data as CSV beside it (:func:`save_figure`
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import matplotlib
 
@@ -17,8 +17,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from numpy.typing import ArrayLike  # noqa: E402
 
-__all__ = ["PALETTE", "MARKERS", "new_figure", "save_figure", "theory_vs_sim", "color"]
+__all__ = ["PALETTE", "MARKERS", "new_figure", "save_figure", "theory_vs_sim", "color", "log_tau_axis"]
 
 # Okabe & Ito (2008) colour-universal-design palette.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
@@ -41,10 +44,12 @@ _RC = {
 
 
 def color(i: int) -> str:
+    """The ``i``-th colour of the colour-blind-safe palette (cycling)."""
     return PALETTE[i % len(PALETTE)]
 
 
-def new_figure(ncols: int = 1, nrows: int = 1, width: float = 4.2, height: float = 3.3, **kw):
+def new_figure(ncols: int = 1, nrows: int = 1, width: float = 4.2, height: float = 3.3, **kw: Any
+               ) -> tuple[Figure, Any]:
     """``(fig, axes)`` in the house style; ``axes`` is a flat array when more than one panel."""
     with plt.rc_context(_RC):
         fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False, **kw)
@@ -56,7 +61,7 @@ def new_figure(ncols: int = 1, nrows: int = 1, width: float = 4.2, height: float
     return fig, (flat[0] if flat.size == 1 else flat)
 
 
-def save_figure(fig, path: str | Path, data: pd.DataFrame | Mapping[str, Sequence] | None = None) -> Path:
+def save_figure(fig: Figure, path: str | Path, data: pd.DataFrame | Mapping[str, Sequence] | None = None) -> Path:
     """Save ``fig`` as ``path`` (.png) and ``data`` as CSV beside it; close the figure; return the PNG path."""
     path = Path(path).with_suffix(".png")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -69,7 +74,8 @@ def save_figure(fig, path: str | Path, data: pd.DataFrame | Mapping[str, Sequenc
     return path
 
 
-def theory_vs_sim(ax, x, theory=None, sim=None, sim_err=None, *, label: str, i: int = 0, x_theory=None) -> None:
+def theory_vs_sim(ax: Axes, x: ArrayLike, theory: ArrayLike | None = None, sim: ArrayLike | None = None,
+                  sim_err: ArrayLike | None = None, *, label: str, i: int = 0, x_theory: ArrayLike | None = None) -> None:
     """Theory as a line and simulation as markers with error bars, same colour, one legend entry each."""
     c, m = color(i), MARKERS[i % len(MARKERS)]
     if theory is not None:
@@ -79,3 +85,13 @@ def theory_vs_sim(ax, x, theory=None, sim=None, sim_err=None, *, label: str, i: 
         ax.errorbar(np.asarray(x), np.asarray(sim), yerr=None if sim_err is None else np.asarray(sim_err), fmt=m,
                     color=c, mfc="white" if theory is not None else c, capsize=2,
                     label=f"{label} (sim.)" if theory is not None else label)
+
+
+def log_tau_axis(ax: Axes, taus: Sequence[float]) -> None:
+    """A log-scale temperature axis labelled at the grid values ``taus`` (no minor labels)."""
+    from matplotlib.ticker import NullFormatter
+
+    ax.set_xscale("log")
+    ax.set_xticks(list(taus))
+    ax.set_xticklabels([f"{t:g}" for t in taus], fontsize=7)
+    ax.xaxis.set_minor_formatter(NullFormatter())

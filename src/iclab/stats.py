@@ -129,7 +129,8 @@ def _needed(n: int | None, se: float, margin: float, z: float) -> str:
     """Sample size at which ``z * se * sqrt(n / n_needed)`` shrinks to ``margin`` (SE ∝ 1/sqrt(n))."""
     if not n or margin <= 0 or not math.isfinite(se) or se <= 0:
         return "a larger sample"
-    needed = n * (z * se / margin) ** 2
+    ratio = z * se / margin
+    needed = n * ratio * ratio if ratio < 1e7 else math.inf
     if not math.isfinite(needed) or needed > 1e15:
         return f"an impractically large sample (now {n:,})"
     return f"about {math.ceil(needed):,} samples (now {n:,})"

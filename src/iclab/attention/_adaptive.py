@@ -1,18 +1,19 @@
-"""Entropy-adaptive temperature softmax of Veličković et al. (2025), "Softmax is not enough" (spec §1.3, ICML Fig. 4).
+r"""Entropy-adaptive temperature softmax of Veličković et al., "Softmax is not enough", arXiv:2410.01104, Fig. 4 of
+the ICML version (docs/papers/dispersion.md §3.5).
 
 For each row of logits :math:`e` (keys on the last axis):
 
 .. math::
-    p = \\mathrm{softmax}(e),\\quad H = -\\sum_j p_j\\log(p_j + 10^{-9}),\\quad
-    \\beta = \\begin{cases}\\max(\\mathrm{polyval}(C, H), 1) & H > 0.5\\\\ 1 & \\text{else}\\end{cases},\\quad
-    \\mathrm{out} = \\mathrm{softmax}(\\beta\\, e),
+    p = \mathrm{softmax}(e),\quad H = -\sum_j p_j\log(p_j + 10^{-9}),\quad
+    \beta = \begin{cases}\max(\mathrm{polyval}(C, H), 1) & H > 0.5\\ 1 & \text{else}\end{cases},\quad
+    \mathrm{out} = \mathrm{softmax}(\beta\, e),
 
 with :math:`C = (-0.037, 0.481, -2.3, 4.917, -1.791)` highest degree first (``jnp.polyval`` order). Since
-:math:`\\partial H/\\partial\\beta = -\\beta\\,\\mathrm{Var}_p(e) \\le 0` and :math:`\\beta \\ge 1`, it never increases
-entropy (spec §1.3). Gradient: like the paper's JAX code, gradients flow through :math:`\\beta` (through
-:math:`H`) by default; ``detach_beta=True`` treats :math:`\\beta` as a constant (what some ports do).
+:math:`\partial H/\partial\beta = -\beta\,\mathrm{Var}_p(e) \le 0` and :math:`\beta \ge 1`, it never increases
+entropy (note §4.3). Gradient: like the paper's JAX code, gradients flow through :math:`\beta` (through
+:math:`H`) by default; ``detach_beta=True`` treats :math:`\beta` as a constant (what some ports do).
 ``eps=1e-9`` reproduces the reference entropy; ``eps=0`` gives the exact entropy
-:math:`H = \\mathrm{lse}(e) - \\sum_j p_j e_j` that the streaming version (``_streaming``) computes; the two differ
+:math:`H = \mathrm{lse}(e) - \sum_j p_j e_j` that the streaming version (``_streaming``) computes; the two differ
 by at most ``n_keys * eps`` nats. Masked keys get weight 0 and do not enter :math:`H`; fully masked rows give zeros.
 """
 
@@ -29,7 +30,7 @@ from iclab.errors import ConfigError
 __all__ = ["PAPER_COEFFS", "PAPER_THRESHOLD", "adaptive_softmax", "adaptive_beta", "row_entropy", "check_coeffs",
            "polyval"]
 
-PAPER_COEFFS: tuple[float, ...] = (-0.037, 0.481, -2.3, 4.917, -1.791)  # highest degree first (spec §1.3)
+PAPER_COEFFS: tuple[float, ...] = (-0.037, 0.481, -2.3, 4.917, -1.791)  # highest degree first (Fig. 4; note §3.5)
 PAPER_THRESHOLD: float = 0.5  # nats: "don't overcorrect low-entropy heads"
 
 
@@ -74,7 +75,7 @@ def row_entropy(logits: torch.Tensor, mask: torch.Tensor | None = None, eps: flo
 
 def adaptive_beta(H: torch.Tensor, coeffs: Sequence[float] = PAPER_COEFFS,
                   threshold: float = PAPER_THRESHOLD) -> torch.Tensor:
-    """:math:`\\beta(H) = \\max(\\mathrm{polyval}(C, H), 1)` where :math:`H >` threshold, else 1 (spec §1.3)."""
+    r""":math:`\beta(H) = \max(\mathrm{polyval}(C, H), 1)` where :math:`H >` threshold, else 1 (Fig. 4)."""
     poly = torch.clamp(polyval(coeffs, H), min=1.0)
     return torch.where(H > threshold, poly, torch.ones_like(poly))
 
@@ -83,7 +84,7 @@ def adaptive_beta(H: torch.Tensor, coeffs: Sequence[float] = PAPER_COEFFS,
 def adaptive_softmax(scores: torch.Tensor, mask: torch.Tensor | None = None, coeffs: Sequence[float] = PAPER_COEFFS,
                      threshold: float = PAPER_THRESHOLD, tau: float | torch.Tensor = 1.0, eps: float = 1e-9,
                      detach_beta: bool = False) -> torch.Tensor:
-    """Entropy-adaptive softmax over keys (spec §1.3, see module docstring); logits are ``scores / tau``."""
+    """Entropy-adaptive softmax over keys (Fig. 4 of arXiv:2410.01104, see module docstring); logits are ``scores / tau``."""
     check_tau(tau)
     c = check_coeffs(coeffs, threshold)
     if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0 <= eps < 1:

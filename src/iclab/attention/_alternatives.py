@@ -1,12 +1,13 @@
-"""Alternatives to softmax that the dispersion paper discusses (spec §4.5), in the one registry.
+r"""Alternatives to softmax that arXiv:2410.01104 ("Softmax is not enough") discusses as ways around its Theorem 2.2
+(docs/papers/dispersion.md §3.9), in the one registry.
 
-* ``sigmoid`` (Ramapuram et al., 2024): :math:`w_{qk} = \\sigma(s_{qk}/\\tau + b)`, elementwise, **not** normalised
+* ``sigmoid`` (Ramapuram et al., 2024): :math:`w_{qk} = \sigma(s_{qk}/\tau + b)`, elementwise, **not** normalised
   over keys, so no :math:`1/n` dilution. ``bias`` is a number; ``bias=None`` uses Ramapuram et al.'s
-  :math:`b = -\\log n` with :math:`n` the row's number of visible keys.
+  :math:`b = -\log n` with :math:`n` the row's number of visible keys.
 * ``ssmax`` (length-scaled / Scalable-Softmax; Chiang & Cholak 2022, Nakanishi 2025):
-  :math:`w = \\mathrm{softmax}(s \\cdot \\mathrm{scale}\\cdot\\log n / \\tau)` where :math:`n` is each row's count of
-  **visible** keys under the mask (not the padded length), so the logit spread grows like :math:`\\log n`, as
-  Prop. 3.1 (spec §3.3) requires for sharpness. A row with one visible key gets weight 1 on it.
+  :math:`w = \mathrm{softmax}(s \cdot \mathrm{scale}\cdot\log n / \tau)` where :math:`n` is each row's count of
+  **visible** keys under the mask (not the padded length), so the logit spread grows like :math:`\log n`, as
+  Prop. 3.1 (note §3.4, §4.2) requires for sharpness. A row with one visible key gets weight 1 on it.
 
 Masked keys get weight 0; fully masked rows give zeros.
 """
@@ -25,7 +26,7 @@ __all__ = ["sigmoid_attention_weights", "ssmax"]
 @register_normaliser("sigmoid")
 def sigmoid_attention_weights(scores: torch.Tensor, mask: torch.Tensor | None = None, tau: float = 1.0,
                               bias: float | None = 0.0) -> torch.Tensor:
-    """Sigmoid attention :math:`\\sigma(s/\\tau + b)` (``bias=None``: :math:`b=-\\log n_{\\rm visible}`)."""
+    r"""Sigmoid attention :math:`\sigma(s/\tau + b)` (``bias=None``: :math:`b=-\log n_{\rm visible}`)."""
     check_tau(tau)
     if bias is None:
         b = -torch.log(torch.clamp(visible_count(scores, mask), min=1.0))  # (..., n_q, 1)
@@ -42,7 +43,7 @@ def sigmoid_attention_weights(scores: torch.Tensor, mask: torch.Tensor | None = 
 @register_normaliser("ssmax")
 def ssmax(scores: torch.Tensor, mask: torch.Tensor | None = None, scale: float = 1.0,
           tau: float = 1.0) -> torch.Tensor:
-    """Length-scaled softmax :math:`\\mathrm{softmax}(s\\cdot \\mathrm{scale}\\cdot\\log n/\\tau)`, n = visible keys."""
+    r"""Length-scaled softmax :math:`\mathrm{softmax}(s\cdot \mathrm{scale}\cdot\log n/\tau)`, n = visible keys."""
     check_tau(tau)
     if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0 or scale == float("inf"):
         raise ConfigError("scale", scale, "a finite number > 0")

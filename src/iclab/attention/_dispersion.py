@@ -1,11 +1,12 @@
-"""Dispersion diagnostics for any attention weights or logits (dispersion paper, spec §3.1, §4.4).
+r"""Dispersion diagnostics for any attention weights or logits: the quantities of Lemma 2.1 and the logit spread δ
+of arXiv:2410.01104 ("Softmax is not enough"; docs/papers/dispersion.md §3.2, §4.1).
 
-* ``attention_entropy(w)``: :math:`H = -\\sum_k w_k \\log w_k` per row (nats; :math:`\\ln n` when uniform).
-* ``max_coefficient(w)``: :math:`\\max_k w_k` per row (sharpness; 1 = hard attention).
-* ``logit_spread(s, mask)``: :math:`\\delta = \\max_k s_k - \\min_k s_k` over visible keys per row (spec §4.4);
+* ``attention_entropy(w)``: :math:`H = -\sum_k w_k \log w_k` per row (nats; :math:`\ln n` when uniform).
+* ``max_coefficient(w)``: :math:`\max_k w_k` per row (sharpness; 1 = hard attention).
+* ``logit_spread(s, mask)``: :math:`\delta = \max_k s_k - \min_k s_k` over visible keys per row (the paper's δ table);
   NaN for rows with no visible key, so pooled statistics can skip them (``torch.nanmean``).
-* ``dispersion_bounds(delta, n, tau)``: Lemma 2.1, :math:`e^{-\\delta/\\theta}/n \\le w_k \\le e^{\\delta/\\theta}/n`,
-  and the tighter top-item bound :math:`w_{\\max} \\le e^{\\delta/\\theta}/(e^{\\delta/\\theta}+n-1)` (spec §3.1).
+* ``dispersion_bounds(delta, n, tau)``: Lemma 2.1, :math:`e^{-\delta/\theta}/n \le w_k \le e^{\delta/\theta}/n`,
+  and the tighter top-item bound :math:`w_{\max} \le e^{\delta/\theta}/(e^{\delta/\theta}+n-1)` (derived, note §4.1).
 * ``dispersion_summary(scores, mask, tau)``: all of the above for softmax weights of ``scores``.
 """
 
@@ -29,7 +30,7 @@ def max_coefficient(weights: torch.Tensor) -> torch.Tensor:
 
 
 def logit_spread(scores: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-    """:math:`\\delta` = max - min of the logits over visible keys per row (NaN where no key is visible)."""
+    r""":math:`\delta` = max - min of the logits over visible keys per row (NaN where no key is visible)."""
     if mask is None:
         return scores.amax(-1) - scores.amin(-1)
     m = torch.broadcast_to(mask, scores.shape)
@@ -39,8 +40,8 @@ def logit_spread(scores: torch.Tensor, mask: torch.Tensor | None = None) -> torc
 
 
 def dispersion_bounds(delta, n, tau=1.0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Lemma 2.1 ``(lower, upper, top_upper)``: :math:`e^{-\\delta/\\theta}/n`, :math:`e^{\\delta/\\theta}/n` and
-    :math:`e^{\\delta/\\theta}/(e^{\\delta/\\theta}+n-1)` (broadcast over ``delta`` and ``n``)."""
+    r"""Lemma 2.1 ``(lower, upper, top_upper)``: :math:`e^{-\delta/\theta}/n`, :math:`e^{\delta/\theta}/n` and
+    :math:`e^{\delta/\theta}/(e^{\delta/\theta}+n-1)` (broadcast over ``delta`` and ``n``)."""
     check_tau(tau)
     d = torch.as_tensor(delta, dtype=torch.float64) / torch.as_tensor(tau, dtype=torch.float64)
     n = torch.as_tensor(n, dtype=torch.float64)

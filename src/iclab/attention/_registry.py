@@ -37,6 +37,7 @@ def register_normaliser(name: str) -> Callable[[Normaliser], Normaliser]:
 
 
 def normaliser_names() -> list[str]:
+    """Names of every registered normaliser, sorted (what ``attention=`` accepts)."""
     return sorted(_REGISTRY)
 
 

@@ -1,12 +1,12 @@
-"""Softmax with temperature, its first-order "approximate softmax" and linear attention.
+r"""Softmax with temperature, its first-order "approximate softmax" and linear attention.
 
-* ``softmax``: :math:`w_{qk} = e^{s_{qk}/\\tau} / \\sum_{k'} e^{s_{qk'}/\\tau}` (optimal-temperature spec §1.2).
+* ``softmax``: :math:`w_{qk} = e^{s_{qk}/\tau} / \sum_{k'} e^{s_{qk'}/\tau}` (arXiv:2511.01292 Eq. 1; docs/papers/temperature.md §3.2).
 * ``approx_softmax``: the first-order, normalisation-preserving surrogate of Han et al. (2024), used by
-  Demir & Doğan (spec §1.3, boxed):
-  :math:`\\widehat{\\mathrm{softmax}}(S)_{qk} = \\frac1n\\big(1 + S_{qk} - \\frac1n\\sum_{k'} S_{qk'}\\big)`,
-  :math:`S = s/\\tau`, where ``n`` is the number of visible keys. Every row sums to exactly 1; entries may
+  Demir & Doğan (arXiv:2511.01292, Eq. 5; docs/papers/temperature.md §3.2, §4.1):
+  :math:`\widehat{\mathrm{softmax}}(S)_{qk} = \frac1n\big(1 + S_{qk} - \frac1n\sum_{k'} S_{qk'}\big)`,
+  :math:`S = s/\tau`, where ``n`` is the number of visible keys. Every row sums to exactly 1; entries may
   be negative.
-* ``linear``: :math:`w_{qk} = s_{qk}/n` (Zhang, Frei & Bartlett 2024; spec §1.3 comparator), no centring,
+* ``linear``: :math:`w_{qk} = s_{qk}/n` (Zhang, Frei & Bartlett 2024; the comparator of Eq. 6 and Remark 3.4), no centring,
   no temperature.
 """
 
@@ -53,7 +53,7 @@ def softmax(scores: torch.Tensor, mask: torch.Tensor | None = None, tau: float |
 
 @register_normaliser("approx_softmax")
 def approx_softmax(scores: torch.Tensor, mask: torch.Tensor | None = None, tau: float | torch.Tensor = 1.0) -> torch.Tensor:
-    """First-order, row-normalised surrogate of softmax (spec §1.3): ``(1 + S - mean_k S) / n``, ``S = scores/tau``.
+    """First-order, row-normalised surrogate of softmax (Eq. 5 of arXiv:2511.01292): ``(1 + S - mean_k S) / n``, ``S = scores/tau``.
 
     With a mask, ``n`` and the mean run over visible keys only; masked keys get weight 0.
     """
@@ -73,7 +73,7 @@ def approx_softmax(scores: torch.Tensor, mask: torch.Tensor | None = None, tau: 
 
 @register_normaliser("linear")
 def linear_attention_weights(scores: torch.Tensor, mask: torch.Tensor | None = None, tau: float | torch.Tensor = 1.0) -> torch.Tensor:
-    """Linear attention weights ``scores / n`` (spec §1.3 comparator). ``tau`` is accepted for a uniform
+    """Linear attention weights ``scores / n`` (Eq. 6 of arXiv:2511.01292). ``tau`` is accepted for a uniform
     interface and must be 1: linear attention has no temperature."""
     if not torch.all(torch.as_tensor(tau) == 1):
         raise ConfigError("tau", tau, "1 (linear attention has no temperature)")

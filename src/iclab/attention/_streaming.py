@@ -1,28 +1,30 @@
-"""Streaming adaptive-temperature attention in O(n·d) memory (dispersion paper, spec §1.4).
+r"""Streaming adaptive-temperature attention in O(n·d) memory: the "streamable" adaptive temperature of
+arXiv:2410.01104 ("Softmax is not enough"), with the passes and the backward derived in docs/papers/dispersion.md
+§4.5–4.6.
 
 ``adaptive_attention(q, k, v)`` equals ``adaptive_softmax(q k^T * scale, mask) @ v`` (with the *exact* entropy,
 ``eps=0``; the reference ``+1e-9`` inside the log moves H by at most ``n_keys * 1e-9`` nats) but never stores an
 ``n_q x n_k`` matrix. Per query row, over key chunks:
 
-* **Pass 1** (online log-sum-exp and entropy): running :math:`m=\\max_j e_j`, :math:`Z=\\sum_j e^{e_j-m}`,
-  :math:`S=\\sum_j (e_j-m)e^{e_j-m}`; on a new chunk max :math:`m'`, :math:`Z\\leftarrow e^{m-m'}Z+\\dots`,
-  :math:`S\\leftarrow e^{m-m'}(S+(m-m')Z)+\\dots`; then :math:`H=\\log Z-S/Z` and :math:`\\beta=\\beta(H)`.
+* **Pass 1** (online log-sum-exp and entropy): running :math:`m=\max_j e_j`, :math:`Z=\sum_j e^{e_j-m}`,
+  :math:`S=\sum_j (e_j-m)e^{e_j-m}`; on a new chunk max :math:`m'`, :math:`Z\leftarrow e^{m-m'}Z+\dots`,
+  :math:`S\leftarrow e^{m-m'}(S+(m-m')Z)+\dots`; then :math:`H=\log Z-S/Z` and :math:`\beta=\beta(H)`.
   On CPU without a mask, pass 1 is instead one fused flash-kernel call (``aten._scaled_dot_product_flash_attention
-  _for_cpu(q, k, k)``, which also returns the log-sum-exp): :math:`H=\\mathrm{lse}-\\mu` with
-  :math:`\\mu=\\sum_jp_je_j=q_s\\cdot\\sum_jp_jk_j` (``FUSED_PASS1 = False`` forces the chunk loop).
-* **Pass 2**: ordinary attention with the per-row scale :math:`\\beta` (spec §1.4): the fused, itself streaming
+  _for_cpu(q, k, k)``, which also returns the log-sum-exp): :math:`H=\mathrm{lse}-\mu` with
+  :math:`\mu=\sum_jp_je_j=q_s\cdot\sum_jp_jk_j` (``FUSED_PASS1 = False`` forces the chunk loop).
+* **Pass 2**: ordinary attention with the per-row scale :math:`\beta` (note §4.5): the fused, itself streaming
   ``F.scaled_dot_product_attention(q * scale * beta, k, v, scale=1)``; for causal attention with
-  :math:`n_q \\ne n_k` (sdpa aligns causal masks top-left) a chunk loop with the fixed shift
-  :math:`\\max_j\\beta e_j = \\beta m` (no online rescaling needed).
+  :math:`n_q \ne n_k` (sdpa aligns causal masks top-left) a chunk loop with the fixed shift
+  :math:`\max_j\beta e_j = \beta m` (no online rescaling needed).
 
 Backward is a custom ``autograd.Function`` that **recomputes** the chunk logits instead of saving them (autograd
-through the chunk loop would keep every chunk, i.e. O(n²) again). With :math:`a=\\mathrm{softmax}(\\beta e)`,
-:math:`p=\\mathrm{softmax}(e)`, :math:`dt_j=a_j(dO\\cdot v_j-dO\\cdot o)`:
-:math:`d\\beta=\\sum_j e_j\\,dt_j`, :math:`dH=\\beta'(H)\\,d\\beta` and
-:math:`de_j=\\beta\\,dt_j - dH\\,p_j(e_j-\\mu)` with :math:`\\mu=\\sum_j p_je_j` (since
-:math:`\\partial H/\\partial e_j=-p_j(e_j-\\mu)`). So the gradient flows through :math:`\\beta` exactly as in the
+through the chunk loop would keep every chunk, i.e. O(n²) again). With :math:`a=\mathrm{softmax}(\beta e)`,
+:math:`p=\mathrm{softmax}(e)`, :math:`dt_j=a_j(dO\cdot v_j-dO\cdot o)`:
+:math:`d\beta=\sum_j e_j\,dt_j`, :math:`dH=\beta'(H)\,d\beta` and
+:math:`de_j=\beta\,dt_j - dH\,p_j(e_j-\mu)` with :math:`\mu=\sum_j p_je_j` (since
+:math:`\partial H/\partial e_j=-p_j(e_j-\mu)`). So the gradient flows through :math:`\beta` exactly as in the
 paper's JAX code (``detach_beta=True`` drops the :math:`dH` term). Backward makes two passes over the chunks (one
-for the normaliser of :math:`a` and :math:`d\\beta`, one for the gradients). Double backward is not supported.
+for the normaliser of :math:`a` and :math:`d\beta`, one for the gradients). Double backward is not supported.
 A causal mask combined with an explicit ``mask`` is materialised once as a bool ``n_q x n_k`` tensor.
 """
 
@@ -60,10 +62,10 @@ FUSED_PASS1 = True  # use the fused CPU flash kernel for pass 1 where it applies
 
 
 def _fused_pass1(qs, k, mask_b, causal):
-    """Pass 1 in one fused call on CPU without a mask: ``(lse, mu)`` of the logits, or None where it does not apply.
+    r"""Pass 1 in one fused call on CPU without a mask: ``(lse, mu)`` of the logits, or None where it does not apply.
 
     ``aten._scaled_dot_product_flash_attention_for_cpu(q, k, k)`` returns the attention-weighted mean key
-    :math:`\\bar k = \\sum_j p_j k_j` and :math:`\\mathrm{lse}_j(e)`; then :math:`\\mu = \\sum_j p_j e_j = q_s\\cdot\\bar k`.
+    :math:`\bar k = \sum_j p_j k_j` and :math:`\mathrm{lse}_j(e)`; then :math:`\mu = \sum_j p_j e_j = q_s\cdot\bar k`.
     """
     op = getattr(torch.ops.aten, "_scaled_dot_product_flash_attention_for_cpu", None)
     if not FUSED_PASS1 or op is None or qs.device.type != "cpu" or mask_b is not None or qs.dim() != 4 \
@@ -129,7 +131,7 @@ class _AdaptiveAttention(torch.autograd.Function):
         if fused is None:
             lse1, mu, H, alive, base = _pass1_loop(qs, k, mask_b, chunk, causal, offset)
             beta = adaptive_beta(H, coeffs, threshold)  # (..., n_q, 1)
-        # pass 2: softmax(beta e) @ v = ordinary attention with per-row scale beta (spec §1.4)
+        # pass 2: softmax(beta e) @ v = ordinary attention with per-row scale beta (note §4.5)
         qb = qs * beta  # (..., n_q, d)
         if ctx_sdpa_ok(causal, n_q, n_k):  # the fused flash kernel, itself streaming over keys
             out = torch.nn.functional.scaled_dot_product_attention(qb, k, v, attn_mask=mask, is_causal=causal,
@@ -217,7 +219,7 @@ def adaptive_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: 
                        chunk: int | None = None, coeffs: Sequence[float] = PAPER_COEFFS,
                        threshold: float = PAPER_THRESHOLD, scale: float | None = None, causal: bool = False,
                        detach_beta: bool = False) -> torch.Tensor:
-    """Adaptive-temperature attention in two streaming passes over key chunks (module docstring, spec §1.4).
+    """Adaptive-temperature attention in two streaming passes over key chunks (module docstring; docs/papers/dispersion.md §4.5).
 
     Args:
         q: ``(..., n_q, d)``; k: ``(..., n_k, d)``; v: ``(..., n_k, d_v)`` with equal leading dims (e.g. ``(B, H)``).

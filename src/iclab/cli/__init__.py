@@ -2,7 +2,8 @@
 
 Every error iclab raises on purpose (:class:`iclab.errors.IclabError`) is printed as one line
 ``error: …`` with exit status 2, never as a traceback. Sub-command groups live in ``_<name>.py`` modules
-that add themselves to :data:`app` when imported (see ``_SUBCOMMANDS``).
+that add themselves to :data:`app` when imported (see ``_SUBCOMMANDS``); the options of ``iclab`` itself
+(``--version``, ``-v/-q``, ``--no-progress``) are in ``_global_options``.
 """
 
 from __future__ import annotations
@@ -12,12 +13,16 @@ import sys
 
 import typer
 
+from iclab.cli._global_options import global_options, show_progress
 from iclab.errors import IclabError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="iclab: in-context learning in softmax attention — theory, experiments, temperature control.")
+app.callback()(global_options)
 
-_SUBCOMMANDS = ("_runs", "_theory", "_hf")
+__all__ = ["app", "main", "show_progress"]
+
+_SUBCOMMANDS = ("_runs", "_show", "_theory", "_hf")
 
 
 def _load_subcommands() -> None:

@@ -9,7 +9,7 @@ from typing import List, Optional
 
 import typer
 
-from iclab.cli import app
+from iclab.cli import app, show_progress
 from iclab.config import check_int
 from iclab.errors import ConfigError
 
@@ -81,7 +81,7 @@ def probe(
     positions: str = typer.Option("last", "--positions", help="'last' (answer position) or a query index"),
     tau: Optional[float] = typer.Option(None, "--tau", help="probe under this global temperature"),
     key_start: int = typer.Option(0, "--key-start", help="ignore keys before this position (e.g. 1: skip BOS)"),
-    batch_size: int = typer.Option(8, "--batch-size"),
+    batch_size: int = typer.Option(8, "--batch-size", help="prompts per forward pass"),
     out: Optional[Path] = typer.Option(None, "--out", help="write per-(layer, head) statistics as CSV"),
 ) -> None:
     """Per-layer (and with --out per-head) moments of the pre-softmax scores and the attention entropy."""
@@ -91,7 +91,7 @@ def probe(
     texts = read_prompts(prompts)
     m, tok = _load(model)
     mom = probe_prompts(m, tok, texts, positions=_positions(positions), batch_size=batch_size, key_start=key_start,
-                        tau=tau, progress=True)
+                        tau=tau, progress=show_progress())
     typer.echo(_layer_table(mom))
     typer.echo(f"mean entropy {mom.mean_entropy():.4f} nats over {len(texts)} prompts")
     if out is not None:
@@ -110,8 +110,8 @@ def tau(
     questions: int = typer.Option(40, "--questions", help="questions: half probe the moments, half score the grid"),
     grid: List[float] = typer.Option([0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0], "--grid", help="τ grid (repeatable)"),
     key_start: int = typer.Option(0, "--key-start", help="ignore keys before this position"),
-    seed: int = typer.Option(0, "--seed"),
-    batch_size: int = typer.Option(8, "--batch-size"),
+    seed: int = typer.Option(0, "--seed", help="seed of the question split and the wrong demonstrations (--task)"),
+    batch_size: int = typer.Option(8, "--batch-size", help="prompts per forward pass"),
     out: Optional[Path] = typer.Option(None, "--out", help="write the estimate as JSON"),
 ) -> None:
     """Estimate τ: per-layer moment rule (clean vs shifted prompts) and, with --task, a held-out grid search."""
@@ -123,7 +123,7 @@ def tau(
         raise ConfigError("--task/--prompts", (task, prompts), "exactly one of --task NAME or --prompts FILE --shifted FILE")
     score = None
     if task is not None:
-        from iclab.experiments._llm_tasks import build_prompts, exact_match, get_task, greedy_answers, split_items
+        from iclab.hf import build_prompts, exact_match, get_task, greedy_answers, split_items
 
         t = get_task(task)
         qs, pool = split_items(t, questions, seed)
@@ -142,7 +142,7 @@ def tau(
         clean, noisy = read_prompts(prompts), read_prompts(shifted)
         m, tok = _load(model)
     est = estimate_tau(m, tok, clean, noisy, score=score, grid=grid, key_start=key_start, batch_size=batch_size,
-                       progress=True)
+                       progress=show_progress())
     typer.echo(f"{'layer':>5} {'rho_clean':>10} {'rho_shift':>10} {'tau':>7}")
     for l, (a, b, t_) in enumerate(zip(est.rho_clean, est.rho_shifted, est.layer_tau)):
         typer.echo(f"{l:5d} {a:10.4f} {b:10.4f} {t_:7.3f}" + ("" if est.valid[l] else "  (ratio invalid -> 1)"))

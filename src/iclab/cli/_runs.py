@@ -7,8 +7,12 @@ from typing import List, Optional
 
 import typer
 
-from iclab.cli import app
-from iclab.config import check_choice, parse_overrides
+from iclab.cli import app, show_progress
+from iclab.cli._global_options import logger
+from iclab.cli._plan import run_plan
+from iclab.cli._tracking import TRACKER_HELP, check_tracker, track_run
+from iclab.config import check_choice, parse_overrides, read_config_file
+from iclab.errors import IclabError
 
 
 @app.command("list")
@@ -37,7 +41,10 @@ def run(
     full: bool = typer.Option(False, "--full", help="the full preset (the largest sweep)"),
     preset: Optional[str] = typer.Option(None, "--preset", help="a preset by name: quick, full or paper "
                                          "(the paper's settings for every claim that fits on a CPU)"),
-    set_: List[str] = typer.Option([], "--set", help="override a config field: key=value (repeatable)"),
+    set_: List[str] = typer.Option([], "--set", help="override a config field: key=value (repeatable; "
+                                   "`iclab show NAME` lists the fields)"),
+    config_file: Optional[Path] = typer.Option(None, "--config", help="TOML, YAML or JSON file of config fields "
+                                               "(`iclab show NAME --format toml` writes one); --set wins over it"),
     seed: Optional[int] = typer.Option(None, "--seed", help="base seed"),
     out: Optional[Path] = typer.Option(None, "--out", help="run folder (default runs/<experiment>-<preset>)"),
     executor: str = typer.Option("local", "--executor", help="serial | local | ray"),
@@ -45,17 +52,29 @@ def run(
     address: Optional[str] = typer.Option(None, "--address", help="Ray cluster address (ray executor)"),
     force: bool = typer.Option(False, "--force", help="discard results of another config in --out"),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="rerun cells that failed before"),
+    tracker: Optional[str] = typer.Option(None, "--tracker", help=TRACKER_HELP),
+    dry_run: bool = typer.Option(False, "--dry-run", help="check the config and print the cells and the run "
+                                 "folder; run and write nothing"),
 ) -> None:
     """Run (or resume) one experiment; writes results, figures and report.md into the run folder."""
     from iclab.report import run_and_report
     from iclab.runs import EXECUTORS
 
     check_choice("--executor", executor, EXECUTORS)
-    result = run_and_report(experiment, _preset(quick, full, preset), overrides=parse_overrides(set_), seed=seed,
-                            out=out, executor=executor, workers=workers, address=address, force=force,
-                            retry_failed=retry_failed)
+    check_tracker(tracker)
+    overrides = {**(read_config_file(config_file) if config_file else {}), **parse_overrides(set_)}
+    plan = run_plan(experiment, _preset(quick, full, preset), overrides, seed, out, executor)
+    if dry_run:
+        typer.echo("\n".join(plan + ["dry run: nothing was run or written"]))
+        return
+    for line in plan:
+        logger.info(line)
+    result = run_and_report(experiment, _preset(quick, full, preset), overrides=overrides, seed=seed, out=out,
+                            executor=executor, workers=workers, address=address, force=force,
+                            retry_failed=retry_failed, progress=show_progress())
     typer.echo(f"{experiment}: {len(result.results)} cells done, {len(result.failed)} failed ({result.computed} run now, "
                f"{result.reused} read back) -> {result.path / 'report.md'}")
+    track_run(tracker, result)
     if len(result.failed):
         raise SystemExit(1)  # (typer.Exit is swallowed by main(): standalone_mode=False)
 
@@ -68,10 +87,11 @@ def reproduce(
     only: List[str] = typer.Option([], "--only", help="run only these experiments (repeatable)"),
     root: Path = typer.Option(Path("runs"), "--root", help="folder for run folders and the report"),
     executor: str = typer.Option("local", "--executor", help="serial | local | ray"),
-    workers: Optional[int] = typer.Option(None, "--workers"),
-    address: Optional[str] = typer.Option(None, "--address"),
+    workers: Optional[int] = typer.Option(None, "--workers", help="worker processes (local) / CPUs (ray)"),
+    address: Optional[str] = typer.Option(None, "--address", help="Ray cluster address (ray executor)"),
     force: bool = typer.Option(False, "--force", help="discard results of another config in the run folders"),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="rerun cells that failed before"),
+    tracker: Optional[str] = typer.Option(None, "--tracker", help=TRACKER_HELP),
 ) -> None:
     """Run every registered experiment, then write runs/report/index.html, report.md and screenshot.png."""
     from iclab.experiments import experiment_names, get_experiment
@@ -79,6 +99,7 @@ def reproduce(
     from iclab.runs import EXECUTORS, default_run_dir
 
     check_choice("--executor", executor, EXECUTORS)
+    check_tracker(tracker)
     preset = _preset(quick, full, preset)
     names = list(only) or experiment_names()
     for name in names:
@@ -88,12 +109,18 @@ def reproduce(
         typer.echo(f"== {name} ({preset})", err=True)
         try:
             result = run_and_report(name, preset, out=default_run_dir(name, preset, root), executor=executor,
-                                    workers=workers, address=address, force=force, retry_failed=retry_failed)
+                                    workers=workers, address=address, force=force, retry_failed=retry_failed,
+                                    progress=show_progress())
         except Exception as exc:  # noqa: BLE001 - one broken experiment must not lose the others
             failures.append(f"{name}: {type(exc).__name__}: {exc}")
             typer.echo(f"error in {name}: {exc}", err=True)
             continue
         run_dirs.append(result.path)
+        try:
+            track_run(tracker, result)
+        except IclabError as exc:  # the run folder is complete; say so and go on
+            failures.append(f"{name}: {exc}")
+            typer.echo(f"error in {name}: {exc}", err=True)
     page = write_combined_report(run_dirs, root / "report", failures)
     typer.echo(f"report: {page}")
     _screenshot(page)

@@ -1,4 +1,5 @@
-"""``iclab theory …``: closed forms from the command line (optimal-temperature spec §3.5–3.6).
+"""``iclab theory …``: closed forms of arXiv:2511.01292 (Demir & Doğan, Theorems 4.2–4.3) from the command line
+(docs/papers/temperature.md §3.6–3.7).
 
 ``iclab theory tau-opt --d 50 --l 100 --cov-scale 2 --task-scale 1 --sigma 0.5 --train-sigma 0.1`` prints τ_opt of
 Theorem 4.3 and G(1), G(τ_opt) of Theorem 4.2 for the Lemma 4.1 weights (train x, w ~ N(0, I), noise
@@ -35,7 +36,7 @@ def tau_opt_cmd(
     import numpy as np
 
     from iclab.config import check_int, check_nonnegative, check_positive
-    from iclab.experiments._temperature_cells import unit_mean
+    from iclab.data import mean_along_ones
     from iclab.models import bayes_mimicking_weights
     from iclab.theory import temperature as T
 
@@ -56,8 +57,8 @@ def tau_opt_cmd(
     else:
         sig_hat = np.eye(d)
     weights = bayes_mimicking_weights(sig_hat, l, train_sigma)
-    coefs = T.coefficients(weights, l, mu_x=unit_mean(d, mean_shift), cov_x=cov_scale,
-                           mu_w=unit_mean(d, task_mean), cov_w=task_scale, sigma=sigma)
+    coefs = T.coefficients(weights, l, mu_x=mean_along_ones(d, mean_shift), cov_x=cov_scale,
+                           mu_w=mean_along_ones(d, task_mean), cov_w=task_scale, sigma=sigma)
     t = coefs.tau_opt
     typer.echo(f"tau_opt = {t:.4f}   (Theorem 4.3: 2 a2 / a1)")
     typer.echo(f"G(1)      = {coefs.G(1.0):.4f}   (normalised {coefs.G(1.0) / coefs.c:.4f})")
@@ -66,6 +67,6 @@ def tau_opt_cmd(
     typer.echo(f"a2 = {coefs.a2:.4f}, a1 = {coefs.a1:.4f}, c = Tr(AB) + sigma^2 = {coefs.c:.4f}")
     if task_mean == 0:
         iso = T.tau_opt_isotropic(d, l, cov_scale, task_scale, sigma, train_sigma)
-        typer.echo(f"isotropic formula tau_opt = {iso:.4f}   (spec §3.6, Σ̂ ≈ I)")
+        typer.echo(f"isotropic formula tau_opt = {iso:.4f}   (docs/papers/temperature.md §4.5, Σ̂ ≈ I)")
     if task_mean == 0 and mean_shift == 0 and sigma > 0:
         typer.echo(f"Bayes error (Marchenko–Pastur, n = l - 1) = {T.bayes_error_mp(d, l - 1, cov_scale, task_scale, sigma):.4f}")

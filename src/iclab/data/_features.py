@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import Sequence
 
 import torch
 
@@ -65,7 +66,7 @@ def check_orthonormal(name: str, features: torch.Tensor, tol: float = _TOL) -> N
         raise ConfigError(name, f"(d={d}, K={K}) matrix with max|V^T V - I|={err:.2g}", "orthonormal columns")
 
 
-def check_gammas(gammas) -> torch.Tensor:
+def check_gammas(gammas: Sequence[float] | torch.Tensor) -> torch.Tensor:
     """Overlaps γ_k as a float64 tensor; ConfigError unless every γ_k is in [-1, 1]."""
     g = torch.as_tensor(gammas, dtype=torch.float64).reshape(-1)
     if g.numel() == 0 or not torch.isfinite(g).all() or bool((g.abs() > 1).any()):
@@ -179,7 +180,7 @@ def _need_complement(V: torch.Tensor, V_perp: torch.Tensor, k: int) -> None:
     check_orthonormal("complement", torch.cat([V, V_perp], dim=1))
 
 
-def overlap_features(V: torch.Tensor, V_perp: torch.Tensor, gammas) -> torch.Tensor:
+def overlap_features(V: torch.Tensor, V_perp: torch.Tensor, gammas: Sequence[float] | torch.Tensor) -> torch.Tensor:
     r""":math:`u_k=\gamma_k v_k+\sqrt{1-\gamma_k^2}\,v_k^\perp` so that :math:`M=V^\top U=\mathrm{diag}(\gamma)`
     (the paper's fine-tuning sets, docs/papers/ood.md §3.3). Needs d >= 2K."""
     g = check_gammas(gammas)
@@ -197,7 +198,7 @@ def rotated_features(V: torch.Tensor, V_perp: torch.Tensor, theta: float) -> tor
     return overlap_features(V, V_perp, [math.cos(theta)] * K)
 
 
-def aligned_features(V: torch.Tensor, V_perp: torch.Tensor, M) -> torch.Tensor:
+def aligned_features(V: torch.Tensor, V_perp: torch.Tensor, M: torch.Tensor) -> torch.Tensor:
     r"""Orthonormal U with a given alignment :math:`M=V^\top U` (K x K, ‖M‖₂ <= 1):
     :math:`U=VM+V^\perp_{:K}(I-M^\top M)^{1/2}` (docs/papers/ood.md §3.3)."""
     V, V_perp = _as_matrix("features", V), _as_matrix("complement", V_perp)

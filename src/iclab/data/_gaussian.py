@@ -1,18 +1,20 @@
-"""Gaussian in-context linear-regression prompts and their distribution shifts (optimal-temperature spec §2.1).
+r"""Gaussian in-context linear-regression prompts and their distribution shifts: the data model of arXiv:2511.01292
+(Demir & Doğan, Eq. 2; docs/papers/temperature.md §3.1).
 
 A prompt holds ``n`` labelled pairs and one query (``l = n + 1`` rows):
-:math:`\\mathbf x_i\\sim\\mathcal N(\\boldsymbol\\mu_x,\\boldsymbol\\Sigma_x)`,
-:math:`\\mathbf w\\sim\\mathcal N(\\boldsymbol\\mu_w,\\boldsymbol\\Sigma_w)` (one task per prompt, shared by all
-rows), :math:`y_i=\\mathbf w^\\top\\mathbf x_i+\\epsilon_i`, :math:`\\epsilon_i\\sim\\mathcal N(0,\\sigma^2)`.
+:math:`\mathbf x_i\sim\mathcal N(\boldsymbol\mu_x,\boldsymbol\Sigma_x)`,
+:math:`\mathbf w\sim\mathcal N(\boldsymbol\mu_w,\boldsymbol\Sigma_w)` (one task per prompt, shared by all
+rows), :math:`y_i=\mathbf w^\top\mathbf x_i+\epsilon_i`, :math:`\epsilon_i\sim\mathcal N(0,\sigma^2)`.
 The query's true noisy label is kept as the *target* ``y[:, -1]``; models must not read it — the token matrix
-of spec §1.1 (:func:`token_matrix`) puts 0 in the query's label slot. Shifts (spec §3.7) are constructors
-returning new distributions: :meth:`GaussianRegression.with_input_mean`, ``with_input_cov``, ``with_task``,
-``with_noise``, ``with_n``.
+of Eq. 3 (:func:`token_matrix`) puts 0 in the query's label slot. Shifts (the paper's Cases I–III, §4.2;
+docs/papers/temperature.md §3.8) are constructors returning new distributions:
+:meth:`GaussianRegression.with_input_mean`, ``with_input_cov``, ``with_task``, ``with_noise``, ``with_n``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +23,7 @@ import torch
 
 from iclab.errors import ConfigError
 
-__all__ = ["GaussianRegression", "RegressionBatch", "token_matrix"]
+__all__ = ["GaussianRegression", "RegressionBatch", "token_matrix", "mean_along_ones"]
 
 
 @dataclass
@@ -65,10 +67,18 @@ class RegressionBatch:
 
 
 def token_matrix(batch: RegressionBatch) -> torch.Tensor:
-    """Token matrix of spec §1.1: ``Z = [[x_1 … x_l], [y_1 … y_{l-1}, 0]]`` of shape ``(B, d+1, l)``."""
+    """Token matrix of Eq. 3: ``Z = [[x_1 … x_l], [y_1 … y_{l-1}, 0]]`` of shape ``(B, d+1, l)``."""
     y = batch.y.clone()  # (B, l)
     y[:, -1] = 0.0
     return torch.cat([batch.x.transpose(1, 2), y.unsqueeze(1)], dim=1)  # (B, d+1, l)
+
+
+def mean_along_ones(d: int, norm: float) -> np.ndarray | None:
+    r"""A mean vector of Euclidean norm ``norm`` along :math:`(1,\dots,1)/\sqrt d`, ``(d,)``; None when ``norm`` is 0.
+
+    The direction of every mean shift of the ``temperature`` experiment, e.g. :math:`\boldsymbol\mu_w=\mathbf 1/\sqrt d`
+    for the task shift (docs/papers/temperature.md §5.1)."""
+    return None if norm == 0 else np.full(d, norm / math.sqrt(d))
 
 
 def _as_mean(field: str, value: Any, d: int) -> np.ndarray:
@@ -108,7 +118,7 @@ def _as_cov(field: str, value: Any, d: int) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class GaussianRegression:
-    """Gaussian in-context regression prompts (spec §2.1) with ``n`` context pairs and one query.
+    """Gaussian in-context regression prompts (Eq. 2) with ``n`` context pairs and one query.
 
     Fields:
         d: input dimension.
@@ -176,7 +186,7 @@ class GaussianRegression:
         y = torch.einsum("bld,bd->bl", x, w) + float(self.sigma) * eps  # (B, l)
         return RegressionBatch(x, y, w)
 
-    # -- shift constructors (spec §3.7) -------------------------------------------------------------
+    # -- shift constructors (Cases I–III of §4.2; docs/papers/temperature.md §3.8) ------------------
     def with_input_mean(self, mu: Any) -> "GaussianRegression":
         """Case I(i): input-mean shift, ``mu_x <- mu``."""
         return dataclasses.replace(self, mu_x=mu)

@@ -1,14 +1,15 @@
-"""Max-retrieval sets and small CLRS-style algorithmic tasks for size generalisation (dispersion paper, spec §2).
+r"""Max-retrieval sets and small CLRS-style algorithmic tasks for size generalisation, arXiv:2410.01104 ("Softmax is
+not enough"; docs/papers/dispersion.md §3.7–3.8).
 
-* :class:`MaxRetrieval` (spec §2.1): ``n ~ U{n_min..n_max}`` items per set, item ``i`` has a priority
-  :math:`p_i\\sim U(0,1)` and a class :math:`c_i\\sim U\\{0..C-1\\}`, features :math:`x_i=[p_i,\\mathrm{onehot}(c_i)]`; one
-  query scalar :math:`q\\sim U(0,1)` (no task information); target :math:`c_{\\arg\\max_i p_i}`. Training: 5–16 items;
+* :class:`MaxRetrieval` (App. A, note §3.7): ``n ~ U{n_min..n_max}`` items per set, item ``i`` has a priority
+  :math:`p_i\sim U(0,1)` and a class :math:`c_i\sim U\{0..C-1\}`, features :math:`x_i=[p_i,\mathrm{onehot}(c_i)]`; one
+  query scalar :math:`q\sim U(0,1)` (no task information); target :math:`c_{\arg\max_i p_i}`. Training: 5–16 items;
   test: ``MaxRetrieval.at_size(n)``. Sets are right-padded to ``n_max`` under a key mask.
-* :class:`AlgorithmicTask`, in the spirit of CLRS-Text (spec §2.2): tokens are values ``k in {0..vocab-1}``
+* :class:`AlgorithmicTask`, in the spirit of CLRS-Text (note §3.8, §5.5): tokens are values ``k in {0..vocab-1}``
   encoded as ``[k/(vocab-1), onehot(k)]``; a label per position (classification over ``vocab``, exact match):
   ``minimum`` (every position outputs the set's minimum), ``sorting`` (CLRS represents a sorted order by successor
   pointers: each position outputs the next larger value present, the maximum outputs itself) and ``running_max``
-  (a causal trace: position ``i`` outputs :math:`\\max_{j\\le i} x_j`).
+  (a causal trace: position ``i`` outputs :math:`\max_{j\le i} x_j`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from dataclasses import dataclass, fields
 import torch
 
 from iclab.config import Config, check_choice, check_int
-from iclab.errors import ConfigError
 
 __all__ = ["RetrievalBatch", "MaxRetrieval", "SequenceBatch", "AlgorithmicTask", "ALGORITHMIC_TASKS"]
 
@@ -54,7 +54,7 @@ def _sizes(batch: int, lo: int, hi: int, generator) -> torch.Tensor:
 
 @dataclass(frozen=True)
 class MaxRetrieval(Config):
-    """Max-retrieval sets (spec §2.1). Fields: ``n_min``/``n_max`` set sizes (uniform), ``n_classes`` (C = 10)."""
+    """Max-retrieval sets (App. A of arXiv:2410.01104; docs/papers/dispersion.md §3.7). Fields: ``n_min``/``n_max`` set sizes (uniform), ``n_classes`` (C = 10)."""
 
     n_min: int = 5
     n_max: int = 16

@@ -22,6 +22,7 @@ from typing import Any, Sequence
 import torch
 
 from iclab.attention import normalise
+from iclab.data import RegressionBatch
 from iclab.errors import ConfigError
 
 __all__ = ["one_step_gd", "debiased_gd", "preconditioned_gd", "kernel_regression", "OneStepGD", "DebiasedGD",
@@ -38,7 +39,7 @@ def _check_eta(eta: Any) -> None:
         raise ConfigError("eta", eta, "a finite step size")
 
 
-def one_step_gd(batch, eta: float) -> torch.Tensor:
+def one_step_gd(batch: RegressionBatch, eta: float) -> torch.Tensor:
     r""":math:`\frac\eta L\sum_\ell y_\ell x_\ell^\top x_q`, ``(B,)`` (one GD step from w = 0 on the
     squared loss; docs/papers/multihead.md §3.4)."""
     _check_eta(eta)
@@ -47,7 +48,7 @@ def one_step_gd(batch, eta: float) -> torch.Tensor:
     return eta * (w * xq).sum(-1)
 
 
-def preconditioned_gd(batch, eta: float, omega: torch.Tensor | None = None, debias: bool = True) -> torch.Tensor:
+def preconditioned_gd(batch: RegressionBatch, eta: float, omega: torch.Tensor | None = None, debias: bool = True) -> torch.Tensor:
     r""":math:`\frac\eta L\sum_\ell y_\ell(x_\ell-\bar x)^\top\Omega x_q` (``debias=False``: no
     centring), ``omega`` a ``(d, d)`` matrix (None: identity), ``(B,)`` (docs/papers/multihead.md §3.9)."""
     _check_eta(eta)
@@ -63,13 +64,13 @@ def preconditioned_gd(batch, eta: float, omega: torch.Tensor | None = None, debi
     return eta * (w * xq).sum(-1)
 
 
-def debiased_gd(batch, eta: float) -> torch.Tensor:
+def debiased_gd(batch: RegressionBatch, eta: float) -> torch.Tensor:
     r"""Debiased one-step GD, :math:`\frac\eta L\sum_\ell y_\ell(x_\ell-\bar x)^\top x_q`, ``(B,)``
     (arXiv:2503.12734, Thm 1; docs/papers/multihead.md §3.6)."""
     return preconditioned_gd(batch, eta, None, debias=True)
 
 
-def kernel_regression(batch, omega: Sequence[float], mu: Sequence[float], attention: str = "softmax") -> torch.Tensor:
+def kernel_regression(batch: RegressionBatch, omega: Sequence[float], mu: Sequence[float], attention: str = "softmax") -> torch.Tensor:
     r"""Sum of kernel regressors (docs/papers/multihead.md §3.3):
     :math:`\sum_h\mu_h\sum_\ell y_\ell\,\mathrm{norm}_\ell(\omega_h x_\ell^\top x_q)`, ``(B,)``."""
     xc, yc, xq = _split(batch)

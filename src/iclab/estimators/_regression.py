@@ -1,22 +1,23 @@
-"""In-context least squares, ridge and Bayes posterior mean, batched over prompts (optimal-temperature spec §3.2).
+r"""In-context least squares, ridge and Bayes posterior mean, batched over prompts: the
+Bayes-optimal reference of arXiv:2511.01292 (Demir & Doğan, Eq. 9; docs/papers/temperature.md §3.4).
 
 All estimators read only the ``n`` context pairs of a :class:`~iclab.data.RegressionBatch` and predict the query
-label :math:`\\hat y=\\hat{\\mathbf w}^\\top\\mathbf x_l`. With context inputs :math:`\\mathbf X\\in\\mathbb R^{n\\times d}`
-and labels :math:`\\mathbf y`:
+label :math:`\hat y=\hat{\mathbf w}^\top\mathbf x_l`. With context inputs :math:`\mathbf X\in\mathbb R^{n\times d}`
+and labels :math:`\mathbf y`:
 
-* OLS (minimum norm): :math:`\\hat{\\mathbf w}=\\mathbf X^+\\mathbf y`.
-* ridge: :math:`\\hat{\\mathbf w}=(\\mathbf X^\\top\\mathbf X+\\lambda\\mathbf I)^{-1}\\mathbf X^\\top\\mathbf y`.
-* Bayes posterior mean, spec Eq. (9):
-  :math:`\\hat{\\mathbf w}=(\\bar{\\mathbf X}^\\top\\bar{\\mathbf X}/\\sigma^2+\\boldsymbol\\Sigma_w^{-1})^{-1}
-  (\\bar{\\mathbf X}^\\top\\bar{\\mathbf y}/\\sigma^2+\\boldsymbol\\Sigma_w^{-1}\\boldsymbol\\mu_w)`, with
-  :math:`\\bar{\\mathbf X},\\bar{\\mathbf y}` the context centred over its ``n`` rows (``center=True``, as the paper
-  writes it). ``center=False`` gives the exact posterior mean of :math:`\\mathbf w` given the raw context
+* OLS (minimum norm): :math:`\hat{\mathbf w}=\mathbf X^+\mathbf y`.
+* ridge: :math:`\hat{\mathbf w}=(\mathbf X^\top\mathbf X+\lambda\mathbf I)^{-1}\mathbf X^\top\mathbf y`.
+* Bayes posterior mean, Eq. 9 of the paper:
+  :math:`\hat{\mathbf w}=(\bar{\mathbf X}^\top\bar{\mathbf X}/\sigma^2+\boldsymbol\Sigma_w^{-1})^{-1}
+  (\bar{\mathbf X}^\top\bar{\mathbf y}/\sigma^2+\boldsymbol\Sigma_w^{-1}\boldsymbol\mu_w)`, with
+  :math:`\bar{\mathbf X},\bar{\mathbf y}` the context centred over its ``n`` rows (``center=True``, as the paper
+  writes it). ``center=False`` gives the exact posterior mean of :math:`\mathbf w` given the raw context
   (the Bayes-optimal predictor for the model y = wᵀx + ε, whatever μx is); both agree when μx = 0 up to O(1/n).
   For n < d (and σ = 0, as a pseudo-inverse) it is computed in the equivalent kernel form
-  :math:`\\boldsymbol\\mu_w+\\boldsymbol\\Sigma_w\\mathbf X^\\top(\\mathbf X\\boldsymbol\\Sigma_w\\mathbf X^\\top+\\sigma^2\\mathbf I)^{-1}
-  (\\mathbf y-\\mathbf X\\boldsymbol\\mu_w)`.
+  :math:`\boldsymbol\mu_w+\boldsymbol\Sigma_w\mathbf X^\top(\mathbf X\boldsymbol\Sigma_w\mathbf X^\top+\sigma^2\mathbf I)^{-1}
+  (\mathbf y-\mathbf X\boldsymbol\mu_w)`.
 
-"Test-Bayes" uses the test prior and noise, "train-Bayes" the pretraining ones (spec open detail 5):
+"Test-Bayes" uses the test prior and noise, "train-Bayes" the pretraining ones (note §3.4):
 :func:`bayes_for` builds either from a :class:`~iclab.data.GaussianRegression`.
 """
 
@@ -28,6 +29,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from iclab.data import GaussianRegression, RegressionBatch
 from iclab.errors import ConfigError
 
 __all__ = ["ols_weights", "ridge_weights", "bayes_posterior_mean", "OLS", "Ridge", "BayesPosteriorMean", "bayes_for",
@@ -42,14 +44,14 @@ def _context(batch, center: bool) -> tuple[torch.Tensor, torch.Tensor]:
     return x, y
 
 
-def ols_weights(batch, center: bool = False) -> torch.Tensor:
-    """Minimum-norm least squares :math:`\\mathbf X^+\\mathbf y` per prompt, ``(B, d)``."""
+def ols_weights(batch: RegressionBatch, center: bool = False) -> torch.Tensor:
+    r"""Minimum-norm least squares :math:`\mathbf X^+\mathbf y` per prompt, ``(B, d)``."""
     x, y = _context(batch, center)
     return (torch.linalg.pinv(x) @ y.unsqueeze(-1)).squeeze(-1)  # (B, d)
 
 
-def ridge_weights(batch, lam: float, center: bool = False) -> torch.Tensor:
-    """Ridge :math:`(\\mathbf X^\\top\\mathbf X+\\lambda\\mathbf I)^{-1}\\mathbf X^\\top\\mathbf y` per prompt, ``(B, d)``."""
+def ridge_weights(batch: RegressionBatch, lam: float, center: bool = False) -> torch.Tensor:
+    r"""Ridge :math:`(\mathbf X^\top\mathbf X+\lambda\mathbf I)^{-1}\mathbf X^\top\mathbf y` per prompt, ``(B, d)``."""
     if not np.isfinite(lam) or lam <= 0:
         raise ConfigError("lam", lam, "a finite ridge penalty > 0")
     x, y = _context(batch, center)
@@ -66,9 +68,9 @@ def _prior(mu_w: Any, cov_w: Any, d: int, like: torch.Tensor) -> tuple[torch.Ten
     return mu, cov
 
 
-def bayes_posterior_mean(batch, mu_w: Any = None, cov_w: Any = None, sigma: float = 0.0,
+def bayes_posterior_mean(batch: RegressionBatch, mu_w: Any = None, cov_w: Any = None, sigma: float = 0.0,
                          center: bool = True) -> torch.Tensor:
-    """Posterior mean of w under the prior N(mu_w, cov_w) and noise sigma, spec Eq. (9); ``(B, d)``.
+    """Posterior mean of w under the prior N(mu_w, cov_w) and noise sigma, Eq. 9; ``(B, d)``.
 
     ``mu_w``/``cov_w`` accept what :class:`~iclab.data.GaussianRegression` accepts (None, float, vector, matrix).
     """
@@ -93,12 +95,12 @@ def bayes_posterior_mean(batch, mu_w: Any = None, cov_w: Any = None, sigma: floa
     return mu + ((half @ torch.linalg.pinv(xh)) @ resid.unsqueeze(-1)).squeeze(-1)  # (B, d)
 
 
-def predict_with(w_hat: torch.Tensor, batch) -> torch.Tensor:
-    """:math:`\\hat y=\\hat{\\mathbf w}^\\top\\mathbf x_l`, ``(B,)``."""
+def predict_with(w_hat: torch.Tensor, batch: RegressionBatch) -> torch.Tensor:
+    r""":math:`\hat y=\hat{\mathbf w}^\top\mathbf x_l`, ``(B,)``."""
     return (w_hat * batch.query_x).sum(-1)
 
 
-def mse(y_hat: torch.Tensor, batch) -> torch.Tensor:
+def mse(y_hat: torch.Tensor, batch: RegressionBatch) -> torch.Tensor:
     """Mean squared error against the query's true label."""
     return ((y_hat - batch.target) ** 2).mean()
 
@@ -130,7 +132,7 @@ class Ridge:
 
 @dataclass(frozen=True, eq=False)
 class BayesPosteriorMean:
-    """Bayes posterior-mean predictor under the prior N(mu_w, cov_w) and noise sigma (spec Eq. 9)."""
+    """Bayes posterior-mean predictor under the prior N(mu_w, cov_w) and noise sigma (Eq. 9)."""
 
     mu_w: Any = None
     cov_w: Any = None
@@ -148,7 +150,7 @@ class BayesPosteriorMean:
                 f"center={self.center})")
 
 
-def bayes_for(dist, center: bool = True) -> BayesPosteriorMean:
+def bayes_for(dist: GaussianRegression, center: bool = True) -> BayesPosteriorMean:
     """The Bayes predictor whose prior and noise are those of ``dist`` (a GaussianRegression): pass the test
     distribution for test-Bayes, the pretraining distribution for train-Bayes."""
     m = dist.moments()

@@ -15,7 +15,8 @@ from iclab.experiments._registry import experiment_names as experiment_names
 from iclab.experiments._registry import get_experiment as get_experiment
 from iclab.experiments._registry import register as register
 from iclab.experiments._run import run_experiment as run_experiment
+from iclab.experiments._run import run_dir_for as run_dir_for
 from iclab.experiments._run import sweep_for as sweep_for
 
 __all__ = ["Experiment", "Comparison", "PRESETS", "lazy", "register", "get_experiment", "experiment_names",
-           "all_experiments", "PAPER_PACKAGES", "run_experiment", "sweep_for"]
+           "all_experiments", "PAPER_PACKAGES", "run_experiment", "sweep_for", "run_dir_for"]

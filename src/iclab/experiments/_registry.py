@@ -18,7 +18,6 @@ __all__ = ["register", "get_experiment", "experiment_names", "all_experiments", 
 
 # One sub-package per paper, in report order.
 PAPER_PACKAGES = ("temperature", "ood", "dispersion", "multihead", "categorical")
-_LEGACY_MODULES = ("temperature_gpt2", "temperature_llm")  # moved into the temperature package next
 _REGISTRY: dict[str, Experiment] = {}
 _loaded = False
 
@@ -34,7 +33,7 @@ def _load_all() -> None:
     if _loaded:
         return
     _loaded = True
-    for paper in PAPER_PACKAGES + _LEGACY_MODULES:
+    for paper in PAPER_PACKAGES:
         importlib.import_module(f"iclab.experiments.{paper}")
     for name in filter(None, (m.strip() for m in os.environ.get("ICLAB_EXPERIMENT_MODULES", "").split(","))):
         importlib.import_module(name)
@@ -47,6 +46,7 @@ def all_experiments() -> list[Experiment]:
 
 
 def experiment_names() -> list[str]:
+    """Names of every registered experiment, in report order."""
     return [e.name for e in all_experiments()]
 
 

@@ -9,7 +9,7 @@ from typing import Any, Mapping
 from iclab.experiments._registry import get_experiment
 from iclab.runs import RunResult, Sweep, default_run_dir, run_sweep
 
-__all__ = ["run_experiment", "sweep_for"]
+__all__ = ["run_experiment", "sweep_for", "run_dir_for"]
 
 
 def sweep_for(name: str, preset: str = "quick", overrides: Mapping[str, Any] | None = None,
@@ -30,9 +30,15 @@ def run_experiment(name: str, preset: str = "quick", overrides: Mapping[str, Any
     ``out`` gets its own folder ``runs/NAME-PRESET-<config hash>``, so it never collides with the preset's run.
     """
     sweep = sweep_for(name, preset, overrides, seed)
-    if out is None:
-        out = default_run_dir(name, preset)
-        if overrides or seed is not None:
-            out = Path(f"{out}-{sweep.config_hash[:8]}")
+    out = run_dir_for(sweep, customised=bool(overrides) or seed is not None, out=out)
     return run_sweep(sweep, out, executor=executor, workers=workers, address=address, force=force,
                      retry_failed=retry_failed, progress=progress)
+
+
+def run_dir_for(sweep: Sweep, customised: bool, out: str | Path | None = None) -> Path:
+    """The run folder of ``sweep``: ``out`` if given, else ``runs/NAME-PRESET``, with ``-<config hash>`` appended
+    when the config was ``customised`` (``--set``, ``--config`` or ``--seed``)."""
+    if out is not None:
+        return Path(out)
+    folder = default_run_dir(sweep.name, sweep.preset)
+    return Path(f"{folder}-{sweep.config_hash[:8]}") if customised else folder

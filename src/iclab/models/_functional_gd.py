@@ -107,7 +107,8 @@ def _block(Z: torch.Tensor, n_ctx: int, p: dict[str, torch.Tensor], W_e: torch.T
 
 
 def categorical_forward(batch: CategoricalBatch, W_e: torch.Tensor, blocks: list[dict[str, torch.Tensor]],
-                        kernel: str, return_states: bool = False):
+                        kernel: str, return_states: bool = False
+                        ) -> torch.Tensor | tuple[torch.Tensor, list[torch.Tensor]]:
     """Logits ``(B, Q, C)`` of the query labels, ``W_e^T f_{N+1,K}``; with ``return_states`` also the list of
     token tensors ``[Z_0, ..., Z_K]`` (each ``(B, N+Q, D)``)."""
     Z = embed_tokens(batch, W_e)  # (B, T, D)
@@ -222,7 +223,7 @@ class TrainedCategoricalTransformer(nn.Module):
         return categorical_forward(batch, self.W_e, self.block_params(), self.kernel, return_states)
 
 
-def categorical_loss(model: nn.Module, batch: CategoricalBatch):
+def categorical_loss(model: nn.Module, batch: CategoricalBatch) -> tuple[torch.Tensor, dict[str, float]]:
     """Mean query NLL (cross-entropy) and ``{"acc": top-1 accuracy}`` (docs/papers/categorical.md §3.4, §5.2)."""
     logits = model(batch)  # (B, Q, C)
     nll = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), batch.y_query.reshape(-1))

@@ -15,7 +15,9 @@ import math
 
 import torch
 
-from iclab.data import generator_for
+from torch import nn
+
+from iclab.data import CategoricalICL, generator_for
 from iclab.models._functional_gd import BLOCK_KEYS, TrainedCategoricalTransformer, categorical_loss, gd_block_params
 
 __all__ = ["gd_pattern", "stationarity_check"]
@@ -80,7 +82,7 @@ def _group_statistics(groups: dict[str, list[tuple[torch.Tensor, torch.Tensor]]]
     return out
 
 
-def stationarity_check(data, gd_model, n_prompts: int = 4096, n_chunks: int = 8, seed: int = 0) -> dict[str, dict]:
+def stationarity_check(data: CategoricalICL, gd_model: nn.Module, n_prompts: int = 4096, n_chunks: int = 8, seed: int = 0) -> dict[str, dict]:
     """Monte-Carlo gradient of the ICL NLL w.r.t. every parameter of the fully parametrised transformer at the
     GD configuration of ``gd_model`` (Theorems 1–2 of arXiv:2405.17248; docs/papers/categorical.md §3.7). A
     ``TrainedCategoricalTransformer`` is used as it is (e.g. a perturbed GD configuration, as a control that

@@ -1,14 +1,16 @@
-"""One-layer in-context-regression attention with the (V, M) reparametrisation (optimal-temperature spec §1.2–1.5).
+r"""One-layer in-context-regression attention with the (V, M) reparametrisation of arXiv:2511.01292 (Demir &
+Doğan, Eqs. 1–7; docs/papers/temperature.md §3.2–3.3).
 
-With tokens ``Z`` (spec §1.1, query label slot 0) and :math:`\\mathbf M=\\mathbf K^\\top\\mathbf Q`, only four blocks
-matter (spec Eq. 7): :math:`\\mathbf v_{21}\\in\\mathbb R^d, v_{22}` (last row of V) and
-:math:`\\mathbf M_{11}\\in\\mathbb R^{d\\times d},\\mathbf m_{21}\\in\\mathbb R^d`. The query's scores over the ``l``
-keys are :math:`a_i=\\mathbf x_i^\\top\\mathbf M_{11}\\mathbf x_l+y_i\\mathbf m_{21}^\\top\\mathbf x_l`, the values
-:math:`u_i=\\mathbf v_{21}^\\top\\mathbf x_i+v_{22}y_i`, and :math:`\\hat y=\\sum_i \\mathrm{norm}(\\mathbf a)_i\\,u_i` with
+With tokens ``Z`` (Eq. 3, query label slot 0) and :math:`\mathbf M=\mathbf K^\top\mathbf Q`, only four blocks
+matter (Eq. 7): :math:`\mathbf v_{21}\in\mathbb R^d, v_{22}` (last row of V) and
+:math:`\mathbf M_{11}\in\mathbb R^{d\times d},\mathbf m_{21}\in\mathbb R^d`. The query's scores over the ``l``
+keys are :math:`a_i=\mathbf x_i^\top\mathbf M_{11}\mathbf x_l+y_i\mathbf m_{21}^\top\mathbf x_l`, the values
+:math:`u_i=\mathbf v_{21}^\top\mathbf x_i+v_{22}y_i`, and :math:`\hat y=\sum_i \mathrm{norm}(\mathbf a)_i\,u_i` with
 any normaliser of :mod:`iclab.attention` (``approx_softmax``/``softmax`` with temperature τ, ``linear``).
-For ``approx_softmax`` this is the explicit predictor of spec §1.5,
-:math:`\\hat y=b_{\\rm Att}+\\tau^{-1}\\hat{\\mathbf w}_{\\rm Att}^\\top\\mathbf x_l` (:meth:`ICLAttention.decompose`).
-:meth:`ICLAttention.from_bayes_mimicking` sets the weights of spec §3.3 (Lemma 4.1 / Prop. 4.4, Eq. 11).
+For ``approx_softmax`` this is the explicit predictor of Eq. 10,
+:math:`\hat y=b_{\rm Att}+\tau^{-1}\hat{\mathbf w}_{\rm Att}^\top\mathbf x_l` (:meth:`ICLAttention.decompose`;
+derivation in docs/papers/temperature.md §4.2). :meth:`ICLAttention.from_bayes_mimicking` sets the weights of
+Lemma 4.1 (v1; Prop. 4.4 in v2), Eq. 11 (docs/papers/temperature.md §3.5).
 """
 
 from __future__ import annotations
@@ -20,34 +22,21 @@ import torch
 from torch import nn
 
 from iclab.attention import check_tau, normalise
+from iclab.data import GaussianRegression
 from iclab.errors import ConfigError
 
-__all__ = ["ICLAttention", "bayes_mimicking_weights", "pretraining_covariance", "centred_stats"]
+__all__ = ["ICLAttention", "bayes_mimicking_weights", "pretraining_covariance"]
 
 
-def centred_stats(batch, query_key: bool = True) -> dict[str, torch.Tensor]:
-    """Statistics of spec §1.5 over all ``l`` columns incl. the query (label 0), or over the ``n`` context
-    columns only when ``query_key=False``: ``s_x (B,d)``, ``s_y (B,)``, ``C_xx (B,d,d)``, ``C_xy (B,d)``, ``C_yy (B,)``."""
-    x = batch.x  # (B, l, d)
-    y = batch.y.clone()
-    y[:, -1] = 0.0  # (B, l)
-    if not query_key:
-        x, y = x[:, :-1], y[:, :-1]  # (B, n, d), (B, n)
-    l = x.shape[1]
-    sx, sy = x.mean(1), y.mean(1)  # (B, d), (B,)
-    xc, yc = x - sx.unsqueeze(1), y - sy.unsqueeze(1)  # (B, l, d), (B, l)
-    return {"s_x": sx, "s_y": sy, "C_xx": xc.transpose(1, 2) @ xc / l,
-            "C_xy": (xc * yc.unsqueeze(-1)).sum(1) / l, "C_yy": (yc * yc).sum(1) / l}
-
-
-def pretraining_covariance(train, m: int, generator: torch.Generator | None = None, chunk: int = 500,
+def pretraining_covariance(train: GaussianRegression, m: int, generator: torch.Generator | None = None, chunk: int = 500,
                            centring: str = "global") -> np.ndarray:
-    """:math:`\\hat{\\boldsymbol\\Sigma}=\\hat{\\mathbf X}^\\top\\hat{\\mathbf X}/(ml)` (spec §2.2) from the inputs of
-    ``m`` prompts of ``train`` (a GaussianRegression, ``l = n+1`` tokens each), accumulated in chunks; ``(d, d)``.
+    r"""The pretraining covariance :math:`\hat{\boldsymbol\Sigma}=\hat{\mathbf X}^\top\hat{\mathbf X}/(ml)` of
+    Eq. 11 from the centred inputs of ``m`` prompts of ``train`` (a GaussianRegression, ``l = n+1`` tokens each),
+    accumulated in chunks; ``(d, d)``.
 
-    ``centring="global"`` subtracts the mean of all ``ml`` tokens (E Σ̂ = Σx; this reproduces the spec's
-    [sim-check] theory values); ``"prompt"`` subtracts each prompt's own mean, as the attention's C_xx does
-    (E Σ̂ = (1 − 1/l) Σx)."""
+    ``centring="global"`` subtracts the mean of all ``ml`` tokens (E Σ̂ = Σx; this reproduces the independent
+    check of docs/papers/temperature.md §4.11); ``"prompt"`` subtracts each prompt's own mean, as the attention's
+    C_xx does (E Σ̂ = (1 − 1/l) Σx; docs/papers/temperature.md §4.10)."""
     if not isinstance(m, int) or m < 1:
         raise ConfigError("m", m, "an integer >= 1 (pretraining prompts)")
     if centring not in ("global", "prompt"):
@@ -73,9 +62,10 @@ def pretraining_covariance(train, m: int, generator: torch.Generator | None = No
 
 
 def bayes_mimicking_weights(sigma_hat: Any, l: int, sigma: float, mu_w: Any = None, cov_w: Any = None) -> dict:
-    """Lemma 4.1 weights (spec §3.3, Eq. 11), with the **train** noise/prior and pretraining covariance Σ̂:
-    :math:`\\mathbf M_{11}=d(\\hat{\\boldsymbol\\Sigma}+\\frac{\\sigma^2}{l}\\boldsymbol\\Sigma_w^{-1})^{-1}`,
-    :math:`\\mathbf m_{21}=0`, :math:`\\mathbf v_{21}=\\frac{\\sigma^2}{dl}\\hat{\\boldsymbol\\Sigma}^{-1}\\boldsymbol\\Sigma_w^{-1}\\boldsymbol\\mu_w`,
+    r"""Bayes-mimicking weights, Lemma 4.1 (v1; Prop. 4.4 in v2), Eq. 11 of arXiv:2511.01292
+    (docs/papers/temperature.md §3.5), with the **train** noise/prior and pretraining covariance Σ̂:
+    :math:`\mathbf M_{11}=d(\hat{\boldsymbol\Sigma}+\frac{\sigma^2}{l}\boldsymbol\Sigma_w^{-1})^{-1}`,
+    :math:`\mathbf m_{21}=0`, :math:`\mathbf v_{21}=\frac{\sigma^2}{dl}\hat{\boldsymbol\Sigma}^{-1}\boldsymbol\Sigma_w^{-1}\boldsymbol\mu_w`,
     :math:`v_{22}=1/d`. Returns NumPy ``{"M11", "m21", "v21", "v22"}``."""
     from iclab.data._gaussian import _as_cov, _as_mean
 
@@ -89,14 +79,15 @@ def bayes_mimicking_weights(sigma_hat: Any, l: int, sigma: float, mu_w: Any = No
 
 
 class ICLAttention(nn.Module):
-    """One attention layer reading the query's label slot (spec §1.2–1.4); ``forward(batch) -> y_hat (B,)``.
+    """One attention layer reading the query's label slot (Eqs. 4–7); ``forward(batch) -> y_hat (B,)``.
 
     Args:
         d: input dimension.
         attention: normaliser name from the registry (``approx_softmax``, ``softmax``, ``linear``, …).
         tau: inference temperature (ignored — must be 1 — for ``linear``).
         dtype: parameter dtype (float64 for theory checks).
-        query_key: whether the query column is also a key (spec Eq. 5 and open detail 3: yes, with label 0).
+        query_key: whether the query column is also a key (Eq. 5 sums over all ``l`` columns: yes, with label 0;
+            docs/papers/temperature.md §4.9).
             ``False`` masks it out, so the statistics run over the ``n`` context pairs only.
     Parameters ``v21 (d,)``, ``v22 ()``, ``M11 (d, d)``, ``m21 (d,)`` are ``nn.Parameter``s (trainable).
     """
@@ -136,9 +127,9 @@ class ICLAttention(nn.Module):
     @classmethod
     def from_bayes_mimicking(cls, train, m: int, generator: torch.Generator | None = None, l: int | None = None,
                              centring: str = "global", **kw) -> "ICLAttention":
-        """Spec §3.3: Σ̂ from ``m`` pretraining prompts of ``train`` (optionally with ``l`` columns; ``centring`` as
-        in :func:`pretraining_covariance`), then :func:`bayes_mimicking_weights` with the train noise and task
-        prior; pretraining temperature 1."""
+        """Lemma 4.1 (Eq. 11): Σ̂ from ``m`` pretraining prompts of ``train`` (optionally with ``l`` columns;
+        ``centring`` as in :func:`pretraining_covariance`), then :func:`bayes_mimicking_weights` with the train noise
+        and task prior; pretraining temperature 1."""
         if l is not None:
             train = train.with_n(l - 1)
         mom = train.moments()
@@ -151,7 +142,7 @@ class ICLAttention(nn.Module):
             "v22": float(self.v22.detach())}
 
     def scores_values(self, batch) -> tuple[torch.Tensor, torch.Tensor]:
-        """Query scores ``a (B, l)`` and values ``u (B, l)`` (spec §1.5; the query label slot is 0)."""
+        """Query scores ``a (B, l)`` and values ``u (B, l)`` (Eq. 10; the query label slot is 0)."""
         x = batch.x.to(self.M11.dtype)  # (B, l, d)
         y = batch.y.to(self.M11.dtype).clone()
         y[:, -1] = 0.0  # (B, l)
@@ -162,7 +153,7 @@ class ICLAttention(nn.Module):
         return a, u
 
     def forward(self, batch, tau: float | None = None) -> torch.Tensor:
-        """:math:`\\hat y=E_{d+1,l}`: normalised query scores times values, ``(B,)``."""
+        r""":math:`\hat y=E_{d+1,l}` (Eq. 5): normalised query scores times values, ``(B,)``."""
         tau = self.tau if tau is None else tau
         a, u = self.scores_values(batch)  # (B, l), (B, l)
         params = {"tau": tau}  # linear attention accepts only tau = 1 (it has no temperature)
@@ -174,11 +165,12 @@ class ICLAttention(nn.Module):
         return (w * u).sum(-1)
 
     def decompose(self, batch) -> tuple[torch.Tensor, torch.Tensor]:
-        """Explicit predictor of spec §1.5 for ``approx_softmax``: ``(b_Att (B,), w_Att (B, d))`` with
-        :math:`\\hat y=b_{\\rm Att}+\\tau^{-1}\\hat{\\mathbf w}_{\\rm Att}^\\top\\mathbf x_l`,
-        :math:`b_{\\rm Att}=\\mathbf v_{21}^\\top\\mathbf s_x+v_{22}s_y`,
-        :math:`\\hat{\\mathbf w}_{\\rm Att}=\\mathbf M_{11}^\\top(\\mathbf C_{xx}\\mathbf v_{21}+v_{22}\\mathbf C_{xy})+
-        \\mathbf m_{21}(\\mathbf C_{xy}^\\top\\mathbf v_{21}+v_{22}C_{yy})`."""
+        r"""Explicit predictor of Eq. 10 for ``approx_softmax``: ``(b_Att (B,), w_Att (B, d))`` with
+        :math:`\hat y=b_{\rm Att}+\tau^{-1}\hat{\mathbf w}_{\rm Att}^\top\mathbf x_l`,
+        :math:`b_{\rm Att}=\mathbf v_{21}^\top\mathbf s_x+v_{22}s_y`,
+        :math:`\hat{\mathbf w}_{\rm Att}=\mathbf M_{11}^\top(\mathbf C_{xx}\mathbf v_{21}+v_{22}\mathbf C_{xy})+
+        \mathbf m_{21}(\mathbf C_{xy}^\top\mathbf v_{21}+v_{22}C_{yy})`, the statistics centred over all ``l``
+        columns (docs/papers/temperature.md §4.2)."""
         if self.attention != "approx_softmax":
             from iclab.errors import UnsupportedModelError
 

@@ -1,13 +1,15 @@
-"""The single-head max-retrieval set network of the dispersion paper (spec §1.2, Appendix A Eqs. 9–14).
+r"""The single-head max-retrieval set network of arXiv:2410.01104 ("Softmax is not enough"), App. A, Eqs. 9–14
+(docs/papers/dispersion.md §3.6).
 
 .. math::
-    h_i=\\psi_x(x_i),\\; h_q=\\psi_q(q),\\; e_i=\\frac{(W_Q h_q)^\\top (W_K h_i)}{\\sqrt d},\\;
-    \\alpha=\\mathrm{normalise}(e),\\; z=\\sum_i\\alpha_i W_V h_i,\\; \\hat y=\\phi(z).
+    h_i=\psi_x(x_i),\; h_q=\psi_q(q),\; e_i=\frac{(W_Q h_q)^\top (W_K h_i)}{\sqrt d},\;
+    \alpha=\mathrm{normalise}(e),\; z=\sum_i\alpha_i W_V h_i,\; \hat y=\phi(z).
 
-:math:`\\psi_x,\\psi_q,\\phi` are GELU MLPs with ``depth`` hidden layers of width ``d`` (spec §5.1: 2, width 128).
+:math:`\psi_x,\psi_q,\phi` are GELU MLPs with ``depth`` hidden layers of width ``d`` (the paper says "deep" MLPs
+of width 128; iclab's full preset: 2 hidden layers, note §3.6).
 One global query per set, no positional information, no item–item attention. The normaliser comes from the
 registry and can be switched after training (``set_attention("adaptive_softmax")``: the paper applies the
-adaptive temperature only at inference, spec §1.2). ``scores``/``readout`` split the forward pass so that several
+adaptive temperature only at inference, note §3.6). ``scores``/``readout`` split the forward pass so that several
 normalisers can be evaluated on one computation of the logits.
 """
 

@@ -21,6 +21,7 @@ from torch.nn import functional as F
 
 from iclab.attention import get_normaliser
 from iclab.config import check_int
+from iclab.data import FeatureBatch
 from iclab.errors import ConfigError
 from iclab.models._tiny_transformer import TinyTransformer
 
@@ -32,7 +33,8 @@ class MergedQAttention(nn.Module):
 
     Args:
         d: feature dimension.
-        attention, attention_params: registry normaliser and its parameters (e.g. ``{"tau": 1.0}``).
+        attention: registry normaliser.
+        attention_params: its parameters (e.g. ``{"tau": 1.0}``).
         init: ``"zero"`` (note §4.3; needed for the conservation law from 0) or ``"normal"`` (std ``init_std``).
         dtype: parameter dtype (float64 by default: the theory checks are at float precision).
     """
@@ -91,7 +93,8 @@ def _grouped(per_prompt: torch.Tensor, qfeat: torch.Tensor, n_groups: int) -> di
     return out
 
 
-def feature_prompt_loss(model: MergedQAttention, batch, c: float = 0.5, n_features: int | None = None):
+def feature_prompt_loss(model: MergedQAttention, batch: FeatureBatch, c: float = 0.5, n_features: int | None = None
+                        ) -> torch.Tensor | tuple[torch.Tensor, dict[str, float]]:
     r"""w-averaged loss (docs/papers/ood.md §4.1):
     :math:`c\,\mathbb E_w(\hat y-w^\top x_q)^2=c\|\sum_i\mathrm{attn}_i x_i-x_q\|^2`,
     averaged over the batch. With ``n_features`` returns ``(loss, {str(k): loss of prompts whose query is v_k})``
@@ -137,7 +140,8 @@ class FeatureTransformer(nn.Module):
             return (k @ q.T / math.sqrt(attn.d_head)).double()  # (K, K)
 
 
-def prompt_mse_loss(model: nn.Module, batch, c: float = 0.5, n_features: int | None = None):
+def prompt_mse_loss(model: nn.Module, batch: FeatureBatch, c: float = 0.5, n_features: int | None = None
+                    ) -> torch.Tensor | tuple[torch.Tensor, dict[str, float]]:
     r"""Monte-Carlo loss :math:`c(\hat y-w^\top x_q)^2` with the sampled w (any model ``(x, y, xq) -> ŷ``);
     per-feature groups as in :func:`feature_prompt_loss`."""
     yhat = model(batch.x, batch.y, batch.xq)  # (B,)
@@ -155,12 +159,12 @@ class MergedQStack(nn.Module):
     rule: their loss is multiplied by 0, so plain SGD leaves them unchanged.
 
     Args:
-        Q0: initial merged key-query matrix (d, d).
+        Q0: initial merged key-query matrix (d, d); anything torch.as_tensor takes.
         U: feature sets (G, d, K).
         attention: registry normaliser.
     """
 
-    def __init__(self, Q0, U: torch.Tensor, attention: str = "softmax"):
+    def __init__(self, Q0: torch.Tensor, U: torch.Tensor, attention: str = "softmax"):
         super().__init__()
         G = U.shape[0]
         self.Q = nn.Parameter(torch.as_tensor(Q0, dtype=torch.float64).expand(G, -1, -1).clone())  # (G, d, d)

@@ -30,6 +30,7 @@ from torch import nn
 
 from iclab.attention import get_normaliser
 from iclab.config import check_int
+from iclab.data import RegressionBatch
 from iclab.errors import ConfigError
 
 __all__ = ["MultiHeadRegressionAttention", "regression_mse"]
@@ -136,7 +137,7 @@ class MultiHeadRegressionAttention(nn.Module):
         return self(batch.x, batch.y)
 
 
-def regression_mse(model: nn.Module, batch) -> torch.Tensor:
+def regression_mse(model: nn.Module, batch: RegressionBatch) -> torch.Tensor:
     """Mean squared error of the query prediction against the (noisy) query label(s) ``y[:, -1]``
     (``torch.nn.MSELoss`` in the authors' code; docs/papers/multihead.md §5.2)."""
     pred = model(batch.x, batch.y)  # (B,) or (B, N)

@@ -24,12 +24,14 @@ from typing import Any
 import numpy as np
 import torch
 
+from iclab.data import RegressionBatch
 from iclab.estimators import debiased_gd
+from iclab.models._multihead import MultiHeadRegressionAttention
 
 __all__ = ["head_parameters", "pattern_diagnostics", "distance_to_debiased_gd", "kq_block", "corr_with"]
 
 
-def head_parameters(model) -> dict[str, np.ndarray]:
+def head_parameters(model: MultiHeadRegressionAttention) -> dict[str, np.ndarray]:
     """``{"omega": (H,), "mu": (H,), "kq": (H, d, d) = s·KQ top block, "ov": (H, N, D), "omega_vec": (H, d),
     "mu_mat": (H, N)}`` as float64 NumPy (``omega_vec``/``mu_mat`` are the per-coordinate / per-task versions
     used for multi-task models, docs/papers/multihead.md §3.10)."""
@@ -44,7 +46,7 @@ def head_parameters(model) -> dict[str, np.ndarray]:
             "omega_vec": omega_vec, "mu_mat": mu_mat}
 
 
-def pattern_diagnostics(model, dummy_frac: float = 0.01) -> dict[str, Any]:
+def pattern_diagnostics(model: MultiHeadRegressionAttention, dummy_frac: float = 0.01) -> dict[str, Any]:
     """Summary of the KQ/OV patterns (module docstring); JSON-able floats plus per-head lists."""
     p = head_parameters(model)
     d = model.d
@@ -73,7 +75,7 @@ def pattern_diagnostics(model, dummy_frac: float = 0.01) -> dict[str, Any]:
     }
 
 
-def distance_to_debiased_gd(model, batch, eta: float | None = None) -> dict[str, float]:
+def distance_to_debiased_gd(model: MultiHeadRegressionAttention, batch: RegressionBatch, eta: float | None = None) -> dict[str, float]:
     """Mean squared distance between the model's ŷ_q and debiased GD on ``batch`` (held-out prompts).
 
     Returns ``mse`` and ``rel`` (= mse / E ŷ_gd²) at ``eta`` (default: the model's η_eff), and the same at the
@@ -93,7 +95,7 @@ def distance_to_debiased_gd(model, batch, eta: float | None = None) -> dict[str,
     return out
 
 
-def kq_block(model, dummy_frac: float = 0.01) -> np.ndarray:
+def kq_block(model: MultiHeadRegressionAttention, dummy_frac: float = 0.01) -> np.ndarray:
     """Sign-aligned average of the live heads' top-left d×d blocks of s·KQ, ``(d, d)``: heads with μ < 0 are
     flipped, so for the anisotropic model (docs/papers/multihead.md §3.9) the result is ≈ γΩ with Ω ≈ Σ⁻¹."""
     p = head_parameters(model)

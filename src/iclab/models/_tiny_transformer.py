@@ -56,11 +56,14 @@ class TinyTransformer(nn.Module):
     """Read-in linear -> ``n_layers`` pre-LN blocks -> final LN -> read-out linear.
 
     Args:
-        d_in, d_out: token input / output widths.
+        d_in: token input width.
+        d_out: token output width.
         d_model: residual width (16 in the OOD paper's tiny models).
-        n_layers, n_heads: depth and heads per layer.
+        n_layers: depth.
+        n_heads: heads per layer.
         d_ff: MLP hidden width (default 4*d_model; 0 disables the MLP).
-        attention, attention_params: registry normaliser and its parameters (e.g. ``{"tau": 2.0}``).
+        attention: registry normaliser.
+        attention_params: its parameters (e.g. ``{"tau": 2.0}``).
         causal: causal mask (decoder) instead of full attention (encoder).
         max_len: if set, learned absolute position embeddings for up to ``max_len`` tokens (None: a set model).
     """

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pandas as pd
+from filelock import FileLock, Timeout
 from tqdm.auto import tqdm
 
 from iclab.config import check_choice, config_hash
@@ -85,34 +86,29 @@ class RunResult:
 
 
 def default_run_dir(name: str, preset: str, root: str | Path = "runs") -> Path:
+    """``root/NAME-PRESET``: the run folder of a preset run without ``--out``."""
     return Path(root) / f"{name}-{preset}"
 
 
 @contextmanager
 def folder_lock(path: Path):
-    """Exclusive, non-blocking lock on ``path/.lock`` for the life of one driver (POSIX ``flock``)."""
+    """Exclusive, non-blocking lock on ``path/.lock`` for the life of one driver, through ``filelock`` (``flock``
+    on POSIX, ``msvcrt`` on Windows: the OS releases it even on SIGKILL). The holder writes its pid into it."""
     path.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(path / ".lock", timeout=0)
     try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not POSIX: no lock
-        yield
-        return
-    fh = open(path / ".lock", "a+")
+        lock.acquire()
+    except Timeout:
+        holder = (path / ".lock").read_text().strip() or "?"
+        raise RunFolderError(f"run folder {path} is in use by another iclab process (pid {holder}); "
+                             "wait for it to finish or pass --out DIR") from None
     try:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            fh.seek(0)
-            holder = fh.read().strip() or "?"
-            raise RunFolderError(f"run folder {path} is in use by another iclab process (pid {holder}); "
-                                 "wait for it to finish or pass --out DIR") from None
-        fh.seek(0)
-        fh.truncate()
-        fh.write(str(os.getpid()))
-        fh.flush()
+        with open(path / ".lock", "r+") as fh:  # filelock never truncates the file: the pid stays for others
+            fh.truncate()
+            fh.write(str(os.getpid()))
         yield
     finally:
-        fh.close()
+        lock.release()
 
 
 def load_results(path: str | Path, status: str | None = "done") -> pd.DataFrame:

@@ -17,6 +17,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from iclab import __version__
 from iclab.errors import RunFolderError
 
 __all__ = ["RunFolder", "iclab_version", "environment_versions", "git_revision", "code_hash"]
@@ -25,13 +26,12 @@ _PACKAGES = ("torch", "numpy", "scipy", "transformers", "ray", "pandas", "matplo
 
 
 def iclab_version() -> str:
-    try:
-        return metadata.version("iclab")
-    except metadata.PackageNotFoundError:
-        return "0+unknown"
+    """The running iclab's version (single source: ``iclab.__version__``)."""
+    return __version__
 
 
 def environment_versions() -> dict[str, str]:
+    """Versions of Python and of the packages results depend on (stored in ``config.json``)."""
     out = {"python": platform.python_version()}
     for pkg in _PACKAGES:
         try:
@@ -57,6 +57,7 @@ def code_hash() -> str:
 
 
 def git_revision() -> str | None:
+    """The checkout's git commit, or None outside a git checkout."""
     try:
         here = Path(__file__).resolve().parent
         rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5)

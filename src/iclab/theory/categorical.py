@@ -14,8 +14,10 @@ is :func:`iclab.models.stationarity_check`.
 from __future__ import annotations
 
 import math
+from typing import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = ["expected_embedding", "kernel_weights", "functional_gd"]
 
@@ -26,14 +28,14 @@ def _softmax(z: np.ndarray) -> np.ndarray:
     return e / e.sum(-1, keepdims=True)
 
 
-def expected_embedding(f, W_e) -> np.ndarray:
+def expected_embedding(f: ArrayLike, W_e: ArrayLike) -> np.ndarray:
     r""":math:`\mathbb E_f[w_e]=\sum_c w_{e,c}\,\mathrm{softmax}_c(W_e^\top f)`; ``f (..., d')``, ``W_e (d', C)`` ->
     ``(..., d')`` (the quantity the cross-attention computes, docs/papers/categorical.md §3.4)."""
     f, W_e = np.asarray(f, dtype=float), np.asarray(W_e, dtype=float)
     return _softmax(f @ W_e) @ W_e.T
 
 
-def kernel_weights(x_query, x_keys, kernel: str, scale: float, d_token: int | None = None) -> np.ndarray:
+def kernel_weights(x_query: ArrayLike, x_keys: ArrayLike, kernel: str, scale: float, d_token: int | None = None) -> np.ndarray:
     r"""Normalised kernel weights ``(B, T, N)`` of the update head (docs/papers/categorical.md §3.5):
 
     * linear: :math:`s\,x_i^\top x_j / N`; * RBF: :math:`\exp(-\|x_i-x_j\|^2/(2s^2))/N`;
@@ -54,7 +56,8 @@ def kernel_weights(x_query, x_keys, kernel: str, scale: float, d_token: int | No
     raise ValueError(f"unknown kernel {kernel!r}")
 
 
-def functional_gd(x, y, x_query, W_e, alphas, kernel: str, scale: float = 1.0) -> tuple[list, list]:
+def functional_gd(x: ArrayLike, y: ArrayLike, x_query: ArrayLike, W_e: ArrayLike, alphas: Sequence[float],
+                  kernel: str, scale: float = 1.0) -> tuple[list, list]:
     r"""K steps of categorical functional GD (docs/papers/categorical.md §3.2), K = ``len(alphas)``.
 
     Shapes: ``x (B, N, d)``, ``y (B, N)`` integer labels, ``x_query (B, Q, d)``, ``W_e (d', C)``,

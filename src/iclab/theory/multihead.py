@@ -19,6 +19,7 @@ Data (§3.1): x ~ N(0, I_d), β ~ N(0, I_d/d), y = βᵀx + ε, ε ~ N(0, σ²),
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = ["approx_loss", "approx_loss_grad", "mu_star", "mu_gamma", "solution_manifold", "eta_star",
            "approx_loss_at_manifold", "gd_risk", "debiased_gd_risk_limit", "bayes_risk_limit", "bayes_risk",
@@ -29,7 +30,7 @@ def _c(L: float, sigma2: float) -> float:
     return (1.0 + sigma2) / L
 
 
-def approx_loss(omega, mu, d: int, L: float, sigma2: float) -> float:
+def approx_loss(omega: ArrayLike, mu: ArrayLike, d: int, L: float, sigma2: float) -> float:
     r"""Approximate population loss :math:`\tilde{\mathcal L}(\omega,\mu)` of arXiv:2503.12734 (exp
     elementwise; docs/papers/multihead.md §3.5)."""
     w, m = np.asarray(omega, float).ravel(), np.asarray(mu, float).ravel()
@@ -37,7 +38,7 @@ def approx_loss(omega, mu, d: int, L: float, sigma2: float) -> float:
     return float(1.0 + sigma2 - 2.0 * m @ w + m @ A @ m)
 
 
-def approx_loss_grad(omega, mu, d: int, L: float, sigma2: float) -> tuple[np.ndarray, np.ndarray]:
+def approx_loss_grad(omega: ArrayLike, mu: ArrayLike, d: int, L: float, sigma2: float) -> tuple[np.ndarray, np.ndarray]:
     r"""``(∂L̃/∂ω, ∂L̃/∂μ)``: :math:`\partial_\mu=-2\omega+2A\mu`,
     :math:`\partial_\omega=-2\mu+2(\mu^\top\omega)\mu+2cd\,\mu\odot(E(\mu\odot\omega))`, E = exp(dωωᵀ),
     c = (1+σ²)/L (docs/papers/multihead.md §4.4)."""
@@ -49,7 +50,7 @@ def approx_loss_grad(omega, mu, d: int, L: float, sigma2: float) -> tuple[np.nda
     return g_w, g_mu
 
 
-def mu_star(omega, d: int, L: float, sigma2: float) -> np.ndarray:
+def mu_star(omega: ArrayLike, d: int, L: float, sigma2: float) -> np.ndarray:
     r"""Optimal OV for fixed KQ (docs/papers/multihead.md §3.5):
     :math:`(\omega\omega^\top+\frac{1+\sigma^2}Le^{d\omega\omega^\top})^{-1}\omega`."""
     w = np.asarray(omega, float).ravel()
@@ -85,7 +86,7 @@ def eta_star(d: int, L: float, sigma2: float) -> float:
     return 1.0 / (1.0 + (1.0 + sigma2) * d / L)
 
 
-def gd_risk(eta, d: int, L: int, sigma2: float, debiased: bool = True):
+def gd_risk(eta: ArrayLike, d: int, L: int, sigma2: float, debiased: bool = True) -> np.ndarray:
     """Exact E(ŷ − y_q)² (noisy target, so it includes σ²) of one-step GD with step ``eta``; derived by iclab
     (module docstring; docs/papers/multihead.md §4.1–4.2)."""
     eta = np.asarray(eta, float)
@@ -131,7 +132,7 @@ def single_head_nw(d: int, L: float, sigma2: float) -> dict[str, float]:
     return {"omega": 1.0 / np.sqrt(d), "mu": np.sqrt(d) / (1.0 + k), "approx_loss": 1.0 + sigma2 - 1.0 / (1.0 + k)}
 
 
-def approx_dynamics(omega0, mu0, d: int, L: float, sigma2: float, lr: float = 0.01, steps: int = 2000,
+def approx_dynamics(omega0: ArrayLike, mu0: ArrayLike, d: int, L: float, sigma2: float, lr: float = 0.01, steps: int = 2000,
                     every: int = 10) -> dict[str, np.ndarray]:
     r"""Gradient descent on :math:`\tilde{\mathcal L}` from ``(omega0, mu0)`` (docs/papers/multihead.md §3.5).
     Returns ``{"step": (T,), "omega": (T, H), "mu": (T, H), "loss": (T,)}`` every ``every`` steps."""

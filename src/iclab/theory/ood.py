@@ -19,6 +19,7 @@ from functools import lru_cache
 from itertools import combinations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from iclab.errors import ConfigError
 
@@ -32,32 +33,32 @@ __all__ = ["logit_matrix", "alpha", "beta", "conservation_residual", "off_span_n
 _MAX_COUNT_VECTORS = 2_000_000
 
 
-def logit_matrix(Q, V) -> np.ndarray:
+def logit_matrix(Q: ArrayLike, V: np.ndarray) -> np.ndarray:
     r""":math:`S=V^\top QV` (K, K): column k = logits seen by a query v_k, row m = token feature (note §3.4)."""
     V = np.asarray(V, float)
     return V.T @ np.asarray(Q, float) @ V
 
 
-def alpha(S) -> np.ndarray:
+def alpha(S: ArrayLike) -> np.ndarray:
     """α_{v_k} = S_kk, shape (K,)."""
     return np.diagonal(np.asarray(S, float)).copy()
 
 
-def beta(S) -> np.ndarray:
+def beta(S: ArrayLike) -> np.ndarray:
     """β_{v_m,v_k} = S_mk for m != k; (K, K) with NaN on the diagonal."""
     B = np.array(S, float)
     np.fill_diagonal(B, np.nan)
     return B
 
 
-def conservation_residual(S, S0=None) -> np.ndarray:
+def conservation_residual(S: ArrayLike, S0: ArrayLike | None = None) -> np.ndarray:
     r""":math:`\alpha_{v_k}+\sum_{m\ne k}\beta_{v_m,v_k}`
     minus its initial value, per k (0 under GD/SGD, note §4.4)."""
     S = np.asarray(S, float)
     return S.sum(0) - (0.0 if S0 is None else np.asarray(S0, float).sum(0))
 
 
-def off_span_norm(Q, V) -> float:
+def off_span_norm(Q: ArrayLike, V: np.ndarray) -> float:
     """‖Q − VVᵀQVVᵀ‖_F: the part of Q outside span{v_m v_kᵀ} (0 from Q=0, note §4.3)."""
     V, Q = np.asarray(V, float), np.asarray(Q, float)
     P = V @ V.T
@@ -73,7 +74,7 @@ def _probs(K: int, p) -> np.ndarray:
     return p
 
 
-def count_table(K: int, N: int | None, p=None) -> tuple[np.ndarray, np.ndarray]:
+def count_table(K: int, N: int | None, p: ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
     """All count vectors n (C, K) with Σn = N and their multinomial probabilities (C,); N=None: the large-N
     limit, one "count" vector n = p (A then uses p in place of n/N)."""
     p = _probs(K, p)
@@ -100,7 +101,7 @@ def _count_table(K: int, N: int, p_tuple: tuple) -> tuple[np.ndarray, np.ndarray
     return n.astype(float), np.exp(logw)
 
 
-def feature_attention(S, counts) -> np.ndarray:
+def feature_attention(S: ArrayLike, counts: ArrayLike) -> np.ndarray:
     r""":math:`A_{c,m,k}=n_{c,m}e^{S_{mk}}/\sum_jn_{c,j}e^{S_{jk}}`: counts (C, K) -> (C, K_token, K_query)."""
     S, counts = np.asarray(S, float), np.asarray(counts, float)
     e = counts[:, :, None] * np.exp(S - S.max(axis=0, keepdims=True))[None]  # (C, K, K), entries <= N
@@ -123,18 +124,20 @@ def _loss_and_grad(S, p, N, c, G, grad: bool = True):
     return losses, np.tensordot(w, inner, axes=1) * p[None, :]
 
 
-def feature_losses(S, p=None, N: int | None = None, c: float = 0.5, G=None) -> np.ndarray:
+def feature_losses(S: ArrayLike, p: ArrayLike | None = None, N: int | None = None, c: float = 0.5,
+                   G: ArrayLike | None = None) -> np.ndarray:
     r"""Per-feature losses :math:`\mathcal L_k` (K,) (note §4.2; §4.7 with Gram matrix G; G = I for orthonormal)."""
     return _loss_and_grad(S, p, N, c, G, grad=False)[0]
 
 
-def loss_gradient(S, p=None, N: int | None = None, c: float = 0.5, G=None) -> np.ndarray:
+def loss_gradient(S: ArrayLike, p: ArrayLike | None = None, N: int | None = None, c: float = 0.5,
+                  G: ArrayLike | None = None) -> np.ndarray:
     r""":math:`\partial\mathcal L/\partial S` (K, K) of :math:`\mathcal L=\sum_kp_k\mathcal L_k` (note §4.3)."""
     return _loss_and_grad(S, p, N, c, G)[1]
 
 
-def population_gd(S0, p=None, N: int | None = None, c: float = 0.5, lr: float = 1.0, threshold: float = 0.0025,
-                  max_steps: int = 100_000, G=None) -> dict:
+def population_gd(S0: ArrayLike, p: ArrayLike | None = None, N: int | None = None, c: float = 0.5, lr: float = 1.0,
+                  threshold: float = 0.0025, max_steps: int = 100_000, G: ArrayLike | None = None) -> dict:
     r"""Exact population GD on S (= GD on Q for orthonormal V, note §4.3) until :math:`\max_k\mathcal L_k\le`
     ``threshold`` (per-feature stopping rule, note §3.5). Returns ``S`` (final), ``steps``, ``trajectory`` (T+1, K, K),
     ``losses`` (T+1, K), ``stopped`` (bool)."""
@@ -153,7 +156,7 @@ def population_gd(S0, p=None, N: int | None = None, c: float = 0.5, lr: float = 
             "stopped": bool(losses[-1].max() <= threshold)}
 
 
-def balanced_loss(alpha_value, K: int, c: float = 0.5):
+def balanced_loss(alpha_value: ArrayLike, K: int, c: float = 0.5) -> np.ndarray | float:
     r"""Large-N balanced loss at :math:`S=\alpha(I-\frac{11^\top-I}{K-1})`:
     :math:`c\frac K{K-1}(1-a)^2`, :math:`a=1/(1+(K-1)e^{-K\alpha/(K-1)})` (note §4.5)."""
     a = 1.0 / (1.0 + (K - 1) * np.exp(-K * np.asarray(alpha_value, float) / (K - 1)))
@@ -173,25 +176,25 @@ def trained_logits(alpha_value: float, K: int) -> np.ndarray:
     return K * alpha_value / (K - 1) * (np.eye(K) - np.ones((K, K)) / K)
 
 
-def trained_q(V, alpha_value: float) -> np.ndarray:
+def trained_q(V: np.ndarray, alpha_value: float) -> np.ndarray:
     r""":math:`Q^*=\frac{K\alpha^*}{K-1}V(I-\frac1K11^\top)V^\top` (d, d) (note §4.5)."""
     V = np.asarray(V, float)
     return V @ trained_logits(alpha_value, V.shape[1]) @ V.T
 
 
-def vbar_overlaps(M) -> np.ndarray:
+def vbar_overlaps(M: np.ndarray) -> np.ndarray:
     r""":math:`\langle u_k,\bar v\rangle=\frac1K(1^\top M)_k` (K,) (note §3.3)."""
     M = np.asarray(M, float)
     return M.sum(0) / M.shape[0]
 
 
-def ood_logits(S, M) -> np.ndarray:
+def ood_logits(S: ArrayLike, M: np.ndarray) -> np.ndarray:
     r""":math:`S^U=U^\top QU=M^\top S^VM` for Q in span V (note §4.6)."""
     M = np.asarray(M, float)
     return M.T @ np.asarray(S, float) @ M
 
 
-def ood_logits_closed(alpha_value: float, M) -> np.ndarray:
+def ood_logits_closed(alpha_value: float, M: np.ndarray) -> np.ndarray:
     r"""Closed form (note §4.6; the paper's OOD α/β formulas):
     :math:`\alpha_{u_k}=\frac{K\alpha^*}{K-1}[(M^\top M)_{kk}-K\langle u_k,\bar v\rangle^2]`,
     :math:`\beta_{u_m,u_k}=\frac{K\alpha^*}{K-1}[(M^\top M)_{mk}-K\langle u_m,\bar v\rangle\langle u_k,\bar v\rangle]`."""
@@ -201,38 +204,43 @@ def ood_logits_closed(alpha_value: float, M) -> np.ndarray:
     return K * alpha_value / (K - 1) * (M.T @ M - K * np.outer(b, b))
 
 
-def ood_feature_losses(S, M, p=None, N: int | None = None, c: float = 0.5, G=None) -> np.ndarray:
+def ood_feature_losses(S: ArrayLike, M: np.ndarray, p: ArrayLike | None = None, N: int | None = None,
+                       c: float = 0.5, G: ArrayLike | None = None) -> np.ndarray:
     r"""OOD error of each u_k (note §4.7): :func:`feature_losses` at :math:`S^U=M^\top SM` with Gram G = UᵀU."""
     return feature_losses(ood_logits(S, M), p, N, c, G)
 
 
-def random_guess_loss(K: int, p=None, N: int | None = None, c: float = 0.5, G=None) -> np.ndarray:
+def random_guess_loss(K: int, p: ArrayLike | None = None, N: int | None = None, c: float = 0.5,
+                      G: ArrayLike | None = None) -> np.ndarray:
     """Loss of uniform attention (S = 0): ŷ = label average; c(K-1)/K per feature for balanced large N (note §4.7)."""
     return feature_losses(np.zeros((K, K)), p, N, c, G)
 
 
-def check_gammas(gammas) -> np.ndarray:
+def check_gammas(gammas: ArrayLike) -> np.ndarray:
+    """The overlaps γ as a flat float array; a ConfigError unless there is at least one and each is finite
+    with |γ| <= 1."""
     g = np.asarray(gammas, float).reshape(-1)
     if g.size == 0 or not np.isfinite(g).all() or (np.abs(g) > 1).any():
         raise ConfigError("gamma", tuple(np.round(g, 6).tolist()), "overlaps gamma_k in [-1, 1]")
     return g
 
 
-def finetune_source_logits(S_V, M, dS_U) -> np.ndarray:
+def finetune_source_logits(S_V: ArrayLike, M: np.ndarray, dS_U: ArrayLike) -> np.ndarray:
     r""":math:`S^V_{new}=S^V+M\,\Delta S^U M^\top` (note §4.8; the paper's back-projection of fine-tuning onto V)."""
     M = np.asarray(M, float)
     return np.asarray(S_V, float) + M @ np.asarray(dS_U, float) @ M.T
 
 
-def forgetting(S_old, S_new, p=None, N: int | None = None, c: float = 0.5) -> float:
+def forgetting(S_old: ArrayLike, S_new: ArrayLike, p: ArrayLike | None = None, N: int | None = None,
+               c: float = 0.5) -> float:
     r""":math:`F=\sum_kp_k[\mathcal L_k(S_{new})-\mathcal L_k(S_{old})]` (note §3.6); F < 0 is backward transfer."""
     K = np.asarray(S_old).shape[0]
     p = _probs(K, p)
     return float(p @ (feature_losses(S_new, p, N, c) - feature_losses(S_old, p, N, c)))
 
 
-def finetune(S_V, M, p=None, N: int | None = None, c: float = 0.5, lr: float = 1.0, threshold: float = 0.0025,
-             max_steps: int = 100_000) -> dict:
+def finetune(S_V: ArrayLike, M: np.ndarray, p: ArrayLike | None = None, N: int | None = None, c: float = 0.5,
+             lr: float = 1.0, threshold: float = 0.0025, max_steps: int = 100_000) -> dict:
     r"""Fine-tune on orthonormal U with alignment M from source logits S_V (note §4.8): population GD on S^U from
     :math:`M^\top S_VM` to the stopping rule; source logits, per-feature source losses and F (note §3.6)."""
     S_V = np.asarray(S_V, float)
@@ -247,7 +255,7 @@ def finetune(S_V, M, p=None, N: int | None = None, c: float = 0.5, lr: float = 1
             "F": float(pk @ (after - before))}
 
 
-def forgets_k2(gammas) -> np.ndarray:
+def forgets_k2(gammas: ArrayLike) -> np.ndarray:
     r"""K = 2 exact forgetting condition (the paper's condition; note §4.9): feature k is forgotten iff
     :math:`-\gamma_k\gamma_m>\gamma_k^2`."""
     g = check_gammas(gammas)
@@ -256,7 +264,7 @@ def forgets_k2(gammas) -> np.ndarray:
     return np.array([-g[0] * g[1] > g[0] ** 2, -g[0] * g[1] > g[1] ** 2])
 
 
-def forgetting_pairs(gammas) -> np.ndarray:
+def forgetting_pairs(gammas: ArrayLike) -> np.ndarray:
     r"""General-K symmetric approximation (note §4.9): entry (k, m), m != k, True iff the source gap of query k to
     feature m shrinks, :math:`-\gamma_k\gamma_m>(K-1)\gamma_k^2` (exact for K = 2)."""
     g = check_gammas(gammas)

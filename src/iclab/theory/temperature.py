@@ -1,16 +1,17 @@
-"""Closed forms of Demir & Doğan, "Optimal attention temperature … under distribution shift" (spec
-``optimal-temperature.md``): the high-dimensional ICL error G(τ) of Theorem 4.2 (v0 Thm 4.6, Eqs. 12–14; spec
-§3.5) for any test moments and any weights, τ_opt and G_min of Theorem 4.3 (v0 Thm 4.7, Eq. 15; spec §3.6), the
-isotropic specialisation of τ_opt [derived, spec §3.6] and the Marchenko–Pastur Bayes error [derived, spec §3.2].
+r"""Closed forms of arXiv:2511.01292, Demir & Doğan, "Optimal attention temperature improves the robustness of
+in-context learning under distribution shift in high dimensions": the high-dimensional ICL error G(τ) of Theorem 4.2
+(v0/v1 Thm 4.6, Eqs. 12–14; docs/papers/temperature.md §3.6) for any test moments and any weights, τ_opt of
+Theorem 4.3 (v0/v1 Thm 4.7, Eq. 15; note §3.7) and G_min (note §4.4), and two formulas iclab derived: the isotropic
+τ_opt (note §4.5) and the Marchenko–Pastur Bayes error (note §4.7).
 
-With :math:`\\mathbf A=\\boldsymbol\\Sigma_x+\\boldsymbol\\mu_x\\boldsymbol\\mu_x^\\top`,
-:math:`\\mathbf B=\\boldsymbol\\Sigma_w+\\boldsymbol\\mu_w\\boldsymbol\\mu_w^\\top`,
-:math:`\\hat{\\mathbf B}=v_{22}(\\boldsymbol\\mu_w\\mathbf v_{21}^\\top+\\mathbf v_{21}\\boldsymbol\\mu_w^\\top)+v_{22}^2\\mathbf B`,
-:math:`\\mathbf F_1=(\\boldsymbol\\Sigma_x\\hat{\\mathbf B}+\\frac1l(v_{22}^2\\sigma^2+\\mathrm{Tr}\\,\\hat{\\mathbf B}\\boldsymbol\\Sigma_x)\\mathbf I)\\boldsymbol\\Sigma_x`,
-:math:`\\mathbf F_2=(\\boldsymbol\\mu_w\\mathbf v_{21}^\\top+v_{22}\\mathbf B)\\boldsymbol\\Sigma_x`:
-:math:`\\mathcal G(\\tau)=a_2\\tau^{-2}-a_1\\tau^{-1}+c`, :math:`a_2=\\mathrm{Tr}(\\mathbf A\\mathbf M_{11}^\\top\\mathbf F_1\\mathbf M_{11})`,
-:math:`a_1=\\mathrm{Tr}(\\mathbf A(\\mathbf F_2\\mathbf M_{11}+\\mathbf M_{11}^\\top\\mathbf F_2^\\top))`,
-:math:`c=\\mathrm{Tr}(\\mathbf A\\mathbf B)+\\sigma^2`. All moments are the **test** ones. Pure NumPy functions.
+With :math:`\mathbf A=\boldsymbol\Sigma_x+\boldsymbol\mu_x\boldsymbol\mu_x^\top`,
+:math:`\mathbf B=\boldsymbol\Sigma_w+\boldsymbol\mu_w\boldsymbol\mu_w^\top`,
+:math:`\hat{\mathbf B}=v_{22}(\boldsymbol\mu_w\mathbf v_{21}^\top+\mathbf v_{21}\boldsymbol\mu_w^\top)+v_{22}^2\mathbf B`,
+:math:`\mathbf F_1=(\boldsymbol\Sigma_x\hat{\mathbf B}+\frac1l(v_{22}^2\sigma^2+\mathrm{Tr}\,\hat{\mathbf B}\boldsymbol\Sigma_x)\mathbf I)\boldsymbol\Sigma_x`,
+:math:`\mathbf F_2=(\boldsymbol\mu_w\mathbf v_{21}^\top+v_{22}\mathbf B)\boldsymbol\Sigma_x`:
+:math:`\mathcal G(\tau)=a_2\tau^{-2}-a_1\tau^{-1}+c`, :math:`a_2=\mathrm{Tr}(\mathbf A\mathbf M_{11}^\top\mathbf F_1\mathbf M_{11})`,
+:math:`a_1=\mathrm{Tr}(\mathbf A(\mathbf F_2\mathbf M_{11}+\mathbf M_{11}^\top\mathbf F_2^\top))`,
+:math:`c=\mathrm{Tr}(\mathbf A\mathbf B)+\sigma^2`. All moments are the **test** ones. Pure NumPy functions.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ __all__ = ["GCoefficients", "coefficients", "G", "G_normalised", "tau_opt", "G_m
 
 @dataclass(frozen=True)
 class GCoefficients:
-    """:math:`\\mathcal G(\\tau)=a_2/\\tau^2-a_1/\\tau+c` (Thm 4.2); ``c`` is the error of predicting 0."""
+    r""":math:`\mathcal G(\tau)=a_2/\tau^2-a_1/\tau+c` (Thm 4.2); ``c`` is the error of predicting 0."""
 
     a2: float
     a1: float
@@ -63,10 +64,12 @@ def _moments(d: int, mu_x, cov_x, mu_w, cov_w, sigma) -> tuple:
             _as_cov("cov_w", cov_w, d), float(sigma))
 
 
-def coefficients(weights: Mapping[str, Any], l: int, mu_x=None, cov_x=None, mu_w=None, cov_w=None,
+def coefficients(weights: Mapping[str, Any], l: int, mu_x: Any = None, cov_x: Any = None, mu_w: Any = None,
+                 cov_w: Any = None,
                  sigma: float = 0.0) -> GCoefficients:
-    """a2, a1, c of Theorem 4.2 (spec §3.5) for weights ``{"M11", "v21", "v22"[, "m21"]}`` (``m21`` must be 0,
-    Assumption 4.5) and test moments in any form :class:`~iclab.data.GaussianRegression` accepts."""
+    """a2, a1, c of Theorem 4.2 (Eqs. 12–14; note §3.6) for weights ``{"M11", "v21", "v22"[, "m21"]}``
+    (``m21`` must be 0, Assumption 4.5 of v1, 4.1 of v2) and test moments in any form
+    :class:`~iclab.data.GaussianRegression` accepts."""
     M = np.asarray(weights["M11"], dtype=float)
     d = M.shape[0]
     if M.shape != (d, d):
@@ -91,31 +94,31 @@ def coefficients(weights: Mapping[str, Any], l: int, mu_x=None, cov_x=None, mu_w
 
 
 def G(tau: Any, coefs: GCoefficients) -> np.ndarray | float:
-    """:math:`\\mathcal G(\\tau)` of Theorem 4.2 (vectorised over ``tau``)."""
+    r""":math:`\mathcal G(\tau)` of Theorem 4.2 (vectorised over ``tau``)."""
     return coefs.G(tau)
 
 
 def G_normalised(tau: Any, coefs: GCoefficients) -> np.ndarray | float:
-    """:math:`\\mathcal G(\\tau)/(\\mathrm{Tr}(\\mathbf A\\mathbf B)+\\sigma^2)` (spec open detail 2): 1 = predicting 0."""
+    r""":math:`\mathcal G(\tau)/(\mathrm{Tr}(\mathbf A\mathbf B)+\sigma^2)` (note §5.5): 1 = predicting 0."""
     return coefs.G(tau) / coefs.c
 
 
 def tau_opt(coefs: GCoefficients) -> float:
-    """:math:`\\tau_{\\rm opt}=2a_2/a_1` (Thm 4.3, Eq. 15); ``inf`` when ``a1 <= 0`` (then G falls as τ grows)."""
+    r""":math:`\tau_{\rm opt}=2a_2/a_1` (Thm 4.3, Eq. 15); ``inf`` when ``a1 <= 0`` (then G falls as τ grows)."""
     if coefs.a2 <= 0:
         raise ConfigError("a2", coefs.a2, "> 0 (Theorem 4.3 needs a1, a2 > 0)")
     return float("inf") if coefs.a1 <= 0 else 2.0 * coefs.a2 / coefs.a1
 
 
 def G_min(coefs: GCoefficients) -> float:
-    """:math:`\\mathcal G(\\tau_{\\rm opt})=c-a_1^2/(4a_2)` [derived, spec §3.6]; ``c`` when ``a1 <= 0``."""
+    r""":math:`\mathcal G(\tau_{\rm opt})=c-a_1^2/(4a_2)` (note §4.4); ``c`` when ``a1 <= 0``."""
     return coefs.c if coefs.a1 <= 0 else coefs.c - coefs.a1**2 / (4.0 * coefs.a2)
 
 
 def tau_opt_isotropic(d: int, l: int, a: float = 1.0, b: float = 1.0, sigma: float = 0.0,
                       sigma_tr: float = 0.0) -> float:
-    """Isotropic τ_opt [derived, spec §3.6]: train x, w ~ N(0, I), noise σ_tr, Σ̂ ≈ I; test x ~ N(μx, aI),
-    w ~ N(0, bI), noise σ: :math:`\\tau_{\\rm opt}=\\frac{a(1+d/l)+\\sigma^2/(bl)}{1+\\sigma_{\\rm tr}^2/l}`."""
+    r"""Isotropic τ_opt (derived in note §4.5): train x, w ~ N(0, I), noise σ_tr, Σ̂ ≈ I; test x ~ N(μx, aI),
+    w ~ N(0, bI), noise σ: :math:`\tau_{\rm opt}=\frac{a(1+d/l)+\sigma^2/(bl)}{1+\sigma_{\rm tr}^2/l}`."""
     for name, v in (("a", a), ("b", b)):
         if not np.isfinite(v) or v <= 0:
             raise ConfigError(name, v, "a finite scale > 0")
@@ -123,14 +126,14 @@ def tau_opt_isotropic(d: int, l: int, a: float = 1.0, b: float = 1.0, sigma: flo
 
 
 def mp_stieltjes(z: complex | float, gamma: float) -> float:
-    """Marchenko–Pastur Stieltjes transform :math:`m_\\gamma(z)` (spec §3.2) for real ``z < 0``."""
+    r"""Marchenko–Pastur Stieltjes transform :math:`m_\gamma(z)` (note §4.7) for real ``z < 0``."""
     t = 1 - gamma - z
     return float((t - np.sqrt(t * t - 4 * gamma * z)) / (2 * gamma * z))
 
 
 def bayes_error_mp(d: int, n: int, a: float = 1.0, b: float = 1.0, sigma: float = 0.1) -> float:
-    """Isotropic Bayes error [derived, spec §3.2]: μx = μw = 0, Σx = aI, Σw = bI, ``n`` context pairs:
-    :math:`\\sigma^2+\\frac{abd}{s}m_\\gamma(-1/s)`, γ = d/n, s = abn/σ² (needs σ > 0)."""
+    r"""Isotropic Bayes error (derived in note §4.7): μx = μw = 0, Σx = aI, Σw = bI, ``n`` context pairs:
+    :math:`\sigma^2+\frac{abd}{s}m_\gamma(-1/s)`, γ = d/n, s = abn/σ² (needs σ > 0)."""
     if sigma <= 0:
         raise ConfigError("sigma", sigma, "> 0 (the Marchenko–Pastur form needs noise)")
     gamma, s = d / n, a * b * n / sigma**2

@@ -23,7 +23,7 @@ import signal
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import torch
 from tqdm.auto import tqdm
@@ -258,6 +258,7 @@ def train(model: torch.nn.Module, data: Any, loss_fn: Callable, config: TrainCon
           stop_rule: Callable[[int, Mapping[str, float]], bool] | None = None,
           probes: Mapping[str, Callable[[torch.nn.Module], Any]] | None = None,
           eval_fn: Callable[[torch.nn.Module], Mapping[str, float]] | None = None,
+          callbacks: Sequence[Callable[[dict[str, Any]], None]] = (),
           desc: str = "train") -> TrainResult:
     """Train ``model`` in place on prompts from ``data`` (see module docstring).
 
@@ -271,6 +272,9 @@ def train(model: torch.nn.Module, data: Any, loss_fn: Callable, config: TrainCon
         probes: ``{name: fn(model)}`` recorded every ``log_every`` steps (e.g. parameter summaries); a probe
             may return a number, a list, or a dict (recorded as ``name/key``).
         eval_fn: ``model -> {metric: value}`` recorded as ``eval/metric`` every ``log_every`` steps.
+        callbacks: each is called with every log record (``step``, ``loss``, ``lr``, ``seconds``, groups,
+            probes, eval) right after it is written, e.g. a tracker's
+            :meth:`iclab.tracking.Tracker.train_callback` to stream training curves to MLflow, W&B or TensorBoard.
     """
     cfg = config
     run = _Training(model, data, loss_fn, cfg, run_dir, resume)
@@ -286,7 +290,9 @@ def train(model: torch.nn.Module, data: Any, loss_fn: Callable, config: TrainCon
                 loss_value, groups = run.step(step)
                 done = step + 1
                 if done % cfg.log_every == 0 or done == cfg.steps or done == 1:
-                    run.record(done, loss_value, groups, time.perf_counter() - t0, probes, eval_fn)
+                    record = run.record(done, loss_value, groups, time.perf_counter() - t0, probes, eval_fn)
+                    for callback in callbacks:
+                        callback(record)
                     bar.set_postfix(loss=f"{loss_value:.4g}")
                     stopped = _stop_reason(run, done, groups, stop_rule) or stopped
                 bar.update(1)

@@ -69,7 +69,9 @@ def _tiny(cfg, tiny: pd.DataFrame) -> str:
     parts, agree, total = [], 0, 0
     for _, r in tiny.sort_values("layers").iterrows():
         parts.append(f"{int(r['layers'])} layer(s): source loss {np.mean(r['source_before']):.4f}, F = "
-                     + " / ".join(f"{f:+.3f} ± {s:.3f}" for f, s in zip(r["F"], r["F_se"])))
+                     + " / ".join(f"{f:+.3f} ± {s:.3f}" for f, s in zip(r["F"], r["F_se"]))
+                     + ", layer-1 source Δα = " + " / ".join(f"{v:+.2f}" for v in r["dalpha1_src"])
+                     + ", Δβ = " + " / ".join(f"{v:+.2f}" for v in r["dbeta1_src"]))
         agree += sum(int(a == b) for a, b in zip(list(r["forgot1"]) + list(r["forgot2"]),
                                                 list(r["pred1"]) + list(r["pred2"])))
         total += 2 * len(r["F"])

@@ -1,0 +1,147 @@
+"""Settings of the ``dispersion`` experiment (arXiv:2410.01104, "Softmax is not enough (for sharp size
+generalisation)"; settings in docs/papers/dispersion.md §5): the frozen config, its presets, the β grid of the
+β(H) refit and the bins of the logit-spread histogram.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from iclab.config import Config, check_choice, check_int, check_nonnegative, check_positive
+from iclab.errors import ConfigError
+
+__all__ = ["DispersionConfig", "PRESETS", "DELTA_BINS", "beta_grid"]
+
+_VARIANTS = ("softmax", "sigmoid", "ssmax")
+_TASKS = ("minimum", "sorting", "running_max")
+
+DELTA_BINS = np.arange(0.0, 40.5, 0.5)  # histogram bins of the logit spread δ of pretrained models
+
+
+@dataclass(frozen=True)
+class DispersionConfig(Config):
+    """Settings of the ``dispersion`` experiment (docs/papers/dispersion.md §5).
+
+    Fields:
+        seed: base seed of every random stream.
+        seeds: softmax-trained max-retrieval models (paired softmax vs adaptive test across them).
+        variants: normalisers trained for max retrieval (``softmax`` always; ``sigmoid``, ``ssmax``).
+        variant_seeds: models per non-softmax variant.
+        sigmoid_bias: sigmoid attention bias (None: Ramapuram et al.'s -log n over visible keys).
+        train_min: smallest training set size (App. A, second-hand: 5).
+        train_max: largest training set size (App. A, second-hand: 16).
+        test_sizes: test set sizes.
+        eval_sets: fresh test sets per size and model.
+        d: width of the MLPs ψ_x, ψ_q, φ and of W_Q, W_K, W_V (App. A, second-hand: 128).
+        depth: hidden layers of each MLP (the paper says "deep"; docs/papers/dispersion.md §3.6).
+        steps: AdamW training steps of a max-retrieval model.
+        batch_size: training batch (App. A, second-hand: 128).
+        lr: AdamW learning rate (App. A, second-hand: 1e-3).
+        weight_decay: AdamW weight decay (App. A, second-hand: 1e-3).
+        fit_sizes: set sizes of the sets used for the β(H) refit.
+        fit_sets: sets per fit size and model.
+        beta_max: largest β of the refit grid [1, beta_max].
+        beta_step: step of the refit β grid.
+        entropy_bin: entropy bin width (nats) of the refit.
+        delta_models: pretrained models whose logit spread δ is measured (``minilm``, ``smollm2``).
+        delta_tokens: length (tokens) of the text fed to them (MiniLM at most 512).
+        clrs_tasks: CLRS-style tasks (``minimum``, ``sorting``, ``running_max``).
+        clrs_seeds: models per (task, normaliser).
+        clrs_train_max: longest training sequence (the shortest is 4).
+        clrs_test_sizes: test sequence lengths.
+        clrs_eval: test sequences per length.
+        clrs_steps: AdamW training steps of a CLRS-style model.
+        clrs_batch: its training batch.
+        clrs_lr: its learning rate.
+        clrs_d_model: its width.
+        clrs_layers: its layers.
+        clrs_heads: its heads per layer (a divisor of clrs_d_model).
+        clrs_vocab: distinct token values of the CLRS-style tasks.
+    """
+
+    seed: int = 0
+    seeds: int = 3
+    variants: tuple[str, ...] = _VARIANTS
+    variant_seeds: int = 1
+    sigmoid_bias: float | None = None
+    train_min: int = 5
+    train_max: int = 16
+    test_sizes: tuple[int, ...] = (16, 64, 256, 1024, 4096)
+    eval_sets: int = 500
+    d: int = 64
+    depth: int = 2
+    steps: int = 1000
+    batch_size: int = 128
+    lr: float = 1e-3
+    weight_decay: float = 1e-3
+    fit_sizes: tuple[int, ...] = (16, 64, 256, 1024)
+    fit_sets: int = 256
+    beta_max: float = 5.0
+    beta_step: float = 0.1
+    entropy_bin: float = 0.25
+    delta_models: tuple[str, ...] = ("minilm", "smollm2")
+    delta_tokens: int = 512
+    clrs_tasks: tuple[str, ...] = _TASKS
+    clrs_seeds: int = 1
+    clrs_train_max: int = 12
+    clrs_test_sizes: tuple[int, ...] = (8, 16, 32, 64)
+    clrs_eval: int = 256
+    clrs_steps: int = 600
+    clrs_batch: int = 64
+    clrs_lr: float = 3e-3
+    clrs_d_model: int = 32
+    clrs_layers: int = 2
+    clrs_heads: int = 2
+    clrs_vocab: int = 32
+
+    def __post_init__(self) -> None:
+        check_int("seed", self.seed, 0)
+        for name in ("seeds", "variant_seeds", "train_min", "eval_sets", "d", "depth", "steps", "batch_size",
+                     "fit_sets", "delta_tokens", "clrs_seeds", "clrs_eval", "clrs_steps", "clrs_batch",
+                     "clrs_d_model", "clrs_layers", "clrs_heads"):
+            check_int(name, getattr(self, name), 1)
+        check_int("train_max", self.train_max, self.train_min)
+        check_int("clrs_train_max", self.clrs_train_max, 4)
+        check_int("clrs_vocab", self.clrs_vocab, 2)
+        for name in ("lr", "beta_step", "entropy_bin", "clrs_lr"):
+            check_positive(name, getattr(self, name))
+        check_nonnegative("weight_decay", self.weight_decay)
+        if not self.beta_max >= 1.0:
+            raise ConfigError("beta_max", self.beta_max, "a number >= 1")
+        if self.sigmoid_bias is not None and not math.isfinite(self.sigmoid_bias):
+            raise ConfigError("sigmoid_bias", self.sigmoid_bias, "a finite number or None (-log n)")
+        if "softmax" not in self.variants:
+            raise ConfigError("variants", self.variants, "a tuple containing 'softmax' (plus 'sigmoid', 'ssmax')")
+        for v in self.variants:
+            check_choice("variants", v, _VARIANTS)
+        for t in self.clrs_tasks:
+            check_choice("clrs_tasks", t, _TASKS)
+        for m in self.delta_models:
+            check_choice("delta_models", m, ("minilm", "smollm2"))
+        for name in ("test_sizes", "fit_sizes", "clrs_test_sizes"):
+            sizes = getattr(self, name)
+            if not sizes:
+                raise ConfigError(name, sizes, "a non-empty tuple of set sizes >= 1")
+            for n in sizes:
+                check_int(name, n, 1)
+        if self.clrs_d_model % self.clrs_heads:
+            raise ConfigError("clrs_heads", self.clrs_heads, f"a divisor of clrs_d_model={self.clrs_d_model}")
+
+
+_POW2 = tuple(2 ** k for k in range(4, 15))  # 16 ... 16384
+
+PRESETS = {
+    "quick": DispersionConfig(),
+    "full": DispersionConfig(seeds=10, variant_seeds=3, test_sizes=_POW2, eval_sets=1000, d=128, depth=2,
+                             steps=20000, fit_sizes=(16, 64, 256, 1024, 4096, 16384), fit_sets=1024,
+                             delta_tokens=2048, clrs_seeds=3, clrs_test_sizes=(8, 16, 32, 64, 128, 256),
+                             clrs_eval=512, clrs_steps=4000, clrs_d_model=64, clrs_layers=3, clrs_heads=4),
+}
+
+
+def beta_grid(config: DispersionConfig) -> np.ndarray:
+    """The β grid of the refit: 1, 1 + beta_step, …, beta_max (rounded to 6 decimals)."""
+    return np.round(np.arange(1.0, config.beta_max + 1e-9, config.beta_step), 6)

@@ -1,0 +1,70 @@
+r"""The grid of the one-layer ``temperature`` experiment: arXiv:2511.01292 (Demir & Doğan), §5.1, Figs. 1–2 and
+Remark 3.4 (docs/papers/temperature.md §5.1).
+
+One cell is one context length ``l`` under one test distribution. Its ``part`` names the measurement:
+
+========================  ==========================================================================
+``none``                  no shift, vs l (Fig. 1a)
+``cov``                   input covariance Σx = a·I, vs l (Fig. 1b)
+``task``                  task Σw = b·I and ‖μw‖, vs l (Fig. 1c)
+``noise``                 test noise σ, vs l (Fig. 2a)
+``noise_ld``              test noise σ at l = d (Figs. 2b, 2c)
+``mean``                  input mean ‖μx‖ at l = mean_l, approximate softmax vs linear attention (Remark 3.4)
+``simcheck_*``            the four settings of the independent check at d = 50 (note §4.11)
+========================  ==========================================================================
+
+Every cell is evaluated by :func:`iclab.experiments.temperature.montecarlo.evaluate_cell`.
+"""
+
+from __future__ import annotations
+
+from iclab.experiments.temperature.config import TemperatureConfig
+
+__all__ = ["cells", "run_cell", "shared"]
+
+
+def _cell(config: TemperatureConfig, part: str, l: int, **kw) -> dict:
+    cell = {"part": part, "d": config.d, "l": int(l), "m": config.m, "cov_x": 1.0, "cov_w": 1.0, "mu_x": 0.0,
+            "mu_w": 0.0, "sigma_test": float(config.sigma_tr), "sigma_tr": float(config.sigma_tr), "mu_w_tr": 0.0,
+            "n_test": config.n_test, "centring": config.centring, "seed": config.seed}
+    cell.update({k: (float(v) if isinstance(v, float) else v) for k, v in kw.items()})
+    return cell
+
+
+def _simcheck_cells(config: TemperatureConfig) -> list[dict]:
+    """The independent check's four settings (d = 50, m = 5000, train N(0, I), σ_tr = 0.1 unless stated)."""
+    base = {"d": 50, "m": 5000, "n_test": config.simcheck_n_test, "sigma_tr": 0.1, "sigma_test": 0.1}
+    return [_cell(config, "simcheck_none", 100, **base),
+            _cell(config, "simcheck_cov", 100, **{**base, "cov_x": 2.0}),
+            _cell(config, "simcheck_noise", 50, **{**base, "sigma_test": 3.0}),
+            _cell(config, "simcheck_mean", 100, **{**base, "mu_x": 1.0, "mu_w": 1.0, "mu_w_tr": 1.0,
+                                                  "sigma_tr": 1.0, "sigma_test": 1.0})]
+
+
+def cells(config: TemperatureConfig) -> list[dict]:
+    """The grid: every shift of §5.1 over ``l`` (or σ_test / ‖μx‖), then the independent check's settings."""
+    out = []
+    for l in config.l_values:
+        out.append(_cell(config, "none", l))
+        out.append(_cell(config, "cov", l, cov_x=float(config.cov_scale)))
+        out.append(_cell(config, "task", l, cov_w=float(config.task_scale), mu_w=float(config.task_mean)))
+        out += [_cell(config, "noise", l, sigma_test=float(s)) for s in config.noise_sigmas]
+    out += [_cell(config, "noise_ld", config.d, sigma_test=float(s)) for s in config.sigma_tests]
+    mean_l = config.mean_l or 2 * config.d
+    out += [_cell(config, "mean", mean_l, mu_x=float(mu)) for mu in config.mean_shifts]
+    if config.simcheck:
+        out += _simcheck_cells(config)
+    return out
+
+
+def run_cell(config: TemperatureConfig, cell: dict, shared=None) -> dict:
+    """Metrics of one cell (see :func:`iclab.experiments.temperature.montecarlo.evaluate_cell`)."""
+    from iclab.experiments.temperature.montecarlo import evaluate_cell, tau_grid
+
+    taus = tau_grid(config.tau_min, config.tau_max, config.n_tau)
+    return evaluate_cell(cell, taus, extras=cell["part"] in ("mean", "simcheck_mean"))
+
+
+def shared(config: TemperatureConfig) -> None:
+    """Nothing is shared: every cell estimates its own pretraining covariance."""
+    return None

@@ -1,0 +1,95 @@
+r"""Config of the one-layer ``temperature`` experiment: arXiv:2511.01292 (Demir & Doğan), §5.1, Figs. 1–2
+(settings in docs/papers/temperature.md §5.1).
+
+``PRESETS["full"]`` is the paper's setting (d = 50, m = 5000 pretraining prompts, σ_tr = 0.1, l = 10…200);
+``PRESETS["quick"]`` the same grid at d = 20 with fewer prompts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from iclab.config import Config, check_choice, check_int, check_nonnegative, check_positive
+from iclab.errors import ConfigError
+
+__all__ = ["TemperatureConfig", "PRESETS"]
+
+
+@dataclass(frozen=True)
+class TemperatureConfig(Config):
+    """Settings of the ``temperature`` experiment (docs/papers/temperature.md §5.1).
+
+    Fields:
+        d: input dimension (the paper: 50).
+        m: pretraining prompts for the covariance Σ̂ of Eq. 11 (the paper: 5000).
+        l_values: context lengths l (columns incl. the query) of the curves vs l.
+        n_test: fresh test prompts per point (at least 2000, note §5.5).
+        sigma_tr: pretraining noise σ_tr (the paper: 0.1).
+        cov_scale: input-covariance shift Σx = cov_scale·I (Fig. 1b; 2 in v2).
+        task_scale: task-covariance shift Σw = task_scale·I (Fig. 1c; 3 in v2).
+        task_mean: norm of the task-mean shift μw along (1, …, 1)/√d (Fig. 1c; value not given, note §5.5).
+        noise_sigmas: σ_test of the noise-shift curves vs l (Fig. 2a).
+        sigma_tests: σ_test grid at l = d (Figs. 2b, 2c).
+        mean_shifts: ‖μx‖ values of the input-mean shift (Remark 3.4), at l = mean_l.
+        mean_l: context length of the input-mean shift (0: 2d).
+        tau_min: smallest τ of the log grid for the grid search (note §5.5: 0.25).
+        tau_max: largest τ of that grid (note §5.5: 8).
+        n_tau: points of that grid.
+        simcheck: add the four settings of the independent check at d = 50, m = 5000 (note §4.11).
+        simcheck_n_test: test prompts of those cells (the check used 4000).
+        centring: how Σ̂ centres the pretraining inputs: ``global`` (E Σ̂ = Σx) or ``prompt`` (note §4.10).
+        seed: base seed.
+    """
+
+    d: int = 50
+    m: int = 5000
+    l_values: tuple[int, ...] = tuple(range(10, 201, 10))
+    n_test: int = 2000
+    sigma_tr: float = 0.1
+    cov_scale: float = 2.0
+    task_scale: float = 3.0
+    task_mean: float = 1.0
+    noise_sigmas: tuple[float, ...] = (0.5, 2.0, 5.0)
+    sigma_tests: tuple[float, ...] = (0.1, 0.5, 1.0, 2.0, 5.0, 10.0)
+    mean_shifts: tuple[float, ...] = (0.0, 1.0, 2.0, 4.0, 8.0)
+    mean_l: int = 0
+    tau_min: float = 0.25
+    tau_max: float = 8.0
+    n_tau: int = 41
+    simcheck: bool = True
+    simcheck_n_test: int = 4000
+    centring: str = "global"
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        check_int("d", self.d, 2)
+        check_int("m", self.m, 1)
+        check_int("n_test", self.n_test, 10)
+        check_int("simcheck_n_test", self.simcheck_n_test, 10)
+        check_int("n_tau", self.n_tau, 3)
+        check_int("mean_l", self.mean_l, 0)
+        if self.mean_l == 1:
+            raise ConfigError("mean_l", 1, "0 (meaning l = 2d) or a context length >= 2")
+        if not self.l_values:
+            raise ConfigError("l_values", self.l_values, "at least one context length")
+        for l in self.l_values:
+            if not isinstance(l, int) or l < 2:
+                raise ConfigError("l_values", self.l_values, "integers >= 2 (context pairs + query)")
+        for name in ("cov_scale", "task_scale", "tau_min", "tau_max"):
+            check_positive(name, getattr(self, name))
+        for name in ("sigma_tr", "task_mean"):
+            check_nonnegative(name, getattr(self, name))
+        for name in ("noise_sigmas", "sigma_tests", "mean_shifts"):
+            for v in getattr(self, name):
+                check_nonnegative(name, v)
+        if self.tau_min >= self.tau_max:
+            raise ConfigError("tau_max", self.tau_max, f"a value > tau_min={self.tau_min}")
+        check_choice("centring", self.centring, ("global", "prompt"))
+        check_int("seed", self.seed, 0)
+
+
+QUICK = TemperatureConfig(d=20, m=1000, l_values=(10, 20, 40, 80), n_test=1000, noise_sigmas=(1.0, 5.0),
+                          sigma_tests=(0.1, 1.0, 2.0, 5.0), mean_shifts=(0.0, 1.0, 2.0, 4.0),
+                          simcheck_n_test=4000)
+FULL = TemperatureConfig(simcheck_n_test=20000)
+PRESETS = {"quick": QUICK, "full": FULL}

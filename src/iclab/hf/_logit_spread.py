@@ -1,0 +1,69 @@
+r"""Logit spread of a Hugging Face transformer on one text: for every layer, head and query row,
+:math:`\delta = \max_k s_k - \min_k s_k` of the exact pre-softmax logits :math:`s` (scaled by the model's own
+``scaling``) over the row's visible keys — the δ that bounds sharpness in Lemma 2.1 of arXiv:2410.01104, measured
+by the paper on Gemma (docs/papers/dispersion.md §3.2, §5.4).
+
+An attention function registered through ``transformers.AttentionInterface`` (no model code copied) computes the
+exact logits with :func:`iclab.hf.attention_scores` layer by layer, records δ in float64, and then runs the stock
+sdpa attention, so the model's outputs are unchanged. (Reading δ back from eager float32 attention weights does not
+work: some MiniLM rows have δ > 100, beyond float32's underflow.) Rows with fewer than two visible keys (the first
+causal positions) are skipped. One unpadded sequence per call.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from iclab.hf._temperature import attention_scores
+
+__all__ = ["logit_spreads"]
+
+_RECORDER: list | None = None  # set while logit_spreads runs; the attention function appends (H, rows) arrays
+
+
+def _delta_attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
+    """Attention function: record exact pre-softmax δ per (head, row), then run the stock sdpa attention."""
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+    if scaling is None:
+        scaling = query.shape[-1] ** -0.5
+    if _RECORDER is not None:
+        s, vis = attention_scores(module, query, key, attention_mask, scaling, is_causal=kwargs.get("is_causal"))
+        s = s[0].double()  # (H, T, T) exact logits
+        vis = torch.broadcast_to(vis[0], s.shape)
+        hi = s.masked_fill(~vis, -torch.inf).amax(-1)
+        lo = s.masked_fill(~vis, torch.inf).amin(-1)  # (H, T)
+        keep = vis[0].sum(-1) >= 2
+        _RECORDER.append((hi - lo)[:, keep].float().numpy())
+    return sdpa_attention_forward(module, query, key, value, attention_mask, scaling=scaling, dropout=dropout,
+                                  **kwargs)
+
+
+def _use_delta_attention(model) -> None:
+    from transformers import AttentionInterface
+    from transformers.masking_utils import AttentionMaskInterface
+
+    AttentionInterface.register("iclab_delta", _delta_attention)
+    AttentionMaskInterface.register("iclab_delta", AttentionMaskInterface._global_mapping["sdpa"])
+    model.set_attn_implementation("iclab_delta")
+
+
+@torch.no_grad()
+def logit_spreads(model, input_ids: torch.Tensor, causal: bool) -> np.ndarray:
+    """δ for every (layer, head, query row) with >= 2 visible keys; ``input_ids (1, T)`` -> ``(L, H, rows)``.
+
+    The model is left on the ``iclab_delta`` attention implementation (stock sdpa outputs, nothing recorded
+    outside this call).
+    """
+    global _RECORDER
+    _use_delta_attention(model)
+    _RECORDER = []
+    try:
+        model(input_ids=input_ids, use_cache=False) if causal else model(input_ids=input_ids)
+        layers = _RECORDER
+    finally:
+        _RECORDER = None
+    if not layers:
+        raise RuntimeError("no attention call was observed: the model does not use transformers' AttentionInterface")
+    return np.stack(layers)
