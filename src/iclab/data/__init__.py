@@ -11,7 +11,7 @@ from iclab.data._retrieval import RetrievalBatch, MaxRetrieval, SequenceBatch, A
 from iclab.data._categorical import CategoricalBatch, CategoricalICL, FeatureClassPrompts
 from iclab.data._multitask import MultiTaskBatch, MultiTaskRegression, toeplitz_cov
 from iclab.data._char_corpus import pydoc_text, CharCorpus, TokenBatch
-from iclab.data._country_regions import WORLD_REGIONS, region_sentences
+from iclab.data._country_regions import REGION_DOMAINS, WORLD_REGIONS, region_domain_sentences, region_sentences
 from iclab.data._country_text import country_text
 
 __all__ = [
@@ -20,5 +20,6 @@ __all__ = [
     "in_span_rotation", "shared_projection_features", "mean_feature", "check_gammas", "check_orthonormal",
     "RetrievalBatch", "MaxRetrieval", "SequenceBatch", "AlgorithmicTask", "ALGORITHMIC_TASKS", "CategoricalBatch",
     "CategoricalICL", "FeatureClassPrompts", "MultiTaskBatch", "MultiTaskRegression", "toeplitz_cov",
-    "pydoc_text", "CharCorpus", "TokenBatch", "WORLD_REGIONS", "region_sentences", "country_text",
+    "pydoc_text", "CharCorpus", "TokenBatch", "WORLD_REGIONS", "region_sentences", "REGION_DOMAINS",
+    "region_domain_sentences", "country_text",
 ]

@@ -4,7 +4,8 @@
 Parts (the ``part`` of each cell, note §5): ``pretrain`` (α/β trajectories, stopping rule, conservation law),
 ``ood`` (OOD error under rotation, in-span rotations, a random alignment, collapse cases), ``forget`` (one cell
 per γ1: K = 2 fine-tuning over a list of γ2), ``tiny`` (1–3 layer width-16 transformers), ``minilm`` (a real
-encoder's hidden states rotated). Importing this package loads only the config.
+encoder's hidden states rotated), ``minilm_shift`` (natural domain shift and the weight-gap rotation scenarios
+on the same encoder). Importing this package loads only the config.
 """
 
 from iclab.experiments import Experiment, register
@@ -25,4 +26,5 @@ EXPERIMENT = register(Experiment.in_package(
     config_cls=OodConfig,
     presets=PRESETS,
     order=50,
+    claims=True,
 ))

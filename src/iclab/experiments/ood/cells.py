@@ -1,7 +1,7 @@
 """The grid of the ``ood`` experiment (arXiv:2609.36448, docs/papers/ood.md §5) and its cell dispatch.
 
 Cells, in order: ``pretrain``, ``ood``, one ``forget`` cell per γ1 (its γ2 list covers the table, the dense
-sweep and the phase-diagram column), one ``tiny`` cell per depth, ``minilm``. ``shared`` pre-trains the two
+sweep and the phase-diagram column), one ``tiny`` cell per depth, ``minilm``, ``minilm_shift``. ``shared`` pre-trains the two
 merged-Q models (K = ``K``, d = ``d`` and K = 2, d = ``d_k2``) once in the driver.
 """
 
@@ -14,6 +14,7 @@ from iclab.errors import ConfigError
 from iclab.experiments.ood.config import OodConfig
 from iclab.experiments.ood.forgetting import forgetting_cell
 from iclab.experiments.ood.minilm import minilm_cell
+from iclab.experiments.ood.minilm_shift import minilm_shift_cell
 from iclab.experiments.ood.ood_error import ood_cell
 from iclab.experiments.ood.pretrain import pretrain, pretrain_cell
 from iclab.experiments.ood.tiny import tiny_cell
@@ -36,7 +37,7 @@ def cells(cfg: OodConfig) -> list[dict]:
     out += [{"part": "forget", "gamma1": g1, "gamma2": g2s, "seed": cfg.seed} for g1, g2s in _gamma_rows(cfg).items()]
     out += [{"part": "tiny", "layers": int(n), "seed": cfg.seed} for n in cfg.tiny_layers]
     if cfg.minilm:
-        out.append({"part": "minilm", "seed": cfg.seed})
+        out += [{"part": "minilm", "seed": cfg.seed}, {"part": "minilm_shift", "seed": cfg.seed}]
     return out
 
 
@@ -59,7 +60,9 @@ def run_cell(cfg: OodConfig, cell: dict, shared_runs) -> dict:
         return tiny_cell(cfg, cell)
     if part == "minilm":
         return minilm_cell(cfg)
-    raise ConfigError("part", part, "pretrain, ood, forget, tiny or minilm")
+    if part == "minilm_shift":
+        return minilm_shift_cell(cfg)
+    raise ConfigError("part", part, "pretrain, ood, forget, tiny, minilm or minilm_shift")
 
 
 def budget(cfg: OodConfig) -> list[Need]:
@@ -69,6 +72,7 @@ def budget(cfg: OodConfig) -> list[Need]:
     tiny = max(cfg.tiny_width, cfg.tiny_d) * cfg.tiny_n_tokens * max(cfg.tiny_layers)
     shape = {"n_tokens": n, "d": cfg.d}
     tiny_shape = {"tiny_width": cfg.tiny_width, "tiny_n_tokens": cfg.tiny_n_tokens}
+    minilm_seconds = (cfg.minilm_steps + cfg.minilm_ft_steps * len(cfg.minilm_thetas_deg)) * 1e6 / 1e9
     return [Need({"batch_size": cfg.batch_size, **shape}, memory=8.0 * 8 * cfg.batch_size * n * d,
                  seconds=20.0 * (cfg.max_steps + cfg.ft_max_steps) * cfg.batch_size * n * d * d / 5e9),
             Need({"ood_prompts": cfg.ood_prompts, **shape}, memory=8.0 * 8 * cfg.ood_prompts * n * d,
@@ -82,5 +86,4 @@ def budget(cfg: OodConfig) -> list[Need]:
                  + 4.0 * 4 * cfg.tiny_eval * cfg.tiny_n_tokens ** 2),
             Need({"minilm": cfg.minilm, "minilm_steps": cfg.minilm_steps, "minilm_ft_steps": cfg.minilm_ft_steps},
                  memory=5e8 if cfg.minilm else 0.0,
-                 seconds=(cfg.minilm_steps + cfg.minilm_ft_steps * len(cfg.minilm_thetas_deg)) * 1e6 / 1e9
-                 if cfg.minilm else 0.0)]
+                 seconds=minilm_seconds if cfg.minilm else 0.0)]

@@ -7,7 +7,12 @@ from dataclasses import dataclass
 from iclab.config import Config, check_int, check_scale
 from iclab.errors import ConfigError
 
-__all__ = ["OodConfig", "PRESETS"]
+__all__ = ["OodConfig", "PRESETS", "DOMAIN_NAMES"]
+
+# the names of ``iclab.data.REGION_DOMAINS`` (kept here so that importing the config does not import torch; a test
+# checks that the two agree)
+DOMAIN_NAMES = ("capital", "currency", "telephone", "population", "demonym", "province", "native", "web", "area",
+                "timezone", "borders", "language")
 
 
 @dataclass(frozen=True)
@@ -27,6 +32,10 @@ class OodConfig(Config):
         max_steps: step budget of pre-training if the stopping rule is not met.
         ft_max_steps: step budget of each fine-tuning run.
         log_every: the stopping rule is checked (and α/β logged) every ``log_every`` steps.
+        sgd_repeats: extra SGD pre-trainings of the K = ``K`` model (other batch seeds, same basis) that give the
+            standard errors of α*, the stopping step and the training loss (note §5.2).
+        ft_repeats: extra SGD fine-tunings (other batch seeds) at every table point (γ1, γ2) that give the
+            standard error of F (note §5.4).
         thetas_deg: out-of-span rotation angles θ of the OOD error curve (degrees).
         ood_prompts: Monte-Carlo prompts per OOD feature set.
         gamma1_table: γ1 values of the K = 2 forgetting table (the derived table, note §5.8, uses 0.5, 0.8; the paper 1).
@@ -50,6 +59,10 @@ class OodConfig(Config):
         minilm_thetas_deg: rotation angles of the MiniLM hidden states (degrees).
         minilm_steps: full-batch Adam steps of the classification head on source features.
         minilm_ft_steps: full-batch Adam steps of the head's fine-tuning on rotated features.
+        minilm_domains: sentence domains (templates of countryinfo fields, ``iclab.data.REGION_DOMAINS``) of the
+            natural-shift measurement: a head per source domain, scored on every other domain (note §5.9).
+        minilm_gap_planes: coordinate planes of the head's input rotated in the weight-gap scenarios (note §5.9).
+        minilm_gap_thetas_deg: rotation angles of the weight-gap scenarios (degrees, one full turn).
     """
 
     seed: int = 0
@@ -64,6 +77,8 @@ class OodConfig(Config):
     max_steps: int = 5000
     ft_max_steps: int = 5000
     log_every: int = 5
+    sgd_repeats: int = 2
+    ft_repeats: int = 2
     thetas_deg: tuple[float, ...] = (0, 15, 30, 45, 60, 75, 90)
     ood_prompts: int = 20000
     gamma1_table: tuple[float, ...] = (0.5, 0.8, 1.0)
@@ -87,6 +102,9 @@ class OodConfig(Config):
     minilm_thetas_deg: tuple[float, ...] = (0, 30, 60, 90, 180)
     minilm_steps: int = 300
     minilm_ft_steps: int = 150
+    minilm_domains: tuple[str, ...] = ("capital", "currency", "telephone", "population", "demonym", "province")
+    minilm_gap_planes: int = 48
+    minilm_gap_thetas_deg: tuple[float, ...] = tuple(range(0, 360, 15))
 
     def __post_init__(self) -> None:
         check_int("seed", self.seed, 0)
@@ -102,8 +120,16 @@ class OodConfig(Config):
             check_scale(name, getattr(self, name))
         for name in ("batch_size", "max_steps", "ft_max_steps", "log_every", "ood_prompts", "dense_gamma2",
                      "phase_grid", "tiny_width", "tiny_n_tokens", "tiny_steps", "tiny_ft_steps", "tiny_batch",
-                     "tiny_eval", "minilm_steps", "minilm_ft_steps"):
+                     "tiny_eval", "minilm_steps", "minilm_ft_steps", "minilm_gap_planes"):
             check_int(name, getattr(self, name), 1)
+        for name in ("sgd_repeats", "ft_repeats"):
+            check_int(name, getattr(self, name), 0)
+        if self.minilm_gap_planes > 192:
+            raise ConfigError("minilm_gap_planes", self.minilm_gap_planes, "1..192 (MiniLM's width is 384)")
+        if len(self.minilm_domains) == 1 or any(d not in DOMAIN_NAMES for d in self.minilm_domains) \
+                or len(set(self.minilm_domains)) != len(self.minilm_domains):
+            raise ConfigError("minilm_domains", self.minilm_domains,
+                              "none, or at least two distinct names among " + ", ".join(DOMAIN_NAMES))
         check_int("tiny_d", self.tiny_d, 4)
         check_int("minilm_layer", self.minilm_layer, 0)
         if self.minilm_layer > 5:
@@ -118,11 +144,17 @@ class OodConfig(Config):
             raise ConfigError("tiny_layers", self.tiny_layers, "depths between 1 and 6")
 
 
+_LONG = dict(ood_prompts=50000, phase_grid=13, dense_gamma2=41, thetas_deg=tuple(range(0, 91, 5)), tiny_steps=4000,
+             tiny_ft_steps=600, tiny_gamma2=(-0.9, -0.75, -0.2, 0.0, 0.5, 0.75, 0.95),
+             tiny_thetas_deg=(0, 15, 30, 45, 60, 75, 90), tiny_eval=8000,
+             minilm_thetas_deg=(0, 15, 30, 45, 60, 90, 120, 150, 180), minilm_domains=DOMAIN_NAMES)
+
 PRESETS = {
     "quick": OodConfig(ood_prompts=8000, phase_grid=7, dense_gamma2=11, tiny_steps=800, tiny_ft_steps=200,
                        tiny_eval=3000),
-    "full": OodConfig(ood_prompts=50000, phase_grid=13, dense_gamma2=41, thetas_deg=tuple(range(0, 91, 5)),
-                      tiny_steps=4000, tiny_ft_steps=600, tiny_gamma2=(-0.9, -0.75, -0.2, 0.0, 0.5, 0.75, 0.95),
-                      tiny_thetas_deg=(0, 15, 30, 45, 60, 75, 90), tiny_eval=8000,
-                      minilm_thetas_deg=(0, 15, 30, 45, 60, 90, 120, 150, 180)),
+    "full": OodConfig(**_LONG, sgd_repeats=5, ft_repeats=5),
+    # the paper's synthetic settings (K = 4, d = 8, ε/K = 0.0025, c = 1/2, θ = π/6 and π/3, K = 2 table with γ1 = 1,
+    # tiny transformers of width 16 with 1-3 layers and γ2 = -0.75 / 0 / 0.75; second-hand, docs/papers/ood.md §5.7),
+    # with ten SGD runs per quantity that has a spread, all twelve sentence domains, and the long budgets of full
+    "paper": OodConfig(**_LONG, sgd_repeats=9, ft_repeats=9),
 }

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from iclab.experiments.ood.reference import DERIVED_F, DERIVED_INSPAN, PAPER_ENCODER_F, PAPER_OOD, PAPER_TINY
-from iclab.experiments.ood.tables import first_row, forget_table, part_rows
+from iclab.experiments.ood.tables import first_row, forget_table, part_rows, within_target_spearman
 from iclab.plotting import PALETTE, new_figure, save_figure, theory_vs_sim
 from iclab.theory import ood as T
 
@@ -200,6 +200,59 @@ def _fig_minilm(r, fig_dir: Path) -> Path:
     return save_figure(fig, fig_dir / "ood_minilm", data)
 
 
+def _fig_scenarios(ood, shift, fig_dir: Path) -> Path:
+    """The two rotation scenarios over a full turn: in the merged-Q model (exact loss at N; left) and on MiniLM's
+    last-layer coordinates paired by large / small head-weight gap (right)."""
+    fig, (a, b) = new_figure(2)
+    data = {}
+    if ood is not None:
+        th = np.asarray(ood["scen_theta_deg"])
+        ins = np.asarray(ood["scen_inspan_L"])  # (n_theta, K)
+        a.plot(th, ins.mean(1), "-", color=PALETTE[1], label="in span V: (v1, v2) plane, mean over u_k")
+        a.plot(th, ins[:, 0], ":", color=PALETTE[1], label="in span V: u_1 only")
+        a.plot(th, ood["scen_outspan_L"], "-", color=PALETTE[0], label="out of span: v_k → v_k^⊥ (all k)")
+        a.set_yscale("log")
+        a.set_xlabel("rotation angle θ (degrees)")
+        a.set_ylabel("OOD loss (exact at N)")
+        a.set_title("merged-Q model: small vs large weight gap")
+        a.legend(fontsize=7)
+        data.update({"theta_deg": th, "inspan_mean": ins.mean(1), "inspan_u1": ins[:, 0],
+                     "outspan": ood["scen_outspan_L"]})
+    if shift is not None:
+        th = np.asarray(shift["gap_theta_deg"])
+        for i, key in enumerate(("gap1", "gap2")):
+            label = ("scenario 1: large weight gap", "scenario 2: small weight gap")[i]
+            theory_vs_sim(b, th, None, shift[f"{key}_L"], shift[f"{key}_L_se"], label=label, i=i + 2)
+        b.set_xlabel("rotation angle θ (degrees)")
+        b.set_ylabel("test cross-entropy")
+        b.set_title(f"MiniLM: {int(shift['gap_planes'])} planes of the head's input rotated")
+        b.legend(fontsize=7)
+        data.update({"minilm_theta_deg": th, "scenario1": shift["gap1_L"], "scenario2": shift["gap2_L"]})
+    frame = pd.DataFrame({k: pd.Series(v) for k, v in data.items()})
+    return save_figure(fig, fig_dir / "ood_scenarios", frame)
+
+
+def _fig_domains(r, fig_dir: Path) -> Path:
+    """Natural shift: cross-entropy of each source domain's head on each target domain against the centroid cosine
+    similarity of the two domains (one colour per target; lines join a target's points)."""
+    fig, a = new_figure(1, width=6.0)
+    sim, ce, doms = np.asarray(r["domain_sim"]), np.asarray(r["domain_ce"]), list(r["domains"])
+    rho = within_target_spearman(sim, ce)
+    rows = []
+    for t, name in enumerate(doms):
+        s = [i for i in range(len(doms)) if i != t]
+        order = np.argsort(sim[s, t])
+        x, y = sim[s, t][order], ce[s, t][order]
+        a.plot(x, y, "o-", color=PALETTE[t % len(PALETTE)], ms=4, lw=0.8, label=f"{name} (ρ = {rho[t]:+.2f})")
+        a.plot([1.0], [ce[t, t]], "*", color=PALETTE[t % len(PALETTE)], ms=8)
+        rows += [{"source": doms[i], "target": name, "similarity": sim[i, t], "ce": ce[i, t]} for i in range(len(doms))]
+    a.set_xlabel("cosine similarity of source and target domain (centroids)")
+    a.set_ylabel("target test cross-entropy of the source head")
+    a.set_title("MiniLM, natural shift between sentence domains (★: in-domain)")
+    a.legend(fontsize=6, title="target domain", title_fontsize=7)
+    return save_figure(fig, fig_dir / "ood_domains", pd.DataFrame(rows))
+
+
 def figures(cfg, df: pd.DataFrame, fig_dir) -> list[Path]:
     """Every figure whose part is in ``df``: trajectories, rotation, collapse, forgetting, phase, tiny, minilm."""
     fig_dir = Path(fig_dir)
@@ -215,4 +268,9 @@ def figures(cfg, df: pd.DataFrame, fig_dir) -> list[Path]:
         out.append(_fig_tiny(df, fig_dir))
     if (r := first_row(df, "minilm")) is not None:
         out.append(_fig_minilm(r, fig_dir))
+    ood, shift = first_row(df, "ood"), first_row(df, "minilm_shift")
+    if ood is not None or shift is not None:
+        out.append(_fig_scenarios(ood, shift, fig_dir))
+    if shift is not None and isinstance(shift.get("domain_sim"), list):
+        out.append(_fig_domains(shift, fig_dir))
     return out

@@ -24,12 +24,13 @@ from torch.nn import functional as F
 from iclab.data import WORLD_REGIONS, region_sentences
 from iclab.hf import encode_to_layer, givens_rotation, rotated_pooled_features
 
-__all__ = ["minilm_cell"]
+__all__ = ["minilm_cell", "load_minilm", "fit_head", "ce_per_example", "paired_se"]
 
-_ROWS = ("ood_acc", "ood_ce", "adapt_acc", "adapt_ce", "src_after_acc", "src_after_ce", "F_ce", "F_acc")
+_ROWS = ("ood_acc", "ood_ce", "ood_ce_se", "adapt_acc", "adapt_ce", "src_after_acc", "src_after_ce", "F_ce", "F_ce_se",
+         "F_acc")
 
 
-def _fit(head: nn.Linear, x: torch.Tensor, y: torch.Tensor, steps: int, lr: float = 1e-2) -> None:
+def fit_head(head: nn.Linear, x: torch.Tensor, y: torch.Tensor, steps: int, lr: float = 1e-2) -> None:
     """Full-batch Adam on the cross-entropy of ``head(x)`` against labels ``y``."""
     opt = torch.optim.Adam(head.parameters(), lr=lr)
     for _ in range(steps):
@@ -46,7 +47,19 @@ def _score(head: nn.Linear, x, y) -> tuple[float, float]:
     return float((logits.argmax(-1) == y).float().mean()), float(F.cross_entropy(logits, y))
 
 
-def _load_minilm(seed: int):
+def ce_per_example(head: nn.Linear, x, y) -> torch.Tensor:
+    """Cross-entropy of ``head`` on every example: ``x (n, D)``, ``y (n,)`` -> ``(n,)``."""
+    with torch.no_grad():
+        return F.cross_entropy(head(x), y, reduction="none")
+
+
+def paired_se(a: torch.Tensor, b: torch.Tensor) -> float:
+    """Standard error of the mean of the paired differences ``a - b`` (the same examples)."""
+    d = a - b
+    return float(d.std() / math.sqrt(len(d))) if len(d) > 1 else float("nan")
+
+
+def load_minilm(seed: int):
     """MiniLM and its tokenizer from the installed package, with eager attention (layers are called one by one);
     torch's global RNG is seeded with ``seed`` just before loading (the head's initialisation follows from it)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -69,16 +82,18 @@ def _rotation_row(cfg, bert, head, btr, bte, ytr, yte, mu, sd, xte, src_ce, src_
     rte = (rotated_pooled_features(bert, bte, L, R, len(yte)) - mu) / sd
     acc, ce = _score(head, rte, yte)
     ft = copy.deepcopy(head)
-    _fit(ft, rtr, ytr, cfg.minilm_ft_steps)
+    fit_head(ft, rtr, ytr, cfg.minilm_ft_steps)
     a_acc, a_ce = _score(ft, rte, yte)
     s_acc, s_ce = _score(ft, (xte - mu) / sd, yte)
-    return {"ood_acc": acc, "ood_ce": ce, "adapt_acc": a_acc, "adapt_ce": a_ce, "src_after_acc": s_acc,
-            "src_after_ce": s_ce, "F_ce": s_ce - src_ce, "F_acc": src_acc - s_acc}
+    before = ce_per_example(head, (xte - mu) / sd, yte)  # (n,) the source model on source inputs
+    return {"ood_acc": acc, "ood_ce": ce, "ood_ce_se": paired_se(ce_per_example(head, rte, yte), before),
+            "adapt_acc": a_acc, "adapt_ce": a_ce, "src_after_acc": s_acc, "src_after_ce": s_ce, "F_ce": s_ce - src_ce,
+            "F_ce_se": paired_se(ce_per_example(ft, (xte - mu) / sd, yte), before), "F_acc": src_acc - s_acc}
 
 
 def minilm_cell(cfg) -> dict:
     """Source accuracy, then per θ of ``minilm_thetas_deg`` the OOD drop, adaptation and source forgetting."""
-    bert, tok = _load_minilm(cfg.seed)
+    bert, tok = load_minilm(cfg.seed)
     data = region_sentences(cfg.seed)
     L, D = cfg.minilm_layer, bert.config.hidden_size
     (str_, ytr), (ste, yte) = data["train"], data["test"]
@@ -87,7 +102,7 @@ def minilm_cell(cfg) -> dict:
     xte = rotated_pooled_features(bert, bte, L, None, len(yte))
     mu, sd = xtr.mean(0), xtr.std(0) + 1e-6  # standardise with source statistics (kept fixed under rotation)
     head = nn.Linear(D, len(WORLD_REGIONS))
-    _fit(head, (xtr - mu) / sd, ytr, cfg.minilm_steps)
+    fit_head(head, (xtr - mu) / sd, ytr, cfg.minilm_steps)
     src_acc, src_ce = _score(head, (xte - mu) / sd, yte)
     majority = float((yte == torch.mode(ytr).values).float().mean())
     rows = {k: [] for k in _ROWS}

@@ -28,13 +28,13 @@ _SWEEP = ("alpha_u", "beta_u", "alpha_u_closed", "beta_u_closed", "L_mc", "L_se"
 _SHARED_PROJECTION = 0.6  # the common projection a of the shared-projection collapse case
 
 
-def _measure(model, data, n_prompts: int, seed, key, K) -> dict:
+def _measure(model, data, n_prompts: int, seed, key, K, c: float) -> dict:
     """Per-feature MC error c(ŷ - wᵀx_q)² with sampled w, its standard error, and the w-averaged loss."""
     b = data.sample(n_prompts, generator_for(seed, "ood-eval", key))
     with torch.no_grad():
         yhat = model(b.x, b.y, b.xq)
-        per = 0.5 * (yhat - b.yq) ** 2  # (B,)
-        _, wavg = feature_prompt_loss(model, b, 0.5, K)
+        per = c * (yhat - b.yq) ** 2  # (B,)
+        _, wavg = feature_prompt_loss(model, b, c, K)
     mc = [float(per[b.qfeat == k].mean()) for k in range(K)]
     se = [float(per[b.qfeat == k].std() / math.sqrt(max(1, int((b.qfeat == k).sum())))) for k in range(K)]
     return {"mc": mc, "se": se, "wavg": [wavg[str(k)] for k in range(K)]}
@@ -51,7 +51,7 @@ def _rotation_sweep(cfg, run, model, data, a_meas: float, S_big) -> dict:
         M = (V.T @ U).numpy()
         Su = T.logit_matrix(run["Q"], U.numpy())
         Sc = T.ood_logits_closed(a_meas, M)
-        m = _measure(model, data.with_features(U), cfg.ood_prompts, cfg.seed, th, K)
+        m = _measure(model, data.with_features(U), cfg.ood_prompts, cfg.seed, th, K, c)
         cols["alpha_u"].append(float(np.diag(Su).mean()))
         cols["beta_u"].append(float(Su[~np.eye(K, dtype=bool)].mean()))
         cols["alpha_u_closed"].append(float(Sc[0, 0]))
@@ -72,9 +72,10 @@ def _in_span(cfg, model, data, S, S_big) -> dict:
     out = {}
     for th in (30, 60):
         U = in_span_rotation(V, 0, 1, math.radians(th))
-        m = _measure(model, data.with_features(U), cfg.ood_prompts, cfg.seed, f"inspan{th}", K)
+        m = _measure(model, data.with_features(U), cfg.ood_prompts, cfg.seed, f"inspan{th}", K, cfg.c)
         M = (V.T @ U).numpy()
         out[f"inspan{th}_mc"] = m["mc"]
+        out[f"inspan{th}_se"] = m["se"]
         out[f"inspan{th}_theory"] = T.ood_feature_losses(S, M, None, cfg.n_tokens, cfg.c).tolist()
         out[f"inspan{th}_largeN"] = T.ood_feature_losses(S_big, M, None, None, cfg.c).tolist()
     return out
@@ -92,13 +93,16 @@ def _random_alignment(cfg, run, model, data, S, a_meas: float) -> dict:
     counts = F.one_hot(b.feat, K).sum(1).double().numpy()
     At = T.feature_attention(T.ood_logits(S, Mr.numpy()), counts)[np.arange(len(A)), :, b.qfeat.numpy()]
     Sr_closed = T.ood_logits_closed(a_meas, Mr.numpy())
+    Sr = T.ood_logits(S, Mr.numpy())  # = UᵀQU of the trained Q (Q in span V)
     return {"randomM_attn_maxdev": float(np.abs(A - At).max()),
-            "randomM_closed_vs_exact": float(np.abs(Sr_closed - T.ood_logits(S, Mr.numpy())).max())}
+            "randomM_closed_vs_exact": float(np.abs(Sr_closed - Sr).max()),
+            "randomM_alpha_u": np.diag(Sr).tolist(), "randomM_alpha_u_closed": np.diag(Sr_closed).tolist()}
 
 
 def _collapse_cases(cfg, run, a_meas: float) -> dict:
-    """The collapse cases with exact counts N p_k: attention mass per feature vs 1/K and the error, for the
-    SGD-trained Q and the closed form Q*; the uniform-attention error where it applies."""
+    """The collapse cases with exact counts N p_k: attention mass per feature vs 1/K and the error (sampled w, with
+    its standard error), for the SGD-trained Q and the closed form Q*; the uniform-attention error where it applies
+    (with exact counts n = Np, i.e. the count-free formula of note §4.2 at n/N = p)."""
     V, Vp = torch.as_tensor(run["V"]), torch.as_tensor(run["Vp"])
     K, c, a = V.shape[1], cfg.c, _SHARED_PROJECTION
     n_exact = cfg.n_tokens - cfg.n_tokens % K
@@ -116,12 +120,31 @@ def _collapse_cases(cfg, run, a_meas: float) -> dict:
             A = mod.feature_mass(b, K)
             out[f"{name}_{which}_attn_mean"] = float(A.mean())
             out[f"{name}_{which}_attn_maxdev"] = float((A - 1 / K).abs().max())
+            out[f"{name}_{which}_attn_max_mean"] = float(A.max(dim=1).values.mean())
             with torch.no_grad():
-                err = 0.5 * (mod(b.x, b.y, b.xq) - b.yq) ** 2
+                err = c * (mod(b.x, b.y, b.xq) - b.yq) ** 2  # (B,)
             out[f"{name}_{which}_err"] = float(err.mean())
+            out[f"{name}_{which}_err_se"] = float(err.std() / math.sqrt(len(err)))
         if name != "query_vbar":
-            out[f"{name}_err_theory"] = float(T.random_guess_loss(K, None, n_exact, c, G).mean())
+            out[f"{name}_err_theory"] = float(T.random_guess_loss(K, None, None, c, G).mean())
     return out
+
+
+def _rotation_scenarios(cfg, S) -> dict:
+    """The two rotation scenarios in the merged-Q model over one full turn (exact per-feature loss at N, note
+    §4.7): the (v1, v2) plane rotated inside span V (two trained features of equal weight: the "small weight gap"
+    scenario) and every v_k rotated towards an unused direction v_k^⊥ (weight α* against 0: "large gap")."""
+    K = S.shape[0]
+    degs = list(range(0, 361, 15))
+    inspan, outspan = [], []
+    for deg in degs:
+        th = math.radians(deg)
+        R = np.eye(K)
+        R[0, 0] = R[1, 1] = math.cos(th)
+        R[0, 1], R[1, 0] = -math.sin(th), math.sin(th)
+        inspan.append(T.ood_feature_losses(S, R, None, cfg.n_tokens, cfg.c).tolist())
+        outspan.append(float(T.ood_feature_losses(S, math.cos(th) * np.eye(K), None, cfg.n_tokens, cfg.c).mean()))
+    return {"scen_theta_deg": degs, "scen_inspan_L": inspan, "scen_outspan_L": outspan}
 
 
 def ood_cell(cfg, shared) -> dict:
@@ -140,6 +163,7 @@ def ood_cell(cfg, shared) -> dict:
     out.update(_in_span(cfg, model, data, S, S_big))
     out.update(_random_alignment(cfg, run, model, data, S, a_meas))
     out.update(_collapse_cases(cfg, run, a_meas))
+    out.update(_rotation_scenarios(cfg, S))
     out["random_guess_N"] = float(T.random_guess_loss(K, None, cfg.n_tokens, cfg.c).mean())
     out["random_guess_largeN"] = float(T.random_guess_loss(K, None, None, cfg.c).mean())
     return out

@@ -43,9 +43,10 @@ def _probe(cfg, Vn: np.ndarray, K: int):
     return probe
 
 
-def pretrain(cfg, K: int, d: int) -> dict:
+def pretrain(cfg, K: int, d: int, sgd_seed: int | None = None) -> dict:
     """SGD pre-training on V-prompts until max_k L_k <= threshold (exact, at N): bases ``V``, ``Vp``, the trained
-    ``Q``, ``steps``, ``stopped``, ``seconds`` and the logged ``history`` (one list per probed quantity)."""
+    ``Q``, ``steps``, ``stopped``, ``seconds`` and the logged ``history`` (one list per probed quantity).
+    ``sgd_seed`` seeds the prompt batches (default: the config seed); the basis depends on the config seed only."""
     V, Vp = feature_basis(d, K, generator_for(cfg.seed, "basis", K, d))
     Vn = V.numpy()
     model = MergedQAttention(d)
@@ -53,15 +54,39 @@ def pretrain(cfg, K: int, d: int) -> dict:
     stop = lambda step, groups: T.feature_losses(logits_of(model, Vn), None, cfg.n_tokens, cfg.c).max() <= cfg.threshold
     res = train(model, data, lambda m, b: feature_prompt_loss(m, b, cfg.c, K),
                 TrainConfig(steps=cfg.max_steps, batch_size=cfg.batch_size, lr=cfg.lr, optimizer="sgd",
-                            log_every=cfg.log_every, seed=cfg.seed), stop_rule=stop, probes={"S": _probe(cfg, Vn, K)})
+                            log_every=cfg.log_every, seed=cfg.seed if sgd_seed is None else sgd_seed),
+                stop_rule=stop, probes={"S": _probe(cfg, Vn, K)})
     hist = {k: [r[f"S/{k}"] for r in res.history] for k in _PROBED}
     hist["step"] = [r["step"] for r in res.history]
     return {"V": Vn, "Vp": Vp.numpy(), "Q": model.Q.detach().numpy(), "steps": res.steps, "stopped": res.stopped,
             "seconds": res.seconds, "history": hist}
 
 
+def _run_summary(cfg, run) -> dict:
+    """α*, the largest relative deviation of a β from −α*/(K−1), the stopping step, the training loss (exact at N)
+    and the conservation residual max over logged steps of max_k |α_k + Σ_m β_mk|, relative to α*, of one run."""
+    S = T.logit_matrix(run["Q"], run["V"])
+    K = S.shape[0]
+    a = np.diag(S)  # (K,)
+    sym = S / (-a[None, :] / (K - 1))  # (K, K): 1 where β_mk = −α_k/(K−1)
+    h = run["history"]
+    return {"alpha_star": float(a.mean()), "beta_dev": float(np.abs(sym[~np.eye(K, dtype=bool)] - 1).max()),
+            "steps": int(run["steps"]), "train_loss": float(T.feature_losses(S, None, cfg.n_tokens, cfg.c).mean()),
+            "conservation_rel": float(max(h["conservation"]) / abs(a.mean()))}
+
+
+def repeat_summaries(cfg, run) -> dict:
+    """The summary of :func:`_run_summary` for the run of ``shared`` and ``sgd_repeats`` more SGD pre-trainings of
+    the same K, d (batch seeds ``seed + 1000 r``): one list per quantity, the shared run first."""
+    K, d = run["V"].shape[1], run["V"].shape[0]
+    runs = [run] + [pretrain(cfg, K, d, sgd_seed=cfg.seed + 1000 * r) for r in range(1, cfg.sgd_repeats + 1)]
+    rows = [_run_summary(cfg, r) for r in runs]
+    return {f"rep_{k}": [row[k] for row in rows] for k in rows[0]}
+
+
 def pretrain_cell(cfg, shared) -> dict:
-    """α/β trajectories of the K = ``K`` SGD run vs exact population GD (N = n_tokens) and the large-N theory."""
+    """α/β trajectories of the K = ``K`` SGD run vs exact population GD (N = n_tokens) and the large-N theory, and
+    the spread of α*, the stopping step and the training loss over ``sgd_repeats`` more SGD runs."""
     run = shared["K4"]
     S = T.logit_matrix(run["Q"], run["V"])
     K = S.shape[0]
@@ -82,4 +107,5 @@ def pretrain_cell(cfg, shared) -> dict:
             "traj_alpha_min": h["alpha_min"], "traj_alpha_max": h["alpha_max"], "traj_beta_min": h["beta_min"],
             "traj_beta_max": h["beta_max"], "traj_conservation": h["conservation"], "traj_offspan": h["offspan"],
             "theory_alpha": fin["trajectory"][:, 0, 0].tolist(), "theory_beta": fin["trajectory"][:, 1, 0].tolist(),
-            "largeN_alpha": big["trajectory"][:, 0, 0].tolist(), "largeN_beta": big["trajectory"][:, 1, 0].tolist()}
+            "largeN_alpha": big["trajectory"][:, 0, 0].tolist(), "largeN_beta": big["trajectory"][:, 1, 0].tolist(),
+            **repeat_summaries(cfg, run)}

@@ -3,12 +3,14 @@ the rows of one part, and the ``forget`` cells unrolled into one row per (γ1, �
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
-__all__ = ["part_rows", "first_row", "forget_table"]
+__all__ = ["part_rows", "first_row", "forget_table", "forget_repeats", "within_target_spearman"]
 
 _FORGET_COLUMNS = ("F", "F_theory", "F_largeN", "forgot1", "forgot2", "pred1", "pred2", "src1_after", "src2_after",
-                   "ood1_before", "ood2_before", "steps", "theory_steps", "backproj_dev", "conservation_ft")
+                   "ood1_before", "ood2_before", "steps", "theory_steps", "backproj_dev", "conservation_ft", "dAlphaV1",
+                   "dAlphaV2")
 
 
 def part_rows(df: pd.DataFrame, part: str) -> pd.DataFrame:
@@ -29,3 +31,27 @@ def forget_table(df: pd.DataFrame) -> pd.DataFrame:
         for i, g2 in enumerate(r["gamma2_list"]):
             rows.append({"gamma1": float(r["gamma1"]), "gamma2": float(g2), **{k: r[k][i] for k in _FORGET_COLUMNS}})
     return pd.DataFrame(rows)
+
+
+def forget_repeats(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per table point (γ1, γ2) of the ``forget`` cells with its F over the SGD repeats (column ``F_runs``:
+    the cell's own fine-tuning first)."""
+    rows = []
+    for _, r in part_rows(df, "forget").iterrows():
+        for g2, runs in zip(r.get("rep_gamma2") or [], r.get("rep_F") or []):
+            rows.append({"gamma1": float(r["gamma1"]), "gamma2": float(g2), "F_runs": list(runs)})
+    return pd.DataFrame(rows, columns=["gamma1", "gamma2", "F_runs"])
+
+
+def within_target_spearman(sim, ce) -> list[float]:
+    """Per target domain t: Spearman ρ between similarity sim[s][t] and cross-entropy ce[s][t] over sources s ≠ t
+    (the target's own difficulty is held fixed)."""
+    from scipy.stats import spearmanr
+
+    sim, ce = np.asarray(sim, float), np.asarray(ce, float)
+    out = []
+    for t in range(sim.shape[0]):
+        s = [i for i in range(sim.shape[0]) if i != t]
+        rho = spearmanr(sim[s, t], ce[s, t])[0] if len(s) > 2 else float("nan")
+        out.append(float(rho))
+    return out

@@ -1,0 +1,167 @@
+"""Verdicts of the ``ood`` experiment (arXiv:2609.36448; docs/papers/ood.md §6) on made-up results tables: a table
+where every claimed effect is absent never "agrees" on a direction or equivalence claim, a table with the effects
+agrees, unreliable second-hand numbers are never judged, and missing parts give "not measured"."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from iclab.experiments import get_experiment
+from iclab.experiments._judge import judge_run
+from iclab.experiments.ood.claims import PV
+from iclab.experiments.ood.comparisons import claims, compare, exact_verdict, share_verdict
+from iclab.experiments.ood.minilm_shift import peak_prominences, second_peak_excess
+from iclab.stats import AGREES, NOT_JUDGED
+
+CFG = get_experiment("ood").config("quick")
+TABLE_G1 = (0.5, 0.8, 1.0)
+
+
+def _pretrain(effect: bool) -> dict:
+    a = [3.03, 3.02, 3.04, 3.03] if effect else [3.40, 3.38, 3.42, 3.41]  # null: 12 % off population GD
+    return {"part": "pretrain", "theory_alpha_star": 3.022, "largeN_alpha_star": 2.872, "theory_steps": 423,
+            "rep_alpha_star": a, "rep_steps": [425, 430, 425, 430] if effect else [520, 515, 525, 520],
+            "rep_train_loss": [0.00245, 0.00246, 0.00244, 0.00245] if effect else [0.010, 0.011, 0.010, 0.012],
+            "rep_beta_dev": [0.002, 0.003, 0.002, 0.004] if effect else [0.30, 0.28, 0.33, 0.31],
+            "rep_conservation_rel": [2e-15] * 4 if effect else [0.1, 0.2, 0.1, 0.1]}
+
+
+def _ood(effect: bool) -> dict:
+    theory = [0.0025, 0.0144, 0.196, 0.384]
+    mc = theory if effect else [0.05, 0.05, 0.05, 0.05]  # null: no growth with θ, far from the formula
+    se = [0.0001, 0.0003, 0.003, 0.006]
+    ins = [0.0122, 0.0015, 0.0036, 0.0036]
+    return {"part": "ood", "theta_deg": [0.0, 30.0, 60.0, 90.0], "L_mc": mc, "L_se": se, "L_theory": theory,
+            "randomM_alpha_u": [1.0, 0.8, 1.2, 0.9] if effect else [0.8, 0.64, 0.96, 0.72],
+            "randomM_alpha_u_closed": [1.0, 0.8, 1.2, 0.9], "randomM_closed_vs_exact": 1e-3,
+            "inspan30_mc": ins if effect else [2 * v for v in ins], "inspan30_se": [1e-4] * 4, "inspan30_theory": ins,
+            "inspan60_mc": ins if effect else [2 * v for v in ins], "inspan60_se": [1e-4] * 4, "inspan60_theory": ins,
+            "orthogonal_sgd_err": 0.376 if effect else 0.10, "orthogonal_sgd_err_se": 0.008,
+            "orthogonal_err_theory": 0.375, "orthogonal_sgd_attn_maxdev": 1e-16 if effect else 0.3,
+            "query_vbar_sgd_err": 3e-7, "query_vbar_sgd_err_se": 1e-8,
+            "query_vbar_sgd_attn_max_mean": 0.2505 if effect else 0.60, "query_vbar_closed_attn_maxdev": 1e-16}
+
+
+def _forget_cell(g1: float, effect: bool, rng) -> dict:
+    g2s = sorted(set(np.round(np.linspace(-1, 1, 21), 6).tolist()) | {-0.9, -0.2, 0.0, 0.5, 0.95})
+    n = len(g2s)
+    pred = [np.sign(g1 * (g1 + g2)) for g2 in g2s], [np.sign(g2 * (g2 + g1)) for g2 in g2s]
+    forgot = pred if effect else (list(rng.choice([-1, 1], n)), list(rng.choice([-1, 1], n)))
+    theory = [-1e-3 * g1 * g2 - 2e-4 for g2 in g2s]
+    table = [-0.9, -0.2, 0.0, 0.5, 0.95]
+    sign = {-0.9: 1e-4, -0.2: -1e-4, 0.0: -9e-4, 0.5: -1.7e-3, 0.95: -7e-4}
+    rep_F = [[sign[g] * f for f in (1.0, 1.05, 0.95, 1.02)] if effect else [1e-4, -1e-4, 2e-4, -2e-4] for g in table]
+    dalpha = ([abs(g1) + 0.1 for _ in g2s], [abs(g2) + 0.1 for g2 in g2s]) if effect else \
+        (list(rng.normal(0, 1, n)), list(rng.normal(0, 1, n)))
+    return {"part": "forget", "gamma1": g1, "gamma2_list": g2s, "F": theory if effect else [0.5 * t for t in theory],
+            "F_theory": theory, "F_largeN": theory, "forgot1": forgot[0], "forgot2": forgot[1], "pred1": pred[0],
+            "pred2": pred[1], "src1_after": [0.0] * n, "src2_after": [0.0] * n, "ood1_before": [0.0] * n,
+            "ood2_before": [0.0] * n, "steps": [10] * n, "theory_steps": [10] * n, "backproj_dev": [0.0] * n,
+            "conservation_ft": [0.0] * n, "dAlphaV1": dalpha[0], "dAlphaV2": dalpha[1], "rep_gamma2": table,
+            "rep_F": rep_F}
+
+
+def _tiny(layers: int, effect: bool) -> dict:
+    F = {1: [0.05, -0.03, 0.02], 3: [0.12, -0.02, 0.03]}.get(layers, [0.08, -0.02, 0.02]) if effect else [0.0] * 3
+    return {"part": "tiny", "layers": layers, "gamma2_list": [-0.75, 0.0, 0.75], "F": F, "F_se": [0.005] * 3}
+
+
+def _minilm(effect: bool) -> dict:
+    return {"part": "minilm", "theta_deg": [0.0, 90.0, 180.0], "source_ce": 0.45,
+            "ood_ce": [0.45, 2.0, 4.0] if effect else [0.45, 0.45, 0.45], "ood_ce_se": [0.0, 0.2, 0.3],
+            "F_ce": [0.0, -0.2, 4.0] if effect else [0.0, 0.0, 0.0], "F_ce_se": [0.01, 0.02, 0.3], "n_test": 100}
+
+
+def _shift(effect: bool) -> dict:
+    rng = np.random.default_rng(3)
+    D = 6
+    sim = rng.uniform(0.2, 0.7, (D, D))
+    sim = (sim + sim.T) / 2
+    np.fill_diagonal(sim, 1.0)
+    if effect:
+        ce = 2.0 - 2.0 * sim + rng.normal(0, 0.02, (D, D))
+    else:  # half the targets get worse with similarity, half better: no effect on average
+        ce = np.where(np.arange(D)[None, :] % 2 == 0, 2.0 - 2.0 * sim, 2.0 * sim)
+    return {"part": "minilm_shift", "domains": [f"d{i}" for i in range(D)], "domain_sim": sim.tolist(),
+            "domain_ce": ce.tolist(), "gap_planes": 48, "gap_n_test": 100,
+            # effect: scenario 1 single-peaked, scenario 2 two-peaked; null: the opposite
+            "gap1_excess": -0.08 if effect else 0.10, "gap1_excess_lo": -0.12 if effect else 0.05,
+            "gap1_excess_hi": -0.04 if effect else 0.15, "gap1_prominences": [0.8], "gap1_mean_gap": 0.6,
+            "gap2_excess": 0.10 if effect else -0.08, "gap2_excess_lo": 0.05 if effect else -0.12,
+            "gap2_excess_hi": 0.15 if effect else -0.04, "gap2_prominences": [0.8, 0.2], "gap2_mean_gap": 0.1}
+
+
+def _table(effect: bool) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    rows = [_pretrain(effect), _ood(effect)] + [_forget_cell(g, effect, rng) for g in TABLE_G1]
+    rows += [_tiny(n, effect) for n in (1, 2, 3)] + [_minilm(effect), _shift(effect)]
+    return pd.DataFrame(rows)
+
+
+def _judged(table: pd.DataFrame, failed: pd.DataFrame | None = None):
+    rows, errors = judge_run(paper="ood", experiment="ood", config=CFG, results=table,
+                             failed=pd.DataFrame() if failed is None else failed, claims=claims, compare=compare)
+    assert not errors, errors
+    return {r.id: r for r in rows}
+
+
+def test_every_declared_claim_is_judged_on_a_full_table():
+    ids = [c.id for c in claims(CFG)]
+    assert len(ids) == len(set(ids))
+    verdicts = compare(CFG, _table(True))
+    assert set(verdicts) == set(ids)
+
+
+def test_effect_table_agrees_and_null_table_never_agrees():
+    effect, null = _judged(_table(True)), _judged(_table(False))
+    for c in claims(CFG):
+        if c.unreliable:
+            assert effect[c.id].verdict == NOT_JUDGED and null[c.id].verdict == NOT_JUDGED
+            assert "unreliable source" in effect[c.id].reason
+            continue
+        if c.kind != PV:
+            assert effect[c.id].verdict == AGREES, (c.id, effect[c.id])
+            assert null[c.id].verdict != AGREES, (c.id, null[c.id])
+    assert effect["train-loss-paper"].verdict == AGREES and null["train-loss-paper"].verdict == "disagrees"
+
+
+def test_missing_parts_and_failed_cells_give_not_measured():
+    table = _table(True)
+    partial = table[table["part"].isin(["pretrain", "forget"])]
+    failed = pd.DataFrame([{"cell": {"part": "ood"}, "error": "boom"}])
+    rows = _judged(partial, failed)
+    assert rows["conservation"].verdict == AGREES and rows["forget-sign-rule"].verdict == AGREES
+    for cid in ("ood-error-grows", "random-guess-orthogonal", "tiny-forgets-anti", "minilm-domain-similarity"):
+        assert rows[cid].verdict == NOT_JUDGED and "not measured" in rows[cid].reason, rows[cid]
+        assert "failed cell" in rows[cid].reason
+    empty = _judged(table.iloc[0:0])
+    assert all(r.verdict == NOT_JUDGED and "not measured" in r.reason for r in empty.values())
+
+
+def test_settings_that_differ_from_the_paper_are_not_judged():
+    cfg = CFG.with_overrides({"threshold": 0.01})
+    rows, _ = judge_run(paper="ood", experiment="ood", config=cfg, results=_table(True), failed=pd.DataFrame(),
+                        claims=claims, compare=compare)
+    row = {r.id: r for r in rows}["ood-error-grows"]
+    assert row.verdict == NOT_JUDGED and "settings differ: threshold" in row.reason
+
+
+def test_share_and_exact_verdicts():
+    assert share_verdict(96, 96).verdict == AGREES
+    assert share_verdict(48, 96).verdict == "disagrees"
+    assert share_verdict(10, 10).verdict == NOT_JUDGED  # too few points to tell 100 % from 90 %
+    assert exact_verdict(1 + 1e-14, 1.0, 1e-6).verdict == AGREES
+    assert exact_verdict(1.1, 1.0, 1e-6).verdict == "disagrees"
+
+
+@pytest.mark.parametrize("curve, peaks", [([0, 1, 2, 3, 2, 1], 1), ([0, 2, 0.5, 3, 1, 0], 2), ([1, 1, 1, 1], 0)])
+def test_peak_prominences_on_a_circle(curve, peaks):
+    prom = peak_prominences(curve)
+    assert len(prom) == peaks
+    if peaks == 2:
+        assert math.isclose(prom[0], 3.0) and math.isclose(prom[1], 1.5)  # 2 above the col 0.5
+        assert second_peak_excess(curve) > 0
+    if peaks == 1:
+        assert math.isclose(prom[0], 3.0) and second_peak_excess(curve) < 0
