@@ -223,13 +223,12 @@ def _activation(cfg, base: pd.Series | None, iso: pd.DataFrame, act: pd.DataFram
     models = [("softmax", iso[iso["H"] == cfg.activation_heads] if not iso.empty else iso)]
     models += [(a, g) for a, g in act.groupby("attention")]
     data: dict = {}
-    stats = {"KQ diag. mass": "diag_kq_diag_mass", "OV last-entry mass": "diag_ov_last_mass",
-             "1 − zero-sum": "diag_ov_zero_sum"}
-    names = []
+    stats = {"KQ diag.\nmass": "diag_kq_diag_mass", "OV last-\nentry mass": "diag_ov_last_mass",
+             "1 − |Σμ|/Σ|μ|": "diag_ov_zero_sum"}
+    bars: list[float] = []
     for i, (att, rows) in enumerate(models):
         if rows.empty:
             continue
-        names.append(att)
         m, _ = mean_curve(rows)
         ax[0].plot(rows.iloc[0]["lengths"], m, "o-", color=color(i), ms=3, label=att)
         data[f"err_{att}"] = pd.Series(m)
@@ -240,6 +239,7 @@ def _activation(cfg, base: pd.Series | None, iso: pd.DataFrame, act: pd.DataFram
             v = float(rows[key].mean())
             v = 1 - v if lab.startswith("1 −") else v
             ax[2].bar(j + 0.2 * (i - 1.5), v, 0.2, color=color(i), label=att if j == 0 else None)
+            bars.append(v)
             data[f"{key}_{att}"] = pd.Series([v])
     if base is not None:
         L = np.asarray(base["lengths"])
@@ -253,8 +253,8 @@ def _activation(cfg, base: pd.Series | None, iso: pd.DataFrame, act: pd.DataFram
     ax[1].set_xlabel("2C_f‖ω‖∞‖μ‖∞ (weights)")
     ax[1].set_ylabel("fitted debiased-GD step")
     ax[2].set_xticks(range(len(stats)), list(stats), fontsize=7)
-    ax[2].set_ylim(0.9, 1.0005)
-    ax[2].legend(fontsize=7)
+    ax[2].set_ylim(max(0.0, min(bars, default=0.9) - 0.02), 1.002)
+    ax[2].legend(fontsize=7, loc="lower left")
     return save_figure(fig, fig_dir / "activation_ablation", _frame(data))
 
 
