@@ -63,6 +63,10 @@ def test_cells_and_config_validation():
     assert (paper.d, paper.n_train, paper.sigma2, paper.lr, paper.batch_size, paper.heads) == (5, 40, 0.1, 1e-3,
                                                                                                256, (1, 2, 4, 8))
     assert (paper.mt_law, paper.mt_n, paper.multitask_heads, paper.lengthgen_train) == ("code", 48, (3, 4), 40)
+    from iclab.experiments.multihead.training import trained_steps
+    assert [trained_steps(paper, "iso", H, "softmax") for H in (1, 2, 4, 8)] == [30_000] + [500_000] * 3
+    assert trained_steps(paper, "iso", 1, "linear") == trained_steps(paper, "activation", 2, "affine") == 30_000
+    assert trained_steps(exp.presets["quick"], "iso", 2, "softmax") == 1500  # stage2_steps = 0: steps
 
 
 def test_float32_training_sampler_has_the_law_of_the_float64_one():

@@ -19,8 +19,8 @@ from iclab.estimators import bayes_posterior_mean, debiased_gd, predict_with
 from iclab.models import MultiHeadRegressionAttention, pattern_diagnostics, regression_mse
 from iclab.train import TrainConfig, train
 
-__all__ = ["Float64Prompts", "eval_prompts", "train_prompts", "mse", "train_model", "evaluate_lengths",
-           "paired_mean", "ratio_of_means"]
+__all__ = ["Float64Prompts", "eval_prompts", "train_prompts", "mse", "trained_steps", "train_model",
+           "evaluate_lengths", "paired_mean", "ratio_of_means"]
 
 PATTERN_KEYS = ("kq_diag_mass", "ov_last_mass", "ov_zero_sum", "omega", "mu")  # traced along training
 
@@ -55,27 +55,36 @@ def _pattern_probe(model) -> dict:
     return {k: v for k, v in pattern_diagnostics(model).items() if k in PATTERN_KEYS}
 
 
+def trained_steps(cfg, part: str, H: int, attention: str) -> int:
+    """Adam steps of one model: ``stage2_steps`` (when set) for the ``iso`` softmax models with H ≥ 2, else
+    ``steps``."""
+    stage2 = part == "iso" and attention == "softmax" and H >= 2 and cfg.stage2_steps > 0
+    return cfg.stage2_steps if stage2 else cfg.steps
+
+
 def train_model(cfg, cell: dict, data, H: int, attention: str, n_out: int = 1, linear_length: int | None = None,
                 attention_params: dict | None = None) -> tuple[MultiHeadRegressionAttention, dict]:
-    """Train one model with the iclab trainer (Adam); returns it on the CPU and its curves.
+    """Train one model with the iclab trainer (Adam, :func:`trained_steps` steps); returns it on the CPU and its
+    curves.
 
     The initialisation is seeded by ``(seed, "init", part, H, attention)``, the held-out monitor prompts by
     ``(seed, "monitor", part)``. The curves are the held-out MSE and, for single-output models, the traced
-    KQ/OV pattern statistics, every ``log_every`` steps; plus wall time and steps/s.
+    KQ/OV pattern statistics, every ``log_every`` steps; plus wall time, steps/s and the steps trained.
     """
     seed = int(cell["seed"])
+    steps = trained_steps(cfg, cell["part"], H, attention)
     torch.manual_seed(derive_seed(seed, "init", cell["part"], H, attention))
     model = MultiHeadRegressionAttention(data.d, H, attention, n_out=n_out, linear_length=linear_length,
                                          attention_params=attention_params)
     monitor = data.sample(cfg.n_monitor, generator_for(seed, "monitor", cell["part"]))
     probes = {} if n_out > 1 else {"p": _pattern_probe}
-    tcfg = TrainConfig(steps=cfg.steps, batch_size=cfg.batch_size, lr=cfg.lr, optimizer="adam", seed=seed,
+    tcfg = TrainConfig(steps=steps, batch_size=cfg.batch_size, lr=cfg.lr, optimizer="adam", seed=seed,
                        log_every=cfg.log_every, device=cfg.device)
     res = train(model, data, regression_mse, tcfg, probes=probes,
                 eval_fn=lambda m: {"mse": float(regression_mse(m, monitor.to(cfg.device)))})
     hist = res.history
     curves = {"curve_step": [r["step"] for r in hist], "curve_loss": [r["eval/mse"] for r in hist],
-              "seconds": res.seconds, "steps_per_s": res.steps / max(res.seconds, 1e-9)}
+              "seconds": res.seconds, "steps_per_s": res.steps / max(res.seconds, 1e-9), "trained_steps": res.steps}
     if probes:
         for k in PATTERN_KEYS:
             curves[f"curve_{k}"] = [r[f"p/{k}"] for r in hist]
