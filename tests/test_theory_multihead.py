@@ -69,6 +69,66 @@ def test_bayes_risk_finite_and_limit():
 def test_theorem1_bayes_ratio_bound_holds(xi, s2):
     ratio = th.debiased_gd_risk_limit(xi, s2) / th.bayes_risk_limit(xi, s2)
     assert 1.0 <= ratio <= th.bayes_ratio_bound(xi, s2)
+    assert th.bayes_ratio_limit(xi, s2) == pytest.approx(ratio)
+
+
+def test_theorem1_ratio_bound_derivation():
+    """docs/papers/multihead.md §4.9: with r = 1/ξ, s = σ², the debiased-GD limit is s + (1+s)/(r+1+s), the Bayes
+    excess e solves e(e + s + r − 1) = s with 0 < e ≤ 1, so e ≥ s/(s+r) and B ≥ s; these two steps give exactly
+    the bound, for every ξ > 0 and σ² > 0 (the theorem's condition σ² + ξ⁻¹ > 1 is not used)."""
+    xi, s = np.meshgrid(np.geomspace(1e-3, 1e3, 61), np.geomspace(1e-3, 1e2, 51))
+    r = 1 / xi
+    E, B = th.debiased_gd_risk_limit(xi, s), th.bayes_risk_limit(xi, s)
+    e = B - s
+    np.testing.assert_allclose(E, s + (1 + s) / (r + 1 + s), rtol=1e-10)
+    np.testing.assert_allclose(e * (e + s + r - 1), s, rtol=1e-6, atol=1e-12)
+    assert np.all((e > 0) & (e <= 1 + 1e-12)) and np.all(e >= s / (s + r) * (1 - 1e-9))
+    # (E − B)/B ≤ (E − s − s/(s+r))/s = r/(s(r+s)(r+1+s)): the bound, term for term
+    step = (E - s - s / (s + r)) / s
+    np.testing.assert_allclose(1 + step, th.bayes_ratio_bound(xi, s), rtol=1e-9)
+    assert np.all(E / B <= th.bayes_ratio_bound(xi, s) * (1 + 1e-12))
+
+
+def test_finite_debiased_gd_risk_at_eta_star_and_its_excess_over_the_limit():
+    """At η*, R_DGD = 1 + σ² − η*(L−1)/L exactly: the limit plus η*/L (docs/papers/multihead.md §4.9)."""
+    for d, n in ((5, 40), (5, 10), (20, 160)):
+        e = th.eta_star(d, n, S2)
+        assert float(th.gd_risk(e, d, n, S2)) == pytest.approx(1 + S2 - e * (n - 1) / n, rel=1e-12)
+        assert float(th.gd_risk(e, d, n, S2)) - th.debiased_gd_risk_limit(d / n, S2) == pytest.approx(e / n)
+
+
+def test_conditional_risks_average_to_the_closed_forms_and_to_prompt_monte_carlo():
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((20_000, L, D))
+    eta = th.eta_star(D, L, S2)
+    a = th.dgd_conditional_risk(X, eta, S2)
+    assert a.mean() == pytest.approx(float(th.gd_risk(eta, D, L, S2)), abs=4 * a.std() / np.sqrt(a.size))
+    b = th.bayes_conditional_risk(X, S2)
+    mean, se = th.bayes_risk(D, L, S2, n_mc=20_000, seed=5)
+    assert b.mean() == pytest.approx(mean, abs=4 * np.hypot(se, b.std() / np.sqrt(b.size)))
+    # one X, many (β, ε, x_q): the conditional risk is the prompt average with the context inputs held fixed
+    x1 = torch.as_tensor(X[0])
+    M = 200_000
+    g = torch.Generator().manual_seed(0)
+    beta = torch.randn(M, D, generator=g, dtype=torch.float64) / D**0.5
+    eps = torch.randn(M, L + 1, generator=g, dtype=torch.float64) * S2**0.5
+    xq = torch.randn(M, D, generator=g, dtype=torch.float64)
+    y = beta @ x1.T + eps[:, :-1]  # (M, L)
+    xc = x1 - x1.mean(0)
+    pred = eta / L * (y @ xc * xq).sum(1)
+    err = (pred - (beta * xq).sum(1) - eps[:, -1]) ** 2
+    assert float(err.mean()) == pytest.approx(float(a[0]), abs=4 * float(err.std()) / M**0.5)
+
+
+def test_ratio_at_finite_size_exceeds_the_asymptotic_bound_at_the_papers_d_only():
+    """At ξ = 1/8, σ² = 0.1 the bound is 2.085; the finite-size ratio is ≈ 2.12 at d = 5, L = 40 (the extra η*/L
+    outweighs the bound's slack) and below the bound from d = 10 (docs/papers/multihead.md §4.9)."""
+    small = th.risk_ratio_mc(5, 40, S2, n_draws=3000, seed=0)
+    big = th.risk_ratio_mc(10, 80, S2, n_draws=1000, seed=0)
+    assert small["bound"] == big["bound"] == pytest.approx(2.0853, abs=1e-4)
+    assert small["ratio"] - 3 * small["ratio_se"] > small["bound"]
+    assert big["ratio"] + 3 * big["ratio_se"] < big["bound"]
+    assert small["dgd"] == pytest.approx(small["dgd_closed_form"], abs=4 * small["dgd_se"])
 
 
 def test_single_head_reference_is_argmin_mu():

@@ -4,9 +4,10 @@ from iclab.attention._registry import check_params, get_normaliser, normalise, n
 from iclab.attention._softmax import approx_softmax, check_tau, linear_attention_weights, softmax, visible_count
 from iclab.attention._adaptive import *  # noqa: F401,F403
 from iclab.attention._alternatives import *  # noqa: F401,F403
+from iclab.attention._activation import *  # noqa: F401,F403
 from iclab.attention._streaming import *  # noqa: F401,F403
 from iclab.attention._dispersion import *  # noqa: F401,F403
-from iclab.attention import _adaptive, _alternatives, _streaming, _dispersion
+from iclab.attention import _activation, _adaptive, _alternatives, _streaming, _dispersion
 
 __all__ = [
     "get_normaliser",
@@ -21,6 +22,7 @@ __all__ = [
     "visible_count",
     *_adaptive.__all__,
     *_alternatives.__all__,
+    *_activation.__all__,
     *_streaming.__all__,
     *_dispersion.__all__,
 ]

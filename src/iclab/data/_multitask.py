@@ -1,11 +1,17 @@
 r"""Multi-task Gaussian regression prompts and the Toeplitz input covariance of the multi-head softmax-attention
 paper, arXiv:2503.12734 (multi-task and anisotropic extensions; docs/papers/multihead.md §3.9–3.10).
 
-Multi-task prompts (the authors' post version, not their code's): :math:`x\sim\mathcal N(0,I_d)`; one
-:math:`\beta\sim\mathcal N(0,I_d/d)` per prompt, shared by all N tasks; task n reads the coordinates
-:math:`S_n` only, :math:`y_n=\beta_{S_n}^\top x_{S_n}+\epsilon_n`, :math:`\epsilon_n\sim\mathcal N(0,\sigma^2)`.
+Multi-task prompts, :math:`x\sim\mathcal N(0,I_d)`, task n reads the coordinates :math:`S_n` only. Two laws:
+
+* ``law="post"`` (the authors' post): one :math:`\beta\sim\mathcal N(0,I_d/d)` per prompt, shared by all N
+  tasks, :math:`y_n=\beta_{S_n}^\top x_{S_n}+\epsilon_n`, :math:`\epsilon_n\sim\mathcal N(0,\sigma^2)`, and the
+  query's labels are noisy;
+* ``law="code"`` (the authors' code, ``MultiTaskLinearReg``, behind their multi-task figures): independent
+  :math:`\beta_n\sim\mathcal N(0,I_{|S_n|})` per task (unscaled),
+  :math:`y_n=\beta_n^\top x_{S_n}+\sqrt{|S_n|}\,\sigma\,\epsilon_n`, and noiseless query labels.
+
 The defaults are the paper's: d = 6, :math:`S_1=\{1,2,3,4\}`, :math:`S_2=\{3,4,5,6\}` (zero-based below).
-A token is :math:`(x;y_1;\dots;y_N)`; the query's labels ``y[:, -1, :]`` are the noisy targets.
+A token is :math:`(x;y_1;\dots;y_N)`; the query's labels ``y[:, -1, :]`` are the targets.
 
 The single-task distribution of the paper (:math:`x\sim\mathcal N(0,\Sigma)`, :math:`\beta\sim\mathcal N(0,I_d/d)`,
 noise :math:`\sigma^2`) is :class:`iclab.data.GaussianRegression` with ``cov_w = 1/d``; its anisotropic
@@ -20,6 +26,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from iclab.errors import ConfigError
+
 __all__ = ["MultiTaskBatch", "MultiTaskRegression", "toeplitz_cov"]
 
 
@@ -29,13 +37,14 @@ class MultiTaskBatch:
 
     Fields:
         x: ``(B, n+1, d)`` inputs; the last row is the query.
-        y: ``(B, n+1, N)`` noisy labels of the N tasks; ``y[:, -1]`` are the query's targets.
-        w: ``(B, d)`` the shared task vector β of each prompt.
+        y: ``(B, n+1, N)`` labels of the N tasks; ``y[:, -1]`` are the query's targets.
+        w: the task vectors: ``(B, d)``, the shared β of each prompt (``post``), or ``(B, N, d)``, one β_n per task
+            embedded in ℝ^d with zeros off S_n (``code``).
     """
 
     x: torch.Tensor  # (B, l, d)
     y: torch.Tensor  # (B, l, N)
-    w: torch.Tensor  # (B, d)
+    w: torch.Tensor  # (B, d) or (B, N, d)
 
     def to(self, device) -> "MultiTaskBatch":
         return MultiTaskBatch(self.x.to(device), self.y.to(device), self.w.to(device))
@@ -51,9 +60,10 @@ class MultiTaskRegression:
     Fields:
         d: input dimension.
         n: context length (labelled pairs per prompt).
-        sigma: noise standard deviation σ of every task.
+        sigma: noise standard deviation σ (``code``: scaled by √|S_n| for task n).
         supports: zero-based coordinate tuples :math:`S_n`, one per task.
         dtype: dtype of the samples.
+        law: ``post`` or ``code`` (module docstring).
     """
 
     d: int = 6
@@ -61,6 +71,11 @@ class MultiTaskRegression:
     sigma: float = 0.1**0.5
     supports: tuple[tuple[int, ...], ...] = ((0, 1, 2, 3), (2, 3, 4, 5))
     dtype: torch.dtype = torch.float32
+    law: str = "post"
+
+    def __post_init__(self) -> None:
+        if self.law not in ("post", "code"):
+            raise ConfigError("law", self.law, "'post' or 'code'")
 
     @property
     def masks(self) -> torch.Tensor:  # (N, d) 0/1 support indicators
@@ -70,15 +85,23 @@ class MultiTaskRegression:
         return m
 
     def sample(self, batch: int, generator: torch.Generator | None = None) -> MultiTaskBatch:
-        dt = self.dtype
+        dt, N = self.dtype, len(self.supports)
+        masks = self.masks.to(dt)  # (N, d)
         x = torch.randn(batch, self.n + 1, self.d, generator=generator, dtype=dt)  # (B, l, d)
-        w = torch.randn(batch, self.d, generator=generator, dtype=dt) / self.d**0.5  # (B, d)
-        eps = torch.randn(batch, self.n + 1, len(self.supports), generator=generator, dtype=dt)  # (B, l, N)
-        y = torch.einsum("bld,bd,nd->bln", x, w, self.masks.to(dt)) + self.sigma * eps  # (B, l, N)
+        if self.law == "post":
+            w = torch.randn(batch, self.d, generator=generator, dtype=dt) / self.d**0.5  # (B, d)
+            eps = torch.randn(batch, self.n + 1, N, generator=generator, dtype=dt)  # (B, l, N)
+            y = torch.einsum("bld,bd,nd->bln", x, w, masks) + self.sigma * eps  # (B, l, N)
+            return MultiTaskBatch(x, y, w)
+        w = torch.randn(batch, N, self.d, generator=generator, dtype=dt) * masks  # (B, N, d), zero off S_n
+        eps = torch.randn(batch, self.n + 1, N, generator=generator, dtype=dt)  # (B, l, N)
+        eps[:, -1] = 0.0  # noiseless query targets
+        scale = self.sigma * masks.sum(1).sqrt()  # (N,)  √|S_n| σ
+        y = torch.einsum("bld,bnd->bln", x, w) + scale * eps  # (B, l, N)
         return MultiTaskBatch(x, y, w)
 
     def with_n(self, n: int) -> "MultiTaskRegression":
-        return MultiTaskRegression(self.d, n, self.sigma, self.supports, self.dtype)
+        return MultiTaskRegression(self.d, n, self.sigma, self.supports, self.dtype, self.law)
 
 
 def toeplitz_cov(d: int, rho: float) -> np.ndarray:

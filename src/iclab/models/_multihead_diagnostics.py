@@ -79,15 +79,19 @@ def distance_to_debiased_gd(model: MultiHeadRegressionAttention, batch: Regressi
     """Mean squared distance between the model's ŷ_q and debiased GD on ``batch`` (held-out prompts).
 
     Returns ``mse`` and ``rel`` (= mse / E ŷ_gd²) at ``eta`` (default: the model's η_eff), and the same at the
-    least-squares best step ``eta_fit``.
+    least-squares best step ``eta_fit`` (ŷ regressed on debiased GD with unit step, no intercept), with the
+    heteroscedasticity-robust standard error ``eta_fit_se`` of that step over the prompts.
     """
     if eta is None:
         eta = pattern_diagnostics(model)["eta_eff"]
     with torch.no_grad():
         y_m = model(batch.x, batch.y).double()  # (B,)
     g = debiased_gd(batch, 1.0).double()  # (B,)  debiased GD with unit step
-    eta_fit = float((y_m * g).sum() / (g * g).sum())
-    out = {"eta": float(eta), "eta_fit": eta_fit}
+    gg = (g * g).sum()
+    eta_fit = float((y_m * g).sum() / gg)
+    resid = y_m - eta_fit * g  # (B,)
+    eta_fit_se = float(((g * resid) ** 2).sum().sqrt() / gg)
+    out = {"eta": float(eta), "eta_fit": eta_fit, "eta_fit_se": eta_fit_se}
     for key, e in (("", eta), ("_fit", eta_fit)):
         diff = ((y_m - e * g) ** 2).mean()
         out["mse" + key] = float(diff)

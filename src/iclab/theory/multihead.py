@@ -13,7 +13,9 @@ Data (§3.1): x ~ N(0, I_d), β ~ N(0, I_d/d), y = βᵀx + ε, ε ~ N(0, σ²),
   debiased :math:`1+\sigma^2-2\eta\frac{L-1}L+\eta^2\frac{(L-1)(L+d+\sigma^2d)}{L^2}`, minimised exactly at
   :math:`\eta^*=(1+(1+\sigma^2)d/L)^{-1}` of the paper's Theorem 1.
 * :func:`bayes_risk_limit` (ξ = d/L → const, Thm 1, §3.7), :func:`bayes_risk` (finite d, L; exact in β and ε,
-  Monte Carlo over X, §4.3), :func:`bayes_ratio_bound` (Thm 1, Bayes part), :func:`single_head_nw` (§3.8, §4.6).
+  Monte Carlo over X, §4.3), :func:`bayes_ratio_bound` (Thm 1, Bayes part) and its derivation's pieces
+  (:func:`bayes_ratio_limit`, §4.9), :func:`risk_ratio_mc` (finite d, L: debiased GD and Bayes risks, both exact
+  in β, ε and x_q given X, paired over Monte Carlo draws of X, §4.10), :func:`single_head_nw` (§3.8, §4.6).
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from numpy.typing import ArrayLike
 
 __all__ = ["approx_loss", "approx_loss_grad", "mu_star", "mu_gamma", "solution_manifold", "eta_star",
            "approx_loss_at_manifold", "gd_risk", "debiased_gd_risk_limit", "bayes_risk_limit", "bayes_risk",
-           "bayes_ratio_bound", "single_head_nw", "approx_dynamics"]
+           "bayes_ratio_bound", "bayes_ratio_limit", "dgd_conditional_risk", "bayes_conditional_risk",
+           "risk_ratio_mc", "single_head_nw", "approx_dynamics"]
 
 
 def _c(L: float, sigma2: float) -> float:
@@ -123,6 +126,59 @@ def bayes_ratio_bound(xi: float, sigma2: float) -> float:
     r"""Thm 1 of arXiv:2503.12734 (Bayes risk; docs/papers/multihead.md §3.7):
     :math:`\mathcal E(\hat y^{gd}(\eta^*))/\mathrm{Bayes}\le1+\sigma^{-2}\{(1+\xi\sigma^2)(1+\sigma^2+\xi^{-1})\}^{-1}`."""
     return 1.0 + 1.0 / (sigma2 * (1.0 + xi * sigma2) * (1.0 + sigma2 + 1.0 / xi))
+
+
+def bayes_ratio_limit(xi: float, sigma2: float) -> float:
+    r"""The limiting ratio the bound of Thm 1 bounds: :func:`debiased_gd_risk_limit` / :func:`bayes_risk_limit`.
+    With r = 1/ξ, s = σ²: the debiased-GD risk is s + (1+s)/(r+1+s), and the Bayes excess e = B − s solves
+    e(e + s + r − 1) = s (docs/papers/multihead.md §4.9)."""
+    return float(debiased_gd_risk_limit(xi, sigma2) / bayes_risk_limit(xi, sigma2))
+
+
+def dgd_conditional_risk(X: np.ndarray, eta, sigma2: float) -> np.ndarray:
+    r"""Risk of debiased GD with step ``eta`` given the context inputs ``X`` (``(M, L, d)``), exact in β ~ N(0, I/d),
+    ε and x_q ~ N(0, I): :math:`\sigma^2+\frac1d\|A-I\|_F^2+\sigma^2\frac{\eta^2}{L^2}\mathrm{tr}\,X^\top CX`,
+    :math:`A=\frac\eta LX^\top CX`, C the centring (docs/papers/multihead.md §4.10). ``eta`` a number or ``(M,)``.
+    Returns ``(M,)``; its mean over X is :func:`gd_risk`."""
+    M, L, d = X.shape
+    Xc = X - X.mean(1, keepdims=True)  # (M, L, d)  C X
+    G = np.ascontiguousarray(Xc.transpose(0, 2, 1)) @ Xc  # (M, d, d)  Xᵀ C X (contiguous: BLAS)
+    e = np.broadcast_to(np.asarray(eta, float), (M,))[:, None, None] / L  # (M, 1, 1)
+    A = e * G - np.eye(d)
+    return sigma2 + (A**2).sum((1, 2)) / d + sigma2 * e[:, 0, 0] ** 2 * np.trace(G, axis1=1, axis2=2)
+
+
+def bayes_conditional_risk(X: np.ndarray, sigma2: float) -> np.ndarray:
+    r"""Bayes risk given ``X`` (``(M, L, d)``) under β ~ N(0, I/d), noisy target:
+    :math:`\sigma^2+\sigma^2\,\mathrm{tr}(X^\top X+\sigma^2dI)^{-1}` (docs/papers/multihead.md §4.3). ``(M,)``."""
+    d = X.shape[-1]
+    ev = np.linalg.eigvalsh(np.ascontiguousarray(X.transpose(0, 2, 1)) @ X)  # (M, d)
+    return sigma2 + sigma2 * (1.0 / (ev + sigma2 * d)).sum(-1)
+
+
+def risk_ratio_mc(d: int, L: int, sigma2: float, n_draws: int = 4000, seed: int = 0, eta: float | None = None,
+                  chunk: int = 500) -> dict[str, float]:
+    r"""Risk of debiased GD at ``eta`` (default η*(d, L)) over the Bayes risk, at finite (d, L), both exact in β, ε and
+    x_q given X and paired over ``n_draws`` Monte Carlo draws of X (docs/papers/multihead.md §4.10). Returns the
+    means and standard errors of both risks, their ``ratio`` with its delta-method standard error ``ratio_se``,
+    the closed form :func:`gd_risk` and Thm 1's bound at ξ = d/L."""
+    eta = eta_star(d, L, sigma2) if eta is None else float(eta)
+    rng = np.random.default_rng(seed)
+    a, b = [], []
+    for start in range(0, n_draws, chunk):
+        X = rng.standard_normal((min(chunk, n_draws - start), L, d))  # (m, L, d)
+        a.append(dgd_conditional_risk(X, eta, sigma2))
+        b.append(bayes_conditional_risk(X, sigma2))
+    a, b = np.concatenate(a), np.concatenate(b)  # (M,)
+    ma, mb = a.mean(), b.mean()
+    r = ma / mb
+    cov = np.cov(a, b)  # (2, 2)
+    var_r = (cov[0, 0] - 2 * r * cov[0, 1] + r**2 * cov[1, 1]) / (mb**2 * n_draws)
+    return {"d": d, "L": L, "eta": eta, "dgd": float(ma), "dgd_se": float(np.sqrt(cov[0, 0] / n_draws)),
+            "bayes": float(mb), "bayes_se": float(np.sqrt(cov[1, 1] / n_draws)), "ratio": float(r),
+            "ratio_se": float(np.sqrt(max(var_r, 0.0))), "dgd_closed_form": float(gd_risk(eta, d, L, sigma2)),
+            "bound": bayes_ratio_bound(d / L, sigma2), "limit_ratio": bayes_ratio_limit(d / L, sigma2),
+            "n": n_draws}
 
 
 def single_head_nw(d: int, L: float, sigma2: float) -> dict[str, float]:

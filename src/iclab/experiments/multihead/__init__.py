@@ -1,11 +1,13 @@
 """Experiment ``multihead``: in-context linear regression with multi-head softmax attention, arXiv:2503.12734
 (He, Pan, Chen, Yang, ICML 2025; the project's note: docs/papers/multihead.md).
 
-Parts (``cells``): the analytic baselines of the paper's Fig. 2.5 (``baseline``); one trained model per (H,
-attention, seed) at n = 40 (``iso``: training dynamics, KQ/OV patterns, error vs prompt length, head ablation,
-linear attention); length generalisation from n = 20, softmax vs linear (``lengthgen``); anisotropic covariates,
-learned KQ vs Σ⁻¹ (``aniso``); multi-task regression, superposition across heads (``multitask``). Only the
-config is imported here, so ``iclab list`` stays light.
+Parts (``cells``): the analytic baselines of the paper's Fig. 2.5 (``baseline``); Thm 1's Bayes-risk factor at
+finite (d, L) (``ratio``); one trained model per (H, attention, seed) at n = 40 (``iso``: training dynamics, KQ/OV
+patterns, error vs prompt length paired with debiased GD, head ablation, linear attention, length
+generalisation); length generalisation from another training length (``lengthgen``, only when it differs from
+n = 40); anisotropic covariates, learned KQ vs Σ⁻¹ (``aniso``); multi-task regression, superposition across heads
+(``multitask``); exp replaced by other activations (``activation``). Only the config is imported here, so
+``iclab list`` stays light.
 """
 
 from iclab.experiments import Experiment, register
@@ -28,4 +30,5 @@ EXPERIMENT = register(Experiment.in_package(
     config_cls=MultiheadConfig,
     presets=PRESETS,
     order=40,
+    claims=True,
 ))

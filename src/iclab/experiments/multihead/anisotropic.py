@@ -9,7 +9,7 @@ import torch
 
 from iclab.data import generator_for, toeplitz_cov
 from iclab.estimators import bayes_posterior_mean, predict_with, preconditioned_gd
-from iclab.experiments.multihead.training import eval_prompts, mse, train_model, train_prompts
+from iclab.experiments.multihead.training import eval_prompts, mse, paired_mean, train_model, train_prompts
 from iclab.models import corr_with, kq_block, pattern_diagnostics
 
 __all__ = ["anisotropic_cell"]
@@ -23,15 +23,24 @@ def _learned_kq(cfg, model, cov: np.ndarray, prec: np.ndarray) -> dict:
 
 
 def _test_errors(cfg, model, batch, prec: np.ndarray) -> dict:
-    """Errors of the model, of oracle-step preconditioned (Ω = Σ⁻¹) and plain debiased GD, and of Bayes."""
+    """Errors of the model, of oracle-step preconditioned (Ω = Σ⁻¹) and plain debiased GD, and of Bayes; and how
+    far the model's predictions are from each GD predictor (each at its least-squares step), paired per prompt:
+    ``closer_to_pgd`` = E(ŷ − ŷ_dgd)² − E(ŷ − ŷ_pgd)² (> 0: the model is preconditioned GD) ± its SE."""
     with torch.no_grad():
-        row = {"err_model": mse(model(batch.x, batch.y), batch.target)}
+        y_m = model(batch.x, batch.y).double()  # (M,)
+    tgt = batch.target.double()
+    row = {"err_model": mse(y_m, tgt)}
+    dist = {}
     for name, om in (("pgd", torch.as_tensor(prec)), ("dgd", None)):
-        g = preconditioned_gd(batch, 1.0, om)
-        eta = float((g * batch.target).sum() / (g * g).sum())  # oracle step
-        row[f"err_{name}"] = mse(eta * g, batch.target)
+        g = preconditioned_gd(batch, 1.0, om).double()  # (M,)
+        eta = float((g * tgt).sum() / (g * g).sum())  # oracle step
+        row[f"err_{name}"] = mse(eta * g, tgt)
+        fit = float((g * y_m).sum() / (g * g).sum())  # the model's own step along this predictor
+        dist[name] = (y_m - fit * g) ** 2  # (M,)
+        row[f"dist_{name}"] = float(dist[name].mean() / (y_m**2).mean())
+    row["closer_to_pgd"], row["closer_to_pgd_se"] = paired_mean(dist["dgd"] - dist["pgd"])
     bayes = bayes_posterior_mean(batch, None, 1.0 / cfg.d, cfg.sigma2**0.5, False)
-    row["err_bayes"] = mse(predict_with(bayes, batch), batch.target)
+    row["err_bayes"] = mse(predict_with(bayes, batch), tgt)
     return row
 
 

@@ -1,6 +1,6 @@
 """Cells of the ``multihead`` experiment (arXiv:2503.12734; docs/papers/multihead.md §5.1): every cell names
-its ``part`` (``baseline``, ``iso``, ``lengthgen``, ``aniso``, ``multitask``) and its ``seed``; trained parts add
-the head count ``H`` and the ``attention`` normaliser."""
+its ``part`` (``baseline``, ``ratio``, ``iso``, ``lengthgen``, ``aniso``, ``multitask``, ``activation``) and its
+``seed``; trained parts add the head count ``H`` and the ``attention`` normaliser."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from iclab.experiments.multihead.baselines import baseline_cell
 from iclab.experiments.multihead.config import MultiheadConfig
 from iclab.experiments.multihead.isotropic import isotropic_cell
 from iclab.experiments.multihead.multitask import multitask_cell
+from iclab.experiments.multihead.ratio import ratio_cell
 
 __all__ = ["cells", "run_cell", "shared", "budget"]
 
@@ -23,19 +24,22 @@ def _trained_cells(cfg: MultiheadConfig, seed: int) -> list[dict]:
         out += [{"part": "iso", "H": H, "attention": "softmax", "seed": seed} for H in cfg.heads]
         if cfg.linear:
             out.append({"part": "iso", "H": 1, "attention": "linear", "seed": seed})
-    if "lengthgen" in cfg.kinds:
+    if "lengthgen" in cfg.kinds and cfg.lengthgen_train != cfg.n_train:  # else the iso models serve
         out += [{"part": "lengthgen", "H": cfg.lengthgen_heads, "attention": "softmax", "seed": seed},
                 {"part": "lengthgen", "H": 1, "attention": "linear", "seed": seed}]
     if "aniso" in cfg.kinds:
         out.append({"part": "aniso", "H": cfg.aniso_heads, "attention": "softmax", "seed": seed})
     if "multitask" in cfg.kinds:
         out += [{"part": "multitask", "H": H, "attention": "softmax", "seed": seed} for H in cfg.multitask_heads]
+    if "activation" in cfg.kinds:
+        out += [{"part": "activation", "H": cfg.activation_heads, "attention": a, "seed": seed}
+                for a in cfg.activations]
     return out
 
 
 def cells(cfg: MultiheadConfig) -> list[dict]:
-    """One ``baseline`` cell, then the trained models of each of the ``seeds`` seeds."""
-    out: list[dict] = [{"part": "baseline", "seed": cfg.seed}] if "baseline" in cfg.kinds else []
+    """One ``baseline`` and one ``ratio`` cell, then the trained models of each of the ``seeds`` seeds."""
+    out: list[dict] = [{"part": p, "seed": cfg.seed} for p in ("baseline", "ratio") if p in cfg.kinds]
     for s in range(cfg.seeds):
         out += _trained_cells(cfg, cfg.seed + s)
     return out
@@ -50,7 +54,9 @@ def run_cell(cfg: MultiheadConfig, cell: dict, shared: Any = None) -> dict:
     part = cell["part"]
     if part == "baseline":
         return baseline_cell(cfg, cell)
-    if part == "iso":
+    if part == "ratio":
+        return ratio_cell(cfg, cell)
+    if part in ("iso", "activation"):
         return isotropic_cell(cfg, cell, cfg.n_train)
     if part == "lengthgen":
         return isotropic_cell(cfg, cell, cfg.lengthgen_train)

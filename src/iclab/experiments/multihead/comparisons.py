@@ -1,232 +1,589 @@
-"""The ``multihead`` experiment against arXiv:2503.12734: one function per comparison (a row, or a table of
-rows of one kind), and the notes on every disagreement (docs/papers/multihead.md §6)."""
+"""The ``multihead`` experiment against arXiv:2503.12734: the claims it judges, declared before the run
+(:func:`claims`), their verdicts (:func:`compare`), and the notes on every disagreement (:func:`notes`;
+docs/papers/multihead.md §6–7).
+
+Conventions, fixed before any run (docs/papers/multihead.md §7):
+
+* Paper values are judged with :func:`iclab.stats.judge_value`: |measured − paper| ≤ k·√(SE² + SE_paper²), with
+  k = 3 for the two tables (27 rows, family-wise false-alarm rate near 7 %), and for pooled-model values k the
+  two-sided 95 % Student-t quantile over the models. SE_paper is the Monte Carlo error of the authors' own number
+  (their prompt counts, with the per-prompt spread iclab measures for the same quantity) or half the last printed
+  digit.
+* Trained errors are judged as the paired difference to debiased GD at η* on the same prompts (``n_eval`` of
+  them), never as a raw error: with one seed its SE is over prompts, with several over seeds.
+* Claims about trained models at the paper's training need the paper's setup (d = 5, L = 40, σ² = 0.1, Adam lr
+  1e-3, batch 256) and at least :data:`TRAINED_MIN_STEPS` Adam steps (stage I finished; the error on the solution
+  manifold then changes by < 1e-3 through stage II, §4.5); the limits of stage II (|ω|, Σμ₊, purity) need the
+  H ≥ 2 models to have trained the paper's 5·10⁵ steps (``stage2_steps``).
+"""
 
 from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Callable
 
 import numpy as np
 import pandas as pd
 
-from iclab.experiments import Comparison
-from iclab.experiments.multihead.paper_values import FIG24_TRAINED, FIG25_ESTIMATORS, SEED_SUMMARY
-from iclab.experiments.multihead.results import baseline_row, format_number, mean_curve, part_rows, value_at
+from iclab.experiments._judge import Claim
+from iclab.experiments.multihead.config import ACTIVATION_NAMES
+from iclab.experiments.multihead.paper_values import (FIG24_PROMPTS, FIG24_TRAINED, FIG25_ESTIMATORS, FIG25_PROMPTS,
+                                                      MU_PLUS_PRINTED_SE, OMEGA_PRINTED_SE, PAPER_MU,
+                                                      PAPER_OMEGA_LOGIT, PAPER_SETUP, PURITY, SEED_SUMMARY,
+                                                      SEED_SUMMARY_LENGTHGEN)
+from iclab.experiments.multihead.results import (baseline_row, lengthgen_rows, part_rows, pooled, ratio_row,
+                                                 seed_estimate, value_at)
+from iclab.stats import (NOT_JUDGED, Verdict, fmt, judge_direction, judge_equivalence, judge_value, not_judged,
+                         quantile)
 from iclab.theory import multihead as th
 
-__all__ = ["compare", "notes"]
+__all__ = ["claims", "compare", "notes", "TRAINED_MIN_STEPS"]
 
-_STAGE_II_STEPS = 100_000  # steps from which stage II counts as run (the paper trains 5e5)
-
-
-def _short_run_note(cfg) -> str:
-    if cfg.steps >= _STAGE_II_STEPS:
-        return ""
-    return f" (only {cfg.steps} steps here vs 5e5 in the paper: stage II, the slow decay of |ω|, is not finished)"
-
-
-def _limiting_omega(cfg, multi: pd.DataFrame) -> list[Comparison]:
-    g = float(multi["diag_gamma"].mean())
-    return [Comparison("limiting |ω^(h)|, H ≥ 2 (Fig. 2.8)", "≈ 0.13 (logged /√7) ≈ 0.14 (/√6)",
-                       format_number(g),
-                       (abs(g - 0.14) < 0.03) if cfg.steps >= _STAGE_II_STEPS else None,
-                       "mean over non-dummy heads, /√(d+1)" + _short_run_note(cfg))]
-
-
-def _limiting_mu_plus(cfg, multi: pd.DataFrame) -> list[Comparison]:
-    mp = float(multi["diag_mu_plus"].mean())
-    return [Comparison("Σ_{h∈H+} μ^(h), H ≥ 2 (Fig. 2.8)", "≈ 3.5 (3.45)", format_number(mp),
-                       (abs(mp - 3.45) < 0.7) if cfg.steps >= _STAGE_II_STEPS else None,
-                       "μ_γ grows as γ shrinks (μ_γ ≈ η*/(2γ))" + _short_run_note(cfg))]
+TRAINED_MIN_STEPS = 20_000  # Adam steps at lr 1e-3 from which a trained-model claim is judged (stage I done)
+K_TABLE = 3.0  # k of the k·SE band for the 27 rows of Figs. 2.4 and 2.5
+PAPER_TRAINING = {**PAPER_SETUP, "lr": 1e-3, "batch_size": 256}
+STAGE_II_STEPS = 500_000  # the paper's training length, after which it reports the limits of |ω|, Σμ₊ and purity
+MT_CODE = {"mt_law": "code", "mt_n": 48, "mt_d": 6}
+TABLE_LENGTHS = (10, 40, 100)
+FIG24_HEADS = (1, 2, 4, 8)
+_FIG25 = (("dgd", "th_dgd_paper", "se_dgd_paper", "debiased GD at the paper's η = 0.897 (iclab's closed form)"),
+          ("gd", "th_gd_paper", "se_gd_paper", "one-step GD at η = 0.897 (iclab's closed form)"),
+          ("mh", "mc_mh_paper", "se_mh_paper", "two-head model ω = ±0.13, μ = ±3.45 (Monte Carlo)"),
+          ("nw", "mc_nw", "se_nw", "single-head Nadaraya–Watson ω = 1/√d (Monte Carlo)"),
+          ("bayes", "mc_bayes", "se_bayes", "ridge / Bayes posterior mean (Monte Carlo)"))
+_SRC = "arXiv:2503.12734"
+_SRC_CODE = "arXiv:2503.12734 (the authors' plots.ipynb)"
 
 
-def _effective_step(cfg, multi: pd.DataFrame) -> list[Comparison]:
-    eta = th.eta_star(cfg.d, cfg.n_train, cfg.sigma2)
-    ee = float(multi["diag_eta_eff"].mean())
-    return [Comparison("effective step η_eff = Σ_h μω, H ≥ 2 (Thm 1)", f"≈ 0.90 (paper); η* = {eta:.3f} (Thm 1)",
-                       format_number(ee), abs(ee - eta) < 0.1, "tolerance ±0.1 around η*")]
+# -- the claims, declared before the run ----------------------------------------------------------------------------
+
+def _table_claims() -> list[Claim]:
+    out = []
+    for key, _, _, label in _FIG25:
+        for L in TABLE_LENGTHS:
+            out.append(Claim(
+                f"fig2.5/{key}/L{L}", f"Risk E(ŷ − y_q)² of the {label} at L = {L} (d = 5, σ² = 0.1)",
+                f"{_SRC_CODE}, Fig. 2.5", "paper value",
+                f"|iclab − paper| ≤ {K_TABLE:g}·√(SE² + SE_paper²); SE_paper = the authors' Monte Carlo error "
+                f"({FIG25_PROMPTS:,} prompts, iclab's per-prompt spread); closed forms have SE 0",
+                f"{FIG25_ESTIMATORS[key][L]:.4f}", paper_settings={"d": 5, "sigma2": 0.1}))
+    for H in FIG24_HEADS:
+        for L in TABLE_LENGTHS:
+            ref = FIG24_TRAINED[H][L] - 0.1
+            gap = ref - float(th.gd_risk(th.eta_star(5, 40, 0.1), 5, L, 0.1))
+            out.append(Claim(
+                f"fig2.4/H{H}/L{L}",
+                f"Trained H = {H} softmax model (L = 40) tested at L' = {L}: its error minus debiased GD at η*",
+                f"{_SRC_CODE}, Fig. 2.4 (printed value − 0.1, σ² counted twice there) and iclab's exact "
+                "debiased-GD risk", "paper value",
+                f"paired difference model − debiased GD(η*) on the same n_eval prompts vs the paper's; "
+                f"|Δ − Δ_paper| ≤ {K_TABLE:g}·√(SE² + SE_paper²), SE_paper from the authors' "
+                f"{FIG24_PROMPTS[H]:,} test prompts; needs ≥ {TRAINED_MIN_STEPS:,} steps",
+                f"{gap:+.4f} (= {ref:.4f} − {ref - gap:.4f})", paper_settings=PAPER_TRAINING))
+    return out
 
 
-def _two_head_purity(cfg, h2: pd.DataFrame) -> list[Comparison]:
-    rows = []
-    for key, lab, ref in (("kq_diag_mass", "KQ diagonal mass, H = 2", "0.99926"),
-                          ("ov_last_mass", "OV last-entry mass, H = 2", "0.99994")):
-        v = float(h2[f"diag_{key}"].mean())
-        rows.append(Comparison(f"{lab} (Fig. 2.2)", ref, format_number(v), v >= 0.98,
-                               "paper's exact definition unknown; here Σdiag²/Σall² (KQ top block), μ²/‖OV row‖²; "
-                               "ok if ≥ 0.98" + _short_run_note(cfg)))
-    return rows
+def _model_claims() -> list[Claim]:
+    budget = f"; needs ≥ {TRAINED_MIN_STEPS:,} Adam steps"
+    pooled_t = "mean over every trained H ≥ 2 model (all seeds), SE over models, Student-t band"
+    stage2 = f"; needs the H ≥ 2 models trained {STAGE_II_STEPS:,} steps (the paper's)"
+    return [
+        Claim("thm1/trained-is-debiased-gd",
+              "With H ≥ 2 heads the trained model is debiased one-step GD at the optimal step η*: the H = 2 model's "
+              "risk equals debiased GD's", f"{_SRC}, Thm 1 (approximation + optimality), Fig. 2.4",
+              "theory vs simulation",
+              "H = 2 error (paired through debiased GD on n_eval prompts) within ±3 % of the exact debiased-GD risk "
+              "at η*, 95 % CI" + budget, "≈ debiased GD", headline=True, paper_settings=PAPER_TRAINING),
+        Claim("fig2.4/h1-worse", "A single head (a Nadaraya–Watson kernel regressor) is clearly worse than H = 2",
+              f"{_SRC}, Fig. 2.4", "effect direction",
+              "error(H = 1) − error(H = 2) at L = n_train, both paired with debiased GD on the same prompts; 95 % "
+              "CI > 0 (smallest effect of interest 0.01)", "+0.165 (0.406 vs 0.241)", headline=True),
+        *[Claim(f"fig2.4/H{H}-equals-H2", f"H = {H} reaches the error of H = 2 (all H ≥ 2 coincide)",
+                f"{_SRC}, Fig. 2.4", "theory vs simulation",
+                f"error(H = {H}) − error(H = 2) at L = n_train (paired through debiased GD) within ±3 % of the "
+                "H = 2 error, 95 % CI" + budget, "indistinguishable", paper_settings=PAPER_TRAINING)
+          for H in (4, 8)],
+        Claim("lengthgen/softmax-improves", "A softmax model trained at L = 40 keeps improving on longer prompts",
+              f"{_SRC}, Fig. 2.4", "effect direction",
+              "error at the training length − error at the longest test length > 0, 95 % CI (independent prompt "
+              "sets; smallest effect of interest 0.01)", "0.241 → 0.168 (H = 2, L' = 100)", headline=True),
+        Claim("lengthgen/linear-degrades", "Linear attention (1/L frozen at training) gets worse on longer prompts",
+              f"{_SRC}, Fig. 4.1", "effect direction",
+              "error at the longest test length − error at the training length > 0, 95 % CI (smallest effect of "
+              "interest 0.01)", "grows (no numbers)"),
+        Claim("fig2.8/omega-limit", "Every live head of an H ≥ 2 model ends at |ω^(h)| = γ ≈ 0.13 (logged /√7)",
+              f"{_SRC_CODE}, Fig. 2.8", "paper value",
+              f"{pooled_t}; paper 0.13·√(7/6) = {PAPER_OMEGA_LOGIT:.3f} as a logit coefficient, SE_paper half its "
+              "last digit" + stage2, f"{PAPER_OMEGA_LOGIT:.3f} (0.13 logged)", paper_settings=PAPER_TRAINING),
+        Claim("fig2.8/mu-plus-limit", "Σ_{h∈H+} μ^(h) ends at ≈ 3.5 (3.45 in the estimator plots) for every H ≥ 2",
+              f"{_SRC_CODE}, Fig. 2.8", "paper value", f"{pooled_t}; SE_paper 0.05" + stage2, f"{PAPER_MU}",
+              paper_settings=PAPER_TRAINING),
+        Claim("thm1/eta-eff", "The learned effective step η_eff = Σ_h μ^(h) ω^(h) is Thm 1's η* = (1 + (1+σ²)d/L)⁻¹",
+              f"{_SRC}, Thm 1 (optimality)", "theory vs simulation",
+              f"{pooled_t}; within ±5 % of η*, 95 % CI" + budget, "η* = 0.879 (paper's 2·0.13·3.45 = 0.897)",
+              paper_settings=PAPER_TRAINING),
+        Claim("fig2.2/kq-diagonal", "KQ circuits are diagonal: the top-left d×d block of each live head is ω^(h) I_d",
+              f"{_SRC_CODE}, Fig. 2.2 (pattern purity cell)", "paper value",
+              f"{pooled_t}; iclab's KQ diagonal mass Σdiag²/Σall² (the paper's helper is unpublished, its "
+              "definition may differ); SE_paper half the last digit" + stage2, f"{PURITY['kq_diag_mass']}",
+              headline=True, paper_settings=PAPER_TRAINING),
+        Claim("fig2.2/ov-last-entry", "OV circuits use only their last entry μ^(h)",
+              f"{_SRC_CODE}, Fig. 2.2 (pattern purity cell)", "paper value",
+              f"{pooled_t}; iclab's OV last-entry mass μ²/‖OV_(d+1,:)‖²; SE_paper half the last digit" + stage2,
+              f"{PURITY['ov_last_mass']}", paper_settings=PAPER_TRAINING),
+        Claim("fig2.2/ov-zero-sum", "OV circuits are zero-sum, Σ_h μ^(h) ≈ 0 (unlike the single-sign kernel "
+              "regressor, for which |Σμ|/Σ|μ| = 1)", f"{_SRC}, Fig. 2.2", "effect direction",
+              f"1 − |Σμ|/Σ|μ| > 0, {pooled_t} (95 % CI; smallest effect of interest 0.5)", "≈ 1", headline=True),
+        Claim("fig2.2/sign-matching", "Heads match signs: sign ω^(h) = sign μ^(h) for every live head",
+              f"{_SRC}, Fig. 2.2", "effect direction",
+              "fraction of the live heads of every trained H ≥ 2 model (all seeds) with matching signs − 1/2 "
+              "(chance) > 0, Clopper–Pearson 95 % interval (smallest effect of interest 0.25)", "all heads"),
+        Claim("fig3.1/preconditioned", "With anisotropic inputs x ~ N(0, Σ) the heads learn KQ ≈ ±γΣ⁻¹: "
+              "preconditioned debiased GD, not plain debiased GD", f"{_SRC}, Fig. 3.1", "effect direction",
+              "E(ŷ − ŷ_dgd)² − E(ŷ − ŷ_pgd(Σ⁻¹))² > 0 (each GD at the model's own least-squares step), paired on "
+              "n_eval prompts, 95 % CI; Σ_ij = ρ^|i−j| (the paper does not say which Σ)", "Ω ≈ Σ⁻¹"),
+    ]
 
 
-def _two_head_zero_sum(h2: pd.DataFrame) -> list[Comparison]:
-    v = float(h2["diag_ov_zero_sum"].mean())
-    return [Comparison("OV zero-sum |Σμ|/Σ|μ|, H = 2 (Fig. 2.2)", "≈ 0", format_number(v), v < 0.1,
-                       "ok if < 0.1")]
+def _extension_claims() -> list[Claim]:
+    budget = f"; needs ≥ {TRAINED_MIN_STEPS:,} Adam steps"
+    mt_src = f"{_SRC}, Figs. 3.2–3.5 (the authors' icl_linear_multitask.ipynb)"
+    share = ("a head's share of task n = the rise of task n's error when the head is removed, over the task's error "
+             "(paired, n_eval prompts); sharing = the smaller share of the head the weights say serves both tasks most")
+    out = [
+        Claim("multitask/H3-superposition", "With 2 < H < 2N (N = 2 tasks, H = 3) heads serve both tasks at once "
+              "(superposition)", mt_src, "effect direction",
+              share + "; sharing > 0, 95 % CI (smallest effect of interest 0.05)" + budget, "superposition",
+              paper_settings=MT_CODE),
+        Claim("multitask/H4-pairs", "With H = 2N = 4 each head pair serves one task: no head serves both tasks",
+              mt_src, "effect direction",
+              share + "; for H = 4, 0.05 − sharing > 0, 95 % CI (sharing below the smallest effect of interest 0.05; "
+              "a head that serves both tasks disagrees)" + budget, "one head pair per task", paper_settings=MT_CODE),
+        Claim("multitask/H3-equals-H4", "H = 3 learns the same per-task predictors as H = 4", mt_src,
+              "theory vs simulation",
+              "mean task error of H = 3 − H = 4 (paired through per-task debiased GD) within ±5 % of H = 4's, 95 % "
+              "CI" + budget, "same predictor", paper_settings=MT_CODE),
+        Claim("multitask/H4-is-debiased-gd", "H = 4 implements debiased GD per task on the task's own support",
+              mt_src, "theory vs simulation",
+              "mean task error of H = 4 within ±5 % of per-task debiased GD on its support at the least-squares step, "
+              "paired, 95 % CI" + budget, "2μ̆ω̆ ≈ 1 per task", paper_settings=MT_CODE),
+        Claim("thm1-ratio/dgd-large-d", "Debiased GD at η* is within Thm 1's factor of the Bayes risk "
+              "(ratio ≤ 1 + σ⁻²{(1+ξσ²)(1+σ²+ξ⁻¹)}⁻¹ as L → ∞, d/L → ξ), here at ξ = 1/8 and the largest d of the "
+              "sweep", f"{_SRC}, Thm 1 (Bayes risk)", "effect direction",
+              "bound − E(debiased GD)/Bayes > 0, both risks exact in β, ε, x_q and paired over n_ratio draws of X; "
+              "95 % CI (delta method)", "ratio ≤ 2.085 at ξ = 1/8, σ² = 0.1", headline=True,
+              paper_settings=PAPER_SETUP),
+        Claim("thm1-ratio/dgd-paper-size", "Thm 1's asymptotic factor also bounds debiased GD at the paper's own "
+              "size d = 5, L = 40", f"{_SRC}, Thm 1 (Bayes risk), read at the experiments' d, L",
+              "effect direction", "bound − E(debiased GD)/Bayes > 0 at (d, n_train), as above",
+              "ratio ≤ 2.085", paper_settings=PAPER_SETUP),
+        Claim("thm1-ratio/trained", "The trained H = 2 model is within Thm 1's factor of the Bayes risk",
+              f"{_SRC}, Thm 1 (Bayes risk) and Fig. 2.4", "effect direction",
+              "bound − error(model)/error(Bayes) > 0 at L = n_train, paired on n_eval prompts, 95 % CI" + budget,
+              "ratio ≤ 2.085", paper_settings=PAPER_TRAINING),
+    ]
+    for att in ("softmax",) + ACTIVATION_NAMES:
+        f = {"softmax": "exp (softmax, C_f = 1)", "affine": "f = 1 + Cs (C_f = C)",
+             "affine_squared": "f = (1 + Cs)² (C_f = 2C)", "one_plus_tanh": "f = 1 + tanh s (C_f = 1)"}[att]
+        src = f"{_SRC}, Fig. 4.2 (activation ablation)" if att != "softmax" else f"{_SRC}, Thm 1 and Fig. 4.2"
+        out.append(Claim(f"fig4.2/{att}/eta-eff",
+                         f"{f}: the trained H = 2 model is debiased GD with step η_eff = 2C_f‖ω‖∞‖μ‖∞", src,
+                         "theory vs simulation",
+                         "least-squares step of the model's ŷ on debiased GD (robust SE over n_eval held-out prompts) "
+                         "within ±10 % of 2C_f‖ω‖∞‖μ‖∞ read off the weights, 95 % CI" + budget, "2C_f‖ω‖∞‖μ‖∞"))
+        if att != "softmax":
+            out.append(Claim(f"fig4.2/{att}/debiased-gd",
+                             f"{f}: the same patterns give the same predictor, debiased GD at η*", src,
+                             "theory vs simulation",
+                             "error (paired through debiased GD at η*) within ±3 % of the exact debiased-GD risk, "
+                             "95 % CI" + budget, "same patterns"))
+    out.append(Claim("fig4.2/ov-zero-sum", "With every activation f the OV circuits are zero-sum",
+                     f"{_SRC}, Fig. 4.2", "effect direction",
+                     "1 − |Σμ|/Σ|μ| > 0, mean over the activation-ablation models, SE over models (95 % Student-t "
+                     "CI; smallest effect of interest 0.5)", "same patterns"))
+    return out
 
 
-def _two_head_is_debiased_gd(h2: pd.DataFrame) -> list[Comparison]:
-    v = float(h2["dgd_rel_fit"].mean())
-    return [Comparison("distance to debiased GD, H = 2 (Thm 1)", "≈ debiased GD", format_number(v), v < 0.05,
-                       "E(ŷ−ŷ_gd)²/Eŷ_gd² on held-out prompts at the best-fit step; ok if < 0.05")]
+def _second_hand_claims() -> list[Claim]:
+    why = ("an AI-written summary, not the paper: its errors lie below the Bayes risk (and the noise floor σ²) at "
+           "its own (d, n), impossible for any predictor (docs/papers/multihead.md §6.4)")
+    out = [Claim(f"second-hand/{key.replace(' ', '')}", f"Errors at {key}: multi-head, single head, linear, Bayes",
+                 "second-hand summary", "paper value", "not judged: the source is unreliable",
+                 f"{mh}, {sh}, {lin}, {bay}", unreliable=why)
+           for key, (_, _, mh, sh, lin, bay) in SEED_SUMMARY.items()]
+    d, ltr, lte, sm, lin = SEED_SUMMARY_LENGTHGEN
+    out.append(Claim("second-hand/lengthgen", f"Length generalisation d = {d}, trained at n = {ltr}, tested at "
+                     f"n = {lte}: softmax and linear errors", "second-hand summary", "paper value",
+                     "not judged: the source is unreliable", f"softmax {sm}; linear {lin}", unreliable=why))
+    return out
 
 
-def _fig25_estimators(cfg, base: pd.Series) -> list[Comparison]:
-    """The analytic estimators of Fig. 2.5 at L = 10, 40, 100, within 3 Monte Carlo standard errors."""
-    rows, L = [], list(base["lengths"])
-    for key, col, se_key, lab in (("dgd", "th_dgd_paper", "se_dgd_paper", "debiased GD η=0.897 (closed form)"),
-                                  ("gd", "th_gd_paper", "se_gd_paper", "one-step GD η=0.897 (closed form)"),
-                                  ("mh", "mc_mh_paper", "se_mh_paper", "2-head ω=±0.13, μ=±3.45 (MC)"),
-                                  ("nw", "mc_nw", "se_nw", "single-head NW (MC)"),
-                                  ("bayes", "mc_bayes", "se_bayes", "ridge/Bayes (MC)")):
-        for Lp in (10, 40, 100):
-            if Lp in L and col in base and isinstance(base[col], (list, tuple, np.ndarray)):
-                i = L.index(Lp)
-                v, ref = float(base[col][i]), FIG25_ESTIMATORS[key][Lp]
-                # the paper's value is an MC mean over 5e4 prompts; ours too unless closed form
-                se_paper = float(base[se_key][i]) * np.sqrt(cfg.n_mc / 50_000)
-                se = np.hypot(se_paper, 0.0 if col.startswith("th_") else float(base[se_key][i]))
-                tol = max(3.0 * se, 0.003)
-                rows.append(Comparison(f"Fig. 2.5 {lab}, L = {Lp}", f"{ref:.4f}", f"{v:.4f}", abs(v - ref) <= tol,
-                                       f"tolerance ±{tol:.3f} = 3 MC standard errors (paper 5e4 prompts, ours "
-                                       f"{cfg.n_mc})"))
-    return rows
+def claims(cfg) -> list[Claim]:
+    """Every claim of the paper this experiment judges, declared before the run (the same for every preset)."""
+    return _table_claims() + _model_claims() + _extension_claims() + _second_hand_claims()
 
 
-def _fig24_trained(cfg, iso: pd.DataFrame) -> list[Comparison]:
-    """Trained softmax models of Fig. 2.4 at L' = 10, 40, 100 (the figure's values − 0.1), within ±0.04."""
-    rows = []
-    for H, grp in iso.groupby("H"):
-        if H not in FIG24_TRAINED:
+# -- verdicts ----------------------------------------------------------------------------------------------------
+
+def _budget(cfg, verdict: Verdict) -> Verdict:
+    """``verdict``, or "not judged (settings differ)" when the run trained fewer than TRAINED_MIN_STEPS steps."""
+    if cfg.steps >= TRAINED_MIN_STEPS:
+        return verdict
+    why = (f"settings differ: steps = {cfg.steps} (a trained-model claim needs ≥ {TRAINED_MIN_STEPS:,} Adam steps, "
+           "stage I finished; the paper trains 5·10⁵)")
+    if verdict.verdict == NOT_JUDGED:
+        return dataclasses.replace(verdict, reason=f"{why}; {verdict.reason}")
+    return dataclasses.replace(verdict, verdict=NOT_JUDGED, reason=f"{why} (at these settings the test gave: "
+                               f"{verdict.verdict})")
+
+
+def _with(verdict: Verdict, measured: str | None = None, uncertainty: str | None = None) -> Verdict:
+    return dataclasses.replace(verdict, **({"measured": measured} if measured is not None else {}),
+                               **({"uncertainty": uncertainty} if uncertainty is not None else {}))
+
+
+def _t_band(dof: float | None) -> float:
+    return quantile(0.95, dof) if dof is not None else quantile(0.95)
+
+
+def _fig25(cfg, base: pd.Series) -> dict[str, Verdict]:
+    out, L = {}, list(base["lengths"])
+    for key, col, se_col, _ in _FIG25:
+        for n in TABLE_LENGTHS:
+            if n not in L or col not in base:
+                continue
+            i = L.index(n)
+            v, se_mc = float(base[col][i]), float(base[se_col][i])
+            exact = col.startswith("th_")
+            paper_se = se_mc * math.sqrt(cfg.n_mc / FIG25_PROMPTS)  # the same spread over the authors' prompts
+            verdict = judge_value(v, 0.0 if exact else se_mc, FIG25_ESTIMATORS[key][n], k=K_TABLE, paper_se=paper_se)
+            out[f"fig2.5/{key}/L{n}"] = _with(verdict, f"{v:.4f}", "0 (closed form)" if exact else None)
+    return out
+
+
+def _fig24(cfg, iso: pd.DataFrame) -> dict[str, Verdict]:
+    out = {}
+    for H in FIG24_HEADS:
+        rows = iso[iso["H"] == H]
+        if rows.empty:
             continue
-        m, _ = mean_curve(grp)
-        for Lp in (10, 40, 100):
-            v = value_at(grp.iloc[0]["lengths"], m, Lp)
-            if np.isfinite(v):
-                ref = FIG24_TRAINED[H][Lp] - 0.1
-                rows.append(Comparison(f"Fig. 2.4 trained H = {H}, L' = {Lp}", f"{ref:.4f} (table − 0.1)", f"{v:.4f}",
-                                       abs(v - ref) < 0.04, "tolerance ±0.04; the table's +0.1 double-counts σ² "
-                                       "(docs/papers/multihead.md §6.1)" + _short_run_note(cfg)))
-    return rows
+        for n in TABLE_LENGTHS:
+            diff, se, _ = seed_estimate(rows, "dgd_diff", "dgd_diff_se", n)
+            if not math.isfinite(diff):
+                continue
+            err = seed_estimate(rows, "err", None, n)[0]
+            cv = seed_estimate(rows, "err_sd", None, n)[0] / err  # per-prompt spread of the squared error
+            ref = FIG24_TRAINED[H][n] - 0.1
+            ref_gap = ref - float(th.gd_risk(th.eta_star(5, 40, 0.1), 5, n, 0.1))
+            verdict = judge_value(diff, se, ref_gap, k=K_TABLE, paper_se=cv * ref / math.sqrt(FIG24_PROMPTS[H]))
+            out[f"fig2.4/H{H}/L{n}"] = _budget(cfg, _with(verdict, f"{diff:+.4f} (error {err:.4f})",
+                                                          f"± {fmt(se, 2)} (SE)"))
+    return out
 
 
-def _head_count(cfg, iso: pd.DataFrame) -> list[Comparison]:
-    """H ≥ 2 within 0.03 of each other and H = 1 worse than all of them, at the training length."""
-    errs = {H: value_at(g.iloc[0]["lengths"], mean_curve(g)[0], cfg.n_train) for H, g in iso.groupby("H")}
-    if 1 not in errs or len(errs) <= 1:
-        return []
-    multi = [v for H, v in errs.items() if H >= 2]
-    spread = max(multi) - min(multi)
-    return [Comparison("H ≥ 2 indistinguishable, H = 1 clearly worse (Fig. 2.4)", "H≥2 within ~0.01; H=1 +0.16",
-                       f"H≥2 spread {spread:.3f}; H=1 − best H≥2 = {errs[1] - min(multi):.3f}",
-                       spread < 0.03 and errs[1] > max(multi), "at L = n_train")]
+def _gap_to(rows: pd.DataFrame, n: int) -> tuple[float, float]:
+    """Paired difference to debiased GD at length ``n`` (seed mean) and its SE."""
+    diff, se, _ = seed_estimate(rows, "dgd_diff", "dgd_diff_se", n)
+    return diff, se
 
 
-def _length_generalisation(cfg, lg: pd.DataFrame) -> list[Comparison]:
-    """Softmax keeps improving past the training length (Fig. 2.4); linear attention degrades (Fig. 4.1)."""
-    rows = []
-    for att, grp in lg.groupby("attention"):
-        m, _ = mean_curve(grp)
-        Ls = list(grp.iloc[0]["lengths"])
-        a, b = value_at(Ls, m, cfg.lengthgen_train), m[-1]
-        span = f"{cfg.lengthgen_train} → {Ls[-1]}"
-        if att == "softmax":
-            rows.append(Comparison(f"softmax keeps improving past the training length (Fig. 2.4), {span}", "yes",
-                                   f"{format_number(a)} → {format_number(b)}", bool(b < a)))
-        else:
-            rows.append(Comparison(f"linear attention degrades past the training length (Fig. 4.1), {span}",
-                                   "yes (no numbers)", f"{format_number(a)} → {format_number(b)}", bool(b > a),
-                                   "theory: GD with 1/L frozen has step η·L/L_train"))
-    return rows
+def _equal_to_dgd(cfg, rows: pd.DataFrame, n: int, rel_tol: float) -> Verdict:
+    """Equivalence of the model's risk (exact debiased GD + paired difference) with debiased GD's at η*."""
+    target = float(th.gd_risk(th.eta_star(cfg.d, cfg.n_train, cfg.sigma2), cfg.d, n, cfg.sigma2))
+    diff, se = _gap_to(rows, n)
+    return judge_equivalence(target + diff, se, target, rel_tol=rel_tol, n=cfg.n_eval)
 
 
-def _anisotropic(cfg, an: pd.DataFrame) -> list[Comparison]:
+def _head_count(cfg, iso: pd.DataFrame) -> dict[str, Verdict]:
+    out, n = {}, cfg.n_train
+    h2 = iso[iso["H"] == 2]
+    if h2.empty:
+        return out
+    g2, s2 = _gap_to(h2, n)
+    rel = float(pooled(h2, "dgd_rel_fit")[0])
+    v = _equal_to_dgd(cfg, h2, n, 0.03)
+    out["thm1/trained-is-debiased-gd"] = _budget(cfg, _with(
+        v, f"{v.measured} (paired difference {g2:+.4f}; relative distance of ŷ to debiased GD {rel:.4f})"))
+    h1 = iso[iso["H"] == 1]
+    if not h1.empty:
+        g1, s1 = _gap_to(h1, n)
+        out["fig2.4/h1-worse"] = judge_direction(g1 - g2, math.hypot(s1, s2), smallest=0.01, n=cfg.n_eval)
+    for H in (4, 8):
+        rows = iso[iso["H"] == H]
+        if rows.empty:
+            continue
+        gh, sh = _gap_to(rows, n)
+        ref = float(th.gd_risk(th.eta_star(cfg.d, n, cfg.sigma2), cfg.d, n, cfg.sigma2)) + g2
+        out[f"fig2.4/H{H}-equals-H2"] = _budget(cfg, judge_equivalence(ref + gh - g2, math.hypot(sh, s2), ref,
+                                                                       rel_tol=0.03, n=cfg.n_eval))
+    return out
+
+
+def _length_generalisation(cfg, lg: pd.DataFrame) -> dict[str, Verdict]:
+    out = {}
+    for att, cid, sign in (("softmax", "lengthgen/softmax-improves", -1), ("linear", "lengthgen/linear-degrades", 1)):
+        rows = lg[lg["attention"] == att]
+        if rows.empty:
+            continue
+        Ls = list(rows.iloc[0]["lengths"])
+        a_n, b_n = cfg.lengthgen_train, max(Ls)
+        effects = []
+        for _, r in rows.iterrows():
+            a, b = value_at(Ls, r["err"], a_n), value_at(Ls, r["err"], b_n)
+            sa = value_at(Ls, r["err_sd"], a_n) / math.sqrt(cfg.n_eval)
+            sb = value_at(Ls, r["err_sd"], b_n) / math.sqrt(cfg.n_eval)
+            effects.append((sign * (b - a), math.hypot(sa, sb), a, b))
+        e = np.array([x[0] for x in effects])
+        se, dof = (effects[0][1], None) if len(e) == 1 else (float(e.std(ddof=1) / math.sqrt(len(e))), len(e) - 1)
+        a, b = np.mean([x[2] for x in effects]), np.mean([x[3] for x in effects])
+        v = judge_direction(float(e.mean()), se, smallest=0.01, n=cfg.n_eval, dof=dof)
+        out[cid] = _with(v, f"{a:.4f} (L = {a_n}) → {b:.4f} (L = {b_n})")
+    return out
+
+
+def _pooled_value(rows: pd.DataFrame, key: str, paper: float, paper_se: float, digits: int = 4) -> Verdict:
+    m, se, n = pooled(rows, key)
+    dof = n - 1 if n > 1 else None
+    v = judge_value(m, se, paper, k=_t_band(dof), paper_se=paper_se)
+    return _with(v, f"{m:.{digits}g} ({n} models)")
+
+
+def _stage2(cfg, rows: pd.DataFrame, verdict: Verdict) -> Verdict:
+    """``verdict``, or "not judged (settings differ)" when a pooled model trained fewer than the paper's 5·10⁵ steps."""
+    steps = rows["trained_steps"] if "trained_steps" in rows else pd.Series([cfg.steps] * len(rows))
+    fewest = int(steps.min())
+    if fewest >= STAGE_II_STEPS:
+        return verdict
+    why = f"settings differ: the H ≥ 2 models trained {fewest} steps (paper {STAGE_II_STEPS})"
+    if verdict.verdict == NOT_JUDGED:
+        return dataclasses.replace(verdict, reason=f"{why}; {verdict.reason}")
+    return dataclasses.replace(verdict, verdict=NOT_JUDGED, reason=f"{why} (at these settings the test gave: "
+                               f"{verdict.verdict})")
+
+
+def _patterns(cfg, multi: pd.DataFrame) -> dict[str, Verdict]:
+    out = {cid: _stage2(cfg, multi, _pooled_value(multi, key, paper, paper_se, digits))
+           for cid, key, paper, paper_se, digits in (
+               ("fig2.8/omega-limit", "diag_gamma", PAPER_OMEGA_LOGIT, OMEGA_PRINTED_SE, 4),
+               ("fig2.8/mu-plus-limit", "diag_mu_plus", PAPER_MU, MU_PLUS_PRINTED_SE, 4),
+               ("fig2.2/kq-diagonal", "diag_kq_diag_mass", PURITY["kq_diag_mass"], 5e-6, 6),
+               ("fig2.2/ov-last-entry", "diag_ov_last_mass", PURITY["ov_last_mass"], 5e-6, 6))}
+    eta = th.eta_star(cfg.d, cfg.n_train, cfg.sigma2)
+    m, se, n = pooled(multi, "diag_eta_eff")
+    out["thm1/eta-eff"] = _budget(cfg, _with(judge_equivalence(m, se, eta, rel_tol=0.05, n=n,
+                                                               dof=n - 1 if n > 1 else None), f"{m:.4f} ({n} models)"))
+    out["fig2.2/ov-zero-sum"] = _zero_sum(multi)
+    out["fig2.2/sign-matching"] = _sign_matching(multi)
+    return out
+
+
+def _sign_matching(rows: pd.DataFrame) -> Verdict:
+    """Matching live heads over all live heads of ``rows``, against chance (1/2): Clopper–Pearson 95 % interval."""
+    from scipy import stats
+
+    live = (rows["diag_n_plus"] + rows["diag_n_minus"]).to_numpy(float)  # live heads per model
+    k = float(np.round((rows["diag_sign_match"].to_numpy(float) * live).sum()))
+    n = float(live.sum())
+    if n == 0:
+        return not_judged("not measured (no live heads)")
+    lo = float(stats.beta.ppf(0.025, k, n - k + 1)) if k > 0 else 0.0
+    hi = float(stats.beta.ppf(0.975, k + 1, n - k)) if k < n else 1.0
+    v = judge_direction(k / n - 0.5, ci=(lo - 0.5, hi - 0.5), smallest=0.25, n=int(n))
+    return _with(v, f"{int(k)} of {int(n)} live heads match ({len(rows)} models; Clopper–Pearson interval)")
+
+
+def _zero_sum(rows: pd.DataFrame) -> Verdict:
+    z = rows.assign(zero_sum_effect=1.0 - rows["diag_ov_zero_sum"]) if "diag_ov_zero_sum" in rows else rows
+    m, se, n = pooled(z, "zero_sum_effect")
+    return _with(judge_direction(m, se, smallest=0.5, n=n, dof=n - 1 if n > 1 else None),
+                 f"|Σμ|/Σ|μ| = {1 - m:.4f} ({n} models)")
+
+
+def _anisotropic(an: pd.DataFrame) -> dict[str, Verdict]:
+    m, se, dof = seed_estimate(an, "closer_to_pgd", "closer_to_pgd_se", None)
     c = float(an["corr_sigma_inv"].mean())
-    return [Comparison("anisotropic: corr(learned KQ block, Σ⁻¹) (Fig. 3.1)", "Ω ≈ Σ⁻¹ (qualitative)",
-                       f"{c:.3f} (vs I: {float(an['corr_identity'].mean()):.3f})", c > 0.9,
-                       f"Toeplitz ρ = {cfg.aniso_rho}; ok if > 0.9" + _short_run_note(cfg))]
+    v = judge_direction(m, se, dof=dof)
+    return {"fig3.1/preconditioned": _with(v, f"{fmt(m, 3)} (corr(KQ, Σ⁻¹) {c:.3f}, corr(KQ, I) "
+                                              f"{float(an['corr_identity'].mean()):.3f})")}
 
 
-def _multitask(mt: pd.DataFrame) -> list[Comparison]:
-    """Qualitative: which heads serve which task, for each multi-task model (N = 2)."""
-    rows = []
-    for _, r in mt.iterrows():
-        H = int(r["H"])
-        exp = ("superposition (heads shared by tasks)" if 2 < H < 4 else
-               ("one head pair per task" if H >= 4 else "shared weighted NW/DGD"))
-        rows.append(Comparison(f"multi-task N = 2, H = {H} (Figs. 3.2–3.5)", exp,
-                               f"heads serving both tasks: {int(r['heads_serving_both'])}; heads per task "
-                               f"{r['heads_per_task']}; task MSE {np.round(r['err_per_task'], 3).tolist()} vs "
-                               f"per-task DGD {np.round(r['err_dgd_per_task'], 3).tolist()}",
-                               None, "qualitative; a head 'serves' task n if |μ_n|·‖ω_{S_n}‖ ≥ 10% of the max"))
-    return rows
+def _sharing(r: pd.Series) -> tuple[float, float]:
+    """The smaller share of the two tasks for the head the weights say serves both most, and its SE."""
+    serve = np.asarray(r["serve"], float)  # (H, N)
+    h = int(np.argmax((serve / serve.max(0, keepdims=True)).min(1)))
+    err = np.asarray(r["err_per_task"], float)
+    share = np.asarray(r["ablation_rise"], float)[h] / err  # (N,)
+    se = np.asarray(r["ablation_rise_se"], float)[h] / err
+    n = int(np.argmin(share))
+    return float(share[n]), float(se[n])
 
 
-def _seed_summary(cfg) -> list[Comparison]:
-    """The second-hand summary's table against iclab's theory: below the Bayes risk, so impossible."""
-    rows, s2 = [], cfg.sigma2
-    for key, (dd, LL, mh, sh, lin, bay) in SEED_SUMMARY.items():
-        b_lim = th.bayes_risk(dd, LL, s2, n_mc=500)[0]
-        dg = float(th.gd_risk(th.eta_star(dd, LL, s2), dd, LL, s2))
-        rows.append(Comparison(f"seed summary {key} (UNRELIABLE source)",
-                               f"multi-head {mh}, single {sh}, linear {lin}, Bayes {bay}",
-                               f"theory: debiased GD {dg:.3f}, Bayes risk {b_lim:.3f} (noisy target)", False,
-                               "the summary's numbers are below the Bayes risk, impossible for any predictor "
-                               "(docs/papers/multihead.md §6.4)"))
-    return rows
+def _multitask(cfg, mt: pd.DataFrame) -> dict[str, Verdict]:
+    out: dict[str, Verdict] = {}
+    by_h = {H: g for H, g in mt.groupby("H")}
+
+    def stat(H: int, f: Callable) -> tuple[float, float, float | None]:
+        vals = [f(r) for _, r in by_h[H].iterrows()]
+        if len(vals) == 1:
+            return vals[0][0], vals[0][1], None
+        v = np.array([x[0] for x in vals])
+        return float(v.mean()), float(v.std(ddof=1) / math.sqrt(len(v))), len(v) - 1
+
+    def gap(r: pd.Series) -> tuple[float, float]:
+        d, s = np.asarray(r["dgd_diff_per_task"], float), np.asarray(r["dgd_diff_se_per_task"], float)
+        return float(d.mean()), float(np.sqrt((s**2).sum()) / len(s))
+
+    if 3 in by_h:
+        m3, s3, dof3 = stat(3, _sharing)
+        out["multitask/H3-superposition"] = _budget(cfg, _with(
+            judge_direction(m3, s3, smallest=0.05, n=cfg.n_eval, dof=dof3), f"sharing {m3:.3f}"))
+    if 4 in by_h:
+        g4, sg4, _ = stat(4, gap)
+        dgd4 = float(np.mean([np.mean(r["err_dgd_per_task"]) for _, r in by_h[4].iterrows()]))
+        out["multitask/H4-is-debiased-gd"] = _budget(cfg, judge_equivalence(dgd4 + g4, sg4, dgd4, rel_tol=0.05,
+                                                                            n=cfg.n_eval))
+        m4, s4, dof4 = stat(4, _sharing)
+        out["multitask/H4-pairs"] = _budget(cfg, _with(
+            judge_direction(0.05 - m4, s4, n=cfg.n_eval, dof=dof4), f"sharing {m4:.3f} (margin 0.05)"))
+    if 3 in by_h and 4 in by_h:
+        g3, sg3, _ = stat(3, gap)
+        ref = dgd4 + g4
+        out["multitask/H3-equals-H4"] = _budget(cfg, judge_equivalence(ref + g3 - g4, math.hypot(sg3, sg4), ref,
+                                                                       rel_tol=0.05, n=cfg.n_eval))
+    return out
 
 
-def _seed_summary_lengthgen(cfg) -> list[Comparison]:
-    s2 = cfg.sigma2
-    e20 = th.eta_star(10, 20, s2)
-    return [Comparison("seed summary, length gen. 20 → 100 (d = 10)", "softmax 0.013; linear 0.078",
-                       f"theory: debiased GD {float(th.gd_risk(e20, 10, 100, s2)):.3f}; frozen-1/L GD "
-                       f"{float(th.gd_risk(e20 * 5, 10, 100, s2, False)):.2f}", False,
-                       "the summary's values are below the noise floor σ² = 0.1 of a noisy target")]
+def _bound_slack(ratio: float, se: float, bound: float, n: int) -> Verdict:
+    v = judge_direction(bound - ratio, se, n=n)
+    return _with(v, f"ratio {ratio:.4f} vs bound {bound:.4f} (slack {bound - ratio:+.4f})")
 
 
-def compare(cfg, df: pd.DataFrame) -> list[Comparison]:
-    """Every comparison whose parts are in ``df``; the paper's tables only at its setting d = 5, L = 40, σ² = 0.1."""
-    rows: list[Comparison] = []
-    paper_setting = (cfg.d, cfg.n_train, cfg.sigma2) == (5, 40, 0.1)
+def _bayes_ratio(cfg, rr: pd.Series | None, iso: pd.DataFrame) -> dict[str, Verdict]:
+    out = {}
+    if rr is not None:
+        sweep = list(rr["ratio_sweep"])
+        ds, Ls = list(rr["ratio_d"]), list(rr["ratio_L"])
+        big = [i for i, s in enumerate(sweep) if s == "d"]
+        if big:
+            i = max(big, key=lambda j: ds[j])
+            v = _bound_slack(rr["ratio_ratio"][i], rr["ratio_ratio_se"][i], rr["ratio_bound"][i], cfg.n_ratio)
+            out["thm1-ratio/dgd-large-d"] = _with(v, f"d = {ds[i]}, L = {Ls[i]}: {v.measured}")
+        here = [i for i, s in enumerate(sweep) if s == "L" and ds[i] == cfg.d and Ls[i] == cfg.n_train]
+        if here:
+            i = here[0]
+            out["thm1-ratio/dgd-paper-size"] = _bound_slack(rr["ratio_ratio"][i], rr["ratio_ratio_se"][i],
+                                                            rr["ratio_bound"][i], cfg.n_ratio)
+    h2 = iso[iso["H"] == 2] if not iso.empty else iso
+    if not h2.empty:
+        ratio, se, _ = seed_estimate(h2, "bayes_ratio", "bayes_ratio_se", cfg.n_train)
+        if math.isfinite(ratio):
+            bound = th.bayes_ratio_bound(cfg.d / cfg.n_train, cfg.sigma2)
+            out["thm1-ratio/trained"] = _budget(cfg, _bound_slack(ratio, se, bound, cfg.n_eval))
+    return out
+
+
+def _activation(cfg, iso: pd.DataFrame, act: pd.DataFrame) -> dict[str, Verdict]:
+    out = {}
+    models = [("softmax", iso[iso["H"] == cfg.activation_heads] if not iso.empty else iso)]
+    models += [(a, act[act["attention"] == a] if not act.empty else act) for a in ACTIVATION_NAMES]
+    for att, rows in models:
+        if rows.empty or "eta_weights" not in rows:
+            continue
+        fit, fit_se, dof = seed_estimate(rows, "dgd_eta_fit", "dgd_eta_fit_se", None)
+        w = float(rows["eta_weights"].mean())
+        out[f"fig4.2/{att}/eta-eff"] = _budget(cfg, _with(
+            judge_equivalence(fit, fit_se, w, rel_tol=0.10, n=cfg.n_eval, dof=dof),
+            f"fitted step {fit:.4f} vs 2C_f‖ω‖∞‖μ‖∞ = {w:.4f}"))
+        if att != "softmax":
+            v = _equal_to_dgd(cfg, rows, cfg.n_train, 0.03)
+            kq, ov = float(rows["diag_kq_diag_mass"].mean()), float(rows["diag_ov_last_mass"].mean())
+            out[f"fig4.2/{att}/debiased-gd"] = _budget(cfg, _with(
+                v, f"{v.measured} (KQ diag. mass {kq:.4f}, OV last-entry mass {ov:.4f})"))
+    if not act.empty:
+        out["fig4.2/ov-zero-sum"] = _zero_sum(act)
+    return out
+
+
+def _second_hand(cfg) -> dict[str, Verdict]:
+    """iclab's theory at the summary's (d, n), to show why the summary cannot be right (never judged)."""
+    out, s2 = {}, cfg.sigma2
+    for key, (d, L, *_rest) in SEED_SUMMARY.items():
+        bayes = th.bayes_risk(d, L, s2, n_mc=500)[0]
+        dgd = float(th.gd_risk(th.eta_star(d, L, s2), d, L, s2))
+        out[f"second-hand/{key.replace(' ', '')}"] = not_judged(
+            "its values lie below iclab's Bayes risk", f"theory: debiased GD {dgd:.3f}, Bayes {bayes:.3f}")
+    d, ltr, lte, *_ = SEED_SUMMARY_LENGTHGEN
+    e = th.eta_star(d, ltr, s2)
+    out["second-hand/lengthgen"] = not_judged(
+        "its values lie below the noise floor σ² = 0.1",
+        f"theory: debiased GD {float(th.gd_risk(e, d, lte, s2)):.3f}; frozen-1/L GD "
+        f"{float(th.gd_risk(e * lte / ltr, d, lte, s2, False)):.2f}")
+    return out
+
+
+def compare(cfg, df: pd.DataFrame) -> dict[str, Verdict]:
+    """The verdict of every declared claim whose parts are in ``df`` (the others are "not measured")."""
+    out: dict[str, Verdict] = {}
     base = baseline_row(df)
     iso = part_rows(df, "iso", "softmax")
-    multi = iso[iso["H"] >= 2] if not iso.empty else iso
-    if not multi.empty:
-        rows += _limiting_omega(cfg, multi) + _limiting_mu_plus(cfg, multi) + _effective_step(cfg, multi)
-        h2 = iso[iso["H"] == 2]
-        if not h2.empty:
-            rows += _two_head_purity(cfg, h2) + _two_head_zero_sum(h2) + _two_head_is_debiased_gd(h2)
-    if base is not None and paper_setting:
-        rows += _fig25_estimators(cfg, base)
-    if not iso.empty and paper_setting:
-        rows += _fig24_trained(cfg, iso) + _head_count(cfg, iso)
-    lg, an = part_rows(df, "lengthgen"), part_rows(df, "aniso")
+    if base is not None:
+        out.update(_fig25(cfg, base))
+    if not iso.empty:
+        out.update(_fig24(cfg, iso))
+        out.update(_head_count(cfg, iso))
+        multi = iso[iso["H"] >= 2]
+        if not multi.empty:
+            out.update(_patterns(cfg, multi))
+    lg = lengthgen_rows(cfg, df)
     if not lg.empty:
-        rows += _length_generalisation(cfg, lg)
+        out.update(_length_generalisation(cfg, lg))
+    an = part_rows(df, "aniso")
     if not an.empty:
-        rows += _anisotropic(cfg, an)
-    rows += _multitask(part_rows(df, "multitask"))
-    return rows + _seed_summary(cfg) + _seed_summary_lengthgen(cfg)
+        out.update(_anisotropic(an))
+    mt = part_rows(df, "multitask")
+    if not mt.empty:
+        out.update(_multitask(cfg, mt))
+    out.update(_bayes_ratio(cfg, ratio_row(df), iso))
+    out.update(_activation(cfg, iso, part_rows(df, "activation")))
+    out.update(_second_hand(cfg))
+    return out
 
 
 def notes(cfg, df: pd.DataFrame) -> str:
     """Markdown: where the paper and iclab differ, and why (docs/papers/multihead.md §6)."""
     eta = th.eta_star(cfg.d, cfg.n_train, cfg.sigma2)
+    r_dgd = float(th.gd_risk(eta, cfg.d, cfg.n_train, cfg.sigma2))
+    bound = th.bayes_ratio_bound(cfg.d / cfg.n_train, cfg.sigma2)
     lines = [
         "**Where paper and iclab differ, and why** (docs/papers/multihead.md §6).",
-        f"- Exact risks: debiased GD has E(ŷ−y)² = 1+σ²−2η(L−1)/L + η²(L−1)(L+d+σ²d)/L² (derived; exact for finite L, "
-        f"checked by MC in tests). At d=5, L=40, η* = {eta:.3f} this is "
-        f"{float(th.gd_risk(eta, cfg.d, cfg.n_train, cfg.sigma2)):.4f}; an earlier independent MC estimate, 0.236, "
-        "is ~3 s.e. low, and 0.221 is the L→∞ limit 1+σ²−η*. The authors' own Fig. 2.5 value 0.2431 (η = 0.897) "
-        "matches the closed form.",
-        "- The Fig. 2.4 values of trained models include σ² twice (MSE on noisy targets + 0.1); we compare with "
-        "value − 0.1.",
-        "- The seed-summary table (from an AI-written note, not the paper) is not reproduced: its errors lie below the "
-        "Bayes risk at those (d, n), and its H = 8 ≠ H = 4 contradicts the authors' finding that all H ≥ 2 coincide.",
+        f"- Trained errors are judged as the paired difference to debiased GD at η* = {eta:.4f} on the same "
+        f"{cfg.n_eval:,} prompts; its exact risk at L = {cfg.n_train} is 1 + σ² − η*(L−1)/L = {r_dgd:.4f} (the L → ∞ "
+        f"limit 1 + σ² − η* = {1 + cfg.sigma2 - eta:.4f}). The Fig. 2.4 values include σ² twice (MSE on noisy "
+        "targets + 0.1), so the paper's difference is its value − 0.1 − that risk.",
+        f"- Thm 1's Bayes factor is asymptotic. At d = {cfg.d}, L = {cfg.n_train} the exact debiased-GD risk carries "
+        f"an extra η*/L = {eta / cfg.n_train:.4f}, which is more than the bound's slack there, so the finite-size "
+        f"ratio exceeds the bound {bound:.3f}; at the same ξ with d ≥ 10 it is below (docs/papers/multihead.md §4.9).",
+        "- The paper's |ω| ≈ 0.13 comes from a logging helper that divides by √(d+2) = √7; as a logit coefficient "
+        f"(÷√(d+1), iclab's convention) it is {PAPER_OMEGA_LOGIT:.3f}. The reference lines in the dynamics figure are "
+        f"at ±{PAPER_OMEGA_LOGIT:.2f}.",
+        "- The pattern-purity helper of the paper is unpublished; iclab's definitions (squared-entry masses) may "
+        "differ from it, so a disagreement there can be one of definitions.",
+        "- The second-hand summary's table (an AI-written note, not the paper) is listed as unreliable and never "
+        "judged: its errors lie below the Bayes risk at its (d, n), and its H = 8 ≠ H = 4 contradicts the authors.",
+        f"- Multi-task data: this run uses the {cfg.mt_law!r} law (L = {cfg.mt_n}); "
+        + ("the authors' code (independent β_n ~ N(0, I), noise std √d_n·σ, noiseless query), as behind their "
+           "figures." if cfg.mt_law == "code" else
+           "the post's (shared β ~ N(0, I/d), σ², noisy query), not the authors' code behind their figures, so the "
+           "multi-task rows are not judged here (docs/papers/multihead.md §6.7)."),
+        f"- Activation ablation: C = {cfg.activation_C:g} (the paper does not give it), H = {cfg.activation_heads}; "
+        "the same optimiser and budget as the softmax models.",
     ]
-    if cfg.steps < _STAGE_II_STEPS:
-        lines.append(f"- This run trains {cfg.steps} steps at lr {cfg.lr} (the paper: 5e5 steps at 1e-3). Stage I "
-                     "(diagonal KQ, last-entry zero-sum OV, sign matching) appears within these steps for most seeds, "
-                     "but stage II (|ω| decaying toward ≈0.13 while Σμ₊ grows) is far from finished, so γ is larger "
-                     "and Σμ₊ smaller than the paper's limits while η_eff = Σμω is already near η*. A seed can also "
-                     "sit on the single-head plateau (one dummy head, zero-sum ≈ 1) for a while before escaping.")
-    lines.append("- Multi-task: the data of the authors' post is used (shared β ~ N(0, I/d), σ² = 0.1, L = n_train); "
-                 "the authors' code differs (docs/papers/multihead.md §6.7).")
+    if max(cfg.steps, cfg.stage2_steps) < STAGE_II_STEPS:
+        lines.append(f"- This run trains {cfg.steps:,} steps at lr {cfg.lr:g} (the paper: 5·10⁵ at 1e-3): stage I "
+                     "(diagonal KQ, last-entry zero-sum OV, sign matching) is done "
+                     + ("" if cfg.steps >= TRAINED_MIN_STEPS else "for most seeds ")
+                     + "but stage II (|ω| decaying toward ≈ 0.14 while Σμ₊ grows) is not, so the limits of |ω|, Σμ₊ and "
+                     "the pattern purity are not judged; the full preset (5·10⁵ steps) would judge them. A seed can sit "
+                     "on the single-head plateau (one dummy head, zero-sum ≈ 1) for a while before escaping.")
     return "\n".join(lines)

@@ -1,0 +1,72 @@
+r"""Softmax with ``exp`` replaced by another activation f, normalised the same way: the activation ablation of
+arXiv:2503.12734 (the authors' post, Fig. 4.2; docs/papers/multihead.md §3.11).
+
+Each normaliser maps scores s to :math:`w_k = f(s_k)/\sum_{k'} f(s_{k'})` over the visible keys, with
+
+* ``affine``: :math:`f(s) = 1 + Cs`;
+* ``affine_squared``: :math:`f(s) = (1 + Cs)^2`;
+* ``one_plus_tanh``: :math:`f(s) = 1 + \tanh s`.
+
+Near 0 each is :math:`f(s)\approx 1 + C_f s` with the slope :math:`C_f` of :func:`activation_slope`
+(:math:`C`, :math:`2C` and 1), which sets the effective step :math:`\eta_{\rm eff}=2C_f\|\omega\|_\infty\|\mu\|_\infty`
+of the two-head model the paper reports. Unlike ``exp``, ``1 + Cs`` can be negative (or sum to ≈ 0) for large
+scores; the weights are then what the formula gives, without clamping, and an exactly zero row sum gives zero
+weights. Masked keys get weight 0; fully masked rows give zeros.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from iclab.attention._registry import register_normaliser
+from iclab.errors import ConfigError
+
+__all__ = ["affine_attention_weights", "affine_squared_attention_weights", "one_plus_tanh_attention_weights",
+           "activation_slope", "ACTIVATIONS"]
+
+# Normaliser name -> the activation it uses, for reports.
+ACTIVATIONS = {"softmax": "exp(s)", "affine": "1 + Cs", "affine_squared": "(1 + Cs)²", "one_plus_tanh": "1 + tanh(s)"}
+
+
+def _check_c(C) -> float:
+    if isinstance(C, bool) or not isinstance(C, (int, float)) or not math.isfinite(C) or C <= 0:
+        raise ConfigError("C", C, "a finite number > 0")
+    return float(C)
+
+
+def _normalise(f: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    """``f / f.sum(-1)`` over visible keys; masked keys 0; a zero row sum gives zeros."""
+    if mask is not None:
+        f = f.masked_fill(~torch.broadcast_to(mask, f.shape), 0.0)
+    denom = f.sum(-1, keepdim=True)
+    return f / torch.where(denom == 0, torch.ones_like(denom), denom) * (denom != 0)
+
+
+@register_normaliser("affine")
+def affine_attention_weights(scores: torch.Tensor, mask: torch.Tensor | None = None, C: float = 1.0) -> torch.Tensor:
+    """Weights :math:`(1 + Cs_k)/\\sum_{k'}(1 + Cs_{k'})` over visible keys (module docstring)."""
+    return _normalise(1.0 + _check_c(C) * scores, mask)
+
+
+@register_normaliser("affine_squared")
+def affine_squared_attention_weights(scores: torch.Tensor, mask: torch.Tensor | None = None,
+                                     C: float = 1.0) -> torch.Tensor:
+    """Weights :math:`(1 + Cs_k)^2/\\sum_{k'}(1 + Cs_{k'})^2` over visible keys (module docstring)."""
+    return _normalise((1.0 + _check_c(C) * scores) ** 2, mask)
+
+
+@register_normaliser("one_plus_tanh")
+def one_plus_tanh_attention_weights(scores: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+    """Weights :math:`(1 + \\tanh s_k)/\\sum_{k'}(1 + \\tanh s_{k'})` over visible keys (module docstring)."""
+    return _normalise(1.0 + torch.tanh(scores), mask)
+
+
+def activation_slope(name: str, C: float = 1.0) -> float:
+    """:math:`C_f = f'(0)/f(0)`: 1 for ``softmax`` (exp) and ``one_plus_tanh``, ``C`` for ``affine``, ``2C`` for
+    ``affine_squared``."""
+    slopes = {"softmax": 1.0, "one_plus_tanh": 1.0, "affine": 1.0, "affine_squared": 2.0}
+    if name not in slopes:
+        raise ConfigError("attention", name, "one of " + ", ".join(slopes))
+    return slopes[name] * (_check_c(C) if name.startswith("affine") else 1.0)
