@@ -8,7 +8,8 @@ from iclab.experiments import get_experiment
 from iclab.report import run_and_report
 
 TINY = {"d": 6, "m": 40, "l_values": "8,12", "n_test": 40, "noise_sigmas": "1.0", "sigma_tests": "0.5,2",
-        "mean_shifts": "0,1", "simcheck": "false", "n_tau": 9}
+        "mean_shifts": "0,1", "simcheck": "false", "n_tau": 9, "surrogate_dims": "2,6", "surrogate_ls": "8",
+        "surrogate_n_test": 40, "surrogate_n_tau": 13}
 
 
 def test_runs_end_to_end_and_resumes(tmp_path):
@@ -19,13 +20,16 @@ def test_runs_end_to_end_and_resumes(tmp_path):
     figures = sorted(p.name for p in (out / "figures").glob("*.png"))
     for name in ("fig1a_no_shift.png", "fig1b_input_cov_shift.png", "fig1c_task_shift.png", "fig2a_noise_vs_l.png",
                  "fig2b_noise_vs_sigma.png", "fig2c_tau_opt_vs_sigma.png", "fig_tau_formula_vs_grid.png",
-                 "fig_mean_shift_linear_vs_approx.png"):
+                 "fig_mean_shift_linear_vs_approx.png", "fig_surrogate_vs_softmax.png"):
         assert name in figures and (out / "figures" / name).with_suffix(".csv").exists()
     report = (out / "report.md").read_text()
-    assert "Paper reports / iclab measures" in report and "τ_opt: Eq. (15) vs MC grid search" in report
-    assert "failed:" not in report  # figures/compare/notes ran without error
+    assert "Claims: paper reports / iclab measures / verdict" in report and "21 claims:" in report
+    assert "τ_opt of Eq. 15 is the τ that minimises the simulated error" in report
+    assert "report error" not in report  # figures/compare/notes ran without error
     row = first.results.iloc[0]
     assert row["G1_theory"] > 0 and row["tau_opt_theory"] > 1 and len(row["G_curve_mc"]) == 9
+    sur = first.results[first.results["part"] == "surrogate"]
+    assert len(sur) == 2 and all(len(r) == 13 for r in sur["G_soft_curve"])
     again = run_and_report("temperature", "quick", TINY, seed=1, out=out, executor="serial", progress=False)
     assert again.computed == 0 and again.reused == n_cells
 
