@@ -52,8 +52,8 @@ def _simcheck_claims() -> list[Claim]:
             f"{PAPER}, Thm 4.2 (Eqs. 12–14){', Thm 4.3' if at_opt else ''}; §5.1 \"closely match\"",
             "theory vs simulation",
             f"Monte-Carlo G (iclab) against Thm 4.2's G (iclab, same Σ̂): the 95 % CI of the gap within ±{TOL:.0%} of "
-            f"theory agrees, wholly outside disagrees (the O(1/l) terms the theorem drops are 0.5–3.5 % here; "
-            f"note §4.8)", f"G = Thm 4.2 closed form (an independent check got theory {th}, MC {mc})",
+            f"theory agrees, wholly outside disagrees (the O(1/l) terms the theorem drops move G by 0.5–3 % here, "
+            f"note §4.8, §6.2)", f"G = Thm 4.2 closed form (an independent check got theory {th}, MC {mc})",
             headline=cid == "thm4.2-vs-mc/check-cov-tauopt"))
     return out
 
@@ -103,11 +103,11 @@ def _shift_claims(config) -> list[Claim]:
               headline=True, paper_settings={**fig, "cov_scale": 2.0}),
         Claim("fig1c-task-harm-fades", "The harm of a task shift (Σw = 3I, ‖μw‖ = 1) fades as l grows",
               f"{PAPER}, §4.2 Case II, Fig. 1c", d_dir,
-              f"harm(l) = G(1) with the pretrained weights minus G(1) with the weights Eq. 11 gives for the test prior "
-              f"(same prompts, paired SE; §4.2: a shift is harmful when matching Bayes needs other M, V); harm/c at "
-              f"the shortest l minus at the longest l > 0", paper_settings={**fig, "task_scale": 3.0}),
-        Claim("fig2a-noise-harm-fades", f"The harm of a test-noise shift (σ_test = {max(config.noise_sigmas, default=0):g}) "
-              "fades as l grows", f"{PAPER}, §4.2 Case III, Fig. 2a", d_dir,
+              "harm(l) = G(1) with the pretrained weights minus G(1) with the weights Eq. 11 gives for the test prior "
+              "(same prompts, paired SE; §4.2: a shift is harmful when matching Bayes needs other M, V); harm/c at "
+              "the shortest l minus at the longest l > 0", paper_settings={**fig, "task_scale": 3.0}),
+        Claim("fig2a-noise-harm-fades", "The harm of a test-noise shift (σ_test = "
+              f"{max(config.noise_sigmas, default=0):g}) fades as l grows", f"{PAPER}, §4.2 Case III, Fig. 2a", d_dir,
               "harm(l) = G(1) with the pretrained weights minus G(1) with the weights Eq. 11 gives for the test noise "
               "(same prompts, paired SE); harm/c at the shortest l minus at the longest l > 0", paper_settings=fig),
         Claim("fig2b-tau-opt-closes-gap", "At l = d and the largest test noise, τ_opt lowers the error toward Bayes",
@@ -120,7 +120,7 @@ def _shift_claims(config) -> list[Claim]:
               "SEs; Eq. 15's values in the statistic)", paper_settings=fig),
         Claim("rem3.4-linear-harmed-more", "An input-mean shift harms linear attention more than the approximate "
               "softmax", f"{PAPER}, Remark 3.4, §4.2 Case I(i)", d_dir,
-              f"rise of G/c from ‖μx‖ = 0 to the largest ‖μx‖ (l = 2d): linear minus approximate softmax, > 0",
+              "rise of G/c from ‖μx‖ = 0 to the largest ‖μx‖ (l = 2d): linear minus approximate softmax, > 0",
               headline=True, paper_settings={"d": 50, "m": 5000}),
         Claim("rem3.4-approx-insensitive", "The approximate softmax is insensitive to an input-mean shift",
               f"{PAPER}, Remark 3.4, §4.2 Case I(i)", "theory vs simulation",
@@ -157,15 +157,15 @@ def _part(df: pd.DataFrame, part: str, by: str = "l") -> pd.DataFrame:
     return df[df["part"] == part].sort_values(by) if "part" in df else df.iloc[:0]
 
 
-def _relabel(v: Verdict, target: str, prefix: str = "", suffix: str = "") -> Verdict:
-    """``v`` with "of theory" in its statistic renamed to what the target is, and text around it."""
-    stat = v.statistic.replace("of theory", f"of {target}")
+def _with_text(v: Verdict, prefix: str = "", suffix: str = "", target: str | None = None) -> Verdict:
+    """``v`` with text around its statistic, and "of theory" renamed to what the ``target`` of an equivalence is."""
+    stat = v.statistic if target is None else v.statistic.replace("of theory", f"of {target}")
     return dataclasses.replace(v, statistic=prefix + stat + suffix)
 
 
 def _equivalent(estimate, se, target, tol, n, what: str, prefix: str = "") -> Verdict:
-    return _relabel(judge_equivalence(float(estimate), float(se), float(target), rel_tol=tol, n=int(n)), what,
-                    prefix)
+    return _with_text(judge_equivalence(float(estimate), float(se), float(target), rel_tol=tol, n=int(n)), prefix,
+                      target=what)
 
 
 def _simcheck_verdicts(df: pd.DataFrame) -> dict[str, Verdict]:
@@ -183,8 +183,8 @@ def _simcheck_verdicts(df: pd.DataFrame) -> dict[str, Verdict]:
         v = judge_equivalence(float(mc), float(se), float(th), rel_tol=TOL, n=int(r["n_test"]))
         tau = f" (τ_opt = {r['tau_opt_theory']:.3g})" if at_opt else ""
         gap = ("; finite-l gap resolved from 0" if resolved else "; finite-l gap not resolved from 0 (CI contains 0)")
-        out[cid] = _relabel(v, "theory", f"theory {th:.4g}{tau}, MC on {int(r['n_test']):,} prompts; ",
-                            gap + f"; the independent check: {th_check} / {mc_check}")
+        out[cid] = _with_text(v, f"theory {th:.4g}{tau}, MC on {int(r['n_test']):,} prompts; ",
+                              gap + f"; the independent check: {th_check} / {mc_check}")
     return out
 
 
@@ -257,8 +257,8 @@ def _fades(shifted: pd.DataFrame) -> Verdict | None:
     a, b = _norm(lo, "harm1"), _norm(hi, "harm1")
     est, se = _difference(a, b)
     v = judge_direction(est, se, smallest=SMALLEST, n=int(hi["n_test"]))
-    return _relabel(v, "", f"harm/c l = {int(lo.l)}: {a[0]:.4f} ± {a[1]:.4f}, l = {int(hi.l)}: {b[0]:.4f} ± "
-                           f"{b[1]:.4f}; ")
+    return _with_text(v, f"harm/c l = {int(lo.l)}: {a[0]:.4f} ± {a[1]:.4f}, l = {int(hi.l)}: {b[0]:.4f} ± "
+                         f"{b[1]:.4f}; ")
 
 
 def _no_shift_verdicts(df: pd.DataFrame) -> dict[str, Verdict]:
@@ -268,9 +268,9 @@ def _no_shift_verdicts(df: pd.DataFrame) -> dict[str, Verdict]:
     lo, hi = none.iloc[0], none.iloc[-1]
     est, se = _difference(_norm(lo, "excess1"), _norm(hi, "excess1"))
     n = int(hi["n_test"])
-    conv = _relabel(judge_direction(est, se, smallest=SMALLEST, n=n), "",
-                    f"(G(1) − Bayes)/c: l = {int(lo.l)} {lo.excess1 / lo.c:.3f} → l = {int(hi.l)} "
-                    f"{hi.excess1 / hi.c:.4f}; ")
+    conv = _with_text(judge_direction(est, se, smallest=SMALLEST, n=n),
+                      f"(G(1) − Bayes)/c: l = {int(lo.l)} {lo.excess1 / lo.c:.3f} → l = {int(hi.l)} "
+                      f"{hi.excess1 / hi.c:.4f}; ")
     emul = _equivalent(hi.G1_mc, hi.excess1_se, hi.bayes_test, TOL_NEAR, n, "test-Bayes",
                        f"l = {int(hi.l)}: G(1) = {hi.G1_mc:.4g}, test-Bayes {hi.bayes_test:.4g} (G/c "
                        f"{hi.G1_mc / hi.c:.3f} vs {hi.bayes_test / hi.c:.4f}; τ_opt = {hi.tau_opt_theory:.3g}); ")
@@ -285,16 +285,16 @@ def _cov_verdicts(df: pd.DataFrame) -> dict[str, Verdict]:
     c = cov.iloc[-1]
     n = int(c["n_test"])
     gain, gain_se = c.gain_opt / c.c, c.gain_opt_se / c.c
-    out["fig1b-tau-opt-repairs"] = _relabel(
-        judge_direction(gain, gain_se, smallest=SMALLEST, n=n), "",
+    out["fig1b-tau-opt-repairs"] = _with_text(
+        judge_direction(gain, gain_se, smallest=SMALLEST, n=n),
         f"l = {int(c.l)}: G/c {c.G1_mc / c.c:.3f} at τ = 1 → {c.Gopt_mc / c.c:.3f} at τ_opt = {c.tau_opt_theory:.3g}"
         + (f" (test-Bayes {c.bayes_test / c.c:.4f})" if "bayes_test" in c else "") + "; ")
     match = none[none["l"] == c.l]
     if len(match):
         r = match.iloc[0]
         est, se = _difference(_norm(c, "G1_mc"), _norm(r, "G1_mc"))
-        out["fig1b-cov-shift-harms"] = _relabel(judge_direction(est, se, smallest=SMALLEST, n=n), "",
-                                                f"l = {int(c.l)}: G(1)/c {c.G1_mc / c.c:.3f} vs {r.G1_mc / r.c:.3f}; ")
+        text = f"l = {int(c.l)}: G(1)/c {c.G1_mc / c.c:.3f} vs {r.G1_mc / r.c:.3f}; "
+        out["fig1b-cov-shift-harms"] = _with_text(judge_direction(est, se, smallest=SMALLEST, n=n), text)
     return out
 
 
@@ -319,13 +319,13 @@ def _noise_ld_verdicts(df: pd.DataFrame) -> dict[str, Verdict]:
     n = int(hi["n_test"])
     gap = hi.G1_mc - hi.bayes_test
     closed = hi.gain_opt / gap if gap > 0 else float("nan")
-    close = _relabel(judge_direction(hi.gain_opt / hi.c, hi.gain_opt_se / hi.c, smallest=SMALLEST, n=n), "",
-                     f"σ_test = {hi.sigma_test:g}: G/c {hi.G1_mc / hi.c:.3f} → {hi.Gopt_mc / hi.c:.3f}, test-Bayes "
-                     f"{hi.bayes_test / hi.c:.3f} ({closed:.0%} of the gap closed); ")
+    close = _with_text(judge_direction(hi.gain_opt / hi.c, hi.gain_opt_se / hi.c, smallest=SMALLEST, n=n),
+                       f"σ_test = {hi.sigma_test:g}: G/c {hi.G1_mc / hi.c:.3f} → {hi.Gopt_mc / hi.c:.3f}, test-Bayes "
+                       f"{hi.bayes_test / hi.c:.3f} ({closed:.0%} of the gap closed); ")
     est, se = _difference((hi.tau_opt_mc, hi.tau_opt_mc_se), (lo.tau_opt_mc, lo.tau_opt_mc_se))
-    grows = _relabel(judge_direction(est, se, smallest=0.05, n=n), "",
-                     "MC minimiser " + ", ".join(f"σ={r.sigma_test:g}: {r.tau_opt_mc:.3g} (Eq. 15 {r.tau_opt_theory:.3g})"
-                                                 for r in sub.itertuples()) + "; ")
+    grows = _with_text(judge_direction(est, se, smallest=0.05, n=n),
+                       "MC minimiser " + ", ".join(f"σ={r.sigma_test:g}: {r.tau_opt_mc:.3g} (Eq. 15 "
+                                                   f"{r.tau_opt_theory:.3g})" for r in sub.itertuples()) + "; ")
     return {"fig2b-tau-opt-closes-gap": close, "fig2c-tau-opt-grows-with-noise": grows}
 
 
@@ -341,7 +341,7 @@ def _mean_verdicts(df: pd.DataFrame) -> dict[str, Verdict]:
     text = (f"G/c at ‖μx‖ = {lo.mu_x:g} → {hi.mu_x:g}: approx. softmax {lo.G1_mc / lo.c:.3f} → {hi.G1_mc / hi.c:.3f}, "
             f"linear {lo.linear_mc / lo.c:.3f} → {hi.linear_mc / hi.c:.4g}; ")
     app_hi, app_lo = _norm(hi, "G1_mc"), _norm(lo, "G1_mc")
-    return {"rem3.4-linear-harmed-more": _relabel(judge_direction(est, se, smallest=SMALLEST, n=n), "", text),
+    return {"rem3.4-linear-harmed-more": _with_text(judge_direction(est, se, smallest=SMALLEST, n=n), text),
             "rem3.4-approx-insensitive": _equivalent(app_hi[0], math.hypot(app_hi[1], app_lo[1]), app_lo[0],
                                                      TOL_NEAR, n, "the unshifted error", text)}
 
@@ -418,10 +418,11 @@ def notes(config, df: pd.DataFrame) -> str:
         "**How the verdicts are sized.** Theory-vs-simulation claims are equivalence tests at a stated tolerance "
         f"({TOL:.0%} for Theorems 4.2–4.3, {TOL_NEAR:.0%} for \"nearly matches\"/\"insensitive\"/\"tracks\"); a "
         "straddling interval is \"not judged\" with the sample that would decide. One prompt's squared error has "
-        "a relative SD of about 1.6, so n prompts give a 95 % interval of ±3.1/√n of G (±5 % at 4000, ±1.3 % at "
-        "60 000): the check cells need ≥ 40 000 prompts to resolve the 0.5–3.5 % finite-l gaps (the `paper` "
-        "preset runs 60 000). Every error is averaged exactly over the query's own label noise (it never reaches a "
-        "prediction), and differences on the same prompts use the SE of the per-prompt difference.",
+        "a relative SD of about 1.6, so n prompts give a 95 % interval of ±3.1/√n of G (±5 % at 4000, ±1.0 % at "
+        "100 000): the check cells need ~50 000 prompts to decide their 0.5–3 % finite-l gaps against the 5 % bound "
+        "with power (the `paper` preset runs 100 000). Every error is averaged exactly over the query's own label "
+        "noise (it never reaches a prediction), and differences on the same prompts use the SE of the per-prompt "
+        "difference.",
         "",
         "**Theorem 4.2 is asymptotic; at finite l its coefficients are off by O(1/l).** Only l − 1 columns carry a "
         "label and the centring includes the query column, so E[C_xy] = (1 − 1/l)²Σx w exactly, not Σx w "

@@ -175,7 +175,7 @@ def _mc_metrics(sim: dict, taus: np.ndarray, tau_th: float, s2: float) -> dict:
     standard errors, and the paired gain G(1) − G(τ_opt) on the same prompts."""
     f, b, r = sim["f"], sim["b"], sim["r"]
     e = f - b
-    g_grid = ((e[None] - r[None] / taus[:, None]) ** 2).mean(1) + s2  # (n_tau,)
+    g_grid = np.array([np.mean((e - r / t) ** 2) for t in taus]) + s2  # (n_tau,), one τ at a time (memory)
     k = int(np.argmin(g_grid))
     e1, eopt = (e - r) ** 2 + s2, (e - r / tau_th) ** 2 + s2  # (N,) per-prompt errors at τ = 1 and τ_opt
     res = {"tau_grid": float(taus[k]), "G_grid": float(g_grid[k]), "G_curve_mc": [float(v) for v in g_grid],

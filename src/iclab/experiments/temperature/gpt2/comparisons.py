@@ -166,7 +166,8 @@ def _mean_harmless(cfg, df: pd.DataFrame) -> dict[str, Verdict]:
     a, b = float(A.loc[seeds, "err_tau1"].mean()), float(B.loc[seeds, "err_tau1"].mean())
     se = float(np.sqrt((A.loc[seeds, "err_tau1_se"] ** 2 + B.loc[seeds, "err_tau1_se"] ** 2).sum()) / len(seeds))
     v = judge_equivalence(a, se, b, rel_tol=TOL_MEAN, n=cfg.n_test)
-    return {"gpt2/mean-shift-harmless": replace(v, statistic=v.statistic.replace("of theory", "of the unshifted error"))}
+    stat = v.statistic.replace("of theory", "of the unshifted error")
+    return {"gpt2/mean-shift-harmless": replace(v, statistic=f"err(τ=1) {a:.4f} vs {b:.4f}; {stat}")}
 
 
 def compare(cfg: TemperatureGPT2Config, df: pd.DataFrame) -> dict[str, Verdict]:
@@ -179,9 +180,9 @@ def notes(cfg: TemperatureGPT2Config, df: pd.DataFrame) -> str:
     lines = ["**The paper gives no size or training details for its GPT-2 regression model** (its appendix was not "
              "available; docs/papers/temperature.md §5.5). This one is "
              f"{cfg.n_layer} layers × {cfg.n_head} heads × width {cfg.n_embd}, d = {cfg.d}, n = {cfg.n}, "
-             f"{cfg.steps} Adam steps, {cfg.train_seeds} trained model(s) — far smaller than Garg et al.'s 12 × 8 × 256 "
-             "(500k steps), which a CPU cannot train. Errors are normalised by Tr(AB) + σ² and averaged over "
-             f"{cfg.n_test} test prompts, the same prompts for every τ.",
+             f"{cfg.steps} Adam steps, {cfg.train_seeds} trained model(s) — far smaller than Garg et al.'s "
+             "12 × 8 × 256 (500k steps), which a CPU cannot train. Errors are normalised by Tr(AB) + σ² and averaged "
+             f"over {cfg.n_test} test prompts, the same prompts for every τ.",
              "",
              "**How the claims are tested.** The grid-best τ is picked on the prompts it is scored on, so its gain "
              "over τ = 1 is biased upward; \"re-tuning τ helps\" is judged on the cross-fitted gain instead (τ picked "
