@@ -94,3 +94,12 @@ def test_identical_errors_give_zero_gain():
     err = np.tile(np.linspace(1.0, 2.0, 50), (len(TAUS), 1))  # error ignores τ exactly
     stats = tau_statistics(err, TAUS, 1.5, 0, "all")
     assert stats["cf_gain_all"] == 0.0 and stats["theory_gain_all"] == 0.0
+
+
+def test_re_tuning_that_picks_tau_1_is_no_effect():
+    """Both halves pick τ = 1: the per-prompt differences are exactly 0 (SE 0) — "τ helps" disagrees."""
+    df = _table(True)
+    sel = df["shift"] == "cov_x*2"
+    df.loc[sel, "cf_gain_all"], df.loc[sel, "cf_gain_all_se"] = 0.0, 0.0
+    v = _verdicts(df)["gpt2/tau-helps/cov_x*2"]
+    assert v.verdict == DISAGREES and "no effect" in v.reason

@@ -113,7 +113,9 @@ def _tau_helps(cfg, df: pd.DataFrame) -> dict[str, Verdict]:
             continue
         est, se, dof, how = _combine(g["cf_gain_all"].to_numpy(float), g["cf_gain_all_se"].to_numpy(float))
         err1 = float(g["err_tau1"].mean())
-        v = judge_direction(est, se, smallest=REL_SMALLEST * err1, dof=dof, n=cfg.n_test)
+        # both halves picking τ = 1 gives exactly zero difference on every prompt: a zero-width interval at 0
+        ci = None if se > 0 else (est, est)
+        v = judge_direction(est, se, ci=ci, smallest=REL_SMALLEST * err1, dof=dof, n=cfg.n_test)
         picked = ", ".join(f"{t:g}" for taus in g["cf_taus_all"] for t in taus)
         out[f"gpt2/tau-helps/{shift}"] = _with_note(
             v, f"gain {est / err1:+.1%} of err(τ=1) {err1:.4f}; grid best {g['best_err_all'].mean():.4f} at τ "
