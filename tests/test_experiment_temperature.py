@@ -57,3 +57,23 @@ def test_bad_overrides():
     with pytest.raises(ConfigError) as exc:
         exp.config("quick", {"tau_min": "4", "tau_max": "2"})
     assert exc.value.field == "tau_max"
+
+
+def test_surrogate_tracks_softmax_only_far_above_the_score_spread():
+    """Note §4.12: same weights, same prompts — the two layers' outputs agree once τ ≫ the score spread (the
+    discrepancy falls like spread/τ), not at Eq. 15's τ_opt; at d = 1 the spread is below τ_opt."""
+    import numpy as np
+
+    from iclab.experiments.temperature.cells import _cell
+    from iclab.experiments.temperature.montecarlo import tau_grid
+    from iclab.experiments.temperature.surrogate import evaluate_surrogate
+
+    cfg = get_experiment("temperature").config("quick", {"m": 200})
+    taus = tau_grid(0.1, 1e5, 25)
+    big = evaluate_surrogate(_cell(cfg, "surrogate", 40, d=20, m=200, n_test=300), taus)
+    diff = np.array(big["out_diff_curve"])
+    assert big["score_spread"] > 20 and big["out_diff_opt"] > 0.9  # no first-order regime at τ_opt
+    assert diff[-1] < 1e-6 and np.all(np.diff(diff[taus > 10 * big["score_spread"]]) < 0)
+    assert big["tau_best_soft"] > 10 * big["tau_opt_theory"] and big["tau_track"] > big["score_spread"]
+    small = evaluate_surrogate(_cell(cfg, "surrogate", 40, d=1, m=200, n_test=300), taus)
+    assert small["score_spread"] < small["tau_opt_theory"] < 1.5
