@@ -75,5 +75,6 @@ def test_surrogate_tracks_softmax_only_far_above_the_score_spread():
     assert big["score_spread"] > 20 and big["out_diff_opt"] > 0.9  # no first-order regime at τ_opt
     assert diff[-1] < 1e-6 and np.all(np.diff(diff[taus > 10 * big["score_spread"]]) < 0)
     assert big["tau_best_soft"] > 10 * big["tau_opt_theory"] and big["tau_track"] > big["score_spread"]
+    assert big["G_soft_scaled_best"] <= big["G_soft_best"] and big["G_soft_scaled_best"] > big["Ga_opt_mc"]
     small = evaluate_surrogate(_cell(cfg, "surrogate", 40, d=1, m=200, n_test=300), taus)
     assert small["score_spread"] < small["tau_opt_theory"] < 1.5

@@ -392,14 +392,16 @@ def _surrogate_note(df: pd.DataFrame) -> list[str]:
         return []
     rows = sorted(sub.itertuples(), key=lambda r: (r.d, r.l))
     cells = "; ".join(f"d={r.d}, l={r.l}: softmax best τ {r.tau_best_soft:.3g} vs τ_opt {r.tau_opt_theory:.3g}, G/c "
-                      f"{r.G_soft_best / r.c:.3f} vs {r.Ga_opt_mc / r.c:.3f}, spread {r.score_spread:.3g}"
+                      f"{r.G_soft_best / r.c:.3f} (best output scale {r.G_soft_scaled_best / r.c:.3f} at τ "
+                      f"{r.tau_best_soft_scaled:.3g}) vs {r.Ga_opt_mc / r.c:.3f}, spread {r.score_spread:.3g}"
                       for r in rows)
     ok = sorted({r.d for r in rows if abs(math.log(r.tau_best_soft / r.tau_opt_theory)) <= math.log(1 + TOL_TAU)})
     return ["**The approximate softmax is not first-order softmax at the weights the theory uses** "
             "(docs/papers/temperature.md §4.12, §6.9). The Lemma 4.1 weights give query scores a_i = x_iᵀM₁₁x_l with "
             "M₁₁ ≈ d·I, whose spread over the keys grows like d^{3/2}; the surrogate's weights (1 + (a_i − ā)/τ)/l "
             "are then far outside the regime |a_i − ā|/τ ≪ 1 where they approximate softmax, and the softmax layer "
-            "with the same weights — a convex combination of values u_i = y_i/d — cannot undo the 1/d of v₂₂. "
+            "with the same weights — a convex combination of values u_i = y_i/d — cannot undo the 1/d of v₂₂; even "
+            "with the best output scale it stays well above the surrogate, at a τ near the score spread. "
             "Measured (same prompts, same weights; normalised errors G/c): " + cells + ". The outputs agree within "
             f"{TOL_NEAR:.0%} only for τ above ~" + ", ".join(f"{r.tau_track:.3g} (d={r.d}, l={r.l})" for r in rows
                                                               if r.l == rows[-1].l)

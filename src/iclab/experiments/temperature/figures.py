@@ -144,6 +144,8 @@ def _surrogate_curves(sub: pd.DataFrame) -> pd.DataFrame:
         for t, ga, gs, od in zip(r.taus, r.G_approx_curve, r.G_soft_curve, r.out_diff_curve):
             rows.append({"d": r.d, "l": r.l, "tau": t, "G_approx_norm": ga / r.c, "G_soft_norm": gs / r.c,
                          "out_diff": od, "tau_over_spread": t / r.score_spread})
+        for row, gss in zip(rows[-len(r.taus):], r.G_soft_scaled_curve):
+            row["G_soft_scaled_norm"] = gss / r.c
     return pd.DataFrame(rows)
 
 
@@ -162,6 +164,7 @@ def _fig_surrogate(config, df: pd.DataFrame, fig_dir: Path) -> Path | None:
     for j, (d, g) in enumerate(cur[cur["l"] == l_max].groupby("d")):
         ax_g.plot(g["tau"], g["G_approx_norm"], "-", color=color(j), label=f"d = {d}")
         ax_g.plot(g["tau"], g["G_soft_norm"], "--", color=color(j))
+        ax_g.plot(g["tau"], g["G_soft_scaled_norm"], ":", color=color(j))
     for j, r in enumerate(sub[sub["l"] == l_max].itertuples()):
         ax_g.plot([r.tau_opt_theory], [r.Ga_opt_mc / r.c], "o", color=color(j), ms=4)
     ax_g.set_xscale("log")
@@ -169,7 +172,8 @@ def _fig_surrogate(config, df: pd.DataFrame, fig_dir: Path) -> Path | None:
     ax_g.set_ylim(0.01, 3)
     ax_g.set_xlabel("τ")
     ax_g.set_ylabel("G / (Tr(AB) + σ²)")
-    ax_g.set_title(f"l = {l_max}: approx. softmax (solid, ● τ_opt) vs softmax (dashed)", fontsize=8)
+    ax_g.set_title(f"l = {l_max}: approx. softmax (solid, ● τ_opt), softmax (dashed; dotted: best output scale)",
+                   fontsize=7)
     ax_g.legend(fontsize=6)
     for j, (l, g) in enumerate(sub.groupby("l")):
         err = [g["tau_best_soft"] - g["tau_best_soft_lo"], g["tau_best_soft_hi"] - g["tau_best_soft"]]

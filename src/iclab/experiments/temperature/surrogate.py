@@ -9,7 +9,10 @@ scores :math:`a_i` and values :math:`u_i` — at every τ of a wide log grid, an
 test error of each (averaged over the query noise, as in :mod:`.montecarlo`), the relative output discrepancy
 :math:`\mathrm{RMS}(\hat y_{\rm soft}-\hat y_{\rm approx})/\mathrm{RMS}(\hat y_{\rm approx})`, the spread of the
 scores, the τ that minimises the exact-softmax layer's error (with a bootstrap interval over prompts), and the
-paired difference of the two errors at τ_opt.
+paired difference of the two errors at τ_opt. Because the softmax layer's output is a convex combination of values
+scaled by v₂₂ = 1/d, it also returns the softmax layer's error with the best output scale γ at each τ,
+:math:`\mathbb E f^2-(\mathbb E f\hat y)^2/\mathbb E\hat y^2+\sigma^2` (a least-squares read-out): whether the
+scores themselves, not the value scale, are what the softmax layer cannot use.
 """
 
 from __future__ import annotations
@@ -65,19 +68,27 @@ def _tracking_tau(diff: np.ndarray, taus: np.ndarray) -> float:
     return float(taus[bad[-1] + 1]) if bad[-1] + 1 < len(taus) else float("inf")
 
 
+def _best_scale_error(f: np.ndarray, y: np.ndarray) -> float:
+    """Mean of (f − γy)² at the least-squares γ = E[f y]/E[y²] (``nan`` when y is identically 0)."""
+    yy = float(np.mean(y * y))
+    return float(np.mean(f * f) - np.mean(f * y) ** 2 / yy) if yy > 0 else float("nan")
+
+
 def evaluate_surrogate(cell: dict, taus: np.ndarray) -> dict:
     """Metrics of one (d, l) cell (module docstring); errors raw, with ``c`` = Tr(AB) + σ² to normalise them."""
     weights = pretrained_weights(cell)
     coefs = theory.coefficients(weights, int(cell["l"]), **test_distribution(cell).moments())
     a, u, f = _scores_values(cell, weights)
     s2, fn = float(cell["sigma_test"]) ** 2, f.numpy()
-    err_a, err_s, diff = [], [], []
+    err_a, err_s, diff, scaled = [], [], [], []
     for tau in taus:
         ya, ys = _outputs(a, u, tau)
         err_a.append((fn - ya) ** 2 + s2)
         err_s.append((fn - ys) ** 2 + s2)
         diff.append(float(np.sqrt(np.mean((ys - ya) ** 2) / np.mean(ya ** 2))))
+        scaled.append(_best_scale_error(fn, ys) + s2)
     err_a, err_s, diff = np.array(err_a), np.array(err_s), np.array(diff)  # (n_tau, N), (n_tau, N), (n_tau,)
+    ks = int(np.nanargmin(scaled))
     ya, ys = _outputs(a, u, coefs.tau_opt)
     ea, es = (fn - ya) ** 2 + s2, (fn - ys) ** 2 + s2
     k = int(np.argmin(err_s.mean(1)))
@@ -88,7 +99,8 @@ def evaluate_surrogate(cell: dict, taus: np.ndarray) -> dict:
            "G_soft_curve": [float(v) for v in err_s.mean(1)], "out_diff_curve": [float(v) for v in diff],
            "tau_best_soft": float(taus[k]), "tau_best_soft_lo": lo, "tau_best_soft_hi": hi,
            "G_soft_best": float(err_s[k].mean()), "tau_best_approx": float(taus[int(np.argmin(err_a.mean(1)))]),
-           "tau_track": _tracking_tau(diff, taus),
+           "tau_track": _tracking_tau(diff, taus), "G_soft_scaled_curve": [float(v) for v in scaled],
+           "G_soft_scaled_best": float(scaled[ks]), "tau_best_soft_scaled": float(taus[ks]),
            "out_diff_opt": float(np.sqrt(np.mean((ys - ya) ** 2) / np.mean(ya ** 2)))}
     res["Ga_opt_mc"], res["Ga_opt_se"] = mean_se(ea)
     res["Gs_opt_mc"], res["Gs_opt_se"] = mean_se(es)
