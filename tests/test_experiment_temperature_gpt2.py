@@ -95,4 +95,21 @@ def test_end_to_end_tiny(tmp_path):
     assert cov["theory_tau"] > 2
     figs = sorted(p.name for p in (res.path / "figures").glob("*.png"))
     assert figs == ["gpt2_best_tau_vs_theory.png", "gpt2_error_vs_tau_all.png", "gpt2_error_vs_tau_first.png"]
-    assert "theory τ_opt transfers" in (res.path / "report.md").read_text()
+    report = (res.path / "report.md").read_text()
+    assert "Re-tuning the attention temperature (all layers) lowers" in report and "report error" not in report
+    assert all(len(b) == 200 for b in df["best_tau_all_boot"]) and all(len(t) == 2 for t in df["cf_taus_all"])
+
+
+@pytest.mark.slow
+def test_parallel_training_equals_serial():
+    """Two models trained in two spawned processes equal the same models trained one after another."""
+    from iclab.experiments.temperature.gpt2 import training
+
+    cfg = TemperatureGPT2Config(**{**TINY, "steps": 5, "train_seeds": 2})
+    if training._parallel_workers(cfg) < 2:
+        pytest.skip("one CPU core: nothing runs in parallel")
+    par = training.train_models(cfg)
+    for s in range(2):
+        ser = training._train_one(cfg, s, progress=False)
+        assert all(torch.equal(par[s]["state"][k], v) for k, v in ser["state"].items())
+        assert par[s]["final_loss"] == ser["final_loss"]

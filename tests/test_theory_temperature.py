@@ -156,3 +156,12 @@ def test_bad_input():
         T.coefficients(w, 1)
     with pytest.raises(ConfigError):
         T.bayes_error_mp(10, 20, sigma=0.0)
+
+
+@pytest.mark.parametrize("d,l", [(20, 20), (50, 50), (50, 200)])
+def test_tau_opt_grows_with_test_noise(d, l):
+    """Fig. 2c's trend is a property of Eq. 15 itself (note §4.5: τ_opt grows like σ²/(bl)); the experiment judges
+    the simulated minimiser, this checks the formula."""
+    weights = bayes_mimicking_weights(np.eye(d), l, 0.1)
+    taus = [T.coefficients(weights, l, sigma=s).tau_opt for s in (0.1, 0.5, 1.0, 2.0, 5.0, 10.0)]
+    assert all(b > a for a, b in zip(taus, taus[1:]))

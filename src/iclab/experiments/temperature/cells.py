@@ -10,10 +10,14 @@ One cell is one context length ``l`` under one test distribution. Its ``part`` n
 ``noise``                 test noise σ, vs l (Fig. 2a)
 ``noise_ld``              test noise σ at l = d (Figs. 2b, 2c)
 ``mean``                  input mean ‖μx‖ at l = mean_l, approximate softmax vs linear attention (Remark 3.4)
-``simcheck_*``            the four settings of the independent check at d = 50 (note §4.11)
+``simcheck_*``            the four settings of the independent check at d = 50 (note §4.11), sized to judge
+                          Theorem 4.2 against simulation (no Bayes estimators)
+``surrogate``             approximate softmax against softmax with the same weights at one (d, l) (v2 Fig. 1;
+                          note §4.12)
 ========================  ==========================================================================
 
-Every cell is evaluated by :func:`iclab.experiments.temperature.montecarlo.evaluate_cell`.
+The first seven are evaluated by :func:`iclab.experiments.temperature.montecarlo.evaluate_cell`, ``surrogate`` by
+:func:`iclab.experiments.temperature.surrogate.evaluate_surrogate`.
 """
 
 from __future__ import annotations
@@ -42,8 +46,15 @@ def _simcheck_cells(config: TemperatureConfig) -> list[dict]:
                                                   "sigma_tr": 1.0, "sigma_test": 1.0})]
 
 
+def _surrogate_cells(config: TemperatureConfig) -> list[dict]:
+    """One cell per (d, l) of the approximate-softmax-vs-softmax comparison, no shift (note §4.12)."""
+    return [_cell(config, "surrogate", l, d=d, n_test=config.surrogate_n_test)
+            for d in config.surrogate_dims for l in config.surrogate_ls]
+
+
 def cells(config: TemperatureConfig) -> list[dict]:
-    """The grid: every shift of §5.1 over ``l`` (or σ_test / ‖μx‖), then the independent check's settings."""
+    """The grid: every shift of §5.1 over ``l`` (or σ_test / ‖μx‖), the independent check's settings, then the
+    surrogate-vs-softmax comparison."""
     out = []
     for l in config.l_values:
         out.append(_cell(config, "none", l))
@@ -55,15 +66,21 @@ def cells(config: TemperatureConfig) -> list[dict]:
     out += [_cell(config, "mean", mean_l, mu_x=float(mu)) for mu in config.mean_shifts]
     if config.simcheck:
         out += _simcheck_cells(config)
-    return out
+    return out + _surrogate_cells(config)
 
 
 def run_cell(config: TemperatureConfig, cell: dict, shared=None) -> dict:
-    """Metrics of one cell (see :func:`iclab.experiments.temperature.montecarlo.evaluate_cell`)."""
+    """Metrics of one cell (module docstring)."""
     from iclab.experiments.temperature.montecarlo import evaluate_cell, tau_grid
 
+    if cell["part"] == "surrogate":
+        from iclab.experiments.temperature.surrogate import evaluate_surrogate
+
+        return evaluate_surrogate(cell, tau_grid(config.surrogate_tau_min, config.surrogate_tau_max,
+                                                 config.surrogate_n_tau))
     taus = tau_grid(config.tau_min, config.tau_max, config.n_tau)
-    return evaluate_cell(cell, taus, extras=cell["part"] in ("mean", "simcheck_mean"))
+    part = cell["part"]
+    return evaluate_cell(cell, taus, extras=part in ("mean", "simcheck_mean"), bayes=not part.startswith("simcheck"))
 
 
 def shared(config: TemperatureConfig) -> None:

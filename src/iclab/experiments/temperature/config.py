@@ -1,8 +1,19 @@
 r"""Config of the one-layer ``temperature`` experiment: arXiv:2511.01292 (Demir & Doğan), §5.1, Figs. 1–2
 (settings in docs/papers/temperature.md §5.1).
 
-``PRESETS["full"]`` is the paper's setting (d = 50, m = 5000 pretraining prompts, σ_tr = 0.1, l = 10…200);
-``PRESETS["quick"]`` the same grid at d = 20 with fewer prompts.
+``PRESETS["paper"]`` is the paper's setting (d = 50, m = 5000 pretraining prompts, σ_tr = 0.1, l = 10…200) with
+check cells large enough to resolve the finite-l gaps of Theorem 4.2 (well under an hour on 2 cores);
+``PRESETS["quick"]`` the same grid at d = 20 with fewer prompts (about a minute; most claims are "not judged
+(settings differ)" there); ``PRESETS["full"]`` the paper's setting with 10× the test prompts of ``paper`` on every
+curve (docs/papers/temperature.md §5.1).
+
+**Sizing the Monte Carlo** (docs/papers/temperature.md §5.1). The relative standard deviation of one prompt's
+squared error is about 1.5–1.6 in every cell measured, so n test prompts give G with a 95 % interval of
+±1.96·1.6/√n of G: ±5 % at n = 4000, ±2.2 % at 20 000, ±1.0 % at 100 000. Theorem 4.2 drops O(1/l) terms; at the
+check settings (d = 50, l = 100) they move G by +0.5 % (no shift, τ = 1) to −2.7 % and +3.1 % (Σx = 2I at τ = 1 and
+τ_opt), measured on 400 000 prompts. Against the 5 % tolerance of the theory-vs-simulation claims, a margin of ~2 %
+must be resolved with power: ``simcheck_n_test = 100000`` in ``paper`` (SE ≈ 0.5 %), 20 000 in ``quick`` (where
+the cells closest to the bound stay "not judged" with the sample that would decide).
 """
 
 from __future__ import annotations
@@ -36,7 +47,14 @@ class TemperatureConfig(Config):
         tau_max: largest τ of that grid (note §5.5: 8).
         n_tau: points of that grid.
         simcheck: add the four settings of the independent check at d = 50, m = 5000 (note §4.11).
-        simcheck_n_test: test prompts of those cells (the check used 4000).
+        simcheck_n_test: test prompts of those cells (the check used 4000; see the module docstring for sizing).
+        surrogate_dims: input dimensions d of the approximate-softmax-vs-softmax comparison (note §4.12).
+        surrogate_ls: context lengths l of that comparison (every d × l pair is one cell).
+        surrogate_n_test: test prompts per comparison cell (the same prompts for both layers and every τ).
+        surrogate_tau_min: smallest τ of that comparison's log grid.
+        surrogate_tau_max: largest τ of that grid (wide: softmax reaches its first-order regime at τ ≫ the
+            score spread, ~d^{3/2} here).
+        surrogate_n_tau: points of that grid.
         centring: how Σ̂ centres the pretraining inputs: ``global`` (E Σ̂ = Σx) or ``prompt`` (note §4.10).
         seed: base seed.
     """
@@ -58,6 +76,12 @@ class TemperatureConfig(Config):
     n_tau: int = 41
     simcheck: bool = True
     simcheck_n_test: int = 4000
+    surrogate_dims: tuple[int, ...] = (1, 2, 5, 10, 20, 50)
+    surrogate_ls: tuple[int, ...] = (20, 50, 100, 200)
+    surrogate_n_test: int = 4000
+    surrogate_tau_min: float = 0.1
+    surrogate_tau_max: float = 1e5
+    surrogate_n_tau: int = 73
     centring: str = "global"
     seed: int = 0
 
@@ -67,6 +91,17 @@ class TemperatureConfig(Config):
         check_int("n_test", self.n_test, 10)
         check_int("simcheck_n_test", self.simcheck_n_test, 10)
         check_int("n_tau", self.n_tau, 3)
+        check_int("surrogate_n_test", self.surrogate_n_test, 10)
+        check_int("surrogate_n_tau", self.surrogate_n_tau, 3)
+        for name, low in (("surrogate_dims", 1), ("surrogate_ls", 2)):
+            for v in getattr(self, name):
+                if not isinstance(v, int) or v < low:
+                    raise ConfigError(name, getattr(self, name), f"integers >= {low}")
+        for name in ("surrogate_tau_min", "surrogate_tau_max"):
+            check_scale(name, getattr(self, name))
+        if self.surrogate_tau_min >= self.surrogate_tau_max:
+            raise ConfigError("surrogate_tau_max", self.surrogate_tau_max,
+                              f"a value > surrogate_tau_min={self.surrogate_tau_min}")
         check_int("mean_l", self.mean_l, 0)
         if self.mean_l == 1:
             raise ConfigError("mean_l", 1, "0 (meaning l = 2d) or a context length >= 2")
@@ -90,6 +125,8 @@ class TemperatureConfig(Config):
 
 QUICK = TemperatureConfig(d=20, m=1000, l_values=(10, 20, 40, 80), n_test=1000, noise_sigmas=(1.0, 5.0),
                           sigma_tests=(0.1, 1.0, 2.0, 5.0), mean_shifts=(0.0, 1.0, 2.0, 4.0),
-                          simcheck_n_test=4000)
-FULL = TemperatureConfig(simcheck_n_test=20000)
-PRESETS = {"quick": QUICK, "full": FULL}
+                          simcheck_n_test=20000, surrogate_dims=(1, 2, 5, 20, 50), surrogate_ls=(20, 100),
+                          surrogate_n_test=2000)
+PAPER = TemperatureConfig(simcheck_n_test=100000)
+FULL = TemperatureConfig(n_test=20000, simcheck_n_test=400000, surrogate_n_test=20000)
+PRESETS = {"quick": QUICK, "paper": PAPER, "full": FULL}

@@ -97,6 +97,7 @@ def _fig_tau_vs_sigma(config, df: pd.DataFrame, fig_dir: Path) -> Path | None:
 
 def _fig_formula_vs_grid(config, df: pd.DataFrame, fig_dir: Path) -> Path:
     """τ_opt of Theorem 4.3 against the Monte-Carlo grid search, every cell, with the grid's half step."""
+    df = df[df["part"] != "surrogate"]
     fig, ax = new_figure()
     step = (config.tau_max / config.tau_min) ** (1 / (config.n_tau - 1))
     for j, (part, sub) in enumerate(df.groupby("part")):
@@ -136,8 +137,75 @@ def _fig_mean_shift(df: pd.DataFrame, fig_dir: Path) -> Path | None:
                        sub[["mu_x", "G1_theory", "G1_mc", "linear_mc", "noquery1_mc", "bayes_test", "c"]])
 
 
+def _surrogate_curves(sub: pd.DataFrame) -> pd.DataFrame:
+    """One row per (d, l, τ): both layers' normalised errors and the relative output discrepancy."""
+    rows = []
+    for r in sub.itertuples():
+        for t, ga, gs, od in zip(r.taus, r.G_approx_curve, r.G_soft_curve, r.out_diff_curve):
+            rows.append({"d": r.d, "l": r.l, "tau": t, "G_approx_norm": ga / r.c, "G_soft_norm": gs / r.c,
+                         "out_diff": od, "tau_over_spread": t / r.score_spread})
+        for row, gss in zip(rows[-len(r.taus):], r.G_soft_scaled_curve):
+            row["G_soft_scaled_norm"] = gss / r.c
+    return pd.DataFrame(rows)
+
+
+def _fig_surrogate(config, df: pd.DataFrame, fig_dir: Path) -> Path | None:
+    """Approximate softmax against softmax with the same (Lemma 4.1) weights (v2 Fig. 1; note §4.12): errors vs τ
+    at the longest l, the softmax layer's best τ against Eq. 15's τ_opt vs d, and the output discrepancy against
+    τ / score spread."""
+    sub = df[df["part"] == "surrogate"].sort_values(["d", "l"])
+    if sub.empty:
+        return None
+    from iclab.experiments.temperature.surrogate import TRACK_TOL
+
+    cur = _surrogate_curves(sub)
+    fig, (ax_g, ax_t, ax_o) = new_figure(3, 1, width=4.6)
+    l_max = int(sub["l"].max())
+    for j, (d, g) in enumerate(cur[cur["l"] == l_max].groupby("d")):
+        ax_g.plot(g["tau"], g["G_approx_norm"], "-", color=color(j), label=f"d = {d}")
+        ax_g.plot(g["tau"], g["G_soft_norm"], "--", color=color(j))
+        ax_g.plot(g["tau"], g["G_soft_scaled_norm"], ":", color=color(j))
+    for j, r in enumerate(sub[sub["l"] == l_max].itertuples()):
+        ax_g.plot([r.tau_opt_theory], [r.Ga_opt_mc / r.c], "o", color=color(j), ms=4)
+    ax_g.set_xscale("log")
+    ax_g.set_yscale("log")
+    ax_g.set_ylim(0.01, 3)
+    ax_g.set_xlabel("τ")
+    ax_g.set_ylabel("G / (Tr(AB) + σ²)")
+    ax_g.set_title(f"l = {l_max}: approx. softmax (solid, ● τ_opt), softmax (dashed; dotted: best output scale)",
+                   fontsize=7)
+    ax_g.legend(fontsize=6)
+    for j, (l, g) in enumerate(sub.groupby("l")):
+        err = [g["tau_best_soft"] - g["tau_best_soft_lo"], g["tau_best_soft_hi"] - g["tau_best_soft"]]
+        ax_t.errorbar(g["d"], g["tau_best_soft"], yerr=err, fmt="s", color=color(j), capsize=2,
+                      label=f"softmax best τ, l = {l}")
+        ax_t.plot(g["d"], g["tau_opt_theory"], "-", color=color(j), lw=1, label=f"Eq. 15 τ_opt, l = {l}")
+    spread = sub.groupby("d")["score_spread"].mean()
+    ax_t.plot(spread.index, spread.values, ":", color="0.3", label="score spread")
+    ax_t.set_xscale("log")
+    ax_t.set_yscale("log")
+    ax_t.set_xlabel("d")
+    ax_t.set_ylabel("τ")
+    ax_t.set_title("where τ_opt stops transferring to softmax", fontsize=8)
+    ax_t.legend(fontsize=5)
+    dims = sorted(cur["d"].unique())
+    for (d, l), g in cur.groupby(["d", "l"]):
+        ax_o.plot(g["tau_over_spread"], g["out_diff"], "-" if l == l_max else "--", color=color(dims.index(d)),
+                  lw=1, label=f"d = {d}" if l == l_max else None)
+    ax_o.axhline(TRACK_TOL, color="k", ls=":", lw=1)
+    ax_o.set_xscale("log")
+    ax_o.set_yscale("log")
+    ax_o.set_ylim(1e-4, 2)
+    ax_o.set_xlabel(f"τ / score spread (solid l = {l_max}, dashed other l)")
+    ax_o.set_ylabel("RMS(ŷ_soft − ŷ_approx) / RMS(ŷ_approx)")
+    ax_o.set_title(f"outputs agree (< {TRACK_TOL:.0%}, dotted) only for τ ≫ spread", fontsize=8)
+    ax_o.legend(fontsize=5)
+    return save_figure(fig, fig_dir / "fig_surrogate_vs_softmax", cur)
+
+
 def figures(config, df: pd.DataFrame, fig_dir: Path) -> list[Path]:
-    """Figs. 1a–1c, 2a–2c, τ formula vs grid search, and the input-mean shift (PNG + CSV each)."""
+    """Figs. 1a–1c, 2a–2c, τ formula vs grid search, the input-mean shift, and the surrogate against softmax
+    (PNG + CSV each)."""
     out = [_fig_vs(df, "none", fig_dir, "fig1a_no_shift", "no shift (Fig. 1a)"),
            _fig_vs(df, "cov", fig_dir, "fig1b_input_cov_shift", f"Σx = {config.cov_scale}·I (Fig. 1b)"),
            _fig_vs(df, "task", fig_dir, "fig1c_task_shift",
@@ -147,5 +215,6 @@ def figures(config, df: pd.DataFrame, fig_dir: Path) -> list[Path]:
            _fig_noise_vs_l(df, fig_dir),
            _fig_tau_vs_sigma(config, df, fig_dir),
            _fig_formula_vs_grid(config, df, fig_dir),
-           _fig_mean_shift(df, fig_dir)]
+           _fig_mean_shift(df, fig_dir),
+           _fig_surrogate(config, df, fig_dir)]
     return [p for p in out if p is not None]

@@ -7,6 +7,12 @@ of the shifted distribution, every layer's attention logits are divided by τ (`
 is the trained model), or only the first layer's, and the normalised query error
 :math:`\mathbb E(y_l-\hat y_l)^2/(\mathrm{Tr}(\mathbf A\mathbf B)+\sigma^2)` is read for each τ of the grid, with the
 test-prior Bayes error (Eq. 9) as the ideal learner. Every cell's ``part`` is ``"error_vs_tau"``.
+
+Every τ is scored on the same prompts, so the cell also returns paired statistics the comparisons judge
+(docs/papers/temperature.md §5.2): the gain of a re-tuned τ over τ = 1, **cross-fitted** (τ picked on one half of
+the prompts, the per-prompt error difference read on the other half, both ways — picking τ on the prompts it is
+scored on would turn noise into a gain), the gain at the grid τ nearest the one-layer τ_opt, and a bootstrap over
+prompts of the grid-best τ.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from iclab.experiments.temperature.gpt2.config import TemperatureGPT2Config
 from iclab.experiments.temperature.gpt2.shifts import shift_distribution, theory_tau, zero_predictor_error
 from iclab.experiments.temperature.gpt2.training import build_model, train_models
 
-__all__ = ["cells", "run_cell", "shared", "errors_vs_tau", "budget"]
+__all__ = ["cells", "run_cell", "shared", "errors_vs_tau", "squared_errors", "cross_fitted_gain", "tau_statistics", "budget"]
 
 
 def cells(cfg: TemperatureGPT2Config) -> list[dict]:
@@ -35,20 +41,65 @@ def shared(cfg: TemperatureGPT2Config) -> dict:
     return train_models(cfg)
 
 
+_N_BOOT = 200
+
+
 @torch.no_grad()
-def errors_vs_tau(model, batch, taus, first_only: bool, n_layer: int) -> tuple[list[float], list[float]]:
-    """Mean squared query error and its standard error for each τ, applied to all layers or the first only."""
+def squared_errors(model, batch, taus, first_only: bool, n_layer: int) -> np.ndarray:
+    """Per-prompt squared query errors ``(n_tau, B)``, τ applied to all layers or to the first only."""
     from iclab.hf import with_temperature
 
-    means, ses = [], []
+    out = []
     for tau in taus:
         t = [float(tau)] + [1.0] * (n_layer - 1) if first_only else float(tau)
         with with_temperature(model.backbone, tau=t):
             pred = model(batch)  # (B,)
-        err = (pred - batch.target) ** 2  # (B,)
-        means.append(float(err.mean()))
-        ses.append(float(err.std() / math.sqrt(len(err))))
-    return means, ses
+        out.append(((pred - batch.target) ** 2).double().cpu().numpy())
+    return np.stack(out)
+
+
+def errors_vs_tau(model, batch, taus, first_only: bool, n_layer: int) -> tuple[list[float], list[float]]:
+    """Mean squared query error and its standard error for each τ, applied to all layers or the first only."""
+    err = squared_errors(model, batch, taus, first_only, n_layer)  # (n_tau, B)
+    return [float(v) for v in err.mean(1)], [float(v) for v in err.std(1, ddof=1) / math.sqrt(err.shape[1])]
+
+
+def _mean_se(v: np.ndarray) -> tuple[float, float]:
+    return float(v.mean()), float(v.std(ddof=1) / math.sqrt(v.size))
+
+
+def cross_fitted_gain(err: np.ndarray, i1: int) -> tuple[float, float, list[int]]:
+    """Gain of a re-tuned τ over τ = 1 (index ``i1``), cross-fitted over the two halves (even, odd) of the prompts.
+
+    ``err`` is ``(n_tau, B)``. Returns the mean per-prompt difference err(τ = 1) − err(τ picked on the other half),
+    its standard error, and the two picked indices."""
+    halves = (np.arange(0, err.shape[1], 2), np.arange(1, err.shape[1], 2))
+    picks = [int(np.argmin(err[:, h].mean(1))) for h in halves]
+    diff = np.concatenate([err[i1, halves[1]] - err[picks[0], halves[1]],
+                           err[i1, halves[0]] - err[picks[1], halves[0]]])
+    return (*_mean_se(diff), picks)
+
+
+def _bootstrap_best(err: np.ndarray, taus, seed: int) -> list[float]:
+    """Grid-best τ on :data:`_N_BOOT` resamples of the prompts (seeded)."""
+    rng = np.random.default_rng(seed)
+    n = err.shape[1]
+    return [float(taus[int(np.argmin(err[:, rng.integers(0, n, n)].mean(1)))]) for _ in range(_N_BOOT)]
+
+
+def tau_statistics(err: np.ndarray, taus, theory: float, seed: int, suffix: str) -> dict:
+    """Means, SEs, best τ, cross-fitted and theory-τ gains (paired) and the bootstrapped best τ of ``err``."""
+    taus = list(taus)
+    i1, ib = taus.index(1.0), int(np.argmin(err.mean(1)))
+    j = int(np.argmin(np.abs(np.log(taus) - math.log(theory))))
+    gain, gain_se, picks = cross_fitted_gain(err, i1)
+    th_gain, th_gain_se = _mean_se(err[i1] - err[j])
+    return {f"err_{suffix}": [float(v) for v in err.mean(1)],
+            f"se_{suffix}": [float(v) for v in err.std(1, ddof=1) / math.sqrt(err.shape[1])],
+            f"best_tau_{suffix}": taus[ib], f"best_err_{suffix}": float(err[ib].mean()),
+            f"cf_gain_{suffix}": gain, f"cf_gain_{suffix}_se": gain_se, f"cf_taus_{suffix}": [taus[k] for k in picks],
+            f"theory_gain_{suffix}": th_gain, f"theory_gain_{suffix}_se": th_gain_se,
+            f"best_tau_{suffix}_boot": _bootstrap_best(err, taus, seed)}
 
 
 def _bayes_error(batch, dist) -> float:
@@ -69,19 +120,15 @@ def run_cell(cfg: TemperatureGPT2Config, cell: dict, shared: dict) -> dict:
     dist = shift_distribution(cfg, cell["shift"])
     batch = dist.sample(cfg.n_test, generator_for(cell["seed"], "test", cell["shift"])).to(cfg.device)
     norm = zero_predictor_error(dist)
-    err_all, se_all = errors_vs_tau(model, batch, cfg.taus, False, cfg.n_layer)
-    err_first, se_first = errors_vs_tau(model, batch, cfg.taus, True, cfg.n_layer)
-    bayes = _bayes_error(batch, dist)
-    taus = list(cfg.taus)
-    i1, ib = taus.index(1.0), int(np.argmin(err_all))
-    return {
-        "err_all": [e / norm for e in err_all], "se_all": [e / norm for e in se_all],
-        "err_first": [e / norm for e in err_first], "se_first": [e / norm for e in se_first],
-        "err_tau1": err_all[i1] / norm, "best_tau_all": taus[ib], "best_err_all": err_all[ib] / norm,
-        "best_tau_first": taus[int(np.argmin(err_first))], "best_err_first": min(err_first) / norm,
-        "theory_tau": theory_tau(cfg, cell["shift"]), "bayes_err": bayes / norm,
-        "train_loss": float(shared[cell["train_seed"]]["final_loss"]),
-    }
+    th = theory_tau(cfg, cell["shift"])
+    res = {"theory_tau": th, "bayes_err": _bayes_error(batch, dist) / norm,
+           "train_loss": float(shared[cell["train_seed"]]["final_loss"])}
+    for first, suffix in ((False, "all"), (True, "first")):
+        err = squared_errors(model, batch, cfg.taus, first, cfg.n_layer) / norm  # (n_tau, B), normalised
+        res.update(tau_statistics(err, cfg.taus, th, cell["seed"] * 1000 + cell["train_seed"], suffix))
+    i1 = list(cfg.taus).index(1.0)
+    res["err_tau1"], res["err_tau1_se"] = res["err_all"][i1], res["se_all"][i1]
+    return res
 
 
 def budget(cfg: TemperatureGPT2Config) -> list[Need]:

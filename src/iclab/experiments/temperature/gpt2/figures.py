@@ -20,9 +20,10 @@ def _curves(cfg, df: pd.DataFrame, key: str) -> pd.DataFrame:
     rows = []
     for shift, g in df.groupby("shift", sort=False):
         arr = np.array(g[key].tolist())  # (seeds, taus)
+        se = np.array(g[key.replace("err", "se")].tolist())  # (seeds, taus): prompt-level standard errors
         for j, tau in enumerate(cfg.taus):
             rows.append({"shift": shift, "tau": tau, "err": arr[:, j].mean(),
-                         "sd": arr[:, j].std(ddof=1) if len(arr) > 1 else float(np.mean(np.array(g[key.replace("err", "se")].tolist())[:, j]))})
+                         "sd": arr[:, j].std(ddof=1) if len(arr) > 1 else float(se[0, j])})
     return pd.DataFrame(rows)
 
 

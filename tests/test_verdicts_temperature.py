@@ -1,0 +1,109 @@
+"""Verdicts of the ``temperature`` experiment (arXiv:2511.01292, docs/papers/temperature.md §5.1) on made-up result
+tables: with every claimed effect present they agree; with the effects absent none agrees; missing cells give "not
+measured"; the quick preset's settings give "settings differ"."""
+
+import pandas as pd
+import pytest
+
+from iclab.experiments import get_experiment
+from iclab.experiments._judge import judge_run
+from iclab.experiments.temperature import comparisons as C
+from iclab.stats import AGREES, DISAGREES, NOT_JUDGED
+
+EXP = get_experiment("temperature")
+PAPER_CFG = EXP.config("paper")
+
+
+def _cell(part, d=50, l=100, *, gap, g1=30.0, tau=1.5, **kw):
+    """One made-up cell: measured G(1) = ``g1`` (G(τ_opt) = 20, MC minimiser ``tau``) and theory values ``gap``
+    below them, relative SE 0.2 %; paired effects (gains, harms) are given by ``kw``."""
+    c, gopt, se = 50.0, 20.0, 0.002
+    row = {"part": part, "d": d, "l": l, "n_test": 2000, "c": c, "sigma_test": 0.1, "mu_x": 0.0,
+           "G1_theory": g1 / (1 + gap), "G1_mc": g1, "G1_se": g1 * se,
+           "Gopt_theory": gopt / (1 + gap), "Gopt_mc": gopt, "Gopt_se": gopt * se,
+           "tau_opt_theory": tau / (1 + gap), "tau_opt_mc": tau, "tau_opt_mc_se": 0.01,
+           "gain_opt": 0.0, "gain_opt_se": 0.2, "excess1": 5.0, "excess1_se": 0.05, "bayes_test": 25.0,
+           "harm1": 0.0, "harm1_se": 0.05, "linear_mc": g1, "linear_se": 0.3}
+    row.update(kw)
+    return row
+
+
+def _table(effect: bool) -> pd.DataFrame:
+    """A result table with every part the comparisons read (the paper's d = 50). With ``effect`` every claimed
+    effect is there (theory within 1 % of simulation, gains, harms that fade, …); without it every one is absent
+    (theory 30 % off, no gain, no harm, …)."""
+    gap = 0.01 if effect else 0.3
+    big = 10.0 if effect else 0.0
+    rows = [_cell(p, l=l, gap=gap) for p, l in (("simcheck_none", 100), ("simcheck_cov", 100),
+                                                ("simcheck_noise", 50), ("simcheck_mean", 100))]
+    for l in (10, 20, 100, 200):
+        short, last = l < 50, l == 200
+        rows.append(_cell("none", l=l, gap=gap, excess1=20.0 if short and effect else (0.3 if last and effect else 5.0),
+                          bayes_test=30.0 / 1.005 if effect else 25.0))
+        rows.append(_cell("cov", l=l, gap=gap, g1=90.0 if last and effect else 30.0, gain_opt=big))
+        rows.append(_cell("task", l=l, gap=gap, harm1=big / 2 if short else 0.0))
+        for s in (1.0, 5.0):
+            rows.append(_cell("noise", l=l, gap=gap, sigma_test=s, harm1=big / 2 if short and s == 5.0 else 0.0))
+    rows.append(_cell("noise_ld", l=50, gap=gap, sigma_test=0.1, tau=2.0))
+    rows.append(_cell("noise_ld", l=50, gap=gap, sigma_test=5.0, tau=3.0 if effect else 2.0, gain_opt=big))
+    rows.append(_cell("mean", gap=gap, mu_x=0.0))
+    rows.append(_cell("mean", gap=gap, mu_x=8.0, g1=30.3 if effect else 45.0, linear_mc=3000.0 if effect else 30.0))
+    rows.append({"part": "surrogate", "d": 50, "l": 100, "n_test": 2000, "c": 50.0, "tau_opt_theory": 1.5,
+                 "Ga_opt_mc": 17.0, "Gs_opt_mc": 17.2 if effect else 50.0, "soft_minus_approx_opt_se": 0.1,
+                 "tau_best_soft": 1.5 if effect else 680.0, "tau_best_soft_lo": 1.4 if effect else 600.0,
+                 "tau_best_soft_hi": 1.6 if effect else 700.0, "out_diff_opt": 0.05, "score_spread": 430.0})
+    return pd.DataFrame(rows)
+
+
+def _verdicts(df, config=PAPER_CFG, failed=None):
+    rows, errors = judge_run(paper="temperature", experiment="temperature", config=config, results=df,
+                             failed=pd.DataFrame() if failed is None else failed, claims=C.claims, compare=C.compare)
+    assert not errors
+    return {r.id: r for r in rows}
+
+
+def test_every_claim_agrees_when_the_effects_are_there():
+    by = _verdicts(_table(effect=True))
+    assert len(by) == len(C.claims(PAPER_CFG)) == 21
+    assert {k: v.verdict for k, v in by.items() if v.verdict != AGREES} == {}
+
+
+def test_no_claim_agrees_when_the_effects_are_absent():
+    by = _verdicts(_table(effect=False))
+    kinds = {c.id: c.kind for c in C.claims(PAPER_CFG)}
+    assert all(v.verdict != AGREES for v in by.values()), [k for k, v in by.items() if v.verdict == AGREES]
+    # a 30 % theory-simulation gap measured to 0.2 % is a disagreement, not a lack of power
+    assert all(v.verdict == DISAGREES for k, v in by.items() if kinds[k] == "theory vs simulation")
+    assert by["fig1b-tau-opt-repairs"].verdict == DISAGREES and "no effect" in by["fig1b-tau-opt-repairs"].reason
+
+
+def test_a_wide_interval_is_not_judged_with_the_sample_that_would_decide():
+    df = _table(effect=True)
+    check = (df["part"] == "simcheck_cov")
+    df.loc[check, "G1_theory"] = df.loc[check, "G1_mc"] / 0.96  # a 4 % gap ...
+    df.loc[check, "G1_se"] = df.loc[check, "G1_theory"] * 0.01  # ... with a ±2 % interval straddles the 5 % bound
+    v = _verdicts(df)["thm4.2-vs-mc/check-cov-tau1"]
+    assert v.verdict == NOT_JUDGED and "deciding needs about" in v.reason
+
+
+def test_missing_cells_are_not_measured():
+    df = _table(effect=True)
+    df = df[~df["part"].isin(["surrogate", "simcheck_cov"])]
+    by = _verdicts(df, failed=pd.DataFrame({"_error": ["boom", "boom"]}))
+    for cid in ("surrogate-tracks-softmax", "surrogate-tau-opt-transfers", "thm4.2-vs-mc/check-cov-tau1"):
+        assert by[cid].verdict == NOT_JUDGED and "not measured" in by[cid].reason and "2 failed" in by[cid].reason
+    assert by["thm4.2-vs-mc/check-none-tau1"].verdict == AGREES
+
+
+def test_quick_settings_differ():
+    by = _verdicts(_table(effect=True), config=EXP.config("quick"))
+    assert by["fig1b-cov-shift-harms"].verdict == NOT_JUDGED
+    assert "settings differ: d = 20 (paper 50)" in by["fig1b-cov-shift-harms"].reason
+    assert "at these settings the test gave: agrees" in by["fig1b-cov-shift-harms"].reason
+    assert by["thm4.2-vs-mc/check-none-tau1"].verdict == AGREES  # the check cells are at d = 50 in every preset
+
+
+@pytest.mark.parametrize("preset", ["quick", "paper", "full"])
+def test_claims_are_declared_once(preset):
+    ids = [c.id for c in C.claims(EXP.config(preset))]
+    assert len(ids) == len(set(ids)) == 21
