@@ -21,6 +21,7 @@ from iclab.hf._tasks import (
     normalise_answer, exact_match, greedy_answers,
 )
 from iclab.hf._logit_spread import logit_spreads
+from iclab.hf._attention_extremes import attention_extremes, EXTREMES
 from iclab.hf._hidden_rotation import givens_rotation, encode_to_layer, run_encoder_layers, rotated_pooled_features
 
 __all__ = [
@@ -30,6 +31,6 @@ __all__ = [
     "best_tau_index", "grid_search_tau", "estimate_tau", "QAItem", "QATask", "PromptSet", "QA_TASKS", "get_task",
     "capital_task", "continent_task", "demonym_task", "antonym_task", "parse_wordnet_antonyms",
     "parse_wordnet_tagged", "wordnet_adj_path", "n_noisy", "split_items", "build_prompts", "normalise_answer",
-    "exact_match", "greedy_answers", "logit_spreads", "givens_rotation", "encode_to_layer", "run_encoder_layers",
-    "rotated_pooled_features",
+    "exact_match", "greedy_answers", "logit_spreads", "attention_extremes", "EXTREMES", "givens_rotation",
+    "encode_to_layer", "run_encoder_layers", "rotated_pooled_features",
 ]
