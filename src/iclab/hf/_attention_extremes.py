@@ -21,7 +21,7 @@ from iclab.hf._temperature import attention_scores
 __all__ = ["attention_extremes", "EXTREMES"]
 
 EXTREMES = ("max_coef", "first_coef", "rest_max_coef", "delta", "keys")
-_ROW_CHUNK = 256  # query rows whose logits are held at once (memory, not speed)
+_ROW_CHUNK = 128  # query rows whose logits are held at once (memory, not speed)
 _RECORDER: dict | None = None  # set while attention_extremes runs: {"rows": (1, P) long tensor, "out": [...]}
 
 
@@ -79,9 +79,10 @@ def attention_extremes(model, input_ids: torch.Tensor, causal: bool,
         raise ValueError(f"rows must be non-empty positions in [0, {T}), got {rows.tolist()[:8]}")
     before = model.config._attn_implementation
     _use_extremes_attention(model)
+    body = getattr(model, "base_model", model)  # no LM head: (T, vocab) logits would dwarf the attention rows
     _RECORDER = {"rows": rows[None], "out": []}
     try:
-        model(input_ids=input_ids, use_cache=False) if causal else model(input_ids=input_ids)
+        body(input_ids=input_ids, use_cache=False) if causal else body(input_ids=input_ids)
         layers = _RECORDER["out"]
     finally:
         _RECORDER = None
