@@ -147,7 +147,7 @@ def real_slopes(t: dict) -> np.ndarray:
 def _onset_delta(t: dict) -> np.ndarray:
     """Per text segment: the median over global heads of the mean δ at the largest measured n ≤ 1024."""
     j = int(np.flatnonzero(t["n"] <= 1024)[-1])
-    d = t["delta"][:, global_heads(t), :, j]  # (segments, L_global, H)
+    d = t["delta"][..., j][:, global_heads(t)]  # (segments, L_global, H)
     return np.median(d.reshape(len(d), -1), 1)
 
 

@@ -132,6 +132,7 @@ def _clrs(config, df: pd.DataFrame, fig_dir: Path) -> Path | None:
             data += [{"task": task, "arm": label, "n": nn, "exact": e} for nn, e in zip(n, ex.mean(0))]
         ax.axvline(config.clrs_train_max, color="0.6", ls=":")
         ax.set(xscale="log", xlabel="length n", ylabel="exact match (%)", title=task)
+        _size_ticks(ax, config.clrs_test_sizes)
         ax.legend()
     return save_figure(fig, fig_dir / "clrs_size_generalisation", pd.DataFrame(data))
 
@@ -209,7 +210,18 @@ def _real_dispersion(df: pd.DataFrame, fig_dir: Path) -> Path | None:
                        title=f"{m}: layers light → dark" + ("" if g.all() else ", local dashed"))
         axes[1, c].set(xscale="log", xlabel="context n (tokens)", ylabel="mean logit spread δ", title=f"{m}: δ")
         axes[0, c].legend(fontsize=7)
+        for ax in axes[:, c]:
+            _size_ticks(ax, n)
     return save_figure(fig, fig_dir / "real_dispersion", pd.DataFrame(data))
+
+
+def _size_ticks(ax, n) -> None:
+    """Label a log x axis at the measured sizes only."""
+    from matplotlib.ticker import NullFormatter
+
+    ax.set_xticks(list(n))
+    ax.set_xticklabels([f"{int(v)}" for v in n], fontsize=7)
+    ax.xaxis.set_minor_formatter(NullFormatter())
 
 
 def _layer_colour(x: float):
