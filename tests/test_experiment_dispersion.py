@@ -72,3 +72,13 @@ def test_cells_and_presets():
 def test_bad_config_raises_config_error(key, value):
     with pytest.raises(ConfigError):
         get_experiment("dispersion").config("quick", {key: value})
+
+
+def test_fig4_rows_apply_the_polynomial():
+    """The Fig. 4 figure's data: adaptive_softmax applies max(P(H), 1) (to the reference code's 1e-9 entropy offset)
+    and never raises the entropy."""
+    from iclab.experiments.dispersion.adaptive_check import fig4_rows
+
+    d = fig4_rows()
+    assert (d["beta_applied"] - d["beta_formula"]).abs().max() < 1e-4
+    assert (d["H_after"] <= d["H"] + 1e-9).all() and d["beta_applied"].max() > 2.4
