@@ -1,5 +1,6 @@
 """The ``dispersion`` experiment (arXiv:2410.01104; docs/papers/dispersion.md §5) end to end on a tiny config (serial
-executor), and its config validation."""
+executor), its internal checks (Lemma 2.1 and Prop. 3.1 bounds hold on the trained heads), its presets and its config
+validation."""
 
 import json
 
@@ -7,12 +8,14 @@ import pytest
 
 from iclab.errors import ConfigError
 from iclab.experiments import get_experiment
+from iclab.theory.dispersion import top_coefficient_bound
 
 TINY = {"seeds": "2", "variant_seeds": "1", "steps": "40", "d": "8", "depth": "1", "batch_size": "32",
         "test_sizes": "16,64,256", "eval_sets": "24", "fit_sizes": "16,64", "fit_sets": "48", "beta_step": "0.5",
         "entropy_bin": "0.5", "delta_models": "minilm", "delta_tokens": "24", "clrs_tasks": "minimum,running_max",
         "clrs_steps": "20", "clrs_test_sizes": "8,16", "clrs_eval": "16", "clrs_d_model": "8", "clrs_layers": "1",
-        "lookup_models": "smollm2", "lookup_sizes": "4", "lookup_lists": "2", "lookup_queries": "2"}
+        "lookup_models": "smollm2", "lookup_sizes": "4", "lookup_lists": "2", "lookup_queries": "2",
+        "real_models": "minilm", "real_sizes": "16,32,64", "real_segments": "2"}
 
 
 @pytest.mark.slow
@@ -20,7 +23,7 @@ def test_tiny_run_end_to_end(tmp_path):
     from iclab.report import run_and_report
 
     res = run_and_report("dispersion", "quick", TINY, out=tmp_path / "run", executor="serial", progress=False)
-    assert res.failed.empty and len(res.results) == 2 + 2 + 1 + 1 + 4
+    assert res.failed.empty and len(res.results) == 2 + 2 + 1 + 1 + 4 + 2
     df = res.results
     soft = df[(df["part"] == "retrieval") & (df["normaliser"] == "softmax")]
     for _, r in soft.iterrows():
@@ -28,12 +31,25 @@ def test_tiny_run_end_to_end(tmp_path):
         assert all(0.0 <= a <= 1.0 for a in r["acc"] + r["acc_adaptive"])
         assert r["max_coef"][0] >= r["max_coef"][-1]  # disperses with n
         assert len(r["fit_loss"]) == r["fit_n_bins"] * 9
+        # Lemma 2.1 with the head's δ_sup (note §4.1) holds at every n: an internal check, not a claim (it is
+        # vacuous for a trained head whose spread is large)
+        bound = top_coefficient_bound(r["delta_sup"], r["test_sizes"])
+        assert all(a <= b + 1e-6 for a, b in zip(r["max_coef"], bound))
+        assert r["delta_sup"] <= r["allowed_spread"] * (1 + 1e-6)  # Prop. 3.1: the weights bound the spread
+    clrs = df[(df["part"] == "clrs") & (df["attention"] == "softmax")]
+    assert all(len(v) == 2 for v in clrs["exact_inference_adaptive"])  # the inference-only arm
+    real = df[df["part"] == "real"]
+    assert (real["available"] == 1).all() and all(len(v) == 6 * 12 * 3 for v in real["real_max_coef"])
     report = (tmp_path / "run" / "report.md").read_text()
     assert "paired t-test" in report and "minilm" in report and "Key–value lookup" in report
     figs = {p.name for p in (tmp_path / "run" / "figures").glob("*.png")}
-    assert {"retrieval_accuracy.png", "retrieval_dispersion.png", "logit_spread.png",
-            "clrs_size_generalisation.png", "lookup_accuracy.png"} <= figs
-    json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert {"retrieval_accuracy.png", "retrieval_dispersion.png", "logit_spread.png", "clrs_size_generalisation.png",
+            "weight_spread.png", "lookup_accuracy.png",
+            "adaptive_temperature_fig4.png", "real_dispersion.png"} <= figs
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    ids = {r["id"] for r in summary["comparisons"]}
+    assert {"fig2/disperses", "thm2.2/disperses/minilm", "clrs/inference-only", "prop3.1/weights-limit",
+            "lookup/inference-only/smollm2"} <= ids
     again = run_and_report("dispersion", "quick", TINY, out=tmp_path / "run", executor="serial", progress=False)
     assert again.computed == 0 and again.reused == len(res.results)
 
@@ -42,15 +58,20 @@ def test_cells_and_presets():
     exp = get_experiment("dispersion")
     quick, full = exp.config("quick"), exp.config("full")
     assert max(full.test_sizes) == 16384 and full.d == 128 and full.seeds >= 10
+    paper = exp.config("paper")
+    assert paper.test_sizes == tuple(2 ** k for k in range(4, 15)) and paper.d == 128 and paper.train_max == 16
+    assert "gemma3-270m" in paper.real_models and max(paper.real_sizes) >= 4096
     cells = exp.cells(quick)
     parts = [c["part"] for c in cells]
     assert parts.count("retrieval") == quick.seeds + 2 * quick.variant_seeds
-    assert all("seed" in c and "part" in c for c in cells) and len({json.dumps(c, sort_keys=True) for c in cells}) == len(cells)
+    assert all("seed" in c and "part" in c for c in cells)
+    assert len({json.dumps(c, sort_keys=True) for c in cells}) == len(cells)
 
 
 @pytest.mark.parametrize("key,value", [("variants", "sigmoid"), ("variants", "softmax,relu"), ("d", "0"),
                                        ("test_sizes", "16,0"), ("clrs_tasks", "heapsort"), ("beta_max", "0.5"),
-                                       ("delta_models", "gpt2"), ("clrs_heads", "3")])
+                                       ("delta_models", "gpt2"), ("clrs_heads", "3"), ("real_models", "gpt2"),
+                                       ("real_text", "wiki"), ("sharp_eps", "1.5"), ("real_sizes", "0")])
 def test_bad_config_raises_config_error(key, value):
     with pytest.raises(ConfigError):
         get_experiment("dispersion").config("quick", {key: value})
@@ -92,3 +113,13 @@ def test_lookup_cell_on_a_tiny_model(monkeypatch):
     out = lookup.run_lookup_cell(cfg, {"part": "lookup", "model": "tiny", "n_pairs": 6, "seed": 0})
     assert out["list"] == [0, 0, 0, 1, 1, 1] and len(out["em_softmax"]) == len(out["em_adaptive"]) == 6
     assert set(out["em_softmax"]) <= {0, 1} and out["tokens"] > 6 * 4
+
+
+def test_fig4_rows_apply_the_polynomial():
+    """The Fig. 4 figure's data: adaptive_softmax applies max(P(H), 1) (to the reference code's 1e-9 entropy offset)
+    and never raises the entropy."""
+    from iclab.experiments.dispersion.adaptive_check import fig4_rows
+
+    d = fig4_rows()
+    assert (d["beta_applied"] - d["beta_formula"]).abs().max() < 1e-4
+    assert (d["H_after"] <= d["H"] + 1e-9).all() and d["beta_applied"].max() > 2.4

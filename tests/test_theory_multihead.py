@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 from iclab.data import GaussianRegression, generator_for
 from iclab.estimators import bayes_posterior_mean, kernel_regression, predict_with

@@ -23,6 +23,7 @@ from iclab.hf._tasks import (
 )
 from iclab.hf._logit_spread import logit_spreads
 from iclab.hf._greedy import answer_argmax, greedy_match, stop_token_mask
+from iclab.hf._attention_extremes import attention_extremes, EXTREMES
 from iclab.hf._hidden_rotation import givens_rotation, encode_to_layer, run_encoder_layers, rotated_pooled_features
 
 __all__ = [
@@ -35,4 +36,5 @@ __all__ = [
     "parse_wordnet_tagged", "wordnet_adj_path", "n_noisy", "split_items", "build_prompts", "normalise_answer",
     "exact_match", "greedy_answers", "logit_spreads", "givens_rotation", "encode_to_layer", "run_encoder_layers",
     "rotated_pooled_features", "continent_label_task", "LABEL_WORDS", "spread_rule_tau",
+    "attention_extremes", "EXTREMES",
 ]

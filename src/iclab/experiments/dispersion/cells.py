@@ -2,8 +2,9 @@
 
 Every cell names its ``part`` and its ``seed``: ``retrieval`` cells (one per trained max-retrieval model:
 ``normaliser``, ``seed``), ``delta`` cells (one per pretrained ``model``), ``lookup`` cells (one per pretrained causal
-``model`` and list size ``n_pairs``: softmax and adaptive on the same prompts) and ``clrs`` cells (one per ``task``,
-``attention`` normaliser and ``seed``). Nothing is shared between cells.
+``model`` and list size ``n_pairs``: softmax and adaptive on the same prompts), ``clrs`` cells (one per ``task``,
+``attention`` normaliser and ``seed``) and ``real`` cells (one per pretrained ``model`` and text segment ``seed``).
+Nothing is shared between cells.
 """
 
 from __future__ import annotations
@@ -13,15 +14,18 @@ from iclab.experiments.dispersion.clrs import run_clrs_cell
 from iclab.experiments.dispersion.config import DispersionConfig
 from iclab.experiments.dispersion.llm_spread import run_delta_cell
 from iclab.experiments.dispersion.lookup import run_lookup_cell
+from iclab.experiments.dispersion.real_dispersion import run_real_cell
 from iclab.experiments.dispersion.retrieval import run_retrieval_cell
 
 __all__ = ["cells", "run_cell", "shared", "budget"]
 
-_PARTS = {"retrieval": run_retrieval_cell, "delta": run_delta_cell, "clrs": run_clrs_cell, "lookup": run_lookup_cell}
+_PARTS = {"retrieval": run_retrieval_cell, "delta": run_delta_cell, "clrs": run_clrs_cell, "lookup": run_lookup_cell,
+          "real": run_real_cell}
 
 
 def cells(config: DispersionConfig) -> list[dict]:
-    """Softmax max-retrieval models first, then the other normalisers, the δ models and the CLRS-style models."""
+    """Softmax max-retrieval models first, then the other normalisers, the δ models, the CLRS-style models and the
+    real models' dispersion."""
     out = [{"part": "retrieval", "normaliser": "softmax", "seed": s} for s in range(config.seeds)]
     out += [{"part": "retrieval", "normaliser": v, "seed": s} for v in config.variants if v != "softmax"
             for s in range(config.variant_seeds)]
@@ -30,6 +34,7 @@ def cells(config: DispersionConfig) -> list[dict]:
             for n in config.lookup_sizes]
     out += [{"part": "clrs", "task": t, "attention": a, "seed": s} for t in config.clrs_tasks
             for a in ("softmax", "adaptive_softmax") for s in range(config.clrs_seeds)]
+    out += [{"part": "real", "model": m, "seed": s} for m in config.real_models for s in range(config.real_segments)]
     return out
 
 

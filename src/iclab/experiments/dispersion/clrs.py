@@ -4,13 +4,16 @@ Gemma 2B, in miniature (docs/papers/dispersion.md §3.8, §5.5, §6.5).
 A :class:`iclab.models.TinyTransformer` (no positional encodings; ``running_max`` is causal) is trained on one
 :class:`iclab.data.AlgorithmicTask` at lengths ``4..clrs_train_max`` with one normaliser in **every** head, used in
 training and at inference, as the paper does for Gemma on CLRS-Text: ``softmax`` vs ``adaptive_softmax``. It is
-scored by exact match (every position of a sequence right) and per-token accuracy at each test length.
+scored by exact match (every position of a sequence right) and per-token accuracy at each test length. A
+softmax-trained model is also scored with the adaptive temperature swapped into every head **at inference only**, on
+the same sequences: the arm the paper reports fails on CLRS-Text (v1, docs/papers/dispersion.md §3.8).
 """
 
 from __future__ import annotations
 
 import torch
 
+from iclab.attention import get_normaliser
 from iclab.data import AlgorithmicTask, derive_seed, generator_for
 from iclab.models import TinyTransformer
 from iclab.train import TrainConfig, train
@@ -36,12 +39,27 @@ def run_clrs_cell(config, cell: dict) -> dict:
                      log_every=max(1, config.clrs_steps // 4))
     res = train(model, task, _loss, tc)
     model.eval()
+    out = {"clrs_sizes": [float(n) for n in config.clrs_test_sizes], **_score(model, task, config, cell["seed"]),
+           "final_loss": float(res.final_loss)}
+    if cell["attention"] == "softmax":
+        _swap_normaliser(model, "adaptive_softmax")
+        out.update({k + "_inference_adaptive": v for k, v in _score(model, task, config, cell["seed"]).items()})
+    return out
+
+
+def _swap_normaliser(model: TinyTransformer, name: str) -> None:
+    """Use normaliser ``name`` in every head from now on (the weights stay as trained)."""
+    for attn in model.attn:
+        attn.normaliser, attn.attention, attn.attention_params = get_normaliser(name), name, {}
+
+
+@torch.no_grad()
+def _score(model, task: AlgorithmicTask, config, seed: int) -> dict[str, list[float]]:
+    """Exact match and token accuracy at each test length, on the sequences of ``("clrs-test", seed, n)``."""
     exact, token = [], []
-    with torch.no_grad():
-        for n in config.clrs_test_sizes:
-            b = task.at_size(n).sample(config.clrs_eval, generator_for(config.seed, "clrs-test", cell["seed"], n))
-            ok = (model(b.x, b.mask).argmax(-1) == b.target) | ~b.mask  # (B, n)
-            exact.append(float(ok.all(1).float().mean()))
-            token.append(float(((ok & b.mask).sum() / b.mask.sum())))
-    return {"clrs_sizes": [float(n) for n in config.clrs_test_sizes], "exact": exact, "token_acc": token,
-            "final_loss": float(res.final_loss)}
+    for n in config.clrs_test_sizes:
+        b = task.at_size(n).sample(config.clrs_eval, generator_for(config.seed, "clrs-test", seed, n))
+        ok = (model(b.x, b.mask).argmax(-1) == b.target) | ~b.mask  # (B, n)
+        exact.append(float(ok.all(1).float().mean()))
+        token.append(float(((ok & b.mask).sum() / b.mask.sum())))
+    return {"exact": exact, "token_acc": token}

@@ -1,234 +1,200 @@
-"""The paper-vs-iclab table and the notes of the ``dispersion`` experiment (arXiv:2410.01104; every disagreement
-and its reason is in docs/papers/dispersion.md §6). One function per group of comparison rows and per notes section.
-The paper's numbers are second-hand and tagged by source (docs/papers/dispersion.md §1.2).
+"""Verdicts on the declared claims of the ``dispersion`` experiment (arXiv:2410.01104; docs/papers/dispersion.md §6):
+one test of :mod:`iclab.stats` per claim of :mod:`iclab.experiments.dispersion.claims`, on the results table.
+
+The units of uncertainty: trained max-retrieval models (seeds) for every max-retrieval and β(H) claim, the pairing
+being the same test sets for softmax and adaptive; training seeds (per task) or tasks (pooled) for the CLRS-style
+claims; text segments for the real transformers. With few units, intervals use Student's t.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 import pandas as pd
 
-from iclab.experiments._contract import Comparison
+from iclab.experiments.dispersion.claims import (BETA_ENTROPIES, CLRS_SMALLEST, FIG2_SMALLEST, ONSET_TOKENS,
+                                                 LOOKUP_SMALLEST, OOD_PAPER_SIZES, RATE_TOL, SMALLEST_GAIN,
+                                                 SMALLEST_SLOPE, claims)
 from iclab.experiments.dispersion.lookup import lookup_summary
-from iclab.experiments.dispersion.tables import (PAPER_DELTA, PAPER_TABLE, beta_fit, poly_summary, retrieval_table,
-                                                 rows, stack)
-from iclab.stats import AGREES, NOT_JUDGED, judge_direction
-from iclab.theory.dispersion import PAPER_COEFFS, beta_active_range, beta_of_entropy, top_coefficient_bound
+from iclab.experiments.dispersion.notes import notes
+from iclab.experiments.dispersion.tables import (PAPER_TABLE, beta_window_per_seed, clrs_ood, global_heads,
+                                                 loglog_slope, real_tables, retrieval_seeds)
+from iclab.stats import Verdict, judge_direction, judge_equivalence, judge_value, mean_se, not_judged
+from iclab.theory.dispersion import beta_of_entropy, required_spread
 
-__all__ = ["compare", "notes"]
+__all__ = ["claims", "compare", "notes", "real_slopes"]
 
 
-def compare(config, df: pd.DataFrame) -> list[Comparison]:
-    """Every comparison row: max retrieval, dispersion, β(H), δ, CLRS-style."""
-    tab = retrieval_table(df)
-    out = _retrieval_rows(config, tab)
-    if len(tab):
-        out += _dispersion_rows(tab)
-    out += _beta_rows(config, df) + _delta_rows(df) + _lookup_rows(df) + _clrs_rows(config, df)
+def _say(verdict: Verdict, measured: str) -> Verdict:
+    """``verdict`` with a measured value that says what was measured."""
+    return dataclasses.replace(verdict, measured=measured)
+
+
+def _t_direction(values, *, sign: int = +1, smallest: float = 0.0, unit: str = "") -> Verdict:
+    """Mean ± SE of ``values`` (one per seed, segment or task) against zero, Student's t."""
+    m, se, n = mean_se(values)
+    return judge_direction(m, se, sign=sign, smallest=smallest, n=n, dof=n - 1 if n > 1 else None, unit=unit)
+
+
+def compare(config, df: pd.DataFrame) -> dict[str, Verdict]:
+    """Every claim the results can support (the others are "not measured")."""
+    return {**_retrieval_verdicts(config, df), **_beta_verdicts(config, df), **_clrs_verdicts(config, df),
+            **_real_verdicts(config, df), **_lookup_verdicts(df)}
+
+
+# ---- max retrieval (Fig. 2, the table, Prop. 3.1) ----
+
+def _retrieval_verdicts(config, df: pd.DataFrame) -> dict[str, Verdict]:
+    s = retrieval_seeds(df)
+    if s is None:
+        return {}
+    n, k = s["n"], len(s["acc"])
+    out: dict[str, Verdict] = {}
+    grow = n >= config.train_max
+    if grow.sum() >= 2:
+        slopes = loglog_slope(n[grow], s["max_coef"][:, grow])  # (seeds,)
+        out["fig2/disperses"] = _say(_t_direction(slopes, sign=-1, smallest=FIG2_SMALLEST),
+                                     f"slope {np.mean(slopes):+.3f} (max coef. {s['max_coef'][:, grow].mean(0)[0]:.2f}"
+                                     f" → {s['max_coef'][:, grow].mean(0)[-1]:.2f}, n {int(n[grow][0])}–"
+                                     f"{int(n[grow][-1])}, {k} seeds)")
+    gain = s["acc_adaptive"] - s["acc"]  # (seeds, sizes) points
+    ood = n > config.train_max
+    if ood.any():
+        g = gain[:, ood].mean(1)
+        out["table/gain-ood"] = _say(_t_direction(g, smallest=SMALLEST_GAIN, unit=" points"),
+                                     f"{g.mean():+.2f} points over n = {int(n[ood][0])}–{int(n[ood][-1])} ({k} seeds)")
+    for size in (16,) + OOD_PAPER_SIZES:
+        if size not in n:
+            continue
+        j = int(np.flatnonzero(n == size)[0])
+        ps, pa, _, _ = PAPER_TABLE[size]
+        m, se, _ = mean_se(s["acc"][:, j])
+        out[f"table/softmax/n={size}"] = _say(judge_value(m, se, ps, k=2.0, paper_se=0.05), f"{m:.1f} %")
+        if size > 16:
+            out[f"table/gain/n={size}"] = _say(_t_direction(gain[:, j], smallest=pa - ps, unit=" points"),
+                                               f"{s['acc'][:, j].mean():.1f} → {s['acc_adaptive'][:, j].mean():.1f} "
+                                               f"% ({gain[:, j].mean():+.2f})")
+    allowed = s["allowed_spread"]
+    if np.isfinite(allowed).any():
+        need = float(required_spread(n.max(), config.sharp_eps))
+        out["prop3.1/weights-limit"] = _say(_t_direction(np.log(need / allowed)),
+                                            f"allowed {np.nanmean(allowed):.3g} vs required {need:.3g} at n = "
+                                            f"{int(n.max())} (δ_sup {np.mean(s['delta_sup']):.3g})")
     return out
 
 
-SMALLEST_LOOKUP_GAIN = 0.05  # accuracy: a difference below 5 points is no effect worth the name
+# ---- β(H) refit (Fig. 4 / Fig. 6) ----
+
+def _beta_verdicts(config, df: pd.DataFrame) -> dict[str, Verdict]:
+    out: dict[str, Verdict] = {}
+    best = {}
+    for h in BETA_ENTROPIES:
+        b, counts = beta_window_per_seed(config, df, h)
+        if not len(b):
+            continue
+        best[h] = b
+        ok = b[np.isfinite(b)]
+        cid = f"fig6/beta/H={h:g}"
+        if len(ok) < 2:
+            out[cid] = not_judged(f"not measured: {len(ok)} seed(s) with ≥ 20 fit sets of head entropy within ±0.25 "
+                                  f"nats of {h:g} (sets per seed: {', '.join(str(int(c)) for c in counts)})")
+            continue
+        m, se, _ = mean_se(ok)
+        out[cid] = _say(judge_value(m, se, float(beta_of_entropy(h)), k=2.0, paper_se=config.beta_step / 2),
+                        f"β* = {m:.2f} ({len(ok)} seeds)")
+    lo, hi = BETA_ENTROPIES[0], BETA_ENTROPIES[-1]
+    if lo in best and hi in best:
+        rise = best[hi] - best[lo]
+        rise = rise[np.isfinite(rise)]
+        out["fig6/beta-rises"] = _say(_t_direction(rise, smallest=2 * config.beta_step),
+                                      f"{rise.mean():+.2f} ({len(rise)} seeds)") if len(rise) else \
+            not_judged(f"not measured: no seed has fit sets near both {lo:g} and {hi:g} nats")
+    return out
 
 
-def _lookup_rows(df: pd.DataFrame) -> list[Comparison]:
-    """Key–value lookup on real LMs at the largest list size: adaptive − softmax accuracy, judged by
-    :func:`iclab.stats.judge_direction` on the two-level bootstrap interval (ok: agrees / disagrees / not judged)."""
-    lk = rows(df, part="lookup")
+# ---- CLRS-style tasks ----
+
+def _clrs_verdicts(config, df: pd.DataFrame) -> dict[str, Verdict]:
+    tab = clrs_ood(config, df)
+    out: dict[str, Verdict] = {}
+    pooled: dict[str, list[float]] = {"trained": [], "inference-only": []}
+    for task, arms in tab.items():
+        for cid, a, b in (("trained", "adaptive", "softmax"), ("inference-only", "adaptive", "inference")):
+            if a not in arms or b not in arms or len(arms[a]) != len(arms[b]):
+                continue
+            d = arms[a] - arms[b]  # (seeds,) points, paired by seed
+            pooled[cid].append(float(d.mean()))
+            out[f"clrs/{cid}/{task}"] = _say(_t_direction(d, smallest=CLRS_SMALLEST, unit=" points"),
+                                             f"{arms[b].mean():.1f} → {arms[a].mean():.1f} % ({d.mean():+.1f}, "
+                                             f"{len(d)} seed(s))")
+    for cid, d in pooled.items():
+        if d:
+            out[f"clrs/{cid}"] = _say(_t_direction(d, unit=" points"),
+                                      f"{np.mean(d):+.1f} points averaged over {len(d)} tasks (per task "
+                                      + ", ".join(f"{x:+.1f}" for x in d) + ")")
+    return out
+
+
+# ---- real transformers (Thm 2.2, Lemma 2.1) ----
+
+def real_slopes(t: dict) -> np.ndarray:
+    """Per text segment: the mean over global heads of the log–log slope of the largest coefficient against n."""
+    g = global_heads(t)
+    slopes = loglog_slope(t["n"], t["max_coef"][:, g])  # (segments, L_global, H)
+    return slopes.reshape(len(slopes), -1).mean(1)
+
+
+def _onset_delta(t: dict) -> np.ndarray:
+    """Per text segment: the median over global heads of the mean δ at the largest measured n ≤ 1024."""
+    j = int(np.flatnonzero(t["n"] <= 1024)[-1])
+    d = t["delta"][..., j][:, global_heads(t)]  # (segments, L_global, H)
+    return np.median(d.reshape(len(d), -1), 1)
+
+
+def _real_verdicts(config, df: pd.DataFrame) -> dict[str, Verdict]:
+    out: dict[str, Verdict] = {}
+    for m, t in real_tables(df).items():
+        if "reason" in t:
+            for cid in ("thm2.2/disperses", "thm2.2/rate", "lemma2.1/onset"):
+                out[f"{cid}/{m}"] = not_judged(f"not measured: the model could not be loaded here ({t['reason']})")
+            continue
+        slopes = real_slopes(t)
+        g = int(global_heads(t).sum() * t["max_coef"].shape[2])
+        what = f"slope {slopes.mean():+.3f} ({g} global heads, n {int(t['n'][0])}–{int(t['n'][-1])}, " \
+               f"{len(slopes)} segments)"
+        out[f"thm2.2/disperses/{m}"] = _say(_t_direction(slopes, sign=-1, smallest=SMALLEST_SLOPE), what)
+        ms, se, k = mean_se(slopes)
+        out[f"thm2.2/rate/{m}"] = _say(judge_equivalence(ms, se, -1.0, rel_tol=RATE_TOL, n=k,
+                                                         dof=k - 1 if k > 1 else None), what)
+        delta = _onset_delta(t)
+        out[f"lemma2.1/onset/{m}"] = _say(_t_direction(math.log(ONSET_TOKENS) - delta),
+                                          f"median δ {delta.mean():.2f} → onset e^δ ≈ {math.exp(delta.mean()):.3g} "
+                                          "tokens")
+    return out
+
+
+# ---- key–value lookup on pretrained LMs (inference-only adaptive temperature) ----
+
+def _lookup_verdicts(df: pd.DataFrame) -> dict[str, Verdict]:
+    """At each model's largest list size: ``LOOKUP_SMALLEST`` − (adaptive − softmax) with its two-level bootstrap
+    interval (at least ±3/queries wide), judged by :func:`iclab.stats.judge_direction` (an absence claim: above 0
+    agrees)."""
+    lk = df[df["part"] == "lookup"] if "part" in df else df.iloc[:0]
     if not len(lk):
-        return []
-    tab = lookup_summary(lk)
-    out = []
-    for m, g in tab.groupby("model"):
+        return {}
+    out: dict[str, Verdict] = {}
+    for m, g in lookup_summary(lk).groupby("model"):
         r = g.iloc[-1]
-        v = judge_direction(r["diff"], ci=(r["diff_lo"], r["diff_hi"]), smallest=SMALLEST_LOOKUP_GAIN,
-                            n=int(r["queries"]))
         curve = ", ".join(f"{int(x.n_pairs)}: {x.softmax:.2f}→{x.adaptive:.2f}" for x in g.itertuples())
-        out.append(Comparison(
-            f"{m}: key–value lookup, adaptive − softmax accuracy at {int(r['n_pairs'])} lines ({int(r['tokens'])} "
-            "tokens)", "adaptive θ helps out of distribution (§4; shown on synthetic tasks and CLRS-Text)",
-            f"{r['diff']:+.3f}, 95% CI [{r['diff_lo']:+.3f}, {r['diff_hi']:+.3f}] (accuracy by size {curve})",
-            None if v.verdict == NOT_JUDGED else v.verdict == AGREES,
-            f"effect direction ({v.verdict}{': ' + v.reason if v.reason else ''}); inference-only adaptive θ in "
-            "every head of a pretrained model, paired per query, bootstrap over lists then queries"))
+        # a bootstrap of paired 0/1 outcomes has zero width when no answer changed; the rule of three (95 % upper
+        # bound 3/q on the rate of changed answers among q queries) keeps it at least that wide
+        floor = 3.0 / int(r["queries"])
+        lo, hi = min(r["diff_lo"], r["diff"] - floor), max(r["diff_hi"], r["diff"] + floor)
+        v = judge_direction(LOOKUP_SMALLEST - r["diff"], ci=(LOOKUP_SMALLEST - hi, LOOKUP_SMALLEST - lo),
+                            n=int(r["queries"]))
+        out[f"lookup/inference-only/{m}"] = _say(
+            v, f"gain {r['diff']:+.3f}, 95 % CI [{lo:+.3f}, {hi:+.3f}] at {int(r['n_pairs'])} "
+            f"lines, {int(r['tokens'])} tokens (softmax→adaptive by lines: {curve})")
     return out
-
-
-def _retrieval_rows(config, tab: pd.DataFrame) -> list[Comparison]:
-    """Softmax → adaptive accuracy per test size against the paper's table."""
-    out: list[Comparison] = []
-    for _, r in tab.iterrows():
-        n = int(r["n"])
-        ps, pa, pp, src = PAPER_TABLE.get(n, (None, None, None, ""))
-        ptxt = lambda x: "nan" if not math.isfinite(x) else f"{x:.2g}"  # noqa: E731
-        paper = "?" if ps is None else f"{ps:.1f} → {pa:.1f} (p={pp if pp is not None else '?'}) [{src}]"
-        meas = (f"{r['softmax']:.1f}±{r['softmax_sd']:.1f} → {r['adaptive']:.1f}±{r['adaptive_sd']:.1f} "
-                f"(gain {r['gain']:+.2f}, p={ptxt(r['p_value'])}, {int(r['seeds'])} seeds)")
-        ok = None
-        if n == config.train_max:
-            ok = ps is None or abs(r["softmax"] - ps) <= 3.0
-        elif n > config.train_max:
-            ok = bool(r["gain"] >= 0)
-        note = ("tolerance: at the training size, softmax accuracy within 3 points; beyond it, adaptive ≥ softmax "
-                "(the sign of the gain, not its size: model and training length differ from the paper's)"
-                if not out else "")
-        out.append(Comparison(f"max retrieval acc. softmax → adaptive, n={n}", paper, meas, ok, note))
-    return out
-
-
-def _dispersion_rows(tab: pd.DataFrame) -> list[Comparison]:
-    """Lemma 2.1's bound on the trained head, entropy growth, and the trained alternatives at the largest n."""
-    bound = top_coefficient_bound(tab["delta_sup"], tab["n"])
-    out = [Comparison("Lemma 2.1: max coefficient ≤ e^δ/(e^δ+n−1) at every n (δ_sup of the trained head)",
-                      "holds (theorem)", "max α: " + ", ".join(f"{a:.3g}≤{b:.3g}" for a, b in
-                                                          zip(tab["max_coef"], bound)),
-                      bool((tab["max_coef"] <= bound + 1e-6).all()),
-                      f"δ_sup = {tab['delta_sup'].iloc[0]:.0f} of the trained head: the bound is vacuous "
-                      "at these n; dispersion here comes from near-max competitors, see notes"),
-           Comparison("entropy grows with n (dispersion)", "coefficients spread as n doubles",
-                      ", ".join(f"{h:.2f}" for h in tab["entropy"]), bool(np.all(np.diff(tab["entropy"]) > 0)))]
-    for v in ("sigmoid", "ssmax"):
-        if v in tab:
-            out.append(Comparison(f"{v} (trained) accuracy at n={int(tab['n'].iloc[-1])}", "— (discussed only)",
-                                  f"{tab[v].iloc[-1]:.1f}% vs softmax {tab['softmax'].iloc[-1]:.1f}%", None))
-    return out
-
-
-def _beta_rows(config, df: pd.DataFrame) -> list[Comparison]:
-    """iclab's refitted β(H) polynomial against the paper's Fig. 4 coefficients."""
-    fit = beta_fit(config, df)
-    if fit is None or fit["coeffs"] is None:
-        return []
-    c = fit["coeffs"]
-    Hs = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
-    lo, hi = fit["range"]
-    roots = beta_active_range(c)
-    above = bool(np.polyval(c, 0.5 * (lo + hi)) > 1.0)
-    return [Comparison("β(H) polynomial (highest degree first)", poly_summary(PAPER_COEFFS) + " [acmrep]",
-                       poly_summary(c) + f" (fitted on H in [{lo:.2f}, {hi:.2f}])", None,
-                       "fit target reconstructed (docs/papers/dispersion.md §4.7): β minimising the readout's "
-                       "cross-entropy per entropy bin above the 0.5 gate"),
-            Comparison("β at H = 1, 2, 3, 4, 5 nats", ", ".join(f"{b:.2f}" for b in beta_of_entropy(Hs)),
-                       ", ".join(f"{b:.2f}" + ("" if lo <= h <= hi else " (extrap.)")
-                                 for h, b in zip(Hs, beta_of_entropy(Hs, c))), None),
-            Comparison("entropies where β(H) = 1 (edges of the active range, nats)", "0.85, 5.94",
-                       ", ".join(f"{x:.2f}" for x in roots) or ("none: β > 1 for all H > 0.5" if above
-                                                                else "none: β = 1 everywhere"), None)]
-
-
-def _delta_rows(df: pd.DataFrame) -> list[Comparison]:
-    """Logit spread δ of each pretrained model against Gemma's."""
-    g2, g7 = PAPER_DELTA["Gemma 2B"], PAPER_DELTA["Gemma 7B"]
-    return [Comparison(f"logit spread δ: {r['model']} ({int(r['tokens'])} tokens, {int(r['rows'])} rows)",
-                       f"Gemma 2B {g2[2]}±{g2[3]} [{g2[0]}, {g2[1]}]; 7B {g7[2]}±{g7[3]} [PN, δ-repl]",
-                       f"{r['delta_mean']:.2f}±{r['delta_sd']:.2f} [{r['delta_min']:.2f}, {r['delta_max']:.2f}]",
-                       None, "different models and text; the claim is only that δ is O(10), far below float "
-                       "limits, so dispersion sets in at a few hundred to thousand tokens")
-            for _, r in rows(df, part="delta").iterrows()]
-
-
-def _clrs_rows(config, df: pd.DataFrame) -> list[Comparison]:
-    """Out-of-distribution exact match per CLRS-style task, softmax → adaptive, and the count where adaptive helps."""
-    cl = rows(df, part="clrs")
-    if not len(cl):
-        return []
-    out: list[Comparison] = []
-    better = total = 0
-    for task in dict.fromkeys(cl["task"]):
-        ex = {a: 100 * stack(cl[(cl["task"] == task) & (cl["attention"] == a)], "exact").mean(0)
-              for a in ("softmax", "adaptive_softmax")}
-        sizes = np.asarray(cl["clrs_sizes"].iloc[0], float)
-        ood = sizes > config.clrs_train_max
-        total += 1
-        better += bool(ex["adaptive_softmax"][ood].mean() > ex["softmax"][ood].mean())
-        out.append(Comparison(f"CLRS-style {task}: OOD exact match softmax → adaptive",
-                              "adaptive better on most of 30 CLRS-Text tasks (Gemma 2B) [PN]",
-                              f"{ex['softmax'][ood].mean():.1f}% → {ex['adaptive_softmax'][ood].mean():.1f}%", None))
-    out.append(Comparison("CLRS-style tasks where adaptive helps OOD", "vast majority [PN]", f"{better}/{total}", None,
-                          "tiny transformer, 3 synthetic tasks: not CLRS-Text"))
-    return out
-
-
-def notes(config, df: pd.DataFrame) -> str:
-    """Markdown notes: the max-retrieval table, dispersion vs Lemma 2.1, the β(H) fit and δ, with the reasons."""
-    tab = retrieval_table(df)
-    lines = ["### Max retrieval: softmax vs adaptive temperature (inference only)", ""]
-    if len(tab):
-        lines += _retrieval_notes(config, tab) + _dispersion_notes(tab)
-    lines += _beta_notes(config, df) + _delta_notes(df) + _lookup_notes(df)
-    lines += ["Benchmarks of the streaming O(n·d)-memory implementation: `python benchmarks/bench_attention.py`.", ""]
-    return "\n".join(lines)
-
-
-def _retrieval_notes(config, tab: pd.DataFrame) -> list[str]:
-    lines = ["| n | softmax % | adaptive % | gain | paired t-test p | sigmoid % | SSMax % | paper (2nd-hand) |",
-             "|---|---|---|---|---|---|---|---|"]
-    for _, r in tab.iterrows():
-        n = int(r["n"])
-        pp = PAPER_TABLE.get(n)
-        ptxt = f"{pp[0]} → {pp[1]} (p={pp[2]}) [{pp[3]}]" if pp else "?"
-        lines.append(f"| {n} | {r['softmax']:.1f} ± {r['softmax_sd']:.1f} | {r['adaptive']:.1f} ± "
-                     f"{r['adaptive_sd']:.1f} | {r['gain']:+.2f} | {r['p_value']:.3g} | "
-                     f"{r.get('sigmoid', float('nan')):.1f} | {r.get('ssmax', float('nan')):.1f} | {ptxt} |")
-    return lines + ["", f"{int(tab['seeds'].iloc[0])} softmax-trained seeds, {config.eval_sets} fresh sets per size "
-                    "and seed, the same sets for softmax and adaptive; the p-value is a paired t-test across seeds "
-                    "(the paper's seed count is unknown). Our model is trained for %d steps at width %d (the paper's "
-                    "length is unknown), so absolute OOD accuracies differ; compare the direction and size of the "
-                    "gain." % (config.steps, config.d), ""]
-
-
-def _dispersion_notes(tab: pd.DataFrame) -> list[str]:
-    return ["### Dispersion and Lemma 2.1", "", f"The trained head's logit spread over the whole input set is "
-            f"δ_sup ≈ {tab['delta_sup'].iloc[0]:.0f} (mean per-set δ {tab['delta_mean'].iloc[0]:.0f} at "
-            f"n={int(tab['n'].iloc[0])}), so Lemma 2.1's bound e^δ/(e^δ+n−1) is ≈ 1 for every tested n: the "
-            "model did learn large logits. It still disperses (max coefficient "
-            + " → ".join(f"{x:.2f}" for x in tab["max_coef"]) + ", entropy "
-            + " → ".join(f"{x:.2f}" for x in tab["entropy"]) + " nats) because priorities are continuous: "
-            "as n grows, more items have priorities (hence logits) within the head's resolution of the max. "
-            "The lemma explains why a *bounded* spread must disperse; our head shows dispersion before that "
-            "limit is reached. The adaptive temperature raises the max coefficient to "
-            + " → ".join(f"{x:.2f}" for x in tab["max_coef_adaptive"]) + ".", ""]
-
-
-def _beta_notes(config, df: pd.DataFrame) -> list[str]:
-    fit = beta_fit(config, df)
-    if fit is None or fit["coeffs"] is None:
-        return []
-    return ["### β(H) fit", "", f"paper: {poly_summary(PAPER_COEFFS)}; iclab: {poly_summary(fit['coeffs'])} "
-            f"fitted on H in [{fit['range'][0]:.2f}, {fit['range'][1]:.2f}] nats "
-            "(weighted least squares over entropy bins above the 0.5 gate with ≥ 20 rows; target: the grid β in [1, "
-            f"{config.beta_max}] minimising the trained readout's cross-entropy in that bin). The paper's own "
-            "target was not recovered (docs/papers/dispersion.md §4.7), so the coefficients need not agree; the "
-            "shape (hump, β ≈ 1 at low entropy) is the comparable part.", ""]
-
-
-def _lookup_notes(df: pd.DataFrame) -> list[str]:
-    lk = rows(df, part="lookup")
-    if not len(lk):
-        return []
-    lines = ["### Key–value lookup on real LMs: softmax vs adaptive temperature", "",
-             "| model | lines | tokens | queries | softmax | adaptive | adaptive − softmax [95% CI] |",
-             "|---|---|---|---|---|---|---|"]
-    for _, r in lookup_summary(lk).iterrows():
-        lines.append(f"| {r['model']} | {r['n_pairs']} | {r['tokens']} | {r['queries']} | {r['softmax']:.3f} | "
-                     f"{r['adaptive']:.3f} | {r['diff']:+.3f} [{r['diff_lo']:+.3f}, {r['diff_hi']:+.3f}] |")
-    return lines + ["", "Lines `abcde: 123`, then `Look up abcde in the list above.\\nabcde:`; greedy exact match; the "
-                    "adaptive temperature runs in every head at inference only (no fine-tuning, unlike the paper's "
-                    "Gemma 2B on CLRS-Text), through the streaming O(n)-memory kernel.", ""]
-
-
-def _delta_notes(df: pd.DataFrame) -> list[str]:
-    dl = rows(df, part="delta")
-    if not len(dl):
-        return []
-    lines = ["### Logit spread δ", ""]
-    for _, r in dl.iterrows():
-        lines.append(f"- {r['model']}: δ = {r['delta_mean']:.2f} ± {r['delta_sd']:.2f}, range "
-                     f"[{r['delta_min']:.2f}, {r['delta_max']:.2f}], per-head mean range "
-                     f"[{r['delta_head_min']:.2f}, {r['delta_head_max']:.2f}] on {int(r['tokens'])} tokens of "
-                     f"{r['text']} ({r['source']}).")
-    return lines + ["- Paper (second-hand [PN, δ-repl]): Gemma 2B 5.69 ± 2.05 in [2.28, 14.78]; Gemma 7B 5.82 ± 2.61 "
-                    "in [0.09, 32.74], on Gemma's `modules.py` source. Different models and text: only the order of "
-                    "magnitude is comparable.", ""]

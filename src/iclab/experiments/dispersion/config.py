@@ -1,6 +1,7 @@
 """Settings of the ``dispersion`` experiment (arXiv:2410.01104, "Softmax is not enough (for sharp size
-generalisation)"; settings in docs/papers/dispersion.md §5): the frozen config, its presets, the β grid of the
-β(H) refit and the bins of the logit-spread histogram.
+generalisation)"; settings in docs/papers/dispersion.md §5): the frozen config, its presets (``quick``, ``paper``:
+the paper's settings where they fit about an hour on 2 CPU cores, ``full``), the β grid of the β(H) refit and the
+bins of the logit-spread histogram.
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ import numpy as np
 from iclab.config import Config, MAX_SEEDS, check_choice, check_int, check_nonnegative, check_scale
 from iclab.errors import ConfigError
 
-__all__ = ["DispersionConfig", "PRESETS", "DELTA_BINS", "beta_grid"]
+__all__ = ["DispersionConfig", "PRESETS", "PAPER_TEST_SIZES", "PAPER_D", "DELTA_BINS", "beta_grid"]
 
 _VARIANTS = ("softmax", "sigmoid", "ssmax")
 _TASKS = ("minimum", "sorting", "running_max")
+_REAL_MODELS = ("minilm", "smollm2", "gemma3-270m")  # models iclab.hf.load_model knows (gemma3-270m: once it does)
+_REAL_TEXTS = ("pydoc", "country")
 
 DELTA_BINS = np.arange(0.0, 40.5, 0.5)  # histogram bins of the logit spread δ of pretrained models
 
@@ -65,6 +68,14 @@ class DispersionConfig(Config):
         clrs_layers: its layers.
         clrs_heads: its heads per layer (a divisor of clrs_d_model).
         clrs_vocab: distinct token values of the CLRS-style tasks.
+        sharp_eps: a head is (1 − sharp_eps)-sharp when its largest coefficient is at least 1 − sharp_eps (the
+            spread that needs, log((n − 1)(1 − ε)/ε), is compared with the trained heads' weights; note §4.2).
+        real_models: pretrained models whose heads' largest coefficient is measured as the context grows
+            (``minilm``, ``smollm2``, ``gemma3-270m``; Thm 2.2, docs/papers/dispersion.md §5.7).
+        real_sizes: context lengths n (tokens) of that measurement (MiniLM stops at 512).
+        real_segments: text segments per model (the unit of the confidence intervals).
+        real_text: the offline text: ``pydoc`` (the Python documentation behind ``help()``, consecutive
+            segments) or ``country`` (countryinfo sentences, one shuffle per segment).
     """
 
     seed: int = 0
@@ -105,14 +116,19 @@ class DispersionConfig(Config):
     clrs_layers: int = 2
     clrs_heads: int = 2
     clrs_vocab: int = 32
+    sharp_eps: float = 0.01
+    real_models: tuple[str, ...] = ("minilm", "smollm2")
+    real_sizes: tuple[int, ...] = (32, 64, 128, 256, 512, 1024)
+    real_segments: int = 3
+    real_text: str = "pydoc"
 
     def __post_init__(self) -> None:
         check_int("seed", self.seed, 0)
         for name in ("seeds", "variant_seeds", "clrs_seeds"):
             check_int(name, getattr(self, name), 1, MAX_SEEDS)
         for name in ("seeds", "variant_seeds", "train_min", "eval_sets", "d", "depth", "steps", "batch_size",
-                     "fit_sets", "delta_tokens", "lookup_lists", "lookup_queries", "clrs_seeds", "clrs_eval", "clrs_steps", "clrs_batch",
-                     "clrs_d_model", "clrs_layers", "clrs_heads"):
+                     "fit_sets", "delta_tokens", "lookup_lists", "lookup_queries", "clrs_seeds", "clrs_eval",
+                     "clrs_steps", "clrs_batch", "clrs_d_model", "clrs_layers", "clrs_heads", "real_segments"):
             check_int(name, getattr(self, name), 1)
         check_int("train_max", self.train_max, self.train_min)
         check_int("clrs_train_max", self.clrs_train_max, 4)
@@ -136,7 +152,12 @@ class DispersionConfig(Config):
             check_choice("lookup_models", m, ("gemma3-270m", "smollm2"))
         for n in self.lookup_sizes:
             check_int("lookup_sizes", n, 1)
-        for name in ("test_sizes", "fit_sizes", "clrs_test_sizes"):
+        for m in self.real_models:
+            check_choice("real_models", m, _REAL_MODELS)
+        check_choice("real_text", self.real_text, _REAL_TEXTS)
+        if not 0.0 < self.sharp_eps < 1.0:
+            raise ConfigError("sharp_eps", self.sharp_eps, "a number in (0, 1)")
+        for name in ("test_sizes", "fit_sizes", "clrs_test_sizes", "real_sizes"):
             sizes = getattr(self, name)
             if not sizes:
                 raise ConfigError(name, sizes, "a non-empty tuple of set sizes >= 1")
@@ -147,14 +168,27 @@ class DispersionConfig(Config):
 
 
 _POW2 = tuple(2 ** k for k in range(4, 15))  # 16 ... 16384
+PAPER_TEST_SIZES = _POW2  # the max-retrieval table's sizes (docs/papers/dispersion.md §3.7)
+PAPER_D = 128  # App. A width (second-hand)
+_REAL_PAPER = ("minilm", "smollm2", "gemma3-270m")
+_REAL_SIZES_PAPER = (32, 64, 128, 256, 512, 1024, 2048, 4096)
 
 PRESETS = {
     "quick": DispersionConfig(),
+    # the paper's max-retrieval settings (App. A: d = 128, sets of 5-16 items, AdamW 1e-3/1e-3, batch 128; the
+    # table's test sizes 16 ... 16384, 1000 sets each); 5000 steps (a reimplementation's; the paper's length and
+    # seed count are unknown) and 6 seeds fit about an hour on 2 cores; real models to 4096 tokens; CLRS-style
+    # with 3 seeds for paired tests
+    "paper": DispersionConfig(seeds=6, variant_seeds=1, test_sizes=_POW2, eval_sets=1000, d=PAPER_D, depth=2,
+                              steps=5000, fit_sizes=(16, 64, 256, 1024, 2048), fit_sets=256, delta_tokens=2048,
+                              clrs_seeds=3, clrs_test_sizes=(8, 16, 32, 64, 128), clrs_steps=600,
+                              real_models=_REAL_PAPER, real_sizes=_REAL_SIZES_PAPER, real_segments=5),
     "full": DispersionConfig(seeds=10, variant_seeds=3, test_sizes=_POW2, eval_sets=1000, d=128, depth=2,
                              steps=20000, fit_sizes=(16, 64, 256, 1024, 4096, 16384), fit_sets=1024,
                              delta_tokens=2048, lookup_sizes=(8, 32, 128, 512, 1024, 2048), lookup_lists=8,
                              lookup_queries=20, clrs_seeds=3, clrs_test_sizes=(8, 16, 32, 64, 128, 256),
-                             clrs_eval=512, clrs_steps=4000, clrs_d_model=64, clrs_layers=3, clrs_heads=4),
+                             clrs_eval=512, clrs_steps=4000, clrs_d_model=64, clrs_layers=3, clrs_heads=4,
+                             real_models=_REAL_PAPER, real_sizes=_REAL_SIZES_PAPER + (8192,), real_segments=10),
 }
 
 

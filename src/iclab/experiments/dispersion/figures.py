@@ -1,7 +1,9 @@
 """Figures of the ``dispersion`` experiment (arXiv:2410.01104; docs/papers/dispersion.md §5): max-retrieval accuracy
-against the paper's table, dispersion against Lemma 2.1, the β(H) refit against the paper's Fig. 4 polynomial, the
-logit spread of pretrained models against Gemma's, and the CLRS-style size generalisation. One function per figure;
-each returns the PNG path (a CSV of its data beside it) or None when the results lack its part.
+against the paper's table, dispersion against Lemma 2.1, the trained heads' weights against the spread sharpness needs
+(Prop. 3.1), the β(H) refit against the paper's Fig. 4 polynomial, the Fig. 4 code itself, the logit spread of
+pretrained models against Gemma's, the CLRS-style size generalisation (three arms) and the dispersion of real
+transformers' heads as the context grows (Thm 2.2). One function per figure; each returns the PNG path (a CSV of its
+data beside it) or None when the results lack its part.
 """
 
 from __future__ import annotations
@@ -12,9 +14,10 @@ import numpy as np
 import pandas as pd
 
 from iclab.experiments.dispersion.config import DELTA_BINS
-from iclab.experiments.dispersion.tables import PAPER_DELTA, PAPER_TABLE, beta_fit, retrieval_table, rows, stack
-from iclab.plotting import new_figure, save_figure, theory_vs_sim
-from iclab.theory.dispersion import beta_of_entropy, top_coefficient_bound
+from iclab.experiments.dispersion.tables import (PAPER_DELTA, PAPER_TABLE, beta_fit, global_heads, real_tables,
+                                                 retrieval_seeds, retrieval_table, rows, stack)
+from iclab.plotting import color, new_figure, save_figure, theory_vs_sim
+from iclab.theory.dispersion import beta_of_entropy, required_spread, top_coefficient_bound
 
 __all__ = ["figures"]
 
@@ -24,9 +27,11 @@ def figures(config, df: pd.DataFrame, fig_dir: Path) -> list:
     tab = retrieval_table(df)
     paths = []
     if len(tab):
-        paths += [_retrieval_accuracy(config, tab, fig_dir), _retrieval_dispersion(tab, fig_dir)]
-    paths += [_beta_fit(config, df, fig_dir), _logit_spread(df, fig_dir), _lookup(df, fig_dir),
-              _clrs(config, df, fig_dir)]
+        paths += [_retrieval_accuracy(config, tab, fig_dir), _retrieval_dispersion(tab, fig_dir),
+                  _weight_spread(config, df, tab, fig_dir)]
+    paths += [_beta_fit(config, df, fig_dir), _adaptive_fig4(fig_dir), _logit_spread(df, fig_dir),
+              _lookup(df, fig_dir), _clrs(config, df, fig_dir),
+              _real_dispersion(df, fig_dir)]
     return [p for p in paths if p is not None]
 
 
@@ -137,15 +142,112 @@ def _clrs(config, df: pd.DataFrame, fig_dir: Path) -> Path | None:
     axes = np.atleast_1d(axes)
     data = []
     for ax, task in zip(axes, tasks):
-        for i, att in enumerate(("softmax", "adaptive_softmax")):
+        for i, (att, col, label) in enumerate((("softmax", "exact", "softmax"),
+                                               ("adaptive_softmax", "exact", "adaptive (trained)"),
+                                               ("softmax", "exact_inference_adaptive", "adaptive (inference only)"))):
             r = cl[(cl["task"] == task) & (cl["attention"] == att)]
-            if not len(r):
+            if not len(r) or col not in r.columns or r[col].isna().any():
                 continue
-            ex = 100 * stack(r, "exact")
+            ex = 100 * stack(r, col)
             n = np.asarray(r["clrs_sizes"].iloc[0], float)
-            theory_vs_sim(ax, n, sim=ex.mean(0), sim_err=ex.std(0) if len(ex) > 1 else None, label=att, i=i)
-            data += [{"task": task, "attention": att, "n": nn, "exact": e} for nn, e in zip(n, ex.mean(0))]
+            theory_vs_sim(ax, n, sim=ex.mean(0), sim_err=ex.std(0) if len(ex) > 1 else None, label=label, i=i)
+            data += [{"task": task, "arm": label, "n": nn, "exact": e} for nn, e in zip(n, ex.mean(0))]
         ax.axvline(config.clrs_train_max, color="0.6", ls=":")
         ax.set(xscale="log", xlabel="length n", ylabel="exact match (%)", title=task)
+        _size_ticks(ax, config.clrs_test_sizes)
         ax.legend()
     return save_figure(fig, fig_dir / "clrs_size_generalisation", pd.DataFrame(data))
+
+
+def _weight_spread(config, df: pd.DataFrame, tab: pd.DataFrame, fig_dir: Path) -> Path | None:
+    """Prop. 3.1 on the trained heads: the spread sharpness needs at each test size against the spread the weights
+    allow, the one the head realises over the input set (δ_sup) and the mean per-set spread."""
+    s = retrieval_seeds(df)
+    if s is None or not np.isfinite(s["allowed_spread"]).any():
+        return None
+    n = tab["n"].to_numpy(float)
+    fig, ax = new_figure(width=5.2, height=3.8)
+    for i, eps in enumerate((config.sharp_eps, 0.5)):
+        ax.plot(n, required_spread(n, eps), "-", color=color(i), label=f"needed for α_max ≥ {1 - eps:g} (Lemma 2.1)")
+    for j, (key, label) in enumerate((("allowed_spread", "allowed by the weights (Prop. 3.1)"),
+                                      ("delta_sup", "δ_sup realised over the input set"))):
+        for k, v in enumerate(s[key]):
+            ax.axhline(v, color=color(2 + j), ls="--" if j == 0 else ":", lw=1, label=label if k == 0 else None)
+    ax.plot(n, tab["delta_mean"], "o", color=color(4), label="mean δ of a test set")
+    ax.set(xscale="log", yscale="log", xlabel="items n", ylabel="logit spread δ",
+           title="Trained heads: spread needed vs available")
+    ax.legend(fontsize=7)
+    data = pd.DataFrame({"n": n, "needed_eps": required_spread(n, config.sharp_eps), "needed_half":
+                         required_spread(n, 0.5), "delta_mean": tab["delta_mean"],
+                         "allowed_mean": float(np.nanmean(s["allowed_spread"])),
+                         "delta_sup_mean": float(np.mean(s["delta_sup"]))})
+    return save_figure(fig, fig_dir / "weight_spread", data)
+
+
+def _adaptive_fig4(fig_dir: Path) -> Path:
+    """The Fig. 4 code made visible: the β that ``adaptive_softmax`` applies against max(P(H), 1), and H after."""
+    from iclab.experiments.dispersion.adaptive_check import SIZES, fig4_rows
+
+    d = fig4_rows()
+    fig, axes = new_figure(2, 1, width=4.4)
+    H = np.linspace(0, d["H"].max(), 300)
+    axes[0].plot(H, beta_of_entropy(H), "-", color="0.3", label="max(P(H), 1), H > 0.5 (Fig. 4)")
+    axes[1].plot(H, H, "-", color="0.3", label="unchanged")
+    for i, n in enumerate(SIZES):
+        r = d[d["n"] == n]
+        axes[0].plot(r["H"], r["beta_applied"], "o", ms=3, color=color(i), label=f"adaptive_softmax, n = {n}")
+        axes[1].plot(r["H"], r["H_after"], "o", ms=3, color=color(i), label=f"n = {n}")
+    axes[0].set(xlabel="entropy H of softmax(e) (nats)", ylabel="β applied", title="Fig. 4: β(H)")
+    axes[1].set(xlabel="entropy before (nats)", ylabel="entropy after (nats)", title="Fig. 4: sharpening")
+    for ax in axes:
+        ax.legend(fontsize=7)
+    return save_figure(fig, fig_dir / "adaptive_temperature_fig4", d)
+
+
+def _real_dispersion(df: pd.DataFrame, fig_dir: Path) -> Path | None:
+    """Largest attention coefficient vs context length per layer of each real model (global layers solid), with
+    1/n and the Lemma 2.1 bound of the median global head's measured δ; below, δ per layer."""
+    tabs = {m: t for m, t in real_tables(df).items() if "reason" not in t}
+    if not tabs:
+        return None
+    fig, axes = new_figure(len(tabs), 2, width=4.4, height=3.4)
+    axes = np.asarray(axes).reshape(2, len(tabs))
+    data = []
+    for c, (m, t) in enumerate(tabs.items()):
+        n, g = t["n"], global_heads(t)
+        mc = t["max_coef"].mean((0, 2))  # (L, S): mean over segments and heads
+        dl = t["delta"].mean((0, 2))
+        L = len(mc)
+        for layer in range(L):
+            shade = _layer_colour(layer / max(L - 1, 1))
+            ls = "-" if g[layer] else "--"
+            axes[0, c].plot(n, mc[layer], ls, color=shade, lw=1)
+            axes[1, c].plot(n, dl[layer], ls, color=shade, lw=1)
+            data += [{"model": m, "layer": layer, "global": bool(g[layer]), "n": nn, "max_coef": a, "delta": d}
+                     for nn, a, d in zip(n, mc[layer], dl[layer])]
+        med = np.median(t["delta"][:, g].reshape(-1, len(n)), 0)  # (S,) δ of the median global head row mean
+        axes[0, c].plot(n, top_coefficient_bound(med, n), "k:", lw=1.5, label="Lemma 2.1 bound, median δ")
+        axes[0, c].plot(n, mc[g].mean(0)[0] * n[0] / n, color="0.5", lw=1.5, label="∝ 1/n")
+        axes[0, c].set(xscale="log", yscale="log", xlabel="context n (tokens)", ylabel="largest coefficient",
+                       title=f"{m}: layers light → dark" + ("" if g.all() else ", local dashed"))
+        axes[1, c].set(xscale="log", xlabel="context n (tokens)", ylabel="mean logit spread δ", title=f"{m}: δ")
+        axes[0, c].legend(fontsize=7)
+        for ax in axes[:, c]:
+            _size_ticks(ax, n)
+    return save_figure(fig, fig_dir / "real_dispersion", pd.DataFrame(data))
+
+
+def _size_ticks(ax, n) -> None:
+    """Label a log x axis at the measured sizes only."""
+    from matplotlib.ticker import NullFormatter
+
+    ax.set_xticks(list(n))
+    ax.set_xticklabels([f"{int(v)}" for v in n], fontsize=7)
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
+def _layer_colour(x: float):
+    """A colour from light to dark blue for layer ``x`` in [0, 1]."""
+    import matplotlib
+
+    return matplotlib.colormaps["Blues"](0.3 + 0.7 * x)

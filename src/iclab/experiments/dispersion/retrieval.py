@@ -5,9 +5,10 @@ Train the single-head set model (App. A, Eqs. 9–14) at 5–16 items with one n
 ``ssmax``), then on fresh sets of each test size measure accuracy, and for a softmax-trained model also accuracy
 with the adaptive temperature (Fig. 4) swapped in **at inference only** (same sets, paired), the dispersion
 diagnostics of its head (entropy, max coefficient, δ) and δ_sup, the logit spread over the whole compact input set
-that Lemma 2.1's bound needs (docs/papers/dispersion.md §4.8). It also collects the data for the β(H) refit
-(§4.7 of the note): per entropy bin of the original head, the summed cross-entropy of the readout with the head
-re-tempered, :math:`\mathrm{softmax}(\beta e)`, for each grid β.
+that Lemma 2.1's bound needs (docs/papers/dispersion.md §4.8), and the spread its weights allow by Prop. 3.1,
+:math:`2\sigma_{\max}(W_Q)\sigma_{\max}(W_K)\max\|h_q\|\max\|h_i\|/\sqrt d` (note §3.4, §4.2). It also
+collects the data for the β(H) refit (§4.7 of the note): per entropy bin of the original head, the summed
+cross-entropy of the readout with the head re-tempered, :math:`\mathrm{softmax}(\beta e)`, for each grid β.
 """
 
 from __future__ import annotations
@@ -86,15 +87,33 @@ def _evaluate(model, config, variant: str, seed: int) -> dict:
     return out
 
 
+def _input_grid(grid: int = 101) -> tuple[torch.Tensor, torch.Tensor]:
+    """A grid of the compact input sets: items ``(1, 10*grid, 11)`` (priority × class) and queries ``(51, 1)``."""
+    p = torch.linspace(0, 1, grid)
+    items = torch.cat([p.repeat_interleave(10)[:, None], torch.eye(10).repeat(grid, 1)], 1)[None]
+    return items, torch.linspace(0, 1, 51)[:, None]
+
+
 @torch.no_grad()
-def _delta_sup(model, grid: int = 101) -> float:
+def _delta_sup(model) -> float:
     """δ_sup = max over queries of (max - min logit) over a fine grid of the compact item set (Lemma 2.1's δ;
     docs/papers/dispersion.md §4.8)."""
-    p = torch.linspace(0, 1, grid)
-    items = torch.cat([p.repeat_interleave(10)[:, None], torch.eye(10).repeat(grid, 1)], 1)[None]  # (1, 10*grid, 11)
-    q = torch.linspace(0, 1, 51)[:, None]  # (51, 1)
-    e, _ = model.scores(items.expand(51, -1, -1), q)  # (51, 1, 10*grid)
+    items, q = _input_grid()
+    e, _ = model.scores(items.expand(len(q), -1, -1), q)  # (51, 1, 10*grid)
     return float(logit_spread(e).max())
+
+
+@torch.no_grad()
+def _weight_spread(model) -> dict[str, float]:
+    """Prop. 3.1's bound on the logit spread from the weights: σ_max(W_Q), σ_max(W_K), the largest query and item
+    features over the input grid, and ``2 σ_Q σ_K max‖h_q‖ max‖h_i‖ / sqrt(d)`` (the 1/sqrt(d) of Eq. 11)."""
+    items, q = _input_grid()
+    sq = float(torch.linalg.matrix_norm(model.W_q.weight, ord=2))
+    sk = float(torch.linalg.matrix_norm(model.W_k.weight, ord=2))
+    hq = float(model.psi_q(q).norm(dim=-1).max())
+    hx = float(model.psi_x(items[0]).norm(dim=-1).max())
+    return {"sigma_q": sq, "sigma_k": sk, "hq_max": hq, "hx_max": hx,
+            "allowed_spread": 2.0 * sq * sk * hq * hx / math.sqrt(model.d)}
 
 
 @torch.no_grad()
@@ -124,5 +143,6 @@ def run_retrieval_cell(config, cell: dict) -> dict:
     res: dict = {"test_sizes": [float(n) for n in config.test_sizes], **_evaluate(model, config, variant, seed)}
     if variant == "softmax":
         res["delta_sup"] = _delta_sup(model)
+        res.update(_weight_spread(model))
         res.update(_fit_data(model, config, seed))
     return res

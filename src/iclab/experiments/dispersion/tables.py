@@ -16,7 +16,8 @@ from scipy import stats
 from iclab.experiments.dispersion.config import beta_grid
 from iclab.theory.dispersion import best_beta_per_bin, fit_beta_polynomial
 
-__all__ = ["PAPER_TABLE", "PAPER_DELTA", "rows", "stack", "retrieval_table", "beta_fit", "poly_summary"]
+__all__ = ["PAPER_TABLE", "PAPER_DELTA", "rows", "stack", "retrieval_table", "beta_fit", "poly_summary", "loglog_slope",
+           "retrieval_seeds", "beta_window_per_seed", "clrs_ood", "real_tables", "global_heads"]
 
 # n: (softmax %, adaptive %, p-value or None, source tag) — the paper's max-retrieval table, all second-hand
 PAPER_TABLE = {16: (98.6, 98.6, 0.4, "PN"), 64: (94.3, 94.5, 0.002, "PN"), 256: (81.3, 82.1, 2e-4, "PN"),
@@ -103,3 +104,96 @@ def beta_fit(config, df: pd.DataFrame) -> dict | None:
 def poly_summary(coeffs) -> str:
     """Polynomial coefficients as ``[c4, c3, …]`` with 3 significant digits."""
     return "[" + ", ".join(f"{c:.3g}" for c in coeffs) + "]"
+
+
+# ---- per-seed tables for the verdicts (docs/papers/dispersion.md §5.7–5.9) ----
+
+def loglog_slope(n, y) -> np.ndarray:
+    """Least-squares slope of log y against log n along the last axis of ``y`` (NaN where any y <= 0)."""
+    x = np.log(np.asarray(n, float))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ly = np.log(np.asarray(y, float))  # (..., S)
+    xc = x - x.mean()
+    return (ly * xc).sum(-1) / (xc ** 2).sum()
+
+
+def retrieval_seeds(df: pd.DataFrame) -> dict | None:
+    """Per softmax seed (rows) and test size (columns): accuracies (%), max coefficient; per seed: δ_sup and the
+    weight-allowed spread (Prop. 3.1). None without softmax retrieval cells."""
+    soft = rows(df, part="retrieval", normaliser="softmax")
+    if not len(soft):
+        return None
+    out = {"n": np.asarray(soft["test_sizes"].iloc[0], float), "acc": 100 * stack(soft, "acc"),
+           "acc_adaptive": 100 * stack(soft, "acc_adaptive"), "max_coef": stack(soft, "max_coef"),
+           "delta_sup": soft["delta_sup"].to_numpy(float)}
+    for k in ("allowed_spread", "sigma_q", "sigma_k", "hq_max", "hx_max"):
+        out[k] = soft[k].to_numpy(float) if k in soft.columns else np.full(len(soft), np.nan)
+    return out
+
+
+def beta_window_per_seed(config, df: pd.DataFrame, h: float, half_width: float = 0.25) -> tuple[np.ndarray, np.ndarray]:
+    """Per softmax seed: the grid β minimising the readout's summed cross-entropy over the entropy bins whose centre
+    lies within ``half_width`` of ``h`` nats (note §4.7), and the number of sets there (β is NaN below 20 sets)."""
+    soft = rows(df, part="retrieval", normaliser="softmax")
+    if not len(soft) or "fit_loss" not in soft.columns:
+        return np.zeros(0), np.zeros(0)
+    grid = beta_grid(config)
+    nb = int(soft["fit_n_bins"].iloc[0])
+    centres = (np.arange(nb) + 0.5) * config.entropy_bin
+    sel = np.abs(centres - h) <= half_width + 1e-9
+    best, counts = [], []
+    for loss, cnt in zip(soft["fit_loss"], soft["fit_counts"]):
+        loss = np.asarray(loss, float).reshape(nb, len(grid))[sel].sum(0)  # (n_betas,)
+        c = float(np.asarray(cnt, float)[sel].sum())
+        best.append(grid[int(np.argmin(loss))] if c >= 20 else np.nan)
+        counts.append(c)
+    return np.array(best), np.array(counts)
+
+
+def clrs_ood(config, df: pd.DataFrame) -> dict:
+    """``{task: {arm: exact match % averaged over the out-of-distribution lengths, per seed (seed order)}}`` for the
+    arms ``softmax``, ``adaptive`` (trained and used in every head) and ``inference`` (softmax-trained, adaptive
+    at inference only)."""
+    cl = rows(df, part="clrs")
+    out: dict = {}
+    if not len(cl):
+        return out
+    for task in dict.fromkeys(cl["task"]):
+        arms = {}
+        for arm, att, col in (("softmax", "softmax", "exact"), ("adaptive", "adaptive_softmax", "exact"),
+                              ("inference", "softmax", "exact_inference_adaptive")):
+            r = cl[(cl["task"] == task) & (cl["attention"] == att)].sort_values("seed")
+            if not len(r) or col not in r.columns or r[col].isna().any():
+                continue
+            ood = np.asarray(r["clrs_sizes"].iloc[0], float) > config.clrs_train_max
+            arms[arm] = 100 * stack(r, col)[:, ood].mean(1)  # (seeds,)
+        out[task] = arms
+    return out
+
+
+def real_tables(df: pd.DataFrame) -> dict:
+    """Per real model with measurements: ``n (S,)``, ``global (L,)`` bool, ``window``, ``source`` and each statistic
+    as ``(segments, L, H, S)``; models that could not be loaded map to ``{"reason": …}``."""
+    rl = rows(df, part="real")
+    out: dict = {}
+    for model in dict.fromkeys(rl["model"]) if len(rl) else []:
+        r = rl[rl["model"] == model].sort_values("seed")
+        ok = r[r["available"] == 1]
+        if not len(ok):
+            out[model] = {"reason": str(r["reason"].iloc[0])}
+            continue
+        L, H = int(ok["real_layers"].iloc[0]), int(ok["real_heads"].iloc[0])
+        n = np.asarray(ok["real_n"].iloc[0], float)
+        t = {"n": n, "global": np.asarray(ok["real_global"].iloc[0], float) > 0.5,
+             "window": float(ok["real_window"].iloc[0]), "source": str(ok["source"].iloc[0]),
+             "causal": bool(ok["causal"].iloc[0]), "segments": len(ok)}
+        for k in ("max_coef", "first_coef", "rest_max_coef", "delta", "delta_max"):
+            t[k] = stack(ok, "real_" + k).reshape(len(ok), L, H, len(n))
+        out[model] = t
+    return out
+
+
+def global_heads(t: dict) -> np.ndarray:
+    """Bool ``(L,)``: the layers whose heads see every previous key at every measured n (global layers, and
+    sliding-window layers whose window is at least the largest n)."""
+    return t["global"] | (t["window"] >= t["n"].max())

@@ -1,0 +1,108 @@
+r"""Dispersion of the heads of real transformers as the context grows: Theorem 2.2 of arXiv:2410.01104 (every global
+head's coefficients are :math:`\Theta(1/n)` once its logit spread δ is bounded; Lemma 2.1) measured on the models
+:func:`iclab.hf.load_model` loads (docs/papers/dispersion.md §3.3, §5.7).
+
+One cell per (``model``, text segment ``seed``). The text is ``real_text`` (the Python documentation of
+:func:`iclab.data.pydoc_text`, consecutive segments; or :func:`iclab.data.country_text`, one shuffle per segment),
+tokenised without special tokens; a context of n tokens is the model's own special tokens around the first
+n − (their count) text tokens of the segment. For each n of ``real_sizes`` (up to the model's maximum length):
+
+* a causal model runs once on the longest context; a row at position p sees exactly p + 1 keys, as the prefix of
+  length p + 1 would, so the rows whose key count lies in [0.9 n, n] stand for n;
+* a bidirectional model (MiniLM) runs on each prefix of length n; every row sees n keys.
+
+For every layer, head and n it returns the mean over those rows of the largest coefficient, the coefficient on the
+first key (attention sinks), the largest coefficient on another key, and the mean and maximum logit spread δ
+(:func:`iclab.hf.attention_extremes`), plus which layers are global (Gemma 3 alternates sliding-window layers,
+which Theorem 2.2 does not cover, with global ones).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from iclab.data import country_text, pydoc_text
+from iclab.errors import UnsupportedModelError
+from iclab.hf import attention_extremes, load_model
+
+__all__ = ["run_real_cell", "REAL_STATS", "context_rows"]
+
+REAL_STATS = ("max_coef", "first_coef", "rest_max_coef", "delta", "delta_max")
+_BAND = 0.9  # a causal row stands for n when its key count lies in [ceil(0.9 n), n]
+
+
+def _special_tokens(tok) -> tuple[list[int], list[int]]:
+    """The special tokens the tokenizer puts before and after a text (e.g. BERT's [CLS] … [SEP], Gemma's <bos>)."""
+    bare = tok("hello world", add_special_tokens=False)["input_ids"]
+    full = tok("hello world")["input_ids"]
+    for i in range(len(full) - len(bare) + 1):
+        if full[i:i + len(bare)] == bare:
+            return full[:i], full[i + len(bare):]
+    return [], []
+
+
+def _segment_ids(config, tok, seed: int, length: int) -> list[int]:
+    """``length`` text tokens of segment ``seed``."""
+    if config.real_text == "country":
+        ids = tok(country_text(seed), add_special_tokens=False)["input_ids"]
+        return ids[:length]
+    ids = tok(pydoc_text(), add_special_tokens=False)["input_ids"]
+    start = seed * max(config.real_sizes)
+    if start + length > len(ids):
+        raise ValueError(f"real_text 'pydoc' has {len(ids)} tokens: segment {seed} of {length} tokens does not fit; "
+                         "use fewer real_segments or smaller real_sizes")
+    return ids[start:start + length]
+
+
+def context_rows(n: int) -> np.ndarray:
+    """Positions of the causal rows that stand for a context of n tokens: key counts in [ceil(0.9 n), n]."""
+    return np.arange(math.ceil(_BAND * n), n + 1) - 1
+
+
+def _reduce(ex: dict, cols: slice | np.ndarray) -> dict[str, np.ndarray]:
+    """Mean (and max of δ) over the selected rows: each ``(L, H)``."""
+    out = {k: ex[k][..., cols].mean(-1) for k in ("max_coef", "first_coef", "rest_max_coef", "delta")}
+    out["delta_max"] = ex["delta"][..., cols].max(-1)
+    return out
+
+
+def _measure(model, causal: bool, head: list[int], tail: list[int], text: list[int], sizes: list[int]) -> dict:
+    """Per n of ``sizes``: the row statistics ``(L, H)`` of a context of n tokens."""
+    per_n = []
+    if causal:
+        ids = torch.tensor([head + text[:max(sizes) - len(head) - len(tail)] + tail])  # (1, T)
+        rows = np.unique(np.concatenate([context_rows(n) for n in sizes]))
+        ex = attention_extremes(model, ids, True, rows=torch.as_tensor(rows))  # each (L, H, P)
+        for n in sizes:
+            per_n.append(_reduce(ex, np.isin(rows, context_rows(n))))
+    else:
+        for n in sizes:
+            ids = torch.tensor([head + text[:n - len(head) - len(tail)] + tail])  # (1, n)
+            per_n.append(_reduce(attention_extremes(model, ids, False), slice(None)))
+    return {k: np.stack([p[k] for p in per_n], -1) for k in REAL_STATS}  # each (L, H, S)
+
+
+def run_real_cell(config, cell: dict) -> dict:
+    """Row statistics of one pretrained ``model`` on text segment ``seed`` at every context length of
+    ``real_sizes`` that the model accepts; ``available = 0`` (and the reason) when the model cannot be loaded here."""
+    torch.manual_seed(0)
+    name = cell["model"]
+    try:
+        model, tok, src = load_model(name)
+    except UnsupportedModelError as exc:
+        return {"available": 0, "reason": str(exc).splitlines()[0][:300]}
+    causal = type(model).__name__.endswith("ForCausalLM")
+    max_len = int(getattr(model.config, "max_position_embeddings", max(config.real_sizes)))
+    sizes = [n for n in config.real_sizes if n <= max_len]
+    head, tail = _special_tokens(tok)
+    text = _segment_ids(config, tok, int(cell["seed"]), max(sizes))
+    stats = _measure(model, causal, head, tail, text, sizes)
+    L, H = stats["max_coef"].shape[:2]
+    types = getattr(model.config, "layer_types", None) or ["full_attention"] * L
+    return {"available": 1, "source": src, "causal": int(causal), "real_n": [float(n) for n in sizes],
+            "real_layers": L, "real_heads": H, "real_global": [float(t == "full_attention") for t in types],
+            "real_window": float(getattr(model.config, "sliding_window", None) or 0),
+            **{"real_" + k: v.ravel().astype(float).tolist() for k, v in stats.items()}}

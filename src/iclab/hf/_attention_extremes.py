@@ -1,0 +1,92 @@
+r"""The largest attention coefficients of a Hugging Face transformer on one text: for every layer, head and selected
+query row, the largest softmax coefficient :math:`\alpha_{\max} = \max_k \mathrm{softmax}(s)_k`, the coefficient on
+the first key, the largest coefficient on any other key, and the logit spread :math:`\delta = \max_k s_k - \min_k s_k`
+over the row's visible keys — the quantities of Lemma 2.1 and Theorem 2.2 of arXiv:2410.01104 (a global head's
+coefficients are :math:`\Theta(1/n)` once δ is bounded; docs/papers/dispersion.md §3.2–3.3, §5.7).
+
+As :func:`iclab.hf.logit_spreads` does, an attention function registered through ``transformers.AttentionInterface``
+(no model code copied) computes the exact logits with :func:`iclab.hf.attention_scores` for the selected rows, layer
+by layer, in float64, records the statistics, and then runs the stock sdpa attention, so the model's outputs are
+unchanged. The visible keys of a row come from the mask the model builds (causal, sliding window) or, when the mask
+was skipped, from the module's causality. One unpadded sequence per call.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from iclab.hf._temperature import attention_scores
+
+__all__ = ["attention_extremes", "EXTREMES"]
+
+EXTREMES = ("max_coef", "first_coef", "rest_max_coef", "delta", "keys")
+_ROW_CHUNK = 128  # query rows whose logits are held at once (memory, not speed)
+_RECORDER: dict | None = None  # set while attention_extremes runs: {"rows": (1, P) long tensor, "out": [...]}
+
+
+def _row_statistics(s: torch.Tensor, vis: torch.Tensor) -> dict[str, torch.Tensor]:
+    """``s (H, P, k)`` float64 logits, ``vis (H, P, k)`` bool -> each statistic ``(H, P)``."""
+    p = torch.softmax(s.masked_fill(~vis, -torch.inf), -1)  # (H, P, k)
+    hi = s.masked_fill(~vis, -torch.inf).amax(-1)
+    lo = s.masked_fill(~vis, torch.inf).amin(-1)  # (H, P)
+    rest = p[..., 1:].amax(-1) if p.shape[-1] > 1 else torch.zeros_like(hi)
+    return {"max_coef": p.amax(-1), "first_coef": p[..., 0], "rest_max_coef": rest, "delta": hi - lo,
+            "keys": vis.sum(-1).double()}
+
+
+def _extremes_attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
+    """Attention function: record the row statistics of the selected rows, then run the stock sdpa attention."""
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+    if scaling is None:
+        scaling = query.shape[-1] ** -0.5
+    if _RECORDER is not None:
+        parts = []
+        for rows in _RECORDER["rows"].split(_ROW_CHUNK, dim=1):  # (1, P_chunk)
+            s, vis = attention_scores(module, query, key, attention_mask, scaling, rows=rows,
+                                      is_causal=kwargs.get("is_causal"))
+            s = s[0].double()  # (H, P_chunk, k) exact logits
+            parts.append(_row_statistics(s, torch.broadcast_to(vis[0], s.shape)))
+        _RECORDER["out"].append({k: torch.cat([p[k] for p in parts], 1).numpy() for k in EXTREMES})
+    return sdpa_attention_forward(module, query, key, value, attention_mask, scaling=scaling, dropout=dropout,
+                                  **kwargs)
+
+
+def _use_extremes_attention(model) -> None:
+    from transformers import AttentionInterface
+    from transformers.masking_utils import AttentionMaskInterface
+
+    AttentionInterface.register("iclab_extremes", _extremes_attention)
+    AttentionMaskInterface.register("iclab_extremes", AttentionMaskInterface._global_mapping["sdpa"])
+    model.set_attn_implementation("iclab_extremes")
+
+
+@torch.no_grad()
+def attention_extremes(model, input_ids: torch.Tensor, causal: bool,
+                       rows: torch.Tensor | None = None) -> dict[str, np.ndarray]:
+    """Row statistics of every layer and head at the query positions ``rows`` (all positions when None).
+
+    ``input_ids (1, T)``, ``rows (P,)`` long. Returns ``{name: (L, H, P) float64 array}`` for ``max_coef`` (the
+    largest coefficient), ``first_coef`` (the coefficient on key 0), ``rest_max_coef`` (the largest on keys 1…),
+    ``delta`` (max − min logit over the visible keys) and ``keys`` (how many keys the row sees). The model's own
+    attention implementation is restored afterwards.
+    """
+    global _RECORDER
+    T = input_ids.shape[1]
+    rows = torch.arange(T) if rows is None else torch.as_tensor(rows, dtype=torch.long)
+    if rows.numel() == 0 or int(rows.min()) < 0 or int(rows.max()) >= T:
+        raise ValueError(f"rows must be non-empty positions in [0, {T}), got {rows.tolist()[:8]}")
+    before = model.config._attn_implementation
+    _use_extremes_attention(model)
+    body = getattr(model, "base_model", model)  # no LM head: (T, vocab) logits would dwarf the attention rows
+    _RECORDER = {"rows": rows[None], "out": []}
+    try:
+        body(input_ids=input_ids, use_cache=False) if causal else body(input_ids=input_ids)
+        layers = _RECORDER["out"]
+    finally:
+        _RECORDER = None
+        model.set_attn_implementation(before)
+    if not layers:
+        raise RuntimeError("no attention call was observed: the model does not use transformers' AttentionInterface")
+    return {k: np.stack([layer[k] for layer in layers]) for k in EXTREMES}

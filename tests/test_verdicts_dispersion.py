@@ -1,0 +1,207 @@
+"""Verdicts of the ``dispersion`` experiment (arXiv:2410.01104; docs/papers/dispersion.md §6) on made-up results tables:
+one where every claimed effect is present, one where it is absent (a null effect never agrees on a direction or an
+equivalence claim), one with parts missing or failed (their claims are "not measured"), and the quick preset's rows
+that need the paper's settings ("settings differ").
+
+In the null tables the noise is centred across the units of each test (seeds, segments), so the sample effect is
+exactly null: the tests check the verdict logic, not the 2.5 % one-sided false-positive rate of a 95 % interval."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from iclab.experiments import get_experiment
+from iclab.experiments._judge import judge_run
+from iclab.experiments.dispersion.comparisons import claims, compare, notes
+from iclab.experiments.dispersion.config import beta_grid
+from iclab.experiments.dispersion.tables import PAPER_TABLE
+from iclab.theory.dispersion import beta_of_entropy, required_spread
+
+EXP = get_experiment("dispersion")
+PAPER, QUICK = EXP.config("paper"), EXP.config("quick")
+TESTS = ("effect direction", "theory vs simulation")
+
+
+def _noise(rng, units: int, shape, sd: float) -> np.ndarray:
+    """``(units, *shape)`` normal noise whose mean over the units is exactly 0."""
+    z = rng.normal(0, sd, (units, *np.atleast_1d(shape)))
+    return z - z.mean(0)
+
+
+def _retrieval(config, effect: bool, rng) -> list[dict]:
+    n = np.asarray(config.test_sizes, float)
+    grid = beta_grid(config)
+    nb = int(math.ceil(math.log(max(config.fit_sizes)) / config.entropy_bin)) + 1
+    centres = (np.arange(nb) + 0.5) * config.entropy_bin
+    out = []
+    k = config.seeds
+    e_soft, e_gain, e_coef, e_spread = (_noise(rng, k, len(n), 0.002), _noise(rng, k, len(n), 0.002),
+                                        _noise(rng, k, len(n), 0.01), _noise(rng, k, 1, 0.05)[:, 0])
+    for s in range(k):
+        soft = np.array([PAPER_TABLE.get(int(k), (50.0,))[0] for k in n]) / 100 + e_soft[s]
+        gain = np.array([PAPER_TABLE[int(k)][1] - PAPER_TABLE[int(k)][0] if int(k) in PAPER_TABLE else 1.0
+                         for k in n]) / 100 * (n > config.train_max)
+        adaptive = soft + (gain + 0.01 * (n > config.train_max) if effect else 0) + e_gain[s]
+        max_coef = (0.95 * (16 / n) ** 0.8 if effect else np.full(len(n), 0.9)) * np.exp(e_coef[s])
+        target = beta_of_entropy(centres) if effect else np.full(nb, 2.0)  # best β per entropy bin
+        loss = (grid[None, :] - target[:, None]) ** 2 + rng.uniform(0, 1e-4, (nb, len(grid)))
+        need = float(required_spread(n.max(), config.sharp_eps))
+        out.append({"part": "retrieval", "normaliser": "softmax", "seed": s, "test_sizes": n.tolist(),
+                    "acc": soft.tolist(), "acc_adaptive": adaptive.tolist(), "max_coef": max_coef.tolist(),
+                    "max_coef_adaptive": max_coef.tolist(), "entropy": np.log(n).tolist(),
+                    "entropy_adaptive": np.log(n).tolist(), "delta_mean": [5.0] * len(n), "delta_max": [6.0] * len(n),
+                    "min_coef_n": [0.1] * len(n), "mass_on_max": max_coef.tolist(),
+                    "mass_on_max_adaptive": max_coef.tolist(),
+                    "delta_sup": need * (0.5 if effect else 1.0),
+                    "allowed_spread": need * (0.6 if effect else 1.0) * np.exp(e_spread[s]),
+                    "sigma_q": 1.0, "sigma_k": 1.0, "hq_max": 1.0, "hx_max": 1.0, "fit_loss": loss.ravel().tolist(),
+                    "fit_counts": [100.0] * nb, "fit_n_bins": nb})
+    return out
+
+
+def _clrs(config, effect: bool, rng) -> list[dict]:
+    sizes = np.asarray(config.clrs_test_sizes, float)
+    out = []
+    k = config.clrs_seeds
+    for t in config.clrs_tasks:
+        e_trained, e_inference = _noise(rng, k, len(sizes), 1.0), _noise(rng, k, len(sizes), 1.0)
+        for s in range(k):
+            base = 40 + rng.normal(0, 1, len(sizes))
+            trained = base + (20 if effect else 0) + e_trained[s]
+            inference = base + e_inference[s] if effect else trained - e_inference[s]
+            out.append({"part": "clrs", "task": t, "attention": "softmax", "seed": s, "clrs_sizes": sizes.tolist(),
+                        "exact": (base / 100).tolist(), "exact_inference_adaptive": (inference / 100).tolist(),
+                        "token_acc": (base / 100).tolist()})
+            out.append({"part": "clrs", "task": t, "attention": "adaptive_softmax", "seed": s,
+                        "clrs_sizes": sizes.tolist(), "exact": (trained / 100).tolist(),
+                        "token_acc": (trained / 100).tolist()})
+    return out
+
+
+def _real(config, effect: bool, rng, unavailable=()) -> list[dict]:
+    out = []
+    n = np.asarray(config.real_sizes, float)
+    L, H = 4, 3
+    for m in config.real_models:
+        e_coef, e_delta = _noise(rng, config.real_segments, (L, H, len(n)), 0.02), _noise(
+            rng, config.real_segments, (L, H, len(n)), 0.3)
+        for s in range(config.real_segments):
+            if m in unavailable:
+                out.append({"part": "real", "model": m, "seed": s, "available": 0, "reason": "no such model here"})
+                continue
+            coef = (0.9 * n[0] / n if effect else np.full(len(n), 0.5)) * np.exp(e_coef[s])
+            delta = (5.0 if effect else 15.0) + e_delta[s]
+            out.append({"part": "real", "model": m, "seed": s, "available": 1, "reason": "", "source": m,
+                        "causal": 1, "real_n": n.tolist(), "real_layers": L, "real_heads": H,
+                        "real_global": [1.0] * L, "real_window": 0.0,
+                        **{f"real_{k}": v.ravel().tolist() for k, v in
+                           (("max_coef", coef), ("first_coef", coef / 2), ("rest_max_coef", coef / 2),
+                            ("delta", delta), ("delta_max", delta + 1))}})
+    return out
+
+
+def _lookup(config, effect: bool, rng, gain: float | None = None) -> list[dict]:
+    """Key–value lookup rows. Its claim is an absence (inference-only adaptive temperature does not help): the
+    effect the paper reports is no gain (here, as measured on Gemma 3, a loss of 0.3), its negation a gain of 0.3."""
+    gain = (-0.3 if effect else 0.3) if gain is None else gain
+    out = []
+    lists, queries = config.lookup_lists, config.lookup_queries
+    for m in config.lookup_models:
+        for n in config.lookup_sizes:
+            soft = (rng.uniform(size=lists * queries) < 0.5).astype(int)
+            flip = rng.uniform(size=soft.size) < abs(gain) / 0.5
+            adaptive = np.where(flip, int(gain > 0), soft) if gain else soft
+            out.append({"part": "lookup", "model": m, "n_pairs": n, "seed": 0, "tokens": 7 * n + 12,
+                        "em_softmax": soft.tolist(), "em_adaptive": adaptive.tolist(),
+                        "list": np.repeat(np.arange(lists), queries).tolist()})
+    return out
+
+
+def _table(config, effect: bool, seed: int = 0, parts=("retrieval", "clrs", "real", "lookup"), **kw) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for part in parts:
+        rows += {"retrieval": _retrieval, "clrs": _clrs, "real": _real, "lookup": _lookup}[part](config, effect, rng, **(
+            kw if part == "real" else {}))
+    return pd.DataFrame(rows)
+
+
+def _judge(config, df, failed=None):
+    rows, errors = judge_run(paper="dispersion", experiment="dispersion", config=config, results=df,
+                             failed=pd.DataFrame() if failed is None else failed, claims=claims, compare=compare)
+    assert not errors
+    return {r.id: r for r in rows}
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_null_table_never_agrees(seed):
+    rows = _judge(PAPER, _table(PAPER, effect=False, seed=seed))
+    assert len(rows) == len(claims(PAPER))
+    for cid, r in rows.items():
+        if r.kind in TESTS:
+            assert r.verdict != "agrees", (cid, r.measured, r.statistic)
+    # where the null is decisive the verdict says so
+    for cid in ("fig2/disperses", "thm2.2/disperses/minilm", "thm2.2/rate/smollm2", "lemma2.1/onset/minilm",
+                "fig6/beta/H=1", "lookup/inference-only/smollm2"):
+        assert rows[cid].verdict == "disagrees", (cid, rows[cid].statistic, rows[cid].reason)
+
+
+def test_effect_table_agrees():
+    rows = _judge(PAPER, _table(PAPER, effect=True))
+    bad = {cid: (r.verdict, r.statistic, r.reason) for cid, r in rows.items() if r.verdict != "agrees"}
+    assert not bad
+    assert all(r.measured not in ("", "—") for r in rows.values())
+
+
+def test_missing_and_failed_parts_are_not_measured():
+    df = _table(PAPER, effect=True, parts=("retrieval",))
+    failed = pd.DataFrame([{"part": "clrs", "task": "sorting", "attention": "softmax", "seed": 0, "error": "boom"}])
+    rows = _judge(PAPER, df, failed)
+    assert len(rows) == len(claims(PAPER))  # the denominator does not move
+    for cid, r in rows.items():
+        if cid.startswith(("clrs/", "thm2.2/", "lemma2.1/", "lookup/")):
+            assert r.verdict == "not judged" and "not measured" in r.reason and "failed cell" in r.reason, cid
+        else:
+            assert r.verdict == "agrees", (cid, r.reason)
+    assert all(r.verdict == "not judged" for r in _judge(PAPER, df.iloc[0:0]).values())
+
+
+def test_unavailable_model_is_not_measured_with_its_reason():
+    rows = _judge(PAPER, _table(PAPER, effect=True, unavailable=("gemma3-270m",)))
+    for cid in ("thm2.2/disperses/gemma3-270m", "thm2.2/rate/gemma3-270m", "lemma2.1/onset/gemma3-270m"):
+        assert rows[cid].verdict == "not judged" and "no such model here" in rows[cid].reason
+    assert rows["thm2.2/disperses/smollm2"].verdict == "agrees"
+
+
+def test_quick_preset_rows_needing_paper_settings_are_not_judged():
+    config = QUICK.with_overrides({"clrs_seeds": 1})
+    rows = _judge(config, _table(config, effect=True))
+    for cid, r in rows.items():
+        if cid.startswith("table/") and cid != "table/gain-ood":
+            assert r.verdict == "not judged" and "settings differ" in r.reason and "d = 64" in r.reason, cid
+    for t in config.clrs_tasks:  # one training seed: no uncertainty for a per-task paired test
+        assert rows[f"clrs/trained/{t}"].verdict == "not judged"
+    assert rows["fig2/disperses"].verdict == "agrees" and rows["table/gain-ood"].verdict == "agrees"
+
+
+def test_notes_render_on_both_tables():
+    for effect in (False, True):
+        text = notes(PAPER, _table(PAPER, effect=effect))
+        assert "### Dispersion of real transformers" in text and "### CLRS-style tasks" in text
+
+
+def test_lookup_absence_claim_needs_a_narrow_interval():
+    """No answer changed at all agrees only when the interval excludes a gain of 0.05: the bootstrap of an all-zero
+    difference has zero width, so the interval is kept ±3/queries wide (rule of three) — 2 lists × 3 queries, or the
+    quick 3 × 12, cannot decide; 20 × 50 can."""
+    rng = np.random.default_rng(0)
+    tiny = PAPER.with_overrides({"lookup_lists": 2, "lookup_queries": 3})
+    few = compare(tiny, pd.DataFrame(_lookup(tiny, True, rng, gain=0.0)))
+    assert few["lookup/inference-only/smollm2"].verdict == "not judged"
+    quick = compare(QUICK, pd.DataFrame(_lookup(QUICK, True, rng, gain=0.0)))
+    assert quick["lookup/inference-only/smollm2"].verdict == "not judged"
+    many = compare(PAPER, pd.DataFrame(_lookup(PAPER.with_overrides({"lookup_lists": 20, "lookup_queries": 50}),
+                                               True, rng, gain=0.0)))
+    assert many["lookup/inference-only/smollm2"].verdict == "agrees"
