@@ -27,6 +27,8 @@ SMALL = {
     "mean_shifts": "0",
     "simcheck": "false",
     "n_tau": "9",
+    "surrogate_dims": "2",  # one small surrogate-vs-softmax cell per l below
+    "surrogate_ls": "10,20",
 }
 
 

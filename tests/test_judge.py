@@ -81,3 +81,20 @@ def test_claim_contract_and_settings_text():
         Claim("x", "c", "s", "paper value", " ")
     assert settings_differ(_Cfg(), {"sizes": (1, 2)}) == ""
     assert settings_differ(_Cfg(), {"sizes": [1, 2, 4]}) == "settings differ: sizes = 1,2 (paper 1,2,4)"
+
+
+@pytest.mark.parametrize("name", ["temperature", "temperature-llm", "temperature-gpt2-regression", "ood",
+                                  "dispersion", "multihead", "categorical"])
+def test_every_paper_experiment_declares_claims_and_a_paper_preset(name):
+    """The seven experiments of the five papers: declared claims at every preset (unique ids, a kind, a test and a
+    source each) and a ``paper`` preset."""
+    from iclab.experiments import get_experiment
+    from iclab.stats import KINDS
+
+    exp = get_experiment(name)
+    assert {"quick", "paper", "full"} <= set(exp.presets)
+    for preset in exp.presets:
+        rows = exp.claims(exp.config(preset))
+        assert rows and len({c.id for c in rows}) == len(rows), preset
+        for c in rows:
+            assert c.kind in KINDS and c.test.strip() and c.source.strip() and c.claim.strip(), c.id

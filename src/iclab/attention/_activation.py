@@ -11,7 +11,8 @@ Near 0 each is :math:`f(s)\approx 1 + C_f s` with the slope :math:`C_f` of :func
 (:math:`C`, :math:`2C` and 1), which sets the effective step :math:`\eta_{\rm eff}=2C_f\|\omega\|_\infty\|\mu\|_\infty`
 of the two-head model the paper reports. Unlike ``exp``, ``1 + Cs`` can be negative (or sum to ≈ 0) for large
 scores; the weights are then what the formula gives, without clamping, and an exactly zero row sum gives zero
-weights. Masked keys get weight 0; fully masked rows give zeros.
+weights. Masked keys get weight 0, and so does a key whose score is −inf (a mask by score, as for softmax); fully
+masked rows give zeros. Half-precision scores are computed in float64 and rounded back (as the other normalisers).
 """
 
 from __future__ import annotations
@@ -36,31 +37,37 @@ def _check_c(C) -> float:
     return float(C)
 
 
-def _normalise(f: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
-    """``f / f.sum(-1)`` over visible keys; masked keys 0; a zero row sum gives zeros."""
+def _normalise(activation, scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    """``f / f.sum(-1)`` with ``f = activation(scores)`` over visible keys; masked keys and keys scored −inf 0; a zero
+    row sum gives zeros. Half precision is computed in float64 and rounded to the input dtype."""
+    work = scores.double() if scores.dtype in (torch.float16, torch.bfloat16) else scores
+    hidden = torch.isneginf(work)
     if mask is not None:
-        f = f.masked_fill(~torch.broadcast_to(mask, f.shape), 0.0)
+        hidden = hidden | ~torch.broadcast_to(mask, work.shape)
+    f = activation(work.masked_fill(hidden, 0.0)).masked_fill(hidden, 0.0)
     denom = f.sum(-1, keepdim=True)
-    return f / torch.where(denom == 0, torch.ones_like(denom), denom) * (denom != 0)
+    return (f / torch.where(denom == 0, torch.ones_like(denom), denom) * (denom != 0)).to(scores.dtype)
 
 
 @register_normaliser("affine")
 def affine_attention_weights(scores: torch.Tensor, mask: torch.Tensor | None = None, C: float = 1.0) -> torch.Tensor:
     """Weights :math:`(1 + Cs_k)/\\sum_{k'}(1 + Cs_{k'})` over visible keys (module docstring)."""
-    return _normalise(1.0 + _check_c(C) * scores, mask)
+    c = _check_c(C)
+    return _normalise(lambda s: 1.0 + c * s, scores, mask)
 
 
 @register_normaliser("affine_squared")
 def affine_squared_attention_weights(scores: torch.Tensor, mask: torch.Tensor | None = None,
                                      C: float = 1.0) -> torch.Tensor:
     """Weights :math:`(1 + Cs_k)^2/\\sum_{k'}(1 + Cs_{k'})^2` over visible keys (module docstring)."""
-    return _normalise((1.0 + _check_c(C) * scores) ** 2, mask)
+    c = _check_c(C)
+    return _normalise(lambda s: (1.0 + c * s) ** 2, scores, mask)
 
 
 @register_normaliser("one_plus_tanh")
 def one_plus_tanh_attention_weights(scores: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
     """Weights :math:`(1 + \\tanh s_k)/\\sum_{k'}(1 + \\tanh s_{k'})` over visible keys (module docstring)."""
-    return _normalise(1.0 + torch.tanh(scores), mask)
+    return _normalise(lambda s: 1.0 + torch.tanh(s), scores, mask)
 
 
 def activation_slope(name: str, C: float = 1.0) -> float:

@@ -6,9 +6,10 @@ it; executors reach a cell function through the :class:`Experiment` contract.
 """
 
 from iclab.experiments._contract import PRESETS as PRESETS
-from iclab.experiments._contract import Comparison as Comparison
 from iclab.experiments._contract import Experiment as Experiment
 from iclab.experiments._contract import lazy as lazy
+from iclab.experiments._judge import Claim as Claim
+from iclab.experiments._judge import Comparison as Comparison
 from iclab.experiments._registry import PAPER_PACKAGES as PAPER_PACKAGES
 from iclab.experiments._registry import all_experiments as all_experiments
 from iclab.experiments._registry import experiment_names as experiment_names
@@ -20,6 +21,6 @@ from iclab.experiments._run import run_experiment as run_experiment
 from iclab.experiments._run import run_dir_for as run_dir_for
 from iclab.experiments._run import sweep_for as sweep_for
 
-__all__ = ["Experiment", "Comparison", "PRESETS", "lazy", "register", "get_experiment", "experiment_names",
+__all__ = ["Experiment", "Claim", "Comparison", "PRESETS", "lazy", "register", "get_experiment", "experiment_names",
            "all_experiments", "PAPER_PACKAGES", "run_experiment", "sweep_for", "run_dir_for", "load_run",
            "LoadedRun"]

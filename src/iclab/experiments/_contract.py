@@ -17,7 +17,8 @@ files, which :meth:`Experiment.in_package` wires up by name:
 ``cells.py``              ``cells(config)``, ``run_cell(config, cell, shared)``, ``shared(config)``,
                           ``budget(config)``
 ``figures.py``            ``figures(config, results, figure_dir) -> [png paths]``
-``comparisons.py``        ``compare(config, results) -> [Comparison]`` and ``notes(config, results)``
+``comparisons.py``        ``claims(config) -> [Claim]`` (declared before the run), ``compare(config, results)
+                          -> {claim id: Verdict}`` and ``notes(config, results)``
 ========================  ==========================================================================
 
 ``budget(config) -> list[iclab.budget.Need]`` is what the largest cell needs from the machine: each entry names the
@@ -40,9 +41,9 @@ import pandas as pd
 from iclab.config import Config
 from iclab.errors import ConfigError
 
-__all__ = ["Experiment", "Comparison", "PRESETS", "lazy"]
+__all__ = ["Experiment", "PRESETS", "lazy"]
 
-PRESETS = ("quick", "full")
+PRESETS = ("quick", "full")  # every experiment has these; the paper packages also have "paper"
 
 
 @dataclass(frozen=True)
@@ -65,22 +66,6 @@ class lazy:  # noqa: N801 - reads as a function at the call site
 
 
 @dataclass(frozen=True)
-class Comparison:
-    """One row of the "paper reports / iclab measures / within tolerance?" table.
-
-    ``paper`` is what the paper reports, as text; ``"—"`` when it reports nothing numeric.
-    ``ok`` is True/False when a tolerance applies, None when the comparison is qualitative only.
-    ``note`` says why they differ, or what the tolerance was.
-    """
-
-    quantity: str
-    paper: str
-    measured: str
-    ok: bool | None = None
-    note: str = ""
-
-
-@dataclass(frozen=True)
 class Experiment:
     """A registered experiment (see the module docstring).
 
@@ -90,13 +75,12 @@ class Experiment:
         title: one-line title for the report.
         claim: markdown paragraph: what the paper claims that this experiment tests.
         config_cls: frozen dataclass deriving from :class:`iclab.config.Config`, with a ``seed: int`` field.
-        presets: ``{"quick": cfg, "full": cfg}``.
+        presets: ``{"quick": cfg, "full": cfg}`` at least; the paper packages add ``"paper"`` (the paper's settings).
         cells: ``config -> list[cell dict]``.
         run_cell: ``(config, cell, shared) -> metrics dict``; a module-level function or a :class:`lazy`
             (it is pickled to worker processes).
         figures: ``(config, results DataFrame, figure_dir) -> list of PNG paths`` (each with a CSV beside it).
-        compare: ``(config, results) -> {claim id: Verdict}`` (see :mod:`iclab.experiments._judge`); during the
-            move to declared claims, experiments without ``claims`` return ``list[Comparison]`` rows instead.
+        compare: ``(config, results) -> {claim id: Verdict}`` (see :mod:`iclab.experiments._judge`).
         claims: ``config -> list[Claim]``, declared before the run (fixes the report's denominator).
         shared: optional ``config -> object`` computed once per run in the driver.
         budget: optional ``config -> list[Need]`` (module docstring), checked before the run folder is made.
@@ -113,10 +97,10 @@ class Experiment:
     cells: Callable[[Any], list[dict]]
     run_cell: Callable[[Any, dict, Any], dict]
     figures: Callable[[Any, pd.DataFrame, Path], list[Path]]
-    compare: Callable[[Any, pd.DataFrame], list[Comparison]]
+    compare: Callable[[Any, pd.DataFrame], Mapping[str, Any]]
+    claims: Callable[[Any], list]
     shared: Callable[[Any], Any] | None = None
     notes: Callable[[Any, pd.DataFrame], str] | None = None
-    claims: Callable[[Any], list] | None = None
     budget: Callable[[Any], list] | None = None
     order: int = 100
 
@@ -129,15 +113,13 @@ class Experiment:
 
     @classmethod
     def in_package(cls, package: str, *, name: str, paper: str, title: str, claim: str, config_cls: type,
-                   presets: Mapping[str, Config], order: int = 100, claims: bool = False) -> "Experiment":
-        """An experiment laid out in ``package`` with the standard file names (module docstring).
-
-        ``claims=True`` wires ``comparisons.claims`` (declared claims; every experiment moves to them)."""
+                   presets: Mapping[str, Config], order: int = 100) -> "Experiment":
+        """An experiment laid out in ``package`` with the standard file names (module docstring)."""
         return cls(name=name, paper=paper, title=title, claim=claim, config_cls=config_cls, presets=presets,
                    cells=lazy(f"{package}.cells:cells"), run_cell=lazy(f"{package}.cells:run_cell"),
                    shared=lazy(f"{package}.cells:shared"), figures=lazy(f"{package}.figures:figures"),
                    compare=lazy(f"{package}.comparisons:compare"), notes=lazy(f"{package}.comparisons:notes"),
-                   claims=lazy(f"{package}.comparisons:claims") if claims else None,
+                   claims=lazy(f"{package}.comparisons:claims"),
                    budget=lazy(f"{package}.cells:budget"), order=order)
 
     def config(self, preset: str = "quick", overrides: Mapping[str, Any] | None = None, seed: int | None = None):

@@ -13,10 +13,15 @@ was skipped, from the module's causality. One unpadded sequence per call.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import torch
 
 from iclab.hf._temperature import attention_scores
+
+if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers
+    from transformers import PreTrainedModel
 
 __all__ = ["attention_extremes", "EXTREMES"]
 
@@ -63,7 +68,7 @@ def _use_extremes_attention(model) -> None:
 
 
 @torch.no_grad()
-def attention_extremes(model, input_ids: torch.Tensor, causal: bool,
+def attention_extremes(model: PreTrainedModel, input_ids: torch.Tensor, causal: bool,
                        rows: torch.Tensor | None = None) -> dict[str, np.ndarray]:
     """Row statistics of every layer and head at the query positions ``rows`` (all positions when None).
 

@@ -55,29 +55,10 @@ def run_timing(folder: Path, result: RunResult) -> dict:
     return {"cell_seconds": cell_seconds, "wall_seconds": wall, "sweeps": len(sweeps), "executors": executors}
 
 
-def _legacy_rows(exp: Experiment, rows: Sequence) -> list[Comparison]:
-    """Rows of an experiment not yet moved to declared claims (old ``quantity/paper/measured/ok/note`` rows)."""
-    verdict = {True: AGREES, False: DISAGREES, None: NOT_JUDGED}
-    out = []
-    for i, c in enumerate(rows):
-        ok = None if c.ok is None else bool(c.ok)
-        out.append(Comparison(exp.paper, exp.name, str(c.quantity), "not yet declared", "paper value", str(c.paper),
-                              str(c.measured), "—", str(c.note) or "—", "—", verdict[ok],
-                              "" if ok is not None else "qualitative row (no test)", f"legacy-{i}"))
-    return out
-
-
 def judge(exp: Experiment, config, result: RunResult) -> tuple[list[Comparison], list[str]]:
     """Every declared claim of the run with its verdict (:func:`iclab.experiments.judge_run`), and errors."""
-    if exp.claims is not None:
-        return judge_run(paper=exp.paper, experiment=exp.name, config=config, results=result.results,
-                         failed=result.failed, claims=exp.claims, compare=exp.compare)
-    if not len(result.results):
-        return [], []
-    try:
-        return _legacy_rows(exp, exp.compare(config, result.results)), []
-    except Exception as exc:  # noqa: BLE001 - a broken comparison must not lose computed results
-        return [], [f"compare failed: {type(exc).__name__}: {exc}"]
+    return judge_run(paper=exp.paper, experiment=exp.name, config=config, results=result.results,
+                     failed=result.failed, claims=exp.claims, compare=exp.compare)
 
 
 def comparison_table_md(rows: Sequence[Comparison]) -> str:

@@ -135,7 +135,7 @@ def bayes_ratio_limit(xi: float, sigma2: float) -> float:
     return float(debiased_gd_risk_limit(xi, sigma2) / bayes_risk_limit(xi, sigma2))
 
 
-def dgd_conditional_risk(X: np.ndarray, eta, sigma2: float) -> np.ndarray:
+def dgd_conditional_risk(X: np.ndarray, eta: float | np.ndarray, sigma2: float) -> np.ndarray:
     r"""Risk of debiased GD with step ``eta`` given the context inputs ``X`` (``(M, L, d)``), exact in β ~ N(0, I/d),
     ε and x_q ~ N(0, I): :math:`\sigma^2+\frac1d\|A-I\|_F^2+\sigma^2\frac{\eta^2}{L^2}\mathrm{tr}\,X^\top CX`,
     :math:`A=\frac\eta LX^\top CX`, C the centring (docs/papers/multihead.md §4.10). ``eta`` a number or ``(M,)``.

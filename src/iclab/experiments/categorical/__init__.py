@@ -30,5 +30,4 @@ EXPERIMENT = register(Experiment.in_package(
     config_cls=CategoricalConfig,
     presets=PRESETS,
     order=70,
-    claims=True,
 ))

@@ -34,5 +34,4 @@ EXPERIMENT = register(Experiment.in_package(
     config_cls=DispersionConfig,
     presets=PRESETS,
     order=60,
-    claims=True,
 ))

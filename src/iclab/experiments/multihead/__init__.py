@@ -30,5 +30,4 @@ EXPERIMENT = register(Experiment.in_package(
     config_cls=MultiheadConfig,
     presets=PRESETS,
     order=40,
-    claims=True,
 ))

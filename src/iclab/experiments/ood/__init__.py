@@ -26,5 +26,4 @@ EXPERIMENT = register(Experiment.in_package(
     config_cls=OodConfig,
     presets=PRESETS,
     order=50,
-    claims=True,
 ))

@@ -25,6 +25,6 @@ Tr(AB) + σ² (the error of predicting 0)."""
 EXPERIMENT = register(Experiment.in_package(
     __name__, name="temperature", paper="temperature",
     title="Optimal attention temperature under distribution shift (Demir & Doğan)",
-    claim=CLAIM, config_cls=TemperatureConfig, presets=PRESETS, order=10, claims=True))
+    claim=CLAIM, config_cls=TemperatureConfig, presets=PRESETS, order=10))
 
 from iclab.experiments.temperature import gpt2, llm  # noqa: E402,F401 - registers the other two experiments

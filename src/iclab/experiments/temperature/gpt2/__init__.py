@@ -14,4 +14,4 @@ CLAIM = ("Demir & Doğan (§5, footnote; v1 Fig. 6): the trends of the one-layer
 EXPERIMENT = register(Experiment.in_package(
     __name__, name="temperature-gpt2-regression", paper="temperature",
     title="Inference-time attention temperature in a trained GPT-2 on in-context regression under shift",
-    claim=CLAIM, config_cls=TemperatureGPT2Config, presets=PRESETS, order=30, claims=True))
+    claim=CLAIM, config_cls=TemperatureGPT2Config, presets=PRESETS, order=30))

@@ -14,4 +14,4 @@ CLAIM = ("Demir & Doğan (§5.2, Fig. 3): with demonstrations corrupted by 'rele
 EXPERIMENT = register(Experiment.in_package(
     __name__, name="temperature-llm", paper="temperature",
     title="Attention temperature for a real LLM under noisy in-context demonstrations",
-    claim=CLAIM, config_cls=TemperatureLLMConfig, presets=PRESETS, order=20, claims=True))
+    claim=CLAIM, config_cls=TemperatureLLMConfig, presets=PRESETS, order=20))
