@@ -23,7 +23,7 @@ def test_tiny_run_end_to_end(tmp_path):
     from iclab.report import run_and_report
 
     res = run_and_report("dispersion", "quick", TINY, out=tmp_path / "run", executor="serial", progress=False)
-    assert res.failed.empty and len(res.results) == 2 + 2 + 1 + 1 + 4 + 2
+    assert res.failed.empty and len(res.results) == 2 + 2 + 1 + 2 + 4 + 2
     df = res.results
     soft = df[(df["part"] == "retrieval") & (df["normaliser"] == "softmax")]
     for _, r in soft.iterrows():
@@ -49,7 +49,7 @@ def test_tiny_run_end_to_end(tmp_path):
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     ids = {r["id"] for r in summary["comparisons"]}
     assert {"fig2/disperses", "thm2.2/disperses/minilm", "clrs/inference-only", "prop3.1/weights-limit",
-            "lookup/inference-only/smollm2"} <= ids
+            "lookup/kv/smollm2"} <= ids
     again = run_and_report("dispersion", "quick", TINY, out=tmp_path / "run", executor="serial", progress=False)
     assert again.computed == 0 and again.reused == len(res.results)
 
@@ -110,9 +110,24 @@ def test_lookup_cell_on_a_tiny_model(monkeypatch):
                                          num_key_value_heads=1, intermediate_size=16, vocab_size=tok.vocab_size)).eval()
     monkeypatch.setitem(lookup._MODELS, "tiny", (model, tok, "tiny: random Llama"))
     cfg = get_experiment("dispersion").config("quick", {"lookup_lists": "2", "lookup_queries": "3"})
-    out = lookup.run_lookup_cell(cfg, {"part": "lookup", "model": "tiny", "n_pairs": 6, "seed": 0})
+    out = lookup.run_lookup_cell(cfg, {"part": "lookup", "model": "tiny", "task": "kv", "n_pairs": 6, "seed": 0})
     assert out["list"] == [0, 0, 0, 1, 1, 1] and len(out["em_softmax"]) == len(out["em_adaptive"]) == 6
     assert set(out["em_softmax"]) <= {0, 1} and out["tokens"] > 6 * 4
+    out = lookup.run_lookup_cell(cfg, {"part": "lookup", "model": "tiny", "task": "passkey", "n_pairs": 6, "seed": 0})
+    assert out["list"] == list(range(6)) and len(out["em_adaptive"]) == 6  # 2 × 3 haystacks of one question
+
+
+def test_passkey_haystacks():
+    from iclab.experiments.dispersion.lookup import passkey_haystacks
+
+    hay = passkey_haystacks(20, 4, seed=1)
+    assert hay == passkey_haystacks(20, 4, seed=1) and len(hay) == 4
+    for prefix, (question,), (answer,) in hay:
+        lines = prefix.strip().split("\n")
+        needle = [ln for ln in lines if ln.startswith("Pass key of ")]
+        assert len(lines) == 21 and len(needle) == 1 and needle[0].endswith(":" + answer)
+        key = needle[0].split()[3].rstrip(":")
+        assert question == f"What is the pass key of {key}?\nPass key of {key}:"
 
 
 def test_fig4_rows_apply_the_polynomial():

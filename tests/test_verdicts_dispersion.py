@@ -108,12 +108,12 @@ def _lookup(config, effect: bool, rng, gain: float | None = None) -> list[dict]:
     gain = (-0.3 if effect else 0.3) if gain is None else gain
     out = []
     lists, queries = config.lookup_lists, config.lookup_queries
-    for m in config.lookup_models:
+    for t, m in ((t, m) for t in config.lookup_tasks for m in config.lookup_models):
         for n in config.lookup_sizes:
             soft = (rng.uniform(size=lists * queries) < 0.5).astype(int)
             flip = rng.uniform(size=soft.size) < abs(gain) / 0.5
             adaptive = np.where(flip, int(gain > 0), soft) if gain else soft
-            out.append({"part": "lookup", "model": m, "n_pairs": n, "seed": 0, "tokens": 7 * n + 12,
+            out.append({"part": "lookup", "model": m, "task": t, "n_pairs": n, "seed": 0, "tokens": 7 * n + 12,
                         "em_softmax": soft.tolist(), "em_adaptive": adaptive.tolist(),
                         "list": np.repeat(np.arange(lists), queries).tolist()})
     return out
@@ -144,7 +144,7 @@ def test_null_table_never_agrees(seed):
             assert r.verdict != "agrees", (cid, r.measured, r.statistic)
     # where the null is decisive the verdict says so
     for cid in ("fig2/disperses", "thm2.2/disperses/minilm", "thm2.2/rate/smollm2", "lemma2.1/onset/minilm",
-                "fig6/beta/H=1", "lookup/inference-only/smollm2"):
+                "fig6/beta/H=1", "lookup/kv/smollm2"):
         assert rows[cid].verdict == "disagrees", (cid, rows[cid].statistic, rows[cid].reason)
 
 
@@ -199,9 +199,9 @@ def test_lookup_absence_claim_needs_a_narrow_interval():
     rng = np.random.default_rng(0)
     tiny = PAPER.with_overrides({"lookup_lists": 2, "lookup_queries": 3})
     few = compare(tiny, pd.DataFrame(_lookup(tiny, True, rng, gain=0.0)))
-    assert few["lookup/inference-only/smollm2"].verdict == "not judged"
+    assert few["lookup/kv/smollm2"].verdict == "not judged"
     quick = compare(QUICK, pd.DataFrame(_lookup(QUICK, True, rng, gain=0.0)))
-    assert quick["lookup/inference-only/smollm2"].verdict == "not judged"
+    assert quick["lookup/kv/smollm2"].verdict == "not judged"
     many = compare(PAPER, pd.DataFrame(_lookup(PAPER.with_overrides({"lookup_lists": 20, "lookup_queries": 50}),
                                                True, rng, gain=0.0)))
-    assert many["lookup/inference-only/smollm2"].verdict == "agrees"
+    assert many["lookup/kv/smollm2"].verdict == "agrees"

@@ -1,8 +1,8 @@
 """The grid and the cell function of the ``dispersion`` experiment (arXiv:2410.01104; docs/papers/dispersion.md §5.1).
 
 Every cell names its ``part`` and its ``seed``: ``retrieval`` cells (one per trained max-retrieval model:
-``normaliser``, ``seed``), ``delta`` cells (one per pretrained ``model``), ``lookup`` cells (one per pretrained causal
-``model`` and list size ``n_pairs``: softmax and adaptive on the same prompts), ``clrs`` cells (one per ``task``,
+``normaliser``, ``seed``), ``delta`` cells (one per pretrained ``model``), ``lookup`` cells (one per ``task``, pretrained causal
+``model`` and size ``n_pairs``: softmax and adaptive on the same prompts), ``clrs`` cells (one per ``task``,
 ``attention`` normaliser and ``seed``) and ``real`` cells (one per pretrained ``model`` and text segment ``seed``).
 Nothing is shared between cells.
 """
@@ -30,8 +30,8 @@ def cells(config: DispersionConfig) -> list[dict]:
     out += [{"part": "retrieval", "normaliser": v, "seed": s} for v in config.variants if v != "softmax"
             for s in range(config.variant_seeds)]
     out += [{"part": "delta", "model": m, "seed": 0} for m in config.delta_models]
-    out += [{"part": "lookup", "model": m, "n_pairs": n, "seed": 0} for m in config.lookup_models
-            for n in config.lookup_sizes]
+    out += [{"part": "lookup", "model": m, "task": t, "n_pairs": n, "seed": 0} for t in config.lookup_tasks
+            for m in config.lookup_models for n in config.lookup_sizes]
     out += [{"part": "clrs", "task": t, "attention": a, "seed": s} for t in config.clrs_tasks
             for a in ("softmax", "adaptive_softmax") for s in range(config.clrs_seeds)]
     out += [{"part": "real", "model": m, "seed": s} for m in config.real_models for s in range(config.real_segments)]

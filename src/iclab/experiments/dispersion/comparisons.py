@@ -185,7 +185,7 @@ def _lookup_verdicts(df: pd.DataFrame) -> dict[str, Verdict]:
     if not len(lk):
         return {}
     out: dict[str, Verdict] = {}
-    for m, g in lookup_summary(lk).groupby("model"):
+    for (t, m), g in lookup_summary(lk).groupby(["task", "model"]):
         r = g.iloc[-1]
         curve = ", ".join(f"{int(x.n_pairs)}: {x.softmax:.2f}→{x.adaptive:.2f}" for x in g.itertuples())
         # a bootstrap of paired 0/1 outcomes has zero width when no answer changed; the rule of three (95 % upper
@@ -194,7 +194,7 @@ def _lookup_verdicts(df: pd.DataFrame) -> dict[str, Verdict]:
         lo, hi = min(r["diff_lo"], r["diff"] - floor), max(r["diff_hi"], r["diff"] + floor)
         v = judge_direction(LOOKUP_SMALLEST - r["diff"], ci=(LOOKUP_SMALLEST - hi, LOOKUP_SMALLEST - lo),
                             n=int(r["queries"]))
-        out[f"lookup/inference-only/{m}"] = _say(
+        out[f"lookup/{t}/{m}"] = _say(
             v, f"gain {r['diff']:+.3f}, 95 % CI [{lo:+.3f}, {hi:+.3f}] at {int(r['n_pairs'])} "
             f"lines, {int(r['tokens'])} tokens (softmax→adaptive by lines: {curve})")
     return out

@@ -53,8 +53,10 @@ class DispersionConfig(Config):
             ``gemma3-270m``).
         delta_tokens: length (tokens) of the text fed to them (MiniLM at most 512).
         lookup_models: pretrained causal LMs of the key–value lookup (``gemma3-270m``, ``smollm2``; empty: skip).
-        lookup_sizes: lines in the lookup list (its length in tokens is about 7 per line).
-        lookup_lists: lists per (model, size).
+        lookup_tasks: retrieval tasks (``kv``: key–value lookup, the list grows; ``passkey``: one pass-key line among
+            filler lines that grow).
+        lookup_sizes: lines in the lookup list or filler lines around the pass key (about 7 tokens per line).
+        lookup_lists: lists per (model, size); ``passkey`` draws lists × queries haystacks of one question.
         lookup_queries: queries per list.
         clrs_tasks: CLRS-style tasks (``minimum``, ``sorting``, ``running_max``).
         clrs_seeds: models per (task, normaliser).
@@ -101,6 +103,7 @@ class DispersionConfig(Config):
     delta_models: tuple[str, ...] = ("minilm", "smollm2", "gemma3-270m")
     delta_tokens: int = 512
     lookup_models: tuple[str, ...] = ("gemma3-270m", "smollm2")
+    lookup_tasks: tuple[str, ...] = ("kv", "passkey")
     lookup_sizes: tuple[int, ...] = (8, 32, 128)
     lookup_lists: int = 3
     lookup_queries: int = 12
@@ -150,6 +153,8 @@ class DispersionConfig(Config):
             check_choice("delta_models", m, ("minilm", "smollm2", "gemma3-270m"))
         for m in self.lookup_models:
             check_choice("lookup_models", m, ("gemma3-270m", "smollm2"))
+        for t in self.lookup_tasks:
+            check_choice("lookup_tasks", t, ("kv", "passkey"))
         for n in self.lookup_sizes:
             check_int("lookup_sizes", n, 1)
         for m in self.real_models:

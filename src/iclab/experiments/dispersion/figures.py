@@ -44,15 +44,17 @@ def _lookup(df: pd.DataFrame, fig_dir: Path) -> Path | None:
     if not len(lk):
         return None
     tab = lookup_summary(lk)
-    fig, ax = new_figure(width=5.2, height=3.8)
-    for i, (m, g) in enumerate(tab.groupby("model")):
-        ax.plot(g["tokens"], g["softmax"], "o-", color=color(i), label=f"{m} softmax")
-        err = np.vstack([g["diff"] - g["diff_lo"], g["diff_hi"] - g["diff"]])
-        ax.errorbar(g["tokens"], g["adaptive"], yerr=err, fmt="s--", color=color(i), mfc="white", capsize=2,
-                    label=f"{m} adaptive (bars: CI of the difference)")
-    ax.set(xscale="log", xlabel="prompt length (tokens)", ylabel="lookup accuracy",
-           title="Key–value lookup on real LMs")
-    ax.legend(fontsize=6)
+    tasks = list(dict.fromkeys(tab["task"]))
+    fig, axes = new_figure(ncols=len(tasks), width=4.4 * len(tasks), height=3.8)
+    for ax, task in zip(np.atleast_1d(axes), tasks):
+        for i, (m, g) in enumerate(tab[tab["task"] == task].groupby("model")):
+            ax.plot(g["tokens"], g["softmax"], "o-", color=color(i), label=f"{m} softmax")
+            err = np.vstack([g["diff"] - g["diff_lo"], g["diff_hi"] - g["diff"]])
+            ax.errorbar(g["tokens"], g["adaptive"], yerr=err, fmt="s--", color=color(i), mfc="white", capsize=2,
+                        label=f"{m} adaptive (bars: CI of the difference)")
+        ax.set(xscale="log", xlabel="prompt length (tokens)", ylabel="exact match", ylim=(-0.03, 1.03),
+               title={"kv": "Key–value lookup", "passkey": "Pass-key retrieval"}[task] + " on real LMs")
+        ax.legend(fontsize=6)
     return save_figure(fig, fig_dir / "lookup_accuracy", tab)
 
 

@@ -1,8 +1,11 @@
 r"""Size generalisation of real pretrained LMs, softmax vs adaptive temperature (arXiv:2410.01104 §4's motivation on
-real models; docs/papers/dispersion.md §5.6): key–value lookup grown to thousands of tokens.
+real models; docs/papers/dispersion.md §5.5): two retrieval tasks grown to thousands of tokens.
 
-A list of ``n`` lines ``abcde: 123`` (distinct random five-letter keys, random three-digit values) is followed by
-``Look up abcde in the list above.\nabcde:`` and the gold answer `` 123``. Retrieval needs one sharp attention
+``kv`` (key–value lookup): a list of ``n`` lines ``abcde: 123`` (distinct random five-letter keys, random three-digit
+values) is followed by ``Look up abcde in the list above.\nabcde:`` and the gold answer `` 123``; the list grows,
+and every line is a candidate. ``passkey``: one line ``Pass key of abcde: 123`` hidden at a random place among ``n``
+filler lines (``The grass is green.`` …), then ``What is the pass key of abcde?\nPass key of abcde:``; the
+distractors grow, the one relevant line stays. Retrieval needs one sharp attention
 peak on the right line among ``n``; by Lemma 2.1 a bounded logit spread disperses as ``n`` grows, which the
 entropy-adaptive temperature (``iclab.hf.with_temperature(model, "adaptive")``, streaming O(n)-memory kernel) is
 meant to counter. Exact match is greedy (:func:`iclab.hf.greedy_match`): the list is run once per mode and its
@@ -17,7 +20,10 @@ import torch
 
 from iclab.data import generator_for
 
-__all__ = ["lookup_lists", "run_lookup_cell", "lookup_summary"]
+__all__ = ["lookup_lists", "passkey_haystacks", "lookup_prompts", "run_lookup_cell", "lookup_summary", "LOOKUP_TASKS"]
+
+LOOKUP_TASKS = ("kv", "passkey")
+_FILLER = ("The grass is green.", "The sky is blue.", "The sun is yellow.", "Here we go.", "There and back again.")
 
 _MODELS: dict[str, tuple] = {}  # per worker process: name -> (model, tokenizer, source)
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
@@ -40,6 +46,34 @@ def lookup_lists(n_pairs: int, lists: int, queries: int, seed: int) -> list[tupl
     return out
 
 
+def passkey_haystacks(n_lines: int, haystacks: int, seed: int) -> list[tuple[str, list[str], list[str]]]:
+    """``haystacks`` × (``n_lines`` filler lines with one ``Pass key of abcde: 123`` line at a random position, the
+    question about it, its answer)."""
+    out = []
+    for hi in range(haystacks):
+        g = generator_for(seed, "passkey", n_lines, hi)
+        key = "".join(_LETTERS[i] for i in torch.randint(0, 26, (5,), generator=g).tolist())
+        value = str(int(torch.randint(100, 1000, (1,), generator=g)))
+        start = int(torch.randint(0, len(_FILLER), (1,), generator=g))
+        lines = [_FILLER[(start + i) % len(_FILLER)] for i in range(n_lines)]
+        lines.insert(int(torch.randint(0, n_lines + 1, (1,), generator=g)), f"Pass key of {key}: {value}")
+        out.append(("\n".join(lines) + "\n\n", [f"What is the pass key of {key}?\nPass key of {key}:"],
+                    [f" {value}"]))
+    return out
+
+
+def lookup_prompts(task: str, n: int, config) -> list[tuple[str, list[str], list[str]]]:
+    """The (prefix, questions, answers) groups of one cell: ``lookup_lists`` lists of ``lookup_queries`` questions
+    (``kv``), or ``lookup_lists · lookup_queries`` haystacks of one question each (``passkey``)."""
+    if task == "kv":
+        return lookup_lists(n, config.lookup_lists, config.lookup_queries, config.seed)
+    if task == "passkey":
+        return passkey_haystacks(n, config.lookup_lists * config.lookup_queries, config.seed)
+    from iclab.errors import ConfigError
+
+    raise ConfigError("task", task, "one of " + ", ".join(LOOKUP_TASKS))
+
+
 def _load(name: str):
     if name not in _MODELS:
         from iclab.hf import load_model
@@ -49,12 +83,13 @@ def _load(name: str):
 
 
 def run_lookup_cell(config, cell: dict) -> dict:
-    """Per-query greedy EM of one ``model`` at ``n_pairs`` lines, stock softmax and adaptive temperature."""
+    """Per-query greedy EM of one ``model`` on ``task`` at ``n_pairs`` lines, stock softmax and adaptive
+    temperature."""
     from iclab.hf import greedy_match, with_temperature
 
     model, tok, src = _load(cell["model"])
-    lists = lookup_lists(cell["n_pairs"], config.lookup_lists, config.lookup_queries, config.seed)
-    out = {"source": src, "tokens": len(tok(lists[0][0])["input_ids"]),
+    lists = lookup_prompts(cell["task"], cell["n_pairs"], config)
+    out = {"source": src, "tokens": int(np.mean([len(tok(p)["input_ids"]) for p, _, _ in lists])),
            "list": [i for i, (_, qs, _) in enumerate(lists) for _ in qs]}
     for mode, tau in (("softmax", 1.0), ("adaptive", "adaptive")):
         with with_temperature(model, tau):
@@ -82,7 +117,8 @@ def lookup_summary(df, seed: int = 0, boot: int = 2000):
     for _, r in df.iterrows():
         s, a, g = (np.asarray(r[c]) for c in ("em_softmax", "em_adaptive", "list"))
         draws = _two_level((a - s).astype(float), g, boot, seed)
-        rows.append({"model": r["model"], "n_pairs": int(r["n_pairs"]), "tokens": int(r["tokens"]),
+        rows.append({"model": r["model"], "task": r.get("task", "kv"), "n_pairs": int(r["n_pairs"]),
+                     "tokens": int(r["tokens"]),
                      "queries": len(s), "softmax": s.mean(), "adaptive": a.mean(), "diff": (a - s).mean(),
                      "diff_lo": float(np.quantile(draws, 0.025)), "diff_hi": float(np.quantile(draws, 0.975))})
-    return pd.DataFrame(rows).sort_values(["model", "n_pairs"]).reset_index(drop=True)
+    return pd.DataFrame(rows).sort_values(["task", "model", "n_pairs"]).reset_index(drop=True)

@@ -186,11 +186,13 @@ def _lookup_notes(df: pd.DataFrame) -> list[str]:
     if not len(lk):
         return []
     lines = ["### Key–value lookup on real LMs: softmax vs adaptive temperature", "",
-             "| model | lines | tokens | queries | softmax | adaptive | adaptive − softmax [95% CI] |",
-             "|---|---|---|---|---|---|---|"]
+             "| task | model | lines | tokens | queries | softmax | adaptive | adaptive − softmax [95% CI] |",
+             "|---|---|---|---|---|---|---|---|"]
     for _, r in lookup_summary(lk).iterrows():
-        lines.append(f"| {r['model']} | {r['n_pairs']} | {r['tokens']} | {r['queries']} | {r['softmax']:.3f} | "
+        lines.append(f"| {r['task']} | {r['model']} | {r['n_pairs']} | {r['tokens']} | {r['queries']} | {r['softmax']:.3f} | "
                      f"{r['adaptive']:.3f} | {r['diff']:+.3f} [{r['diff_lo']:+.3f}, {r['diff_hi']:+.3f}] |")
-    return lines + ["", "Lines `abcde: 123`, then `Look up abcde in the list above.\\nabcde:`; greedy exact match; the "
+    return lines + ["", "kv: lines `abcde: 123`, then `Look up abcde in the list above.\\nabcde:`; passkey: one line "
+                    "`Pass key of abcde: 123` among filler lines, then `What is the pass key of abcde?\\nPass key of "
+                    "abcde:`; greedy exact match; the "
                     "adaptive temperature runs in every head at inference only (no fine-tuning, unlike the paper's "
                     "Gemma 2B on CLRS-Text), through the streaming O(n)-memory kernel.", ""]
