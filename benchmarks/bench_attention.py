@@ -36,7 +36,7 @@ D, H, NQ = 64, 4, 64
 KEYS_N = (1024, 4096, 16384, 65536)
 SELF_N = (1024, 2048, 4096)
 BWD_N = (4096, 16384)
-DENSE_LIMIT = 1.5 * 2 ** 30
+DENSE_LIMIT = 1.5 * 2**30
 
 
 def _inputs(nq: int, n: int, device, grad: bool = False):
@@ -109,7 +109,7 @@ def _peak_cpu(method, nq, n, backward) -> float:
         out = _call(method, q, k, v, backward)
         peak = _status("VmHWM") - base
     del out
-    return peak / 2 ** 20
+    return peak / 2**20
 
 
 def _peak_cuda(method, nq, n, backward, device) -> float:
@@ -120,7 +120,7 @@ def _peak_cuda(method, nq, n, backward, device) -> float:
     with torch.enable_grad() if backward else torch.no_grad():
         _call(method, q, k, v, backward)
     torch.cuda.synchronize()
-    return (torch.cuda.max_memory_allocated() - base) / 2 ** 20
+    return (torch.cuda.max_memory_allocated() - base) / 2**20
 
 
 def _memory_child() -> None:
@@ -136,8 +136,13 @@ def _memory_child() -> None:
 
 def _cpu_memory() -> dict:
     env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="65536")
-    p = subprocess.run([sys.executable, os.path.abspath(__file__), "--memory-child"], env=env, capture_output=True,
-                       text=True, timeout=600)
+    p = subprocess.run(
+        [sys.executable, os.path.abspath(__file__), "--memory-child"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     line = [x for x in p.stdout.splitlines() if x.startswith("MEMORY ")]
     if not line:
         raise RuntimeError("memory child failed: " + p.stderr[-2000:])
@@ -148,10 +153,14 @@ def main() -> None:
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     mem = _cpu_memory() if device.type == "cpu" else None
     how = "peak RSS added (child process, VmHWM)" if mem is not None else "torch.cuda.max_memory_allocated added"
-    print(f"adaptive attention benchmark on {device} ({torch.get_num_threads()} threads), d={D}, heads={H}, "
-          f"auto chunk; memory = {how}")
-    print(f"{'shape':8s} {'n_q':>6s} {'n':>6s} | {'sdpa ms':>9s} {'stream ms':>9s} {'dense ms':>9s} | "
-          f"{'sdpa MiB':>9s} {'strm MiB':>9s} {'dense MiB':>9s} | {'stream/sdpa t':>13s} {'dense/stream mem':>16s}")
+    print(
+        f"adaptive attention benchmark on {device} ({torch.get_num_threads()} threads), d={D}, heads={H}, "
+        f"auto chunk; memory = {how}"
+    )
+    print(
+        f"{'shape':8s} {'n_q':>6s} {'n':>6s} | {'sdpa ms':>9s} {'stream ms':>9s} {'dense ms':>9s} | "
+        f"{'sdpa MiB':>9s} {'strm MiB':>9s} {'dense MiB':>9s} | {'stream/sdpa t':>13s} {'dense/stream mem':>16s}"
+    )
     for kind, nq, n, bwd in _configs():
         row_t, row_m = {}, {}
         for m in ("sdpa", "streaming", "dense"):
@@ -161,11 +170,15 @@ def main() -> None:
             row_m[m] = mem[f"{kind}/{nq}/{n}/{m}"] if mem is not None else _peak_cuda(m, nq, n, bwd, device)
         fmt = lambda d, k: f"{d[k]:9.1f}" if k in d else f"{'skipped':>9s}"  # noqa: E731
         ratio_m = f"{row_m['dense'] / max(row_m['streaming'], 1e-3):16.1f}" if "dense" in row_m else f"{'—':>16s}"
-        print(f"{kind:8s} {nq:6d} {n:6d} | {fmt(row_t, 'sdpa')} {fmt(row_t, 'streaming')} {fmt(row_t, 'dense')} | "
-              f"{fmt(row_m, 'sdpa')} {fmt(row_m, 'streaming')} {fmt(row_m, 'dense')} | "
-              f"{row_t['streaming'] / row_t['sdpa']:13.2f} {ratio_m}")
-    print(f"dense skipped where 5 (8 with backward) copies of the H x n_q x n float32 scores exceed "
-          f"{DENSE_LIMIT / 2 ** 30:.1f} GiB.")
+        print(
+            f"{kind:8s} {nq:6d} {n:6d} | {fmt(row_t, 'sdpa')} {fmt(row_t, 'streaming')} {fmt(row_t, 'dense')} | "
+            f"{fmt(row_m, 'sdpa')} {fmt(row_m, 'streaming')} {fmt(row_m, 'dense')} | "
+            f"{row_t['streaming'] / row_t['sdpa']:13.2f} {ratio_m}"
+        )
+    print(
+        f"dense skipped where 5 (8 with backward) copies of the H x n_q x n float32 scores exceed "
+        f"{DENSE_LIMIT / 2**30:.1f} GiB."
+    )
 
 
 if __name__ == "__main__":

@@ -43,8 +43,10 @@ def normalisers() -> None:
             checked = _best(lambda fn=fn, kw=kw, s32=s32: fn(s32, None, **kw), loops)
             raw = _best(lambda fn=fn, kw=kw, s32=s32: fn.__wrapped__(s32, None, **kw), loops)
             half = _best(lambda fn=fn, kw=kw, s16=s16: fn(s16, None, **kw), loops)
-            print(f"{name:18s} {str(shape):12s} {checked * 1e6:11.1f} {raw * 1e6:8.1f} {checked / raw:6.2f} "
-                  f"{half / checked:9.2f}")
+            print(
+                f"{name:18s} {str(shape):12s} {checked * 1e6:11.1f} {raw * 1e6:8.1f} {checked / raw:6.2f} "
+                f"{half / checked:9.2f}"
+            )
 
 
 def budgets() -> None:
@@ -72,8 +74,10 @@ def stores() -> None:
                 return list(st.rows())
 
         ro, rw = _best(lambda: read(True), 50), _best(lambda: read(False), 50)
-        print(f"read 200 rows: read-only {ro * 1e3:.2f} ms, read-write {rw * 1e3:.2f} ms "
-              f"(side files left by read-only: {sorted(p.name for p in Path(tmp).iterdir())})")
+        print(
+            f"read 200 rows: read-only {ro * 1e3:.2f} ms, read-write {rw * 1e3:.2f} ms "
+            f"(side files left by read-only: {sorted(p.name for p in Path(tmp).iterdir())})"
+        )
 
 
 def main() -> None:

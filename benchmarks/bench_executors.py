@@ -39,11 +39,20 @@ def noop_cell(config, cell: dict, shared) -> dict:
 
 
 # Registered at import: worker processes import this module through ICLAB_EXPERIMENT_MODULES.
-register(Experiment(
-    name="bench_noop", paper="bench", title="no-op cells", claim="-", config_cls=NoopConfig,
-    presets={"quick": NoopConfig(), "full": NoopConfig()},
-    cells=lambda c: [{"seed": c.seed * 100_000 + i} for i in range(c.n_cells)],
-    run_cell=noop_cell, figures=lambda c, df, d: [], compare=lambda c, df: []))
+register(
+    Experiment(
+        name="bench_noop",
+        paper="bench",
+        title="no-op cells",
+        claim="-",
+        config_cls=NoopConfig,
+        presets={"quick": NoopConfig(), "full": NoopConfig()},
+        cells=lambda c: [{"seed": c.seed * 100_000 + i} for i in range(c.n_cells)],
+        run_cell=noop_cell,
+        figures=lambda c, df, d: [],
+        compare=lambda c, df: [],
+    )
+)
 
 
 def _sweep(executor: str, n: int, root: Path) -> tuple[float, float, float]:
@@ -52,8 +61,15 @@ def _sweep(executor: str, n: int, root: Path) -> tuple[float, float, float]:
 
     out = root / f"{executor}-{n}-{time.time_ns()}"
     wall0, start = time.time(), time.perf_counter()
-    res = run_experiment("bench_noop", overrides={"n_cells": n}, out=out, executor=executor, workers=WORKERS,
-                         progress=False, report=False)
+    res = run_experiment(
+        "bench_noop",
+        overrides={"n_cells": n},
+        out=out,
+        executor=executor,
+        workers=WORKERS,
+        progress=False,
+        report=False,
+    )
     wall = time.perf_counter() - start
     assert res.computed == n and len(res.failed) == 0, res.failed
     with ResultStore(out) as store:
@@ -63,7 +79,8 @@ def _sweep(executor: str, n: int, root: Path) -> tuple[float, float, float]:
 
 def main() -> None:
     os.environ["ICLAB_EXPERIMENT_MODULES"] = ",".join(
-        filter(None, [os.environ.get("ICLAB_EXPERIMENT_MODULES", ""), "bench_executors"]))
+        filter(None, [os.environ.get("ICLAB_EXPERIMENT_MODULES", ""), "bench_executors"])
+    )
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH", "")]))
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     if str(HERE) not in sys.path:
@@ -84,8 +101,10 @@ def main() -> None:
         rows.append(("ray warm", *_sweep("ray", N_LARGE, Path(tmp))))
         if started:
             ray.shutdown()
-    print(f"machine: {os.cpu_count()} CPUs; local and ray use {WORKERS} workers; ray.init took {ray_start:.1f} s "
-          "(not included below).\nTimings on a shared, loaded machine are inflated by other processes.")
+    print(
+        f"machine: {os.cpu_count()} CPUs; local and ray use {WORKERS} workers; ray.init took {ray_start:.1f} s "
+        "(not included below).\nTimings on a shared, loaded machine are inflated by other processes."
+    )
     print(f"{'executor':9s} {'cells/s':>8s} {'start-up':>9s} {'per cell':>10s} {f'{N_LARGE} cells':>10s}")
     for name, wall, startup, per_cell in rows:
         print(f"{name:9s} {N_LARGE / wall:8.1f} {startup:8.2f}s {per_cell * 1e3:7.2f} ms {wall:9.2f}s")
@@ -93,8 +112,10 @@ def main() -> None:
     print(f"\nwhen a parallel executor pays off for a sweep of n = {N_LARGE} cells ({WORKERS} workers):")
     for name, _, startup, per_cell in rows[1:]:
         w_star = (startup / N_LARGE - serial_cell) / (1 - 1 / WORKERS)
-        print(f"  {name:9s} cells longer than ~{max(w_star, per_cell * WORKERS) * 1e3:.0f} ms "
-              f"(per-cell overhead {per_cell * 1e3:.2f} ms, start-up {startup:.1f} s)")
+        print(
+            f"  {name:9s} cells longer than ~{max(w_star, per_cell * WORKERS) * 1e3:.0f} ms "
+            f"(per-cell overhead {per_cell * 1e3:.2f} ms, start-up {startup:.1f} s)"
+        )
 
 
 if __name__ == "__main__":

@@ -107,17 +107,32 @@ def main(device: str = "cpu") -> None:
 
             model, _, src = load_model("minilm")
             ids = torch.randint(1000, 20000, (B, min(n, 512)), device=dev)
-            _bench(f"MiniLM ({src.split(':')[0]}), batch {B} x {ids.shape[1]}, {device}", model.to(dev),
-                   {"input_ids": ids, "attention_mask": torch.ones_like(ids)}, repeats)
+            _bench(
+                f"MiniLM ({src.split(':')[0]}), batch {B} x {ids.shape[1]}, {device}",
+                model.to(dev),
+                {"input_ids": ids, "attention_mask": torch.ones_like(ids)},
+                repeats,
+            )
         except Exception as exc:  # the package is optional on a bare machine
             print(f"MiniLM skipped: {exc}")
         layers = 4 if cpu else 30
-        cfg = LlamaConfig(num_hidden_layers=layers, hidden_size=576, num_attention_heads=9, num_key_value_heads=3,
-                          intermediate_size=1536, vocab_size=4096, max_position_embeddings=4096)
+        cfg = LlamaConfig(
+            num_hidden_layers=layers,
+            hidden_size=576,
+            num_attention_heads=9,
+            num_key_value_heads=3,
+            intermediate_size=1536,
+            vocab_size=4096,
+            max_position_embeddings=4096,
+        )
         llama = LlamaForCausalLM(cfg).eval().to(dev)
         ids = torch.randint(0, 4096, (B, n), device=dev)
-        _bench(f"Llama GQA 9/3 heads (SmolLM2 shape), {layers} layers, random init, batch {B} x {n}, {device}",
-               llama, {"input_ids": ids, "attention_mask": torch.ones_like(ids), "use_cache": False}, repeats)
+        _bench(
+            f"Llama GQA 9/3 heads (SmolLM2 shape), {layers} layers, random init, batch {B} x {n}, {device}",
+            llama,
+            {"input_ids": ids, "attention_mask": torch.ones_like(ids), "use_cache": False},
+            repeats,
+        )
     finally:
         torch.set_num_threads(threads)
     if cpu:
@@ -151,11 +166,12 @@ def _one_layer(variant: str, n: int, device: str) -> dict:
 
     def run():
         if variant == "sdpa":
-            return F.scaled_dot_product_attention(q, k.expand(1, 4, n, 256), v.expand(1, 4, n, 256), is_causal=True,
-                                                  scale=256 ** -0.5)
+            return F.scaled_dot_product_attention(
+                q, k.expand(1, 4, n, 256), v.expand(1, 4, n, 256), is_causal=True, scale=256**-0.5
+            )
         if variant == "adaptive (streaming)":
-            return adaptive_forward(module, q, k, v, None, 256 ** -0.5, 0.0, params, True)[0]
-        s = (q @ k.transpose(-1, -2)) * 256 ** -0.5  # dense adaptive: the full (B, H, n, n) score matrix
+            return adaptive_forward(module, q, k, v, None, 256**-0.5, 0.0, params, True)[0]
+        s = (q @ k.transpose(-1, -2)) * 256**-0.5  # dense adaptive: the full (B, H, n, n) score matrix
         vis = torch.ones(n, n, dtype=torch.bool, device=dev).tril()
         return normalise("adaptive_softmax", s, vis, **params) @ v
 
@@ -178,16 +194,20 @@ def _one_layer(variant: str, n: int, device: str) -> dict:
 
 
 def _measure(variant: str, n: int, device: str) -> dict:
-    code = (f"import sys, json; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); "
-            f"import bench_hf; print(json.dumps(bench_hf._one_layer({variant!r}, {n}, {device!r})))")
+    code = (
+        f"import sys, json; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); "
+        f"import bench_hf; print(json.dumps(bench_hf._one_layer({variant!r}, {n}, {device!r})))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def long_context(device: str = "cpu", lengths=LONG_N) -> list[dict]:
     """Streaming adaptive vs stock SDPA (and dense adaptive where it fits) at each length; prints and returns rows."""
-    print(f"Adaptive temperature at long context: one Gemma 3 270M attention layer (H=4, H_kv=1, d=256, causal), "
-          f"{device}, fresh process per cell")
+    print(
+        f"Adaptive temperature at long context: one Gemma 3 270M attention layer (H=4, H_kv=1, d=256, causal), "
+        f"{device}, fresh process per cell"
+    )
     print(f"  {'n':>6} {'sdpa s':>8} {'stream s':>9} {'ratio':>6} {'sdpa MiB':>9} {'stream MiB':>11} {'dense MiB':>10}")
     rows = []
     for n in lengths:
@@ -195,9 +215,11 @@ def long_context(device: str = "cpu", lengths=LONG_N) -> list[dict]:
         stream = _measure("adaptive (streaming)", n, device)
         dense = _measure("adaptive (dense)", n, device) if n <= DENSE_MAX_N else None
         rows.append({"n": n, "sdpa": sdpa, "streaming": stream, "dense": dense})
-        print(f"  {n:6d} {sdpa['seconds']:8.2f} {stream['seconds']:9.2f} {stream['seconds'] / sdpa['seconds']:6.2f} "
-              f"{sdpa['peak_mib']:9.0f} {stream['peak_mib']:11.0f} "
-              + (f"{dense['peak_mib']:10.0f}" if dense else f"{'(skipped)':>10}"))
+        print(
+            f"  {n:6d} {sdpa['seconds']:8.2f} {stream['seconds']:9.2f} {stream['seconds'] / sdpa['seconds']:6.2f} "
+            f"{sdpa['peak_mib']:9.0f} {stream['peak_mib']:11.0f} "
+            + (f"{dense['peak_mib']:10.0f}" if dense else f"{'(skipped)':>10}")
+        )
     return rows
 
 

@@ -24,8 +24,19 @@ class GPT2Regressor(torch.nn.Module):
 
         D = d + 1
         width = n_heads * D
-        cfg = GPT2Config(vocab_size=1, bos_token_id=0, eos_token_id=0, n_positions=n + 1, n_embd=width, n_layer=1, n_head=n_heads, resid_pdrop=0.0,
-                         embd_pdrop=0.0, attn_pdrop=0.0, use_cache=False)
+        cfg = GPT2Config(
+            vocab_size=1,
+            bos_token_id=0,
+            eos_token_id=0,
+            n_positions=n + 1,
+            n_embd=width,
+            n_layer=1,
+            n_head=n_heads,
+            resid_pdrop=0.0,
+            embd_pdrop=0.0,
+            attn_pdrop=0.0,
+            use_cache=False,
+        )
         self.read_in = torch.nn.Linear(D, width)
         self.gpt2 = GPT2Model(cfg)
         self.read_out = torch.nn.Linear(width, 1)

@@ -46,8 +46,10 @@ def main() -> None:
     print(f"tau_opt at d={D}, l={L}, Σx=2I, σ=0.5:")
     print(f"  closed form (Thm 4.3)     : tau={tau_formula:.4f}  {t_formula * 1e3:8.2f} ms")
     print(f"  MC grid search ({len(TAUS)} τ × {N_GRID} prompts): tau={tau_grid:.4f}  {t_grid * 1e3:8.2f} ms")
-    print(f"  speed ratio grid/formula  : {t_grid / t_formula:,.0f}x;  |Δτ|/τ = {abs(tau_grid - tau_formula) / tau_formula:.3%}"
-          f" (grid step {TAUS[1] / TAUS[0] - 1:.1%})")
+    print(
+        f"  speed ratio grid/formula  : {t_grid / t_formula:,.0f}x;  |Δτ|/τ = {abs(tau_grid - tau_formula) / tau_formula:.3%}"
+        f" (grid step {TAUS[1] / TAUS[0] - 1:.1%})"
+    )
 
     # Batched MC of G(τ) vs a per-prompt Python loop (the predictor of Eq. 10, written out per prompt).
     W = model.weights()
@@ -74,8 +76,10 @@ def main() -> None:
         same = float(((model(batch.index(slice(0, N_LOOP)), tau=1.5) - batch.target[:N_LOOP]) ** 2).mean())
     rate_loop, rate_batch = N_LOOP / t_loop, N_GRID / t_batch
     print(f"G(τ=1.5) Monte Carlo at d={D}, l={L}:")
-    print(f"  per-prompt Python loop : {rate_loop:10,.0f} prompts/s (G on {N_LOOP} = {g_loop:.3f}; batched on the same "
-          f"prompts {same:.3f})")
+    print(
+        f"  per-prompt Python loop : {rate_loop:10,.0f} prompts/s (G on {N_LOOP} = {g_loop:.3f}; batched on the same "
+        f"prompts {same:.3f})"
+    )
     print(f"  batched torch          : {rate_batch:10,.0f} prompts/s (G on {N_GRID} = {g_batch:.3f})")
     print(f"  ratio batched/loop     : {rate_batch / rate_loop:,.1f}x")
 

@@ -33,8 +33,10 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exc()
             failed.append(path.name)
         print(f"--- {path.name}: {time.perf_counter() - start:.1f} s", flush=True)
-    print(f"\n{len(files) - len(failed)} of {len(files)} benchmarks ran"
-          + (f"; FAILED: {', '.join(failed)}" if failed else ""))
+    print(
+        f"\n{len(files) - len(failed)} of {len(files)} benchmarks ran"
+        + (f"; FAILED: {', '.join(failed)}" if failed else "")
+    )
     return 1 if failed else 0
 
 

@@ -18,14 +18,44 @@ def tiny_models(attn: str = "sdpa", dtype=torch.float64) -> dict:
 
     torch.manual_seed(0)
     models = {
-        "gpt2": GPT2LMHeadModel(GPT2Config(n_layer=L, n_embd=35, n_head=H, vocab_size=VOCAB, n_positions=32,
-                                           bos_token_id=0, eos_token_id=0, attn_implementation=attn)),
-        "llama": LlamaForCausalLM(LlamaConfig(num_hidden_layers=L, hidden_size=72, num_attention_heads=9,
-                                              num_key_value_heads=3, intermediate_size=40, vocab_size=VOCAB,
-                                              max_position_embeddings=64, bos_token_id=0, eos_token_id=0,
-                                              pad_token_id=0, attn_implementation=attn)),
-        "bert": BertModel(BertConfig(num_hidden_layers=L, hidden_size=35, num_attention_heads=H, intermediate_size=40,
-                                     vocab_size=VOCAB, max_position_embeddings=64, attn_implementation=attn)),
+        "gpt2": GPT2LMHeadModel(
+            GPT2Config(
+                n_layer=L,
+                n_embd=35,
+                n_head=H,
+                vocab_size=VOCAB,
+                n_positions=32,
+                bos_token_id=0,
+                eos_token_id=0,
+                attn_implementation=attn,
+            )
+        ),
+        "llama": LlamaForCausalLM(
+            LlamaConfig(
+                num_hidden_layers=L,
+                hidden_size=72,
+                num_attention_heads=9,
+                num_key_value_heads=3,
+                intermediate_size=40,
+                vocab_size=VOCAB,
+                max_position_embeddings=64,
+                bos_token_id=0,
+                eos_token_id=0,
+                pad_token_id=0,
+                attn_implementation=attn,
+            )
+        ),
+        "bert": BertModel(
+            BertConfig(
+                num_hidden_layers=L,
+                hidden_size=35,
+                num_attention_heads=H,
+                intermediate_size=40,
+                vocab_size=VOCAB,
+                max_position_embeddings=64,
+                attn_implementation=attn,
+            )
+        ),
     }
     for m in models.values():
         m.to(dtype).eval()
@@ -111,19 +141,35 @@ def reference_copy(model, table: torch.Tensor):
     return ref
 
 
-def tiny_gemma3(attn: str = "sdpa", dtype=torch.float64, layer_types=("sliding_attention", "full_attention",
-                                                                      "sliding_attention"), window: int = 4):
+def tiny_gemma3(
+    attn: str = "sdpa",
+    dtype=torch.float64,
+    layer_types=("sliding_attention", "full_attention", "sliding_attention"),
+    window: int = 4,
+):
     """Random-init Gemma 3 (``Gemma3ForCausalLM``) with Gemma 3 270M's structure at toy size: len(layer_types) layers,
     3 query heads sharing 1 key/value head of dim 16, sliding-window (``window`` keys) and global layers, query/key
     RMSNorm. The q/k norm gains are raised so that attention is sharp enough for τ to matter."""
     from transformers import Gemma3ForCausalLM, Gemma3TextConfig
 
     torch.manual_seed(0)
-    cfg = Gemma3TextConfig(num_hidden_layers=len(layer_types), hidden_size=48, num_attention_heads=3,
-                           num_key_value_heads=1, head_dim=16, intermediate_size=40, vocab_size=VOCAB,
-                           max_position_embeddings=64, sliding_window=window, layer_types=list(layer_types),
-                           query_pre_attn_scalar=16, bos_token_id=0, eos_token_id=0, pad_token_id=0,
-                           attn_implementation=attn)
+    cfg = Gemma3TextConfig(
+        num_hidden_layers=len(layer_types),
+        hidden_size=48,
+        num_attention_heads=3,
+        num_key_value_heads=1,
+        head_dim=16,
+        intermediate_size=40,
+        vocab_size=VOCAB,
+        max_position_embeddings=64,
+        sliding_window=window,
+        layer_types=list(layer_types),
+        query_pre_attn_scalar=16,
+        bos_token_id=0,
+        eos_token_id=0,
+        pad_token_id=0,
+        attn_implementation=attn,
+    )
     model = Gemma3ForCausalLM(cfg).to(dtype).eval()
     with torch.no_grad():
         for name, p in model.named_parameters():

@@ -28,4 +28,5 @@ def pytest_terminal_summary(terminalreporter):
             f"fuzz: {c['cases']} cases tried: {c['clear']} clear errors, {c['correct']} correct results, "
             f"{c['traceback']} tracebacks, {c['hang']} hangs, {c['files_changed']} changed files, "
             f"{c['accepted']} wrongly accepted, {c['unclear']} unclear errors, {c['wrong']} wrong results; "
-            f"{c['valid']} huge values accepted as legal settings")
+            f"{c['valid']} huge values accepted as legal settings"
+        )

@@ -123,13 +123,31 @@ def _figures(config, df, fig_dir):
 
 def _claims(config):
     return [
-        Claim("lognormal-mean", "E exp(x/τ) = exp(1/(2τ²)) for x ~ N(0, 1)", "the log-normal mean (exact)",
-              "theory vs simulation", "Monte Carlo pooled over cells within 20 % of the closed form, 95 % CI",
-              "exp(1/(2τ²))", headline=True),
-        Claim("grows-with-1/tau", "the mean falls as τ grows", "the log-normal mean (exact)", "effect direction",
-              "paired difference of the mean at the smallest and largest τ > 0, 95 % CI"),
-        Claim("needs-many-cells", "a paper setting this run lacks", "the log-normal mean (exact)", "paper value",
-              "|Δ| ≤ 2 SE", "1.0", paper_settings={"n_cells": 1000}),
+        Claim(
+            "lognormal-mean",
+            "E exp(x/τ) = exp(1/(2τ²)) for x ~ N(0, 1)",
+            "the log-normal mean (exact)",
+            "theory vs simulation",
+            "Monte Carlo pooled over cells within 20 % of the closed form, 95 % CI",
+            "exp(1/(2τ²))",
+            headline=True,
+        ),
+        Claim(
+            "grows-with-1/tau",
+            "the mean falls as τ grows",
+            "the log-normal mean (exact)",
+            "effect direction",
+            "paired difference of the mean at the smallest and largest τ > 0, 95 % CI",
+        ),
+        Claim(
+            "needs-many-cells",
+            "a paper setting this run lacks",
+            "the log-normal mean (exact)",
+            "paper value",
+            "|Δ| ≤ 2 SE",
+            "1.0",
+            paper_settings={"n_cells": 1000},
+        ),
     ]
 
 
@@ -139,9 +157,11 @@ def _compare(config, df):
     by_tau = df.groupby("tau")["mean"].mean()
     drop = float(by_tau.iloc[0] - by_tau.iloc[-1])
     drop_se = float(np.hypot(*df.groupby("tau")["err"].mean().iloc[[0, -1]]))
-    return {"lognormal-mean": judge_equivalence(m, se, 1.0, rel_tol=0.2, n=n),
-            "grows-with-1/tau": judge_direction(drop, drop_se, n=len(df)),
-            "needs-many-cells": judge_equivalence(m, se, 1.0, rel_tol=0.2, n=n)}
+    return {
+        "lognormal-mean": judge_equivalence(m, se, 1.0, rel_tol=0.2, n=n),
+        "grows-with-1/tau": judge_direction(drop, drop_se, n=len(df)),
+        "needs-many-cells": judge_equivalence(m, se, 1.0, rel_tol=0.2, n=n),
+    }
 
 
 def _notes(config, df):
@@ -149,9 +169,21 @@ def _notes(config, df):
 
 
 for _name, _paper, _order in (("fx_sweep", "temperature", 1), ("fx_other", "ood", 2)):
-    register(Experiment(
-        name=_name, paper=_paper, title=f"Fixture sweep ({_name})",
-        claim="The log-normal mean $E[e^{x/\\tau}] = e^{1/(2\\tau^2)}$ for $x \\sim N(0, 1)$.",
-        config_cls=FixtureConfig, presets={"quick": FixtureConfig(), "full": FixtureConfig(n_cells=20)},
-        cells=_cells, run_cell=fixture_cell, figures=_figures, compare=_compare, claims=_claims, shared=_shared,
-        notes=_notes, order=1000 + _order))
+    register(
+        Experiment(
+            name=_name,
+            paper=_paper,
+            title=f"Fixture sweep ({_name})",
+            claim="The log-normal mean $E[e^{x/\\tau}] = e^{1/(2\\tau^2)}$ for $x \\sim N(0, 1)$.",
+            config_cls=FixtureConfig,
+            presets={"quick": FixtureConfig(), "full": FixtureConfig(n_cells=20)},
+            cells=_cells,
+            run_cell=fixture_cell,
+            figures=_figures,
+            compare=_compare,
+            claims=_claims,
+            shared=_shared,
+            notes=_notes,
+            order=1000 + _order,
+        )
+    )

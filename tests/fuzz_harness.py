@@ -35,8 +35,10 @@ class Hang(BaseException):
 
 def snapshot(root: Path) -> dict[str, str]:
     """Every file and folder under ``root`` with the SHA-256 of its bytes (folders: ``"dir"``)."""
-    return {str(p.relative_to(root)): "dir" if p.is_dir() else hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*"))}
+    return {
+        str(p.relative_to(root)): "dir" if p.is_dir() else hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+    }
 
 
 @contextlib.contextmanager

@@ -13,8 +13,11 @@ from iclab.estimators import debiased_gd
 from iclab.models import MultiHeadRegressionAttention
 
 NAMES = ("affine", "affine_squared", "one_plus_tanh")
-F = {"affine": lambda s, C: 1 + C * s, "affine_squared": lambda s, C: (1 + C * s) ** 2,
-     "one_plus_tanh": lambda s, C: 1 + torch.tanh(s)}
+F = {
+    "affine": lambda s, C: 1 + C * s,
+    "affine_squared": lambda s, C: (1 + C * s) ** 2,
+    "one_plus_tanh": lambda s, C: 1 + torch.tanh(s),
+}
 
 
 def _params(name, C=1.5):
@@ -70,8 +73,9 @@ def test_two_head_pattern_model_is_debiased_gd_with_eta_2cf_omega_mu_to_first_or
     params = _params(name, 1.0)
     for gamma in (0.05, 0.02, 0.005):
         m = 0.9 / (2 * gamma)
-        model = MultiHeadRegressionAttention.from_omega_mu(5, [gamma, -gamma], [m, -m], name, dtype=torch.float64,
-                                                           attention_params=params)
+        model = MultiHeadRegressionAttention.from_omega_mu(
+            5, [gamma, -gamma], [m, -m], name, dtype=torch.float64, attention_params=params
+        )
         with torch.no_grad():
             y = model(b.x, b.y)
         g = debiased_gd(b, 2 * activation_slope(name, **params) * gamma * m)

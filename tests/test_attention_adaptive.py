@@ -19,11 +19,14 @@ def reference_adaptive_temperature_softmax(logits):
     """Literal port of the paper's JAX code (jax.nn.softmax -> _np_softmax, jnp -> np)."""
     original_probs = _np_softmax(logits, axis=-1)
     poly_fit = np.array([-0.037, 0.481, -2.3, 4.917, -1.791])  # see Figure 6
-    entropy = np.sum(-original_probs * np.log(original_probs + 1e-9), axis=-1, keepdims=True)  # compute the Shannon entropy
+    entropy = np.sum(
+        -original_probs * np.log(original_probs + 1e-9), axis=-1, keepdims=True
+    )  # compute the Shannon entropy
     beta = np.where(  # beta = 1 / theta
         entropy > 0.5,  # don't overcorrect low-entropy heads
         np.maximum(np.polyval(poly_fit, entropy), 1.0),  # never increase entropy
-        1.0)
+        1.0,
+    )
     return _np_softmax(logits * beta, axis=-1)
 
 
@@ -47,8 +50,9 @@ def test_equals_reference_code(shape):
 
 def test_registry_and_params_float32():
     x = _logits((5, 7, 11), 3).float()
-    np.testing.assert_allclose(normalise("adaptive_softmax", x).numpy(),
-                               reference_adaptive_temperature_softmax(x.double().numpy()), atol=2e-6)
+    np.testing.assert_allclose(
+        normalise("adaptive_softmax", x).numpy(), reference_adaptive_temperature_softmax(x.double().numpy()), atol=2e-6
+    )
     # tau divides the logits first; a constant polynomial 2 multiplies active rows' logits by 2
     y = _logits((3, 5, 7), 4)
     assert torch.allclose(adaptive_softmax(y, tau=2.0), adaptive_softmax(y / 2.0))
@@ -116,8 +120,17 @@ def test_exact_entropy_option_close_to_reference():
     assert d < 1e-5
 
 
-@pytest.mark.parametrize("kw", [{"coeffs": ()}, {"coeffs": (1.0, float("nan"))}, {"coeffs": "abc"},
-                                {"threshold": float("inf")}, {"tau": 0.0}, {"eps": -1.0}])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"coeffs": ()},
+        {"coeffs": (1.0, float("nan"))},
+        {"coeffs": "abc"},
+        {"threshold": float("inf")},
+        {"tau": 0.0},
+        {"eps": -1.0},
+    ],
+)
 def test_bad_parameters_raise_config_error(kw):
     with pytest.raises(ConfigError):
         adaptive_softmax(torch.zeros(2, 3), **kw)

@@ -51,11 +51,13 @@ def test_ssmax_sharpens_with_n():
         top_soft = softmax(e)[0, 0].item()
         top_ss = normalise("ssmax", e, scale=2.0)[0, 0].item()
         assert top_soft == pytest.approx(math.e / (math.e + n - 1))
-        assert top_ss == pytest.approx(n ** 2 / (n ** 2 + n - 1))
+        assert top_ss == pytest.approx(n**2 / (n**2 + n - 1))
 
 
-@pytest.mark.parametrize("name,kw", [("ssmax", {"scale": 0.0}), ("ssmax", {"tau": -1.0}),
-                                     ("sigmoid", {"bias": float("nan")}), ("sigmoid", {"tau": 0})])
+@pytest.mark.parametrize(
+    "name,kw",
+    [("ssmax", {"scale": 0.0}), ("ssmax", {"tau": -1.0}), ("sigmoid", {"bias": float("nan")}), ("sigmoid", {"tau": 0})],
+)
 def test_bad_params(name, kw):
     with pytest.raises(ConfigError):
         normalise(name, torch.zeros(2, 3), **kw)

@@ -6,8 +6,14 @@ import math
 import pytest
 import torch
 
-from iclab.attention import (attention_entropy, dispersion_bounds, dispersion_summary, logit_spread, max_coefficient,
-                             softmax)
+from iclab.attention import (
+    attention_entropy,
+    dispersion_bounds,
+    dispersion_summary,
+    logit_spread,
+    max_coefficient,
+    softmax,
+)
 
 
 @pytest.mark.parametrize("n", [3, 7, 11, 1000])

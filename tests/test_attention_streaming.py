@@ -26,7 +26,7 @@ def _mask(n, seed):
 
 
 def _dense(q, k, v, mask=None, **kw):
-    return adaptive_softmax(q @ k.transpose(-1, -2) / D ** 0.5, mask, eps=0.0, **kw) @ v
+    return adaptive_softmax(q @ k.transpose(-1, -2) / D**0.5, mask, eps=0.0, **kw) @ v
 
 
 # the fused CPU pass 1 applies only without a mask; with a mask the chunk loop always runs
@@ -42,7 +42,7 @@ def test_streaming_equals_dense_forward_backward(n, chunk, masked, fused, monkey
     assert out.shape == (B, H, NQ, DV)
     assert torch.allclose(out, ref, atol=1e-12, rtol=1e-10)
     if n >= 7:  # the temperature is really active on some rows
-        scores = q @ k.transpose(-1, -2) / D ** 0.5
+        scores = q @ k.transpose(-1, -2) / D**0.5
         assert (adaptive_beta(row_entropy(scores, mask)) > 1).any()
     g = torch.randn_like(out)
     got = torch.autograd.grad(out, (q, k, v), g)
@@ -56,7 +56,7 @@ def test_streaming_equals_dense_forward_backward(n, chunk, masked, fused, monkey
 
 def test_close_to_reference_entropy_and_float32():
     q, k, v = _qkv(300, 3)
-    ref = adaptive_softmax(q @ k.transpose(-1, -2) / D ** 0.5) @ v  # reference eps = 1e-9
+    ref = adaptive_softmax(q @ k.transpose(-1, -2) / D**0.5) @ v  # reference eps = 1e-9
     assert (adaptive_attention(q, k, v, chunk=64) - ref).abs().max() < 1e-5
     q32, k32, v32 = (t.detach().float() for t in (q, k, v))
     assert (adaptive_attention(q32, k32, v32, chunk=37) - _dense(q, k, v).float()).abs().max() < 1e-4
@@ -72,11 +72,15 @@ def test_causal_and_key_padding_mask():
     for a, b in zip(torch.autograd.grad(out.sum(), (q2, k, v)), torch.autograd.grad(ref.sum(), (q2, k, v))):
         assert torch.allclose(a, b, atol=1e-11)
     sq = torch.ones(5, 5, dtype=torch.bool).tril()  # square causal: the sdpa path; and causal + explicit mask
-    assert torch.allclose(adaptive_attention(q2, k[:, :, :5], v[:, :, :5], causal=True), _dense(q2, k[:, :, :5],
-                          v[:, :, :5], sq), atol=1e-12)
+    assert torch.allclose(
+        adaptive_attention(q2, k[:, :, :5], v[:, :, :5], causal=True),
+        _dense(q2, k[:, :, :5], v[:, :, :5], sq),
+        atol=1e-12,
+    )
     pm = torch.rand(5, 9, generator=torch.Generator().manual_seed(2)) > 0.3
-    assert torch.allclose(adaptive_attention(q2, k, v, pm, causal=True, chunk=3), _dense(q2, k, v, pm & tri),
-                          atol=1e-12)
+    assert torch.allclose(
+        adaptive_attention(q2, k, v, pm, causal=True, chunk=3), _dense(q2, k, v, pm & tri), atol=1e-12
+    )
     pad = torch.ones(B, 1, 1, 9, dtype=torch.bool)
     pad[1, ..., 6:] = False
     assert torch.allclose(adaptive_attention(q2, k, v, pad, chunk=4), _dense(q2, k, v, pad), atol=1e-12)
@@ -94,8 +98,12 @@ def test_detach_beta_and_gradient_through_beta():
 
 def test_gradcheck_small():
     q, k, v = _qkv(6, 6)
-    q, k, v = (t.detach()[:1, :1, :2].clone().requires_grad_() if t.shape[-2] == NQ else
-               t.detach()[:1, :1].clone().requires_grad_() for t in (q, k, v))
+    q, k, v = (
+        t.detach()[:1, :1, :2].clone().requires_grad_()
+        if t.shape[-2] == NQ
+        else t.detach()[:1, :1].clone().requires_grad_()
+        for t in (q, k, v)
+    )
     assert torch.autograd.gradcheck(lambda a, b, c: adaptive_attention(a, b, c, chunk=4), (q, k, v))
 
 

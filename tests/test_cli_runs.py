@@ -17,8 +17,20 @@ def _worker_env(monkeypatch):
 
 def test_run_failed_cell_then_retry_failed(tmp_path, capsys):
     out, flag = tmp_path / "run", tmp_path / "flag"
-    args = ["run", "fx_sweep", "--executor", "serial", "--out", str(out), "--set", "n_cells=5",
-            "--set", "fail_cells=1,3", "--set", f"flag={flag}"]
+    args = [
+        "run",
+        "fx_sweep",
+        "--executor",
+        "serial",
+        "--out",
+        str(out),
+        "--set",
+        "n_cells=5",
+        "--set",
+        "fail_cells=1,3",
+        "--set",
+        f"flag={flag}",
+    ]
     assert main(args) == 1  # failed cells: non-zero exit, the rest is kept
     text = capsys.readouterr()
     assert "3 cells done, 2 failed (5 run now, 0 read back)" in text.out
@@ -59,8 +71,10 @@ def test_export_and_report_commands(tmp_path, capsys):
 
 def test_reproduce_writes_the_combined_report(tmp_path, capsys):
     root = tmp_path / "runs"
-    assert main(["reproduce", "--only", "fx_sweep", "--only", "fx_other", "--root", str(root),
-                 "--executor", "serial"]) == 0
+    assert (
+        main(["reproduce", "--only", "fx_sweep", "--only", "fx_other", "--root", str(root), "--executor", "serial"])
+        == 0
+    )
     page = root / "report" / "index.html"
     assert page.exists() and (root / "report" / "report.md").exists()
     assert f"report: {page}" in capsys.readouterr().out

@@ -12,8 +12,21 @@ def _run(capsys, *args):
 
 
 def test_tau_opt_prints_theorem_values(capsys):
-    rc, out, _ = _run(capsys, "--d", "50", "--l", "100", "--cov-scale", "2", "--task-scale", "1", "--sigma", "0.5",
-                      "--train-sigma", "0.1")
+    rc, out, _ = _run(
+        capsys,
+        "--d",
+        "50",
+        "--l",
+        "100",
+        "--cov-scale",
+        "2",
+        "--task-scale",
+        "1",
+        "--sigma",
+        "0.5",
+        "--train-sigma",
+        "0.1",
+    )
     assert rc == 0
     tau = float(re.search(r"tau_opt = ([0-9.]+)", out).group(1))
     iso = float(re.search(r"isotropic formula tau_opt = ([0-9.]+)", out).group(1))

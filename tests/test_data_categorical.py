@@ -46,8 +46,18 @@ def test_shared_embedding_is_fixed_by_seed():
     assert not torch.equal(a.class_embeddings(), CategoricalICL(embedding_seed=4).class_embeddings())
 
 
-@pytest.mark.parametrize("field,value", [("n_classes", 1), ("n_clusters", 30), ("dist", 1.0), ("scale", -1.0),
-                                         ("covariate", "sphere"), ("n_context", 0), ("unique_embeddings", 2)])
+@pytest.mark.parametrize(
+    "field,value",
+    [
+        ("n_classes", 1),
+        ("n_clusters", 30),
+        ("dist", 1.0),
+        ("scale", -1.0),
+        ("covariate", "sphere"),
+        ("n_context", 0),
+        ("unique_embeddings", 2),
+    ],
+)
 def test_bad_config_raises_config_error(field, value):
     with pytest.raises(ConfigError, match=field):
         CategoricalICL(**{field: value})

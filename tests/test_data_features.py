@@ -5,8 +5,17 @@ import math
 import pytest
 import torch
 
-from iclab.data import (FeaturePrompts, aligned_features, feature_basis, generator_for, in_span_rotation,
-                        mean_feature, overlap_features, rotated_features, shared_projection_features)
+from iclab.data import (
+    FeaturePrompts,
+    aligned_features,
+    feature_basis,
+    generator_for,
+    in_span_rotation,
+    mean_feature,
+    overlap_features,
+    rotated_features,
+    shared_projection_features,
+)
 from iclab.errors import ConfigError
 
 
@@ -62,7 +71,9 @@ def test_ood_constructions_have_the_stated_alignment():
     M = torch.randn(5, 5, generator=generator_for(0, "M"), dtype=torch.float64)
     M = 0.9 * M / torch.linalg.matrix_norm(M, 2)
     Ua = aligned_features(V, Vp, M)
-    assert torch.allclose(V.T @ Ua, M, atol=1e-10) and torch.allclose(Ua.T @ Ua, torch.eye(5, dtype=torch.float64), atol=1e-10)
+    assert torch.allclose(V.T @ Ua, M, atol=1e-10) and torch.allclose(
+        Ua.T @ Ua, torch.eye(5, dtype=torch.float64), atol=1e-10
+    )
     Ui = in_span_rotation(V, 0, 1, math.pi / 6)
     assert torch.allclose(Ui.T @ Ui, torch.eye(5, dtype=torch.float64), atol=1e-12)
     Us = shared_projection_features(V, Vp, 0.6)
@@ -71,18 +82,21 @@ def test_ood_constructions_have_the_stated_alignment():
     FeaturePrompts(Us, orthonormal=False).sample(3, generator_for(0, "u"))
 
 
-@pytest.mark.parametrize("make, field", [
-    (lambda V, Vp: FeaturePrompts(torch.randn(3, 5, dtype=torch.float64)), "K"),
-    (lambda V, Vp: FeaturePrompts(V * 1.1), "features"),
-    (lambda V, Vp: FeaturePrompts(V + 0.1), "features"),
-    (lambda V, Vp: overlap_features(V, Vp, [0.5, 1.2, 0.0]), "gamma"),
-    (lambda V, Vp: overlap_features(V, Vp, [0.5, -1.01, 0.0]), "gamma"),
-    (lambda V, Vp: FeaturePrompts(V, probs=(0.5, 0.6, -0.1)), "probs"),
-    (lambda V, Vp: FeaturePrompts(V, n_tokens=10, counts="exact"), "n_tokens"),
-    (lambda V, Vp: feature_basis(3, 5), "K"),
-    (lambda V, Vp: overlap_features(V, Vp[:, :1], [0.5, 0.5, 0.5]), "d"),
-    (lambda V, Vp: aligned_features(V, Vp, 2 * torch.eye(3)), "M"),
-])
+@pytest.mark.parametrize(
+    "make, field",
+    [
+        (lambda V, Vp: FeaturePrompts(torch.randn(3, 5, dtype=torch.float64)), "K"),
+        (lambda V, Vp: FeaturePrompts(V * 1.1), "features"),
+        (lambda V, Vp: FeaturePrompts(V + 0.1), "features"),
+        (lambda V, Vp: overlap_features(V, Vp, [0.5, 1.2, 0.0]), "gamma"),
+        (lambda V, Vp: overlap_features(V, Vp, [0.5, -1.01, 0.0]), "gamma"),
+        (lambda V, Vp: FeaturePrompts(V, probs=(0.5, 0.6, -0.1)), "probs"),
+        (lambda V, Vp: FeaturePrompts(V, n_tokens=10, counts="exact"), "n_tokens"),
+        (lambda V, Vp: feature_basis(3, 5), "K"),
+        (lambda V, Vp: overlap_features(V, Vp[:, :1], [0.5, 0.5, 0.5]), "d"),
+        (lambda V, Vp: aligned_features(V, Vp, 2 * torch.eye(3)), "M"),
+    ],
+)
 def test_invalid_inputs_raise_config_error(make, field):
     V, Vp = _basis(7, 3)
     with pytest.raises(ConfigError) as exc:

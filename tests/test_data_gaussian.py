@@ -76,15 +76,18 @@ def test_float32_dtype():
     assert b.x.dtype == b.y.dtype == b.w.dtype == torch.float32
 
 
-@pytest.mark.parametrize("kwargs,field", [
-    ({"cov_x": np.array([[1.0, 2.0], [2.0, 1.0]])}, "cov_x"),  # indefinite
-    ({"cov_w": [1.0, -1.0]}, "cov_w"),  # negative diagonal
-    ({"cov_x": np.array([[1.0, 0.5], [0.0, 1.0]])}, "cov_x"),  # not symmetric
-    ({"cov_x": np.eye(3)}, "cov_x"),  # dimension mismatch
-    ({"mu_w": [1.0, 2.0, 3.0]}, "mu_w"),  # dimension mismatch
-    ({"sigma": -0.1}, "sigma"),
-    ({"d": 0}, "d"),
-])
+@pytest.mark.parametrize(
+    "kwargs,field",
+    [
+        ({"cov_x": np.array([[1.0, 2.0], [2.0, 1.0]])}, "cov_x"),  # indefinite
+        ({"cov_w": [1.0, -1.0]}, "cov_w"),  # negative diagonal
+        ({"cov_x": np.array([[1.0, 0.5], [0.0, 1.0]])}, "cov_x"),  # not symmetric
+        ({"cov_x": np.eye(3)}, "cov_x"),  # dimension mismatch
+        ({"mu_w": [1.0, 2.0, 3.0]}, "mu_w"),  # dimension mismatch
+        ({"sigma": -0.1}, "sigma"),
+        ({"d": 0}, "d"),
+    ],
+)
 def test_bad_input_names_the_field(kwargs, field):
     args = {"d": 2, "n": 3, **kwargs}
     with pytest.raises(ConfigError) as exc:

@@ -16,10 +16,28 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-API = ["iclab", "iclab.attention", "iclab.data", "iclab.theory.temperature", "iclab.theory.multihead",
-       "iclab.theory.ood", "iclab.theory.dispersion", "iclab.theory.categorical", "iclab.estimators",
-       "iclab.models", "iclab.train", "iclab.hf", "iclab.runs", "iclab.experiments", "iclab.report",
-       "iclab.tracking", "iclab.config", "iclab.errors", "iclab.stats", "iclab.plotting"]
+API = [
+    "iclab",
+    "iclab.attention",
+    "iclab.data",
+    "iclab.theory.temperature",
+    "iclab.theory.multihead",
+    "iclab.theory.ood",
+    "iclab.theory.dispersion",
+    "iclab.theory.categorical",
+    "iclab.estimators",
+    "iclab.models",
+    "iclab.train",
+    "iclab.hf",
+    "iclab.runs",
+    "iclab.experiments",
+    "iclab.report",
+    "iclab.tracking",
+    "iclab.config",
+    "iclab.errors",
+    "iclab.stats",
+    "iclab.plotting",
+]
 
 
 def _nav_files(nav) -> list[str]:
@@ -58,10 +76,19 @@ def test_every_public_name_has_a_docstring():
 
 @pytest.mark.slow
 def test_mkdocs_build_strict(tmp_path):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]),
-           "NO_MKDOCS_2_WARNING": "1"}
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]),
+        "NO_MKDOCS_2_WARNING": "1",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-4000:]
     site = tmp_path / "site"
     cli = (site / "cli" / "index.html").read_text()
@@ -86,11 +113,17 @@ def test_sphinx_roles_become_math_and_links():
     link to the name as the docstring's module sees it."""
     from griffe import temporary_visited_package
 
-    files = {"__init__.py": "from pkg._a import helper\n",
-             "_a.py": "from pkg._b import other\ndef helper():\n    pass\ndef f():\n    pass\n", "_b.py": "other = 1\n"}
+    files = {
+        "__init__.py": "from pkg._a import helper\n",
+        "_a.py": "from pkg._b import other\ndef helper():\n    pass\ndef f():\n    pass\n",
+        "_b.py": "other = 1\n",
+    }
     with temporary_visited_package("pkg", files) as pkg:
-        text = _sphinx_roles().render_roles(pkg["_a"]["f"], "Use :func:`helper`, :data:`~pkg._b.other` or "
-                                            ":class:`Missing`; :math:`x_i^2`.\n\n.. math:: a = b\n    + c\n\nafter")
+        text = _sphinx_roles().render_roles(
+            pkg["_a"]["f"],
+            "Use :func:`helper`, :data:`~pkg._b.other` or "
+            ":class:`Missing`; :math:`x_i^2`.\n\n.. math:: a = b\n    + c\n\nafter",
+        )
     assert '<autoref identifier="pkg._a.helper" optional><code>helper</code></autoref>' in text
     assert '<autoref identifier="pkg._b.other" optional><code>other</code></autoref>' in text
     assert '<autoref identifier="Missing" optional><code>Missing</code></autoref>' in text  # stays plain code
@@ -98,24 +131,60 @@ def test_sphinx_roles_become_math_and_links():
 
 
 # Packages whose public functions are annotated (parameters and return).
-TYPED = ["iclab", "iclab.attention", "iclab.data", "iclab.theory.temperature", "iclab.theory.multihead",
-         "iclab.theory.ood", "iclab.theory.dispersion", "iclab.theory.categorical", "iclab.estimators", "iclab.models",
-         "iclab.train", "iclab.hf", "iclab.runs", "iclab.experiments", "iclab.report", "iclab.tracking", "iclab.config",
-         "iclab.errors", "iclab.stats", "iclab.plotting", "iclab.cli"]
+TYPED = [
+    "iclab",
+    "iclab.attention",
+    "iclab.data",
+    "iclab.theory.temperature",
+    "iclab.theory.multihead",
+    "iclab.theory.ood",
+    "iclab.theory.dispersion",
+    "iclab.theory.categorical",
+    "iclab.estimators",
+    "iclab.models",
+    "iclab.train",
+    "iclab.hf",
+    "iclab.runs",
+    "iclab.experiments",
+    "iclab.report",
+    "iclab.tracking",
+    "iclab.config",
+    "iclab.errors",
+    "iclab.stats",
+    "iclab.plotting",
+    "iclab.cli",
+]
 # ... whose public classes' methods (``__init__``, properties, static and class methods too) are annotated as well.
 # Not yet: iclab.data, iclab.estimators, iclab.models (issue 12 rewrites their classes), iclab.experiments,
 # iclab.config (Config.from_dict / with_overrides), iclab.theory.multihead.
-TYPED_METHODS = ["iclab", "iclab.attention", "iclab.theory.temperature", "iclab.theory.ood", "iclab.theory.dispersion",
-                 "iclab.theory.categorical", "iclab.train", "iclab.hf", "iclab.runs", "iclab.report", "iclab.tracking",
-                 "iclab.errors", "iclab.stats", "iclab.plotting", "iclab.cli"]
+TYPED_METHODS = [
+    "iclab",
+    "iclab.attention",
+    "iclab.theory.temperature",
+    "iclab.theory.ood",
+    "iclab.theory.dispersion",
+    "iclab.theory.categorical",
+    "iclab.train",
+    "iclab.hf",
+    "iclab.runs",
+    "iclab.report",
+    "iclab.tracking",
+    "iclab.errors",
+    "iclab.stats",
+    "iclab.plotting",
+    "iclab.cli",
+]
 
 
 def _missing_hints(function, label: str, skip_first: bool = False) -> list[str]:
     """``label(bare parameters) -> ?`` when ``function`` lacks a parameter or return annotation, else nothing."""
     signature = inspect.signature(function)
-    params = list(signature.parameters.values())[1 if skip_first else 0:]
-    bare = [p.name for p in params
-            if p.annotation is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    params = list(signature.parameters.values())[1 if skip_first else 0 :]
+    bare = [
+        p.name
+        for p in params
+        if p.annotation is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
     if bare or signature.return_annotation is inspect.Signature.empty:
         return [f"{label}({', '.join(bare)}){'' if bare else ' -> ?'}"]
     return []

@@ -8,8 +8,16 @@ import torch
 
 from iclab.data import GaussianRegression, generator_for
 from iclab.errors import ConfigError
-from iclab.estimators import (DebiasedGD, KernelRegression, OneStepGD, PreconditionedGD, debiased_gd,
-                              kernel_regression, one_step_gd, preconditioned_gd)
+from iclab.estimators import (
+    DebiasedGD,
+    KernelRegression,
+    OneStepGD,
+    PreconditionedGD,
+    debiased_gd,
+    kernel_regression,
+    one_step_gd,
+    preconditioned_gd,
+)
 from iclab.theory import multihead as th
 
 

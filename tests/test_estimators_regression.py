@@ -7,8 +7,16 @@ import torch
 
 from iclab.data import GaussianRegression, generator_for
 from iclab.errors import ConfigError
-from iclab.estimators import (OLS, BayesPosteriorMean, Ridge, bayes_for, bayes_posterior_mean, mse, ols_weights,
-                              ridge_weights)
+from iclab.estimators import (
+    OLS,
+    BayesPosteriorMean,
+    Ridge,
+    bayes_for,
+    bayes_posterior_mean,
+    mse,
+    ols_weights,
+    ridge_weights,
+)
 from iclab.theory import temperature as T
 
 

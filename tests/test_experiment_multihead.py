@@ -13,22 +13,49 @@ from iclab.errors import ConfigError
 from iclab.experiments import get_experiment
 from iclab.report import run_and_report
 
-TINY = {"steps": 30, "log_every": 10, "heads": "1,2", "n_eval": 200, "n_mc": 500, "n_monitor": 100,
-        "eval_lengths": "10,20,40", "paper_lengths": "10,40", "multitask_heads": "3", "batch_size": 32,
-        "ratio_dims": "5,10", "n_ratio": 100, "activations": "affine,one_plus_tanh"}
+TINY = {
+    "steps": 30,
+    "log_every": 10,
+    "heads": "1,2",
+    "n_eval": 200,
+    "n_mc": 500,
+    "n_monitor": 100,
+    "eval_lengths": "10,20,40",
+    "paper_lengths": "10,40",
+    "multitask_heads": "3",
+    "batch_size": 32,
+    "ratio_dims": "5,10",
+    "n_ratio": 100,
+    "activations": "affine,one_plus_tanh",
+}
 
 
 @pytest.mark.slow
 def test_tiny_run_writes_figures_comparison_and_notes(tmp_path):
     run_and_report("multihead", "quick", TINY, out=tmp_path, executor="serial", progress=False)
     figs = {p.name for p in (tmp_path / "figures").glob("*.png")}
-    assert figs == {"dynamics.png", "trained_minus_dgd.png", "error_vs_length.png", "head_ablation.png",
-                    "length_generalisation.png", "bayes_ratio.png", "anisotropic_kq.png", "multitask_heads.png",
-                    "activation_ablation.png"}
+    assert figs == {
+        "dynamics.png",
+        "trained_minus_dgd.png",
+        "error_vs_length.png",
+        "head_ablation.png",
+        "length_generalisation.png",
+        "bayes_ratio.png",
+        "anisotropic_kq.png",
+        "multitask_heads.png",
+        "activation_ablation.png",
+    }
     assert all((tmp_path / "figures" / f).with_suffix(".csv").exists() for f in figs)
     report = (tmp_path / "report.md").read_text()
-    for text in ("Fig. 2.5", "Fig. 2.4", "unreliable source", "Linear attention", "Σ⁻¹", "Thm 1's factor",
-                 "f = 1 + Cs"):
+    for text in (
+        "Fig. 2.5",
+        "Fig. 2.4",
+        "unreliable source",
+        "Linear attention",
+        "Σ⁻¹",
+        "Thm 1's factor",
+        "f = 1 + Cs",
+    ):
         assert text in report
     summary = json.loads((tmp_path / "summary.json").read_text())
     rows = {r["id"]: r for r in summary["comparisons"]}
@@ -60,10 +87,17 @@ def test_cells_and_config_validation():
         exp.config("quick", {"activations": "relu"})
     assert exp.presets["full"].steps == 500_000 and exp.presets["full"].lr == 1e-3
     paper = exp.presets["paper"]
-    assert (paper.d, paper.n_train, paper.sigma2, paper.lr, paper.batch_size, paper.heads) == (5, 40, 0.1, 1e-3,
-                                                                                               256, (1, 2, 4, 8))
+    assert (paper.d, paper.n_train, paper.sigma2, paper.lr, paper.batch_size, paper.heads) == (
+        5,
+        40,
+        0.1,
+        1e-3,
+        256,
+        (1, 2, 4, 8),
+    )
     assert (paper.mt_law, paper.mt_n, paper.multitask_heads, paper.lengthgen_train) == ("code", 48, (3, 4), 40)
     from iclab.experiments.multihead.training import trained_steps
+
     assert [trained_steps(paper, "iso", H, "softmax") for H in (1, 2, 4, 8)] == [30_000] + [500_000] * 3
     assert trained_steps(paper, "iso", 1, "linear") == trained_steps(paper, "activation", 2, "affine") == 30_000
     assert trained_steps(exp.presets["quick"], "iso", 2, "softmax") == 1500  # stage2_steps = 0: steps
@@ -71,7 +105,9 @@ def test_cells_and_config_validation():
 
 def test_float32_training_sampler_has_the_law_of_the_float64_one():
     cov = toeplitz_cov(5, 0.5)
-    fast = GaussianRegression(5, 7, cov_x=cov, cov_w=0.2, sigma=0.3, dtype=torch.float32).sample(40_000, generator_for(0, "a"))
+    fast = GaussianRegression(5, 7, cov_x=cov, cov_w=0.2, sigma=0.3, dtype=torch.float32).sample(
+        40_000, generator_for(0, "a")
+    )
     ref = GaussianRegression(5, 7, cov_x=cov, cov_w=0.2, sigma=0.3).sample(40_000, generator_for(0, "b"))
     assert fast.x.dtype == torch.float32 and ref.x.dtype == torch.float64
     for a, b in ((fast.x.reshape(-1, 5), ref.x.reshape(-1, 5)), (fast.w, ref.w)):

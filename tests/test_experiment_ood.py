@@ -10,10 +10,27 @@ from iclab.errors import ConfigError
 from iclab.experiments import get_experiment
 from iclab.report import run_and_report
 
-TINY = {"d": "4", "K": "2", "n_tokens": "8", "threshold": "0.02", "thetas_deg": "0,30,60,90", "ood_prompts": "400",
-        "gamma1_table": "0.5", "gamma2_table": "-0.9,0.5", "dense_gamma2": "3", "phase_grid": "3",
-        "tiny_layers": "1", "tiny_steps": "20", "tiny_ft_steps": "5", "tiny_eval": "200", "tiny_gamma2": "-0.75,0.75",
-        "tiny_thetas_deg": "0,90", "minilm": "false", "sgd_repeats": "1", "ft_repeats": "1"}
+TINY = {
+    "d": "4",
+    "K": "2",
+    "n_tokens": "8",
+    "threshold": "0.02",
+    "thetas_deg": "0,30,60,90",
+    "ood_prompts": "400",
+    "gamma1_table": "0.5",
+    "gamma2_table": "-0.9,0.5",
+    "dense_gamma2": "3",
+    "phase_grid": "3",
+    "tiny_layers": "1",
+    "tiny_steps": "20",
+    "tiny_ft_steps": "5",
+    "tiny_eval": "200",
+    "tiny_gamma2": "-0.75,0.75",
+    "tiny_thetas_deg": "0,90",
+    "minilm": "false",
+    "sgd_repeats": "1",
+    "ft_repeats": "1",
+}
 
 
 def test_quick_preset_and_config_validation():
@@ -23,9 +40,16 @@ def test_quick_preset_and_config_validation():
     parts = [c["part"] for c in exp.cells(cfg)]
     assert parts.count("pretrain") == 1 and parts.count("minilm") == 1 and parts.count("tiny") == 3
     assert parts.count("minilm_shift") == 1
-    for bad in ({"d": "6"}, {"gamma2_table": "0.5,1.5"}, {"tiny_gamma1": "-2"}, {"minilm_layer": "6"},
-                {"minilm_domains": "capital"}, {"minilm_domains": "capital,weather"}, {"sgd_repeats": "-1"},
-                {"minilm_gap_planes": "193"}):
+    for bad in (
+        {"d": "6"},
+        {"gamma2_table": "0.5,1.5"},
+        {"tiny_gamma1": "-2"},
+        {"minilm_layer": "6"},
+        {"minilm_domains": "capital"},
+        {"minilm_domains": "capital,weather"},
+        {"sgd_repeats": "-1"},
+        {"minilm_gap_planes": "193"},
+    ):
         with pytest.raises(ConfigError):
             exp.config("quick", bad)
 
@@ -51,8 +75,15 @@ def test_tiny_run_end_to_end(tmp_path):
         assert max(r["backproj_dev"]) < 1e-10
         assert all(len(runs) == 2 for runs in r["rep_F"])  # the cell's fine-tuning and one repeat per table γ2
     figs = sorted(p.name for p in (res.path / "figures").glob("*.png"))
-    for name in ("ood_trajectories", "ood_rotation", "ood_collapse", "ood_forgetting", "ood_phase", "ood_tiny",
-                 "ood_scenarios"):
+    for name in (
+        "ood_trajectories",
+        "ood_rotation",
+        "ood_collapse",
+        "ood_forgetting",
+        "ood_phase",
+        "ood_tiny",
+        "ood_scenarios",
+    ):
         assert f"{name}.png" in figs and (res.path / "figures" / f"{name}.csv").exists()
     report = (res.path / "report.md").read_text()
     assert "conservation" in report and "Query at v̄" in report and "unreliable source" in report
@@ -64,9 +95,11 @@ def test_minilm_task_helpers():
 
     data = region_sentences(0)
     (tr, ytr), (te, yte) = data["train"], data["test"]
-    assert len(tr) == len(ytr) > 140 and len(te) == len(yte) > 90 and set(ytr.tolist()) <= set(range(len(WORLD_REGIONS)))
+    assert (
+        len(tr) == len(ytr) > 140 and len(te) == len(yte) > 90 and set(ytr.tolist()) <= set(range(len(WORLD_REGIONS)))
+    )
     assert len(region_sentences(0, both=True)["train"][0]) == 2 * len(tr)
-    names = lambda sents: {s[len("The capital of "):].rsplit(" is ", 1)[0] for s in sents}
+    names = lambda sents: {s[len("The capital of ") :].rsplit(" is ", 1)[0] for s in sents}
     assert not names(tr) & names(te)  # split by country
     R = givens_rotation(7, math.pi / 3, 0)
     assert torch.allclose(R @ R.T, torch.eye(7), atol=1e-5)
@@ -83,11 +116,11 @@ def test_domain_sentences_share_the_country_split():
     doms = region_domain_sentences(0, ("capital", "telephone", "borders"))
     base = region_sentences(0)
     assert doms["capital"]["train"][0] == base["train"][0] and doms["capital"]["test"][0] == base["test"][0]
-    test_countries = {s[len("The capital of "):].rsplit(" is ", 1)[0] for s in base["test"][0]}
+    test_countries = {s[len("The capital of ") :].rsplit(" is ", 1)[0] for s in base["test"][0]}
     for part in ("train", "test"):
         sents, y = doms["telephone"][part]
         assert len(sents) == len(y) > 50 and all(s.startswith("To phone someone in ") for s in sents)
-        names = {s[len("To phone someone in "):].rsplit(", dial", 1)[0] for s in sents}
+        names = {s[len("To phone someone in ") :].rsplit(", dial", 1)[0] for s in sents}
         assert (names <= test_countries) == (part == "test")
     assert "shares a border with" in doms["borders"]["train"][0][0]
     with pytest.raises(ConfigError):
@@ -102,8 +135,9 @@ def test_weight_gap_pairs_and_plane_rotation():
     assert gap_pairs(W, 2, large=False) == [(0, 2), (1, 5)]
     R = plane_rotation(6, [(0, 2), (1, 5)], math.pi / 3)
     assert torch.allclose(R @ R.T, torch.eye(6), atol=1e-6) and R[3, 3] == 1 and R[4, 4] == 1
-    assert torch.allclose(plane_rotation(6, [(0, 2), (1, 5)], math.pi).diagonal(),
-                          torch.tensor([-1.0, -1, -1, 1, 1, -1]), atol=1e-6)
+    assert torch.allclose(
+        plane_rotation(6, [(0, 2), (1, 5)], math.pi).diagonal(), torch.tensor([-1.0, -1, -1, 1, 1, -1]), atol=1e-6
+    )
 
 
 def test_tiny_layer1_probe_shapes_and_orientation():

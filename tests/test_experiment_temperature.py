@@ -7,9 +7,21 @@ from iclab.errors import ConfigError
 from iclab.experiments import get_experiment
 from iclab.report import run_and_report
 
-TINY = {"d": 6, "m": 40, "l_values": "8,12", "n_test": 40, "noise_sigmas": "1.0", "sigma_tests": "0.5,2",
-        "mean_shifts": "0,1", "simcheck": "false", "n_tau": 9, "surrogate_dims": "2,6", "surrogate_ls": "8",
-        "surrogate_n_test": 40, "surrogate_n_tau": 13}
+TINY = {
+    "d": 6,
+    "m": 40,
+    "l_values": "8,12",
+    "n_test": 40,
+    "noise_sigmas": "1.0",
+    "sigma_tests": "0.5,2",
+    "mean_shifts": "0,1",
+    "simcheck": "false",
+    "n_tau": 9,
+    "surrogate_dims": "2,6",
+    "surrogate_ls": "8",
+    "surrogate_n_test": 40,
+    "surrogate_n_tau": 13,
+}
 
 
 def test_runs_end_to_end_and_resumes(tmp_path):
@@ -18,9 +30,17 @@ def test_runs_end_to_end_and_resumes(tmp_path):
     n_cells = len(get_experiment("temperature").cells(get_experiment("temperature").config("quick", TINY, 1)))
     assert first.computed == n_cells == len(first.results) and len(first.failed) == 0
     figures = sorted(p.name for p in (out / "figures").glob("*.png"))
-    for name in ("fig1a_no_shift.png", "fig1b_input_cov_shift.png", "fig1c_task_shift.png", "fig2a_noise_vs_l.png",
-                 "fig2b_noise_vs_sigma.png", "fig2c_tau_opt_vs_sigma.png", "fig_tau_formula_vs_grid.png",
-                 "fig_mean_shift_linear_vs_approx.png", "fig_surrogate_vs_softmax.png"):
+    for name in (
+        "fig1a_no_shift.png",
+        "fig1b_input_cov_shift.png",
+        "fig1c_task_shift.png",
+        "fig2a_noise_vs_l.png",
+        "fig2b_noise_vs_sigma.png",
+        "fig2c_tau_opt_vs_sigma.png",
+        "fig_tau_formula_vs_grid.png",
+        "fig_mean_shift_linear_vs_approx.png",
+        "fig_surrogate_vs_softmax.png",
+    ):
         assert name in figures and (out / "figures" / name).with_suffix(".csv").exists()
     report = (out / "report.md").read_text()
     assert "Claims: paper reports / iclab measures / verdict" in report and "21 claims:" in report

@@ -13,8 +13,20 @@ from iclab.experiments.temperature.gpt2.config import TemperatureGPT2Config
 from iclab.experiments.temperature.gpt2.shifts import shift_distribution, theory_tau, zero_predictor_error
 from iclab.experiments.temperature.gpt2.training import build_model
 
-TINY = {"d": 3, "n": 7, "n_layer": 2, "n_head": 2, "n_embd": 16, "steps": 40, "batch_size": 16, "lr": 3e-3,
-        "shifts": ("none", "cov_x*2", "noise=1"), "taus": (0.5, 1.0, 2.0), "n_test": 97, "train_seeds": 1}
+TINY = {
+    "d": 3,
+    "n": 7,
+    "n_layer": 2,
+    "n_head": 2,
+    "n_embd": 16,
+    "steps": 40,
+    "batch_size": 16,
+    "lr": 3e-3,
+    "shifts": ("none", "cov_x*2", "noise=1"),
+    "taus": (0.5, 1.0, 2.0),
+    "n_test": 97,
+    "train_seeds": 1,
+}
 
 
 def test_config_errors():
@@ -81,8 +93,9 @@ def test_query_label_is_never_read():
 def test_end_to_end_tiny(tmp_path):
     from iclab.report import run_and_report
 
-    res = run_and_report("temperature-gpt2-regression", "quick", TINY, out=tmp_path / "run", executor="serial",
-                         progress=False)
+    res = run_and_report(
+        "temperature-gpt2-regression", "quick", TINY, out=tmp_path / "run", executor="serial", progress=False
+    )
     df = res.results
     assert sorted(df["shift"]) == sorted(TINY["shifts"])
     for _, r in df.iterrows():

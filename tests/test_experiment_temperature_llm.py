@@ -37,9 +37,18 @@ def tiny_model_dir(tmp_path_factory):
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=258, hidden_size=24, intermediate_size=40, num_hidden_layers=3, num_attention_heads=3,
-                      num_key_value_heads=1, max_position_embeddings=1024, pad_token_id=256, eos_token_id=257,
-                      bos_token_id=257)
+    cfg = LlamaConfig(
+        vocab_size=258,
+        hidden_size=24,
+        intermediate_size=40,
+        num_hidden_layers=3,
+        num_attention_heads=3,
+        num_key_value_heads=1,
+        max_position_embeddings=1024,
+        pad_token_id=256,
+        eos_token_id=257,
+        bos_token_id=257,
+    )
     model = LlamaForCausalLM(cfg)
     path = tmp_path_factory.mktemp("tiny_llama")
     model.save_pretrained(path)
@@ -88,10 +97,11 @@ def test_shared_prefix_argmax_equals_full_forward(tiny_model_dir):
                 assert ids[0, -m:].tolist() == gold
                 with torch.no_grad():
                     full = model(input_ids=ids).logits[0].argmax(-1)  # (n,)
-                assert pred[:-1] == full[-m - 1:-1].tolist()
+                assert pred[:-1] == full[-m - 1 : -1].tolist()
             em = greedy_match(model, tok, prefix, queries, answers, batch_size=2)
-            assert em.tolist() == [float(p[:-1] == g and (p[-1] == 257 or tok.decode([p[-1]]).startswith("\n")))
-                                   for g, p in shared]
+            assert em.tolist() == [
+                float(p[:-1] == g and (p[-1] == 257 or tok.decode([p[-1]]).startswith("\n"))) for g, p in shared
+            ]
 
 
 def _synthetic_rows(taus, noise, gain_at, Q=120, G=12, seed=0):
@@ -104,9 +114,20 @@ def _synthetic_rows(taus, noise, gain_at, Q=120, G=12, seed=0):
         j = taus.index(gain_at[r])
         flip = (base == 0) & (rng.random(Q) < 0.5)
         em[j, flip] = 1
-        rows.append({"part": "noise", "model": "m", "task": "continent-label", "noise_ratio": r, "n_demos": 6,
-                     "em": em.tolist(), "group": [i // (Q // G) for i in range(Q)], "source": "synthetic",
-                     "em_moment": em[j].tolist(), "layer_tau": [gain_at[r]] * 3})
+        rows.append(
+            {
+                "part": "noise",
+                "model": "m",
+                "task": "continent-label",
+                "noise_ratio": r,
+                "n_demos": 6,
+                "em": em.tolist(),
+                "group": [i // (Q // G) for i in range(Q)],
+                "source": "synthetic",
+                "em_moment": em[j].tolist(),
+                "layer_tau": [gain_at[r]] * 3,
+            }
+        )
     import pandas as pd
 
     return pd.DataFrame(rows)
@@ -114,8 +135,9 @@ def _synthetic_rows(taus, noise, gain_at, Q=120, G=12, seed=0):
 
 def test_statistics_and_verdicts_on_a_known_effect():
     taus = (0.7, 1.0, 1.4, 2.0)
-    cfg = TemperatureLLMConfig(models=("m",), tasks=("continent-label",), noise_ratios=(0.0, 0.4, 0.8), taus=taus,
-                               demo_counts=())
+    cfg = TemperatureLLMConfig(
+        models=("m",), tasks=("continent-label",), noise_ratios=(0.0, 0.4, 0.8), taus=taus, demo_counts=()
+    )
     df = _synthetic_rows(list(taus), cfg.noise_ratios, {0.0: 1.0, 0.4: 1.4, 0.8: 2.0})
     tab = summary_table(cfg, df).set_index("noise_ratio")
     assert tab.loc[0.8, "best_tau"] == 2.0 and tab.loc[0.0, "best_tau"] == 1.0
@@ -155,8 +177,14 @@ def test_device_checked_once_in_the_driver():
 
 
 def test_cells_cover_models_tasks_noise_and_demos():
-    cfg = TemperatureLLMConfig(models=("a", "b"), tasks=("capital", "antonym"), noise_ratios=(0.0, 0.6), n_demos=6,
-                               demo_counts=(2, 6, 8), demo_noise=0.6)
+    cfg = TemperatureLLMConfig(
+        models=("a", "b"),
+        tasks=("capital", "antonym"),
+        noise_ratios=(0.0, 0.6),
+        n_demos=6,
+        demo_counts=(2, 6, 8),
+        demo_noise=0.6,
+    )
     cells = E.cells(cfg)
     assert len([c for c in cells if c["part"] == "noise"]) == 2 * 2 * 2
     assert len([c for c in cells if c["part"] == "demos"]) == 2 * 2 * 2  # k=6 at noise 0.6 is in the noise sweep
@@ -167,9 +195,21 @@ def test_cells_cover_models_tasks_noise_and_demos():
 def test_end_to_end_tiny_llama(tiny_model_dir, tmp_path):
     from iclab.report import run_and_report
 
-    over = {"models": (tiny_model_dir,), "tasks": ("continent-label",), "noise_ratios": (0.0, 0.5), "n_demos": 5,
-            "demo_counts": (2,), "demo_noise": 0.5, "taus": (0.5, 1.0, 2.0), "n_questions": 12, "group_size": 4,
-            "probe_questions": 4, "batch_size": 4, "adaptive": True, "moment_rule": True}
+    over = {
+        "models": (tiny_model_dir,),
+        "tasks": ("continent-label",),
+        "noise_ratios": (0.0, 0.5),
+        "n_demos": 5,
+        "demo_counts": (2,),
+        "demo_noise": 0.5,
+        "taus": (0.5, 1.0, 2.0),
+        "n_questions": 12,
+        "group_size": 4,
+        "probe_questions": 4,
+        "batch_size": 4,
+        "adaptive": True,
+        "moment_rule": True,
+    }
     res = run_and_report("temperature-llm", "quick", over, out=tmp_path / "run", executor="serial", progress=False)
     df = res.results
     assert len(df) == 3 and len(res.failed) == 0
@@ -186,10 +226,20 @@ def test_end_to_end_tiny_llama(tiny_model_dir, tmp_path):
 
 @pytest.mark.slow
 def test_real_gemma3_capital_cell():
-    cfg = TemperatureLLMConfig(models=("gemma3-270m",), tasks=("capital",), taus=(1.0, 3.0), n_questions=8,
-                               group_size=4, adaptive=False, moment_rule=True, probe_questions=4, demo_counts=())
-    out = E.run_cell(cfg, {"part": "noise", "model": "gemma3-270m", "task": "capital", "noise_ratio": 0.5,
-                           "n_demos": 4}, None)
+    cfg = TemperatureLLMConfig(
+        models=("gemma3-270m",),
+        tasks=("capital",),
+        taus=(1.0, 3.0),
+        n_questions=8,
+        group_size=4,
+        adaptive=False,
+        moment_rule=True,
+        probe_questions=4,
+        demo_counts=(),
+    )
+    out = E.run_cell(
+        cfg, {"part": "noise", "model": "gemma3-270m", "task": "capital", "noise_ratio": 0.5, "n_demos": 4}, None
+    )
     em = np.asarray(out["em"])
     assert "Gemma 3 270M" in out["source"] and em.shape == (2, 8)
     assert em[0].mean() >= 0.5 and em[0].mean() > em[1].mean()  # knows capitals; τ = 3 flattens attention

@@ -25,8 +25,7 @@ from fuzz_harness import classify_api, count_result, snapshot
 from iclab.attention import normalise, normaliser_names
 from iclab.errors import IclabError
 
-_FUZZ = settings(max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                          HealthCheck.too_slow])
+_FUZZ = settings(max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 NAMES = normaliser_names()
 DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64]
 _SUMS_TO_ONE = {"softmax", "adaptive_softmax", "ssmax"}
@@ -45,7 +44,7 @@ def _scores(draw):
     """``(scores, mask)``: shape (..., n_q, n_k) with odd sizes, magnitudes 10^0..10^6, maybe a mask, or else
     maybe a first key masked by a score of ``-inf`` (rows keep at least one finite key)."""
     shape = draw(st.lists(st.integers(1, 5), min_size=1, max_size=2)) + [draw(st.integers(1, 7))]
-    g = torch.Generator().manual_seed(draw(st.integers(0, 2 ** 31)))
+    g = torch.Generator().manual_seed(draw(st.integers(0, 2**31)))
     scores = torch.randn(shape, generator=g, dtype=torch.float64) * 10.0 ** draw(st.integers(0, 6))
     mask = None
     if draw(st.booleans()):
@@ -56,8 +55,7 @@ def _scores(draw):
 
 
 @_FUZZ
-@given(name=st.sampled_from(NAMES), dtype=st.sampled_from(DTYPES), case=_scores(),
-       tau=st.floats(1e-4, 1e4))
+@given(name=st.sampled_from(NAMES), dtype=st.sampled_from(DTYPES), case=_scores(), tau=st.floats(1e-4, 1e4))
 def test_normalisers_return_the_float64_weights_rounded_to_the_input_dtype(name, dtype, case, tau):
     scores64, mask = case
     finite_max = torch.finfo(dtype).max
@@ -75,14 +73,16 @@ def test_normalisers_return_the_float64_weights_rounded_to_the_input_dtype(name,
     elif ok:  # affine weights: compare where the true value fits the dtype, relative to the row's size
         fits = ref.abs() <= finite_max
         scale = ref.abs().amax(-1, keepdim=True).clamp(min=1.0)
-        ok = bool(((w.double() - rounded).abs() <= 64 * eps * scale)[fits].all()) and \
-            bool(torch.isinf(w[~fits]).all())
+        ok = bool(((w.double() - rounded).abs() <= 64 * eps * scale)[fits].all()) and bool(torch.isinf(w[~fits]).all())
     if ok and name in _SUMS_TO_ONE:  # rows with a visible key sum to 1; masked keys get 0
         visible = torch.ones_like(scores, dtype=torch.bool) if mask is None else torch.broadcast_to(mask, w.shape)
         visible = visible & ~torch.isneginf(scores)
         rows = visible.any(-1)
-        ok = bool(torch.allclose(w.double().sum(-1)[rows], torch.ones(int(rows.sum()), dtype=torch.float64),
-                                 atol=16 * eps * w.shape[-1])) and bool((w[~visible] == 0).all())
+        ok = bool(
+            torch.allclose(
+                w.double().sum(-1)[rows], torch.ones(int(rows.sum()), dtype=torch.float64), atol=16 * eps * w.shape[-1]
+            )
+        ) and bool((w[~visible] == 0).all())
     count_result(ok)
     assert ok, (name, dtype, tau, scores, w, ref)
 
@@ -103,17 +103,48 @@ def test_approx_softmax_treats_minus_inf_as_masked():
     assert w[0, 1] == 0 and torch.isclose(w.sum(), torch.tensor(1.0))
 
 
-_BAD_TAU = st.sampled_from(["2", "", True, False, None, [1, "a"], {"tau": 1}, float("nan"), float("inf"), -1.0,
-                            0.0, np.array([1.0, np.nan]), torch.tensor([1.0, -2.0]), object()])
-_BAD_MASK = st.sampled_from([torch.ones(2, 3), torch.ones(2, 3, dtype=torch.int64), torch.ones(4, 3, dtype=torch.bool),
-                             torch.ones(3, dtype=torch.bool).expand(5, 3), "mask", [[True, False, True]]])
-_BAD_SCORES = st.sampled_from([[[1.0, 2.0]], np.ones((2, 3)), torch.ones(2, 3, dtype=torch.int64), torch.tensor(1.0),
-                               "scores", None])
+_BAD_TAU = st.sampled_from(
+    [
+        "2",
+        "",
+        True,
+        False,
+        None,
+        [1, "a"],
+        {"tau": 1},
+        float("nan"),
+        float("inf"),
+        -1.0,
+        0.0,
+        np.array([1.0, np.nan]),
+        torch.tensor([1.0, -2.0]),
+        object(),
+    ]
+)
+_BAD_MASK = st.sampled_from(
+    [
+        torch.ones(2, 3),
+        torch.ones(2, 3, dtype=torch.int64),
+        torch.ones(4, 3, dtype=torch.bool),
+        torch.ones(3, dtype=torch.bool).expand(5, 3),
+        "mask",
+        [[True, False, True]],
+    ]
+)
+_BAD_SCORES = st.sampled_from(
+    [[[1.0, 2.0]], np.ones((2, 3)), torch.ones(2, 3, dtype=torch.int64), torch.tensor(1.0), "scores", None]
+)
 
 
 @_FUZZ
-@given(name=st.sampled_from(NAMES), which=st.sampled_from(["tau", "mask", "keyword", "scores"]), tau=_BAD_TAU,
-       mask=_BAD_MASK, scores=_BAD_SCORES, key=st.text(min_size=1, max_size=8).filter(str.isidentifier))
+@given(
+    name=st.sampled_from(NAMES),
+    which=st.sampled_from(["tau", "mask", "keyword", "scores"]),
+    tau=_BAD_TAU,
+    mask=_BAD_MASK,
+    scores=_BAD_SCORES,
+    key=st.text(min_size=1, max_size=8).filter(str.isidentifier),
+)
 def test_every_bad_argument_is_one_iclab_error(name, which, tau, mask, scores, key):
     good = torch.randn(2, 3)
     if which == "tau":
@@ -139,8 +170,12 @@ def test_reading_a_path_that_is_not_a_run_folder_creates_nothing(tmp_path, reade
 
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "report.md").write_text("mine")
-    call = {"load_results": lambda p: load_results(p), "load_run": lambda p: iclab.load_run(p),
-            "export_results": lambda p: export_results(p), "read_only_store": lambda p: ResultStore(p, readonly=True)}
+    call = {
+        "load_results": lambda p: load_results(p),
+        "load_run": lambda p: iclab.load_run(p),
+        "export_results": lambda p: export_results(p),
+        "read_only_store": lambda p: ResultStore(p, readonly=True),
+    }
     before = snapshot(tmp_path)
     for target in (tmp_path / "typo", tmp_path / "notes", tmp_path / "notes" / "report.md", tmp_path / "a" / "b"):
         outcome, text = classify_api(lambda target=target: call[reader](target), (IclabError,))

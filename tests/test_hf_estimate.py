@@ -11,8 +11,17 @@ from iclab.hf import ScoreMoments, estimate_tau, get_temperature, grid_search_ta
 
 def moments(layer_mean, layer_var) -> ScoreMoments:
     z = np.zeros((len(layer_mean), 3))
-    return ScoreMoments(rows=z + 1, n=z + 5, mean=z, var=z, row_var=z, spread=z, entropy=z,
-                        layer_mean=np.asarray(layer_mean, float), layer_var=np.asarray(layer_var, float))
+    return ScoreMoments(
+        rows=z + 1,
+        n=z + 5,
+        mean=z,
+        var=z,
+        row_var=z,
+        spread=z,
+        entropy=z,
+        layer_mean=np.asarray(layer_mean, float),
+        layer_var=np.asarray(layer_var, float),
+    )
 
 
 def test_moment_rule_ratio_clip_and_fallback():
@@ -62,8 +71,14 @@ def test_estimate_tau_end_to_end(minilm):
     assert est.best_tau is None and est.grid == ()
     shifted = ["paris is the capital of italy", "rome is the capital of spain", "madrid is the capital of france"]
     calls = []
-    est = estimate_tau(model, tok, clean, shifted, grid=(0.75, 1.0, 1.5),
-                       score=lambda m: calls.append(get_temperature(m)) or float(len(calls)))
+    est = estimate_tau(
+        model,
+        tok,
+        clean,
+        shifted,
+        grid=(0.75, 1.0, 1.5),
+        score=lambda m: calls.append(get_temperature(m)) or float(len(calls)),
+    )
     assert est.layer_tau.shape == (6,) and np.isfinite(est.rho_clean).all()
     assert not np.allclose(est.ratio, 1.0)
     assert est.best_tau == 1.5 and est.grid_scores == (1.0, 2.0, 3.0) and est.moment_score == 4.0

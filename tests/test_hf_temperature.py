@@ -187,8 +187,9 @@ def test_lower_tau_lowers_entropy(models):
         assert ent[0].mean() < ent[1].mean() < ent[2].mean()
 
 
-@pytest.mark.parametrize("bad", [[1.0, 2.0], torch.ones(L, 4), torch.ones(2, 3, 4), -1.0, 0.0, float("nan"),
-                                 "hot", [1.0, 0.0, 1.0]])
+@pytest.mark.parametrize(
+    "bad", [[1.0, 2.0], torch.ones(L, 4), torch.ones(2, 3, 4), -1.0, 0.0, float("nan"), "hot", [1.0, 0.0, 1.0]]
+)
 def test_bad_tau_is_config_error(models, bad):
     with pytest.raises(ConfigError, match="tau"):
         set_temperature(models["bert"], bad)
@@ -231,8 +232,17 @@ def test_unsupported_models_raise():
             x = self.emb(input_ids)
             return self.attn(x, x, x)[0]
 
-    upcast = GPT2LMHeadModel(GPT2Config(n_layer=1, n_embd=15, n_head=3, vocab_size=11, n_positions=8,
-                                        reorder_and_upcast_attn=True, attn_implementation="eager"))
+    upcast = GPT2LMHeadModel(
+        GPT2Config(
+            n_layer=1,
+            n_embd=15,
+            n_head=3,
+            vocab_size=11,
+            n_positions=8,
+            reorder_and_upcast_attn=True,
+            attn_implementation="eager",
+        )
+    )
     with pytest.raises(UnsupportedModelError, match="reorder_and_upcast_attn"):
         set_temperature(upcast, 2.0)
     assert upcast.config._attn_implementation == "eager"
@@ -280,6 +290,7 @@ def test_layer_without_index_needs_uniform_tau(models):
 
 # ---- real models from the installed packages -------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def minilm():
     from iclab.hf import load_model
@@ -323,8 +334,12 @@ def smollm2():
 def test_smollm2_parity_gqa_causality_padding(smollm2):
     model, tok, src = smollm2
     assert "SmolLM2" in src and model.config.num_key_value_heads < model.config.num_attention_heads
-    enc = tok(["Country: France\nCapital: Paris\n\nCountry: Italy\nCapital:", "Country: Spain\nCapital:"],
-              return_tensors="pt", padding=True, padding_side="left")
+    enc = tok(
+        ["Country: France\nCapital: Paris\n\nCountry: Italy\nCapital:", "Country: Spain\nCapital:"],
+        return_tensors="pt",
+        padding=True,
+        padding_side="left",
+    )
     ids, mask = enc["input_ids"], enc["attention_mask"]
     stock = output(model, ids, mask)
     with with_temperature(model, 1.0):

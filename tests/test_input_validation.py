@@ -67,8 +67,14 @@ def test_resume_with_other_steps_refused_for_a_decaying_schedule(tmp_path):
         train(torch.nn.Linear(3, 1), _Data(), _loss, cfg.with_overrides({"steps": 40}), run_dir=tmp_path, resume=True)
     constant = TrainConfig(steps=20, lr=0.01, checkpoint_every=10)
     train(torch.nn.Linear(3, 1), _Data(), _loss, constant, run_dir=tmp_path / "c")
-    res = train(torch.nn.Linear(3, 1), _Data(), _loss, constant.with_overrides({"steps": 30}), run_dir=tmp_path / "c",
-                resume=True)
+    res = train(
+        torch.nn.Linear(3, 1),
+        _Data(),
+        _loss,
+        constant.with_overrides({"steps": 30}),
+        run_dir=tmp_path / "c",
+        resume=True,
+    )
     assert res.steps == 30
 
 

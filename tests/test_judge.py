@@ -18,10 +18,24 @@ class _Cfg:
 
 CLAIMS = [
     Claim("gain", "adaptive beats softmax", "arXiv:0000.00000 Tab. 1", "effect direction", "CI of the gain > 0"),
-    Claim("acc", "accuracy 0.7 at N = 125", "arXiv:0000.00000 Fig. 2", "paper value", "|Δ| ≤ 2 SE", "0.7",
-          paper_settings={"n": 125, "steps": 20000}),
-    Claim("seed", "a second-hand number", "second-hand summary", "paper value", "|Δ| ≤ 2 SE", "0.4",
-          unreliable="the summary's table is below the Bayes risk"),
+    Claim(
+        "acc",
+        "accuracy 0.7 at N = 125",
+        "arXiv:0000.00000 Fig. 2",
+        "paper value",
+        "|Δ| ≤ 2 SE",
+        "0.7",
+        paper_settings={"n": 125, "steps": 20000},
+    ),
+    Claim(
+        "seed",
+        "a second-hand number",
+        "second-hand summary",
+        "paper value",
+        "|Δ| ≤ 2 SE",
+        "0.4",
+        unreliable="the summary's table is below the Bayes risk",
+    ),
 ]
 
 
@@ -32,8 +46,15 @@ def _compare(config, df):
 
 
 def _run(df, failed=None, compare=_compare, config=_Cfg()):
-    return judge_run(paper="p", experiment="e", config=config, results=df, failed=pd.DataFrame() if failed is None else failed,
-                     claims=lambda c: CLAIMS, compare=compare)
+    return judge_run(
+        paper="p",
+        experiment="e",
+        config=config,
+        results=df,
+        failed=pd.DataFrame() if failed is None else failed,
+        claims=lambda c: CLAIMS,
+        compare=compare,
+    )
 
 
 def test_every_declared_claim_gets_a_row_with_its_reason():
@@ -68,9 +89,15 @@ def test_failed_cells_and_a_raising_compare_give_not_measured():
 
 
 def test_undeclared_and_duplicate_claims_are_errors():
-    rows, errors = judge_run(paper="p", experiment="e", config=_Cfg(), results=pd.DataFrame({"x": [1]}),
-                             failed=pd.DataFrame(), claims=lambda c: CLAIMS[:1] * 2,
-                             compare=lambda c, d: {"other": judge_direction(1.0, 0.1)})
+    rows, errors = judge_run(
+        paper="p",
+        experiment="e",
+        config=_Cfg(),
+        results=pd.DataFrame({"x": [1]}),
+        failed=pd.DataFrame(),
+        claims=lambda c: CLAIMS[:1] * 2,
+        compare=lambda c, d: {"other": judge_direction(1.0, 0.1)},
+    )
     assert "claim id 'gain' is declared twice" in errors and "verdict for undeclared claim 'other'" in errors
 
 
@@ -83,8 +110,10 @@ def test_claim_contract_and_settings_text():
     assert settings_differ(_Cfg(), {"sizes": [1, 2, 4]}) == "settings differ: sizes = 1,2 (paper 1,2,4)"
 
 
-@pytest.mark.parametrize("name", ["temperature", "temperature-llm", "temperature-gpt2-regression", "ood",
-                                  "dispersion", "multihead", "categorical"])
+@pytest.mark.parametrize(
+    "name",
+    ["temperature", "temperature-llm", "temperature-gpt2-regression", "ood", "dispersion", "multihead", "categorical"],
+)
 def test_every_paper_experiment_declares_claims_and_a_paper_preset(name):
     """The seven experiments of the five papers: declared claims at every preset (unique ids, a kind, a test and a
     source each) and a ``paper`` preset."""

@@ -107,8 +107,9 @@ def test_imports_point_down():
 
 
 def test_paper_packages_import_no_other_paper():
-    crossing = [f"{s} -> {t}" for s, ts in _graph().items() for t in ts
-                if _paper(s) and _paper(t) and _paper(s) != _paper(t)]
+    crossing = [
+        f"{s} -> {t}" for s, ts in _graph().items() for t in ts if _paper(s) and _paper(t) and _paper(s) != _paper(t)
+    ]
     assert not crossing, "\n".join(crossing)
 
 
@@ -122,7 +123,7 @@ def test_no_import_cycle():
         stack.append(node)
         for nxt in sorted(graph.get(node, ())):
             if state.get(nxt) == 1:
-                cycles.append(stack[stack.index(nxt):] + [nxt])
+                cycles.append(stack[stack.index(nxt) :] + [nxt])
             elif nxt not in state:
                 visit(nxt, stack)
         stack.pop()
@@ -134,13 +135,16 @@ def test_no_import_cycle():
     assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
 
 
-@pytest.mark.parametrize("source, expected", [
-    ("from iclab.report import x\n", "iclab.report"),
-    ("def f():\n    from iclab.experiments._run import run_experiment\n", "iclab.experiments._run"),
-    ("X = lazy('iclab.experiments.ood.cells:run_cell')\n", "iclab.experiments.ood.cells"),
-    ("import iclab.hf\n", "iclab.hf"),
-    ("from ..report import x\n", "iclab.report"),
-])
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ("from iclab.report import x\n", "iclab.report"),
+        ("def f():\n    from iclab.experiments._run import run_experiment\n", "iclab.experiments._run"),
+        ("X = lazy('iclab.experiments.ood.cells:run_cell')\n", "iclab.experiments.ood.cells"),
+        ("import iclab.hf\n", "iclab.hf"),
+        ("from ..report import x\n", "iclab.report"),
+    ],
+)
 def test_the_parser_sees_every_kind_of_import(tmp_path, source, expected):
     """The checker itself: module-level, function-local, lazy, plain and relative imports are all found."""
     path = tmp_path / "probe.py"

@@ -7,8 +7,14 @@ import torch
 
 from iclab.data import CategoricalBatch, CategoricalICL, generator_for
 from iclab.errors import ConfigError
-from iclab.models import (FunctionalGDModel, TrainedCategoricalTransformer, categorical_forward, categorical_loss,
-                          embed_tokens, gd_block_params)
+from iclab.models import (
+    FunctionalGDModel,
+    TrainedCategoricalTransformer,
+    categorical_forward,
+    categorical_loss,
+    embed_tokens,
+    gd_block_params,
+)
 from iclab.theory import categorical as theory
 
 D_X, C, DP, N, Q = 5, 7, 3, 11, 3
@@ -34,8 +40,9 @@ def _batch(seed=0, n=13):
 @pytest.mark.parametrize("kernel", ["softmax", "rbf", "linear"])
 def test_forward_equals_k_steps_of_functional_gd(kernel):
     b = _batch()
-    m = FunctionalGDModel(D_X, C, DP, n_blocks=3, kernel=kernel, dtype=torch.float64,
-                          generator=torch.Generator().manual_seed(1))
+    m = FunctionalGDModel(
+        D_X, C, DP, n_blocks=3, kernel=kernel, dtype=torch.float64, generator=torch.Generator().manual_seed(1)
+    )
     with torch.no_grad():
         m.scale.fill_(0.8)
     logits, states = m(b, return_states=True)
@@ -54,8 +61,16 @@ def test_forward_equals_k_steps_of_functional_gd(kernel):
 def test_slot_forward_equals_the_token_forward(kernel, erase):
     """The GD model's slot forward, its token forward and the fully parametrised copy agree to rounding."""
     b = _batch()
-    m = FunctionalGDModel(D_X, C, DP, n_blocks=4, kernel=kernel, dtype=torch.float64, erase=erase,
-                          generator=torch.Generator().manual_seed(2))
+    m = FunctionalGDModel(
+        D_X,
+        C,
+        DP,
+        n_blocks=4,
+        kernel=kernel,
+        dtype=torch.float64,
+        erase=erase,
+        generator=torch.Generator().manual_seed(2),
+    )
     with torch.no_grad():
         m.scale.fill_(1.3)
     slot, (tok, _) = m(b), m(b, return_states=True)
@@ -75,8 +90,16 @@ def test_authors_erase_head_is_functional_gd_only_for_few_blocks(kernel, exact_u
     not beyond."""
     b = _batch()
     for K in range(1, 4):
-        m = FunctionalGDModel(D_X, C, DP, n_blocks=K, kernel=kernel, dtype=torch.float64, erase="dot",
-                              generator=torch.Generator().manual_seed(1))
+        m = FunctionalGDModel(
+            D_X,
+            C,
+            DP,
+            n_blocks=K,
+            kernel=kernel,
+            dtype=torch.float64,
+            erase="dot",
+            generator=torch.Generator().manual_seed(1),
+        )
         _, fq = functional_gd(b.x, b.y, b.x_query, m.W_e.detach(), m.alpha.detach(), kernel, 1.0)
         err = float((m(b) - fq[-1] @ m.W_e.detach()).abs().max())
         assert (err < 1e-12) == (K <= exact_up_to), (K, err)
@@ -87,8 +110,8 @@ def test_initial_embedding_layout():
     W = torch.randn(DP, C, dtype=torch.float64)
     Z = embed_tokens(b, W)
     assert Z.shape == (2, N + Q, D_X + 3 * DP)
-    torch.testing.assert_close(Z[0, 4, D_X:D_X + DP], W[:, b.y[0, 4]])
-    assert (Z[:, N:, D_X:D_X + DP] == 0).all() and (Z[..., -DP:] == 0).all()
+    torch.testing.assert_close(Z[0, 4, D_X : D_X + DP], W[:, b.y[0, 4]])
+    assert (Z[:, N:, D_X : D_X + DP] == 0).all() and (Z[..., -DP:] == 0).all()
     torch.testing.assert_close(Z[1, N + 1, E], W.mean(1))  # E_{f=0}[w_e] = mean embedding
 
 
@@ -103,6 +126,7 @@ def test_cross_attention_is_the_exact_expected_embedding_and_erase_clears_the_sl
     Z0[:, :, E] = torch.randn(5, N + Q, DP, dtype=torch.float64)  # a stale scratch value
     _, states = categorical_forward(b, W, [p], "softmax", return_states=True)
     from iclab.models._functional_gd import _block
+
     Z1 = _block(Z0, N, p, W, "softmax")
     torch.testing.assert_close(Z1[:, :N, E], expected_embedding(f[:, :N], W), atol=1e-12, rtol=0)
     # erase alone (cross-attention switched off): the context scratch slot becomes exactly 0
@@ -138,9 +162,16 @@ def test_loss_is_cross_entropy_and_training_lowers_it():
     assert categorical_loss(gd, b)[0] < loss - 0.05
 
 
-@pytest.mark.parametrize("kw,field", [({"kernel": "cosine"}, "kernel"), ({"n_blocks": 0}, "n_blocks"),
-                                      ({"d_embed": 0}, "d_embed"), ({"erase_lambda": -1.0}, "erase_lambda"),
-                                      ({"erase": "cosine"}, "erase")])
+@pytest.mark.parametrize(
+    "kw,field",
+    [
+        ({"kernel": "cosine"}, "kernel"),
+        ({"n_blocks": 0}, "n_blocks"),
+        ({"d_embed": 0}, "d_embed"),
+        ({"erase_lambda": -1.0}, "erase_lambda"),
+        ({"erase": "cosine"}, "erase"),
+    ],
+)
 def test_bad_model_args(kw, field):
     with pytest.raises(ConfigError, match=field):
         FunctionalGDModel(D_X, C, **kw)

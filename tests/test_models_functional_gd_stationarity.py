@@ -21,8 +21,9 @@ def test_pattern_groups_partition():
 def test_off_pattern_gradients_vanish_at_gd_configuration(kernel, covariate):
     """x-coupling entries have zero expected gradient (z ~ 1); free / other entries do not (z >> 1)."""
     data = CategoricalICL(n_classes=5, d=3, d_embed=3, n_context=7, n_clusters=2, covariate=covariate, scale=3.0)
-    gd = FunctionalGDModel(3, 5, 3, n_blocks=2, kernel=kernel, dtype=torch.float64,
-                           generator=torch.Generator().manual_seed(1))
+    gd = FunctionalGDModel(
+        3, 5, 3, n_blocks=2, kernel=kernel, dtype=torch.float64, generator=torch.Generator().manual_seed(1)
+    )
     r = stationarity_check(data, gd, n_prompts=4096, n_chunks=16, seed=0)
     assert r["x_coupling"]["z"] < 3, r
     assert r["x_coupling"]["rms_mean"] < 0.1 * r["free"]["rms_mean"], r

@@ -106,8 +106,9 @@ def test_input_mean_shift_exact_statement():
         # normaliser level: adding a constant to every score of a query changes nothing
         a, _ = approx.scores_values(b)
         s = a.unsqueeze(1)
-        assert torch.allclose(normalise("approx_softmax", s + 7.0, tau=tau), normalise("approx_softmax", s, tau=tau),
-                              atol=1e-12)
+        assert torch.allclose(
+            normalise("approx_softmax", s + 7.0, tau=tau), normalise("approx_softmax", s, tau=tau), atol=1e-12
+        )
         assert not torch.allclose(normalise("linear", s + 7.0), normalise("linear", s))
 
     W = approx.weights()
@@ -117,7 +118,7 @@ def test_input_mean_shift_exact_statement():
         y = batch.y.clone()
         y[:, -1] = 0.0
         u = batch.x @ lin.v21 + lin.v22 * y  # (B, l)
-        return ((batch.x * u.unsqueeze(-1)).mean(1) @ lin.M11 + (y * u).mean(1, keepdim=True) * lin.m21)
+        return (batch.x * u.unsqueeze(-1)).mean(1) @ lin.M11 + (y * u).mean(1, keepdim=True) * lin.m21
 
     with torch.no_grad():
         for batch in (b, shifted):

@@ -1,13 +1,19 @@
 """Merged-Q one-layer attention (arXiv:2609.36448, docs/papers/ood.md §3.1): training invariants and OOD
 attention against theory."""
 
-
 import numpy as np
 import pytest
 import torch
 
-from iclab.data import (FeaturePrompts, aligned_features, feature_basis, generator_for, mean_feature,
-                        overlap_features, shared_projection_features)
+from iclab.data import (
+    FeaturePrompts,
+    aligned_features,
+    feature_basis,
+    generator_for,
+    mean_feature,
+    overlap_features,
+    shared_projection_features,
+)
 from iclab.errors import ConfigError
 from iclab.models import FeatureTransformer, MergedQAttention, MergedQStack, feature_prompt_loss, prompt_mse_loss
 from iclab.theory import ood as T
@@ -60,10 +66,19 @@ def test_sgd_training_keeps_conservation_law_and_span():
     V, _ = _setup(7, 3)
     m = MergedQAttention(7)
     Vn = V.numpy()
-    probe = {"S": lambda mod: {"colsum": float(np.abs(T.conservation_residual(T.logit_matrix(mod.Q.detach(), Vn))).max()),
-                               "offspan": T.off_span_norm(mod.Q.detach(), Vn)}}
-    res = train(m, FeaturePrompts(V, n_tokens=9, probs=(0.5, 0.3, 0.2)), lambda mod, b: feature_prompt_loss(mod, b, 0.5, 3),
-                TrainConfig(steps=60, batch_size=64, lr=1.0, optimizer="sgd", log_every=5), probes=probe)
+    probe = {
+        "S": lambda mod: {
+            "colsum": float(np.abs(T.conservation_residual(T.logit_matrix(mod.Q.detach(), Vn))).max()),
+            "offspan": T.off_span_norm(mod.Q.detach(), Vn),
+        }
+    }
+    res = train(
+        m,
+        FeaturePrompts(V, n_tokens=9, probs=(0.5, 0.3, 0.2)),
+        lambda mod, b: feature_prompt_loss(mod, b, 0.5, 3),
+        TrainConfig(steps=60, batch_size=64, lr=1.0, optimizer="sgd", log_every=5),
+        probes=probe,
+    )
     S = T.logit_matrix(m.Q.detach(), Vn)
     assert np.diag(S).min() > 0.3  # it learned something
     assert max(r["S/colsum"] for r in res.history) < 1e-12
@@ -90,9 +105,11 @@ def test_ood_attention_matches_closed_form_on_constructed_u():
 def test_collapse_cases_give_exactly_uniform_attention():
     V, Vp = _setup(9, 3)
     m = _model_with_q(T.trained_q(V.numpy(), 3.1))
-    cases = [FeaturePrompts(Vp[:, :3], n_tokens=9, counts="exact"),  # orthogonal subspace
-             FeaturePrompts(shared_projection_features(V, Vp, 0.7), n_tokens=9, counts="exact", orthonormal=False),
-             FeaturePrompts(V, n_tokens=9, counts="exact", query_vector=mean_feature(V))]  # query at v-bar
+    cases = [
+        FeaturePrompts(Vp[:, :3], n_tokens=9, counts="exact"),  # orthogonal subspace
+        FeaturePrompts(shared_projection_features(V, Vp, 0.7), n_tokens=9, counts="exact", orthonormal=False),
+        FeaturePrompts(V, n_tokens=9, counts="exact", query_vector=mean_feature(V)),
+    ]  # query at v-bar
     for data in cases:
         b = data.sample(50, generator_for(4, "c"))
         with torch.no_grad():
@@ -109,8 +126,12 @@ def test_sgd_finetuning_forgetting_sign_follows_boundary():
         assert T.forgets_k2([0.5, g2]).tolist() == expect
         m = _model_with_q(Vn @ S0 @ Vn.T)
         U = overlap_features(V, Vp, [0.5, g2])
-        train(m, FeaturePrompts(U, n_tokens=12), lambda mod, b: feature_prompt_loss(mod, b), TrainConfig(
-            steps=120, batch_size=256, lr=1.0, optimizer="sgd", log_every=120, seed=1))
+        train(
+            m,
+            FeaturePrompts(U, n_tokens=12),
+            lambda mod, b: feature_prompt_loss(mod, b),
+            TrainConfig(steps=120, batch_size=256, lr=1.0, optimizer="sgd", log_every=120, seed=1),
+        )
         S1 = T.logit_matrix(m.Q.detach(), Vn)
         forgot = T.feature_losses(S1, N=12) > T.feature_losses(S0, N=12)
         assert forgot.tolist() == expect, (g2, S0, S1)
@@ -136,8 +157,12 @@ def test_from_q_feature_mass_and_stack_match_the_single_model():
     U = torch.stack([V, overlap_features(V, Vp, [0.5, -0.3, 0.9])])  # (G=2, d, K)
     stack = MergedQStack(Q, U)
     with torch.no_grad():
-        single = [feature_prompt_loss(MergedQAttention.from_q(Q), FeaturePrompts(U[g], n_tokens=5).sample(
-            9, generator_for(0, "s")), 0.5) for g in range(2)]
+        single = [
+            feature_prompt_loss(
+                MergedQAttention.from_q(Q), FeaturePrompts(U[g], n_tokens=5).sample(9, generator_for(0, "s")), 0.5
+            )
+            for g in range(2)
+        ]
         assert torch.allclose(stack.loss(b, 0.5), single[0] + single[1], atol=1e-12)
         stack.active[0] = 0.0
         assert torch.allclose(stack.loss(b, 0.5), single[1], atol=1e-12)

@@ -9,8 +9,15 @@ import torch
 from iclab.data import GaussianRegression, generator_for
 from iclab.errors import ConfigError
 from iclab.estimators import kernel_regression
-from iclab.models import (MultiHeadRegressionAttention, corr_with, distance_to_debiased_gd, head_parameters, kq_block,
-                          pattern_diagnostics, regression_mse)
+from iclab.models import (
+    MultiHeadRegressionAttention,
+    corr_with,
+    distance_to_debiased_gd,
+    head_parameters,
+    kq_block,
+    pattern_diagnostics,
+    regression_mse,
+)
 from iclab.train import TrainConfig, train
 
 
@@ -29,7 +36,7 @@ def _explicit(model, x, y, attention="softmax"):
         for h in range(model.n_heads):
             s = model.scale * (Z.T @ model.kq[h] @ zq)  # (n,)
             w = torch.softmax(s, 0) if attention == "softmax" else s / n
-            out[b] += (model.ov[h, 0] @ Z @ w)
+            out[b] += model.ov[h, 0] @ Z @ w
     return out
 
 

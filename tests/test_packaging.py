@@ -23,8 +23,12 @@ def _build_wheel(tmp_path: Path) -> Path:
     shutil.copytree(ROOT / "src", source / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy2(ROOT / name, source / name)
-    subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(tmp_path / "dist"), str(source)],
-                   check=True, capture_output=True, text=True)
+    subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--outdir", str(tmp_path / "dist"), str(source)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     (wheel,) = (tmp_path / "dist").glob("iclab-*.whl")
     return wheel
 
@@ -68,22 +72,35 @@ def test_wheel_installs_into_a_fresh_venv_and_runs_outside_the_checkout(tmp_path
     bindir = venv / ("Scripts" if os.name == "nt" else "bin")
     # The lock as constraints: exactly the tested versions, torch the 2.13.0 CPU build (never a CUDA one).
     pip = [str(bindir / "python"), "-m", "pip", "install", "-q", "--no-compile"]
-    subprocess.run([*pip, "-c", str(ROOT / "requirements.txt"), str(wheel)], check=True, env=_clean_env(),
-                   capture_output=True, text=True)
+    subprocess.run(
+        [*pip, "-c", str(ROOT / "requirements.txt"), str(wheel)],
+        check=True,
+        env=_clean_env(),
+        capture_output=True,
+        text=True,
+    )
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
 
     def iclab_cli(*args: str) -> str:
-        done = subprocess.run([str(bindir / "iclab"), *args], cwd=elsewhere, env=_clean_env(), capture_output=True,
-                              text=True, timeout=300)
+        done = subprocess.run(
+            [str(bindir / "iclab"), *args], cwd=elsewhere, env=_clean_env(), capture_output=True, text=True, timeout=300
+        )
         assert done.returncode == 0, done.stderr
         return done.stdout
 
     assert iclab_cli("--version").strip() == f"iclab {iclab.__version__}"
     assert "temperature" in iclab_cli("list") and "multihead" in iclab_cli("list")
-    out = iclab_cli("theory", "tau-opt", "--d", "50", "--l", "100", "--cov-scale", "2", "--sigma", "0.5",
-                    "--train-sigma", "0.1")
+    out = iclab_cli(
+        "theory", "tau-opt", "--d", "50", "--l", "100", "--cov-scale", "2", "--sigma", "0.5", "--train-sigma", "0.1"
+    )
     assert "tau_opt = " in out and float(out.split("tau_opt = ")[1].split()[0]) > 1
-    where = subprocess.run([str(bindir / "python"), "-c", "import iclab, torch; print(iclab.__file__, torch.__version__)"],
-                           cwd=elsewhere, env=_clean_env(), capture_output=True, text=True, check=True).stdout
+    where = subprocess.run(
+        [str(bindir / "python"), "-c", "import iclab, torch; print(iclab.__file__, torch.__version__)"],
+        cwd=elsewhere,
+        env=_clean_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert str(venv) in where and "+cpu" in where  # the installed copy, on the CPU build of torch

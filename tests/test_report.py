@@ -29,8 +29,9 @@ def two_runs(tmp_path_factory):
     mp = pytest.MonkeyPatch()
     mp.setenv("ICLAB_EXPERIMENT_MODULES", "fixtures_experiments")
     root = tmp_path_factory.mktemp("runs")
-    a = run_and_report("fx_sweep", overrides={"n_cells": 5, "fail_cells": "2"}, out=root / "a", executor="serial",
-                       progress=False)
+    a = run_and_report(
+        "fx_sweep", overrides={"n_cells": 5, "fail_cells": "2"}, out=root / "a", executor="serial", progress=False
+    )
     b = run_and_report("fx_other", overrides={"n_cells": 3}, out=root / "b", executor="serial", progress=False)
     page = write_combined_report([b.path, a.path], root / "report", failures=["broken_exp: ValueError: nope"])
     mp.undo()
@@ -83,11 +84,11 @@ def test_combined_report_structure(two_runs):
     ids = set(re.findall(r"id='([^']+)'", html))
     assert {h[1:] for h in re.findall(r"href='(#[^']+)'", html)} <= ids
     # the ledger comes first: every claim of every run, headline first, each linked to its row
-    ledger = html[html.index("id='ledger'"):html.index("id='summary'")]
+    ledger = html[html.index("id='ledger'") : html.index("id='summary'")]
     assert ledger.count("href='#cmp-") == 6 and ledger.index("★") < ledger.index("the mean falls")
     assert "paper value 0/0/1" in ledger
     # summary table: cells and verdict counts per experiment
-    summary = html[html.index("id='summary'"):html.index("id='paper-temperature'")]
+    summary = html[html.index("id='summary'") : html.index("id='paper-temperature'")]
     assert "<td>quick</td><td>4</td><td>1</td>" in summary and "<td>quick</td><td>3</td><td>0</td>" in summary
     # self-contained: figures embedded, nothing fetched from the network, no scripts
     assert html.count("src='data:image/png;base64,") == 2
@@ -104,8 +105,20 @@ def test_combined_report_structure(two_runs):
 def test_comparisons_csv_and_summary_json_carry_every_field(two_runs):
     root, _ = two_runs
     rows = pd.read_csv(root / "report" / "comparisons.csv", keep_default_na=False)
-    assert list(rows.columns) == ["paper", "experiment", "claim", "source", "kind", "paper_value", "measured",
-                                  "uncertainty", "test", "statistic", "verdict", "reason"]
+    assert list(rows.columns) == [
+        "paper",
+        "experiment",
+        "claim",
+        "source",
+        "kind",
+        "paper_value",
+        "measured",
+        "uncertainty",
+        "test",
+        "statistic",
+        "verdict",
+        "reason",
+    ]
     assert len(rows) == 6 and set(rows["verdict"]) <= {"agrees", "disagrees", "not judged"}
     assert (rows["test"] != "").all() and (rows["kind"] != "").all()
     assert (rows.loc[rows["verdict"] == "not judged", "reason"] != "").all()

@@ -22,8 +22,10 @@ def chromium():
     path = shutil.which("chromium")
     if path is None:
         if os.environ.get("CI", "").lower() in ("true", "1", "yes"):
-            pytest.fail("chromium is not installed, but CI must check the HTML report in a real browser: "
-                        "apt-get install -y chromium (.ci/run does this)")
+            pytest.fail(
+                "chromium is not installed, but CI must check the HTML report in a real browser: "
+                "apt-get install -y chromium (.ci/run does this)"
+            )
         pytest.skip("chromium not installed (apt-get install -y chromium); this test fails instead of skipping in CI")
     return path
 
@@ -36,8 +38,10 @@ def _png_size(path):
 
 def test_report_page_renders_in_chromium(chromium, tmp_path, monkeypatch):
     monkeypatch.setenv("ICLAB_EXPERIMENT_MODULES", "fixtures_experiments")
-    runs = [run_and_report(name, overrides={"n_cells": 5}, out=tmp_path / name, executor="serial", progress=False)
-            for name in ("fx_sweep", "fx_other")]
+    runs = [
+        run_and_report(name, overrides={"n_cells": 5}, out=tmp_path / name, executor="serial", progress=False)
+        for name in ("fx_sweep", "fx_other")
+    ]
     page = write_combined_report([r.path for r in runs], tmp_path / "report")
     shot = tmp_path / "report" / "screenshot.png"
     check = check_page(page, shot, chromium=chromium)
@@ -50,9 +54,11 @@ def test_report_page_renders_in_chromium(chromium, tmp_path, monkeypatch):
 
 def test_checker_catches_console_errors_and_broken_images(chromium, tmp_path):
     page = tmp_path / "bad.html"
-    page.write_text("<!DOCTYPE html><html><head><meta charset='utf-8'><title>bad</title>"
-                    "<link rel='icon' href='data:,'></head><body><img alt='gone' src='missing.png'>"
-                    "<script>console.error('boom'); no_such_function();</script></body></html>")
+    page.write_text(
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>bad</title>"
+        "<link rel='icon' href='data:,'></head><body><img alt='gone' src='missing.png'>"
+        "<script>console.error('boom'); no_such_function();</script></body></html>"
+    )
     check = check_page(page, chromium=chromium)
     assert not check.ok and [i["alt"] for i in check.broken_images] == ["gone"]
     text = " | ".join(check.errors)

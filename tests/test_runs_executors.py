@@ -28,14 +28,12 @@ def _frame(result):
 def test_serial_and_local_give_identical_results(tmp_path):
     over = {"n_cells": 7, "n_samples": 33}
     serial = run_experiment("fx_sweep", overrides=over, out=tmp_path / "s", executor="serial", progress=False)
-    local = run_experiment("fx_sweep", overrides=over, out=tmp_path / "l", executor="local", workers=2,
-                           progress=False)
+    local = run_experiment("fx_sweep", overrides=over, out=tmp_path / "l", executor="local", workers=2, progress=False)
     assert serial.computed == local.computed == 7 and len(local.failed) == 0
     assert _frame(serial).equals(_frame(local))
     assert set(local.results["shared_pid"]) == {os.getpid()}  # shared computed once, in the driver
     assert local.results["n"].tolist() == [33] * 7  # numpy ints reached the store as plain ints
-    again = run_experiment("fx_sweep", overrides=over, out=tmp_path / "l", executor="local", workers=2,
-                           progress=False)
+    again = run_experiment("fx_sweep", overrides=over, out=tmp_path / "l", executor="local", workers=2, progress=False)
     assert (again.computed, again.reused) == (0, 7)  # read back, never recomputed
 
 
@@ -53,8 +51,7 @@ def test_local_pool_survives_a_dead_worker_and_a_raising_cell(tmp_path):
     # without --retry-failed the failed cells stay failed; with it, only they rerun
     assert run_experiment("fx_sweep", overrides=over, out=out, executor="serial", progress=False).computed == 0
     flag.touch()
-    retried = run_experiment("fx_sweep", overrides=over, out=out, executor="serial", retry_failed=True,
-                             progress=False)
+    retried = run_experiment("fx_sweep", overrides=over, out=out, executor="serial", retry_failed=True, progress=False)
     assert (retried.computed, retried.reused, len(retried.failed)) == (2, 5, 0)
     clean = run_experiment("fx_sweep", overrides=over, out=tmp_path / "clean", executor="serial", progress=False)
     assert _frame(retried).equals(_frame(clean))

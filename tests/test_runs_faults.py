@@ -41,8 +41,14 @@ def _worker_env(monkeypatch):
 
 
 def _iclab(args: list[str], preexec=None, timeout: float = 240) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "iclab", *args], env=fixture_env(), capture_output=True, text=True,
-                          preexec_fn=preexec, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "iclab", *args],
+        env=fixture_env(),
+        capture_output=True,
+        text=True,
+        preexec_fn=preexec,
+        timeout=timeout,
+    )
 
 
 def _done(out: Path) -> int:
@@ -64,6 +70,7 @@ def _assert_one_error_line(proc: subprocess.CompletedProcess, *needles: str) -> 
 def _file_size_limit(nbytes: int):
     def limit() -> None:  # Python ignores SIGXFSZ, so an oversized write fails with EFBIG
         resource.setrlimit(resource.RLIMIT_FSIZE, (nbytes, nbytes))
+
     return limit
 
 
@@ -83,8 +90,10 @@ def _read_only(root: Path) -> None:
 
 def test_disk_full_stops_with_one_line_and_keeps_every_finished_cell(tmp_path):
     out, n = tmp_path / "r", 60
-    proc = _iclab(["run", "fx_sweep", "--executor", "serial", "--out", str(out), "--set", f"n_cells={n}"],
-                  preexec=_file_size_limit(96 * 1024))
+    proc = _iclab(
+        ["run", "fx_sweep", "--executor", "serial", "--out", str(out), "--set", f"n_cells={n}"],
+        preexec=_file_size_limit(96 * 1024),
+    )
     _assert_one_error_line(proc, "could not write", "every cell finished before is kept", "ulimit")
     kept = len(load_results(out))
     assert 0 < kept < n
@@ -94,19 +103,36 @@ def test_disk_full_stops_with_one_line_and_keeps_every_finished_cell(tmp_path):
 
 def test_a_read_only_run_folder_is_refused_by_every_command_and_left_as_it_is(tmp_path):
     out = tmp_path / "r"
-    args = ["--executor", "serial", "--out", str(out), "--set", "n_cells=3", "--set", "fail_cells=1",
-            "--set", f"flag={tmp_path / 'flag'}"]
-    first = run_experiment("fx_sweep", overrides={"n_cells": 3, "fail_cells": "1", "flag": str(tmp_path / "flag")},
-                           out=out, executor="serial", progress=False)
+    args = [
+        "--executor",
+        "serial",
+        "--out",
+        str(out),
+        "--set",
+        "n_cells=3",
+        "--set",
+        "fail_cells=1",
+        "--set",
+        f"flag={tmp_path / 'flag'}",
+    ]
+    first = run_experiment(
+        "fx_sweep",
+        overrides={"n_cells": 3, "fail_cells": "1", "flag": str(tmp_path / "flag")},
+        out=out,
+        executor="serial",
+        progress=False,
+    )
     assert len(first.failed) == 1
     (tmp_path / "flag").touch()
     (out / "results.sqlite").chmod(0o444)  # the store alone is read-only: resuming must not write it
-    _assert_one_error_line(_iclab(["run", "fx_sweep", *args, "--retry-failed"], preexec=_as_a_user),
-                           "read-only")
+    _assert_one_error_line(_iclab(["run", "fx_sweep", *args, "--retry-failed"], preexec=_as_a_user), "read-only")
     _read_only(out)
     before = snapshot(out)
-    _assert_one_error_line(_iclab(["run", "fx_sweep", *args, "--retry-failed"], preexec=_as_a_user),
-                           "cannot write run folder", "Permission denied")
+    _assert_one_error_line(
+        _iclab(["run", "fx_sweep", *args, "--retry-failed"], preexec=_as_a_user),
+        "cannot write run folder",
+        "Permission denied",
+    )
     _assert_one_error_line(_iclab(["report", str(out)], preexec=_as_a_user), "Permission denied")
     _assert_one_error_line(_iclab(["export", str(out)], preexec=_as_a_user), "Permission denied")
     assert snapshot(out) == before
@@ -116,8 +142,23 @@ def test_a_read_only_run_folder_is_refused_by_every_command_and_left_as_it_is(tm
 @pytest.mark.parametrize("executor", ["serial", "local"])
 def test_ctrl_c_prints_the_interrupted_line_and_keeps_finished_cells(tmp_path, executor):
     out, n = tmp_path / "r", 40
-    cmd = [sys.executable, "-m", "iclab", "run", "fx_sweep", "--executor", executor, "--workers", "1",
-           "--out", str(out), "--set", f"n_cells={n}", "--set", "sleep=0.2"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "iclab",
+        "run",
+        "fx_sweep",
+        "--executor",
+        executor,
+        "--workers",
+        "1",
+        "--out",
+        str(out),
+        "--set",
+        f"n_cells={n}",
+        "--set",
+        "sleep=0.2",
+    ]
     if executor == "serial":
         cmd.remove("--workers"), cmd.remove("1")
     proc = subprocess.Popen(cmd, env=fixture_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -131,6 +172,7 @@ def test_ctrl_c_prints_the_interrupted_line_and_keeps_finished_cells(tmp_path, e
     assert "Traceback" not in err, err[-3000:]
     kept = len(load_results(out))
     assert 3 <= kept < n
-    resumed = run_experiment("fx_sweep", overrides={"n_cells": n, "sleep": 0.2}, out=out, executor="serial",
-                             progress=False)
+    resumed = run_experiment(
+        "fx_sweep", overrides={"n_cells": n, "sleep": 0.2}, out=out, executor="serial", progress=False
+    )
     assert (resumed.reused, resumed.computed) == (kept, n - kept)

@@ -54,8 +54,9 @@ def test_ray_crash_and_raise_fail_only_their_cells(ray_session, tmp_path):
     assert "WorkerCrashedError" in errors[1]
     assert errors[3].startswith("RuntimeError: fixture cell 3 fails until")
     flag.touch()
-    retried = run_experiment("fx_sweep", overrides=over, out=tmp_path / "r", executor="ray", retry_failed=True,
-                             progress=False)
+    retried = run_experiment(
+        "fx_sweep", overrides=over, out=tmp_path / "r", executor="ray", retry_failed=True, progress=False
+    )
     assert (retried.computed, retried.reused, len(retried.failed)) == (2, 3, 0)
 
 
@@ -83,8 +84,10 @@ def test_a_local_ray_dies_with_its_sigkilled_driver(tmp_path):
 
     from iclab.runs._ray import _proc_stat
 
-    code = ("import os, time; from iclab.runs._ray import ray_init, _ray_descendants; ray_init(num_cpus=1); "
-            "print(' '.join(f'{p}:{s}' for p, s in _ray_descendants()), flush=True); time.sleep(600)")
+    code = (
+        "import os, time; from iclab.runs._ray import ray_init, _ray_descendants; ray_init(num_cpus=1); "
+        "print(' '.join(f'{p}:{s}' for p, s in _ray_descendants()), flush=True); time.sleep(600)"
+    )
     driver = subprocess.Popen([sys.executable, "-c", code], env=fixture_env(), stdout=subprocess.PIPE, text=True)
     started = [tuple(map(int, t.split(":"))) for t in driver.stdout.readline().split()]
     assert len(started) >= 4  # gcs_server, raylet, the two agents, ...

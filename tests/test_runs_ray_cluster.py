@@ -28,8 +28,12 @@ from iclab.runs import load_results
 pytestmark = pytest.mark.slow
 
 RAY = str(Path(sys.executable).with_name("ray"))
-FAST_NODE_DEATH = {"RAY_health_check_initial_delay_ms": "0", "RAY_health_check_period_ms": "1000",
-                   "RAY_health_check_timeout_ms": "1000", "RAY_health_check_failure_threshold": "3"}
+FAST_NODE_DEATH = {
+    "RAY_health_check_initial_delay_ms": "0",
+    "RAY_health_check_period_ms": "1000",
+    "RAY_health_check_timeout_ms": "1000",
+    "RAY_health_check_failure_threshold": "3",
+}
 
 
 def _free_port() -> int:
@@ -77,8 +81,19 @@ class LoopbackCluster:
         self.address = f"127.0.0.1:{self.port}"
         env = {**os.environ, "RAY_AUTH_MODE": "disabled", **FAST_NODE_DEATH}
         common = ["--num-cpus=1", "--disable-usage-stats", "--node-ip-address=127.0.0.1"]
-        self._start([RAY, "start", "--head", f"--port={self.port}", '--resources={"n1": 1}',
-                     "--include-dashboard=false", f"--temp-dir={self.tmp}", *common], env)
+        self._start(
+            [
+                RAY,
+                "start",
+                "--head",
+                f"--port={self.port}",
+                '--resources={"n1": 1}',
+                "--include-dashboard=false",
+                f"--temp-dir={self.tmp}",
+                *common,
+            ],
+            env,
+        )
         self._start([RAY, "start", f"--address={self.address}", '--resources={"n2": 1}', *common], env)
 
     @staticmethod
@@ -93,9 +108,13 @@ class LoopbackCluster:
 
     def node_processes(self, resource: str) -> set[int]:
         """The raylet owning ``resource`` and everything below it (its agents and workers)."""
-        raylets = [int(d) for d in filter(str.isdigit, os.listdir("/proc"))
-                   if "raylet/raylet" in (c := _cmdline(int(d))) and self.tmp in c
-                   and f"--static_resource_list={resource}," in c]
+        raylets = [
+            int(d)
+            for d in filter(str.isdigit, os.listdir("/proc"))
+            if "raylet/raylet" in (c := _cmdline(int(d)))
+            and self.tmp in c
+            and f"--static_resource_list={resource}," in c
+        ]
         assert len(raylets) == 1, raylets
         return _with_descendants(raylets)
 
@@ -142,13 +161,33 @@ def _frame(results):
 def test_two_node_cluster_loses_a_node_mid_sweep(cluster, tmp_path):
     n = 10
     over = {"n_cells": n, "sleep": 1.5}
-    args = ["run", "fx_sweep", "--executor", "ray", "--address", cluster.address, "--out", str(tmp_path / "r"),
-            "--set", f"n_cells={n}", "--set", "sleep=1.5"]
-    driver = subprocess.Popen([sys.executable, "-m", "iclab", *args], env=fixture_env(), stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
+    args = [
+        "run",
+        "fx_sweep",
+        "--executor",
+        "ray",
+        "--address",
+        cluster.address,
+        "--out",
+        str(tmp_path / "r"),
+        "--set",
+        f"n_cells={n}",
+        "--set",
+        "sleep=1.5",
+    ]
+    driver = subprocess.Popen(
+        [sys.executable, "-m", "iclab", *args],
+        env=fixture_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 240
-    while not (_done(tmp_path / "r") >= 1 and cluster.running_a_cell("n2")) and driver.poll() is None \
-            and time.monotonic() < deadline:
+    while (
+        not (_done(tmp_path / "r") >= 1 and cluster.running_a_cell("n2"))
+        and driver.poll() is None
+        and time.monotonic() < deadline
+    ):
         time.sleep(0.1)
     assert driver.poll() is None, driver.communicate()[1][-3000:]
     cluster.kill(cluster.node_processes("n2"))  # node 2 crashes while it runs a cell
@@ -160,8 +199,13 @@ def test_two_node_cluster_loses_a_node_mid_sweep(cluster, tmp_path):
     assert lost >= 1 and driver.returncode == 1  # the cell node 2 was running, at least
     assert all("ray task failed" in e for e in first.loc[first["_status"] == "failed", "_error"])
     if lost:
-        retry = subprocess.run([sys.executable, "-m", "iclab", *args, "--retry-failed"], env=fixture_env(),
-                               capture_output=True, text=True, timeout=300)
+        retry = subprocess.run(
+            [sys.executable, "-m", "iclab", *args, "--retry-failed"],
+            env=fixture_env(),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert retry.returncode == 0, retry.stderr[-3000:]
         assert f"{n} cells done, 0 failed ({lost} run now, {n - lost} read back)" in retry.stdout
     meta = json.loads((tmp_path / "r" / "config.json").read_text())

@@ -34,8 +34,10 @@ def snapshot(root: Path) -> dict[str, str]:
         return {}
     if root.is_file():
         return {".": hashlib.sha256(root.read_bytes()).hexdigest()}
-    return {str(p.relative_to(root)): "dir" if p.is_dir() else hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*"))}
+    return {
+        str(p.relative_to(root)): "dir" if p.is_dir() else hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+    }
 
 
 def cli(capsys, *argv) -> tuple[int, str]:
@@ -62,9 +64,13 @@ def test_out_never_writes_into_a_folder_iclab_did_not_make(tmp_path, capsys, mon
     (tmp_path / "a_file").write_text("x")
     before = snapshot(tmp_path)
     run = ["run", "fx_sweep", "--executor", "serial", "--out"]
-    for out, needle in ((str(notes), "not an iclab run folder"), (str(tmp_path / "a_file"), "is a file"),
-                        (str(tmp_path / "a_file" / "sub"), "Not a directory"), ("", "--out"),
-                        ("x" * 300, "File name too long")):
+    for out, needle in (
+        (str(notes), "not an iclab run folder"),
+        (str(tmp_path / "a_file"), "is a file"),
+        (str(tmp_path / "a_file" / "sub"), "Not a directory"),
+        ("", "--out"),
+        ("x" * 300, "File name too long"),
+    ):
         rc, err = cli(capsys, *run, out)
         assert rc == 2, (out[:40], err)
         _one_line_error(err, needle)
@@ -90,9 +96,11 @@ def test_report_and_export_change_nothing_in_a_folder_without_cells(tmp_path, ca
     if store == "empty file":
         (folder / "results.sqlite").write_bytes(b"")
     before = snapshot(folder)
-    for argv, needle in ((["report", str(folder)], "nothing to report"),
-                         (["export", str(folder)], "nothing to export"),
-                         (["export", str(folder), "--format", "parquet"], "nothing to export")):
+    for argv, needle in (
+        (["report", str(folder)], "nothing to report"),
+        (["export", str(folder)], "nothing to export"),
+        (["export", str(folder), "--format", "parquet"], "nothing to export"),
+    ):
         rc, err = cli(capsys, *argv)
         assert rc == 2
         _one_line_error(err, "no results.sqlite" if store == "missing" and argv[0] == "export" else needle)
@@ -125,9 +133,11 @@ def test_a_store_written_after_a_crash_is_read_with_its_wal(tmp_path):
 
 def test_force_clears_what_cannot_be_read(tmp_path, capsys):
     base = ["run", "fx_sweep", "--executor", "serial", "--set", "n_cells=2", "--out"]
-    for name, damage in (("corrupt", lambda p: (p / "results.sqlite").write_bytes(b"not a db" * 100)),
-                         ("folder", lambda p: ((p / "results.sqlite").unlink(), (p / "results.sqlite").mkdir())),
-                         ("record", lambda p: (p / "config.json").write_text("{not json"))):
+    for name, damage in (
+        ("corrupt", lambda p: (p / "results.sqlite").write_bytes(b"not a db" * 100)),
+        ("folder", lambda p: ((p / "results.sqlite").unlink(), (p / "results.sqlite").mkdir())),
+        ("record", lambda p: (p / "config.json").write_text("{not json")),
+    ):
         out = tmp_path / name
         assert cli(capsys, *base, str(out))[0] == 0
         damage(out)
@@ -160,10 +170,12 @@ def test_export_keeps_curves_as_parquet_lists_and_refuses_a_folder_target(tmp_pa
 
 def test_a_grid_without_cells_and_executor_arguments_are_refused_before_the_folder(tmp_path, capsys):
     out = tmp_path / "r"
-    for argv, needle in ((["--executor", "serial", "--address", "127.0.0.1:6379"], "--address"),
-                         (["--executor", "ray", "--address", "garbage"], "HOST:PORT"),
-                         (["--executor", "ray", "--address", "127.0.0.1:1"], "cannot reach a Ray cluster"),
-                         (["--executor", "local", "--workers", "0"], "--workers")):
+    for argv, needle in (
+        (["--executor", "serial", "--address", "127.0.0.1:6379"], "--address"),
+        (["--executor", "ray", "--address", "garbage"], "HOST:PORT"),
+        (["--executor", "ray", "--address", "127.0.0.1:1"], "cannot reach a Ray cluster"),
+        (["--executor", "local", "--workers", "0"], "--workers"),
+    ):
         start = time.monotonic()
         rc, err = cli(capsys, "run", "fx_sweep", "--out", str(out), *argv)
         assert rc == 2 and time.monotonic() - start < 30
@@ -236,8 +248,11 @@ def test_load_run_gives_results_and_the_typed_config_and_refuses_what_is_not_a_r
     run = iclab.load_run(tmp_path / "r")
     assert isinstance(run.config, FixtureConfig) and run.config.n_cells == 3 and run.experiment == "fx_sweep"
     assert sorted(run.results["i"]) == [0, 2] and list(run.failed["i"]) == [1]
-    for bad, needle in ((tmp_path / "typo", "no such folder"), (tmp_path / "r" / "config.json", "a file"),
-                        (tmp_path, "not an iclab run folder")):
+    for bad, needle in (
+        (tmp_path / "typo", "no such folder"),
+        (tmp_path / "r" / "config.json", "a file"),
+        (tmp_path, "not an iclab run folder"),
+    ):
         with pytest.raises(RunFolderError, match=needle):
             iclab.load_run(bad)
     assert snapshot(tmp_path) == before

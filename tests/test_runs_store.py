@@ -42,8 +42,23 @@ def test_sigkill_the_driver_then_resume(tmp_path):
     """A CLI driver (local pool, 2 workers) is SIGKILLed partway; the rerun reads back the finished cells,
     computes only the rest, and the store equals an uninterrupted run: every cell exactly once."""
     out, n = tmp_path / "killed", 24
-    cmd = [sys.executable, "-c", "import sys; from iclab.cli import main; sys.exit(main(sys.argv[1:]))", "run", "fx_sweep", "--out", str(out), "--executor", "local",
-           "--workers", "2", "--set", f"n_cells={n}", "--set", "sleep=0.15"]
+    cmd = [
+        sys.executable,
+        "-c",
+        "import sys; from iclab.cli import main; sys.exit(main(sys.argv[1:]))",
+        "run",
+        "fx_sweep",
+        "--out",
+        str(out),
+        "--executor",
+        "local",
+        "--workers",
+        "2",
+        "--set",
+        f"n_cells={n}",
+        "--set",
+        "sleep=0.15",
+    ]
     log = open(tmp_path / "driver.log", "w")
     proc = subprocess.Popen(cmd, env=fixture_env(), stdout=log, stderr=log)
     deadline = time.monotonic() + 240
@@ -53,8 +68,11 @@ def test_sigkill_the_driver_then_resume(tmp_path):
     proc.wait(30)
     log.close()
     at_kill = _done(out)
-    assert proc.returncode == -signal.SIGKILL and 6 <= at_kill < n, (proc.returncode, at_kill,
-                                                                       (tmp_path / "driver.log").read_text()[-2000:])
+    assert proc.returncode == -signal.SIGKILL and 6 <= at_kill < n, (
+        proc.returncode,
+        at_kill,
+        (tmp_path / "driver.log").read_text()[-2000:],
+    )
 
     resumed = _run(out, n_cells=n, sleep=0.15)
     assert (resumed.reused, resumed.computed, len(resumed.failed)) == (at_kill, n - at_kill, 0)
@@ -79,8 +97,9 @@ def test_refuses_a_changed_config_or_version_unless_forced(tmp_path):
     (out / "config.json").write_text(json.dumps({**meta, "iclab_version": "0.0.1"}))
     with pytest.raises(RunFolderError, match=r"iclab 0\.0\.1"):
         _run(out, n_cells=3)
-    forced = run_experiment("fx_sweep", overrides={"n_cells": 4}, out=out, executor="serial", force=True,
-                            progress=False)
+    forced = run_experiment(
+        "fx_sweep", overrides={"n_cells": 4}, out=out, executor="serial", force=True, progress=False
+    )
     assert (forced.computed, forced.reused) == (4, 0) and len(load_results(out)) == 4  # old rows discarded
 
 
@@ -116,6 +135,7 @@ def test_export_round_trips(tmp_path, fmt):
     orig = load_results(out, status=None)
     assert list(back.columns) == list(orig.columns) and len(back) == 5
     assert back["curve"].iloc[0] == orig["curve"].iloc[0] and isinstance(back["curve"].iloc[0], list)
-    pd.testing.assert_frame_equal(back[["i", "mean", "_key", "_status"]], orig[["i", "mean", "_key", "_status"]],
-                                  check_dtype=False)
+    pd.testing.assert_frame_equal(
+        back[["i", "mean", "_key", "_status"]], orig[["i", "mean", "_key", "_status"]], check_dtype=False
+    )
     assert back.loc[back["i"] == 3, "_error"].iloc[0].startswith("RuntimeError: fixture cell 3")

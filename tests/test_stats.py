@@ -7,8 +7,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from iclab.stats import (AGREES, DISAGREES, NOT_JUDGED, Verdict, bootstrap_ci, judge_direction, judge_equivalence,
-                         judge_value, mean_se, paired_differences, quantile)
+from iclab.stats import (
+    AGREES,
+    DISAGREES,
+    NOT_JUDGED,
+    Verdict,
+    bootstrap_ci,
+    judge_direction,
+    judge_equivalence,
+    judge_value,
+    mean_se,
+    paired_differences,
+    quantile,
+)
 
 finite = st.floats(-1e6, 1e6, allow_nan=False)
 positive = st.floats(1e-6, 1e3, allow_nan=False)

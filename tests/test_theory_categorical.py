@@ -18,8 +18,7 @@ def test_theory_returns_numpy():
 
 def test_expected_embedding_limits():
     W = torch.randn(3, 5, dtype=torch.float64)
-    torch.testing.assert_close(torch.from_numpy(expected_embedding(torch.zeros(3, dtype=torch.float64), W)),
-                               W.mean(1))
+    torch.testing.assert_close(torch.from_numpy(expected_embedding(torch.zeros(3, dtype=torch.float64), W)), W.mean(1))
     f = 1e4 * W[:, 2] / W[:, 2].norm()  # far along w_2 => picks the class with largest w_c . w_2 direction
     c = int((W.t() @ f).argmax())
     torch.testing.assert_close(torch.from_numpy(expected_embedding(f, W)), W[:, c])
@@ -45,8 +44,9 @@ def test_one_step_is_the_gradient_of_the_context_nll():
 
 def test_kernel_weights_rows():
     x = torch.randn(2, 5, 3, dtype=torch.float64)
-    torch.testing.assert_close(torch.from_numpy(kernel_weights(x, x, "softmax", 1.3, d_token=12).sum(-1)),
-                               torch.ones(2, 5).double())
+    torch.testing.assert_close(
+        torch.from_numpy(kernel_weights(x, x, "softmax", 1.3, d_token=12).sum(-1)), torch.ones(2, 5).double()
+    )
     r = torch.from_numpy(kernel_weights(x, x, "rbf", 0.7))
     torch.testing.assert_close(torch.diagonal(r, dim1=1, dim2=2), torch.full((2, 5), 0.2, dtype=torch.float64))
     with pytest.raises(ValueError):

@@ -21,8 +21,12 @@ def test_gradient_matches_finite_differences_odd_heads():
     eps = 1e-6
     for i in range(3):
         e = np.eye(3)[i] * eps
-        assert gw[i] == pytest.approx((th.approx_loss(w + e, m, 7, 11, .3) - th.approx_loss(w - e, m, 7, 11, .3)) / (2 * eps), rel=1e-5)
-        assert gm[i] == pytest.approx((th.approx_loss(w, m + e, 7, 11, .3) - th.approx_loss(w, m - e, 7, 11, .3)) / (2 * eps), rel=1e-5)
+        assert gw[i] == pytest.approx(
+            (th.approx_loss(w + e, m, 7, 11, 0.3) - th.approx_loss(w - e, m, 7, 11, 0.3)) / (2 * eps), rel=1e-5
+        )
+        assert gm[i] == pytest.approx(
+            (th.approx_loss(w, m + e, 7, 11, 0.3) - th.approx_loss(w, m - e, 7, 11, 0.3)) / (2 * eps), rel=1e-5
+        )
 
 
 def test_mu_star_and_mu_gamma_are_minimisers():
@@ -141,8 +145,9 @@ def test_single_head_reference_is_argmin_mu():
 def test_dynamics_on_approx_loss_give_sign_matching_and_zero_sum():
     """Stage I of the paper's dynamics (docs/papers/multihead.md §3.5): GD on L̃ from small random (ω, μ) gives sign(ω) = sign(μ) and Σμ ≈ 0."""
     rng = np.random.default_rng(3)
-    out = th.approx_dynamics(rng.normal(size=3) * 0.1, rng.normal(size=3) * 0.1, D, L, S2, lr=0.02, steps=20000,
-                             every=1000)
+    out = th.approx_dynamics(
+        rng.normal(size=3) * 0.1, rng.normal(size=3) * 0.1, D, L, S2, lr=0.02, steps=20000, every=1000
+    )
     w, m = out["omega"][-1], out["mu"][-1]
     assert out["loss"][-1] < out["loss"][0]
     live = np.abs(w * m) > 0.01 * np.abs(w * m).max()

@@ -12,13 +12,17 @@ from iclab.theory import ood as T
 def test_population_gd_reproduces_derived_reference_values():
     r4 = T.population_gd(np.zeros((4, 4)), threshold=0.0025)  # note §5.8: alpha*=2.872, beta*=-0.957, 397 steps
     S = r4["S"]
-    assert r4["steps"] == 397 and S[0, 0] == pytest.approx(2.872, abs=1e-3) and S[1, 0] == pytest.approx(-0.957, abs=1e-3)
+    assert (
+        r4["steps"] == 397 and S[0, 0] == pytest.approx(2.872, abs=1e-3) and S[1, 0] == pytest.approx(-0.957, abs=1e-3)
+    )
     assert np.allclose(T.beta(S)[~np.eye(4, dtype=bool)], -S[0, 0] / 3, atol=1e-12)
     assert np.abs(T.conservation_residual(S)).max() < 1e-12
     r2 = T.population_gd(np.zeros((2, 2)), threshold=0.0025)  # alpha* = 1.4725 after 120 steps
     assert r2["steps"] == 120 and r2["S"][0, 0] == pytest.approx(1.4725, abs=1e-4)
     assert T.converged_alpha(2, 0.0025) == pytest.approx(math.log(19) / 2)
-    assert T.converged_alpha(4, 0.0025) <= S[0, 0] and T.balanced_loss(T.converged_alpha(4, 0.0025), 4) == pytest.approx(0.0025)
+    assert T.converged_alpha(4, 0.0025) <= S[0, 0] and T.balanced_loss(
+        T.converged_alpha(4, 0.0025), 4
+    ) == pytest.approx(0.0025)
 
 
 @pytest.mark.parametrize("N", [None, 7])
@@ -59,7 +63,7 @@ def test_collapse_is_random_guessing():
     K = 4
     V = np.linalg.qr(np.random.default_rng(2).normal(size=(9, 9)))[0]
     Q = T.trained_q(V[:, :K], 2.9)
-    U = V[:, K:2 * K]  # orthogonal subspace
+    U = V[:, K : 2 * K]  # orthogonal subspace
     assert np.abs(T.logit_matrix(Q, U)).max() < 1e-12
     assert np.allclose(T.random_guess_loss(K), 0.5 * (K - 1) / K)
     rng = np.random.default_rng(3)

@@ -60,8 +60,12 @@ def test_theorem_matches_monte_carlo_random_configs(seed):
     coefs = T.coefficients(weights, l, **test)
     y, b, r = _mc(weights, GaussianRegression(d=d, n=l - 1, **test), 10_000, seed)
     e = y - b  # the theorem neglects b_Att (= O(1/d)); the simulation keeps it
-    mc = {"a2": np.mean(r * r), "a1": 2 * np.mean(e * r), "G1": np.mean((e - r) ** 2),
-          "tau_opt": np.mean(r * r) / np.mean(e * r)}
+    mc = {
+        "a2": np.mean(r * r),
+        "a1": 2 * np.mean(e * r),
+        "G1": np.mean((e - r) ** 2),
+        "tau_opt": np.mean(r * r) / np.mean(e * r),
+    }
     th = {"a2": coefs.a2, "a1": coefs.a1, "G1": coefs.G(1.0), "tau_opt": coefs.tau_opt}
     for k in mc:
         assert abs(mc[k] - th[k]) / th[k] < 0.05, (seed, k, th[k], mc[k])
@@ -107,8 +111,10 @@ def test_closed_form_algebra():
     assert T.tau_opt(T.GCoefficients(a2=1.0, a1=-1.0, c=1.0)) == math.inf
 
 
-@pytest.mark.parametrize("d,l,a,b,sigma,sigma_tr,mu", [(7, 11, 1.0, 1.0, 0.0, 0.0, 0.0), (30, 17, 2.0, 0.5, 3.0, 0.1, 1.5),
-                                                       (11, 50, 0.7, 3.0, 1.0, 1.0, 0.0)])
+@pytest.mark.parametrize(
+    "d,l,a,b,sigma,sigma_tr,mu",
+    [(7, 11, 1.0, 1.0, 0.0, 0.0, 0.0), (30, 17, 2.0, 0.5, 3.0, 0.1, 1.5), (11, 50, 0.7, 3.0, 1.0, 1.0, 0.0)],
+)
 def test_isotropic_formula_is_the_general_one(d, l, a, b, sigma, sigma_tr, mu):
     """Note §4.5: with Σ̂ = I the general τ_opt reduces to the isotropic formula, whatever μx (μw = 0)."""
     weights = bayes_mimicking_weights(np.eye(d), l, sigma_tr)

@@ -35,23 +35,46 @@ def run_folder(tmp_path):
     fig.savefig(folder / "figures" / "err_vs_l.png")
     plt.close(fig)
     pd.DataFrame({"l": [10, 20, 40], "err": ERRS}).to_csv(folder / "figures" / "err_vs_l.csv", index=False)
-    meta = {"experiment": "fx", "preset": "quick", "config_hash": "c0ffee", "config": {"l_values": [10, 20, 40],
-                                                                                        "d": 5, "seed": 0}}
+    meta = {
+        "experiment": "fx",
+        "preset": "quick",
+        "config_hash": "c0ffee",
+        "config": {"l_values": [10, 20, 40], "d": 5, "seed": 0},
+    }
     (folder / "config.json").write_text(json.dumps(meta))
     verdicts = ["agrees", "disagrees", "not judged", "agrees"]
-    (folder / "summary.json").write_text(json.dumps({"comparisons": [{"verdict": v} for v in verdicts],
-                                                     "cells": {"failed": 1}}))
+    (folder / "summary.json").write_text(
+        json.dumps({"comparisons": [{"verdict": v} for v in verdicts], "cells": {"failed": 1}})
+    )
     (folder / "report.md").write_text("# fx\n")
-    results = pd.DataFrame([{"part": "curve", "l": l, "err": e, "curve": [e, e], "_key": f"k{i}",
-                             "_status": "done", "_seconds": 0.25} for i, (l, e) in enumerate(zip((10, 20, 40), ERRS))])
+    results = pd.DataFrame(
+        [
+            {"part": "curve", "l": l, "err": e, "curve": [e, e], "_key": f"k{i}", "_status": "done", "_seconds": 0.25}
+            for i, (l, e) in enumerate(zip((10, 20, 40), ERRS))
+        ]
+    )
     return folder, meta, results
 
 
 def test_cell_metrics_and_params_are_flat_numbers_and_text():
-    row = {"part": "a", "l": 10, "err": 0.5, "ok": True, "nan": float("nan"), "curve": [1, 2], "_key": "k",
-           "_seconds": 2.0, "τ grid": 1.5}
-    assert cell_metrics(row) == {"cell/l": 10.0, "cell/err": 0.5, "cell/ok": 1.0, "cell/seconds": 2.0,
-                                 "cell/_ grid": 1.5}
+    row = {
+        "part": "a",
+        "l": 10,
+        "err": 0.5,
+        "ok": True,
+        "nan": float("nan"),
+        "curve": [1, 2],
+        "_key": "k",
+        "_seconds": 2.0,
+        "τ grid": 1.5,
+    }
+    assert cell_metrics(row) == {
+        "cell/l": 10.0,
+        "cell/err": 0.5,
+        "cell/ok": 1.0,
+        "cell/seconds": 2.0,
+        "cell/_ grid": 1.5,
+    }
     assert flat_params({"a": (1, 2), "b": {"c": "x"}, "d": None}) == {"a": "[1, 2]", "b.c": "x", "d": "null"}
 
 
@@ -69,8 +92,12 @@ def test_mlflow_file_store_records_every_cell(run_folder, tmp_path, monkeypatch)
     assert run.data.params["config.l_values"] == "[10, 20, 40]" and run.data.params["config_hash"] == "c0ffee"
     history = client.get_metric_history(tracker.run_id, "cell/err")
     assert [(m.step, m.value) for m in sorted(history, key=lambda m: m.step)] == list(enumerate(ERRS))
-    assert (run.data.metrics["run/claims_agrees"], run.data.metrics["run/claims_disagrees"],
-            run.data.metrics["run/claims_not_judged"], run.data.metrics["run/cells_failed"]) == (2, 1, 1, 1)
+    assert (
+        run.data.metrics["run/claims_agrees"],
+        run.data.metrics["run/claims_disagrees"],
+        run.data.metrics["run/claims_not_judged"],
+        run.data.metrics["run/cells_failed"],
+    ) == (2, 1, 1, 1)
     files = {f.path for f in client.list_artifacts(tracker.run_id)}
     figures = {f.path for f in client.list_artifacts(tracker.run_id, "figures")}
     assert {"report.md", "summary.json", "config.json", "cells.csv"} <= files
@@ -105,8 +132,8 @@ def _wandb_records(path):
         if 32768 - pos % 32768 < 7:
             pos += 32768 - pos % 32768
             continue
-        _, length, kind = struct.unpack("<IHB", data[pos:pos + 7])
-        chunk, pos = data[pos + 7:pos + 7 + length], pos + 7 + length
+        _, length, kind = struct.unpack("<IHB", data[pos : pos + 7])
+        chunk, pos = data[pos + 7 : pos + 7 + length], pos + 7 + length
         if kind == 0:  # padding to the end of the block
             pos += 32768 - pos % 32768 if pos % 32768 else 0
             continue
@@ -139,8 +166,10 @@ def test_wandb_offline_run_records_cells_config_and_files(run_folder, tmp_path, 
     assert errs == dict(enumerate(ERRS))
     config = {u.key: u.value_json for r in records if r.WhichOneof("record_type") == "config" for u in r.config.update}
     assert json.loads(config["config.l_values"]) == "[10, 20, 40]"
-    files = {p.split("/files/")[-1] for p in glob.glob(str(tmp_path / "wb" / "wandb" / "offline-run-*" / "files" / "**"),
-                                                         recursive=True)}
+    files = {
+        p.split("/files/")[-1]
+        for p in glob.glob(str(tmp_path / "wb" / "wandb" / "offline-run-*" / "files" / "**"), recursive=True)
+    }
     assert {"report.md", "cells.csv"} <= files and any(f.startswith("media/images/figures/err_vs_l") for f in files)
 
 
@@ -156,8 +185,13 @@ def test_trainer_callbacks_get_every_record_and_a_tracker_streams_them(tmp_path)
     seen = []
     cfg = TrainConfig(steps=12, batch_size=8, lr=0.05, log_every=4)
     with make_tracker("tensorboard", "train", log_dir=tmp_path / "tb") as tracker:
-        result = train(torch.nn.Linear(3, 1), _Line(), lambda m, b: ((m(b[0]) - b[1]) ** 2).mean(), cfg,
-                       callbacks=[seen.append, tracker.train_callback()])
+        result = train(
+            torch.nn.Linear(3, 1),
+            _Line(),
+            lambda m, b: ((m(b[0]) - b[1]) ** 2).mean(),
+            cfg,
+            callbacks=[seen.append, tracker.train_callback()],
+        )
     assert [r["step"] for r in seen] == [1, 4, 8, 12] and seen == result.history
     losses = EventAccumulator(str(tmp_path / "tb")).Reload().Scalars("train/loss")
     assert [(e.step, round(e.value, 5)) for e in losses] == [(r["step"], round(r["loss"], 5)) for r in seen]
@@ -171,15 +205,36 @@ def test_cli_run_with_mlflow_tracker_logs_each_cell(tmp_path, monkeypatch, capsy
     monkeypatch.setenv("MLFLOW_TRACKING_URI", (tmp_path / "mlruns").as_uri())
     monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
     out = tmp_path / "fx-run"
-    assert main(["--no-progress", "run", "fx_sweep", "--executor", "serial", "--out", str(out),
-                 "--set", "n_cells=4", "--tracker", "mlflow"]) == 0
+    assert (
+        main(
+            [
+                "--no-progress",
+                "run",
+                "fx_sweep",
+                "--executor",
+                "serial",
+                "--out",
+                str(out),
+                "--set",
+                "n_cells=4",
+                "--tracker",
+                "mlflow",
+            ]
+        )
+        == 0
+    )
     said = capsys.readouterr().out
     assert "mlflow: 4 cells -> mlflow run " in said
     run_id = said.split("mlflow run ")[1].split()[0]
     history = MlflowClient().get_metric_history(run_id, "cell/mean")
     assert sorted(m.step for m in history) == [0, 1, 2, 3]
     assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == [
-        "config.json", "figures", "report.md", "results.sqlite", "summary.json"]  # the tracker wrote nothing here
+        "config.json",
+        "figures",
+        "report.md",
+        "results.sqlite",
+        "summary.json",
+    ]  # the tracker wrote nothing here
 
 
 def test_cli_refuses_an_unknown_or_missing_tracker_before_running(tmp_path, monkeypatch, capsys):

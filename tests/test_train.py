@@ -10,8 +10,17 @@ import pytest
 import torch
 
 from iclab.errors import ConfigError
-from iclab.train import (CHECKPOINT, METRICS, TrainConfig, TrainingDiverged, after_step, all_groups_below,
-                         metrics_to_parquet, read_metrics, train)
+from iclab.train import (
+    CHECKPOINT,
+    METRICS,
+    TrainConfig,
+    TrainingDiverged,
+    after_step,
+    all_groups_below,
+    metrics_to_parquet,
+    read_metrics,
+    train,
+)
 
 
 @dataclass
@@ -45,8 +54,18 @@ def _model(seed=0, d=5):
     return torch.nn.Sequential(torch.nn.Linear(d, 7), torch.nn.Tanh(), torch.nn.Dropout(0.1), torch.nn.Linear(7, 1))
 
 
-CFG = dict(steps=40, batch_size=11, lr=3e-2, optimizer="adam", schedule="cosine", warmup_steps=5, grad_clip=1.0,
-           log_every=5, checkpoint_every=10, seed=3)
+CFG = dict(
+    steps=40,
+    batch_size=11,
+    lr=3e-2,
+    optimizer="adam",
+    schedule="cosine",
+    warmup_steps=5,
+    grad_clip=1.0,
+    log_every=5,
+    checkpoint_every=10,
+    seed=3,
+)
 
 
 def _same_weights(a, b):
@@ -58,8 +77,15 @@ def _strip(history):
     return [{k: v for k, v in r.items() if k != "seconds"} for r in history]
 
 
-@pytest.mark.parametrize("extra", [{}, {"pool_size": 13}, {"optimizer": "sgd", "momentum": 0.9, "schedule": "linear"},
-                                   {"optimizer": "adamw", "weight_decay": 0.1}])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {},
+        {"pool_size": 13},
+        {"optimizer": "sgd", "momentum": 0.9, "schedule": "linear"},
+        {"optimizer": "adamw", "weight_decay": 0.1},
+    ],
+)
 def test_resume_after_crash_equals_uninterrupted(tmp_path, extra):
     cfg = TrainConfig(**{**CFG, **extra})
     ref = train(_model(), _Linear(), _mse, cfg, run_dir=tmp_path / "ref")
@@ -144,7 +170,9 @@ def test_stopping_rules():
         return err.mean(), {"first": float(err[:5].mean().detach()), "rest": float(err[5:].mean().detach())}
 
     seen = []
-    res = train(_model(), _Linear(), grouped, base, stop_rule=lambda s, g: seen.append(g) or all_groups_below(0.3)(s, g))
+    res = train(
+        _model(), _Linear(), grouped, base, stop_rule=lambda s, g: seen.append(g) or all_groups_below(0.3)(s, g)
+    )
     assert res.stopped == "stop_rule" and res.steps < 400
     assert set(seen[-1]) == {"first", "rest"} and max(seen[-1].values()) <= 0.3
     assert "group/first" in res.history[-1]
@@ -175,9 +203,20 @@ def test_pool_gives_finite_task_diversity():
     assert len(torch.unique(seen, dim=0)) <= 13
 
 
-@pytest.mark.parametrize("field,value", [("lr", -1e-3), ("lr", 0.0), ("steps", 0), ("optimizer", "adagrad"),
-                                         ("batch_size", 0), ("schedule", "step"), ("grad_clip", -1.0),
-                                         ("device", "tpu"), ("pool_size", 0)])
+@pytest.mark.parametrize(
+    "field,value",
+    [
+        ("lr", -1e-3),
+        ("lr", 0.0),
+        ("steps", 0),
+        ("optimizer", "adagrad"),
+        ("batch_size", 0),
+        ("schedule", "step"),
+        ("grad_clip", -1.0),
+        ("device", "tpu"),
+        ("pool_size", 0),
+    ],
+)
 def test_bad_config_is_one_clear_config_error(field, value):
     with pytest.raises(ConfigError, match=field) as info:
         TrainConfig(**{field: value})
@@ -193,9 +232,15 @@ def test_resume_with_other_optimisation_setting_is_refused(tmp_path):
 
 def test_metrics_stream_probes_eval_and_parquet(tmp_path):
     cfg = TrainConfig(**{**CFG, "steps": 12, "log_every": 4})
-    res = train(_model(), _Linear(), _mse, cfg, run_dir=tmp_path,
-                probes={"w": lambda m: {"norm": float(m[0].weight.norm())}, "diag": lambda m: [1.0, 2.0]},
-                eval_fn=lambda m: {"err": 0.5})
+    res = train(
+        _model(),
+        _Linear(),
+        _mse,
+        cfg,
+        run_dir=tmp_path,
+        probes={"w": lambda m: {"norm": float(m[0].weight.norm())}, "diag": lambda m: [1.0, 2.0]},
+        eval_fn=lambda m: {"err": 0.5},
+    )
     df = read_metrics(tmp_path / METRICS)
     assert list(df["step"]) == [1, 4, 8, 12] == [r["step"] for r in res.history]
     assert {"loss", "lr", "seconds", "w/norm", "diag", "eval/err"} <= set(df.columns)
@@ -210,5 +255,7 @@ def test_device_setting():
             train(_model(), _Linear(), _mse, cfg)
     else:  # same data (drawn on the CPU), trained on the GPU: close to the CPU run (no dropout: its RNG differs)
         gpu = train(_model().eval()[:2].append(_model()[3]), _Linear(), _mse, cfg).model.cpu()
-        cpu = train(_model().eval()[:2].append(_model()[3]), _Linear(), _mse, cfg.with_overrides({"device": "cpu"})).model
+        cpu = train(
+            _model().eval()[:2].append(_model()[3]), _Linear(), _mse, cfg.with_overrides({"device": "cpu"})
+        ).model
         assert all(torch.allclose(a, b, atol=1e-4) for a, b in zip(gpu.parameters(), cpu.parameters()))

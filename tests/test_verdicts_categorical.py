@@ -13,23 +13,46 @@ from iclab.experiments.categorical.config import CategoricalConfig
 from iclab.stats import AGREES, DISAGREES, NOT_JUDGED
 
 # the authors' data law (N = 125 ...), three W_e draws, a small grid
-CFG = CategoricalConfig(embedding_seeds=(42, 43, 44), kernels=("softmax", "rbf"), layers=(2,), train_sizes=(2048,),
-                        rbf_train_sizes=(2048,), blocks_sweep=(1, 2, 3), blocks_models=("gd",),
-                        feature_blocks=(1,), stationarity_kernels=("softmax",), stationarity_prompts=4096)
+CFG = CategoricalConfig(
+    embedding_seeds=(42, 43, 44),
+    kernels=("softmax", "rbf"),
+    layers=(2,),
+    train_sizes=(2048,),
+    rbf_train_sizes=(2048,),
+    blocks_sweep=(1, 2, 3),
+    blocks_models=("gd",),
+    feature_blocks=(1,),
+    stationarity_kernels=("softmax",),
+    stationarity_prompts=4096,
+)
 DRAWS = {42: 0.0, 43: 0.03, 44: -0.02}  # task difficulty of each W_e draw: shifts every accuracy
 
 
 def _syn_row(model, kernel, blocks, erase, es, acc, gap=1e-16, ratio=1.0):
     rng = np.random.default_rng([es, blocks, model == "tf", erase == "dot", kernel == "rbf"])
     noise = rng.normal(0, 0.004)  # differs between replicates and models
-    return {"part": "synthetic", "model": model, "kernel": kernel, "blocks": blocks, "erase": erase, "L": 2048,
-            "embedding_seed": es, "seed": 0, "acc": acc + DRAWS[es] + noise, "nll": 1.0,
-            "bayes_acc": 0.78 + DRAWS[es], "bayes_nll": 0.8, "val_plateau": 0.0,
-            "fgd_nll": 1.0 if model == "gd" else np.nan, "fgd_gap": gap if model == "gd" else np.nan,
-            "fgd_gap_se": 1e-3 if model == "gd" else np.nan, "fgd_tv": abs(gap) if model == "gd" else np.nan,
-            "fgd_tv_se": 1e-4 if model == "gd" else np.nan,
-            "qk_diag_ratio": ratio * (1 + noise) if model == "tf" else np.nan,
-            "vp_wf_diag_ratio": ratio * (1 - noise) if model == "tf" else np.nan}
+    return {
+        "part": "synthetic",
+        "model": model,
+        "kernel": kernel,
+        "blocks": blocks,
+        "erase": erase,
+        "L": 2048,
+        "embedding_seed": es,
+        "seed": 0,
+        "acc": acc + DRAWS[es] + noise,
+        "nll": 1.0,
+        "bayes_acc": 0.78 + DRAWS[es],
+        "bayes_nll": 0.8,
+        "val_plateau": 0.0,
+        "fgd_nll": 1.0 if model == "gd" else np.nan,
+        "fgd_gap": gap if model == "gd" else np.nan,
+        "fgd_gap_se": 1e-3 if model == "gd" else np.nan,
+        "fgd_tv": abs(gap) if model == "gd" else np.nan,
+        "fgd_tv_se": 1e-4 if model == "gd" else np.nan,
+        "qk_diag_ratio": ratio * (1 + noise) if model == "tf" else np.nan,
+        "vp_wf_diag_ratio": ratio * (1 - noise) if model == "tf" else np.nan,
+    }
 
 
 def synthetic_table(effect: bool) -> pd.DataFrame:
@@ -39,8 +62,9 @@ def synthetic_table(effect: bool) -> pd.DataFrame:
     for es in DRAWS:
         for kernel in ("softmax", "rbf"):
             rows.append(_syn_row("gd", kernel, 2, "distance", es, 0.718))
-            rows.append(_syn_row("tf", kernel, 2, "distance", es, 0.524 if effect else 0.718,
-                                 ratio=30.0 if effect else 1.0))
+            rows.append(
+                _syn_row("tf", kernel, 2, "distance", es, 0.524 if effect else 0.718, ratio=30.0 if effect else 1.0)
+            )
         for K in (1, 3):
             acc = (0.702 if K == 1 else 0.729) if effect else 0.718
             rows.append(_syn_row("gd", "softmax", K, "distance", es, acc))
@@ -53,8 +77,12 @@ def stationarity_table(effect: bool) -> pd.DataFrame:
     """x-coupling gradient 1e-4 of the free gradient (the theorem holds) or 50 % of it (it does not)."""
     r = {"part": "stationarity", "kernel": "softmax", "blocks": 2, "seed": 0}
     for tag, grp in itertools.product(("init", "trained"), ("free", "x_coupling", "other", "W_e")):
-        rms = {"free": 1.0 if tag == "init" else 1e-4, "x_coupling": 1e-4 if effect else 0.5,
-               "other": 1e-4 if effect else 0.5, "W_e": 0.1}[grp]
+        rms = {
+            "free": 1.0 if tag == "init" else 1e-4,
+            "x_coupling": 1e-4 if effect else 0.5,
+            "other": 1e-4 if effect else 0.5,
+            "W_e": 0.1,
+        }[grp]
         r |= {f"{tag}_{grp}_rms": rms, f"{tag}_{grp}_se": 1e-4, f"{tag}_{grp}_z": rms / 1e-4}
     r["trained_free_z"] = 1.0  # at the optimum
     return pd.DataFrame([r])
@@ -62,13 +90,17 @@ def stationarity_table(effect: bool) -> pd.DataFrame:
 
 def features_table(effect: bool) -> pd.DataFrame:
     gd = 0.85 if effect else 0.60
-    return pd.DataFrame([{"part": "features", "dataset": ds, "blocks": b, "seed": 0, "acc": 0.85 if b == 0 else gd}
-                         for ds in ("digits", "sentences") for b in (0, 1)])
+    return pd.DataFrame(
+        [
+            {"part": "features", "dataset": ds, "blocks": b, "seed": 0, "acc": 0.85 if b == 0 else gd}
+            for ds in ("digits", "sentences")
+            for b in (0, 1)
+        ]
+    )
 
 
 def table(effect: bool) -> pd.DataFrame:
-    return pd.concat([synthetic_table(effect), stationarity_table(effect), features_table(effect)],
-                     ignore_index=True)
+    return pd.concat([synthetic_table(effect), stationarity_table(effect), features_table(effect)], ignore_index=True)
 
 
 @pytest.fixture(scope="module")
@@ -121,8 +153,15 @@ def test_stationarity_other_waits_for_the_optimum():
 
 
 def _judge(cfg, results, failed=None):
-    rows, errors = judge_run(paper="categorical", experiment="categorical", config=cfg, results=results,
-                             failed=pd.DataFrame() if failed is None else failed, claims=claims, compare=compare)
+    rows, errors = judge_run(
+        paper="categorical",
+        experiment="categorical",
+        config=cfg,
+        results=results,
+        failed=pd.DataFrame() if failed is None else failed,
+        claims=claims,
+        compare=compare,
+    )
     assert not errors, errors
     return {r.id: r for r in rows}
 
@@ -131,8 +170,13 @@ def test_missing_parts_are_not_measured_and_the_denominator_is_fixed():
     full = _judge(CFG, table(True))
     only_syn = _judge(CFG, synthetic_table(True), failed=pd.DataFrame([{"_key": "x", "_error": "boom"}]))
     assert list(full) == list(only_syn) == [c.id for c in claims(CFG)]
-    for cid in ("stationarity/x-coupling/softmax", "stationarity/other/softmax", "features/digits", "features/sentences",
-                "language/gd-ff-vs-transformer"):
+    for cid in (
+        "stationarity/x-coupling/softmax",
+        "stationarity/other/softmax",
+        "features/digits",
+        "features/sentences",
+        "language/gd-ff-vs-transformer",
+    ):
         assert only_syn[cid].verdict == NOT_JUDGED and "not measured" in only_syn[cid].reason
         assert "failed cell" in only_syn[cid].reason
     # a claim this preset runs no cell for says so (the trained TF is not in the blocks sweep of CFG)

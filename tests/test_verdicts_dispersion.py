@@ -37,27 +37,52 @@ def _retrieval(config, effect: bool, rng) -> list[dict]:
     centres = (np.arange(nb) + 0.5) * config.entropy_bin
     out = []
     k = config.seeds
-    e_soft, e_gain, e_coef, e_spread = (_noise(rng, k, len(n), 0.002), _noise(rng, k, len(n), 0.002),
-                                        _noise(rng, k, len(n), 0.01), _noise(rng, k, 1, 0.05)[:, 0])
+    e_soft, e_gain, e_coef, e_spread = (
+        _noise(rng, k, len(n), 0.002),
+        _noise(rng, k, len(n), 0.002),
+        _noise(rng, k, len(n), 0.01),
+        _noise(rng, k, 1, 0.05)[:, 0],
+    )
     for s in range(k):
         soft = np.array([PAPER_TABLE.get(int(k), (50.0,))[0] for k in n]) / 100 + e_soft[s]
-        gain = np.array([PAPER_TABLE[int(k)][1] - PAPER_TABLE[int(k)][0] if int(k) in PAPER_TABLE else 1.0
-                         for k in n]) / 100 * (n > config.train_max)
+        gain = (
+            np.array([PAPER_TABLE[int(k)][1] - PAPER_TABLE[int(k)][0] if int(k) in PAPER_TABLE else 1.0 for k in n])
+            / 100
+            * (n > config.train_max)
+        )
         adaptive = soft + (gain + 0.01 * (n > config.train_max) if effect else 0) + e_gain[s]
         max_coef = (0.95 * (16 / n) ** 0.8 if effect else np.full(len(n), 0.9)) * np.exp(e_coef[s])
         target = beta_of_entropy(centres) if effect else np.full(nb, 2.0)  # best β per entropy bin
         loss = (grid[None, :] - target[:, None]) ** 2 + rng.uniform(0, 1e-4, (nb, len(grid)))
         need = float(required_spread(n.max(), config.sharp_eps))
-        out.append({"part": "retrieval", "normaliser": "softmax", "seed": s, "test_sizes": n.tolist(),
-                    "acc": soft.tolist(), "acc_adaptive": adaptive.tolist(), "max_coef": max_coef.tolist(),
-                    "max_coef_adaptive": max_coef.tolist(), "entropy": np.log(n).tolist(),
-                    "entropy_adaptive": np.log(n).tolist(), "delta_mean": [5.0] * len(n), "delta_max": [6.0] * len(n),
-                    "min_coef_n": [0.1] * len(n), "mass_on_max": max_coef.tolist(),
-                    "mass_on_max_adaptive": max_coef.tolist(),
-                    "delta_sup": need * (0.5 if effect else 1.0),
-                    "allowed_spread": need * (0.6 if effect else 1.0) * np.exp(e_spread[s]),
-                    "sigma_q": 1.0, "sigma_k": 1.0, "hq_max": 1.0, "hx_max": 1.0, "fit_loss": loss.ravel().tolist(),
-                    "fit_counts": [100.0] * nb, "fit_n_bins": nb})
+        out.append(
+            {
+                "part": "retrieval",
+                "normaliser": "softmax",
+                "seed": s,
+                "test_sizes": n.tolist(),
+                "acc": soft.tolist(),
+                "acc_adaptive": adaptive.tolist(),
+                "max_coef": max_coef.tolist(),
+                "max_coef_adaptive": max_coef.tolist(),
+                "entropy": np.log(n).tolist(),
+                "entropy_adaptive": np.log(n).tolist(),
+                "delta_mean": [5.0] * len(n),
+                "delta_max": [6.0] * len(n),
+                "min_coef_n": [0.1] * len(n),
+                "mass_on_max": max_coef.tolist(),
+                "mass_on_max_adaptive": max_coef.tolist(),
+                "delta_sup": need * (0.5 if effect else 1.0),
+                "allowed_spread": need * (0.6 if effect else 1.0) * np.exp(e_spread[s]),
+                "sigma_q": 1.0,
+                "sigma_k": 1.0,
+                "hq_max": 1.0,
+                "hx_max": 1.0,
+                "fit_loss": loss.ravel().tolist(),
+                "fit_counts": [100.0] * nb,
+                "fit_n_bins": nb,
+            }
+        )
     return out
 
 
@@ -71,12 +96,29 @@ def _clrs(config, effect: bool, rng) -> list[dict]:
             base = 40 + rng.normal(0, 1, len(sizes))
             trained = base + (20 if effect else 0) + e_trained[s]
             inference = base + e_inference[s] if effect else trained - e_inference[s]
-            out.append({"part": "clrs", "task": t, "attention": "softmax", "seed": s, "clrs_sizes": sizes.tolist(),
-                        "exact": (base / 100).tolist(), "exact_inference_adaptive": (inference / 100).tolist(),
-                        "token_acc": (base / 100).tolist()})
-            out.append({"part": "clrs", "task": t, "attention": "adaptive_softmax", "seed": s,
-                        "clrs_sizes": sizes.tolist(), "exact": (trained / 100).tolist(),
-                        "token_acc": (trained / 100).tolist()})
+            out.append(
+                {
+                    "part": "clrs",
+                    "task": t,
+                    "attention": "softmax",
+                    "seed": s,
+                    "clrs_sizes": sizes.tolist(),
+                    "exact": (base / 100).tolist(),
+                    "exact_inference_adaptive": (inference / 100).tolist(),
+                    "token_acc": (base / 100).tolist(),
+                }
+            )
+            out.append(
+                {
+                    "part": "clrs",
+                    "task": t,
+                    "attention": "adaptive_softmax",
+                    "seed": s,
+                    "clrs_sizes": sizes.tolist(),
+                    "exact": (trained / 100).tolist(),
+                    "token_acc": (trained / 100).tolist(),
+                }
+            )
     return out
 
 
@@ -85,20 +127,42 @@ def _real(config, effect: bool, rng, unavailable=()) -> list[dict]:
     n = np.asarray(config.real_sizes, float)
     L, H = 4, 3
     for m in config.real_models:
-        e_coef, e_delta = _noise(rng, config.real_segments, (L, H, len(n)), 0.02), _noise(
-            rng, config.real_segments, (L, H, len(n)), 0.3)
+        e_coef, e_delta = (
+            _noise(rng, config.real_segments, (L, H, len(n)), 0.02),
+            _noise(rng, config.real_segments, (L, H, len(n)), 0.3),
+        )
         for s in range(config.real_segments):
             if m in unavailable:
                 out.append({"part": "real", "model": m, "seed": s, "available": 0, "reason": "no such model here"})
                 continue
             coef = (0.9 * n[0] / n if effect else np.full(len(n), 0.5)) * np.exp(e_coef[s])
             delta = (5.0 if effect else 15.0) + e_delta[s]
-            out.append({"part": "real", "model": m, "seed": s, "available": 1, "reason": "", "source": m,
-                        "causal": 1, "real_n": n.tolist(), "real_layers": L, "real_heads": H,
-                        "real_global": [1.0] * L, "real_window": 0.0,
-                        **{f"real_{k}": v.ravel().tolist() for k, v in
-                           (("max_coef", coef), ("first_coef", coef / 2), ("rest_max_coef", coef / 2),
-                            ("delta", delta), ("delta_max", delta + 1))}})
+            out.append(
+                {
+                    "part": "real",
+                    "model": m,
+                    "seed": s,
+                    "available": 1,
+                    "reason": "",
+                    "source": m,
+                    "causal": 1,
+                    "real_n": n.tolist(),
+                    "real_layers": L,
+                    "real_heads": H,
+                    "real_global": [1.0] * L,
+                    "real_window": 0.0,
+                    **{
+                        f"real_{k}": v.ravel().tolist()
+                        for k, v in (
+                            ("max_coef", coef),
+                            ("first_coef", coef / 2),
+                            ("rest_max_coef", coef / 2),
+                            ("delta", delta),
+                            ("delta_max", delta + 1),
+                        )
+                    },
+                }
+            )
     return out
 
 
@@ -113,9 +177,19 @@ def _lookup(config, effect: bool, rng, gain: float | None = None) -> list[dict]:
             soft = (rng.uniform(size=lists * queries) < 0.5).astype(int)
             flip = rng.uniform(size=soft.size) < abs(gain) / 0.5
             adaptive = np.where(flip, int(gain > 0), soft) if gain else soft
-            out.append({"part": "lookup", "model": m, "task": t, "n_pairs": n, "seed": 0, "tokens": 7 * n + 12,
-                        "em_softmax": soft.tolist(), "em_adaptive": adaptive.tolist(),
-                        "list": np.repeat(np.arange(lists), queries).tolist()})
+            out.append(
+                {
+                    "part": "lookup",
+                    "model": m,
+                    "task": t,
+                    "n_pairs": n,
+                    "seed": 0,
+                    "tokens": 7 * n + 12,
+                    "em_softmax": soft.tolist(),
+                    "em_adaptive": adaptive.tolist(),
+                    "list": np.repeat(np.arange(lists), queries).tolist(),
+                }
+            )
     return out
 
 
@@ -123,14 +197,22 @@ def _table(config, effect: bool, seed: int = 0, parts=("retrieval", "clrs", "rea
     rng = np.random.default_rng(seed)
     rows = []
     for part in parts:
-        rows += {"retrieval": _retrieval, "clrs": _clrs, "real": _real, "lookup": _lookup}[part](config, effect, rng, **(
-            kw if part == "real" else {}))
+        rows += {"retrieval": _retrieval, "clrs": _clrs, "real": _real, "lookup": _lookup}[part](
+            config, effect, rng, **(kw if part == "real" else {})
+        )
     return pd.DataFrame(rows)
 
 
 def _judge(config, df, failed=None):
-    rows, errors = judge_run(paper="dispersion", experiment="dispersion", config=config, results=df,
-                             failed=pd.DataFrame() if failed is None else failed, claims=claims, compare=compare)
+    rows, errors = judge_run(
+        paper="dispersion",
+        experiment="dispersion",
+        config=config,
+        results=df,
+        failed=pd.DataFrame() if failed is None else failed,
+        claims=claims,
+        compare=compare,
+    )
     assert not errors
     return {r.id: r for r in rows}
 
@@ -143,8 +225,14 @@ def test_null_table_never_agrees(seed):
         if r.kind in TESTS:
             assert r.verdict != "agrees", (cid, r.measured, r.statistic)
     # where the null is decisive the verdict says so
-    for cid in ("fig2/disperses", "thm2.2/disperses/minilm", "thm2.2/rate/smollm2", "lemma2.1/onset/minilm",
-                "fig6/beta/H=1", "lookup/kv/smollm2"):
+    for cid in (
+        "fig2/disperses",
+        "thm2.2/disperses/minilm",
+        "thm2.2/rate/smollm2",
+        "lemma2.1/onset/minilm",
+        "fig6/beta/H=1",
+        "lookup/kv/smollm2",
+    ):
         assert rows[cid].verdict == "disagrees", (cid, rows[cid].statistic, rows[cid].reason)
 
 
@@ -202,6 +290,8 @@ def test_lookup_absence_claim_needs_a_narrow_interval():
     assert few["lookup/kv/smollm2"].verdict == "not judged"
     quick = compare(QUICK, pd.DataFrame(_lookup(QUICK, True, rng, gain=0.0)))
     assert quick["lookup/kv/smollm2"].verdict == "not judged"
-    many = compare(PAPER, pd.DataFrame(_lookup(PAPER.with_overrides({"lookup_lists": 20, "lookup_queries": 50}),
-                                               True, rng, gain=0.0)))
+    many = compare(
+        PAPER,
+        pd.DataFrame(_lookup(PAPER.with_overrides({"lookup_lists": 20, "lookup_queries": 50}), True, rng, gain=0.0)),
+    )
     assert many["lookup/kv/smollm2"].verdict == "agrees"

@@ -11,8 +11,13 @@ import pytest
 from iclab.experiments import get_experiment
 from iclab.experiments._judge import judge_run
 from iclab.experiments.multihead import comparisons as cmp
-from iclab.experiments.multihead.paper_values import (FIG24_TRAINED, FIG25_ESTIMATORS, PAPER_MU, PAPER_OMEGA_LOGIT,
-                                                      PURITY)
+from iclab.experiments.multihead.paper_values import (
+    FIG24_TRAINED,
+    FIG25_ESTIMATORS,
+    PAPER_MU,
+    PAPER_OMEGA_LOGIT,
+    PURITY,
+)
 from iclab.theory import multihead as th
 
 LENGTHS = [10, 20, 40, 100]
@@ -38,9 +43,16 @@ def _baseline(effect: bool) -> dict:
 def _ratio(effect: bool) -> dict:
     grid = [(5, n, "L") for n in LENGTHS] + [(d, 8 * d, "d") for d in (5, 10, 20, 40)]
     bound = [th.bayes_ratio_bound(d / L, 0.1) for d, L, _ in grid]
-    return {"part": "ratio", "seed": 0, "ratio_sweep": [g[2] for g in grid], "ratio_d": [g[0] for g in grid],
-            "ratio_L": [g[1] for g in grid], "ratio_bound": bound,
-            "ratio_ratio": [b - (0.1 if effect else 0.0) for b in bound], "ratio_ratio_se": [0.002] * len(grid)}
+    return {
+        "part": "ratio",
+        "seed": 0,
+        "ratio_sweep": [g[2] for g in grid],
+        "ratio_d": [g[0] for g in grid],
+        "ratio_L": [g[1] for g in grid],
+        "ratio_bound": bound,
+        "ratio_ratio": [b - (0.1 if effect else 0.0) for b in bound],
+        "ratio_ratio_se": [0.002] * len(grid),
+    }
 
 
 def _trained(part: str, H: int, attention: str, effect: bool, k: int) -> dict:
@@ -59,22 +71,39 @@ def _trained(part: str, H: int, attention: str, effect: bool, k: int) -> dict:
         if not effect:  # no length generalisation: the same error at every length
             err = [err[2]] * len(LENGTHS)
     eta = th.eta_star(5, 40, 0.1)
-    row = {"part": part, "H": H, "attention": attention, "seed": 0, "lengths": LENGTHS, "err": err,
-           "err_sd": [1.5 * e for e in err], "dgd_diff": [d + jitter for d in diff], "dgd_diff_se": [3e-4] * 4,
-           "bayes_ratio": [2.0 if effect else 2.1] * 4, "bayes_ratio_se": [0.002] * 4, "dgd_rel_fit": 0.005}
+    row = {
+        "part": part,
+        "H": H,
+        "attention": attention,
+        "seed": 0,
+        "lengths": LENGTHS,
+        "err": err,
+        "err_sd": [1.5 * e for e in err],
+        "dgd_diff": [d + jitter for d in diff],
+        "dgd_diff_se": [3e-4] * 4,
+        "bayes_ratio": [2.0 if effect else 2.1] * 4,
+        "bayes_ratio_se": [0.002] * 4,
+        "dgd_rel_fit": 0.005,
+    }
     if attention == "linear":
         return row
     good = effect
-    row.update({
-        "diag_gamma": (PAPER_OMEGA_LOGIT if good else 0.3) + jitter,
-        "diag_mu_plus": (PAPER_MU if good else 1.5) + 10 * jitter,
-        "diag_eta_eff": (eta if good else 1.3 * eta) + jitter,
-        "diag_kq_diag_mass": (PURITY["kq_diag_mass"] if good else 0.5) + jitter / 100,
-        "diag_ov_last_mass": (PURITY["ov_last_mass"] if good else 0.5) + jitter / 100,
-        "diag_ov_zero_sum": (0.001 if good else 1.0) + jitter,
-        "diag_sign_match": 1.0 if good else 0.5, "diag_n_plus": max(H // 2, 1), "diag_n_minus": max(H // 2, 1),
-        "dgd_eta_fit": eta if good else 0.6, "dgd_eta_fit_se": 0.001, "eta_weights": eta + jitter,
-    })
+    row.update(
+        {
+            "diag_gamma": (PAPER_OMEGA_LOGIT if good else 0.3) + jitter,
+            "diag_mu_plus": (PAPER_MU if good else 1.5) + 10 * jitter,
+            "diag_eta_eff": (eta if good else 1.3 * eta) + jitter,
+            "diag_kq_diag_mass": (PURITY["kq_diag_mass"] if good else 0.5) + jitter / 100,
+            "diag_ov_last_mass": (PURITY["ov_last_mass"] if good else 0.5) + jitter / 100,
+            "diag_ov_zero_sum": (0.001 if good else 1.0) + jitter,
+            "diag_sign_match": 1.0 if good else 0.5,
+            "diag_n_plus": max(H // 2, 1),
+            "diag_n_minus": max(H // 2, 1),
+            "dgd_eta_fit": eta if good else 0.6,
+            "dgd_eta_fit_se": 0.001,
+            "eta_weights": eta + jitter,
+        }
+    )
     return row
 
 
@@ -87,28 +116,54 @@ def _multitask(H: int, effect: bool) -> dict:
         serve = [[1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.0, 1.0]]
         rise = [[0.1, 0.0], [0.1, 0.0], [0.0, 0.1], [0.0, 0.1]] if effect else [[0.1, 0.1]] * 4
     gap = 0.0 if effect else 0.05
-    return {"part": "multitask", "H": H, "attention": "softmax", "seed": 0, "serve": serve, "err_per_task": err,
-            "ablation_rise": rise, "ablation_rise_se": [[1e-3, 1e-3]] * H, "err_dgd_per_task": [0.2, 0.2],
-            "dgd_diff_per_task": [gap * (1 + (H == 3)), gap * (1 + (H == 3))],
-            "dgd_diff_se_per_task": [5e-4, 5e-4]}
+    return {
+        "part": "multitask",
+        "H": H,
+        "attention": "softmax",
+        "seed": 0,
+        "serve": serve,
+        "err_per_task": err,
+        "ablation_rise": rise,
+        "ablation_rise_se": [[1e-3, 1e-3]] * H,
+        "err_dgd_per_task": [0.2, 0.2],
+        "dgd_diff_per_task": [gap * (1 + (H == 3)), gap * (1 + (H == 3))],
+        "dgd_diff_se_per_task": [5e-4, 5e-4],
+    }
 
 
 def _table(effect: bool) -> pd.DataFrame:
     rows = [_baseline(effect), _ratio(effect)]
     rows += [_trained("iso", H, "softmax", effect, k) for k, H in enumerate((1, 2, 4, 8))]
     rows.append(_trained("iso", 1, "linear", effect, 0))
-    rows.append({"part": "aniso", "H": 2, "attention": "softmax", "seed": 0, "closer_to_pgd": 0.1 if effect else 0.0,
-                 "closer_to_pgd_se": 0.002, "corr_sigma_inv": 0.99, "corr_identity": 0.9})
+    rows.append(
+        {
+            "part": "aniso",
+            "H": 2,
+            "attention": "softmax",
+            "seed": 0,
+            "closer_to_pgd": 0.1 if effect else 0.0,
+            "closer_to_pgd_se": 0.002,
+            "corr_sigma_inv": 0.99,
+            "corr_identity": 0.9,
+        }
+    )
     rows += [_multitask(H, effect) for H in (3, 4)]
-    rows += [_trained("activation", 2, a, effect, k) for k, a in enumerate(("affine", "affine_squared",
-                                                                             "one_plus_tanh"))]
+    rows += [
+        _trained("activation", 2, a, effect, k) for k, a in enumerate(("affine", "affine_squared", "one_plus_tanh"))
+    ]
     return pd.DataFrame(rows)
 
 
 def _judge(cfg, df: pd.DataFrame, failed: pd.DataFrame | None = None):
-    rows, errors = judge_run(paper="multihead", experiment="multihead", config=cfg, results=df,
-                             failed=pd.DataFrame() if failed is None else failed, claims=cmp.claims,
-                             compare=cmp.compare)
+    rows, errors = judge_run(
+        paper="multihead",
+        experiment="multihead",
+        config=cfg,
+        results=df,
+        failed=pd.DataFrame() if failed is None else failed,
+        claims=cmp.claims,
+        compare=cmp.compare,
+    )
     assert errors == []
     return {r.id: r for r in rows}
 
@@ -152,8 +207,14 @@ def test_failed_cells_and_missing_parts_are_not_measured(cfg):
     failed = pd.DataFrame([{"part": "multitask", "H": 3}])
     rows = _judge(cfg, kept, failed)
     assert len(rows) == len(cmp.claims(cfg))  # the denominator is fixed before the run
-    for cid in ("multitask/H3-superposition", "multitask/H4-pairs", "fig4.2/affine/eta-eff",
-                "fig4.2/ov-zero-sum", "thm1-ratio/dgd-large-d", "thm1-ratio/dgd-paper-size"):
+    for cid in (
+        "multitask/H3-superposition",
+        "multitask/H4-pairs",
+        "fig4.2/affine/eta-eff",
+        "fig4.2/ov-zero-sum",
+        "thm1-ratio/dgd-large-d",
+        "thm1-ratio/dgd-paper-size",
+    ):
         assert rows[cid].verdict == "not judged" and "not measured" in rows[cid].reason, (cid, rows[cid])
         assert "failed cell" in rows[cid].reason
     assert rows["fig2.4/h1-worse"].verdict == "agrees"  # the parts that ran are still judged
@@ -164,8 +225,14 @@ def test_failed_cells_and_missing_parts_are_not_measured(cfg):
 def test_quick_settings_leave_trained_claims_not_judged():
     quick = get_experiment("multihead").config("quick")
     rows = _judge(quick, _table(True))
-    for cid in ("fig2.4/H2/L40", "thm1/trained-is-debiased-gd", "fig2.8/omega-limit", "thm1/eta-eff",
-                "multitask/H3-superposition", "fig4.2/affine/eta-eff"):
+    for cid in (
+        "fig2.4/H2/L40",
+        "thm1/trained-is-debiased-gd",
+        "fig2.8/omega-limit",
+        "thm1/eta-eff",
+        "multitask/H3-superposition",
+        "fig4.2/affine/eta-eff",
+    ):
         assert rows[cid].verdict == "not judged" and "settings differ" in rows[cid].reason, (cid, rows[cid])
     # direction claims and the estimator table do not depend on the training budget
     assert rows["fig2.4/h1-worse"].verdict == rows["fig2.5/dgd/L40"].verdict == "agrees"

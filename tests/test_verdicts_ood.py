@@ -21,11 +21,17 @@ TABLE_G1 = (0.5, 0.8, 1.0)
 
 def _pretrain(effect: bool) -> dict:
     a = [3.03, 3.02, 3.04, 3.03] if effect else [3.40, 3.38, 3.42, 3.41]  # null: 12 % off population GD
-    return {"part": "pretrain", "theory_alpha_star": 3.022, "largeN_alpha_star": 2.872, "theory_steps": 423,
-            "rep_alpha_star": a, "rep_steps": [425, 430, 425, 430] if effect else [520, 515, 525, 520],
-            "rep_train_loss": [0.00245, 0.00246, 0.00244, 0.00245] if effect else [0.010, 0.011, 0.010, 0.012],
-            "rep_beta_dev": [0.002, 0.003, 0.002, 0.004] if effect else [0.30, 0.28, 0.33, 0.31],
-            "rep_conservation_rel": [2e-15] * 4 if effect else [0.1, 0.2, 0.1, 0.1]}
+    return {
+        "part": "pretrain",
+        "theory_alpha_star": 3.022,
+        "largeN_alpha_star": 2.872,
+        "theory_steps": 423,
+        "rep_alpha_star": a,
+        "rep_steps": [425, 430, 425, 430] if effect else [520, 515, 525, 520],
+        "rep_train_loss": [0.00245, 0.00246, 0.00244, 0.00245] if effect else [0.010, 0.011, 0.010, 0.012],
+        "rep_beta_dev": [0.002, 0.003, 0.002, 0.004] if effect else [0.30, 0.28, 0.33, 0.31],
+        "rep_conservation_rel": [2e-15] * 4 if effect else [0.1, 0.2, 0.1, 0.1],
+    }
 
 
 def _ood(effect: bool) -> dict:
@@ -33,15 +39,30 @@ def _ood(effect: bool) -> dict:
     mc = theory if effect else [0.05, 0.05, 0.05, 0.05]  # null: no growth with θ, far from the formula
     se = [0.0001, 0.0003, 0.003, 0.006]
     ins = [0.0122, 0.0015, 0.0036, 0.0036]
-    return {"part": "ood", "theta_deg": [0.0, 30.0, 60.0, 90.0], "L_mc": mc, "L_se": se, "L_theory": theory,
-            "randomM_alpha_u": [1.0, 0.8, 1.2, 0.9] if effect else [0.8, 0.64, 0.96, 0.72],
-            "randomM_alpha_u_closed": [1.0, 0.8, 1.2, 0.9], "randomM_closed_vs_exact": 1e-3,
-            "inspan30_mc": ins if effect else [2 * v for v in ins], "inspan30_se": [1e-4] * 4, "inspan30_theory": ins,
-            "inspan60_mc": ins if effect else [2 * v for v in ins], "inspan60_se": [1e-4] * 4, "inspan60_theory": ins,
-            "orthogonal_sgd_err": 0.376 if effect else 0.10, "orthogonal_sgd_err_se": 0.008,
-            "orthogonal_err_theory": 0.375, "orthogonal_sgd_attn_maxdev": 1e-16 if effect else 0.3,
-            "query_vbar_sgd_err": 3e-7, "query_vbar_sgd_err_se": 1e-8,
-            "query_vbar_sgd_attn_max_mean": 0.2505 if effect else 0.60, "query_vbar_closed_attn_maxdev": 1e-16}
+    return {
+        "part": "ood",
+        "theta_deg": [0.0, 30.0, 60.0, 90.0],
+        "L_mc": mc,
+        "L_se": se,
+        "L_theory": theory,
+        "randomM_alpha_u": [1.0, 0.8, 1.2, 0.9] if effect else [0.8, 0.64, 0.96, 0.72],
+        "randomM_alpha_u_closed": [1.0, 0.8, 1.2, 0.9],
+        "randomM_closed_vs_exact": 1e-3,
+        "inspan30_mc": ins if effect else [2 * v for v in ins],
+        "inspan30_se": [1e-4] * 4,
+        "inspan30_theory": ins,
+        "inspan60_mc": ins if effect else [2 * v for v in ins],
+        "inspan60_se": [1e-4] * 4,
+        "inspan60_theory": ins,
+        "orthogonal_sgd_err": 0.376 if effect else 0.10,
+        "orthogonal_sgd_err_se": 0.008,
+        "orthogonal_err_theory": 0.375,
+        "orthogonal_sgd_attn_maxdev": 1e-16 if effect else 0.3,
+        "query_vbar_sgd_err": 3e-7,
+        "query_vbar_sgd_err_se": 1e-8,
+        "query_vbar_sgd_attn_max_mean": 0.2505 if effect else 0.60,
+        "query_vbar_closed_attn_maxdev": 1e-16,
+    }
 
 
 def _forget_cell(g1: float, effect: bool, rng) -> dict:
@@ -53,14 +74,35 @@ def _forget_cell(g1: float, effect: bool, rng) -> dict:
     table = [-0.9, -0.2, 0.0, 0.5, 0.95]
     sign = {-0.9: 1e-4, -0.2: -1e-4, 0.0: -9e-4, 0.5: -1.7e-3, 0.95: -7e-4}
     rep_F = [[sign[g] * f for f in (1.0, 1.05, 0.95, 1.02)] if effect else [1e-4, -1e-4, 2e-4, -2e-4] for g in table]
-    dalpha = ([abs(g1) + 0.1 for _ in g2s], [abs(g2) + 0.1 for g2 in g2s]) if effect else \
-        (list(rng.normal(0, 1, n)), list(rng.normal(0, 1, n)))
-    return {"part": "forget", "gamma1": g1, "gamma2_list": g2s, "F": theory if effect else [0.5 * t for t in theory],
-            "F_theory": theory, "F_largeN": theory, "forgot1": forgot[0], "forgot2": forgot[1], "pred1": pred[0],
-            "pred2": pred[1], "src1_after": [0.0] * n, "src2_after": [0.0] * n, "ood1_before": [0.0] * n,
-            "ood2_before": [0.0] * n, "steps": [10] * n, "theory_steps": [10] * n, "backproj_dev": [0.0] * n,
-            "conservation_ft": [0.0] * n, "dAlphaV1": dalpha[0], "dAlphaV2": dalpha[1], "rep_gamma2": table,
-            "rep_F": rep_F}
+    dalpha = (
+        ([abs(g1) + 0.1 for _ in g2s], [abs(g2) + 0.1 for g2 in g2s])
+        if effect
+        else (list(rng.normal(0, 1, n)), list(rng.normal(0, 1, n)))
+    )
+    return {
+        "part": "forget",
+        "gamma1": g1,
+        "gamma2_list": g2s,
+        "F": theory if effect else [0.5 * t for t in theory],
+        "F_theory": theory,
+        "F_largeN": theory,
+        "forgot1": forgot[0],
+        "forgot2": forgot[1],
+        "pred1": pred[0],
+        "pred2": pred[1],
+        "src1_after": [0.0] * n,
+        "src2_after": [0.0] * n,
+        "ood1_before": [0.0] * n,
+        "ood2_before": [0.0] * n,
+        "steps": [10] * n,
+        "theory_steps": [10] * n,
+        "backproj_dev": [0.0] * n,
+        "conservation_ft": [0.0] * n,
+        "dAlphaV1": dalpha[0],
+        "dAlphaV2": dalpha[1],
+        "rep_gamma2": table,
+        "rep_F": rep_F,
+    }
 
 
 def _tiny(layers: int, effect: bool) -> dict:
@@ -69,9 +111,16 @@ def _tiny(layers: int, effect: bool) -> dict:
 
 
 def _minilm(effect: bool) -> dict:
-    return {"part": "minilm", "theta_deg": [0.0, 90.0, 180.0], "source_ce": 0.45,
-            "ood_ce": [0.45, 2.0, 4.0] if effect else [0.45, 0.45, 0.45], "ood_ce_se": [0.0, 0.2, 0.3],
-            "F_ce": [0.0, -0.2, 4.0] if effect else [0.0, 0.0, 0.0], "F_ce_se": [0.01, 0.02, 0.3], "n_test": 100}
+    return {
+        "part": "minilm",
+        "theta_deg": [0.0, 90.0, 180.0],
+        "source_ce": 0.45,
+        "ood_ce": [0.45, 2.0, 4.0] if effect else [0.45, 0.45, 0.45],
+        "ood_ce_se": [0.0, 0.2, 0.3],
+        "F_ce": [0.0, -0.2, 4.0] if effect else [0.0, 0.0, 0.0],
+        "F_ce_se": [0.01, 0.02, 0.3],
+        "n_test": 100,
+    }
 
 
 def _shift(effect: bool) -> dict:
@@ -84,13 +133,25 @@ def _shift(effect: bool) -> dict:
         ce = 2.0 - 2.0 * sim + rng.normal(0, 0.02, (D, D))
     else:  # half the targets get worse with similarity, half better: no effect on average
         ce = np.where(np.arange(D)[None, :] % 2 == 0, 2.0 - 2.0 * sim, 2.0 * sim)
-    return {"part": "minilm_shift", "domains": [f"d{i}" for i in range(D)], "domain_sim": sim.tolist(),
-            "domain_ce": ce.tolist(), "gap_planes": 48, "gap_n_test": 100,
-            # effect: scenario 1 single-peaked, scenario 2 two-peaked; null: the opposite
-            "gap1_excess": -0.08 if effect else 0.10, "gap1_excess_lo": -0.12 if effect else 0.05,
-            "gap1_excess_hi": -0.04 if effect else 0.15, "gap1_prominences": [0.8], "gap1_mean_gap": 0.6,
-            "gap2_excess": 0.10 if effect else -0.08, "gap2_excess_lo": 0.05 if effect else -0.12,
-            "gap2_excess_hi": 0.15 if effect else -0.04, "gap2_prominences": [0.8, 0.2], "gap2_mean_gap": 0.1}
+    return {
+        "part": "minilm_shift",
+        "domains": [f"d{i}" for i in range(D)],
+        "domain_sim": sim.tolist(),
+        "domain_ce": ce.tolist(),
+        "gap_planes": 48,
+        "gap_n_test": 100,
+        # effect: scenario 1 single-peaked, scenario 2 two-peaked; null: the opposite
+        "gap1_excess": -0.08 if effect else 0.10,
+        "gap1_excess_lo": -0.12 if effect else 0.05,
+        "gap1_excess_hi": -0.04 if effect else 0.15,
+        "gap1_prominences": [0.8],
+        "gap1_mean_gap": 0.6,
+        "gap2_excess": 0.10 if effect else -0.08,
+        "gap2_excess_lo": 0.05 if effect else -0.12,
+        "gap2_excess_hi": 0.15 if effect else -0.04,
+        "gap2_prominences": [0.8, 0.2],
+        "gap2_mean_gap": 0.1,
+    }
 
 
 def _table(effect: bool) -> pd.DataFrame:
@@ -101,8 +162,15 @@ def _table(effect: bool) -> pd.DataFrame:
 
 
 def _judged(table: pd.DataFrame, failed: pd.DataFrame | None = None):
-    rows, errors = judge_run(paper="ood", experiment="ood", config=CFG, results=table,
-                             failed=pd.DataFrame() if failed is None else failed, claims=claims, compare=compare)
+    rows, errors = judge_run(
+        paper="ood",
+        experiment="ood",
+        config=CFG,
+        results=table,
+        failed=pd.DataFrame() if failed is None else failed,
+        claims=claims,
+        compare=compare,
+    )
     assert not errors, errors
     return {r.id: r for r in rows}
 
@@ -142,8 +210,15 @@ def test_missing_parts_and_failed_cells_give_not_measured():
 
 def test_settings_that_differ_from_the_paper_are_not_judged():
     cfg = CFG.with_overrides({"threshold": 0.01})
-    rows, _ = judge_run(paper="ood", experiment="ood", config=cfg, results=_table(True), failed=pd.DataFrame(),
-                        claims=claims, compare=compare)
+    rows, _ = judge_run(
+        paper="ood",
+        experiment="ood",
+        config=cfg,
+        results=_table(True),
+        failed=pd.DataFrame(),
+        claims=claims,
+        compare=compare,
+    )
     row = {r.id: r for r in rows}["ood-error-grows"]
     assert row.verdict == NOT_JUDGED and "settings differ: threshold" in row.reason
 

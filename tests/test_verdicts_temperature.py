@@ -18,12 +18,33 @@ def _cell(part, d=50, l=100, *, gap, g1=30.0, tau=1.5, **kw):
     """One made-up cell: measured G(1) = ``g1`` (G(τ_opt) = 20, MC minimiser ``tau``) and theory values ``gap``
     below them, relative SE 0.2 %; paired effects (gains, harms) are given by ``kw``."""
     c, gopt, se = 50.0, 20.0, 0.002
-    row = {"part": part, "d": d, "l": l, "n_test": 2000, "c": c, "sigma_test": 0.1, "mu_x": 0.0,
-           "G1_theory": g1 / (1 + gap), "G1_mc": g1, "G1_se": g1 * se,
-           "Gopt_theory": gopt / (1 + gap), "Gopt_mc": gopt, "Gopt_se": gopt * se,
-           "tau_opt_theory": tau / (1 + gap), "tau_opt_mc": tau, "tau_opt_mc_se": 0.01,
-           "gain_opt": 0.0, "gain_opt_se": 0.2, "excess1": 5.0, "excess1_se": 0.05, "bayes_test": 25.0,
-           "harm1": 0.0, "harm1_se": 0.05, "linear_mc": g1, "linear_se": 0.3}
+    row = {
+        "part": part,
+        "d": d,
+        "l": l,
+        "n_test": 2000,
+        "c": c,
+        "sigma_test": 0.1,
+        "mu_x": 0.0,
+        "G1_theory": g1 / (1 + gap),
+        "G1_mc": g1,
+        "G1_se": g1 * se,
+        "Gopt_theory": gopt / (1 + gap),
+        "Gopt_mc": gopt,
+        "Gopt_se": gopt * se,
+        "tau_opt_theory": tau / (1 + gap),
+        "tau_opt_mc": tau,
+        "tau_opt_mc_se": 0.01,
+        "gain_opt": 0.0,
+        "gain_opt_se": 0.2,
+        "excess1": 5.0,
+        "excess1_se": 0.05,
+        "bayes_test": 25.0,
+        "harm1": 0.0,
+        "harm1_se": 0.05,
+        "linear_mc": g1,
+        "linear_se": 0.3,
+    }
     row.update(kw)
     return row
 
@@ -34,12 +55,21 @@ def _table(effect: bool) -> pd.DataFrame:
     (theory 30 % off, no gain, no harm, …)."""
     gap = 0.01 if effect else 0.3
     big = 10.0 if effect else 0.0
-    rows = [_cell(p, l=l, gap=gap) for p, l in (("simcheck_none", 100), ("simcheck_cov", 100),
-                                                ("simcheck_noise", 50), ("simcheck_mean", 100))]
+    rows = [
+        _cell(p, l=l, gap=gap)
+        for p, l in (("simcheck_none", 100), ("simcheck_cov", 100), ("simcheck_noise", 50), ("simcheck_mean", 100))
+    ]
     for l in (10, 20, 100, 200):
         short, last = l < 50, l == 200
-        rows.append(_cell("none", l=l, gap=gap, excess1=20.0 if short and effect else (0.3 if last and effect else 5.0),
-                          bayes_test=30.0 / 1.005 if effect else 25.0))
+        rows.append(
+            _cell(
+                "none",
+                l=l,
+                gap=gap,
+                excess1=20.0 if short and effect else (0.3 if last and effect else 5.0),
+                bayes_test=30.0 / 1.005 if effect else 25.0,
+            )
+        )
         rows.append(_cell("cov", l=l, gap=gap, g1=90.0 if last and effect else 30.0, gain_opt=big))
         rows.append(_cell("task", l=l, gap=gap, harm1=big / 2 if short else 0.0))
         for s in (1.0, 5.0):
@@ -48,16 +78,37 @@ def _table(effect: bool) -> pd.DataFrame:
     rows.append(_cell("noise_ld", l=50, gap=gap, sigma_test=5.0, tau=3.0 if effect else 2.0, gain_opt=big))
     rows.append(_cell("mean", gap=gap, mu_x=0.0))
     rows.append(_cell("mean", gap=gap, mu_x=8.0, g1=30.3 if effect else 45.0, linear_mc=3000.0 if effect else 30.0))
-    rows.append({"part": "surrogate", "d": 50, "l": 100, "n_test": 2000, "c": 50.0, "tau_opt_theory": 1.5,
-                 "Ga_opt_mc": 17.0, "Gs_opt_mc": 17.2 if effect else 50.0, "soft_minus_approx_opt_se": 0.1,
-                 "tau_best_soft": 1.5 if effect else 680.0, "tau_best_soft_lo": 1.4 if effect else 600.0,
-                 "tau_best_soft_hi": 1.6 if effect else 700.0, "out_diff_opt": 0.05, "score_spread": 430.0})
+    rows.append(
+        {
+            "part": "surrogate",
+            "d": 50,
+            "l": 100,
+            "n_test": 2000,
+            "c": 50.0,
+            "tau_opt_theory": 1.5,
+            "Ga_opt_mc": 17.0,
+            "Gs_opt_mc": 17.2 if effect else 50.0,
+            "soft_minus_approx_opt_se": 0.1,
+            "tau_best_soft": 1.5 if effect else 680.0,
+            "tau_best_soft_lo": 1.4 if effect else 600.0,
+            "tau_best_soft_hi": 1.6 if effect else 700.0,
+            "out_diff_opt": 0.05,
+            "score_spread": 430.0,
+        }
+    )
     return pd.DataFrame(rows)
 
 
 def _verdicts(df, config=PAPER_CFG, failed=None):
-    rows, errors = judge_run(paper="temperature", experiment="temperature", config=config, results=df,
-                             failed=pd.DataFrame() if failed is None else failed, claims=C.claims, compare=C.compare)
+    rows, errors = judge_run(
+        paper="temperature",
+        experiment="temperature",
+        config=config,
+        results=df,
+        failed=pd.DataFrame() if failed is None else failed,
+        claims=C.claims,
+        compare=C.compare,
+    )
     assert not errors
     return {r.id: r for r in rows}
 
@@ -79,7 +130,7 @@ def test_no_claim_agrees_when_the_effects_are_absent():
 
 def test_a_wide_interval_is_not_judged_with_the_sample_that_would_decide():
     df = _table(effect=True)
-    check = (df["part"] == "simcheck_cov")
+    check = df["part"] == "simcheck_cov"
     df.loc[check, "G1_theory"] = df.loc[check, "G1_mc"] / 0.96  # a 4 % gap ...
     df.loc[check, "G1_se"] = df.loc[check, "G1_theory"] * 0.01  # ... with a ±2 % interval straddles the 5 % bound
     v = _verdicts(df)["thm4.2-vs-mc/check-cov-tau1"]

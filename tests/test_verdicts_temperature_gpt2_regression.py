@@ -19,9 +19,21 @@ TAUS = (0.5, 0.7, 1.0, 1.4, 2.0, 2.8, 4.0)
 def _row(shift, seed, *, err1=0.3, gain=0.0, best=1.0, boot=None):
     """One (shift, trained model) cell with the columns the comparisons read."""
     boot = [best] * 200 if boot is None else boot
-    return {"part": "error_vs_tau", "shift": shift, "train_seed": seed, "err_tau1": err1, "err_tau1_se": 0.003,
-            "cf_gain_all": gain, "cf_gain_all_se": 0.001, "cf_taus_all": [best, best], "best_err_all": err1 - gain,
-            "best_tau_all": best, "best_tau_all_boot": boot, "theory_tau": 1.5, "theory_gain_all": gain}
+    return {
+        "part": "error_vs_tau",
+        "shift": shift,
+        "train_seed": seed,
+        "err_tau1": err1,
+        "err_tau1_se": 0.003,
+        "cf_gain_all": gain,
+        "cf_gain_all_se": 0.001,
+        "cf_taus_all": [best, best],
+        "best_err_all": err1 - gain,
+        "best_tau_all": best,
+        "best_tau_all_boot": boot,
+        "theory_tau": 1.5,
+        "theory_gain_all": gain,
+    }
 
 
 def _table(effect: bool, seeds: int = 1) -> pd.DataFrame:
@@ -29,15 +41,24 @@ def _table(effect: bool, seeds: int = 1) -> pd.DataFrame:
     rows = []
     for s in range(seeds):
         if effect:  # covariance hurts, τ helps under every shift, the best τ grows, the mean shift is harmless
-            spec = {"none": (0.30, 0.0, 1.0), "cov_x*2": (0.60, 0.05, 2.0), "cov_x*0.5": (0.35, 0.02, 0.7),
-                    "cov_w*3": (0.31, 0.01, 1.4), "noise=1": (0.40, 0.02, 1.4), "noise=2": (0.55, 0.05, 2.8),
-                    "mean_x=1": (0.301, 0.0, 1.0)}
+            spec = {
+                "none": (0.30, 0.0, 1.0),
+                "cov_x*2": (0.60, 0.05, 2.0),
+                "cov_x*0.5": (0.35, 0.02, 0.7),
+                "cov_w*3": (0.31, 0.01, 1.4),
+                "noise=1": (0.40, 0.02, 1.4),
+                "noise=2": (0.55, 0.05, 2.8),
+                "mean_x=1": (0.301, 0.0, 1.0),
+            }
         else:  # errors that ignore τ and the shift, except a mean shift that hurts
             spec = {k: (0.30, 0.0, 1.0) for k in ("none", "cov_x*2", "cov_x*0.5", "cov_w*3", "noise=1", "noise=2")}
             spec["mean_x=1"] = (0.45, 0.0, 1.0)
         for shift, (err1, gain, best) in spec.items():
-            boot = list(rng.choice([best / 1.4, best, best * 1.4], size=200, p=[0.1, 0.8, 0.1])) if not effect \
+            boot = (
+                list(rng.choice([best / 1.4, best, best * 1.4], size=200, p=[0.1, 0.8, 0.1]))
+                if not effect
                 else [best] * 200
+            )
             jitter = rng.normal(0, 0.002, size=2) * (seeds > 1)  # model-to-model spread
             rows.append(_row(shift, s, err1=err1 + jitter[0], gain=gain + jitter[1], best=best, boot=boot))
     return pd.DataFrame(rows)
@@ -45,8 +66,15 @@ def _table(effect: bool, seeds: int = 1) -> pd.DataFrame:
 
 def _verdicts(df, cfg=None, failed=None):
     cfg = EXP.config("quick") if cfg is None else cfg
-    rows, errors = judge_run(paper="temperature", experiment=EXP.name, config=cfg, results=df,
-                             failed=pd.DataFrame() if failed is None else failed, claims=C.claims, compare=C.compare)
+    rows, errors = judge_run(
+        paper="temperature",
+        experiment=EXP.name,
+        config=cfg,
+        results=df,
+        failed=pd.DataFrame() if failed is None else failed,
+        claims=C.claims,
+        compare=C.compare,
+    )
     assert not errors
     return {r.id: r for r in rows}
 

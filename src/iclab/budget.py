@@ -49,8 +49,9 @@ def memory_limit() -> float:
         return 16e9
 
 
-def check_budget(needs: Iterable[Need], seconds_limit: float | None = None,
-                 override: str = "--no-budget-check") -> None:
+def check_budget(
+    needs: Iterable[Need], seconds_limit: float | None = None, override: str = "--no-budget-check"
+) -> None:
     """One ConfigError when the needs add up to more memory than :func:`memory_limit` or more seconds than
     ``seconds_limit``, naming the fields of the largest part with their values, the total, the limit and
     ``override``."""
@@ -60,15 +61,25 @@ def check_budget(needs: Iterable[Need], seconds_limit: float | None = None,
     limit = memory_limit()
     memory, seconds = sum(n.memory for n in needs), sum(n.seconds for n in needs)
     if not math.isfinite(memory) or memory > limit:
-        _refuse(max(needs, key=lambda n: n.memory), f"about {fmt_bytes(memory)} of memory, and this machine has "
-                f"{fmt_bytes(limit)}", override)
+        _refuse(
+            max(needs, key=lambda n: n.memory),
+            f"about {fmt_bytes(memory)} of memory, and this machine has {fmt_bytes(limit)}",
+            override,
+        )
     if seconds_limit is not None and (not math.isfinite(seconds) or seconds > seconds_limit):
-        _refuse(max(needs, key=lambda n: n.seconds), f"about {seconds:.3g} s of CPU, over the limit of "
-                f"{seconds_limit:g} s", override)
+        _refuse(
+            max(needs, key=lambda n: n.seconds),
+            f"about {seconds:.3g} s of CPU, over the limit of {seconds_limit:g} s",
+            override,
+        )
 
 
 def _refuse(need: Need, what: str, override: str) -> None:
     names = list(need.fields)
     shown = ", ".join(f"{k}={short_repr(v)}" for k, v in need.fields.items())
-    raise ConfigError(names[0], need.fields[names[0]], message=f"invalid {shown}: one cell would need {what}; "
-                      f"lower {' or '.join(names)}, or pass {override} to try anyway")
+    raise ConfigError(
+        names[0],
+        need.fields[names[0]],
+        message=f"invalid {shown}: one cell would need {what}; "
+        f"lower {' or '.join(names)}, or pass {override} to try anyway",
+    )

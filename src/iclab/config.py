@@ -77,8 +77,9 @@ def check_int(field: str, value: int, minimum: int = 1, maximum: int | None = No
     """A ConfigError naming ``field`` unless ``value`` is an integer in ``minimum..maximum`` (not a boolean; no
     upper bound when ``maximum`` is None)."""
     if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise ConfigError(field, value, f"an integer >= {minimum}" if maximum is None
-                          else f"an integer in {minimum}..{maximum}")
+        raise ConfigError(
+            field, value, f"an integer >= {minimum}" if maximum is None else f"an integer in {minimum}..{maximum}"
+        )
     if maximum is not None and value > maximum:
         raise ConfigError(field, value, f"an integer in {minimum}..{maximum}")
 
@@ -91,8 +92,12 @@ def check_scale(field: str, value: float, zero_ok: bool = False) -> None:
     level or a norm whose powers must stay inside double precision."""
     if zero_ok and value == 0 and not isinstance(value, bool):
         return
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) \
-            or not SCALE_RANGE[0] <= value <= SCALE_RANGE[1]:
+    if (
+        not isinstance(value, (int, float))
+        or isinstance(value, bool)
+        or not math.isfinite(value)
+        or not SCALE_RANGE[0] <= value <= SCALE_RANGE[1]
+    ):
         raise ConfigError(field, value, ("0 or " if zero_ok else "") + "a number in [1e-30, 1e30]")
 
 
@@ -124,8 +129,12 @@ class Config:
         fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
         unknown = sorted(set(data) - set(fields))
         if unknown:
-            raise ConfigError(unknown[0], data[unknown[0]], message=f"unknown key {short_repr(unknown[0])} for "
-                              f"{cls.__name__}; allowed keys: " + ", ".join(sorted(fields)))
+            raise ConfigError(
+                unknown[0],
+                data[unknown[0]],
+                message=f"unknown key {short_repr(unknown[0])} for "
+                f"{cls.__name__}; allowed keys: " + ", ".join(sorted(fields)),
+            )
         hints = typing.get_type_hints(cls)
         return cls(**{k: _coerce_value(k, v, hints[k]) for k, v in data.items()})  # type: ignore[call-arg]
 
@@ -137,8 +146,11 @@ class Config:
         for key in overrides:
             if key not in fields:
                 raise ConfigError(
-                    key, overrides[key], message=f"unknown key {short_repr(key)} for {type(self).__name__}; "
-                    "allowed keys: " + ", ".join(sorted(fields)))
+                    key,
+                    overrides[key],
+                    message=f"unknown key {short_repr(key)} for {type(self).__name__}; "
+                    "allowed keys: " + ", ".join(sorted(fields)),
+                )
         hints = typing.get_type_hints(type(self))
         values = {k: _coerce_value(k, v, hints[k]) for k, v in overrides.items()}
         return dataclasses.replace(self, **values)  # type: ignore[type-var]
@@ -214,7 +226,7 @@ def field_docs(cls: type) -> dict[str, str]:
     if start is None:
         return docs
     indent, name = None, None
-    for line in lines[start + 1:]:
+    for line in lines[start + 1 :]:
         if not line.strip():
             continue
         depth = len(line) - len(line.lstrip())
@@ -236,10 +248,21 @@ def describe_fields(config: Any) -> list[FieldInfo]:
     docs = field_docs(type(config))
     out = []
     for f in dataclasses.fields(config):
-        default = f.default if f.default is not dataclasses.MISSING else (
-            f.default_factory() if f.default_factory is not dataclasses.MISSING else None)  # type: ignore[misc]
-        out.append(FieldInfo(f.name, _type_name(hints[f.name]), getattr(config, f.name), default,
-                             _allowed(config, f.name, hints[f.name]), docs.get(f.name, "")))
+        default = (
+            f.default
+            if f.default is not dataclasses.MISSING
+            else (f.default_factory() if f.default_factory is not dataclasses.MISSING else None)
+        )  # type: ignore[misc]
+        out.append(
+            FieldInfo(
+                f.name,
+                _type_name(hints[f.name]),
+                getattr(config, f.name),
+                default,
+                _allowed(config, f.name, hints[f.name]),
+                docs.get(f.name, ""),
+            )
+        )
     return out
 
 
@@ -370,14 +393,18 @@ def check_device_available(field: str, value: str) -> None:
     if kind == "cuda":
         count = torch.cuda.device_count() if torch.cuda.is_available() else 0
         if int(index or 0) >= count:
-            raise ConfigError(field, value, f"a device this machine has: {count} CUDA device(s)"
-                              + (f", cuda:0..cuda:{count - 1}" if count else "; use cpu"))
+            raise ConfigError(
+                field,
+                value,
+                f"a device this machine has: {count} CUDA device(s)"
+                + (f", cuda:0..cuda:{count - 1}" if count else "; use cpu"),
+            )
     if kind == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
         raise ConfigError(field, value, "a device this machine has (no MPS here; use cpu)")
 
 
 def _int64(field: str, raw: Any, value: int) -> int:
     """``value`` if it fits in 64 bits (larger sizes only overflow later, in NumPy or in float arithmetic)."""
-    if not -(2 ** 63) <= value < 2 ** 63:
+    if not -(2**63) <= value < 2**63:
         raise ConfigError(field, raw, "an integer that fits in 64 bits")
     return value

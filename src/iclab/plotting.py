@@ -48,8 +48,9 @@ def color(i: int) -> str:
     return PALETTE[i % len(PALETTE)]
 
 
-def new_figure(ncols: int = 1, nrows: int = 1, width: float = 4.2, height: float = 3.3, **kw: Any
-               ) -> tuple[Figure, Any]:
+def new_figure(
+    ncols: int = 1, nrows: int = 1, width: float = 4.2, height: float = 3.3, **kw: Any
+) -> tuple[Figure, Any]:
     """``(fig, axes)`` in the house style; ``axes`` is a flat array when more than one panel."""
     with plt.rc_context(_RC):
         fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False, **kw)
@@ -74,17 +75,34 @@ def save_figure(fig: Figure, path: str | Path, data: pd.DataFrame | Mapping[str,
     return path
 
 
-def theory_vs_sim(ax: Axes, x: ArrayLike, theory: ArrayLike | None = None, sim: ArrayLike | None = None,
-                  sim_err: ArrayLike | None = None, *, label: str, i: int = 0, x_theory: ArrayLike | None = None) -> None:
+def theory_vs_sim(
+    ax: Axes,
+    x: ArrayLike,
+    theory: ArrayLike | None = None,
+    sim: ArrayLike | None = None,
+    sim_err: ArrayLike | None = None,
+    *,
+    label: str,
+    i: int = 0,
+    x_theory: ArrayLike | None = None,
+) -> None:
     """Theory as a line and simulation as markers with error bars, same colour, one legend entry each."""
     c, m = color(i), MARKERS[i % len(MARKERS)]
     if theory is not None:
-        ax.plot(np.asarray(x if x_theory is None else x_theory), np.asarray(theory), "-", color=c,
-                label=f"{label} (theory)")
+        ax.plot(
+            np.asarray(x if x_theory is None else x_theory), np.asarray(theory), "-", color=c, label=f"{label} (theory)"
+        )
     if sim is not None:
-        ax.errorbar(np.asarray(x), np.asarray(sim), yerr=None if sim_err is None else np.asarray(sim_err), fmt=m,
-                    color=c, mfc="white" if theory is not None else c, capsize=2,
-                    label=f"{label} (sim.)" if theory is not None else label)
+        ax.errorbar(
+            np.asarray(x),
+            np.asarray(sim),
+            yerr=None if sim_err is None else np.asarray(sim_err),
+            fmt=m,
+            color=c,
+            mfc="white" if theory is not None else c,
+            capsize=2,
+            label=f"{label} (sim.)" if theory is not None else label,
+        )
 
 
 def log_tau_axis(ax: Axes, taus: Sequence[float]) -> None:

@@ -29,9 +29,23 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["AGREES", "DISAGREES", "NOT_JUDGED", "VERDICTS", "KINDS", "Verdict", "judge_value",
-           "judge_equivalence", "judge_direction", "not_judged", "mean_se", "bootstrap_ci", "paired_differences",
-           "quantile", "fmt"]
+__all__ = [
+    "AGREES",
+    "DISAGREES",
+    "NOT_JUDGED",
+    "VERDICTS",
+    "KINDS",
+    "Verdict",
+    "judge_value",
+    "judge_equivalence",
+    "judge_direction",
+    "not_judged",
+    "mean_se",
+    "bootstrap_ci",
+    "paired_differences",
+    "quantile",
+    "fmt",
+]
 
 AGREES, DISAGREES, NOT_JUDGED = "agrees", "disagrees", "not judged"
 VERDICTS = (AGREES, DISAGREES, NOT_JUDGED)
@@ -94,8 +108,14 @@ def paired_differences(a: Sequence[float], b: Sequence[float]) -> np.ndarray:
     return x - y
 
 
-def bootstrap_ci(values: Sequence[float], stat: Callable[[np.ndarray], float] = np.mean, *,
-                 confidence: float = 0.95, n_boot: int = 4000, seed: int = 0) -> tuple[float, float, float]:
+def bootstrap_ci(
+    values: Sequence[float],
+    stat: Callable[[np.ndarray], float] = np.mean,
+    *,
+    confidence: float = 0.95,
+    n_boot: int = 4000,
+    seed: int = 0,
+) -> tuple[float, float, float]:
     """``(estimate, low, high)``: ``stat`` of ``values`` and its percentile-bootstrap interval (seeded, vectorised
     when ``stat`` takes an ``axis``)."""
     x = np.asarray(values, dtype=float)
@@ -115,11 +135,12 @@ def judge_value(measured: float, se: float, paper: float, *, k: float = 2.0, pap
     """Paper value: agrees when ``|measured - paper| <= k * sqrt(se^2 + paper_se^2)`` (see module docstring)."""
     if not (math.isfinite(measured) and math.isfinite(paper)):
         return not_judged("not measured (no finite value)", fmt(measured))
-    spread = math.sqrt((se if math.isfinite(se) else 0.0) ** 2 + paper_se ** 2)
+    spread = math.sqrt((se if math.isfinite(se) else 0.0) ** 2 + paper_se**2)
     unc = f"± {fmt(se, 2)} (SE)" if math.isfinite(se) and se > 0 else "—"
     if spread == 0:
-        return not_judged("no uncertainty: neither a standard error nor the paper's spread is known",
-                          fmt(measured), unc)
+        return not_judged(
+            "no uncertainty: neither a standard error nor the paper's spread is known", fmt(measured), unc
+        )
     z = (measured - paper) / spread
     stat = f"z = {z:+.2f} (band ±{k:g}·{fmt(spread, 2)})"
     return Verdict(AGREES if abs(z) <= k else DISAGREES, fmt(measured), unc, stat)
@@ -136,8 +157,16 @@ def _needed(n: int | None, se: float, margin: float, z: float) -> str:
     return f"about {math.ceil(needed):,} samples (now {n:,})"
 
 
-def judge_equivalence(estimate: float, se: float, target: float, *, rel_tol: float, confidence: float = 0.95,
-                      n: int | None = None, dof: float | None = None) -> Verdict:
+def judge_equivalence(
+    estimate: float,
+    se: float,
+    target: float,
+    *,
+    rel_tol: float,
+    confidence: float = 0.95,
+    n: int | None = None,
+    dof: float | None = None,
+) -> Verdict:
     """Theory vs simulation: is ``estimate`` within ``rel_tol`` of ``target``, with confidence?"""
     if not (math.isfinite(estimate) and math.isfinite(target)):
         return not_judged("not measured (no finite value)", fmt(estimate))
@@ -147,22 +176,41 @@ def judge_equivalence(estimate: float, se: float, target: float, *, rel_tol: flo
     tol = abs(target) * rel_tol
     gap = estimate - target
     lo, hi = gap - z * se, gap + z * se
-    stat = (f"gap {fmt(gap, 3)} = {gap / target:+.2%} of theory, {confidence:.0%} CI [{fmt(lo, 3)}, {fmt(hi, 3)}]"
-            f" vs allowed ±{fmt(tol, 3)} ({rel_tol:.0%})") if target else f"gap {fmt(gap, 3)}"
+    stat = (
+        (
+            f"gap {fmt(gap, 3)} = {gap / target:+.2%} of theory, {confidence:.0%} CI [{fmt(lo, 3)}, {fmt(hi, 3)}]"
+            f" vs allowed ±{fmt(tol, 3)} ({rel_tol:.0%})"
+        )
+        if target
+        else f"gap {fmt(gap, 3)}"
+    )
     unc = f"± {fmt(se, 2)} (SE)"
     if -tol <= lo and hi <= tol:
         return Verdict(AGREES, fmt(estimate), unc, stat)
     if hi < -tol or lo > tol:
         return Verdict(DISAGREES, fmt(estimate), unc, stat)
     margin = abs(abs(gap) - tol)
-    return Verdict(NOT_JUDGED, fmt(estimate), unc, stat,
-                   f"too little power: the interval straddles ±{rel_tol:.0%}; deciding needs "
-                   + _needed(n, se, margin, z))
+    return Verdict(
+        NOT_JUDGED,
+        fmt(estimate),
+        unc,
+        stat,
+        f"too little power: the interval straddles ±{rel_tol:.0%}; deciding needs " + _needed(n, se, margin, z),
+    )
 
 
-def judge_direction(estimate: float, se: float | None = None, *, ci: tuple[float, float] | None = None,
-                    sign: int = +1, smallest: float = 0.0, confidence: float = 0.95, n: int | None = None,
-                    dof: float | None = None, unit: str = "") -> Verdict:
+def judge_direction(
+    estimate: float,
+    se: float | None = None,
+    *,
+    ci: tuple[float, float] | None = None,
+    sign: int = +1,
+    smallest: float = 0.0,
+    confidence: float = 0.95,
+    n: int | None = None,
+    dof: float | None = None,
+    unit: str = "",
+) -> Verdict:
     """Effect direction: the effect (``estimate``, with ``se`` or an explicit ``ci``) has sign ``sign``.
 
     ``smallest`` (> 0) is the smallest effect of interest: an interval inside ``(-inf, smallest)`` (for
@@ -185,11 +233,21 @@ def judge_direction(estimate: float, se: float | None = None, *, ci: tuple[float
     if s_hi < 0:
         return Verdict(DISAGREES, fmt(estimate), unc, stat, "the effect has the opposite sign")
     if smallest > 0 and s_hi < smallest:
-        return Verdict(DISAGREES, fmt(estimate), unc, stat,
-                       f"no effect: the interval excludes every effect ≥ {fmt(smallest, 3)}{unit}")
+        return Verdict(
+            DISAGREES,
+            fmt(estimate),
+            unc,
+            stat,
+            f"no effect: the interval excludes every effect ≥ {fmt(smallest, 3)}{unit}",
+        )
     half = (hi - lo) / 2
     target = max(abs(estimate), smallest)
-    return Verdict(NOT_JUDGED, fmt(estimate), unc, stat,
-                   "too little power: the interval contains zero; detecting an effect of "
-                   f"{fmt(target, 3)}{unit} needs " + _needed(n, half / quantile(confidence, dof), target,
-                                                              quantile(confidence, dof)))
+    return Verdict(
+        NOT_JUDGED,
+        fmt(estimate),
+        unc,
+        stat,
+        "too little power: the interval contains zero; detecting an effect of "
+        f"{fmt(target, 3)}{unit} needs "
+        + _needed(n, half / quantile(confidence, dof), target, quantile(confidence, dof)),
+    )

@@ -12,7 +12,8 @@ Near 0 each is :math:`f(s)\approx 1 + C_f s` with the slope :math:`C_f` of :func
 of the two-head model the paper reports. Unlike ``exp``, ``1 + Cs`` can be negative (or sum to ≈ 0) for large
 scores; the weights are then what the formula gives, without clamping, and an exactly zero row sum gives zero
 weights. Masked keys get weight 0, and so does a key whose score is −inf (a mask by score, as for softmax); fully
-masked rows give zeros. Half-precision scores are computed in float64 and rounded back (as the other normalisers).
+masked rows give zeros. ``1 + tanh s`` is computed as :math:`2\sigma(2s)` (equal, and without the cancellation
+that rounds it to 0 below s ≈ −9 in float32).
 """
 
 from __future__ import annotations
@@ -24,8 +25,13 @@ import torch
 from iclab.attention._registry import register_normaliser
 from iclab.errors import ConfigError
 
-__all__ = ["affine_attention_weights", "affine_squared_attention_weights", "one_plus_tanh_attention_weights",
-           "activation_slope", "ACTIVATIONS"]
+__all__ = [
+    "affine_attention_weights",
+    "affine_squared_attention_weights",
+    "one_plus_tanh_attention_weights",
+    "activation_slope",
+    "ACTIVATIONS",
+]
 
 # Normaliser name -> the activation it uses, for reports.
 ACTIVATIONS = {"softmax": "exp(s)", "affine": "1 + Cs", "affine_squared": "(1 + Cs)²", "one_plus_tanh": "1 + tanh(s)"}
@@ -39,14 +45,13 @@ def _check_c(C) -> float:
 
 def _normalise(activation, scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
     """``f / f.sum(-1)`` with ``f = activation(scores)`` over visible keys; masked keys and keys scored −inf 0; a zero
-    row sum gives zeros. Half precision is computed in float64 and rounded to the input dtype."""
-    work = scores.double() if scores.dtype in (torch.float16, torch.bfloat16) else scores
-    hidden = torch.isneginf(work)
+    row sum gives zeros."""
+    hidden = torch.isneginf(scores)
     if mask is not None:
-        hidden = hidden | ~torch.broadcast_to(mask, work.shape)
-    f = activation(work.masked_fill(hidden, 0.0)).masked_fill(hidden, 0.0)
+        hidden = hidden | ~torch.broadcast_to(mask, scores.shape)
+    f = activation(scores.masked_fill(hidden, 0.0)).masked_fill(hidden, 0.0)
     denom = f.sum(-1, keepdim=True)
-    return (f / torch.where(denom == 0, torch.ones_like(denom), denom) * (denom != 0)).to(scores.dtype)
+    return f / torch.where(denom == 0, torch.ones_like(denom), denom) * (denom != 0)
 
 
 @register_normaliser("affine")
@@ -57,8 +62,9 @@ def affine_attention_weights(scores: torch.Tensor, mask: torch.Tensor | None = N
 
 
 @register_normaliser("affine_squared")
-def affine_squared_attention_weights(scores: torch.Tensor, mask: torch.Tensor | None = None,
-                                     C: float = 1.0) -> torch.Tensor:
+def affine_squared_attention_weights(
+    scores: torch.Tensor, mask: torch.Tensor | None = None, C: float = 1.0
+) -> torch.Tensor:
     """Weights :math:`(1 + Cs_k)^2/\\sum_{k'}(1 + Cs_{k'})^2` over visible keys (module docstring)."""
     c = _check_c(C)
     return _normalise(lambda s: (1.0 + c * s) ** 2, scores, mask)
@@ -67,7 +73,7 @@ def affine_squared_attention_weights(scores: torch.Tensor, mask: torch.Tensor | 
 @register_normaliser("one_plus_tanh")
 def one_plus_tanh_attention_weights(scores: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
     """Weights :math:`(1 + \\tanh s_k)/\\sum_{k'}(1 + \\tanh s_{k'})` over visible keys (module docstring)."""
-    return _normalise(lambda s: 1.0 + torch.tanh(s), scores, mask)
+    return _normalise(lambda s: 2.0 * torch.sigmoid(2.0 * s), scores, mask)
 
 
 def activation_slope(name: str, C: float = 1.0) -> float:

@@ -27,8 +27,15 @@ from iclab.attention._registry import register_normaliser
 from iclab.attention._softmax import check_tau, softmax
 from iclab.errors import ConfigError
 
-__all__ = ["PAPER_COEFFS", "PAPER_THRESHOLD", "adaptive_softmax", "adaptive_beta", "row_entropy", "check_coeffs",
-           "polyval"]
+__all__ = [
+    "PAPER_COEFFS",
+    "PAPER_THRESHOLD",
+    "adaptive_softmax",
+    "adaptive_beta",
+    "row_entropy",
+    "check_coeffs",
+    "polyval",
+]
 
 PAPER_COEFFS: tuple[float, ...] = (-0.037, 0.481, -2.3, 4.917, -1.791)  # highest degree first (Fig. 4; note §3.5)
 PAPER_THRESHOLD: float = 0.5  # nats: "don't overcorrect low-entropy heads"
@@ -42,8 +49,11 @@ def check_coeffs(coeffs: Sequence[float], threshold: float) -> tuple[float, ...]
         raise ConfigError("coeffs", coeffs, "a non-empty sequence of finite numbers, highest degree first") from None
     if not c or not all(torch.isfinite(torch.tensor(c))):
         raise ConfigError("coeffs", coeffs, "a non-empty sequence of finite numbers, highest degree first")
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not torch.isfinite(
-            torch.tensor(float(threshold))):
+    if (
+        isinstance(threshold, bool)
+        or not isinstance(threshold, (int, float))
+        or not torch.isfinite(torch.tensor(float(threshold)))
+    ):
         raise ConfigError("threshold", threshold, "a finite entropy threshold in nats")
     return c
 
@@ -73,17 +83,24 @@ def row_entropy(logits: torch.Tensor, mask: torch.Tensor | None = None, eps: flo
     return lse - (p * logits.masked_fill(~m, 0.0)).sum(-1, keepdim=True)
 
 
-def adaptive_beta(H: torch.Tensor, coeffs: Sequence[float] = PAPER_COEFFS,
-                  threshold: float = PAPER_THRESHOLD) -> torch.Tensor:
+def adaptive_beta(
+    H: torch.Tensor, coeffs: Sequence[float] = PAPER_COEFFS, threshold: float = PAPER_THRESHOLD
+) -> torch.Tensor:
     r""":math:`\beta(H) = \max(\mathrm{polyval}(C, H), 1)` where :math:`H >` threshold, else 1 (Fig. 4)."""
     poly = torch.clamp(polyval(coeffs, H), min=1.0)
     return torch.where(H > threshold, poly, torch.ones_like(poly))
 
 
 @register_normaliser("adaptive_softmax")
-def adaptive_softmax(scores: torch.Tensor, mask: torch.Tensor | None = None, coeffs: Sequence[float] = PAPER_COEFFS,
-                     threshold: float = PAPER_THRESHOLD, tau: float | torch.Tensor = 1.0, eps: float = 1e-9,
-                     detach_beta: bool = False) -> torch.Tensor:
+def adaptive_softmax(
+    scores: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    coeffs: Sequence[float] = PAPER_COEFFS,
+    threshold: float = PAPER_THRESHOLD,
+    tau: float | torch.Tensor = 1.0,
+    eps: float = 1e-9,
+    detach_beta: bool = False,
+) -> torch.Tensor:
     """Entropy-adaptive softmax over keys (Fig. 4 of arXiv:2410.01104, see module docstring); logits are ``scores / tau``."""
     tau = check_tau(tau)
     c = check_coeffs(coeffs, threshold)

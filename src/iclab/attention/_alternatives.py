@@ -24,8 +24,9 @@ __all__ = ["sigmoid_attention_weights", "ssmax"]
 
 
 @register_normaliser("sigmoid")
-def sigmoid_attention_weights(scores: torch.Tensor, mask: torch.Tensor | None = None, tau: float = 1.0,
-                              bias: float | None = 0.0) -> torch.Tensor:
+def sigmoid_attention_weights(
+    scores: torch.Tensor, mask: torch.Tensor | None = None, tau: float = 1.0, bias: float | None = 0.0
+) -> torch.Tensor:
     r"""Sigmoid attention :math:`\sigma(s/\tau + b)` (``bias=None``: :math:`b=-\log n_{\rm visible}`)."""
     tau = check_tau(tau)
     if bias is None:
@@ -41,8 +42,7 @@ def sigmoid_attention_weights(scores: torch.Tensor, mask: torch.Tensor | None = 
 
 
 @register_normaliser("ssmax")
-def ssmax(scores: torch.Tensor, mask: torch.Tensor | None = None, scale: float = 1.0,
-          tau: float = 1.0) -> torch.Tensor:
+def ssmax(scores: torch.Tensor, mask: torch.Tensor | None = None, scale: float = 1.0, tau: float = 1.0) -> torch.Tensor:
     r"""Length-scaled softmax :math:`\mathrm{softmax}(s\cdot \mathrm{scale}\cdot\log n/\tau)`, n = visible keys."""
     tau = check_tau(tau)
     if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0 or scale == float("inf"):

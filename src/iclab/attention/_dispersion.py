@@ -39,8 +39,9 @@ def logit_spread(scores: torch.Tensor, mask: torch.Tensor | None = None) -> torc
     return torch.where(m.any(-1), hi - lo, torch.full_like(hi, float("nan")))
 
 
-def dispersion_bounds(delta: float | torch.Tensor, n: float | torch.Tensor,
-                      tau: float | torch.Tensor = 1.0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def dispersion_bounds(
+    delta: float | torch.Tensor, n: float | torch.Tensor, tau: float | torch.Tensor = 1.0
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     r"""Lemma 2.1 ``(lower, upper, top_upper)``: :math:`e^{-\delta/\theta}/n`, :math:`e^{\delta/\theta}/n` and
     :math:`e^{\delta/\theta}/(e^{\delta/\theta}+n-1)` (broadcast over ``delta`` and ``n``)."""
     tau = check_tau(tau)
@@ -49,8 +50,9 @@ def dispersion_bounds(delta: float | torch.Tensor, n: float | torch.Tensor,
     return torch.exp(-d) / n, torch.exp(d) / n, torch.exp(d) / (torch.exp(d) + n - 1)
 
 
-def dispersion_summary(scores: torch.Tensor, mask: torch.Tensor | None = None,
-                       tau: float | torch.Tensor = 1.0) -> dict[str, torch.Tensor]:
+def dispersion_summary(
+    scores: torch.Tensor, mask: torch.Tensor | None = None, tau: float | torch.Tensor = 1.0
+) -> dict[str, torch.Tensor]:
     """Per-row ``entropy``, ``max_coef``, ``min_coef`` (over visible keys), ``delta``, ``n`` and the Lemma 2.1
     ``lower``/``upper``/``top_upper`` bounds for ``softmax(scores / tau, mask)``."""
     w = softmax(scores, mask, tau=tau)  # (..., n_q, n_k)
@@ -58,6 +60,13 @@ def dispersion_summary(scores: torch.Tensor, mask: torch.Tensor | None = None,
     vis = torch.ones_like(w, dtype=torch.bool) if mask is None else torch.broadcast_to(mask, w.shape)
     delta = logit_spread(scores, mask)
     lo, hi, top = dispersion_bounds(torch.nan_to_num(delta, nan=0.0), torch.clamp(n, min=1.0), tau)
-    return {"entropy": attention_entropy(w), "max_coef": max_coefficient(w),
-            "min_coef": w.masked_fill(~vis, float("inf")).amin(-1), "delta": delta, "n": n,
-            "lower": lo, "upper": hi, "top_upper": top}
+    return {
+        "entropy": attention_entropy(w),
+        "max_coef": max_coefficient(w),
+        "min_coef": w.masked_fill(~vis, float("inf")).amin(-1),
+        "delta": delta,
+        "n": n,
+        "lower": lo,
+        "upper": hi,
+        "top_upper": top,
+    }

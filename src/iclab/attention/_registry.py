@@ -22,8 +22,16 @@ import torch
 
 from iclab.errors import ConfigError
 
-__all__ = ["Normaliser", "register_normaliser", "get_normaliser", "check_params", "normalise", "normaliser_names",
-           "check_scores", "check_mask"]
+__all__ = [
+    "Normaliser",
+    "register_normaliser",
+    "get_normaliser",
+    "check_params",
+    "normalise",
+    "normaliser_names",
+    "check_scores",
+    "check_mask",
+]
 
 
 class Normaliser(Protocol):
@@ -58,8 +66,12 @@ def _checked(name: str, fn: Normaliser) -> Normaliser:
     def normaliser(scores: torch.Tensor, mask: torch.Tensor | None = None, **kwargs) -> torch.Tensor:
         unknown = [k for k in kwargs if k not in allowed]
         if unknown:
-            raise ConfigError(unknown[0], kwargs[unknown[0]], message=f"unknown keyword {unknown[0]!r} for the "
-                              f"{name!r} normaliser; allowed: " + (", ".join(allowed) or "none"))
+            raise ConfigError(
+                unknown[0],
+                kwargs[unknown[0]],
+                message=f"unknown keyword {unknown[0]!r} for the "
+                f"{name!r} normaliser; allowed: " + (", ".join(allowed) or "none"),
+            )
         check_scores(scores)
         check_mask(mask, scores)
         if scores.dtype in _HALF:
@@ -72,10 +84,16 @@ def _checked(name: str, fn: Normaliser) -> Normaliser:
 def check_scores(scores) -> None:
     """ConfigError unless ``scores`` is a floating-point torch tensor with a key axis."""
     if not isinstance(scores, torch.Tensor) or not scores.is_floating_point() or scores.dim() < 1:
-        what = f"<{type(scores).__name__}>" if not isinstance(scores, torch.Tensor) else \
-            f"<tensor of dtype {scores.dtype}, shape {tuple(scores.shape)}>"
-        raise ConfigError("scores", what, message=f"invalid scores={what}: expected a floating-point torch.Tensor "
-                          "of shape (..., n_queries, n_keys)")
+        what = (
+            f"<{type(scores).__name__}>"
+            if not isinstance(scores, torch.Tensor)
+            else f"<tensor of dtype {scores.dtype}, shape {tuple(scores.shape)}>"
+        )
+        raise ConfigError(
+            "scores",
+            what,
+            message=f"invalid scores={what}: expected a floating-point torch.Tensor of shape (..., n_queries, n_keys)",
+        )
 
 
 def check_mask(mask, scores: torch.Tensor) -> None:
@@ -89,10 +107,17 @@ def check_mask(mask, scores: torch.Tensor) -> None:
         except RuntimeError:
             ok = False
     if not ok:
-        what = (f"<tensor of dtype {mask.dtype}, shape {tuple(mask.shape)}>" if isinstance(mask, torch.Tensor)
-                else f"<{type(mask).__name__}>")
-        raise ConfigError("mask", what, message=f"invalid mask={what}: expected a bool tensor (True = visible key) "
-                          f"broadcastable to the scores' shape {tuple(scores.shape)}")
+        what = (
+            f"<tensor of dtype {mask.dtype}, shape {tuple(mask.shape)}>"
+            if isinstance(mask, torch.Tensor)
+            else f"<{type(mask).__name__}>"
+        )
+        raise ConfigError(
+            "mask",
+            what,
+            message=f"invalid mask={what}: expected a bool tensor (True = visible key) "
+            f"broadcastable to the scores' shape {tuple(scores.shape)}",
+        )
 
 
 def normaliser_names() -> list[str]:
@@ -121,9 +146,13 @@ def check_params(name: str, fn: Normaliser, params: dict) -> None:
     takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values())
     unknown = sorted(set(params) - set(allowed))
     if unknown and not takes_any:
-        raise ConfigError(f"attention_params[{unknown[0]!r}]", params[unknown[0]],
-                          f"a parameter of {name!r}: one of " + ", ".join(allowed) if allowed
-                          else f"no parameters ({name!r} takes none)")
+        raise ConfigError(
+            f"attention_params[{unknown[0]!r}]",
+            params[unknown[0]],
+            f"a parameter of {name!r}: one of " + ", ".join(allowed)
+            if allowed
+            else f"no parameters ({name!r} takes none)",
+        )
     try:
         fn(torch.zeros(1, 2, dtype=torch.float64), None, **params)
     except ConfigError:

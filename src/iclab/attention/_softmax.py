@@ -61,7 +61,9 @@ def softmax(scores: torch.Tensor, mask: torch.Tensor | None = None, tau: float |
 
 
 @register_normaliser("approx_softmax")
-def approx_softmax(scores: torch.Tensor, mask: torch.Tensor | None = None, tau: float | torch.Tensor = 1.0) -> torch.Tensor:
+def approx_softmax(
+    scores: torch.Tensor, mask: torch.Tensor | None = None, tau: float | torch.Tensor = 1.0
+) -> torch.Tensor:
     """First-order, row-normalised surrogate of softmax (Eq. 5 of arXiv:2511.01292): ``(1 + S - mean_k S) / n``, ``S = scores/tau``.
 
     With a mask, ``n`` and the mean run over visible keys only; masked keys get weight 0. A score of ``-inf``
@@ -76,11 +78,16 @@ def approx_softmax(scores: torch.Tensor, mask: torch.Tensor | None = None, tau: 
 
 
 @register_normaliser("linear")
-def linear_attention_weights(scores: torch.Tensor, mask: torch.Tensor | None = None, tau: float | torch.Tensor = 1.0) -> torch.Tensor:
+def linear_attention_weights(
+    scores: torch.Tensor, mask: torch.Tensor | None = None, tau: float | torch.Tensor = 1.0
+) -> torch.Tensor:
     """Linear attention weights ``scores / n`` (Eq. 6 of arXiv:2511.01292). ``tau`` is accepted for a uniform
     interface and must be 1: linear attention has no temperature."""
-    if isinstance(tau, (bool, str)) or not isinstance(tau, (int, float, torch.Tensor, np.ndarray)) or \
-            not bool(torch.all(torch.as_tensor(tau) == 1)):
+    if (
+        isinstance(tau, (bool, str))
+        or not isinstance(tau, (int, float, torch.Tensor, np.ndarray))
+        or not bool(torch.all(torch.as_tensor(tau) == 1))
+    ):
         raise ConfigError("tau", tau, "1 (linear attention has no temperature)")
     n = torch.clamp(visible_count(scores, mask), min=1.0)
     w = scores / n

@@ -68,8 +68,14 @@ def _fused_pass1(qs, k, mask_b, causal):
     :math:`\bar k = \sum_j p_j k_j` and :math:`\mathrm{lse}_j(e)`; then :math:`\mu = \sum_j p_j e_j = q_s\cdot\bar k`.
     """
     op = getattr(torch.ops.aten, "_scaled_dot_product_flash_attention_for_cpu", None)
-    if not FUSED_PASS1 or op is None or qs.device.type != "cpu" or mask_b is not None or qs.dim() != 4 \
-            or not ctx_sdpa_ok(causal, qs.shape[-2], k.shape[-2]):
+    if (
+        not FUSED_PASS1
+        or op is None
+        or qs.device.type != "cpu"
+        or mask_b is not None
+        or qs.dim() != 4
+        or not ctx_sdpa_ok(causal, qs.shape[-2], k.shape[-2])
+    ):
         return None
     try:
         kbar, lse = op(qs, k, k, 0.0, bool(causal), scale=1.0)  # (B, H, n_q, d), (B, H, n_q)
@@ -134,8 +140,9 @@ class _AdaptiveAttention(torch.autograd.Function):
         # pass 2: softmax(beta e) @ v = ordinary attention with per-row scale beta (note §4.5)
         qb = qs * beta  # (..., n_q, d)
         if ctx_sdpa_ok(causal, n_q, n_k):  # the fused flash kernel, itself streaming over keys
-            out = torch.nn.functional.scaled_dot_product_attention(qb, k, v, attn_mask=mask, is_causal=causal,
-                                                                   scale=1.0)  # (..., n_q, d_v)
+            out = torch.nn.functional.scaled_dot_product_attention(
+                qb, k, v, attn_mask=mask, is_causal=causal, scale=1.0
+            )  # (..., n_q, d_v)
             out = torch.where(alive, out, torch.zeros_like(out))  # fully masked rows: zeros, not NaN
         else:
             shift2 = beta * base  # >= max_j beta e_j (max, or lse <= max + log n): a fixed shift, no rescaling
@@ -215,10 +222,18 @@ def auto_chunk(q: torch.Tensor) -> int:
     return max(1024, AUTO_CHUNK_ELEMENTS // rows)
 
 
-def adaptive_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None = None,
-                       chunk: int | None = None, coeffs: Sequence[float] = PAPER_COEFFS,
-                       threshold: float = PAPER_THRESHOLD, scale: float | None = None, causal: bool = False,
-                       detach_beta: bool = False) -> torch.Tensor:
+def adaptive_attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    chunk: int | None = None,
+    coeffs: Sequence[float] = PAPER_COEFFS,
+    threshold: float = PAPER_THRESHOLD,
+    scale: float | None = None,
+    causal: bool = False,
+    detach_beta: bool = False,
+) -> torch.Tensor:
     """Adaptive-temperature attention in two streaming passes over key chunks (module docstring; docs/papers/dispersion.md §4.5).
 
     Args:
@@ -233,18 +248,29 @@ def adaptive_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: 
     if chunk is None:
         chunk = auto_chunk(q)
     check_int("chunk", chunk, 1)
-    if q.dim() < 2 or k.dim() != q.dim() or v.dim() != q.dim() or q.shape[:-2] != k.shape[:-2] \
-            or k.shape[:-2] != v.shape[:-2] or q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
-        raise ConfigError("q/k/v", f"{tuple(q.shape)}/{tuple(k.shape)}/{tuple(v.shape)}",
-                          "(..., n_q, d), (..., n_k, d), (..., n_k, d_v) with equal leading dims")
+    if (
+        q.dim() < 2
+        or k.dim() != q.dim()
+        or v.dim() != q.dim()
+        or q.shape[:-2] != k.shape[:-2]
+        or k.shape[:-2] != v.shape[:-2]
+        or q.shape[-1] != k.shape[-1]
+        or k.shape[-2] != v.shape[-2]
+    ):
+        raise ConfigError(
+            "q/k/v",
+            f"{tuple(q.shape)}/{tuple(k.shape)}/{tuple(v.shape)}",
+            "(..., n_q, d), (..., n_k, d), (..., n_k, d_v) with equal leading dims",
+        )
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
     mask_b = None
     if mask is not None:
         try:
             mask_b = torch.broadcast_to(mask.bool(), q.shape[:-1] + (k.shape[-2],))  # a view: no n_q x n_k copy
         except RuntimeError:
-            raise ConfigError("mask", tuple(mask.shape), f"broadcastable to {tuple(q.shape[:-1] + (k.shape[-2],))}") \
-                from None
+            raise ConfigError(
+                "mask", tuple(mask.shape), f"broadcastable to {tuple(q.shape[:-1] + (k.shape[-2],))}"
+            ) from None
     sdpa_mask = None
     if mask is not None and causal:  # combine once: a bool (..., n_q, n_k) mask, 1 byte per entry
         tri = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool, device=q.device).tril(k.shape[-2] - q.shape[-2])
@@ -254,5 +280,6 @@ def adaptive_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: 
         sdpa_mask = mask.bool()
         while sdpa_mask.dim() < q.dim():
             sdpa_mask = sdpa_mask[None]
-    return _AdaptiveAttention.apply(q, k, v, sdpa_mask, mask_b, chunk, c, float(threshold), scale, bool(causal),
-                                    bool(detach_beta))
+    return _AdaptiveAttention.apply(
+        q, k, v, sdpa_mask, mask_b, chunk, c, float(threshold), scale, bool(causal), bool(detach_beta)
+    )

@@ -21,8 +21,12 @@ import typer
 from iclab.cli._global_options import global_options, show_progress
 from iclab.errors import IclabError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="iclab: in-context learning in softmax attention — theory, experiments, temperature control.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="iclab: in-context learning in softmax attention — theory, experiments, temperature control.",
+)
 app.callback()(global_options)
 
 __all__ = ["app", "main", "show_progress", "one_line"]
@@ -47,14 +51,16 @@ _MAX_ERROR = 600  # characters of one error line
 def one_line(text: str, limit: int = _MAX_ERROR) -> str:
     """``text`` on one line, cut in the middle beyond ``limit`` characters."""
     text = " ".join(str(text).split())
-    return text if len(text) <= limit else f"{text[: limit // 2]} … {text[-limit // 3:]}"
+    return text if len(text) <= limit else f"{text[: limit // 2]} … {text[-limit // 3 :]}"
 
 
 @contextmanager
 def _noting_sigint(seen: list):
     """Append to ``seen`` when SIGINT arrives (then raise KeyboardInterrupt as Python does)."""
-    if threading.current_thread() is not threading.main_thread() or \
-            signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
         yield
         return
 

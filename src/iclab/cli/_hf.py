@@ -64,8 +64,10 @@ def _load(model: str, device: str, dtype: str, generate: bool = False):
     """Load the model (``generate``: it must be a causal LM that can generate, for ``--task``)."""
     from iclab.hf import load_model
 
-    need = ("a causal language model that can generate (--task scores its greedy answers); for an encoder such as "
-            "'minilm' use --prompts FILE --shifted FILE")
+    need = (
+        "a causal language model that can generate (--task scores its greedy answers); for an encoder such as "
+        "'minilm' use --prompts FILE --shifted FILE"
+    )
     try:
         m, tok, src = load_model(model, causal=True if generate else None, dtype=dtype)
     except ConfigError as exc:
@@ -121,8 +123,10 @@ def _layer_table(mom) -> str:
     rho = mom.rho()
     for l in range(mom.mean.shape[0]):
         w = np.maximum(mom.rows[l], 1)
-        lines.append(f"{l:5d} {mom.layer_mean[l]:9.4f} {mom.layer_var[l]:9.4f} {rho[l]:9.4f} "
-                     f"{np.average(mom.spread[l], weights=w):8.3f} {np.average(mom.entropy[l], weights=w):8.3f}")
+        lines.append(
+            f"{l:5d} {mom.layer_mean[l]:9.4f} {mom.layer_var[l]:9.4f} {rho[l]:9.4f} "
+            f"{np.average(mom.spread[l], weights=w):8.3f} {np.average(mom.entropy[l], weights=w):8.3f}"
+        )
     return "\n".join(lines)
 
 
@@ -163,8 +167,16 @@ def probe(
     texts = read_prompts(prompts)
     _check_out(out)
     m, tok = _load(model, device, dtype)
-    mom = probe_prompts(m, tok, texts, positions=_positions(positions), batch_size=batch_size, key_start=key_start,
-                        tau=tau, progress=show_progress())
+    mom = probe_prompts(
+        m,
+        tok,
+        texts,
+        positions=_positions(positions),
+        batch_size=batch_size,
+        key_start=key_start,
+        tau=tau,
+        progress=show_progress(),
+    )
     typer.echo(_layer_table(mom))
     typer.echo(f"mean entropy {mom.mean_entropy():.4f} nats over {len(texts)} prompts")
     if out is not None:
@@ -200,7 +212,9 @@ def tau(
     parse_dtype(dtype)
     _check_out(out)
     if (task is None) == (prompts is None):
-        raise ConfigError("--task/--prompts", (task, prompts), "exactly one of --task NAME or --prompts FILE --shifted FILE")
+        raise ConfigError(
+            "--task/--prompts", (task, prompts), "exactly one of --task NAME or --prompts FILE --shifted FILE"
+        )
     score = None
     if task is not None:
         from iclab.hf import build_prompts, exact_match, get_task, greedy_answers, split_items
@@ -221,8 +235,17 @@ def tau(
             raise ConfigError("--shifted", None, "a shifted prompts file together with --prompts")
         clean, noisy = read_prompts(prompts), read_prompts(shifted)
         m, tok = _load(model, device, dtype)
-    est = estimate_tau(m, tok, clean, noisy, score=score, grid=grid, key_start=key_start, batch_size=batch_size,
-                       progress=show_progress())
+    est = estimate_tau(
+        m,
+        tok,
+        clean,
+        noisy,
+        score=score,
+        grid=grid,
+        key_start=key_start,
+        batch_size=batch_size,
+        progress=show_progress(),
+    )
     typer.echo(f"{'layer':>5} {'rho_clean':>10} {'rho_shift':>10} {'tau':>7}")
     for l, (a, b, t_) in enumerate(zip(est.rho_clean, est.rho_shifted, est.layer_tau)):
         typer.echo(f"{l:5d} {a:10.4f} {b:10.4f} {t_:7.3f}" + ("" if est.valid[l] else "  (ratio invalid -> 1)"))

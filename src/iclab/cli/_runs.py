@@ -33,8 +33,9 @@ def _folder_option(flag: str, value: Optional[str]) -> Optional[Path]:
     return Path(value)
 
 
-def _check_executor(executor: str, workers: Optional[int], address: Optional[str],
-                    cell_timeout: Optional[float]) -> None:
+def _check_executor(
+    executor: str, workers: Optional[int], address: Optional[str], cell_timeout: Optional[float]
+) -> None:
     """Every executor argument checked once, before any run folder is made (a Ray --address is also reached)."""
     from iclab.config import check_int, check_positive
     from iclab.runs import EXECUTORS, make_executor
@@ -59,8 +60,10 @@ def _check_report_folder(folder: Path) -> None:
     except OSError as exc:
         raise RunFolderError(f"cannot use {folder} for the report: {exc.strerror or exc}") from None
     if not ours:
-        raise RunFolderError(f"{folder} holds files iclab did not write (no iclab index.html); the report would "
-                             "replace them: pass --root with a new folder")
+        raise RunFolderError(
+            f"{folder} holds files iclab did not write (no iclab index.html); the report would "
+            "replace them: pass --root with a new folder"
+        )
 
 
 def _preset(quick: bool, full: bool, preset: Optional[str] = None) -> str:
@@ -76,27 +79,42 @@ def run(
     experiment: str = typer.Argument(..., help="experiment name (see `iclab list`)"),
     quick: bool = typer.Option(False, "--quick", help="the quick preset (default)"),
     full: bool = typer.Option(False, "--full", help="the full preset (the largest sweep)"),
-    preset: Optional[str] = typer.Option(None, "--preset", help="a preset by name: quick, full or paper "
-                                         "(the paper's settings for every claim that fits on a CPU)"),
-    set_: List[str] = typer.Option([], "--set", help="override a config field: key=value (repeatable; "
-                                   "`iclab show NAME` lists the fields)"),
-    config_file: Optional[Path] = typer.Option(None, "--config", help="TOML, YAML or JSON file of config fields "
-                                               "(`iclab show NAME --format toml` writes one); --set wins over it"),
+    preset: Optional[str] = typer.Option(
+        None,
+        "--preset",
+        help="a preset by name: quick, full or paper (the paper's settings for every claim that fits on a CPU)",
+    ),
+    set_: List[str] = typer.Option(
+        [], "--set", help="override a config field: key=value (repeatable; `iclab show NAME` lists the fields)"
+    ),
+    config_file: Optional[Path] = typer.Option(
+        None,
+        "--config",
+        help="TOML, YAML or JSON file of config fields "
+        "(`iclab show NAME --format toml` writes one); --set wins over it",
+    ),
     seed: Optional[int] = typer.Option(None, "--seed", help="base seed"),
-    out: Optional[str] = typer.Option(None, "--out", help="run folder (default runs/<experiment>-<preset>); a new "
-                                      "or empty folder, or a run folder of the same config"),
+    out: Optional[str] = typer.Option(
+        None,
+        "--out",
+        help="run folder (default runs/<experiment>-<preset>); a new "
+        "or empty folder, or a run folder of the same config",
+    ),
     executor: str = typer.Option("local", "--executor", help="serial | local | ray"),
     workers: Optional[int] = typer.Option(None, "--workers", help="worker processes (local) / CPUs (ray)"),
     address: Optional[str] = typer.Option(None, "--address", help="Ray cluster address (ray executor)"),
     force: bool = typer.Option(False, "--force", help="discard results of another config in --out"),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="rerun cells that failed before"),
-    cell_timeout: Optional[float] = typer.Option(None, "--cell-timeout", help="fail a cell that runs longer than "
-                                                 "this many seconds (the sweep goes on)"),
-    no_budget_check: bool = typer.Option(False, "--no-budget-check", help="run even when the estimated memory or "
-                                         "time of a cell exceeds this machine's"),
+    cell_timeout: Optional[float] = typer.Option(
+        None, "--cell-timeout", help="fail a cell that runs longer than this many seconds (the sweep goes on)"
+    ),
+    no_budget_check: bool = typer.Option(
+        False, "--no-budget-check", help="run even when the estimated memory or time of a cell exceeds this machine's"
+    ),
     tracker: Optional[str] = typer.Option(None, "--tracker", help=TRACKER_HELP),
-    dry_run: bool = typer.Option(False, "--dry-run", help="check the config and print the cells and the run "
-                                 "folder; run and write nothing"),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="check the config and print the cells and the run folder; run and write nothing"
+    ),
 ) -> None:
     """Run (or resume) one experiment; writes results, figures and report.md into the run folder."""
     from iclab.report import run_and_report
@@ -111,12 +129,25 @@ def run(
         return
     for line in plan:
         logger.info(line)
-    result = run_and_report(experiment, _preset(quick, full, preset), overrides=overrides, seed=seed, out=out_dir,
-                            executor=executor, workers=workers, address=address, force=force,
-                            retry_failed=retry_failed, progress=show_progress(), cell_timeout=cell_timeout,
-                            budget_check=not no_budget_check)
-    typer.echo(f"{experiment}: {len(result.results)} cells done, {len(result.failed)} failed ({result.computed} run now, "
-               f"{result.reused} read back) -> {result.path / 'report.md'}")
+    result = run_and_report(
+        experiment,
+        _preset(quick, full, preset),
+        overrides=overrides,
+        seed=seed,
+        out=out_dir,
+        executor=executor,
+        workers=workers,
+        address=address,
+        force=force,
+        retry_failed=retry_failed,
+        progress=show_progress(),
+        cell_timeout=cell_timeout,
+        budget_check=not no_budget_check,
+    )
+    typer.echo(
+        f"{experiment}: {len(result.results)} cells done, {len(result.failed)} failed ({result.computed} run now, "
+        f"{result.reused} read back) -> {result.path / 'report.md'}"
+    )
     track_run(tracker, result)
     if len(result.failed):
         raise SystemExit(1)  # (typer.Exit is swallowed by main(): standalone_mode=False)
@@ -155,10 +186,19 @@ def reproduce(
     for name in names:
         typer.echo(f"== {name} ({preset})", err=True)
         try:
-            result = run_and_report(name, preset, out=default_run_dir(name, preset, root), executor=executor,
-                                    workers=workers, address=address, force=force, retry_failed=retry_failed,
-                                    progress=show_progress(), cell_timeout=cell_timeout,
-                                    budget_check=not no_budget_check)
+            result = run_and_report(
+                name,
+                preset,
+                out=default_run_dir(name, preset, root),
+                executor=executor,
+                workers=workers,
+                address=address,
+                force=force,
+                retry_failed=retry_failed,
+                progress=show_progress(),
+                cell_timeout=cell_timeout,
+                budget_check=not no_budget_check,
+            )
         except Exception as exc:  # noqa: BLE001 - one broken experiment must not lose the others
             failures.append(f"{name}: {type(exc).__name__}: {exc}")
             typer.echo(f"error in {name}: {exc}", err=True)
@@ -202,17 +242,19 @@ def report(run_dir: Path = typer.Argument(..., help="a run folder")) -> None:
 
     run = load_run(run_dir)
     if not len(run.results) and not len(run.failed):
-        raise IclabError(f"{run_dir} holds no finished or failed cell yet: nothing to report (the folder is left "
-                         "as it is)")
+        raise IclabError(
+            f"{run_dir} holds no finished or failed cell yet: nothing to report (the folder is left as it is)"
+        )
     result = RunResult(RunFolder(run.path, run.meta), run.config, run.results, run.failed, 0, 0)
     typer.echo(str(write_run_report(get_experiment(run.experiment), run.config, result)))
 
 
 @app.command("export")
-def export(run_dir: Path = typer.Argument(..., help="a run folder"),
-           fmt: str = typer.Option("csv", "--format", help="csv | parquet"),
-           out: Optional[str] = typer.Option(None, "--out", help="output file (default RUN_DIR/results.FORMAT)")
-           ) -> None:
+def export(
+    run_dir: Path = typer.Argument(..., help="a run folder"),
+    fmt: str = typer.Option("csv", "--format", help="csv | parquet"),
+    out: Optional[str] = typer.Option(None, "--out", help="output file (default RUN_DIR/results.FORMAT)"),
+) -> None:
     """Export a run's results table to CSV or Parquet."""
     from iclab.runs import EXPORT_FORMATS, export_results, read_export
 

@@ -28,10 +28,15 @@ def _needs(d: int, l: int, m: int) -> list:
     in chunks of 500 prompts), calibrated on a busy 2-core CPU (d = 1000 took ~30 s, 1e8 draws ~20 s)."""
     from iclab.budget import Need
 
-    needs = [Need({"--d": d}, memory=16 * 8.0 * d * d, seconds=d ** 3 / 3e7)]
+    needs = [Need({"--d": d}, memory=16 * 8.0 * d * d, seconds=d**3 / 3e7)]
     if m:
-        needs.append(Need({"--m": m, "--l": l, "--d": d}, memory=2 * 8.0 * min(m, 500) * l * d + 8.0 * d * d,
-                          seconds=m * l * d / 5e6 + m * l * d * d / 5e9))
+        needs.append(
+            Need(
+                {"--m": m, "--l": l, "--d": d},
+                memory=2 * 8.0 * min(m, 500) * l * d + 8.0 * d * d,
+                seconds=m * l * d / 5e6 + m * l * d * d / 5e9,
+            )
+        )
     return needs
 
 
@@ -41,8 +46,10 @@ def _finite(**values: float) -> None:
     if bad:
         from iclab.errors import IclabError
 
-        raise IclabError("the closed form is not finite for these inputs (" + ", ".join(bad) + "): a product of "
-                         "the scales leaves double precision; use values nearer 1")
+        raise IclabError(
+            "the closed form is not finite for these inputs (" + ", ".join(bad) + "): a product of "
+            "the scales leaves double precision; use values nearer 1"
+        )
 
 
 def _num(x: float) -> str:
@@ -83,8 +90,12 @@ def tau_opt_cmd(
     check_int("--seed", seed, 0)
     check_scale("--cov-scale", cov_scale)
     check_scale("--task-scale", task_scale)
-    for name, v in (("--sigma", sigma), ("--train-sigma", train_sigma), ("--mean-shift", mean_shift),
-                    ("--task-mean", task_mean)):
+    for name, v in (
+        ("--sigma", sigma),
+        ("--train-sigma", train_sigma),
+        ("--mean-shift", mean_shift),
+        ("--task-mean", task_mean),
+    ):
         check_scale(name, v, zero_ok=True)
     if not no_budget_check:
         check_budget(_needs(d, l, m), SECONDS_LIMIT)
@@ -92,13 +103,21 @@ def tau_opt_cmd(
         from iclab.data import GaussianRegression, generator_for
         from iclab.models import pretraining_covariance
 
-        sig_hat = pretraining_covariance(GaussianRegression(d=d, n=l - 1, sigma=train_sigma), m,
-                                         generator_for(seed, "pretrain", d, l))
+        sig_hat = pretraining_covariance(
+            GaussianRegression(d=d, n=l - 1, sigma=train_sigma), m, generator_for(seed, "pretrain", d, l)
+        )
     else:
         sig_hat = np.eye(d)
     weights = bayes_mimicking_weights(sig_hat, l, train_sigma)
-    coefs = T.coefficients(weights, l, mu_x=mean_along_ones(d, mean_shift), cov_x=cov_scale,
-                           mu_w=mean_along_ones(d, task_mean), cov_w=task_scale, sigma=sigma)
+    coefs = T.coefficients(
+        weights,
+        l,
+        mu_x=mean_along_ones(d, mean_shift),
+        cov_x=cov_scale,
+        mu_w=mean_along_ones(d, task_mean),
+        cov_w=task_scale,
+        sigma=sigma,
+    )
     _finite(a2=coefs.a2, a1=coefs.a1, c=coefs.c)
     t = coefs.tau_opt
     typer.echo(f"tau_opt = {_num(t)}   (Theorem 4.3: 2 a2 / a1)")
@@ -110,4 +129,6 @@ def tau_opt_cmd(
         iso = T.tau_opt_isotropic(d, l, cov_scale, task_scale, sigma, train_sigma)
         typer.echo(f"isotropic formula tau_opt = {_num(iso)}   (docs/papers/temperature.md §4.5, Σ̂ ≈ I)")
     if task_mean == 0 and mean_shift == 0 and sigma > 0:
-        typer.echo(f"Bayes error (Marchenko–Pastur, n = l - 1) = {_num(T.bayes_error_mp(d, l - 1, cov_scale, task_scale, sigma))}")
+        typer.echo(
+            f"Bayes error (Marchenko–Pastur, n = l - 1) = {_num(T.bayes_error_mp(d, l - 1, cov_scale, task_scale, sigma))}"
+        )

@@ -43,8 +43,14 @@ class CategoricalBatch:
     probs_query: torch.Tensor | None = None
 
     def _map(self, fn) -> "CategoricalBatch":
-        return CategoricalBatch(fn(self.x), fn(self.y), fn(self.x_query), fn(self.y_query), self.n_classes,
-                                None if self.probs_query is None else fn(self.probs_query))
+        return CategoricalBatch(
+            fn(self.x),
+            fn(self.y),
+            fn(self.x_query),
+            fn(self.y_query),
+            self.n_classes,
+            None if self.probs_query is None else fn(self.probs_query),
+        )
 
     def to(self, device) -> "CategoricalBatch":
         return self._map(lambda t: t.to(device))
@@ -121,8 +127,9 @@ class CategoricalICL(Config):
         phi = torch.exp(-sq / sigma2[:, None, :])  # (B, n, k)
         return self.scale * phi @ w  # (B, n, d')
 
-    def sample(self, batch: int, generator: torch.Generator | None = None,
-               dtype: torch.dtype = torch.float32) -> CategoricalBatch:
+    def sample(
+        self, batch: int, generator: torch.Generator | None = None, dtype: torch.dtype = torch.float32
+    ) -> CategoricalBatch:
         """Draw ``batch`` prompts (docs/papers/categorical.md §5.1, steps 1-6), vectorised over prompts."""
         check_int("batch", batch, 1)
         B, N, Q, d, k, C = batch, self.n_context, self.n_queries, self.d, self.n_clusters, self.n_classes
@@ -146,8 +153,9 @@ class CategoricalICL(Config):
         f = self.latent(xs, w_active, mu, sigma2)  # (B, N+Q, d')
         probs = torch.softmax(f @ W, dim=-1)  # (B, N+Q, C)
         ys = torch.multinomial(probs.reshape(-1, C), 1, generator=generator).reshape(B, N + Q)  # (B, N+Q)
-        return CategoricalBatch(xs[:, :N].to(dtype), ys[:, :N], xs[:, N:].to(dtype), ys[:, N:], C,
-                                probs[:, N:].to(dtype))
+        return CategoricalBatch(
+            xs[:, :N].to(dtype), ys[:, :N], xs[:, N:].to(dtype), ys[:, N:], C, probs[:, N:].to(dtype)
+        )
 
 
 @dataclass(frozen=True)
@@ -172,8 +180,11 @@ class FeatureClassPrompts:
 
     def __post_init__(self) -> None:
         if self.features.ndim != 2 or self.labels.ndim != 1 or self.labels.shape[0] != self.features.shape[0]:
-            raise ConfigError("features", tuple(self.features.shape),
-                              f"a (M, d) tensor with one label per row (labels {tuple(self.labels.shape)})")
+            raise ConfigError(
+                "features",
+                tuple(self.features.shape),
+                f"a (M, d) tensor with one label per row (labels {tuple(self.labels.shape)})",
+            )
         check_int("n_way", self.n_way, 2)
         check_int("shots", self.shots, 1)
         check_int("n_queries", self.n_queries, 1)
@@ -184,8 +195,9 @@ class FeatureClassPrompts:
         for c in self.classes:
             idx = torch.nonzero(self.labels == c).flatten()
             if idx.numel() < need:
-                raise ConfigError("classes", c, f"classes with >= shots + n_queries = {need} examples "
-                                                f"(class {c} has {idx.numel()})")
+                raise ConfigError(
+                    "classes", c, f"classes with >= shots + n_queries = {need} examples (class {c} has {idx.numel()})"
+                )
             pools.append(idx)
         # a (n_classes, m_max) index table padded per class, with a mask of the real entries: every example of
         # every class can be drawn (classes of unequal size are not truncated to the smallest)
@@ -203,7 +215,7 @@ class FeatureClassPrompts:
         B, W, S, Q = batch, self.n_way, self.shots, self.n_queries
         cls = torch.rand(B, K, generator=generator).argsort(-1)[:, :W]  # (B, W) positions in classes
         keys = torch.rand(B, W, m, generator=generator).masked_fill(~valid[cls], 2.0)  # padding sorts last
-        pick = keys.argsort(-1)[:, :, :S + Q]  # (B, W, S+Q) distinct real examples (w/o replacement)
+        pick = keys.argsort(-1)[:, :, : S + Q]  # (B, W, S+Q) distinct real examples (w/o replacement)
         rows = table[cls[:, :, None], pick]  # (B, W, S+Q) feature rows
         lab = torch.arange(W).expand(B, W)  # (B, W): relabelled 0..W-1 (classes are already in random order)
         ctx_rows = rows[:, :, :S].reshape(B, W * S)  # (B, N)
@@ -214,4 +226,3 @@ class FeatureClassPrompts:
         q_rows = rows[torch.arange(B)[:, None], q_cls, S + torch.arange(Q)]  # (B, Q): held-back examples
         x = self.features[ctx_rows]  # (B, N, d)
         return CategoricalBatch(x, ctx_lab, self.features[q_rows], q_cls, W)
-

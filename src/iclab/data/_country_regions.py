@@ -50,8 +50,7 @@ REGION_DOMAINS: dict[str, tuple[str, Callable[[dict, dict], str | None]]] = {
     "area": ("{name} covers {value} square kilometres.", lambda i, n: _number(i.get("area"))),
     "timezone": ("The clocks in {name} show {value}.", lambda i, n: _first(i.get("timezones"))),
     "borders": ("{name} shares a border with {value}.", _borders),
-    "language": ("The people of {name} speak the language with code {value}.",
-                 lambda i, n: _first(i.get("languages"))),
+    "language": ("The people of {name} speak the language with code {value}.", lambda i, n: _first(i.get("languages"))),
 }
 
 
@@ -104,6 +103,8 @@ def region_domain_sentences(seed: int, domains: tuple[str, ...], train_frac: flo
         for part, idx in zip(("train", "test"), _split(len(records), seed, train_frac)):
             rows = [(records[i], value_of(records[i], names)) for i in idx]
             rows = [(r, v) for r, v in rows if v]
-            out[domain][part] = ([template.format(name=r["name"], value=v) for r, v in rows],
-                                 torch.tensor([WORLD_REGIONS.index(r["region"]) for r, _ in rows]))
+            out[domain][part] = (
+                [template.format(name=r["name"], value=v) for r, v in rows],
+                torch.tensor([WORLD_REGIONS.index(r["region"]) for r, _ in rows]),
+            )
     return out

@@ -20,9 +20,19 @@ import torch
 from iclab.config import check_choice, check_int
 from iclab.errors import ConfigError
 
-__all__ = ["FeatureBatch", "FeaturePrompts", "feature_basis", "rotated_features", "overlap_features",
-           "aligned_features", "in_span_rotation", "shared_projection_features", "mean_feature", "check_gammas",
-           "check_orthonormal"]
+__all__ = [
+    "FeatureBatch",
+    "FeaturePrompts",
+    "feature_basis",
+    "rotated_features",
+    "overlap_features",
+    "aligned_features",
+    "in_span_rotation",
+    "shared_projection_features",
+    "mean_feature",
+    "check_gammas",
+    "check_orthonormal",
+]
 
 _TOL = 1e-6
 
@@ -208,8 +218,11 @@ def aligned_features(V: torch.Tensor, V_perp: torch.Tensor, M: torch.Tensor) -> 
         raise ConfigError("M", tuple(M.shape), f"a finite ({K}, {K}) alignment matrix")
     evals, evecs = torch.linalg.eigh(torch.eye(K, dtype=torch.float64) - M.T @ M)
     if float(evals.min()) < -1e-9:
-        raise ConfigError("M", f"spectral norm {float(torch.linalg.matrix_norm(M, 2)):.4g}",
-                          "an alignment with spectral norm <= 1 (singular values are cosines)")
+        raise ConfigError(
+            "M",
+            f"spectral norm {float(torch.linalg.matrix_norm(M, 2)):.4g}",
+            "an alignment with spectral norm <= 1 (singular values are cosines)",
+        )
     root = evecs @ torch.diag(evals.clamp(min=0).sqrt()) @ evecs.T  # (K, K)
     if float(root.abs().max()) < 1e-12:  # M orthogonal: U stays in span V
         return V @ M

@@ -111,8 +111,11 @@ def _as_cov(field: str, value: Any, d: int) -> np.ndarray:
     if not np.all(np.isfinite(arr)) or not np.allclose(arr, arr.T, rtol=1e-10, atol=1e-12):
         raise ConfigError(field, "a non-symmetric or non-finite matrix", "a symmetric positive-definite matrix")
     if np.linalg.eigvalsh(arr).min() <= 0:
-        raise ConfigError(field, f"min eigenvalue {np.linalg.eigvalsh(arr).min():.3g}",
-                          "a positive-definite covariance (all eigenvalues > 0)")
+        raise ConfigError(
+            field,
+            f"min eigenvalue {np.linalg.eigvalsh(arr).min():.3g}",
+            "a positive-definite covariance (all eigenvalues > 0)",
+        )
     return arr
 
 
@@ -145,14 +148,22 @@ class GaussianRegression:
             v = getattr(self, name)
             if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < low:
                 raise ConfigError(name, v, f"an integer >= {low}")
-        if (not isinstance(self.sigma, (int, float, np.floating)) or isinstance(self.sigma, bool)
-                or not np.isfinite(self.sigma) or self.sigma < 0):
+        if (
+            not isinstance(self.sigma, (int, float, np.floating))
+            or isinstance(self.sigma, bool)
+            or not np.isfinite(self.sigma)
+            or self.sigma < 0
+        ):
             raise ConfigError("sigma", self.sigma, "a finite noise level >= 0")
         if self.dtype not in (torch.float32, torch.float64):
             raise ConfigError("dtype", self.dtype, "torch.float32 or torch.float64")
         d = int(self.d)
-        m = {"mu_x": _as_mean("mu_x", self.mu_x, d), "mu_w": _as_mean("mu_w", self.mu_w, d),
-             "cov_x": _as_cov("cov_x", self.cov_x, d), "cov_w": _as_cov("cov_w", self.cov_w, d)}
+        m = {
+            "mu_x": _as_mean("mu_x", self.mu_x, d),
+            "mu_w": _as_mean("mu_w", self.mu_w, d),
+            "cov_x": _as_cov("cov_x", self.cov_x, d),
+            "cov_w": _as_cov("cov_w", self.cov_w, d),
+        }
         object.__setattr__(self, "_moments", m)
         object.__setattr__(self, "_chol", {k: np.linalg.cholesky(m[k]) for k in ("cov_x", "cov_w")})
 
@@ -197,8 +208,9 @@ class GaussianRegression:
 
     def with_task(self, mu_w: Any = None, cov_w: Any = None) -> "GaussianRegression":
         """Case II: task shift; ``None`` keeps the current value."""
-        return dataclasses.replace(self, mu_w=self.mu_w if mu_w is None else mu_w,
-                                   cov_w=self.cov_w if cov_w is None else cov_w)
+        return dataclasses.replace(
+            self, mu_w=self.mu_w if mu_w is None else mu_w, cov_w=self.cov_w if cov_w is None else cov_w
+        )
 
     def with_noise(self, sigma: float) -> "GaussianRegression":
         """Case III: noise shift, ``sigma <- sigma``."""
@@ -212,5 +224,7 @@ class GaussianRegression:
         def short(v: Any) -> str:
             return "None" if v is None else (repr(float(v)) if np.ndim(v) == 0 else f"<{np.shape(v)}>")
 
-        return (f"GaussianRegression(d={self.d}, n={self.n}, mu_x={short(self.mu_x)}, cov_x={short(self.cov_x)}, "
-                f"mu_w={short(self.mu_w)}, cov_w={short(self.cov_w)}, sigma={self.sigma})")
+        return (
+            f"GaussianRegression(d={self.d}, n={self.n}, mu_x={short(self.mu_x)}, cov_x={short(self.cov_x)}, "
+            f"mu_w={short(self.mu_w)}, cov_w={short(self.cov_w)}, sigma={self.sigma})"
+        )

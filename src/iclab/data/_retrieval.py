@@ -135,8 +135,9 @@ class AlgorithmicTask(Config):
         elif self.task == "running_max":
             tgt = torch.cummax(torch.where(mask, vals, small), 1).values
         else:  # successor value: min over visible x_j > x_i, or x_i itself for the maximum
-            cand = torch.where(mask[:, None, :] & (vals[:, None, :] > vals[:, :, None]), vals[:, None, :],
-                               big[:, None, :])  # (B, n_i, n_j)
+            cand = torch.where(
+                mask[:, None, :] & (vals[:, None, :] > vals[:, :, None]), vals[:, None, :], big[:, None, :]
+            )  # (B, n_i, n_j)
             succ = cand.amin(-1)
             tgt = torch.where(succ == V, vals, succ)
         tgt = torch.where(mask, tgt, torch.full_like(tgt, -100))

@@ -25,8 +25,16 @@ from iclab.attention import normalise
 from iclab.data import RegressionBatch
 from iclab.errors import ConfigError
 
-__all__ = ["one_step_gd", "debiased_gd", "preconditioned_gd", "kernel_regression", "OneStepGD", "DebiasedGD",
-           "PreconditionedGD", "KernelRegression"]
+__all__ = [
+    "one_step_gd",
+    "debiased_gd",
+    "preconditioned_gd",
+    "kernel_regression",
+    "OneStepGD",
+    "DebiasedGD",
+    "PreconditionedGD",
+    "KernelRegression",
+]
 
 
 def _split(batch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -48,7 +56,9 @@ def one_step_gd(batch: RegressionBatch, eta: float) -> torch.Tensor:
     return eta * (w * xq).sum(-1)
 
 
-def preconditioned_gd(batch: RegressionBatch, eta: float, omega: torch.Tensor | None = None, debias: bool = True) -> torch.Tensor:
+def preconditioned_gd(
+    batch: RegressionBatch, eta: float, omega: torch.Tensor | None = None, debias: bool = True
+) -> torch.Tensor:
     r""":math:`\frac\eta L\sum_\ell y_\ell(x_\ell-\bar x)^\top\Omega x_q` (``debias=False``: no
     centring), ``omega`` a ``(d, d)`` matrix (None: identity), ``(B,)`` (docs/papers/multihead.md §3.9)."""
     _check_eta(eta)
@@ -70,7 +80,9 @@ def debiased_gd(batch: RegressionBatch, eta: float) -> torch.Tensor:
     return preconditioned_gd(batch, eta, None, debias=True)
 
 
-def kernel_regression(batch: RegressionBatch, omega: Sequence[float], mu: Sequence[float], attention: str = "softmax") -> torch.Tensor:
+def kernel_regression(
+    batch: RegressionBatch, omega: Sequence[float], mu: Sequence[float], attention: str = "softmax"
+) -> torch.Tensor:
     r"""Sum of kernel regressors (docs/papers/multihead.md §3.3):
     :math:`\sum_h\mu_h\sum_\ell y_\ell\,\mathrm{norm}_\ell(\omega_h x_\ell^\top x_q)`, ``(B,)``."""
     xc, yc, xq = _split(batch)

@@ -32,8 +32,17 @@ import torch
 from iclab.data import GaussianRegression, RegressionBatch
 from iclab.errors import ConfigError
 
-__all__ = ["ols_weights", "ridge_weights", "bayes_posterior_mean", "OLS", "Ridge", "BayesPosteriorMean", "bayes_for",
-           "predict_with", "mse"]
+__all__ = [
+    "ols_weights",
+    "ridge_weights",
+    "bayes_posterior_mean",
+    "OLS",
+    "Ridge",
+    "BayesPosteriorMean",
+    "bayes_for",
+    "predict_with",
+    "mse",
+]
 
 
 def _context(batch, center: bool) -> tuple[torch.Tensor, torch.Tensor]:
@@ -68,8 +77,9 @@ def _prior(mu_w: Any, cov_w: Any, d: int, like: torch.Tensor) -> tuple[torch.Ten
     return mu, cov
 
 
-def bayes_posterior_mean(batch: RegressionBatch, mu_w: Any = None, cov_w: Any = None, sigma: float = 0.0,
-                         center: bool = True) -> torch.Tensor:
+def bayes_posterior_mean(
+    batch: RegressionBatch, mu_w: Any = None, cov_w: Any = None, sigma: float = 0.0, center: bool = True
+) -> torch.Tensor:
     """Posterior mean of w under the prior N(mu_w, cov_w) and noise sigma, Eq. 9; ``(B, d)``.
 
     ``mu_w``/``cov_w`` accept what :class:`~iclab.data.GaussianRegression` accepts (None, float, vector, matrix).
@@ -146,8 +156,10 @@ class BayesPosteriorMean:
         def short(v: Any) -> str:
             return "None" if v is None else (repr(float(v)) if np.ndim(v) == 0 else f"<{np.shape(v)}>")
 
-        return (f"BayesPosteriorMean(mu_w={short(self.mu_w)}, cov_w={short(self.cov_w)}, sigma={self.sigma}, "
-                f"center={self.center})")
+        return (
+            f"BayesPosteriorMean(mu_w={short(self.mu_w)}, cov_w={short(self.cov_w)}, sigma={self.sigma}, "
+            f"center={self.center})"
+        )
 
 
 def bayes_for(dist: GaussianRegression, center: bool = True) -> BayesPosteriorMean:

@@ -21,6 +21,20 @@ from iclab.experiments._run import run_experiment as run_experiment
 from iclab.experiments._run import run_dir_for as run_dir_for
 from iclab.experiments._run import sweep_for as sweep_for
 
-__all__ = ["Experiment", "Claim", "Comparison", "PRESETS", "lazy", "register", "get_experiment", "experiment_names",
-           "all_experiments", "PAPER_PACKAGES", "run_experiment", "sweep_for", "run_dir_for", "load_run",
-           "LoadedRun"]
+__all__ = [
+    "Experiment",
+    "Claim",
+    "Comparison",
+    "PRESETS",
+    "lazy",
+    "register",
+    "get_experiment",
+    "experiment_names",
+    "all_experiments",
+    "PAPER_PACKAGES",
+    "run_experiment",
+    "sweep_for",
+    "run_dir_for",
+    "load_run",
+    "LoadedRun",
+]

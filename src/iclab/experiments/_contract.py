@@ -112,15 +112,36 @@ class Experiment:
             raise ValueError(f"experiment {self.name!r}: config {self.config_cls.__name__} needs a 'seed' field")
 
     @classmethod
-    def in_package(cls, package: str, *, name: str, paper: str, title: str, claim: str, config_cls: type,
-                   presets: Mapping[str, Config], order: int = 100) -> "Experiment":
+    def in_package(
+        cls,
+        package: str,
+        *,
+        name: str,
+        paper: str,
+        title: str,
+        claim: str,
+        config_cls: type,
+        presets: Mapping[str, Config],
+        order: int = 100,
+    ) -> "Experiment":
         """An experiment laid out in ``package`` with the standard file names (module docstring)."""
-        return cls(name=name, paper=paper, title=title, claim=claim, config_cls=config_cls, presets=presets,
-                   cells=lazy(f"{package}.cells:cells"), run_cell=lazy(f"{package}.cells:run_cell"),
-                   shared=lazy(f"{package}.cells:shared"), figures=lazy(f"{package}.figures:figures"),
-                   compare=lazy(f"{package}.comparisons:compare"), notes=lazy(f"{package}.comparisons:notes"),
-                   claims=lazy(f"{package}.comparisons:claims"),
-                   budget=lazy(f"{package}.cells:budget"), order=order)
+        return cls(
+            name=name,
+            paper=paper,
+            title=title,
+            claim=claim,
+            config_cls=config_cls,
+            presets=presets,
+            cells=lazy(f"{package}.cells:cells"),
+            run_cell=lazy(f"{package}.cells:run_cell"),
+            shared=lazy(f"{package}.cells:shared"),
+            figures=lazy(f"{package}.figures:figures"),
+            compare=lazy(f"{package}.comparisons:compare"),
+            notes=lazy(f"{package}.comparisons:notes"),
+            claims=lazy(f"{package}.comparisons:claims"),
+            budget=lazy(f"{package}.cells:budget"),
+            order=order,
+        )
 
     def config(self, preset: str = "quick", overrides: Mapping[str, Any] | None = None, seed: int | None = None):
         """The preset config with ``--set`` overrides and ``--seed`` applied, validated and normalised.

@@ -20,8 +20,20 @@ from iclab.stats import KINDS, NOT_JUDGED, Verdict, not_judged
 
 __all__ = ["Claim", "Comparison", "COMPARISON_FIELDS", "judge_run", "settings_differ"]
 
-COMPARISON_FIELDS = ("paper", "experiment", "claim", "source", "kind", "paper_value", "measured", "uncertainty",
-                     "test", "statistic", "verdict", "reason")
+COMPARISON_FIELDS = (
+    "paper",
+    "experiment",
+    "claim",
+    "source",
+    "kind",
+    "paper_value",
+    "measured",
+    "uncertainty",
+    "test",
+    "statistic",
+    "verdict",
+    "reason",
+)
 
 
 @dataclass(frozen=True)
@@ -83,12 +95,15 @@ class Comparison:
 
 
 def settings_differ(config: Any, paper_settings: Mapping[str, Any]) -> str:
-    """"" when ``config`` has every paper setting, else "settings differ: FIELD = VALUE (paper P), …"."""
+    """ "" when ``config`` has every paper setting, else "settings differ: FIELD = VALUE (paper P), …"."""
     diffs = []
     for name, paper in paper_settings.items():
         value = getattr(config, name)
-        same = tuple(value) == tuple(paper) if isinstance(value, (tuple, list)) and isinstance(paper, (tuple, list)) \
+        same = (
+            tuple(value) == tuple(paper)
+            if isinstance(value, (tuple, list)) and isinstance(paper, (tuple, list))
             else value == paper
+        )
         if not same:
             diffs.append(f"{name} = {_short(value)} (paper {_short(paper)})")
     return "settings differ: " + ", ".join(diffs) if diffs else ""
@@ -100,14 +115,34 @@ def _short(value: Any, limit: int = 60) -> str:
 
 
 def _row(claim: Claim, verdict: Verdict, paper: str, experiment: str) -> Comparison:
-    return Comparison(paper, experiment, claim.claim, claim.source, claim.kind, claim.paper_value, verdict.measured,
-                      verdict.uncertainty, claim.test, verdict.statistic, verdict.verdict, verdict.reason, claim.id,
-                      claim.headline)
+    return Comparison(
+        paper,
+        experiment,
+        claim.claim,
+        claim.source,
+        claim.kind,
+        claim.paper_value,
+        verdict.measured,
+        verdict.uncertainty,
+        claim.test,
+        verdict.statistic,
+        verdict.verdict,
+        verdict.reason,
+        claim.id,
+        claim.headline,
+    )
 
 
-def judge_run(*, paper: str, experiment: str, config: Any, results: pd.DataFrame, failed: pd.DataFrame,
-              claims: Callable[[Any], Sequence[Claim]],
-              compare: Callable[[Any, pd.DataFrame], Mapping[str, Verdict]]) -> tuple[list[Comparison], list[str]]:
+def judge_run(
+    *,
+    paper: str,
+    experiment: str,
+    config: Any,
+    results: pd.DataFrame,
+    failed: pd.DataFrame,
+    claims: Callable[[Any], Sequence[Claim]],
+    compare: Callable[[Any, pd.DataFrame], Mapping[str, Verdict]],
+) -> tuple[list[Comparison], list[str]]:
     """Every declared claim of one run with its verdict; and the errors met on the way.
 
     A claim that ``compare`` did not judge (its cells failed, or ``compare`` raised) is "not judged (not
@@ -131,11 +166,15 @@ def judge_run(*, paper: str, experiment: str, config: Any, results: pd.DataFrame
     rows = []
     for claim in declared:
         verdict = verdicts.get(claim.id) or not_judged(f"not measured: {why_missing}")
-        override = claim.unreliable and f"unreliable source: {claim.unreliable}" \
+        override = (
+            claim.unreliable
+            and f"unreliable source: {claim.unreliable}"
             or settings_differ(config, claim.paper_settings)
+        )
         if override and verdict.verdict != NOT_JUDGED:
-            verdict = dataclasses.replace(verdict, verdict=NOT_JUDGED,
-                                          reason=f"{override} (at these settings the test gave: {verdict.verdict})")
+            verdict = dataclasses.replace(
+                verdict, verdict=NOT_JUDGED, reason=f"{override} (at these settings the test gave: {verdict.verdict})"
+            )
         elif override:
             verdict = dataclasses.replace(verdict, reason=f"{override}; {verdict.reason}")
         rows.append(_row(claim, verdict, paper, experiment))

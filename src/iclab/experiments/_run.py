@@ -16,8 +16,9 @@ from iclab.runs import ResultStore, RunFolder, RunResult, Sweep, default_run_dir
 __all__ = ["run_experiment", "sweep_for", "run_dir_for", "load_run", "LoadedRun"]
 
 
-def sweep_for(name: str, preset: str = "quick", overrides: Mapping[str, Any] | None = None,
-              seed: int | None = None) -> Sweep:
+def sweep_for(
+    name: str, preset: str = "quick", overrides: Mapping[str, Any] | None = None, seed: int | None = None
+) -> Sweep:
     """The sweep of experiment ``name`` at ``preset`` with ``overrides`` and ``seed`` applied (validated)."""
     exp = get_experiment(name)
     config = exp.config(preset, overrides, seed)
@@ -25,11 +26,21 @@ def sweep_for(name: str, preset: str = "quick", overrides: Mapping[str, Any] | N
     return Sweep(name, preset, config, exp.cells(config), exp.run_cell, exp.shared, exp.budget)
 
 
-def run_experiment(name: str, preset: str = "quick", overrides: Mapping[str, Any] | None = None,
-                   seed: int | None = None, out: str | Path | None = None, executor: str = "local",
-                   workers: int | None = None, address: str | None = None, force: bool = False,
-                   retry_failed: bool = False, progress: bool = True, cell_timeout: float | None = None,
-                   budget_check: bool = True) -> RunResult:
+def run_experiment(
+    name: str,
+    preset: str = "quick",
+    overrides: Mapping[str, Any] | None = None,
+    seed: int | None = None,
+    out: str | Path | None = None,
+    executor: str = "local",
+    workers: int | None = None,
+    address: str | None = None,
+    force: bool = False,
+    retry_failed: bool = False,
+    progress: bool = True,
+    cell_timeout: float | None = None,
+    budget_check: bool = True,
+) -> RunResult:
     """Run (or resume) experiment ``name``; return its results.
 
     ``cell_timeout`` (seconds) fails a cell that runs longer; ``budget_check=False`` skips the memory/time estimate
@@ -40,9 +51,18 @@ def run_experiment(name: str, preset: str = "quick", overrides: Mapping[str, Any
     """
     sweep = sweep_for(name, preset, overrides, seed)
     out = run_dir_for(sweep, customised=bool(overrides) or seed is not None, out=out)
-    return run_sweep(sweep, out, executor=executor, workers=workers, address=address, force=force,
-                     retry_failed=retry_failed, progress=progress, cell_timeout=cell_timeout,
-                     budget_check=budget_check)
+    return run_sweep(
+        sweep,
+        out,
+        executor=executor,
+        workers=workers,
+        address=address,
+        force=force,
+        retry_failed=retry_failed,
+        progress=progress,
+        cell_timeout=cell_timeout,
+        budget_check=budget_check,
+    )
 
 
 def run_dir_for(sweep: Sweep, customised: bool, out: str | Path | None = None) -> Path:

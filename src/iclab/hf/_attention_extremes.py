@@ -36,8 +36,13 @@ def _row_statistics(s: torch.Tensor, vis: torch.Tensor) -> dict[str, torch.Tenso
     hi = s.masked_fill(~vis, -torch.inf).amax(-1)
     lo = s.masked_fill(~vis, torch.inf).amin(-1)  # (H, P)
     rest = p[..., 1:].amax(-1) if p.shape[-1] > 1 else torch.zeros_like(hi)
-    return {"max_coef": p.amax(-1), "first_coef": p[..., 0], "rest_max_coef": rest, "delta": hi - lo,
-            "keys": vis.sum(-1).double()}
+    return {
+        "max_coef": p.amax(-1),
+        "first_coef": p[..., 0],
+        "rest_max_coef": rest,
+        "delta": hi - lo,
+        "keys": vis.sum(-1).double(),
+    }
 
 
 def _extremes_attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
@@ -49,13 +54,13 @@ def _extremes_attention(module, query, key, value, attention_mask, scaling=None,
     if _RECORDER is not None:
         parts = []
         for rows in _RECORDER["rows"].split(_ROW_CHUNK, dim=1):  # (1, P_chunk)
-            s, vis = attention_scores(module, query, key, attention_mask, scaling, rows=rows,
-                                      is_causal=kwargs.get("is_causal"))
+            s, vis = attention_scores(
+                module, query, key, attention_mask, scaling, rows=rows, is_causal=kwargs.get("is_causal")
+            )
             s = s[0].double()  # (H, P_chunk, k) exact logits
             parts.append(_row_statistics(s, torch.broadcast_to(vis[0], s.shape)))
         _RECORDER["out"].append({k: torch.cat([p[k] for p in parts], 1).numpy() for k in EXTREMES})
-    return sdpa_attention_forward(module, query, key, value, attention_mask, scaling=scaling, dropout=dropout,
-                                  **kwargs)
+    return sdpa_attention_forward(module, query, key, value, attention_mask, scaling=scaling, dropout=dropout, **kwargs)
 
 
 def _use_extremes_attention(model) -> None:
@@ -68,8 +73,9 @@ def _use_extremes_attention(model) -> None:
 
 
 @torch.no_grad()
-def attention_extremes(model: PreTrainedModel, input_ids: torch.Tensor, causal: bool,
-                       rows: torch.Tensor | None = None) -> dict[str, np.ndarray]:
+def attention_extremes(
+    model: PreTrainedModel, input_ids: torch.Tensor, causal: bool, rows: torch.Tensor | None = None
+) -> dict[str, np.ndarray]:
     """Row statistics of every layer and head at the query positions ``rows`` (all positions when None).
 
     ``input_ids (1, T)``, ``rows (P,)`` long. Returns ``{name: (L, H, P) float64 array}`` for ``max_coef`` (the

@@ -42,17 +42,22 @@ def check_backend(model: PreTrainedModel, base: str, mode: str) -> None:
         raise UnsupportedModelError(
             f"{name}: attention implementation {base!r} is not supported by iclab's temperature control; supported: "
             + "; ".join(f"{b!r} ({', '.join(m)})" for b, m in BACKEND_SUPPORT.items())
-            + ". Load the model with attn_implementation='sdpa' (on a GPU it runs flash kernels itself)")
+            + ". Load the model with attn_implementation='sdpa' (on a GPU it runs flash kernels itself)"
+        )
     if mode not in BACKEND_SUPPORT[base]:
         able = [b for b, m in BACKEND_SUPPORT.items() if mode in m]
-        raise UnsupportedModelError(f"{name}: {mode} temperature/probes need the attention scores, which "
-                                    f"attention implementation {base!r} does not expose; it supports "
-                                    f"{', '.join(BACKEND_SUPPORT[base])}. Use {' or '.join(map(repr, able))} "
-                                    f"(model.set_attn_implementation('sdpa'))")
+        raise UnsupportedModelError(
+            f"{name}: {mode} temperature/probes need the attention scores, which "
+            f"attention implementation {base!r} does not expose; it supports "
+            f"{', '.join(BACKEND_SUPPORT[base])}. Use {' or '.join(map(repr, able))} "
+            f"(model.set_attn_implementation('sdpa'))"
+        )
     cfg = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
     if mode == "adaptive" and getattr(cfg, "attn_logit_softcapping", None) is not None:
-        raise UnsupportedModelError(f"{name}: adaptive temperature does not support attention logit soft-capping "
-                                    f"(attn_logit_softcapping={cfg.attn_logit_softcapping}); use a fixed tau")
+        raise UnsupportedModelError(
+            f"{name}: adaptive temperature does not support attention logit soft-capping "
+            f"(attn_logit_softcapping={cfg.attn_logit_softcapping}); use a fixed tau"
+        )
 
 
 def visible_keys(module, attention_mask, q: int, k: int, is_causal) -> tuple[torch.Tensor | None, bool]:
@@ -67,9 +72,15 @@ def visible_keys(module, attention_mask, q: int, k: int, is_causal) -> tuple[tor
     return m, False
 
 
-def attention_scores(module: torch.nn.Module, query: torch.Tensor, key: torch.Tensor,
-                     attention_mask: torch.Tensor | None, scaling: float | torch.Tensor, rows: torch.Tensor | None = None,
-                     is_causal: bool | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+def attention_scores(
+    module: torch.nn.Module,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    scaling: float | torch.Tensor,
+    rows: torch.Tensor | None = None,
+    is_causal: bool | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Pre-softmax scores and visibility of (selected) query rows, as the attention function sees them.
 
     ``module``: the attention module (its ``is_causal`` decides when the mask was skipped); ``query (B, H, q, d)``, ``key (B, H_kv, k, d)`` (grouped-query keys are repeated), ``scaling`` a float or ``(H,)``;
@@ -82,7 +93,9 @@ def attention_scores(module: torch.nn.Module, query: torch.Tensor, key: torch.Te
     if key.shape[1] != H:
         key = key.repeat_interleave(H // key.shape[1], dim=1)  # (B, H, k, d)
     if rows is not None:
-        query = torch.gather(query, 2, rows[:, None, :, None].expand(B, H, rows.shape[1], query.shape[-1]))  # (B, H, P, d)
+        query = torch.gather(
+            query, 2, rows[:, None, :, None].expand(B, H, rows.shape[1], query.shape[-1])
+        )  # (B, H, P, d)
     scale = scaling.to(query.dtype).view(1, H, 1, 1) if torch.is_tensor(scaling) else scaling
     scores = (query @ key.transpose(-1, -2)) * scale  # (B, H, P|q, k)
     qpos = rows if rows is not None else torch.arange(q, device=query.device)[None, :].expand(B, q)  # (B, P)
@@ -94,7 +107,9 @@ def attention_scores(module: torch.nn.Module, query: torch.Tensor, key: torch.Te
             visible = torch.ones(1, 1, 1, k, dtype=torch.bool, device=query.device)
     else:
         m = m.expand(B, m.shape[1], q, k) if m.shape[2] == q else m.expand(B, m.shape[1], m.shape[2], k)
-        visible = torch.gather(m, 2, qpos[:, None, :, None].expand(B, m.shape[1], qpos.shape[1], k)) if m.shape[2] == q else m
+        visible = (
+            torch.gather(m, 2, qpos[:, None, :, None].expand(B, m.shape[1], qpos.shape[1], k)) if m.shape[2] == q else m
+        )
     return scores, visible
 
 
@@ -112,8 +127,9 @@ def adaptive_forward(module, query, key, value, attention_mask, scaling, dropout
         value = value.repeat_interleave(H // value.shape[1], dim=1)  # (B, H, k, d_v)
     work = torch.float32 if query.dtype in (torch.float16, torch.bfloat16) else query.dtype
     mask, causal = visible_keys(module, attention_mask, q, k, is_causal)
-    out = adaptive_attention(query.to(work), key.to(work), value.to(work), mask=mask, scale=float(scaling),
-                             causal=causal, **params)  # (B, H, q, d_v)
+    out = adaptive_attention(
+        query.to(work), key.to(work), value.to(work), mask=mask, scale=float(scaling), causal=causal, **params
+    )  # (B, H, q, d_v)
     return out.to(value.dtype).transpose(1, 2).contiguous(), None  # (B, q, H, d_v)
 
 

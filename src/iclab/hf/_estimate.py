@@ -16,6 +16,7 @@ Two estimators, both reported:
 * (a) a **grid search** over one global τ (default {0.5, 0.75, 1, 1.25, 1.5, 2, 3}) on a held-out split, scored by a
   user callback ``score(model) -> float`` (higher is better, e.g. exact match).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -31,7 +32,15 @@ if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transf
     import torch
     from transformers import PreTrainedTokenizerBase
 
-__all__ = ["TauEstimate", "DEFAULT_TAU_GRID", "moment_rule_tau", "spread_rule_tau", "best_tau_index", "grid_search_tau", "estimate_tau"]
+__all__ = [
+    "TauEstimate",
+    "DEFAULT_TAU_GRID",
+    "moment_rule_tau",
+    "spread_rule_tau",
+    "best_tau_index",
+    "grid_search_tau",
+    "estimate_tau",
+]
 
 DEFAULT_TAU_GRID = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0)
 
@@ -56,15 +65,22 @@ class TauEstimate:
     def summary(self) -> dict[str, Any]:
         """JSON-able summary."""
         return {
-            "layer_tau": self.layer_tau.tolist(), "ratio": self.ratio.tolist(), "valid": self.valid.tolist(),
-            "rho_clean": self.rho_clean.tolist(), "rho_shifted": self.rho_shifted.tolist(),
-            "mean_layer_tau": float(np.mean(self.layer_tau)), "grid": list(self.grid),
-            "grid_scores": list(self.grid_scores), "best_tau": self.best_tau, "moment_score": self.moment_score,
+            "layer_tau": self.layer_tau.tolist(),
+            "ratio": self.ratio.tolist(),
+            "valid": self.valid.tolist(),
+            "rho_clean": self.rho_clean.tolist(),
+            "rho_shifted": self.rho_shifted.tolist(),
+            "mean_layer_tau": float(np.mean(self.layer_tau)),
+            "grid": list(self.grid),
+            "grid_scores": list(self.grid_scores),
+            "best_tau": self.best_tau,
+            "moment_score": self.moment_score,
         }
 
 
-def moment_rule_tau(clean: ScoreMoments, shifted: ScoreMoments,
-                    clip: tuple[float, float] = (0.25, 8.0)) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def moment_rule_tau(
+    clean: ScoreMoments, shifted: ScoreMoments, clip: tuple[float, float] = (0.25, 8.0)
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per-layer τ_ℓ = ρ_ℓ^shifted / ρ_ℓ^clean, the Var/mean reading of the moment rule (docs/papers/temperature.md
     §5.4, §6.6); returns ``(tau (L,), ratio (L,), valid (L,))``."""
     lo, hi = clip
@@ -77,8 +93,9 @@ def moment_rule_tau(clean: ScoreMoments, shifted: ScoreMoments,
     return tau, ratio, valid
 
 
-def spread_rule_tau(clean: ScoreMoments, shifted: ScoreMoments,
-                    clip: tuple[float, float] = (0.25, 8.0)) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def spread_rule_tau(
+    clean: ScoreMoments, shifted: ScoreMoments, clip: tuple[float, float] = (0.25, 8.0)
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r"""Per-layer :math:`\tau_\ell = \sigma_\ell^{\rm shifted} / \sigma_\ell^{\rm clean}`, σ the within-row standard
     deviation of the pre-softmax scores (docs/papers/temperature.md §5.4): the temperature that gives the shifted
     prompts' logits the spread of the clean ones. Well posed for any sign of the mean score (softmax ignores a
@@ -98,8 +115,9 @@ def best_tau_index(grid: Sequence[float], scores: Sequence[float]) -> int:
     return max(range(len(grid)), key=lambda i: (scores[i], -abs(np.log(grid[i]))))
 
 
-def grid_search_tau(model: ModelT, score: Callable[[ModelT], float], grid: Sequence[float] = DEFAULT_TAU_GRID,
-                    progress: bool = False) -> tuple[float, list[float]]:
+def grid_search_tau(
+    model: ModelT, score: Callable[[ModelT], float], grid: Sequence[float] = DEFAULT_TAU_GRID, progress: bool = False
+) -> tuple[float, list[float]]:
     """Global τ maximising ``score(model)`` (evaluated under :func:`with_temperature`); returns ``(best, scores)``.
     Ties go to the τ closest to 1 (the stock model)."""
     from tqdm.auto import tqdm
@@ -114,12 +132,21 @@ def grid_search_tau(model: ModelT, score: Callable[[ModelT], float], grid: Seque
     return grid[best_tau_index(grid, scores)], scores
 
 
-def estimate_tau(model: ModelT, tokenizer: PreTrainedTokenizerBase, clean_prompts: Sequence[str],
-                 shifted_prompts: Sequence[str], *, score: Callable[[ModelT], float] | None = None,
-                 grid: Sequence[float] = DEFAULT_TAU_GRID,
-                 positions: Literal["last"] | int | Sequence[int] | torch.Tensor = "last", key_start: int = 0,
-                 batch_size: int = 8, clip: tuple[float, float] = (0.25, 8.0), progress: bool = False,
-                 rule: Literal["spread", "var/mean"] = "spread") -> TauEstimate:
+def estimate_tau(
+    model: ModelT,
+    tokenizer: PreTrainedTokenizerBase,
+    clean_prompts: Sequence[str],
+    shifted_prompts: Sequence[str],
+    *,
+    score: Callable[[ModelT], float] | None = None,
+    grid: Sequence[float] = DEFAULT_TAU_GRID,
+    positions: Literal["last"] | int | Sequence[int] | torch.Tensor = "last",
+    key_start: int = 0,
+    batch_size: int = 8,
+    clip: tuple[float, float] = (0.25, 8.0),
+    progress: bool = False,
+    rule: Literal["spread", "var/mean"] = "spread",
+) -> TauEstimate:
     """Moment-rule τ per layer from clean vs shifted prompts (``rule="spread"``: :func:`spread_rule_tau`, well posed
     for any sign of the scores; ``"var/mean"``: :func:`moment_rule_tau`), plus (with ``score``) the held-out grid
     search and the score of the moment τ. ``score(model)`` must evaluate on a split disjoint from the probe prompts."""

@@ -43,7 +43,7 @@ def stop_token_mask(tokenizer: PreTrainedTokenizerBase, vocab: int) -> torch.Ten
         stop = torch.zeros(vocab, dtype=torch.bool)
         stop[:n] = torch.tensor([t.startswith("\n") for t in texts], dtype=torch.bool)
         eos = tokenizer.eos_token_id
-        for e in (eos if isinstance(eos, (list, tuple)) else [eos]):
+        for e in eos if isinstance(eos, (list, tuple)) else [eos]:
             if e is not None and 0 <= e < vocab:
                 stop[e] = True
         _STOP[key] = stop
@@ -56,7 +56,7 @@ def _split(tokenizer, prompt: str, answer: str) -> tuple[list[int], list[int]]:
     p = tokenizer(prompt)["input_ids"]
     if joint[: len(p)] != p or len(joint) == len(p):  # a token straddles the boundary: tokenise apart
         return p, tokenizer(answer, add_special_tokens=False)["input_ids"]
-    return p, joint[len(p):]
+    return p, joint[len(p) :]
 
 
 def _common_prefix(rows: list[list[int]]) -> int:
@@ -78,8 +78,15 @@ def _prefix_cache(model, prefix_ids: list[int], device):
 
 
 @torch.no_grad()
-def answer_argmax(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, prefix: str, queries: Sequence[str],
-                  answers: Sequence[str], *, batch_size: int = 32) -> list[tuple[list[int], list[int]]]:
+def answer_argmax(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    prefix: str,
+    queries: Sequence[str],
+    answers: Sequence[str],
+    *,
+    batch_size: int = 32,
+) -> list[tuple[list[int], list[int]]]:
     """Per query ``(gold answer ids a_1..a_m, argmax ids at the m + 1 positions that predict a_1..a_m and the next
     token)``, teacher forced after the shared ``prefix`` (one prefix forward, then batches of suffixes)."""
     if len(queries) != len(answers) or not queries:
@@ -96,7 +103,7 @@ def answer_argmax(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, pr
     out: list = [None] * len(split)
     base, head = model.base_model, model.get_output_embeddings()
     for start in range(0, len(order), batch_size):
-        idx = order[start:start + batch_size]
+        idx = order[start : start + batch_size]
         rows = [split[i][0] + split[i][1] for i in idx]
         S = max(len(r) for r in rows)
         ids = torch.zeros(len(idx), S, dtype=torch.long, device=device)  # right padded: real positions unchanged
@@ -104,25 +111,33 @@ def answer_argmax(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, pr
         mask[:, :P] = 1
         for b, r in enumerate(rows):
             ids[b, : len(r)] = torch.tensor(r, device=device)
-            mask[b, P: P + len(r)] = 1
+            mask[b, P : P + len(r)] = 1
         past = None
         if cache is not None:
             past = copy.deepcopy(cache)
             past.batch_repeat_interleave(len(idx))
-        hidden = base(input_ids=ids, attention_mask=mask, cache=past, use_cache=past is not None
-                      ).last_hidden_state  # (b, S, D)
+        hidden = base(
+            input_ids=ids, attention_mask=mask, cache=past, use_cache=past is not None
+        ).last_hidden_state  # (b, S, D)
         spans = [(len(split[i][0]) - 1, len(split[i][0]) + len(split[i][1])) for i in idx]  # predicting a_1..a_m, next
         h = torch.cat([hidden[b, lo:hi] for b, (lo, hi) in enumerate(spans)])  # (sum (m + 1), D)
         ids_all = head(h).argmax(-1).tolist()  # one (sum (m + 1), V) product for the whole batch
         at = 0
         for i, (lo, hi) in zip(idx, spans):
-            out[i] = (split[i][1], ids_all[at: at + hi - lo])
+            out[i] = (split[i][1], ids_all[at : at + hi - lo])
             at += hi - lo
     return out
 
 
-def greedy_match(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, prefix: str, queries: Sequence[str],
-                 answers: Sequence[str], *, batch_size: int = 32) -> np.ndarray:
+def greedy_match(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    prefix: str,
+    queries: Sequence[str],
+    answers: Sequence[str],
+    *,
+    batch_size: int = 32,
+) -> np.ndarray:
     """``(Q,)`` float: 1 where greedy decoding after ``prefix + query`` yields exactly ``answer`` (its canonical
     tokens) and then ends the line (newline token or EOS) — see the module docstring."""
     vocab = model.get_output_embeddings().weight.shape[0]

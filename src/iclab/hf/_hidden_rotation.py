@@ -34,14 +34,15 @@ def givens_rotation(dim: int, theta: float, seed: int) -> torch.Tensor:
     return (basis @ block @ basis.T).float()
 
 
-def encode_to_layer(bert: BertModel, tok: PreTrainedTokenizerBase, sents: list[str], L: int,
-                    bucket: int = 64) -> list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
+def encode_to_layer(
+    bert: BertModel, tok: PreTrainedTokenizerBase, sents: list[str], L: int, bucket: int = 64
+) -> list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
     """Hidden states after layer L (0 = embeddings), in length-sorted buckets:
     ``[(idx (b,), h (b, T, D), mask (b, T))]``."""
     order = sorted(range(len(sents)), key=lambda i: len(sents[i]))
     out = []
     for start in range(0, len(order), bucket):
-        idx = order[start:start + bucket]
+        idx = order[start : start + bucket]
         enc = tok([sents[i] for i in idx], padding=True, return_tensors="pt")
         with torch.no_grad():
             h = bert.embeddings(input_ids=enc["input_ids"], token_type_ids=enc.get("token_type_ids"))
@@ -59,8 +60,13 @@ def run_encoder_layers(layers: Iterable[torch.nn.Module], h: torch.Tensor, mask:
     return h
 
 
-def rotated_pooled_features(bert: BertModel, buckets: Sequence[tuple[torch.Tensor, torch.Tensor, torch.Tensor]], L: int,
-                            R: torch.Tensor | None, n: int) -> torch.Tensor:
+def rotated_pooled_features(
+    bert: BertModel,
+    buckets: Sequence[tuple[torch.Tensor, torch.Tensor, torch.Tensor]],
+    L: int,
+    R: torch.Tensor | None,
+    n: int,
+) -> torch.Tensor:
     """Rotate the cached layer-L states by ``R`` (None: no rotation), run layers L+1.., mean-pool real tokens
     -> ``(n, D)`` in the original sentence order."""
     out = torch.zeros(n, bert.config.hidden_size)

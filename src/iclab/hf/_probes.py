@@ -11,6 +11,7 @@ that bounds sharpness, Lemma 2.1 of arXiv:2410.01104) and the entropy :math:`-\s
 model actually uses (softmax, or the adaptive rule when it is on). It rides on the same ``AttentionInterface``
 function as the temperature control, so it composes with any τ.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -86,8 +87,7 @@ class ScoreProbe:
     counts from the end). ``key_start``: ignore keys before this position (e.g. 1 to skip a BOS attention sink).
     """
 
-    def __init__(self, L: int, H: int, positions: int | Sequence[int] | torch.Tensor = -1,
-                 key_start: int = 0) -> None:
+    def __init__(self, L: int, H: int, positions: int | Sequence[int] | torch.Tensor = -1, key_start: int = 0) -> None:
         check_int("key_start", key_start, 0)
         self.L, self.H, self.key_start = L, H, int(key_start)
         self.sums = {k: torch.zeros(L, H, dtype=torch.float64) for k in _SUMS}
@@ -120,9 +120,17 @@ class ScoreProbe:
         return p
 
     @torch.no_grad()
-    def observe(self, module: torch.nn.Module, layer: int, query: torch.Tensor, key: torch.Tensor,
-                attention_mask: torch.Tensor | None, scaling: float | torch.Tensor,
-                adaptive: AdaptiveTemperature | None, is_causal: bool | None) -> None:
+    def observe(
+        self,
+        module: torch.nn.Module,
+        layer: int,
+        query: torch.Tensor,
+        key: torch.Tensor,
+        attention_mask: torch.Tensor | None,
+        scaling: float | torch.Tensor,
+        adaptive: AdaptiveTemperature | None,
+        is_causal: bool | None,
+    ) -> None:
         """Add the statistics of one attention call (layer ``layer``) at the probed rows: ``query (B, H, q, d)``,
         ``key (B, H_kv, k, d)``, ``scaling`` the effective logit scale (float or ``(H,)``, τ included), ``adaptive``
         the entropy rule when it is on (the weights' entropy is then that of the adaptive weights)."""
@@ -168,13 +176,15 @@ class ScoreProbe:
             ln = S["n"].sum(1)
             lm = S["s1"].sum(1) / ln
             lv = S["s2"].sum(1) / ln - lm**2
-        return ScoreMoments(rows=S["rows"].copy(), n=S["n"].copy(), mean=mean, var=var, layer_mean=lm, layer_var=lv,
-                            **per_row)
+        return ScoreMoments(
+            rows=S["rows"].copy(), n=S["n"].copy(), mean=mean, var=var, layer_mean=lm, layer_var=lv, **per_row
+        )
 
 
 @contextlib.contextmanager
-def probe_attention(model: PreTrainedModel, positions: int | Sequence[int] | torch.Tensor = -1,
-                    key_start: int = 0) -> Iterator[ScoreProbe]:
+def probe_attention(
+    model: PreTrainedModel, positions: int | Sequence[int] | torch.Tensor = -1, key_start: int = 0
+) -> Iterator[ScoreProbe]:
     """Attach a :class:`ScoreProbe` to ``model`` (through the iclab attention function) for the ``with`` block."""
     L, H = model_shape(model)
     check_backend(model, _base_of(model), "probes")  # before the first forward
@@ -190,8 +200,12 @@ def probe_attention(model: PreTrainedModel, positions: int | Sequence[int] | tor
             _uninstall(ctl)
 
 
-def tokenize_batch(tokenizer: PreTrainedTokenizerBase, prompts: Sequence[str], device: str | torch.device = "cpu",
-                   add_special_tokens: bool = True) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def tokenize_batch(
+    tokenizer: PreTrainedTokenizerBase,
+    prompts: Sequence[str],
+    device: str | torch.device = "cpu",
+    add_special_tokens: bool = True,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Right-padded ``(input_ids, attention_mask, last)`` for ``prompts``; ``last (B,)`` = last real token position.
 
     Pads with id 0 under ``attention_mask = 0`` (right padding never changes a causal model's real positions).
@@ -207,11 +221,24 @@ def tokenize_batch(tokenizer: PreTrainedTokenizerBase, prompts: Sequence[str], d
 
 
 @torch.no_grad()
-def probe_prompts(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, prompts: Sequence[str], *,
-                  positions: Literal["last"] | int | Sequence[int] | torch.Tensor = "last", batch_size: int = 8,
-                  key_start: int = 0, tau: float | Sequence[float] | Sequence[Sequence[float]] | np.ndarray |
-                  torch.Tensor | Literal["adaptive"] | AdaptiveTemperature | None = None,
-                  progress: bool = False) -> ScoreMoments:
+def probe_prompts(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    prompts: Sequence[str],
+    *,
+    positions: Literal["last"] | int | Sequence[int] | torch.Tensor = "last",
+    batch_size: int = 8,
+    key_start: int = 0,
+    tau: float
+    | Sequence[float]
+    | Sequence[Sequence[float]]
+    | np.ndarray
+    | torch.Tensor
+    | Literal["adaptive"]
+    | AdaptiveTemperature
+    | None = None,
+    progress: bool = False,
+) -> ScoreMoments:
     """Score moments of ``model`` on ``prompts`` at ``positions`` (``"last"`` = the last prompt token, i.e. the
     answer-generating position; or an int for every prompt), batched, optionally under temperature ``tau``."""
     from tqdm.auto import tqdm
@@ -236,8 +263,21 @@ def _check_key_start(tokenizer, prompts: Sequence[str], positions, key_start: in
     """Every probed row must keep at least one key: ``key_start`` at most the probed position of the shortest prompt."""
     check_int("key_start", key_start, 0)
     n = min(len(tokenizer(p)["input_ids"]) for p in prompts)  # tokens of the shortest prompt
-    row = n - 1 if positions == "last" else (positions if isinstance(positions, int) and positions >= 0
-                                             else n + positions if isinstance(positions, int) else None)
+    row = (
+        n - 1
+        if positions == "last"
+        else (
+            positions
+            if isinstance(positions, int) and positions >= 0
+            else n + positions
+            if isinstance(positions, int)
+            else None
+        )
+    )
     if row is not None and key_start > row:
-        raise ConfigError("key_start", key_start, f"an integer in [0, {max(row, 0)}] (the shortest prompt has {n} "
-                          f"tokens; keys before key_start are ignored, so the probed row would see none)")
+        raise ConfigError(
+            "key_start",
+            key_start,
+            f"an integer in [0, {max(row, 0)}] (the shortest prompt has {n} "
+            f"tokens; keys before key_start are ignored, so the probed row would see none)",
+        )

@@ -41,9 +41,28 @@ from iclab.errors import ConfigError, IclabError
 if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-__all__ = ["QAItem", "QATask", "PromptSet", "QA_TASKS", "get_task", "capital_task", "continent_task",
-           "demonym_task", "antonym_task", "continent_label_task", "LABEL_WORDS", "parse_wordnet_antonyms", "parse_wordnet_tagged", "wordnet_adj_path", "n_noisy",
-           "split_items", "build_prompts", "normalise_answer", "exact_match", "greedy_answers"]
+__all__ = [
+    "QAItem",
+    "QATask",
+    "PromptSet",
+    "QA_TASKS",
+    "get_task",
+    "capital_task",
+    "continent_task",
+    "demonym_task",
+    "antonym_task",
+    "continent_label_task",
+    "LABEL_WORDS",
+    "parse_wordnet_antonyms",
+    "parse_wordnet_tagged",
+    "wordnet_adj_path",
+    "n_noisy",
+    "split_items",
+    "build_prompts",
+    "normalise_answer",
+    "exact_match",
+    "greedy_answers",
+]
 
 QA_TASKS = ("capital", "antonym", "continent", "demonym", "continent-label")
 LABEL_WORDS = ("apple", "river", "candle", "violin", "pebble")  # continent-label: arbitrary names of the 5 regions
@@ -135,7 +154,11 @@ def _same_group(infos, key: str, value_of) -> list[tuple[str, str, list[str]]]:
             continue
         wrong: list[str] = []
         for group in ("subregion", "region", None):
-            peers = [_text(value_of(o)) for o in infos if o is not info and (group is None or o.get(group) == info.get(group))]
+            peers = [
+                _text(value_of(o))
+                for o in infos
+                if o is not info and (group is None or o.get(group) == info.get(group))
+            ]
             wrong = [p for p in peers if p and _norm(p) != _norm(v)]
             if len(wrong) >= 2:
                 break
@@ -146,15 +169,17 @@ def _same_group(infos, key: str, value_of) -> list[tuple[str, str, list[str]]]:
 @functools.lru_cache(maxsize=None)
 def capital_task() -> QATask:
     """Country → capital; wrong = capitals of same-sub-region countries (``countryinfo``)."""
-    return _finalise("capital", "Country", "Capital", _same_group(_countries(), "capital", lambda i: i.get("capital")),
-                     "countryinfo")
+    return _finalise(
+        "capital", "Country", "Capital", _same_group(_countries(), "capital", lambda i: i.get("capital")), "countryinfo"
+    )
 
 
 @functools.lru_cache(maxsize=None)
 def demonym_task() -> QATask:
     """Country → demonym; wrong = demonyms of same-sub-region countries (``countryinfo``)."""
-    return _finalise("demonym", "Country", "Demonym", _same_group(_countries(), "demonym", lambda i: i.get("demonym")),
-                     "countryinfo")
+    return _finalise(
+        "demonym", "Country", "Demonym", _same_group(_countries(), "demonym", lambda i: i.get("demonym")), "countryinfo"
+    )
 
 
 @functools.lru_cache(maxsize=None)
@@ -162,8 +187,13 @@ def continent_task() -> QATask:
     """Country → region (5 values); wrong = the other regions (``countryinfo``)."""
     infos = _countries()
     regions = sorted({i["region"] for i in infos})
-    return _finalise("continent", "Country", "Continent",
-                     [(i["name"], i["region"], [r for r in regions if r != i["region"]]) for i in infos], "countryinfo")
+    return _finalise(
+        "continent",
+        "Country",
+        "Continent",
+        [(i["name"], i["region"], [r for r in regions if r != i["region"]]) for i in infos],
+        "countryinfo",
+    )
 
 
 def wordnet_adj_path() -> Path:
@@ -178,8 +208,10 @@ def wordnet_adj_path() -> Path:
     for p in candidates:
         if p.is_file():
             return p
-    raise IclabError("WordNet data.adj not found: install the Debian package 'wordnet-base' "
-                     "(apt-get install -y wordnet-base) for the antonym task")
+    raise IclabError(
+        "WordNet data.adj not found: install the Debian package 'wordnet-base' "
+        "(apt-get install -y wordnet-base) for the antonym task"
+    )
 
 
 _LEMMA_MARKER = re.compile(r"\((a|p|ip)\)$")
@@ -288,15 +320,24 @@ def continent_label_task() -> QATask:
     infos = _countries()
     regions = sorted({i["region"] for i in infos})
     word = dict(zip(regions, LABEL_WORDS))
-    return _finalise("continent-label", "Country", "Group",
-                     [(i["name"], word[i["region"]], [word[r] for r in regions if r != i["region"]]) for i in infos],
-                     "countryinfo regions renamed by arbitrary words")
+    return _finalise(
+        "continent-label",
+        "Country",
+        "Group",
+        [(i["name"], word[i["region"]], [word[r] for r in regions if r != i["region"]]) for i in infos],
+        "countryinfo regions renamed by arbitrary words",
+    )
 
 
 def get_task(name: str) -> QATask:
     """The task called ``name`` (one of :data:`QA_TASKS`)."""
-    builders = {"capital": capital_task, "antonym": antonym_task, "continent": continent_task,
-                "demonym": demonym_task, "continent-label": continent_label_task}
+    builders = {
+        "capital": capital_task,
+        "antonym": antonym_task,
+        "continent": continent_task,
+        "demonym": demonym_task,
+        "continent-label": continent_label_task,
+    }
     if name not in builders:
         raise ConfigError("task", name, "one of " + ", ".join(QA_TASKS))
     return builders[name]()
@@ -316,8 +357,9 @@ def split_items(task: QATask, n_eval: int, seed: int) -> tuple[list[int], list[i
     return perm[:n_eval], perm[n_eval:]
 
 
-def build_prompts(task: QATask, questions: Sequence[int], pool: Sequence[int], k: int, noise_ratio: float,
-                  seed: int) -> PromptSet:
+def build_prompts(
+    task: QATask, questions: Sequence[int], pool: Sequence[int], k: int, noise_ratio: float, seed: int
+) -> PromptSet:
     """Prompts with ``k`` demonstrations from ``pool`` per question, ``n_noisy(k, r)`` of them corrupted.
 
     Question ``i``'s demonstrations, their corrupted positions and wrong answers come from
@@ -361,8 +403,13 @@ def exact_match(predictions: Sequence[str], answers: Sequence[str]) -> list[floa
 
 
 @torch.no_grad()
-def greedy_answers(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, prompts: Sequence[str],
-                   max_new_tokens: int = 6, batch_size: int = 16) -> list[str]:
+def greedy_answers(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    prompts: Sequence[str],
+    max_new_tokens: int = 6,
+    batch_size: int = 16,
+) -> list[str]:
     """Greedy continuations of ``prompts`` (left padded batches), cut at the first newline."""
     tokenizer.padding_side = "left"
     if tokenizer.pad_token is None:
@@ -372,12 +419,13 @@ def greedy_answers(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, p
     order = sorted(range(len(prompts)), key=lambda i: lengths[i])  # similar lengths together: less padding
     out: list[str] = [""] * len(prompts)
     for start in range(0, len(prompts), batch_size):
-        idx = order[start:start + batch_size]
+        idx = order[start : start + batch_size]
         enc = tokenizer([prompts[i] for i in idx], return_tensors="pt", padding=True)
         enc = {k: v.to(device) for k, v in enc.items() if k in ("input_ids", "attention_mask")}
-        gen = model.generate(**enc, max_new_tokens=max_new_tokens, do_sample=False,
-                             pad_token_id=tokenizer.pad_token_id)  # (b, T + new)
-        new = gen[:, enc["input_ids"].shape[1]:]  # (b, new)
+        gen = model.generate(
+            **enc, max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=tokenizer.pad_token_id
+        )  # (b, T + new)
+        new = gen[:, enc["input_ids"].shape[1] :]  # (b, new)
         for i, text in zip(idx, tokenizer.batch_decode(new, skip_special_tokens=True)):
             out[i] = text.split("\n", 1)[0]
     return out

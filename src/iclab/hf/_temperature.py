@@ -14,6 +14,7 @@ backend takes which mode: ``iclab.hf._backends``). The function and its mask fun
 masks are silently dropped); model code is never copied or patched. A model whose attention bypasses the interface
 raises :class:`UnsupportedModelError` on its first forward, never silently running at τ = 1.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -94,8 +95,11 @@ def _tau_table(tau, L: int, H: int) -> torch.Tensor:
     elif t.ndim == 1 and t.shape[0] == L:
         t = t[:, None].expand(L, H)
     elif not (t.ndim == 2 and tuple(t.shape) == (L, H)):
-        raise ConfigError("tau", f"array of shape {tuple(t.shape)}",
-                          f"a float, {L} per-layer values or an ({L}, {H}) per-(layer, head) array")
+        raise ConfigError(
+            "tau",
+            f"array of shape {tuple(t.shape)}",
+            f"a float, {L} per-layer values or an ({L}, {H}) per-(layer, head) array",
+        )
     if bad:
         shown = tau if scalar else f"array with {bad} bad entries"
         raise ConfigError("tau", shown, "finite temperatures > 0")
@@ -113,7 +117,10 @@ class _Control:
         self.adaptive: AdaptiveTemperature | None = None
         self.calls = 0
         self.configs = {id(m.config): m.config for m in model.modules() if getattr(m, "config", None) is not None}
-        self.hooks = (model.register_forward_pre_hook(self._reset_calls), model.register_forward_hook(self._check_called))
+        self.hooks = (
+            model.register_forward_pre_hook(self._reset_calls),
+            model.register_forward_hook(self._check_called),
+        )
 
     def _reset_calls(self, module, args) -> None:
         self.calls = 0
@@ -122,10 +129,15 @@ class _Control:
         """After every forward: iclab's attention function must have run, else τ was silently not applied."""
         if self.calls == 0:
             impl = self.model.config._attn_implementation
-            why = (f"its attention implementation was changed to {impl!r} after set_temperature"
-                   if not impl.startswith(_PREFIX) else "it bypasses transformers.AttentionInterface")
-            raise UnsupportedModelError(f"{type(self.model).__name__}: the forward pass did not call iclab's attention "
-                                        f"function ({why}); the temperature was not applied")
+            why = (
+                f"its attention implementation was changed to {impl!r} after set_temperature"
+                if not impl.startswith(_PREFIX)
+                else "it bypasses transformers.AttentionInterface"
+            )
+            raise UnsupportedModelError(
+                f"{type(self.model).__name__}: the forward pass did not call iclab's attention "
+                f"function ({why}); the temperature was not applied"
+            )
 
     @property
     def table(self) -> torch.Tensor | None:
@@ -147,8 +159,10 @@ class _Control:
         if not isinstance(layer, int) or not 0 <= layer < self.L:
             if self._uniform and not self.probes:
                 return 0  # uniform τ: the layer does not matter
-            raise UnsupportedModelError(f"{type(module).__name__}: cannot tell its layer (no layer_idx attribute); "
-                                        "per-layer τ and probes need it")
+            raise UnsupportedModelError(
+                f"{type(module).__name__}: cannot tell its layer (no layer_idx attribute); "
+                "per-layer τ and probes need it"
+            )
         return layer
 
     def tau_heads(self, layer: int) -> float | torch.Tensor:
@@ -166,8 +180,10 @@ class _Control:
 def _control_for(module) -> "_Control":
     ctl = _CONTROLS.get(id(getattr(module, "config", None)))
     if ctl is None or ctl.configs.get(id(module.config)) is not module.config:
-        raise UnsupportedModelError(f"{type(module).__name__} runs an iclab attention implementation but its model was "
-                                    "not set up with iclab.hf.set_temperature (do not set attn_implementation='iclab_…' by hand)")
+        raise UnsupportedModelError(
+            f"{type(module).__name__} runs an iclab attention implementation but its model was "
+            "not set up with iclab.hf.set_temperature (do not set attn_implementation='iclab_…' by hand)"
+        )
     return ctl
 
 
@@ -201,14 +217,16 @@ def _iclab_attention(module, query, key, value, attention_mask, scaling=None, dr
         probe.observe(module, layer, query, key, attention_mask, eff, ctl.adaptive, kwargs.get("is_causal"))
     if ctl.adaptive is not None:
         _check_adaptive_kwargs(module, key, attention_mask, kwargs)
-        return adaptive_forward(module, query, key, value, attention_mask, scaling, dropout, ctl.adaptive.params(),
-                                kwargs.get("is_causal"))
+        return adaptive_forward(
+            module, query, key, value, attention_mask, scaling, dropout, ctl.adaptive.params(), kwargs.get("is_causal")
+        )
     if torch.is_tensor(tau):
         query = query * ctl.inverse_tau(layer, query)  # (B, H, q, d): per-head scale
     elif tau != 1.0:
         scaling = scaling / tau
-    return _base_function(module, ctl.base)(module, query, key, value, attention_mask, scaling=scaling,
-                                            dropout=dropout, **kwargs)
+    return _base_function(module, ctl.base)(
+        module, query, key, value, attention_mask, scaling=scaling, dropout=dropout, **kwargs
+    )
 
 
 def _check_adaptive_kwargs(module, key, attention_mask, kwargs) -> None:
@@ -219,8 +237,10 @@ def _check_adaptive_kwargs(module, key, attention_mask, kwargs) -> None:
     if window is not None and attention_mask is None and key.shape[2] > window:
         unsupported.append("sliding_window without a mask")
     if unsupported:
-        raise UnsupportedModelError(f"{type(module).__name__}: adaptive temperature does not support "
-                                    f"{', '.join(unsupported)}; use a fixed tau for this model")
+        raise UnsupportedModelError(
+            f"{type(module).__name__}: adaptive temperature does not support "
+            f"{', '.join(unsupported)}; use a fixed tau for this model"
+        )
 
 
 def _base_of(model) -> str:
@@ -241,16 +261,20 @@ def _install(model) -> _Control:
         raise UnsupportedModelError(f"{type(model).__name__} is not a Hugging Face PreTrainedModel")
     can = getattr(model, "_can_set_attn_implementation", lambda: False)()
     if not can or not type(model).is_backend_compatible():
-        raise UnsupportedModelError(f"{type(model).__name__} does not route attention through transformers."
-                                    "AttentionInterface, so its attention temperature cannot be set")
+        raise UnsupportedModelError(
+            f"{type(model).__name__} does not route attention through transformers."
+            "AttentionInterface, so its attention temperature cannot be set"
+        )
     base = model.config._attn_implementation or "sdpa"
     check_backend(model, base, "fixed")
     mask_fns = AttentionMaskInterface._global_mapping
     if base not in mask_fns or (base != "eager" and base not in AttentionInterface._global_mapping):
         raise UnsupportedModelError(f"{type(model).__name__}: transformers has no {base!r} attention or mask function")
     if base == "eager" and getattr(model.config, "reorder_and_upcast_attn", False):
-        raise UnsupportedModelError(f"{type(model).__name__}: eager attention with reorder_and_upcast_attn=True runs "
-                                    "its own code path, not the interface; load it with attn_implementation='sdpa'")
+        raise UnsupportedModelError(
+            f"{type(model).__name__}: eager attention with reorder_and_upcast_attn=True runs "
+            "its own code path, not the interface; load it with attn_implementation='sdpa'"
+        )
     name = _PREFIX + base
     AttentionInterface.register(name, _iclab_attention)
     AttentionMaskInterface.register(name, mask_fns[base])
@@ -281,9 +305,19 @@ def _find(model) -> _Control | None:
     return None
 
 
-def set_temperature(model: ModelT, tau: float | Sequence[float] | Sequence[Sequence[float]] | np.ndarray |
-                    torch.Tensor | Literal["adaptive"] | AdaptiveTemperature = 1.0, *,
-                    coeffs: Sequence[float] | None = None, threshold: float | None = None) -> ModelT:
+def set_temperature(
+    model: ModelT,
+    tau: float
+    | Sequence[float]
+    | Sequence[Sequence[float]]
+    | np.ndarray
+    | torch.Tensor
+    | Literal["adaptive"]
+    | AdaptiveTemperature = 1.0,
+    *,
+    coeffs: Sequence[float] | None = None,
+    threshold: float | None = None,
+) -> ModelT:
     r"""Set the attention temperature of every layer and head of ``model`` (in place; returns the model).
 
     ``model``: a ``transformers.PreTrainedModel`` whose attention goes through ``AttentionInterface`` (``ModelT``:
@@ -335,9 +369,19 @@ def reset_temperature(model: ModelT) -> ModelT:
 
 
 @contextlib.contextmanager
-def with_temperature(model: ModelT, tau: float | Sequence[float] | Sequence[Sequence[float]] | np.ndarray |
-                     torch.Tensor | Literal["adaptive"] | AdaptiveTemperature = 1.0, *,
-                     coeffs: Sequence[float] | None = None, threshold: float | None = None) -> Iterator[ModelT]:
+def with_temperature(
+    model: ModelT,
+    tau: float
+    | Sequence[float]
+    | Sequence[Sequence[float]]
+    | np.ndarray
+    | torch.Tensor
+    | Literal["adaptive"]
+    | AdaptiveTemperature = 1.0,
+    *,
+    coeffs: Sequence[float] | None = None,
+    threshold: float | None = None,
+) -> Iterator[ModelT]:
     """Context manager: ``with with_temperature(model, 1.5): model(**batch)``; restores the previous state on exit."""
     ctl = _find(model)
     previous = None if ctl is None else (ctl.table, ctl.adaptive)

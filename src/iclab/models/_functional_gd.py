@@ -41,8 +41,18 @@ from iclab.attention import normalise
 from iclab.data._categorical import CategoricalBatch
 from iclab.errors import ConfigError
 
-__all__ = ["KERNELS", "ERASE_SCORES", "BLOCK_KEYS", "categorical_forward", "gd_block_params", "gd_slot_forward",
-           "embed_tokens", "FunctionalGDModel", "TrainedCategoricalTransformer", "categorical_loss"]
+__all__ = [
+    "KERNELS",
+    "ERASE_SCORES",
+    "BLOCK_KEYS",
+    "categorical_forward",
+    "gd_block_params",
+    "gd_slot_forward",
+    "embed_tokens",
+    "FunctionalGDModel",
+    "TrainedCategoricalTransformer",
+    "categorical_loss",
+]
 
 KERNELS = ("softmax", "rbf", "linear")
 ERASE_SCORES = ("distance", "dot")  # iclab's exact erase head; the authors' code (docs/papers/categorical.md §4.2a)
@@ -56,8 +66,9 @@ def _slots(d: int, dp: int) -> dict[str, slice]:
     return {"x": slice(0, d), "w": slice(d, d + dp), "E": slice(d + dp, d + 2 * dp), "f": slice(d + 2 * dp, d + 3 * dp)}
 
 
-def _check_args(d: int, n_classes: int, d_embed: int, n_blocks: int, kernel: str, erase_lambda: float,
-                erase: str = "distance") -> None:
+def _check_args(
+    d: int, n_classes: int, d_embed: int, n_blocks: int, kernel: str, erase_lambda: float, erase: str = "distance"
+) -> None:
     if erase not in ERASE_SCORES:
         raise ConfigError("erase", erase, "one of " + ", ".join(map(repr, ERASE_SCORES)))
     for name, v, lo in (("d", d, 1), ("n_classes", n_classes, 2), ("d_embed", d_embed, 1), ("n_blocks", n_blocks, 1)):
@@ -112,8 +123,9 @@ def _erase_weights(q2: torch.Tensor, k2: torch.Tensor, kernel: str, erase: str, 
     return A2 if kernel == "softmax" else A2 / k2.shape[1]
 
 
-def _block(Z: torch.Tensor, n_ctx: int, p: dict[str, torch.Tensor], W_e: torch.Tensor, kernel: str,
-           erase: str = "distance") -> torch.Tensor:
+def _block(
+    Z: torch.Tensor, n_ctx: int, p: dict[str, torch.Tensor], W_e: torch.Tensor, kernel: str, erase: str = "distance"
+) -> torch.Tensor:
     """One block (docs/papers/categorical.md §3.4) on tokens ``Z (B, T, D)`` whose first ``n_ctx`` rows are the context."""
     Zc = Z[:, :n_ctx]  # (B, N, D)
     D = Z.shape[-1]
@@ -133,9 +145,14 @@ def _block(Z: torch.Tensor, n_ctx: int, p: dict[str, torch.Tensor], W_e: torch.T
     return Z + (Ac @ (W_t @ p["vc"])) @ p["pc"]  # (B, T, D)
 
 
-def categorical_forward(batch: CategoricalBatch, W_e: torch.Tensor, blocks: list[dict[str, torch.Tensor]],
-                        kernel: str, return_states: bool = False, erase: str = "distance"
-                        ) -> torch.Tensor | tuple[torch.Tensor, list[torch.Tensor]]:
+def categorical_forward(
+    batch: CategoricalBatch,
+    W_e: torch.Tensor,
+    blocks: list[dict[str, torch.Tensor]],
+    kernel: str,
+    return_states: bool = False,
+    erase: str = "distance",
+) -> torch.Tensor | tuple[torch.Tensor, list[torch.Tensor]]:
     """Logits ``(B, Q, C)`` of the query labels, ``W_e^T f_{N+1,K}``; with ``return_states`` also the list of
     token tensors ``[Z_0, ..., Z_K]`` (each ``(B, N+Q, D)``). ``erase`` is the score of head 2 (:data:`ERASE_SCORES`)."""
     Z = embed_tokens(batch, W_e)  # (B, T, D)
@@ -144,13 +161,20 @@ def categorical_forward(batch: CategoricalBatch, W_e: torch.Tensor, blocks: list
     for p in blocks:
         Z = _block(Z, n_ctx, p, W_e, kernel, erase)
         states.append(Z)
-    f_q = Z[:, n_ctx:, Z.shape[-1] - dp:]  # (B, Q, d')
+    f_q = Z[:, n_ctx:, Z.shape[-1] - dp :]  # (B, Q, d')
     logits = f_q @ W_e.to(Z.dtype)  # (B, Q, C)
     return (logits, states) if return_states else logits
 
 
-def gd_block_params(d: int, d_embed: int, alpha: torch.Tensor, scale: torch.Tensor | float, kernel: str,
-                    erase_lambda: float = 1e5, erase: str = "distance") -> dict[str, torch.Tensor]:
+def gd_block_params(
+    d: int,
+    d_embed: int,
+    alpha: torch.Tensor,
+    scale: torch.Tensor | float,
+    kernel: str,
+    erase_lambda: float = 1e5,
+    erase: str = "distance",
+) -> dict[str, torch.Tensor]:
     """The matrices of one block at the GD configuration (docs/papers/categorical.md §3.4, §3.6), differentiable in ``alpha (d',)``
     and ``scale``: head 1 Q/K read x (softmax/linear: ``Q = s I``, ``K = I``; RBF: ``Q = K = I/s``), V writes
     ``diag(alpha)(w_e - E)`` into f, P = I; head 2 ``Q = K = sqrt(lambda) I`` on x (``distance`` score) or
@@ -169,7 +193,9 @@ def gd_block_params(d: int, d_embed: int, alpha: torch.Tensor, scale: torch.Tens
         for (r, c), val in blocks.items():
             rs = sl[r] if r else slice(0, rows)
             cs = sl[c] if c else slice(0, cols)
-            M = M.index_put((torch.arange(rows, device=dev)[rs][:, None], torch.arange(cols, device=dev)[cs][None, :]), val)
+            M = M.index_put(
+                (torch.arange(rows, device=dev)[rs][:, None], torch.arange(cols, device=dev)[cs][None, :]), val
+            )
         return M
 
     if kernel == "rbf":
@@ -182,10 +208,17 @@ def gd_block_params(d: int, d_embed: int, alpha: torch.Tensor, scale: torch.Tens
     v1 = place({("w", "f"): diag_a, ("E", "f"): -diag_a})
     root = math.sqrt(erase_lambda) if erase == "distance" else erase_lambda
     return {
-        "q1": q1, "k1": k1, "v1": v1, "p1": torch.eye(D, dtype=dt, device=dev),
-        "q2": place({("x", "x"): root * eye_d}), "k2": place({("x", "x"): root * eye_d}),
-        "v2": place({("E", "E"): eye_p}), "p2": place({("E", "E"): -eye_p}),
-        "qc": place({("f", ""): eye_p}, D, dp), "kc": eye_p.clone(), "vc": eye_p.clone(),
+        "q1": q1,
+        "k1": k1,
+        "v1": v1,
+        "p1": torch.eye(D, dtype=dt, device=dev),
+        "q2": place({("x", "x"): root * eye_d}),
+        "k2": place({("x", "x"): root * eye_d}),
+        "v2": place({("E", "E"): eye_p}),
+        "p2": place({("E", "E"): -eye_p}),
+        "qc": place({("f", ""): eye_p}, D, dp),
+        "kc": eye_p.clone(),
+        "vc": eye_p.clone(),
         "pc": place({("", "E"): eye_p}, dp, D),
     }
 
@@ -200,8 +233,15 @@ def _update_weights(xs: torch.Tensor, x: torch.Tensor, kernel: str, scale: torch
     return torch.exp(-0.5 * _sq_dist(xs / scale, x / scale)) / x.shape[1]  # (B, T, N)
 
 
-def gd_slot_forward(batch: CategoricalBatch, W_e: torch.Tensor, alpha: torch.Tensor, scale: torch.Tensor | float,
-                    kernel: str, erase: str = "distance", erase_lambda: float = 1e5) -> torch.Tensor:
+def gd_slot_forward(
+    batch: CategoricalBatch,
+    W_e: torch.Tensor,
+    alpha: torch.Tensor,
+    scale: torch.Tensor | float,
+    kernel: str,
+    erase: str = "distance",
+    erase_lambda: float = 1e5,
+) -> torch.Tensor:
     r"""Logits ``(B, Q, C)`` of K blocks at the GD configuration, computed on the slots (docs/papers/categorical.md
     §3.4): with head-1 weights :math:`A` and head-2 weights :math:`A^{(2)}`, both functions of x alone,
 
@@ -237,9 +277,18 @@ class FunctionalGDModel(nn.Module):
     :func:`gd_slot_forward`; ``forward(batch, return_states=True)`` runs the token forward and also returns the
     token states."""
 
-    def __init__(self, d: int, n_classes: int, d_embed: int = 5, n_blocks: int = 1, kernel: str = "softmax",
-                 erase_lambda: float = 1e5, generator: torch.Generator | None = None, dtype=torch.float32,
-                 erase: str = "distance"):
+    def __init__(
+        self,
+        d: int,
+        n_classes: int,
+        d_embed: int = 5,
+        n_blocks: int = 1,
+        kernel: str = "softmax",
+        erase_lambda: float = 1e5,
+        generator: torch.Generator | None = None,
+        dtype=torch.float32,
+        erase: str = "distance",
+    ):
         super().__init__()
         _check_args(d, n_classes, d_embed, n_blocks, kernel, erase_lambda, erase)
         self.d, self.n_classes, self.d_embed, self.n_blocks = d, n_classes, d_embed, n_blocks
@@ -249,8 +298,10 @@ class FunctionalGDModel(nn.Module):
         self.W_e = nn.Parameter(torch.randn(d_embed, n_classes, generator=generator, dtype=dtype))
 
     def block_params(self) -> list[dict[str, torch.Tensor]]:
-        return [gd_block_params(self.d, self.d_embed, self.alpha[k], self.scale, self.kernel, self.erase_lambda,
-                                self.erase) for k in range(self.n_blocks)]
+        return [
+            gd_block_params(self.d, self.d_embed, self.alpha[k], self.scale, self.kernel, self.erase_lambda, self.erase)
+            for k in range(self.n_blocks)
+        ]
 
     def forward(self, batch: CategoricalBatch, return_states: bool = False):
         if return_states:
@@ -264,9 +315,18 @@ class TrainedCategoricalTransformer(nn.Module):
     shared by the embedding, the cross-attention keys/values and the readout. ``erase`` is the head-2 score form
     (:data:`ERASE_SCORES`)."""
 
-    def __init__(self, d: int, n_classes: int, d_embed: int = 5, n_blocks: int = 1, kernel: str = "softmax",
-                 init_scale: float = 0.002, generator: torch.Generator | None = None, dtype=torch.float32,
-                 erase: str = "distance"):
+    def __init__(
+        self,
+        d: int,
+        n_classes: int,
+        d_embed: int = 5,
+        n_blocks: int = 1,
+        kernel: str = "softmax",
+        init_scale: float = 0.002,
+        generator: torch.Generator | None = None,
+        dtype=torch.float32,
+        erase: str = "distance",
+    ):
         super().__init__()
         _check_args(d, n_classes, d_embed, n_blocks, kernel, 1.0, erase)
         self.erase = erase
@@ -276,9 +336,17 @@ class TrainedCategoricalTransformer(nn.Module):
         D, dp = d + 3 * d_embed, d_embed
         shapes = {k: (D, D) for k in BLOCK_KEYS[:8]} | {"qc": (D, dp), "kc": (dp, dp), "vc": (dp, dp), "pc": (dp, D)}
         sd = init_scale / n_blocks
-        self.blocks = nn.ModuleList([
-            nn.ParameterDict({k: nn.Parameter(sd * torch.randn(*shapes[k], generator=generator, dtype=dtype))
-                              for k in BLOCK_KEYS}) for _ in range(n_blocks)])
+        self.blocks = nn.ModuleList(
+            [
+                nn.ParameterDict(
+                    {
+                        k: nn.Parameter(sd * torch.randn(*shapes[k], generator=generator, dtype=dtype))
+                        for k in BLOCK_KEYS
+                    }
+                )
+                for _ in range(n_blocks)
+            ]
+        )
         self.W_e = nn.Parameter(torch.randn(d_embed, n_classes, generator=generator, dtype=dtype))
 
     @classmethod

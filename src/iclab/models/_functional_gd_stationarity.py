@@ -51,8 +51,9 @@ def gd_pattern(d: int, d_embed: int) -> dict[str, dict[str, torch.Tensor]]:
     return out
 
 
-def _chunk_gradients(data, tf: TrainedCategoricalTransformer, n_prompts: int, n_chunks: int,
-                     seed: int) -> list[dict[str, torch.Tensor]]:
+def _chunk_gradients(
+    data, tf: TrainedCategoricalTransformer, n_prompts: int, n_chunks: int, seed: int
+) -> list[dict[str, torch.Tensor]]:
     """The NLL gradient of every parameter, one dict per independent chunk of ``n_prompts / n_chunks`` prompts."""
     m = max(1, n_prompts // n_chunks)
     grads = []
@@ -76,13 +77,19 @@ def _group_statistics(groups: dict[str, list[tuple[torch.Tensor, torch.Tensor]]]
         if mean.numel() == 0:
             continue
         rms_m, rms_s = float(mean.pow(2).mean().sqrt()), float(se.pow(2).mean().sqrt())
-        out[grp] = {"n": int(mean.numel()), "rms_mean": rms_m, "rms_se": rms_s,
-                    "z": rms_m / rms_s if rms_s > 0 else float("inf"),
-                    "max_abs": float(mean.abs().max())}
+        out[grp] = {
+            "n": int(mean.numel()),
+            "rms_mean": rms_m,
+            "rms_se": rms_s,
+            "z": rms_m / rms_s if rms_s > 0 else float("inf"),
+            "max_abs": float(mean.abs().max()),
+        }
     return out
 
 
-def stationarity_check(data: CategoricalICL, gd_model: nn.Module, n_prompts: int = 4096, n_chunks: int = 8, seed: int = 0) -> dict[str, dict]:
+def stationarity_check(
+    data: CategoricalICL, gd_model: nn.Module, n_prompts: int = 4096, n_chunks: int = 8, seed: int = 0
+) -> dict[str, dict]:
     """Monte-Carlo gradient of the ICL NLL w.r.t. every parameter of the fully parametrised transformer at the
     GD configuration of ``gd_model`` (Theorems 1–2 of arXiv:2405.17248; docs/papers/categorical.md §3.7). A
     ``TrainedCategoricalTransformer`` is used as it is (e.g. a perturbed GD configuration, as a control that

@@ -36,9 +36,19 @@ class GPT2Regressor(nn.Module):
         super().__init__()
         from transformers import GPT2Config, GPT2Model
 
-        cfg = GPT2Config(n_positions=n_positions, n_embd=n_embd, n_layer=n_layer, n_head=n_head, vocab_size=1,
-                         bos_token_id=None, eos_token_id=None, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
-                         use_cache=False)
+        cfg = GPT2Config(
+            n_positions=n_positions,
+            n_embd=n_embd,
+            n_layer=n_layer,
+            n_head=n_head,
+            vocab_size=1,
+            bos_token_id=None,
+            eos_token_id=None,
+            resid_pdrop=0.0,
+            embd_pdrop=0.0,
+            attn_pdrop=0.0,
+            use_cache=False,
+        )
         self.read_in = nn.Linear(d + 1, n_embd)
         self.backbone = GPT2Model(cfg)
         self.read_out = nn.Linear(n_embd, 1)

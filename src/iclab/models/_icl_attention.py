@@ -28,8 +28,14 @@ from iclab.errors import ConfigError
 __all__ = ["ICLAttention", "bayes_mimicking_weights", "pretraining_covariance"]
 
 
-def pretraining_covariance(train: GaussianRegression, m: int, generator: torch.Generator | None = None, chunk: int = 500,
-                           centring: str = "global", draw_dtype: torch.dtype = torch.float64) -> np.ndarray:
+def pretraining_covariance(
+    train: GaussianRegression,
+    m: int,
+    generator: torch.Generator | None = None,
+    chunk: int = 500,
+    centring: str = "global",
+    draw_dtype: torch.dtype = torch.float64,
+) -> np.ndarray:
     r"""The pretraining covariance :math:`\hat{\boldsymbol\Sigma}=\hat{\mathbf X}^\top\hat{\mathbf X}/(ml)` of
     Eq. 11 from the centred inputs of ``m`` prompts of ``train`` (a GaussianRegression, ``l = n+1`` tokens each),
     accumulated in chunks; ``(d, d)``.
@@ -93,8 +99,16 @@ class ICLAttention(nn.Module):
     Parameters ``v21 (d,)``, ``v22 ()``, ``M11 (d, d)``, ``m21 (d,)`` are ``nn.Parameter``s (trainable).
     """
 
-    def __init__(self, d: int, attention: str = "approx_softmax", tau: float = 1.0, dtype: torch.dtype = torch.float64,
-                 init_scale: float = 0.0, generator: torch.Generator | None = None, query_key: bool = True):
+    def __init__(
+        self,
+        d: int,
+        attention: str = "approx_softmax",
+        tau: float = 1.0,
+        dtype: torch.dtype = torch.float64,
+        init_scale: float = 0.0,
+        generator: torch.Generator | None = None,
+        query_key: bool = True,
+    ):
         super().__init__()
         if not isinstance(d, int) or d < 1:
             raise ConfigError("d", d, "an integer >= 1")
@@ -126,8 +140,15 @@ class ICLAttention(nn.Module):
         return mod
 
     @classmethod
-    def from_bayes_mimicking(cls, train, m: int, generator: torch.Generator | None = None, l: int | None = None,
-                             centring: str = "global", **kw) -> "ICLAttention":
+    def from_bayes_mimicking(
+        cls,
+        train,
+        m: int,
+        generator: torch.Generator | None = None,
+        l: int | None = None,
+        centring: str = "global",
+        **kw,
+    ) -> "ICLAttention":
         """Lemma 4.1 (Eq. 11): Σ̂ from ``m`` pretraining prompts of ``train`` (optionally with ``l`` columns;
         ``centring`` as in :func:`pretraining_covariance`), then :func:`bayes_mimicking_weights` with the train noise
         and task prior; pretraining temperature 1."""
@@ -140,7 +161,8 @@ class ICLAttention(nn.Module):
     def weights(self) -> dict[str, np.ndarray | float]:
         """The four blocks as NumPy (for :mod:`iclab.theory.temperature`)."""
         return {k: getattr(self, k).detach().cpu().double().numpy() for k in ("M11", "m21", "v21")} | {
-            "v22": float(self.v22.detach())}
+            "v22": float(self.v22.detach())
+        }
 
     def scores_values(self, batch) -> tuple[torch.Tensor, torch.Tensor]:
         """Query scores ``a (B, l)`` and values ``u (B, l)`` (Eq. 10; the query label slot is 0)."""

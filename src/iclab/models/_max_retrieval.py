@@ -39,8 +39,15 @@ class MaxRetrievalNet(nn.Module):
     """Single-head set model (module docstring). ``forward(items (B,n,d_item), query (B,1), mask (B,n))`` returns
     class logits ``(B, C)`` (and the attention weights ``(B, 1, n)`` with ``return_weights=True``)."""
 
-    def __init__(self, d_item: int = 11, n_classes: int = 10, d: int = 128, depth: int = 2,
-                 attention: str = "softmax", attention_params: dict | None = None):
+    def __init__(
+        self,
+        d_item: int = 11,
+        n_classes: int = 10,
+        d: int = 128,
+        depth: int = 2,
+        attention: str = "softmax",
+        attention_params: dict | None = None,
+    ):
         super().__init__()
         for name, val in (("d_item", d_item), ("n_classes", n_classes), ("d", d), ("depth", depth)):
             check_int(name, val, 1)

@@ -39,9 +39,16 @@ class MergedQAttention(nn.Module):
         dtype: parameter dtype (float64 by default: the theory checks are at float precision).
     """
 
-    def __init__(self, d: int, attention: str = "softmax", attention_params: dict | None = None,
-                 init: str = "zero", init_std: float = 0.1, dtype: torch.dtype = torch.float64,
-                 generator: torch.Generator | None = None):
+    def __init__(
+        self,
+        d: int,
+        attention: str = "softmax",
+        attention_params: dict | None = None,
+        init: str = "zero",
+        init_std: float = 0.1,
+        dtype: torch.dtype = torch.float64,
+        generator: torch.Generator | None = None,
+    ):
         super().__init__()
         check_int("d", d, 1)
         self.normaliser = get_normaliser(attention, **(attention_params or {}))
@@ -93,8 +100,9 @@ def _grouped(per_prompt: torch.Tensor, qfeat: torch.Tensor, n_groups: int) -> di
     return out
 
 
-def feature_prompt_loss(model: MergedQAttention, batch: FeatureBatch, c: float = 0.5, n_features: int | None = None
-                        ) -> torch.Tensor | tuple[torch.Tensor, dict[str, float]]:
+def feature_prompt_loss(
+    model: MergedQAttention, batch: FeatureBatch, c: float = 0.5, n_features: int | None = None
+) -> torch.Tensor | tuple[torch.Tensor, dict[str, float]]:
     r"""w-averaged loss (docs/papers/ood.md §4.1):
     :math:`c\,\mathbb E_w(\hat y-w^\top x_q)^2=c\|\sum_i\mathrm{attn}_i x_i-x_q\|^2`,
     averaged over the batch. With ``n_features`` returns ``(loss, {str(k): loss of prompts whose query is v_k})``
@@ -113,11 +121,25 @@ class FeatureTransformer(nn.Module):
     :math:`[x_q;0]` appended last, read-in to ``d_model``, ``n_layers`` pre-LN blocks, read-out of the query
     position -> ŷ (B,)."""
 
-    def __init__(self, d: int, d_model: int = 16, n_layers: int = 1, n_heads: int = 1, attention: str = "softmax",
-                 attention_params: dict | None = None):
+    def __init__(
+        self,
+        d: int,
+        d_model: int = 16,
+        n_layers: int = 1,
+        n_heads: int = 1,
+        attention: str = "softmax",
+        attention_params: dict | None = None,
+    ):
         super().__init__()
-        self.net = TinyTransformer(d + 1, 1, d_model=d_model, n_layers=n_layers, n_heads=n_heads,
-                                   attention=attention, attention_params=attention_params)
+        self.net = TinyTransformer(
+            d + 1,
+            1,
+            d_model=d_model,
+            n_layers=n_layers,
+            n_heads=n_heads,
+            attention=attention,
+            attention_params=attention_params,
+        )
 
     def forward(self, x: torch.Tensor, y: torch.Tensor, xq: torch.Tensor) -> torch.Tensor:
         dt = self.net.read_in.weight.dtype
@@ -140,8 +162,9 @@ class FeatureTransformer(nn.Module):
             return (k @ q.T / math.sqrt(attn.d_head)).double()  # (K, K)
 
 
-def prompt_mse_loss(model: nn.Module, batch: FeatureBatch, c: float = 0.5, n_features: int | None = None
-                    ) -> torch.Tensor | tuple[torch.Tensor, dict[str, float]]:
+def prompt_mse_loss(
+    model: nn.Module, batch: FeatureBatch, c: float = 0.5, n_features: int | None = None
+) -> torch.Tensor | tuple[torch.Tensor, dict[str, float]]:
     r"""Monte-Carlo loss :math:`c(\hat y-w^\top x_q)^2` with the sampled w (any model ``(x, y, xq) -> ŷ``);
     per-feature groups as in :func:`feature_prompt_loss`."""
     yhat = model(batch.x, batch.y, batch.xq)  # (B,)

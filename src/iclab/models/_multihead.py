@@ -51,9 +51,17 @@ class MultiHeadRegressionAttention(nn.Module):
         dtype: parameter dtype.
     """
 
-    def __init__(self, d: int, n_heads: int = 2, attention: str = "softmax", n_out: int = 1,
-                 attention_params: Mapping[str, Any] | None = None, scale: float | None = None,
-                 linear_length: int | None = None, dtype: torch.dtype = torch.float32):
+    def __init__(
+        self,
+        d: int,
+        n_heads: int = 2,
+        attention: str = "softmax",
+        n_out: int = 1,
+        attention_params: Mapping[str, Any] | None = None,
+        scale: float | None = None,
+        linear_length: int | None = None,
+        dtype: torch.dtype = torch.float32,
+    ):
         super().__init__()
         check_int("d", d, 1)
         check_int("n_heads", n_heads, 1)
@@ -85,8 +93,9 @@ class MultiHeadRegressionAttention(nn.Module):
         return self.o @ self.v
 
     @classmethod
-    def from_omega_mu(cls, d: int, omega: Sequence[float], mu: Sequence[float], attention: str = "softmax",
-                      **kw) -> "MultiHeadRegressionAttention":
+    def from_omega_mu(
+        cls, d: int, omega: Sequence[float], mu: Sequence[float], attention: str = "softmax", **kw
+    ) -> "MultiHeadRegressionAttention":
         """The emergent-pattern model of arXiv:2503.12734 (docs/papers/multihead.md §3.3): ``KQ^{(h)}`` top block
         ``ω_h/s · I_d`` (so the logit is ``ω_h x_ℓᵀx_q``) and ``OV^{(h)}`` last entry ``μ_h``, every other entry 0
         (single output)."""
@@ -115,8 +124,9 @@ class MultiHeadRegressionAttention(nn.Module):
         if y.dim() == 2:
             y = y.unsqueeze(-1)  # (B, l, N)
         if x.shape[-1] != self.d or y.shape[-1] != self.n_out:
-            raise ConfigError("x/y", f"shapes {tuple(x.shape)}, {tuple(y.shape)}",
-                              f"(B, l, {self.d}) and (B, l, {self.n_out})")
+            raise ConfigError(
+                "x/y", f"shapes {tuple(x.shape)}, {tuple(y.shape)}", f"(B, l, {self.d}) and (B, l, {self.n_out})"
+            )
         x, y = x.to(self.q.dtype), y.to(self.q.dtype)
         n = x.shape[1] - 1
         ctx = torch.cat([x[:, :-1], y[:, :-1]], dim=-1)  # (B, n, D)

@@ -42,8 +42,15 @@ def head_parameters(model: MultiHeadRegressionAttention) -> dict[str, np.ndarray
     top = kq[:, :d, :d]  # (H, d, d)
     omega_vec = np.diagonal(top, axis1=1, axis2=2)  # (H, d)
     mu_mat = np.stack([ov[:, n, d + n] for n in range(N)], axis=1)  # (H, N)
-    return {"omega": omega_vec.mean(1), "mu": mu_mat[:, 0], "kq": top, "kq_full": kq, "ov": ov,
-            "omega_vec": omega_vec, "mu_mat": mu_mat}
+    return {
+        "omega": omega_vec.mean(1),
+        "mu": mu_mat[:, 0],
+        "kq": top,
+        "kq_full": kq,
+        "ov": ov,
+        "omega_vec": omega_vec,
+        "mu_mat": mu_mat,
+    }
 
 
 def pattern_diagnostics(model: MultiHeadRegressionAttention, dummy_frac: float = 0.01) -> dict[str, Any]:
@@ -59,7 +66,8 @@ def pattern_diagnostics(model: MultiHeadRegressionAttention, dummy_frac: float =
     absw = np.abs(omega[live])
     pos, neg = live & (mu > 0), live & (mu < 0)
     return {
-        "omega": omega.tolist(), "mu": mu.tolist(),
+        "omega": omega.tolist(),
+        "mu": mu.tolist(),
         "kq_diag_mass": float(((diag**2).sum(1) / np.maximum((tl**2).sum((1, 2)), 1e-300)).mean()),
         "kq_diag_var": float(diag.var(1).mean()),
         "kq_offdiag_sup": float(np.abs(off).max()) if d > 1 else 0.0,
@@ -68,14 +76,19 @@ def pattern_diagnostics(model: MultiHeadRegressionAttention, dummy_frac: float =
         "ov_last_mass": float((mu[live] ** 2 / np.maximum((ov[live] ** 2).sum(1), 1e-300)).mean()),
         "ov_zero_sum": float(abs(mu.sum()) / max(np.abs(mu).sum(), 1e-300)),
         "sign_match": float((np.sign(omega[live]) == np.sign(mu[live])).mean()),
-        "n_dummy": int((~live).sum()), "n_plus": int(pos.sum()), "n_minus": int(neg.sum()),
+        "n_dummy": int((~live).sum()),
+        "n_plus": int(pos.sum()),
+        "n_minus": int(neg.sum()),
         "gamma": float(absw.mean()) if absw.size else float("nan"),
-        "mu_plus": float(mu[pos].sum()), "mu_minus": float(mu[neg].sum()),
+        "mu_plus": float(mu[pos].sum()),
+        "mu_minus": float(mu[neg].sum()),
         "eta_eff": float((mu * omega).sum()),
     }
 
 
-def distance_to_debiased_gd(model: MultiHeadRegressionAttention, batch: RegressionBatch, eta: float | None = None) -> dict[str, float]:
+def distance_to_debiased_gd(
+    model: MultiHeadRegressionAttention, batch: RegressionBatch, eta: float | None = None
+) -> dict[str, float]:
     """Mean squared distance between the model's ŷ_q and debiased GD on ``batch`` (held-out prompts).
 
     Returns ``mse`` and ``rel`` (= mse / E ŷ_gd²) at ``eta`` (default: the model's η_eff), and the same at the

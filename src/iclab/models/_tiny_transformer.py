@@ -25,8 +25,14 @@ __all__ = ["TinyTransformer", "MultiHeadSelfAttention"]
 class MultiHeadSelfAttention(nn.Module):
     """Multi-head self-attention with a registry normaliser; ``forward`` can also return the weights."""
 
-    def __init__(self, d_model: int, n_heads: int, attention: str = "softmax", attention_params: dict | None = None,
-                 causal: bool = False):
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int,
+        attention: str = "softmax",
+        attention_params: dict | None = None,
+        causal: bool = False,
+    ):
         super().__init__()
         if d_model % n_heads:
             raise ConfigError("n_heads", n_heads, f"a divisor of d_model={d_model}")
@@ -68,12 +74,27 @@ class TinyTransformer(nn.Module):
         max_len: if set, learned absolute position embeddings for up to ``max_len`` tokens (None: a set model).
     """
 
-    def __init__(self, d_in: int, d_out: int = 1, d_model: int = 16, n_layers: int = 1, n_heads: int = 1,
-                 d_ff: int | None = None, attention: str = "softmax", attention_params: dict | None = None,
-                 causal: bool = False, max_len: int | None = None):
+    def __init__(
+        self,
+        d_in: int,
+        d_out: int = 1,
+        d_model: int = 16,
+        n_layers: int = 1,
+        n_heads: int = 1,
+        d_ff: int | None = None,
+        attention: str = "softmax",
+        attention_params: dict | None = None,
+        causal: bool = False,
+        max_len: int | None = None,
+    ):
         super().__init__()
-        for name, val, lo in (("d_in", d_in, 1), ("d_out", d_out, 1), ("d_model", d_model, 1),
-                              ("n_layers", n_layers, 1), ("n_heads", n_heads, 1)):
+        for name, val, lo in (
+            ("d_in", d_in, 1),
+            ("d_out", d_out, 1),
+            ("d_model", d_model, 1),
+            ("n_layers", n_layers, 1),
+            ("n_heads", n_heads, 1),
+        ):
             check_int(name, val, lo)
         d_ff = 4 * d_model if d_ff is None else d_ff
         check_int("d_ff", d_ff, 0)
@@ -83,12 +104,14 @@ class TinyTransformer(nn.Module):
         self.read_in = nn.Linear(d_in, d_model)
         self.pos = nn.Embedding(max_len, d_model) if max_len else None
         self.ln1 = nn.ModuleList(nn.LayerNorm(d_model) for _ in range(n_layers))
-        self.attn = nn.ModuleList(MultiHeadSelfAttention(d_model, n_heads, attention, attention_params, causal)
-                                  for _ in range(n_layers))
+        self.attn = nn.ModuleList(
+            MultiHeadSelfAttention(d_model, n_heads, attention, attention_params, causal) for _ in range(n_layers)
+        )
         self.ln2 = nn.ModuleList(nn.LayerNorm(d_model) if d_ff else nn.Identity() for _ in range(n_layers))
         self.mlp = nn.ModuleList(
             nn.Sequential(nn.Linear(d_model, d_ff), nn.GELU(), nn.Linear(d_ff, d_model)) if d_ff else nn.Identity()
-            for _ in range(n_layers))
+            for _ in range(n_layers)
+        )
         self.d_ff = d_ff
         self.ln_f = nn.LayerNorm(d_model)
         self.read_out = nn.Linear(d_model, d_out)

@@ -22,8 +22,10 @@ from pathlib import Path
 __all__ = ["PageCheck", "check_page", "find_chromium"]
 
 _CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-_IMAGES_JS = ("JSON.stringify(Array.from(document.images).map(i => ({alt: i.alt, complete: i.complete, "
-              "width: i.naturalWidth, height: i.naturalHeight})))")
+_IMAGES_JS = (
+    "JSON.stringify(Array.from(document.images).map(i => ({alt: i.alt, complete: i.complete, "
+    "width: i.naturalWidth, height: i.naturalHeight})))"
+)
 
 
 @dataclass
@@ -102,8 +104,15 @@ def _messages(events: list[dict]) -> list[str]:
     return out
 
 
-def check_page(html: str | Path, screenshot: str | Path | None = None, *, width: int = 1280, height: int = 1600,
-               timeout: float = 60.0, chromium: str | None = None) -> PageCheck:
+def check_page(
+    html: str | Path,
+    screenshot: str | Path | None = None,
+    *,
+    width: int = 1280,
+    height: int = 1600,
+    timeout: float = 60.0,
+    chromium: str | None = None,
+) -> PageCheck:
     """Load ``html`` in headless Chromium; return console errors and image sizes; optionally save a screenshot.
 
     Raises ``FileNotFoundError`` when no Chromium is installed.
@@ -121,14 +130,28 @@ def check_page(html: str | Path, screenshot: str | Path | None = None, *, width:
         os.dup2(b, 4)
 
     with tempfile.TemporaryDirectory(prefix="iclab-chromium-") as profile:
-        args = [binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                "--disable-extensions", "--no-first-run", "--no-default-browser-check", "--mute-audio",
-                f"--user-data-dir={profile}", "--remote-debugging-pipe", f"--window-size={width},{height}",
-                "about:blank"]
+        args = [
+            binary,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-extensions",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--mute-audio",
+            f"--user-data-dir={profile}",
+            "--remote-debugging-pipe",
+            f"--window-size={width},{height}",
+            "about:blank",
+        ]
         log = open(Path(profile) / "chromium.log", "wb")
-        proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                preexec_fn=_fds, close_fds=False)  # our fds are CLOEXEC; 3, 4 are not
+        proc = subprocess.Popen(
+            args, stdin=subprocess.DEVNULL, stdout=log, stderr=log, preexec_fn=_fds, close_fds=False
+        )  # our fds are CLOEXEC; 3, 4 are not
         os.close(to_r)
         os.close(from_w)
         cdp = _Pipe(to_w, from_r, time.monotonic() + timeout)
@@ -137,15 +160,22 @@ def check_page(html: str | Path, screenshot: str | Path | None = None, *, width:
             sid = cdp.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
             for domain in ("Page", "Runtime", "Log"):
                 cdp.send(f"{domain}.enable", session=sid)
-            cdp.send("Emulation.setDeviceMetricsOverride",
-                     {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}, session=sid)
+            cdp.send(
+                "Emulation.setDeviceMetricsOverride",
+                {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+                session=sid,
+            )
             cdp.events.clear()
             cdp.send("Page.navigate", {"url": url}, session=sid)
             cdp.wait(lambda m: m.get("method") == "Page.loadEventFired")
-            images = json.loads(cdp.send("Runtime.evaluate", {"expression": _IMAGES_JS, "returnByValue": True},
-                                         session=sid)["result"]["value"])
-            title = cdp.send("Runtime.evaluate", {"expression": "document.title", "returnByValue": True},
-                             session=sid)["result"].get("value", "")
+            images = json.loads(
+                cdp.send("Runtime.evaluate", {"expression": _IMAGES_JS, "returnByValue": True}, session=sid)["result"][
+                    "value"
+                ]
+            )
+            title = cdp.send("Runtime.evaluate", {"expression": "document.title", "returnByValue": True}, session=sid)[
+                "result"
+            ].get("value", "")
             result = PageCheck(images=images, title=title)
             if screenshot is not None:
                 png = cdp.send("Page.captureScreenshot", {"format": "png"}, session=sid)["data"]

@@ -62,8 +62,7 @@ def _load(run_dir: Path) -> _Run:
 
 def _by_paper(runs: list[_Run]) -> list[tuple[str, list[_Run]]]:
     keys = list(PAPERS) + sorted({r.exp.paper for r in runs} - set(PAPERS))
-    groups = [(k, sorted((r for r in runs if r.exp.paper == k), key=lambda r: (r.exp.order, r.exp.name)))
-              for k in keys]
+    groups = [(k, sorted((r for r in runs if r.exp.paper == k), key=lambda r: (r.exp.order, r.exp.name))) for k in keys]
     return [(k, rs) for k, rs in groups if rs]
 
 
@@ -72,14 +71,35 @@ def _summary_rows(runs: list[_Run]) -> list[list[str]]:
     for r in runs:
         cells = r.summary.get("cells", {})
         t = tally(r.comparisons)["all"]
-        rows.append([r.exp.paper, r.exp.name, str(r.meta.get("preset", "?")), str(cells.get("done", "?")),
-                     str(cells.get("failed", "?")), str(t[AGREES]), str(t[DISAGREES]), str(t[NOT_JUDGED]),
-                     fmt_seconds(r.summary.get("cell_seconds")), fmt_seconds(r.summary.get("wall_seconds"))])
+        rows.append(
+            [
+                r.exp.paper,
+                r.exp.name,
+                str(r.meta.get("preset", "?")),
+                str(cells.get("done", "?")),
+                str(cells.get("failed", "?")),
+                str(t[AGREES]),
+                str(t[DISAGREES]),
+                str(t[NOT_JUDGED]),
+                fmt_seconds(r.summary.get("cell_seconds")),
+                fmt_seconds(r.summary.get("wall_seconds")),
+            ]
+        )
     return rows
 
 
-_SUMMARY_HEADER = ["paper", "experiment", "preset", "cells done", "failed", "agrees", "disagrees", "not judged",
-                   "compute time", "wall time"]
+_SUMMARY_HEADER = [
+    "paper",
+    "experiment",
+    "preset",
+    "cells done",
+    "failed",
+    "agrees",
+    "disagrees",
+    "not judged",
+    "compute time",
+    "wall time",
+]
 
 
 def _copy_figures(run: _Run, out: Path) -> list[tuple[Path, Path | None]]:
@@ -113,9 +133,11 @@ def _html_figures(name: str, figures: list[tuple[Path, Path | None]]) -> list[st
         link = f" · <a href='figures/{html.escape(csv_copy.name)}'>data (CSV)</a>" if csv_copy else ""
         w, h = struct.unpack(">II", png.read_bytes()[16:24]) if png.suffix == ".png" else (1, 1)
         wide = " class='wide'" if w > 1.6 * h else ""  # multi-panel figures span the full width
-        out.append(f"<figure{wide}><img alt='{html.escape(name)}: {html.escape(png.stem)}' "
-                   f"src='data:image/png;base64,{data}'><figcaption>{html.escape(png.stem)}{link}</figcaption>"
-                   "</figure>")
+        out.append(
+            f"<figure{wide}><img alt='{html.escape(name)}: {html.escape(png.stem)}' "
+            f"src='data:image/png;base64,{data}'><figcaption>{html.escape(png.stem)}{link}</figcaption>"
+            "</figure>"
+        )
     return out + ["</div>"]
 
 
@@ -124,37 +146,56 @@ def _html_comparisons(name: str, rows: list[Comparison]) -> list[str]:
         return []
     body = []
     for c in rows:
-        measured = html.escape(c.measured) + ("" if c.uncertainty in ("", "—") else
-                                              f" <span class='muted'>{html.escape(c.uncertainty)}</span>")
+        measured = html.escape(c.measured) + (
+            "" if c.uncertainty in ("", "—") else f" <span class='muted'>{html.escape(c.uncertainty)}</span>"
+        )
         reason = f"<br><span class='muted'>{html.escape(c.reason)}</span>" if c.reason else ""
         star = "★ " if c.headline else ""
-        body.append([f"<td id='{_anchor(name, c.id)}'>{star}{html.escape(c.claim)}<br>"
-                     f"<span class='muted'>{html.escape(c.source)}</span></td>", html.escape(c.kind),
-                     html.escape(c.paper_value), measured, html.escape(c.test), html.escape(c.statistic),
-                     verdict_cell(c.verdict, reason)])
-    return ["<h4>Claims: paper reports / iclab measures / verdict</h4>",
-            f"<p class='meta'>{html.escape(tally_line(rows))}</p>",
-            html_table(["claim (source)", "kind", "paper reports", "iclab measures", "test", "statistic", "verdict"],
-                       body, cls="cmp")]
+        body.append(
+            [
+                f"<td id='{_anchor(name, c.id)}'>{star}{html.escape(c.claim)}<br>"
+                f"<span class='muted'>{html.escape(c.source)}</span></td>",
+                html.escape(c.kind),
+                html.escape(c.paper_value),
+                measured,
+                html.escape(c.test),
+                html.escape(c.statistic),
+                verdict_cell(c.verdict, reason),
+            ]
+        )
+    return [
+        "<h4>Claims: paper reports / iclab measures / verdict</h4>",
+        f"<p class='meta'>{html.escape(tally_line(rows))}</p>",
+        html_table(
+            ["claim (source)", "kind", "paper reports", "iclab measures", "test", "statistic", "verdict"],
+            body,
+            cls="cmp",
+        ),
+    ]
 
 
 def _html_run(run: _Run, figures: list[tuple[Path, Path | None]]) -> str:
     exp, meta, s = run.exp, run.meta, run.summary
     cells = s.get("cells", {})
-    out = [f"<section id='{slug(exp.name)}'><h3>{html.escape(exp.title)}</h3>",
-           f"<p class='meta'>experiment <code>{html.escape(exp.name)}</code> · preset {html.escape(str(meta.get('preset')))}"
-           f" · seed {meta.get('seed')} · config <code>{html.escape(str(meta.get('config_hash')))}</code> · "
-           f"{cells.get('done', '?')} cells done, {cells.get('failed', '?')} failed · compute "
-           f"{fmt_seconds(s.get('cell_seconds'))}, wall {fmt_seconds(s.get('wall_seconds'))} · run folder "
-           f"<code>{html.escape(str(run.path))}</code></p>",
-           "<h4>What the paper claims</h4>", f"<div class='claim'>{md_to_html(exp.claim)}</div>"]
+    out = [
+        f"<section id='{slug(exp.name)}'><h3>{html.escape(exp.title)}</h3>",
+        f"<p class='meta'>experiment <code>{html.escape(exp.name)}</code> · preset {html.escape(str(meta.get('preset')))}"
+        f" · seed {meta.get('seed')} · config <code>{html.escape(str(meta.get('config_hash')))}</code> · "
+        f"{cells.get('done', '?')} cells done, {cells.get('failed', '?')} failed · compute "
+        f"{fmt_seconds(s.get('cell_seconds'))}, wall {fmt_seconds(s.get('wall_seconds'))} · run folder "
+        f"<code>{html.escape(str(run.path))}</code></p>",
+        "<h4>What the paper claims</h4>",
+        f"<div class='claim'>{md_to_html(exp.claim)}</div>",
+    ]
     out += _html_figures(exp.name, figures) + _html_comparisons(exp.name, run.comparisons)
     if s.get("notes"):
         out.append(f"<h4>Where they disagree, and why</h4><div class='notes'>{md_to_html(s['notes'])}</div>")
     if cells.get("failed"):
         errs = "".join(f"<li><code>{html.escape(e)}</code></li>" for e in cells.get("failed_errors", []))
-        out.append(f"<p class='error'>{cells['failed']} cell(s) failed (rerun with <code>iclab run {exp.name} "
-                   f"--retry-failed</code>):</p><ul>{errs}</ul>")
+        out.append(
+            f"<p class='error'>{cells['failed']} cell(s) failed (rerun with <code>iclab run {exp.name} "
+            f"--retry-failed</code>):</p><ul>{errs}</ul>"
+        )
     out += [f"<p class='error'>report error: {html.escape(e)}</p>" for e in s.get("errors", [])]
     out.append("</section>")
     return "\n".join(out)
@@ -163,16 +204,24 @@ def _html_run(run: _Run, figures: list[tuple[Path, Path | None]]) -> str:
 def _md_run(run: _Run, figures: list[tuple[Path, Path | None]]) -> list[str]:
     exp, s = run.exp, run.summary
     cells = s.get("cells", {})
-    md = [f"### {exp.title}", "", f"`{exp.name}` — run folder `{run.path}`, preset {run.meta.get('preset')}, "
-          f"{cells.get('done', '?')} cells done, {cells.get('failed', '?')} failed, compute "
-          f"{fmt_seconds(s.get('cell_seconds'))}, wall {fmt_seconds(s.get('wall_seconds'))}.", "",
-          "**What the paper claims.** " + exp.claim.strip(), ""]
+    md = [
+        f"### {exp.title}",
+        "",
+        f"`{exp.name}` — run folder `{run.path}`, preset {run.meta.get('preset')}, "
+        f"{cells.get('done', '?')} cells done, {cells.get('failed', '?')} failed, compute "
+        f"{fmt_seconds(s.get('cell_seconds'))}, wall {fmt_seconds(s.get('wall_seconds'))}.",
+        "",
+        "**What the paper claims.** " + exp.claim.strip(),
+        "",
+    ]
     if run.comparisons:
         md += [comparison_table_md(run.comparisons), ""]
     if s.get("notes"):
         md += ["**Where they disagree, and why.**", "", s["notes"].strip(), ""]
-    md += [f"![{exp.name} {png.stem}](figures/{png.name})" + (f" ([data](figures/{csv.name}))" if csv else "")
-           for png, csv in figures]
+    md += [
+        f"![{exp.name} {png.stem}](figures/{png.name})" + (f" ([data](figures/{csv.name}))" if csv else "")
+        for png, csv in figures
+    ]
     md += [f"> report error: {e}" for e in s.get("errors", [])]
     return md + [""]
 
@@ -180,9 +229,11 @@ def _md_run(run: _Run, figures: list[tuple[Path, Path | None]]) -> list[str]:
 def _ledger(groups: list[tuple[str, list[_Run]]]) -> tuple[list[str], list[str]]:
     """The claims ledger (HTML, markdown): per paper every judged claim, headline claims first, with its
     verdict, its kind and a link to its evidence; counts split by kind."""
-    html_out = ["<h2 id='ledger'>Claims ledger</h2><p class='meta'>★ headline claim · a verdict is a test fixed "
-                "before the run; “not judged” says why (settings differ from the paper's, unreliable source, too "
-                "little power, or not measured).</p>"]
+    html_out = [
+        "<h2 id='ledger'>Claims ledger</h2><p class='meta'>★ headline claim · a verdict is a test fixed "
+        "before the run; “not judged” says why (settings differ from the paper's, unreliable source, too "
+        "little power, or not measured).</p>"
+    ]
     md = ["## Claims ledger", ""]
     for key, rs in groups:
         rows = [(r.exp.name, c) for r in rs for c in r.comparisons]
@@ -191,11 +242,30 @@ def _ledger(groups: list[tuple[str, list[_Run]]]) -> tuple[list[str], list[str]]
         rows.sort(key=lambda rc: not rc[1].headline)
         counts = tally_line([c for _, c in rows])
         html_out.append(f"<h3>{html.escape(PAPERS.get(key, key))}</h3><p class='meta'>{html.escape(counts)}</p>")
-        html_out.append(html_table(["verdict", "claim", "experiment", "kind", "evidence"], [
-            [verdict_cell(c.verdict), ("★ " if c.headline else "") + html.escape(c.claim), html.escape(name),
-             html.escape(c.kind), f"<a href='#{_anchor(name, c.id)}'>row</a>"] for name, c in rows], cls="ledger"))
-        md += [f"### {PAPERS.get(key, key)}", "", counts, "", "| verdict | claim | experiment | kind |",
-               "|---|---|---|---|"]
+        html_out.append(
+            html_table(
+                ["verdict", "claim", "experiment", "kind", "evidence"],
+                [
+                    [
+                        verdict_cell(c.verdict),
+                        ("★ " if c.headline else "") + html.escape(c.claim),
+                        html.escape(name),
+                        html.escape(c.kind),
+                        f"<a href='#{_anchor(name, c.id)}'>row</a>",
+                    ]
+                    for name, c in rows
+                ],
+                cls="ledger",
+            )
+        )
+        md += [
+            f"### {PAPERS.get(key, key)}",
+            "",
+            counts,
+            "",
+            "| verdict | claim | experiment | kind |",
+            "|---|---|---|---|",
+        ]
         md += [f"| {c.verdict} | {'★ ' if c.headline else ''}{c.claim} | {name} | {c.kind} |" for name, c in rows]
         md.append("")
     return html_out, md
@@ -217,11 +287,15 @@ def _sections(groups: list[tuple[str, list[_Run]]], out: Path) -> tuple[list[str
     toc, sections, md = [], [], []
     for key, rs in groups:
         title = PAPERS.get(key, key)
-        toc.append(f"<li><a href='#paper-{slug(key)}'>{html.escape(title)}</a><ul>"
-                   + "".join(f"<li><a href='#{slug(r.exp.name)}'>{html.escape(r.exp.title)}</a></li>" for r in rs)
-                   + "</ul></li>")
-        sections.append(f"<h2 id='paper-{slug(key)}'>{html.escape(title)}</h2>"
-                        f"<p class='meta'>paper key <code>{html.escape(key)}</code></p>")
+        toc.append(
+            f"<li><a href='#paper-{slug(key)}'>{html.escape(title)}</a><ul>"
+            + "".join(f"<li><a href='#{slug(r.exp.name)}'>{html.escape(r.exp.title)}</a></li>" for r in rs)
+            + "</ul></li>"
+        )
+        sections.append(
+            f"<h2 id='paper-{slug(key)}'>{html.escape(title)}</h2>"
+            f"<p class='meta'>paper key <code>{html.escape(key)}</code></p>"
+        )
         md += [f"## {title}", ""]
         for r in rs:
             try:
@@ -230,14 +304,17 @@ def _sections(groups: list[tuple[str, list[_Run]]], out: Path) -> tuple[list[str
                 md += _md_run(r, figures)
             except Exception as exc:  # noqa: BLE001 - one odd summary must not lose the whole report
                 why = f"{type(exc).__name__}: {exc}"
-                sections.append(f"<section id='{slug(r.exp.name)}'><h3>{html.escape(r.exp.title)}</h3>"
-                                f"<p class='error'>report error: {html.escape(why)}</p></section>")
+                sections.append(
+                    f"<section id='{slug(r.exp.name)}'><h3>{html.escape(r.exp.title)}</h3>"
+                    f"<p class='error'>report error: {html.escape(why)}</p></section>"
+                )
                 md += [f"### {r.exp.title}", "", f"> report error: {why}", ""]
     return toc, sections, md
 
 
-def write_combined_report(run_dirs: Sequence[Path], out_dir: str | Path = "runs/report",
-                          failures: Sequence[str] = ()) -> Path:
+def write_combined_report(
+    run_dirs: Sequence[Path], out_dir: str | Path = "runs/report", failures: Sequence[str] = ()
+) -> Path:
     """Combine finished run folders into ``out_dir/index.html``, ``report.md`` and ``comparisons.csv``; return the
     HTML path.
 
@@ -250,27 +327,48 @@ def write_combined_report(run_dirs: Sequence[Path], out_dir: str | Path = "runs/
     runs = [_load(Path(d)) for d in run_dirs]
     groups = _by_paper(runs)
     rows = _summary_rows([r for _, rs in groups for r in rs])
-    stamp = (f"Generated {time.strftime('%Y-%m-%d %H:%M:%S %Z')} by iclab {iclab_version()}"
-             f" (git {(git_revision() or 'unknown')[:12]}).")
-    headline = (f"{len(runs)} experiment(s) over {len(groups)} paper(s); "
-                + tally_line([c for r in runs for c in r.comparisons]))
+    stamp = (
+        f"Generated {time.strftime('%Y-%m-%d %H:%M:%S %Z')} by iclab {iclab_version()}"
+        f" (git {(git_revision() or 'unknown')[:12]})."
+    )
+    headline = f"{len(runs)} experiment(s) over {len(groups)} paper(s); " + tally_line(
+        [c for r in runs for c in r.comparisons]
+    )
     ledger_html, ledger_md = _ledger(groups)
     toc, sections, sections_md = _sections(groups, out)
     md = ["# iclab reproduction report", "", stamp, "", headline, ""]
-    body = [f"<h1>iclab reproduction report</h1><p class='meta'>{html.escape(stamp)}</p>",
-            f"<p>{html.escape(headline)}</p>"]
+    body = [
+        f"<h1>iclab reproduction report</h1><p class='meta'>{html.escape(stamp)}</p>",
+        f"<p>{html.escape(headline)}</p>",
+    ]
     if failures:
-        body.append("<p class='error'><strong>Experiments that could not run:</strong></p><ul>"
-                    + "".join(f"<li><code>{html.escape(f)}</code></li>" for f in failures) + "</ul>")
+        body.append(
+            "<p class='error'><strong>Experiments that could not run:</strong></p><ul>"
+            + "".join(f"<li><code>{html.escape(f)}</code></li>" for f in failures)
+            + "</ul>"
+        )
         md += ["**Experiments that could not run:**", ""] + [f"- `{f}`" for f in failures] + [""]
-    md += ledger_md + ["## Summary", "", "| " + " | ".join(_SUMMARY_HEADER) + " |",
-                       "|" + "---|" * len(_SUMMARY_HEADER)] + ["| " + " | ".join(r) + " |" for r in rows] + [""]
-    links = [[html.escape(p), f"<a href='#{slug(n)}'>{html.escape(n)}</a>", *[html.escape(c) for c in rest]]
-             for p, n, *rest in rows]
-    nav = ("<nav class='toc'><strong>Contents</strong><ul><li><a href='#ledger'>Claims ledger</a></li>"
-           "<li><a href='#summary'>Summary</a></li>" + "".join(toc) + "</ul></nav>")
-    body += [nav, *ledger_html, "<h2 id='summary'>Summary</h2>", html_table(_SUMMARY_HEADER, links, cls="summary"),
-             *sections]
+    md += (
+        ledger_md
+        + ["## Summary", "", "| " + " | ".join(_SUMMARY_HEADER) + " |", "|" + "---|" * len(_SUMMARY_HEADER)]
+        + ["| " + " | ".join(r) + " |" for r in rows]
+        + [""]
+    )
+    links = [
+        [html.escape(p), f"<a href='#{slug(n)}'>{html.escape(n)}</a>", *[html.escape(c) for c in rest]]
+        for p, n, *rest in rows
+    ]
+    nav = (
+        "<nav class='toc'><strong>Contents</strong><ul><li><a href='#ledger'>Claims ledger</a></li>"
+        "<li><a href='#summary'>Summary</a></li>" + "".join(toc) + "</ul></nav>"
+    )
+    body += [
+        nav,
+        *ledger_html,
+        "<h2 id='summary'>Summary</h2>",
+        html_table(_SUMMARY_HEADER, links, cls="summary"),
+        *sections,
+    ]
     (out / "report.md").write_text("\n".join(md + sections_md) + "\n")
     (out / "index.html").write_text(page("iclab reproduction report", "\n".join(body)))
     write_comparisons_csv(runs, out / "comparisons.csv")

@@ -26,21 +26,75 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "section"
 
 
-_GREEK = {name: chr(code) for name, code in (
-    ("alpha", 945), ("beta", 946), ("gamma", 947), ("delta", 948), ("epsilon", 949), ("varepsilon", 949),
-    ("eta", 951), ("theta", 952), ("lambda", 955), ("mu", 956), ("nu", 957), ("pi", 960), ("rho", 961),
-    ("sigma", 963), ("tau", 964), ("phi", 966), ("chi", 967), ("psi", 968), ("omega", 969), ("Sigma", 931),
-    ("Delta", 916), ("Gamma", 915), ("Lambda", 923), ("Omega", 937), ("Phi", 934))}
-_SYMBOLS = {"sim": "∼", "le": "≤", "leq": "≤", "ge": "≥", "geq": "≥", "approx": "≈", "cdot": "·", "times": "×",
-            "infty": "∞", "to": "→", "in": "∈", "neq": "≠", "pm": "±", "sqrt": "√", "sum": "∑", "propto": "∝",
-            "ell": "ℓ", "log": "log", "exp": "exp", "top": "⊤", "mathbb": "", "mathrm": "", "operatorname": "",
-            "left": "", "right": "", ",": " ", ";": " ", "quad": " "}
+_GREEK = {
+    name: chr(code)
+    for name, code in (
+        ("alpha", 945),
+        ("beta", 946),
+        ("gamma", 947),
+        ("delta", 948),
+        ("epsilon", 949),
+        ("varepsilon", 949),
+        ("eta", 951),
+        ("theta", 952),
+        ("lambda", 955),
+        ("mu", 956),
+        ("nu", 957),
+        ("pi", 960),
+        ("rho", 961),
+        ("sigma", 963),
+        ("tau", 964),
+        ("phi", 966),
+        ("chi", 967),
+        ("psi", 968),
+        ("omega", 969),
+        ("Sigma", 931),
+        ("Delta", 916),
+        ("Gamma", 915),
+        ("Lambda", 923),
+        ("Omega", 937),
+        ("Phi", 934),
+    )
+}
+_SYMBOLS = {
+    "sim": "∼",
+    "le": "≤",
+    "leq": "≤",
+    "ge": "≥",
+    "geq": "≥",
+    "approx": "≈",
+    "cdot": "·",
+    "times": "×",
+    "infty": "∞",
+    "to": "→",
+    "in": "∈",
+    "neq": "≠",
+    "pm": "±",
+    "sqrt": "√",
+    "sum": "∑",
+    "propto": "∝",
+    "ell": "ℓ",
+    "log": "log",
+    "exp": "exp",
+    "top": "⊤",
+    "mathbb": "",
+    "mathrm": "",
+    "operatorname": "",
+    "left": "",
+    "right": "",
+    ",": " ",
+    ";": " ",
+    "quad": " ",
+}
 
 
 def _math(tex: str) -> str:
     """Readable (not typeset) TeX: Greek letters and common symbols as Unicode, ^{}/_{} as sup/sub."""
-    out = re.sub(r"\\([A-Za-z]+|[,;])", lambda m: _GREEK.get(m.group(1), _SYMBOLS.get(m.group(1), m.group(1))),
-                 html.escape(tex, quote=False))
+    out = re.sub(
+        r"\\([A-Za-z]+|[,;])",
+        lambda m: _GREEK.get(m.group(1), _SYMBOLS.get(m.group(1), m.group(1))),
+        html.escape(tex, quote=False),
+    )
     for _ in range(3):  # nested braces, innermost first
         out = re.sub(r"\^\{([^{}]*)\}", r"<sup>\1</sup>", out)
         out = re.sub(r"_\{([^{}]*)\}", r"<sub>\1</sub>", out)
@@ -76,7 +130,7 @@ def md_to_html(text: str) -> str:
             j = i + 1
             while j < len(lines) and not lines[j].startswith("```"):
                 j += 1
-            blocks.append("<pre>" + html.escape("\n".join(lines[i + 1:j])) + "</pre>")
+            blocks.append("<pre>" + html.escape("\n".join(lines[i + 1 : j])) + "</pre>")
             i = j + 1
         elif line.lstrip().startswith("#"):
             blocks.append(f"<h4>{_inline(line.lstrip('# ').strip())}</h4>")
@@ -129,8 +183,11 @@ def html_table(header: Sequence[str], rows: Sequence[Sequence[str]], *, raw: boo
             c = str(c)
             cells.append(c if raw and c.startswith("<td") else f"<td>{c if raw else _inline(c)}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
-    return (f"<div class='scroll'><table class='{cls}'><thead><tr>{head}</tr></thead><tbody>" + "".join(body)
-            + "</tbody></table></div>")
+    return (
+        f"<div class='scroll'><table class='{cls}'><thead><tr>{head}</tr></thead><tbody>"
+        + "".join(body)
+        + "</tbody></table></div>"
+    )
 
 
 _CSS = """
@@ -165,6 +222,8 @@ figure img{width:100%;height:auto;display:block}figcaption{font-size:.85em;color
 
 
 def page(title: str, body: str) -> str:
-    return (f"<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
-            f"<meta name='viewport' content='width=device-width,initial-scale=1'><title>{html.escape(title)}</title>"
-            f"<link rel='icon' href='data:,'><style>{_CSS}</style></head>\n<body><main>\n{body}\n</main></body></html>\n")
+    return (
+        f"<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+        f"<meta name='viewport' content='width=device-width,initial-scale=1'><title>{html.escape(title)}</title>"
+        f"<link rel='icon' href='data:,'><style>{_CSS}</style></head>\n<body><main>\n{body}\n</main></body></html>\n"
+    )

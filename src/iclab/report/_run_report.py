@@ -14,8 +14,17 @@ from iclab.stats import AGREES, DISAGREES, KINDS, NOT_JUDGED, VERDICTS
 if TYPE_CHECKING:
     from iclab.config import Config
 
-__all__ = ["write_run_report", "run_and_report", "comparison_table_md", "run_summary", "run_timing", "fmt_seconds",
-           "judge", "tally", "tally_line"]
+__all__ = [
+    "write_run_report",
+    "run_and_report",
+    "comparison_table_md",
+    "run_summary",
+    "run_timing",
+    "fmt_seconds",
+    "judge",
+    "tally",
+    "tally_line",
+]
 
 
 def fmt_seconds(seconds: float | None) -> str:
@@ -41,8 +50,11 @@ def tally_line(rows: Sequence[Comparison]) -> str:
     t = tally(rows)
     kinds = ", ".join(f"{k} {t[k][AGREES]}/{t[k][DISAGREES]}/{t[k][NOT_JUDGED]}" for k in KINDS if sum(t[k].values()))
     a = t["all"]
-    return (f"{len(rows)} claims: {a[AGREES]} agree, {a[DISAGREES]} disagree, {a[NOT_JUDGED]} not judged"
-            + (f" (agree/disagree/not judged by kind: {kinds})" if kinds else "") + ".")
+    return (
+        f"{len(rows)} claims: {a[AGREES]} agree, {a[DISAGREES]} disagree, {a[NOT_JUDGED]} not judged"
+        + (f" (agree/disagree/not judged by kind: {kinds})" if kinds else "")
+        + "."
+    )
 
 
 def run_timing(folder: Path, result: RunResult) -> dict:
@@ -57,14 +69,23 @@ def run_timing(folder: Path, result: RunResult) -> dict:
 
 def judge(exp: Experiment, config, result: RunResult) -> tuple[list[Comparison], list[str]]:
     """Every declared claim of the run with its verdict (:func:`iclab.experiments.judge_run`), and errors."""
-    return judge_run(paper=exp.paper, experiment=exp.name, config=config, results=result.results,
-                     failed=result.failed, claims=exp.claims, compare=exp.compare)
+    return judge_run(
+        paper=exp.paper,
+        experiment=exp.name,
+        config=config,
+        results=result.results,
+        failed=result.failed,
+        claims=exp.claims,
+        compare=exp.compare,
+    )
 
 
 def comparison_table_md(rows: Sequence[Comparison]) -> str:
     """The comparison rows as a markdown table (claim, kind, paper, measured ± uncertainty, test, verdict)."""
-    lines = ["| claim | kind | paper reports | iclab measures | test | statistic | verdict |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| claim | kind | paper reports | iclab measures | test | statistic | verdict |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for c in rows:
         verdict = c.verdict if c.verdict != DISAGREES else f"**{c.verdict}**"
         if c.reason:
@@ -99,21 +120,39 @@ def write_run_report(exp: Experiment, config: Config, result: RunResult) -> Path
     """Write ``figures/``, ``summary.json`` and ``report.md`` into the run folder; return the report path."""
     summary = run_summary(exp, config, result)
     folder = result.folder.path
-    lines = [f"# {exp.title}", "", f"Experiment `{exp.name}` (paper key `{exp.paper}`), preset "
-             f"`{result.folder.meta.get('preset')}`, seed {config.seed}, config hash "
-             f"`{result.folder.meta.get('config_hash')}`.", "", "## What the paper claims", "", exp.claim.strip(), ""]
+    lines = [
+        f"# {exp.title}",
+        "",
+        f"Experiment `{exp.name}` (paper key `{exp.paper}`), preset "
+        f"`{result.folder.meta.get('preset')}`, seed {config.seed}, config hash "
+        f"`{result.folder.meta.get('config_hash')}`.",
+        "",
+        "## What the paper claims",
+        "",
+        exp.claim.strip(),
+        "",
+    ]
     timing = run_timing(folder, result)
-    lines += [f"Cells: {len(result.results)} done ({result.computed} computed now, {result.reused} reused), "
-              f"{len(result.failed)} failed. Compute time {fmt_seconds(timing['cell_seconds'])} summed over cells, "
-              f"wall time {fmt_seconds(timing['wall_seconds'])} over {timing['sweeps']} invocation(s).", ""]
+    lines += [
+        f"Cells: {len(result.results)} done ({result.computed} computed now, {result.reused} reused), "
+        f"{len(result.failed)} failed. Compute time {fmt_seconds(timing['cell_seconds'])} summed over cells, "
+        f"wall time {fmt_seconds(timing['wall_seconds'])} over {timing['sweeps']} invocation(s).",
+        "",
+    ]
     if len(result.failed):
         lines += ["Failed cells (rerun with `--retry-failed`):", ""]
         for _, row in result.failed.iterrows():
             lines.append(f"- cell {row.get('_key')}: `{str(row.get('_error', '')).splitlines()[0]}`")
         lines.append("")
     if summary["comparisons"]:
-        lines += ["## Claims: paper reports / iclab measures / verdict", "", tally_line(summary["comparisons"]), "",
-                  comparison_table_md(summary["comparisons"]), ""]
+        lines += [
+            "## Claims: paper reports / iclab measures / verdict",
+            "",
+            tally_line(summary["comparisons"]),
+            "",
+            comparison_table_md(summary["comparisons"]),
+            "",
+        ]
     if summary["notes"]:
         lines += ["## Where they disagree, and why", "", summary["notes"].strip(), ""]
     if summary["figures"]:
@@ -123,22 +162,35 @@ def write_run_report(exp: Experiment, config: Config, result: RunResult) -> Path
     for err in summary["errors"]:
         lines.append(f"> **report error:** {err}")
     (folder / "report.md").write_text("\n".join(lines) + "\n")
-    (folder / "summary.json").write_text(json.dumps({
-        "experiment": exp.name,
-        "figures": [str(p.relative_to(folder)) if p.is_relative_to(folder) else str(p) for p in summary["figures"]],
-        "comparisons": [c.as_dict() for c in summary["comparisons"]],
-        "notes": summary["notes"],
-        "errors": summary["errors"],
-        "cells": {"done": len(result.results), "failed": len(result.failed),
-                  "failed_errors": [str(e).splitlines()[0] for e in
-                                    (result.failed["_error"] if "_error" in result.failed else [])][:20]},
-        **timing,
-    }, indent=2, default=str))
+    (folder / "summary.json").write_text(
+        json.dumps(
+            {
+                "experiment": exp.name,
+                "figures": [
+                    str(p.relative_to(folder)) if p.is_relative_to(folder) else str(p) for p in summary["figures"]
+                ],
+                "comparisons": [c.as_dict() for c in summary["comparisons"]],
+                "notes": summary["notes"],
+                "errors": summary["errors"],
+                "cells": {
+                    "done": len(result.results),
+                    "failed": len(result.failed),
+                    "failed_errors": [
+                        str(e).splitlines()[0] for e in (result.failed["_error"] if "_error" in result.failed else [])
+                    ][:20],
+                },
+                **timing,
+            },
+            indent=2,
+            default=str,
+        )
+    )
     return folder / "report.md"
 
 
-def run_and_report(name: str, preset: str = "quick", overrides: Mapping[str, Any] | None = None, seed: int | None = None,
-                   **kwargs: Any) -> RunResult:
+def run_and_report(
+    name: str, preset: str = "quick", overrides: Mapping[str, Any] | None = None, seed: int | None = None, **kwargs: Any
+) -> RunResult:
     """Run (or resume) experiment ``name`` (:func:`iclab.experiments.run_experiment`, same arguments), then write
     its figures, ``summary.json`` and ``report.md``."""
     result = run_experiment(name, preset, overrides, seed, **kwargs)

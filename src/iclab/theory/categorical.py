@@ -35,7 +35,9 @@ def expected_embedding(f: ArrayLike, W_e: ArrayLike) -> np.ndarray:
     return _softmax(f @ W_e) @ W_e.T
 
 
-def kernel_weights(x_query: ArrayLike, x_keys: ArrayLike, kernel: str, scale: float, d_token: int | None = None) -> np.ndarray:
+def kernel_weights(
+    x_query: ArrayLike, x_keys: ArrayLike, kernel: str, scale: float, d_token: int | None = None
+) -> np.ndarray:
     r"""Normalised kernel weights ``(B, T, N)`` of the update head (docs/papers/categorical.md §3.5):
 
     * linear: :math:`s\,x_i^\top x_j / N`; * RBF: :math:`\exp(-\|x_i-x_j\|^2/(2s^2))/N`;
@@ -49,15 +51,22 @@ def kernel_weights(x_query: ArrayLike, x_keys: ArrayLike, kernel: str, scale: fl
         return scale * xq @ xk.transpose(0, 2, 1) / n
     if kernel == "rbf":
         sq = ((xq[:, :, None, :] - xk[:, None, :, :]) ** 2).sum(-1)  # (B, T, N)
-        return np.exp(-sq / (2 * scale ** 2)) / n
+        return np.exp(-sq / (2 * scale**2)) / n
     if kernel == "softmax":
         D = d_token if d_token is not None else xq.shape[-1]
         return _softmax(scale * xq @ xk.transpose(0, 2, 1) / math.sqrt(D))
     raise ValueError(f"unknown kernel {kernel!r}")
 
 
-def functional_gd(x: ArrayLike, y: ArrayLike, x_query: ArrayLike, W_e: ArrayLike, alphas: Sequence[float],
-                  kernel: str, scale: float = 1.0) -> tuple[list, list]:
+def functional_gd(
+    x: ArrayLike,
+    y: ArrayLike,
+    x_query: ArrayLike,
+    W_e: ArrayLike,
+    alphas: Sequence[float],
+    kernel: str,
+    scale: float = 1.0,
+) -> tuple[list, list]:
     r"""K steps of categorical functional GD (docs/papers/categorical.md §3.2), K = ``len(alphas)``.
 
     Shapes: ``x (B, N, d)``, ``y (B, N)`` integer labels, ``x_query (B, Q, d)``, ``W_e (d', C)``,

@@ -19,9 +19,19 @@ from typing import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["PAPER_COEFFS", "lemma21_bounds", "top_coefficient_bound", "required_spread", "required_qk_product",
-           "entropy_beta_derivative", "softmax_entropy", "beta_of_entropy", "beta_active_range", "best_beta_per_bin",
-           "fit_beta_polynomial"]
+__all__ = [
+    "PAPER_COEFFS",
+    "lemma21_bounds",
+    "top_coefficient_bound",
+    "required_spread",
+    "required_qk_product",
+    "entropy_beta_derivative",
+    "softmax_entropy",
+    "beta_of_entropy",
+    "beta_active_range",
+    "best_beta_per_bin",
+    "fit_beta_polynomial",
+]
 
 PAPER_COEFFS = (-0.037, 0.481, -2.3, 4.917, -1.791)
 
@@ -46,8 +56,9 @@ def required_spread(n: ArrayLike, eps: ArrayLike, theta: float = 1.0) -> np.ndar
     return theta * np.log(np.maximum(n - 1, 1e-300) * (1 - eps) / eps)
 
 
-def required_qk_product(n: ArrayLike, eps: ArrayLike, theta: float = 1.0, y_norm: float = 1.0,
-                        x_max: float = 1.0) -> np.ndarray:
+def required_qk_product(
+    n: ArrayLike, eps: ArrayLike, theta: float = 1.0, y_norm: float = 1.0, x_max: float = 1.0
+) -> np.ndarray:
     r"""Prop. 3.1: :math:`\sigma_{\max}(Q)\sigma_{\max}(K)\ge \delta_{\rm req}/(2\|y\|\max\|x\|)`."""
     return required_spread(n, eps, theta) / (2.0 * y_norm * x_max)
 
@@ -77,8 +88,9 @@ def beta_of_entropy(H: ArrayLike, coeffs: Sequence[float] = PAPER_COEFFS, thresh
     return np.where(H > threshold, np.maximum(np.polyval(coeffs, H), 1.0), 1.0)
 
 
-def beta_active_range(coeffs: Sequence[float] = PAPER_COEFFS, threshold: float = 0.5,
-                      h_max: float = 20.0) -> list[float]:
+def beta_active_range(
+    coeffs: Sequence[float] = PAPER_COEFFS, threshold: float = 0.5, h_max: float = 20.0
+) -> list[float]:
     """The entropy interval(s) where β > 1: real roots of poly(H) = 1 above ``threshold`` (paper: 0.849 … 5.945)."""
     c = np.array(coeffs, float)
     c[-1] -= 1.0
@@ -94,8 +106,9 @@ def best_beta_per_bin(loss_sums: ArrayLike, counts: ArrayLike, beta_grid: ArrayL
     return np.where(counts > 0, best, np.nan)
 
 
-def fit_beta_polynomial(H: ArrayLike, beta: ArrayLike, weights: ArrayLike | None = None,
-                        degree: int = 4) -> tuple[float, ...]:
+def fit_beta_polynomial(
+    H: ArrayLike, beta: ArrayLike, weights: ArrayLike | None = None, degree: int = 4
+) -> tuple[float, ...]:
     """Weighted least-squares ``np.polyfit(H, beta, degree)`` (highest degree first), skipping NaN bins.
     ``weights``: e.g. the bin counts (each bin's residual is weighted by sqrt(count))."""
     H, beta = np.asarray(H, float), np.asarray(beta, float)

@@ -23,10 +23,26 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["approx_loss", "approx_loss_grad", "mu_star", "mu_gamma", "solution_manifold", "eta_star",
-           "approx_loss_at_manifold", "gd_risk", "debiased_gd_risk_limit", "bayes_risk_limit", "bayes_risk",
-           "bayes_ratio_bound", "bayes_ratio_limit", "dgd_conditional_risk", "bayes_conditional_risk",
-           "risk_ratio_mc", "single_head_nw", "approx_dynamics"]
+__all__ = [
+    "approx_loss",
+    "approx_loss_grad",
+    "mu_star",
+    "mu_gamma",
+    "solution_manifold",
+    "eta_star",
+    "approx_loss_at_manifold",
+    "gd_risk",
+    "debiased_gd_risk_limit",
+    "bayes_risk_limit",
+    "bayes_risk",
+    "bayes_ratio_bound",
+    "bayes_ratio_limit",
+    "dgd_conditional_risk",
+    "bayes_conditional_risk",
+    "risk_ratio_mc",
+    "single_head_nw",
+    "approx_dynamics",
+]
 
 
 def _c(L: float, sigma2: float) -> float:
@@ -67,8 +83,9 @@ def mu_gamma(gamma: float, d: int, L: float, sigma2: float) -> float:
     return float((gamma / 2.0) / (gamma**2 + _c(L, sigma2) * np.sinh(d * gamma**2)))
 
 
-def solution_manifold(gamma: float, d: int, L: float, sigma2: float, n_plus: int = 1, n_minus: int = 1,
-                      n_dummy: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def solution_manifold(
+    gamma: float, d: int, L: float, sigma2: float, n_plus: int = 1, n_minus: int = 1, n_dummy: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
     r"""A point of :math:`\mathscr S_\gamma` (docs/papers/multihead.md §3.6): ``n_plus`` heads with ω = +γ
     sharing μ_γ equally, ``n_minus`` with ω = −γ sharing −μ_γ, and ``n_dummy`` heads with ω = μ = 0.
     Returns ``(omega, mu)``."""
@@ -156,8 +173,9 @@ def bayes_conditional_risk(X: np.ndarray, sigma2: float) -> np.ndarray:
     return sigma2 + sigma2 * (1.0 / (ev + sigma2 * d)).sum(-1)
 
 
-def risk_ratio_mc(d: int, L: int, sigma2: float, n_draws: int = 4000, seed: int = 0, eta: float | None = None,
-                  chunk: int = 500) -> dict[str, float]:
+def risk_ratio_mc(
+    d: int, L: int, sigma2: float, n_draws: int = 4000, seed: int = 0, eta: float | None = None, chunk: int = 500
+) -> dict[str, float]:
     r"""Risk of debiased GD at ``eta`` (default η*(d, L)) over the Bayes risk, at finite (d, L), both exact in β, ε and
     x_q given X and paired over ``n_draws`` Monte Carlo draws of X (docs/papers/multihead.md §4.10). Returns the
     means and standard errors of both risks, their ``ratio`` with its delta-method standard error ``ratio_se``,
@@ -174,11 +192,21 @@ def risk_ratio_mc(d: int, L: int, sigma2: float, n_draws: int = 4000, seed: int 
     r = ma / mb
     cov = np.cov(a, b)  # (2, 2)
     var_r = (cov[0, 0] - 2 * r * cov[0, 1] + r**2 * cov[1, 1]) / (mb**2 * n_draws)
-    return {"d": d, "L": L, "eta": eta, "dgd": float(ma), "dgd_se": float(np.sqrt(cov[0, 0] / n_draws)),
-            "bayes": float(mb), "bayes_se": float(np.sqrt(cov[1, 1] / n_draws)), "ratio": float(r),
-            "ratio_se": float(np.sqrt(max(var_r, 0.0))), "dgd_closed_form": float(gd_risk(eta, d, L, sigma2)),
-            "bound": bayes_ratio_bound(d / L, sigma2), "limit_ratio": bayes_ratio_limit(d / L, sigma2),
-            "n": n_draws}
+    return {
+        "d": d,
+        "L": L,
+        "eta": eta,
+        "dgd": float(ma),
+        "dgd_se": float(np.sqrt(cov[0, 0] / n_draws)),
+        "bayes": float(mb),
+        "bayes_se": float(np.sqrt(cov[1, 1] / n_draws)),
+        "ratio": float(r),
+        "ratio_se": float(np.sqrt(max(var_r, 0.0))),
+        "dgd_closed_form": float(gd_risk(eta, d, L, sigma2)),
+        "bound": bayes_ratio_bound(d / L, sigma2),
+        "limit_ratio": bayes_ratio_limit(d / L, sigma2),
+        "n": n_draws,
+    }
 
 
 def single_head_nw(d: int, L: float, sigma2: float) -> dict[str, float]:
@@ -188,8 +216,16 @@ def single_head_nw(d: int, L: float, sigma2: float) -> dict[str, float]:
     return {"omega": 1.0 / np.sqrt(d), "mu": np.sqrt(d) / (1.0 + k), "approx_loss": 1.0 + sigma2 - 1.0 / (1.0 + k)}
 
 
-def approx_dynamics(omega0: ArrayLike, mu0: ArrayLike, d: int, L: float, sigma2: float, lr: float = 0.01, steps: int = 2000,
-                    every: int = 10) -> dict[str, np.ndarray]:
+def approx_dynamics(
+    omega0: ArrayLike,
+    mu0: ArrayLike,
+    d: int,
+    L: float,
+    sigma2: float,
+    lr: float = 0.01,
+    steps: int = 2000,
+    every: int = 10,
+) -> dict[str, np.ndarray]:
     r"""Gradient descent on :math:`\tilde{\mathcal L}` from ``(omega0, mu0)`` (docs/papers/multihead.md §3.5).
     Returns ``{"step": (T,), "omega": (T, H), "mu": (T, H), "loss": (T,)}`` every ``every`` steps."""
     w, m = np.asarray(omega0, float).copy(), np.asarray(mu0, float).copy()

@@ -23,12 +23,35 @@ from numpy.typing import ArrayLike
 
 from iclab.errors import ConfigError
 
-__all__ = ["logit_matrix", "alpha", "beta", "conservation_residual", "off_span_norm", "count_table",
-           "feature_attention", "feature_losses", "loss_gradient", "population_gd", "balanced_loss",
-           "converged_alpha", "trained_q", "trained_logits", "ood_logits", "ood_logits_closed", "vbar_overlaps",
-           "ood_feature_losses", "random_guess_loss", "finetune_source_logits", "finetune", "forgetting",
-           "forgets_k2", "forgetting_pairs", "check_gammas",
-           "forgetting_sign_k2", "loss_change_sign"]
+__all__ = [
+    "logit_matrix",
+    "alpha",
+    "beta",
+    "conservation_residual",
+    "off_span_norm",
+    "count_table",
+    "feature_attention",
+    "feature_losses",
+    "loss_gradient",
+    "population_gd",
+    "balanced_loss",
+    "converged_alpha",
+    "trained_q",
+    "trained_logits",
+    "ood_logits",
+    "ood_logits_closed",
+    "vbar_overlaps",
+    "ood_feature_losses",
+    "random_guess_loss",
+    "finetune_source_logits",
+    "finetune",
+    "forgetting",
+    "forgets_k2",
+    "forgetting_pairs",
+    "check_gammas",
+    "forgetting_sign_k2",
+    "loss_change_sign",
+]
 
 _MAX_COUNT_VECTORS = 2_000_000
 
@@ -124,20 +147,30 @@ def _loss_and_grad(S, p, N, c, G, grad: bool = True):
     return losses, np.tensordot(w, inner, axes=1) * p[None, :]
 
 
-def feature_losses(S: ArrayLike, p: ArrayLike | None = None, N: int | None = None, c: float = 0.5,
-                   G: ArrayLike | None = None) -> np.ndarray:
+def feature_losses(
+    S: ArrayLike, p: ArrayLike | None = None, N: int | None = None, c: float = 0.5, G: ArrayLike | None = None
+) -> np.ndarray:
     r"""Per-feature losses :math:`\mathcal L_k` (K,) (note §4.2; §4.7 with Gram matrix G; G = I for orthonormal)."""
     return _loss_and_grad(S, p, N, c, G, grad=False)[0]
 
 
-def loss_gradient(S: ArrayLike, p: ArrayLike | None = None, N: int | None = None, c: float = 0.5,
-                  G: ArrayLike | None = None) -> np.ndarray:
+def loss_gradient(
+    S: ArrayLike, p: ArrayLike | None = None, N: int | None = None, c: float = 0.5, G: ArrayLike | None = None
+) -> np.ndarray:
     r""":math:`\partial\mathcal L/\partial S` (K, K) of :math:`\mathcal L=\sum_kp_k\mathcal L_k` (note §4.3)."""
     return _loss_and_grad(S, p, N, c, G)[1]
 
 
-def population_gd(S0: ArrayLike, p: ArrayLike | None = None, N: int | None = None, c: float = 0.5, lr: float = 1.0,
-                  threshold: float = 0.0025, max_steps: int = 100_000, G: ArrayLike | None = None) -> dict:
+def population_gd(
+    S0: ArrayLike,
+    p: ArrayLike | None = None,
+    N: int | None = None,
+    c: float = 0.5,
+    lr: float = 1.0,
+    threshold: float = 0.0025,
+    max_steps: int = 100_000,
+    G: ArrayLike | None = None,
+) -> dict:
     r"""Exact population GD on S (= GD on Q for orthonormal V, note §4.3) until :math:`\max_k\mathcal L_k\le`
     ``threshold`` (per-feature stopping rule, note §3.5). Returns ``S`` (final), ``steps``, ``trajectory`` (T+1, K, K),
     ``losses`` (T+1, K), ``stopped`` (bool)."""
@@ -152,8 +185,13 @@ def population_gd(S0: ArrayLike, p: ArrayLike | None = None, N: int | None = Non
         S = S - lr * dS
         step += 1
         traj.append(S.copy())
-    return {"S": S, "steps": step, "trajectory": np.array(traj), "losses": np.array(losses),
-            "stopped": bool(losses[-1].max() <= threshold)}
+    return {
+        "S": S,
+        "steps": step,
+        "trajectory": np.array(traj),
+        "losses": np.array(losses),
+        "stopped": bool(losses[-1].max() <= threshold),
+    }
 
 
 def balanced_loss(alpha_value: ArrayLike, K: int, c: float = 0.5) -> np.ndarray | float:
@@ -204,14 +242,21 @@ def ood_logits_closed(alpha_value: float, M: np.ndarray) -> np.ndarray:
     return K * alpha_value / (K - 1) * (M.T @ M - K * np.outer(b, b))
 
 
-def ood_feature_losses(S: ArrayLike, M: np.ndarray, p: ArrayLike | None = None, N: int | None = None,
-                       c: float = 0.5, G: ArrayLike | None = None) -> np.ndarray:
+def ood_feature_losses(
+    S: ArrayLike,
+    M: np.ndarray,
+    p: ArrayLike | None = None,
+    N: int | None = None,
+    c: float = 0.5,
+    G: ArrayLike | None = None,
+) -> np.ndarray:
     r"""OOD error of each u_k (note §4.7): :func:`feature_losses` at :math:`S^U=M^\top SM` with Gram G = UᵀU."""
     return feature_losses(ood_logits(S, M), p, N, c, G)
 
 
-def random_guess_loss(K: int, p: ArrayLike | None = None, N: int | None = None, c: float = 0.5,
-                      G: ArrayLike | None = None) -> np.ndarray:
+def random_guess_loss(
+    K: int, p: ArrayLike | None = None, N: int | None = None, c: float = 0.5, G: ArrayLike | None = None
+) -> np.ndarray:
     """Loss of uniform attention (S = 0): ŷ = label average; c(K-1)/K per feature for balanced large N (note §4.7)."""
     return feature_losses(np.zeros((K, K)), p, N, c, G)
 
@@ -231,16 +276,25 @@ def finetune_source_logits(S_V: ArrayLike, M: np.ndarray, dS_U: ArrayLike) -> np
     return np.asarray(S_V, float) + M @ np.asarray(dS_U, float) @ M.T
 
 
-def forgetting(S_old: ArrayLike, S_new: ArrayLike, p: ArrayLike | None = None, N: int | None = None,
-               c: float = 0.5) -> float:
+def forgetting(
+    S_old: ArrayLike, S_new: ArrayLike, p: ArrayLike | None = None, N: int | None = None, c: float = 0.5
+) -> float:
     r""":math:`F=\sum_kp_k[\mathcal L_k(S_{new})-\mathcal L_k(S_{old})]` (note §3.6); F < 0 is backward transfer."""
     K = np.asarray(S_old).shape[0]
     p = _probs(K, p)
     return float(p @ (feature_losses(S_new, p, N, c) - feature_losses(S_old, p, N, c)))
 
 
-def finetune(S_V: ArrayLike, M: np.ndarray, p: ArrayLike | None = None, N: int | None = None, c: float = 0.5,
-             lr: float = 1.0, threshold: float = 0.0025, max_steps: int = 100_000) -> dict:
+def finetune(
+    S_V: ArrayLike,
+    M: np.ndarray,
+    p: ArrayLike | None = None,
+    N: int | None = None,
+    c: float = 0.5,
+    lr: float = 1.0,
+    threshold: float = 0.0025,
+    max_steps: int = 100_000,
+) -> dict:
     r"""Fine-tune on orthonormal U with alignment M from source logits S_V (note §4.8): population GD on S^U from
     :math:`M^\top S_VM` to the stopping rule; source logits, per-feature source losses and F (note §3.6)."""
     S_V = np.asarray(S_V, float)
@@ -250,9 +304,17 @@ def finetune(S_V: ArrayLike, M: np.ndarray, p: ArrayLike | None = None, N: int |
     S_new = finetune_source_logits(S_V, M, dS)
     before, after = feature_losses(S_V, p, N, c), feature_losses(S_new, p, N, c)
     pk = _probs(S_V.shape[0], p)
-    return {"S_U0": S_U0, "S_U": run["S"], "dS_U": dS, "S_V_new": S_new, "steps": run["steps"],
-            "ood_before": feature_losses(S_U0, p, N, c), "source_before": before, "source_after": after,
-            "F": float(pk @ (after - before))}
+    return {
+        "S_U0": S_U0,
+        "S_U": run["S"],
+        "dS_U": dS,
+        "S_V_new": S_new,
+        "steps": run["steps"],
+        "ood_before": feature_losses(S_U0, p, N, c),
+        "source_before": before,
+        "source_after": after,
+        "F": float(pk @ (after - before)),
+    }
 
 
 def forgets_k2(gammas: ArrayLike) -> np.ndarray:

@@ -23,8 +23,17 @@ import numpy as np
 
 from iclab.errors import ConfigError
 
-__all__ = ["GCoefficients", "coefficients", "G", "G_normalised", "tau_opt", "G_min", "tau_opt_isotropic",
-           "mp_stieltjes", "bayes_error_mp"]
+__all__ = [
+    "GCoefficients",
+    "coefficients",
+    "G",
+    "G_normalised",
+    "tau_opt",
+    "G_min",
+    "tau_opt_isotropic",
+    "mp_stieltjes",
+    "bayes_error_mp",
+]
 
 
 @dataclass(frozen=True)
@@ -66,13 +75,24 @@ def _moments(d: int, mu_x, cov_x, mu_w, cov_w, sigma) -> tuple:
 
     if not np.isfinite(sigma) or sigma < 0:
         raise ConfigError("sigma", sigma, "a finite noise level >= 0")
-    return (_as_mean("mu_x", mu_x, d), _as_cov("cov_x", cov_x, d), _as_mean("mu_w", mu_w, d),
-            _as_cov("cov_w", cov_w, d), float(sigma))
+    return (
+        _as_mean("mu_x", mu_x, d),
+        _as_cov("cov_x", cov_x, d),
+        _as_mean("mu_w", mu_w, d),
+        _as_cov("cov_w", cov_w, d),
+        float(sigma),
+    )
 
 
-def coefficients(weights: Mapping[str, Any], l: int, mu_x: Any = None, cov_x: Any = None, mu_w: Any = None,
-                 cov_w: Any = None,
-                 sigma: float = 0.0) -> GCoefficients:
+def coefficients(
+    weights: Mapping[str, Any],
+    l: int,
+    mu_x: Any = None,
+    cov_x: Any = None,
+    mu_w: Any = None,
+    cov_w: Any = None,
+    sigma: float = 0.0,
+) -> GCoefficients:
     """a2, a1, c of Theorem 4.2 (Eqs. 12–14; note §3.6) for weights ``{"M11", "v21", "v22"[, "m21"]}``
     (``m21`` must be 0, Assumption 4.5 of v1, 4.1 of v2) and test moments in any form
     :class:`~iclab.data.GaussianRegression` accepts."""
@@ -121,8 +141,9 @@ def G_min(coefs: GCoefficients) -> float:
     return coefs.c if coefs.a1 <= 0 else coefs.c - coefs.a1**2 / (4.0 * coefs.a2)
 
 
-def tau_opt_isotropic(d: int, l: int, a: float = 1.0, b: float = 1.0, sigma: float = 0.0,
-                      sigma_tr: float = 0.0) -> float:
+def tau_opt_isotropic(
+    d: int, l: int, a: float = 1.0, b: float = 1.0, sigma: float = 0.0, sigma_tr: float = 0.0
+) -> float:
     r"""Isotropic τ_opt (derived in note §4.5): train x, w ~ N(0, I), noise σ_tr, Σ̂ ≈ I; test x ~ N(μx, aI),
     w ~ N(0, bI), noise σ: :math:`\tau_{\rm opt}=\frac{a(1+d/l)+\sigma^2/(bl)}{1+\sigma_{\rm tr}^2/l}`."""
     for name, v in (("a", a), ("b", b)):

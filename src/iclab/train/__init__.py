@@ -6,5 +6,18 @@ from iclab.train._metrics import METRICS, metrics_to_parquet, read_metrics
 from iclab.train._stopping import after_step, all_groups_below, any_of
 from iclab.train._trainer import TrainingDiverged, TrainResult, train
 
-__all__ = ["TrainConfig", "OPTIMIZERS", "SCHEDULES", "train", "TrainResult", "TrainingDiverged", "CHECKPOINT",
-           "METRICS", "read_metrics", "metrics_to_parquet", "all_groups_below", "any_of", "after_step"]
+__all__ = [
+    "TrainConfig",
+    "OPTIMIZERS",
+    "SCHEDULES",
+    "train",
+    "TrainResult",
+    "TrainingDiverged",
+    "CHECKPOINT",
+    "METRICS",
+    "read_metrics",
+    "metrics_to_parquet",
+    "all_groups_below",
+    "any_of",
+    "after_step",
+]

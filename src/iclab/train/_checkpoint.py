@@ -22,15 +22,38 @@ CHECKPOINT = "checkpoint.pt"
 
 # TrainConfig fields that may change between a run and its resumption (they do not change the weights).
 # free on resume: progress, device, log_every, checkpoint_every, target_loss, and steps for a constant schedule
-RESUME_INVARIANT_FIELDS = ("batch_size", "lr", "optimizer", "weight_decay", "momentum", "schedule",
-                           "warmup_steps", "grad_clip", "seed", "pool_size")
+RESUME_INVARIANT_FIELDS = (
+    "batch_size",
+    "lr",
+    "optimizer",
+    "weight_decay",
+    "momentum",
+    "schedule",
+    "warmup_steps",
+    "grad_clip",
+    "seed",
+    "pool_size",
+)
 
 
-def save_checkpoint(path: Path, model: torch.nn.Module, opt, sched, step: int, history: list,
-                    smoothed: float | None, config: dict[str, Any]) -> None:
+def save_checkpoint(
+    path: Path,
+    model: torch.nn.Module,
+    opt,
+    sched,
+    step: int,
+    history: list,
+    smoothed: float | None,
+    config: dict[str, Any],
+) -> None:
     state = {
-        "model": model.state_dict(), "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
-        "step": step, "history": history, "smoothed": smoothed, "config": config,
+        "model": model.state_dict(),
+        "optimizer": opt.state_dict(),
+        "scheduler": sched.state_dict(),
+        "step": step,
+        "history": history,
+        "smoothed": smoothed,
+        "config": config,
         "rng_cpu": torch.get_rng_state(),
         "rng_cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
     }
@@ -39,8 +62,9 @@ def save_checkpoint(path: Path, model: torch.nn.Module, opt, sched, step: int, h
     tmp.replace(path)
 
 
-def load_checkpoint(path: Path, model: torch.nn.Module, opt, sched, config: dict[str, Any],
-                    device: torch.device) -> tuple[int, list, float | None]:
+def load_checkpoint(
+    path: Path, model: torch.nn.Module, opt, sched, config: dict[str, Any], device: torch.device
+) -> tuple[int, list, float | None]:
     """Restore states in place; return ``(step, history, smoothed)``. Raises ConfigError when the checkpoint
     was written with a different optimisation setting (then resuming would not continue the same run)."""
     try:
@@ -52,9 +76,14 @@ def load_checkpoint(path: Path, model: torch.nn.Module, opt, sched, config: dict
     invariant = RESUME_INVARIANT_FIELDS + (("steps",) if saved.get("schedule", "constant") != "constant" else ())
     for key in invariant:
         if key in saved and saved[key] != config.get(key):
-            raise ConfigError(key, config.get(key), message=(
-                f"cannot resume {path}: it was trained with {key}={saved[key]!r}, the config now says "
-                f"{config.get(key)!r}; use the same value or a new run folder"))
+            raise ConfigError(
+                key,
+                config.get(key),
+                message=(
+                    f"cannot resume {path}: it was trained with {key}={saved[key]!r}, the config now says "
+                    f"{config.get(key)!r}; use the same value or a new run folder"
+                ),
+            )
     model.load_state_dict(state["model"])
     opt.load_state_dict(state["optimizer"])
     sched.load_state_dict(state["scheduler"])

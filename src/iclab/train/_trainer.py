@@ -102,8 +102,11 @@ def _pool_minibatch(pool: Any, idx: torch.Tensor) -> Any:
 
 def _device(cfg: TrainConfig) -> torch.device:
     if cfg.device.startswith("cuda") and not torch.cuda.is_available():
-        raise ConfigError("device", cfg.device, message=f"invalid device={cfg.device!r}: CUDA is not available "
-                          "on this machine (use device='cpu')")
+        raise ConfigError(
+            "device",
+            cfg.device,
+            message=f"invalid device={cfg.device!r}: CUDA is not available on this machine (use device='cpu')",
+        )
     if cfg.device.startswith("mps") and not (hasattr(torch.backends, "mps") and torch.backends.mps.is_available()):
         raise ConfigError("device", cfg.device, message="invalid device='mps': MPS is not available here")
     return torch.device(cfg.device)
@@ -112,8 +115,10 @@ def _device(cfg: TrainConfig) -> torch.device:
 def _split_loss(out: Any, step: int) -> tuple[torch.Tensor, Mapping[str, float]]:
     loss, groups = out if isinstance(out, tuple) else (out, {})
     if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
-        raise IclabError(f"loss_fn must return a scalar tensor (or (loss, groups)); got "
-                         f"{type(loss).__name__} {tuple(getattr(loss, 'shape', ()))} at step {step}")
+        raise IclabError(
+            f"loss_fn must return a scalar tensor (or (loss, groups)); got "
+            f"{type(loss).__name__} {tuple(getattr(loss, 'shape', ()))} at step {step}"
+        )
     return loss.reshape(()), groups
 
 
@@ -152,8 +157,15 @@ class _StopSignals:
 class _Training:
     """The state of one training run and its steps: batch, optimiser step, log record, checkpoint."""
 
-    def __init__(self, model: torch.nn.Module, data: Any, loss_fn: Callable, cfg: TrainConfig,
-                 run_dir: str | Path | None, resume: bool):
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        data: Any,
+        loss_fn: Callable,
+        cfg: TrainConfig,
+        run_dir: str | Path | None,
+        resume: bool,
+    ):
         self.model, self.data, self.loss_fn, self.cfg = model, data, loss_fn, cfg
         self.device = _device(cfg)
         self.cfg_dict = cfg.to_dict()
@@ -173,7 +185,8 @@ class _Training:
         self.ckpt, self.metrics_path = run_dir / CHECKPOINT, run_dir / METRICS
         if resume and self.ckpt.exists():
             self.start_step, self.history, self.smoothed = load_checkpoint(
-                self.ckpt, self.model, self.opt, self.sched, self.cfg_dict, self.device)
+                self.ckpt, self.model, self.opt, self.sched, self.cfg_dict, self.device
+            )
         elif self.ckpt.exists():
             self.ckpt.unlink()  # a fresh run never leaves another run's checkpoint behind
         # the stream on disk always equals the history of the weights we continue from
@@ -209,22 +222,39 @@ class _Training:
             write_metrics(self.metrics_path, [{"step": step, "event": "diverged"}])
         raise TrainingDiverged(
             f"loss became {loss_value} at step {step}; lower the learning rate (lr={self.cfg.lr}) or set "
-            f"grad_clip; " + (f"the last good checkpoint (step {_ckpt_step(self.history, good)}) is kept "
-                              f"at {good}" if good else "no checkpoint was written (set checkpoint_every)"),
-            step, good)
+            f"grad_clip; "
+            + (
+                f"the last good checkpoint (step {_ckpt_step(self.history, good)}) is kept at {good}"
+                if good
+                else "no checkpoint was written (set checkpoint_every)"
+            ),
+            step,
+            good,
+        )
 
-    def record(self, done: int, loss_value: float, groups: Mapping[str, float], seconds: float,
-               probes: Mapping[str, Callable] | None, eval_fn: Callable | None) -> dict:
+    def record(
+        self,
+        done: int,
+        loss_value: float,
+        groups: Mapping[str, float],
+        seconds: float,
+        probes: Mapping[str, Callable] | None,
+        eval_fn: Callable | None,
+    ) -> dict:
         """The log record of step ``done`` (loss, lr, groups, probes, eval), appended to history and metrics."""
-        record = {"step": done, "loss": loss_value, "lr": self.sched.get_last_lr()[0], "seconds": seconds,
-                  **{f"group/{k}": float(v) for k, v in groups.items()}}
+        record = {
+            "step": done,
+            "loss": loss_value,
+            "lr": self.sched.get_last_lr()[0],
+            "seconds": seconds,
+            **{f"group/{k}": float(v) for k, v in groups.items()},
+        }
         if probes or eval_fn:
             self.model.eval()
             with torch.no_grad():
                 for name, fn in (probes or {}).items():
                     val = fn(self.model)
-                    record.update({f"{name}/{k}": v for k, v in val.items()} if isinstance(val, dict)
-                                  else {name: val})
+                    record.update({f"{name}/{k}": v for k, v in val.items()} if isinstance(val, dict) else {name: val})
                 if eval_fn is not None:
                     record.update({f"eval/{k}": float(v) for k, v in eval_fn(self.model).items()})
         self.history.append(record)
@@ -239,7 +269,9 @@ class _Training:
             raise TrainingDiverged(
                 f"weights became non-finite by step {done}; not overwriting the last good checkpoint "
                 f"{ckpt if ckpt.exists() else '(none written)'}; lower lr (lr={self.cfg.lr}) or set grad_clip",
-                done, ckpt if ckpt.exists() else None)
+                done,
+                ckpt if ckpt.exists() else None,
+            )
         save_checkpoint(ckpt, self.model, self.opt, self.sched, done, self.history, self.smoothed, self.cfg_dict)
 
 
@@ -253,13 +285,20 @@ def _stop_reason(run: _Training, done: int, groups: Mapping[str, float], stop_ru
     return reason
 
 
-def train(model: torch.nn.Module, data: Any, loss_fn: Callable, config: TrainConfig, *,
-          run_dir: str | Path | None = None, resume: bool = False,
-          stop_rule: Callable[[int, Mapping[str, float]], bool] | None = None,
-          probes: Mapping[str, Callable[[torch.nn.Module], Any]] | None = None,
-          eval_fn: Callable[[torch.nn.Module], Mapping[str, float]] | None = None,
-          callbacks: Sequence[Callable[[dict[str, Any]], None]] = (),
-          desc: str = "train") -> TrainResult:
+def train(
+    model: torch.nn.Module,
+    data: Any,
+    loss_fn: Callable,
+    config: TrainConfig,
+    *,
+    run_dir: str | Path | None = None,
+    resume: bool = False,
+    stop_rule: Callable[[int, Mapping[str, float]], bool] | None = None,
+    probes: Mapping[str, Callable[[torch.nn.Module], Any]] | None = None,
+    eval_fn: Callable[[torch.nn.Module], Mapping[str, float]] | None = None,
+    callbacks: Sequence[Callable[[dict[str, Any]], None]] = (),
+    desc: str = "train",
+) -> TrainResult:
     """Train ``model`` in place on prompts from ``data`` (see module docstring).
 
     Args:
@@ -278,8 +317,14 @@ def train(model: torch.nn.Module, data: Any, loss_fn: Callable, config: TrainCon
     """
     cfg = config
     run = _Training(model, data, loss_fn, cfg, run_dir, resume)
-    bar = tqdm(total=cfg.steps, initial=min(run.start_step, cfg.steps), desc=desc, unit="step",
-               disable=not cfg.progress, dynamic_ncols=True)
+    bar = tqdm(
+        total=cfg.steps,
+        initial=min(run.start_step, cfg.steps),
+        desc=desc,
+        unit="step",
+        disable=not cfg.progress,
+        dynamic_ncols=True,
+    )
     t0 = time.perf_counter()
     stopped = "max_steps"
     loss_value = float(run.history[-1]["loss"]) if run.history else float("nan")

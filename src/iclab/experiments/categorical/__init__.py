@@ -15,19 +15,21 @@ from iclab.experiments.categorical.config import PRESETS, CategoricalConfig
 
 __all__ = ["CategoricalConfig", "EXPERIMENT"]
 
-EXPERIMENT = register(Experiment.in_package(
-    __name__,
-    name="categorical",
-    paper="categorical",
-    title="Categorical ICL as functional GD: self-attention (update + erase) and cross-attention over class embeddings",
-    claim="A transformer block of two self-attention heads (a kernel GD update of the latent function f and an "
-          "erase head) and a cross-attention onto the class embeddings (which recomputes E[w_e | f] exactly) "
-          "performs one step of functional gradient descent on the in-context cross-entropy; K blocks are K steps. "
-          "The GD configuration is a stationary point of the ICL loss; the GD model, with a handful of learned "
-          "parameters, matches or beats a fully trained transformer of the same shape and needs far less "
-          "training data; on real features 2-3 GD blocks approach a per-context linear probe; a 1-layer GD "
-          "language model comes close to a 1-layer transformer (arXiv:2405.17248; docs/papers/categorical.md §2).",
-    config_cls=CategoricalConfig,
-    presets=PRESETS,
-    order=70,
-))
+EXPERIMENT = register(
+    Experiment.in_package(
+        __name__,
+        name="categorical",
+        paper="categorical",
+        title="Categorical ICL as functional GD: self-attention (update + erase) and cross-attention over class embeddings",
+        claim="A transformer block of two self-attention heads (a kernel GD update of the latent function f and an "
+        "erase head) and a cross-attention onto the class embeddings (which recomputes E[w_e | f] exactly) "
+        "performs one step of functional gradient descent on the in-context cross-entropy; K blocks are K steps. "
+        "The GD configuration is a stationary point of the ICL loss; the GD model, with a handful of learned "
+        "parameters, matches or beats a fully trained transformer of the same shape and needs far less "
+        "training data; on real features 2-3 GD blocks approach a per-context linear probe; a 1-layer GD "
+        "language model comes close to a 1-layer transformer (arXiv:2405.17248; docs/papers/categorical.md §2).",
+        config_cls=CategoricalConfig,
+        presets=PRESETS,
+        order=70,
+    )
+)

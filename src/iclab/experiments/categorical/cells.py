@@ -29,8 +29,16 @@ def _synthetic_cells(cfg: CategoricalConfig, seed: int, embedding_seed: int) -> 
         for blocks in cfg.layers:
             for L in sizes[kernel]:
                 for model in cfg.models:
-                    yield {"part": "synthetic", "model": model, "kernel": kernel, "blocks": blocks,
-                           "erase": "distance", "L": L, "embedding_seed": embedding_seed, "seed": seed}
+                    yield {
+                        "part": "synthetic",
+                        "model": model,
+                        "kernel": kernel,
+                        "blocks": blocks,
+                        "erase": "distance",
+                        "L": L,
+                        "embedding_seed": embedding_seed,
+                        "seed": seed,
+                    }
 
 
 def _blocks_cells(cfg: CategoricalConfig, seed: int, embedding_seed: int) -> Iterator[dict]:
@@ -42,22 +50,40 @@ def _blocks_cells(cfg: CategoricalConfig, seed: int, embedding_seed: int) -> Ite
             for erase in cfg.blocks_erase if model == "gd" else ("distance",):
                 if erase == "dot" and blocks <= 2:
                     continue
-                yield {"part": "synthetic", "model": model, "kernel": "softmax", "blocks": blocks, "erase": erase,
-                       "L": cfg.blocks_L, "embedding_seed": embedding_seed, "seed": seed}
+                yield {
+                    "part": "synthetic",
+                    "model": model,
+                    "kernel": "softmax",
+                    "blocks": blocks,
+                    "erase": erase,
+                    "L": cfg.blocks_L,
+                    "embedding_seed": embedding_seed,
+                    "seed": seed,
+                }
 
 
 def _stationarity_cells(cfg: CategoricalConfig, seed: int) -> Iterator[dict]:
     for kernel in cfg.stationarity_kernels:
-        yield {"part": "stationarity", "kernel": kernel, "blocks": cfg.stationarity_blocks, "covariate": "gaussian",
-               "seed": seed}
+        yield {
+            "part": "stationarity",
+            "kernel": kernel,
+            "blocks": cfg.stationarity_blocks,
+            "covariate": "gaussian",
+            "seed": seed,
+        }
 
 
 def _features_cells(cfg: CategoricalConfig, seed: int) -> Iterator[dict]:
     """``blocks`` = 0 is the per-context linear probe."""
     for ds in cfg.feature_datasets:
         for blocks in (0, *cfg.feature_blocks):
-            yield {"part": "features", "dataset": ds, "blocks": blocks,
-                   "kernel": cfg.feature_kernel if blocks else "probe", "seed": seed}
+            yield {
+                "part": "features",
+                "dataset": ds,
+                "blocks": blocks,
+                "kernel": cfg.feature_kernel if blocks else "probe",
+                "seed": seed,
+            }
 
 
 def _language_cells(cfg: CategoricalConfig, seed: int) -> Iterator[dict]:
@@ -65,8 +91,13 @@ def _language_cells(cfg: CategoricalConfig, seed: int) -> Iterator[dict]:
         yield {"part": "language", "model": model, "seed": seed}
 
 
-_PART_CELLS = (("synthetic", _synthetic_cells), ("blocks", _blocks_cells), ("stationarity", _stationarity_cells),
-               ("features", _features_cells), ("language", _language_cells))
+_PART_CELLS = (
+    ("synthetic", _synthetic_cells),
+    ("blocks", _blocks_cells),
+    ("stationarity", _stationarity_cells),
+    ("features", _features_cells),
+    ("language", _language_cells),
+)
 
 
 _DRAWS_W_E = ("synthetic", "blocks")  # parts whose cells run once per draw of the data embedding W_e
@@ -80,8 +111,11 @@ def cells(cfg: CategoricalConfig) -> list[dict]:
         for part, part_cells in _PART_CELLS:
             if part not in cfg.parts:
                 continue
-            part_grid = (c for es in cfg.embedding_seeds for c in part_cells(cfg, seed, es)) \
-                if part in _DRAWS_W_E else part_cells(cfg, seed)
+            part_grid = (
+                (c for es in cfg.embedding_seeds for c in part_cells(cfg, seed, es))
+                if part in _DRAWS_W_E
+                else part_cells(cfg, seed)
+            )
             for cell in part_grid:
                 key = json.dumps(cell, sort_keys=True)
                 if key not in seen:
@@ -128,21 +162,43 @@ def budget(cfg: CategoricalConfig) -> list[Need]:
     ctx = cfg.n_way * cfg.shots + 1
     prompt = {"n_context": n, "n_classes": cfg.n_classes}
     lm_shape = {"lm_seq_len": cfg.lm_seq_len, "lm_width": cfg.lm_width}
-    return [Need({"train_sizes": pool, **prompt}, memory=4.0 * 2 * pool * n * width),
-            Need({"batch_size": cfg.batch_size, **prompt}, memory=4.0 * 12 * cfg.batch_size * per_prompt,
-                 seconds=20.0 * max(cfg.steps, cfg.stationarity_steps) * cfg.batch_size * per_prompt * width / 2e10),
-            Need({"n_test": max(cfg.n_test, cfg.n_val), **prompt},
-                 memory=4.0 * 4 * max(cfg.n_test, cfg.n_val) * (n * width + n * n)),
-            Need({"lm_batch": cfg.lm_batch, **lm_shape}, memory=4.0 * 12 * cfg.lm_batch * lm,
-                 seconds=20.0 * cfg.lm_steps * cfg.lm_batch * lm * cfg.lm_width / 2e10),
-            Need({"lm_eval_windows": cfg.lm_eval_windows, **lm_shape}, memory=4.0 * 3 * cfg.lm_eval_windows * lm),
-            Need({"stationarity_prompts": cfg.stationarity_prompts, **prompt},
-                 memory=4.0 * 4 * cfg.stationarity_prompts * n * width / 16 + 4.0 * 4 * cfg.stationarity_prompts),
-            Need({"feature_train_contexts": cfg.feature_train_contexts, "feature_dim": cfg.feature_dim},
-                 memory=4.0 * 4 * cfg.feature_train_contexts * ctx * (cfg.feature_dim + cfg.n_way) + 2e8),
-            Need({"feature_steps": cfg.feature_steps, "probe_steps": cfg.probe_steps},
-                 seconds=20.0 * cfg.batch_size * ctx * (cfg.feature_dim + cfg.n_way) * blocks * ctx
-                 * (cfg.feature_steps + cfg.probe_steps) / 2e10)]
+    return [
+        Need({"train_sizes": pool, **prompt}, memory=4.0 * 2 * pool * n * width),
+        Need(
+            {"batch_size": cfg.batch_size, **prompt},
+            memory=4.0 * 12 * cfg.batch_size * per_prompt,
+            seconds=20.0 * max(cfg.steps, cfg.stationarity_steps) * cfg.batch_size * per_prompt * width / 2e10,
+        ),
+        Need(
+            {"n_test": max(cfg.n_test, cfg.n_val), **prompt},
+            memory=4.0 * 4 * max(cfg.n_test, cfg.n_val) * (n * width + n * n),
+        ),
+        Need(
+            {"lm_batch": cfg.lm_batch, **lm_shape},
+            memory=4.0 * 12 * cfg.lm_batch * lm,
+            seconds=20.0 * cfg.lm_steps * cfg.lm_batch * lm * cfg.lm_width / 2e10,
+        ),
+        Need({"lm_eval_windows": cfg.lm_eval_windows, **lm_shape}, memory=4.0 * 3 * cfg.lm_eval_windows * lm),
+        Need(
+            {"stationarity_prompts": cfg.stationarity_prompts, **prompt},
+            memory=4.0 * 4 * cfg.stationarity_prompts * n * width / 16 + 4.0 * 4 * cfg.stationarity_prompts,
+        ),
+        Need(
+            {"feature_train_contexts": cfg.feature_train_contexts, "feature_dim": cfg.feature_dim},
+            memory=4.0 * 4 * cfg.feature_train_contexts * ctx * (cfg.feature_dim + cfg.n_way) + 2e8,
+        ),
+        Need(
+            {"feature_steps": cfg.feature_steps, "probe_steps": cfg.probe_steps},
+            seconds=20.0
+            * cfg.batch_size
+            * ctx
+            * (cfg.feature_dim + cfg.n_way)
+            * blocks
+            * ctx
+            * (cfg.feature_steps + cfg.probe_steps)
+            / 2e10,
+        ),
+    ]
 
 
 @functools.lru_cache(maxsize=4)
@@ -158,5 +214,8 @@ def _check_sentence_classes(cfg: CategoricalConfig) -> None:
     if not cfg.n_way <= cfg.sentence_test_classes <= classes - cfg.n_way:
         from iclab.errors import ConfigError
 
-        raise ConfigError("sentence_test_classes", cfg.sentence_test_classes,
-                          f"between n_way={cfg.n_way} and {classes - cfg.n_way} (the bank has {classes} classes)")
+        raise ConfigError(
+            "sentence_test_classes",
+            cfg.sentence_test_classes,
+            f"between n_way={cfg.n_way} and {classes - cfg.n_way} (the bank has {classes} classes)",
+        )

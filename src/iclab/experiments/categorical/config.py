@@ -6,8 +6,16 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from iclab.config import (Config, MAX_SEEDS, check_choice, check_device, check_int, check_nonnegative, check_positive,
-                          check_scale)
+from iclab.config import (
+    Config,
+    MAX_SEEDS,
+    check_choice,
+    check_device,
+    check_int,
+    check_nonnegative,
+    check_positive,
+    check_scale,
+)
 from iclab.errors import ConfigError
 
 __all__ = ["CategoricalConfig", "PARTS", "PRESETS"]
@@ -143,11 +151,36 @@ class CategoricalConfig(Config):
         check_device("device", self.device)
         if not self.parts:
             raise ConfigError("parts", self.parts, "a non-empty subset of " + ", ".join(PARTS))
-        for f in ("n_seeds", "n_classes", "d", "d_embed", "n_context", "blocks_L", "steps", "batch_size", "eval_every",
-                  "n_val", "n_test", "n_way", "shots", "feature_train_contexts", "feature_steps", "probe_steps",
-                  "max_sentences_per_class", "lm_width", "lm_heads", "lm_seq_len", "lm_steps", "lm_batch",
-                  "lm_eval_windows", "stationarity_blocks", "stationarity_steps", "stationarity_prompts",
-                  "digits_test_classes", "sentence_test_classes"):
+        for f in (
+            "n_seeds",
+            "n_classes",
+            "d",
+            "d_embed",
+            "n_context",
+            "blocks_L",
+            "steps",
+            "batch_size",
+            "eval_every",
+            "n_val",
+            "n_test",
+            "n_way",
+            "shots",
+            "feature_train_contexts",
+            "feature_steps",
+            "probe_steps",
+            "max_sentences_per_class",
+            "lm_width",
+            "lm_heads",
+            "lm_seq_len",
+            "lm_steps",
+            "lm_batch",
+            "lm_eval_windows",
+            "stationarity_blocks",
+            "stationarity_steps",
+            "stationarity_prompts",
+            "digits_test_classes",
+            "sentence_test_classes",
+        ):
             check_int(f, getattr(self, f), 1)
         check_int("feature_dim", self.feature_dim, 0)
         check_nonnegative("stop_plateau", self.stop_plateau)
@@ -155,9 +188,16 @@ class CategoricalConfig(Config):
             check_scale(f, getattr(self, f))
         if self.grad_clip is not None:
             check_positive("grad_clip", self.grad_clip)
-        tuples = {"parts": PARTS, "models": _MODELS, "blocks_models": _MODELS, "kernels": _KERNELS,
-                  "stationarity_kernels": _KERNELS, "feature_datasets": _FEATURE_DATASETS, "lm_models": _LM_MODELS,
-                  "blocks_erase": _ERASE}
+        tuples = {
+            "parts": PARTS,
+            "models": _MODELS,
+            "blocks_models": _MODELS,
+            "kernels": _KERNELS,
+            "stationarity_kernels": _KERNELS,
+            "feature_datasets": _FEATURE_DATASETS,
+            "lm_models": _LM_MODELS,
+            "blocks_erase": _ERASE,
+        }
         for f, allowed in tuples.items():
             for v in getattr(self, f):
                 if v not in allowed:
@@ -173,17 +213,45 @@ class CategoricalConfig(Config):
         if self.d_embed > self.n_classes:
             raise ConfigError("d_embed", self.d_embed, f"at most n_classes={self.n_classes}")
         if self.digits_test_classes > 10 - self.n_way or self.digits_test_classes < self.n_way:
-            raise ConfigError("digits_test_classes", self.digits_test_classes,
-                              f"between n_way={self.n_way} and {10 - self.n_way} (digits has 10 classes)")
+            raise ConfigError(
+                "digits_test_classes",
+                self.digits_test_classes,
+                f"between n_way={self.n_way} and {10 - self.n_way} (digits has 10 classes)",
+            )
 
 
 _QUICK = CategoricalConfig(
-    n_context=40, kernels=("softmax",), layers=(2,), train_sizes=(2048,), rbf_train_sizes=(2048,),
-    blocks_sweep=(1, 2, 3), blocks_models=("gd",), steps=150, batch_size=96, lr_gd=5e-2, lr_tf=3e-3,
-    eval_every=25, n_val=256, n_test=1024, feature_blocks=(1, 2), feature_steps=150, feature_train_contexts=1024,
-    probe_steps=200, feature_dim=32, max_sentences_per_class=30, lm_width=64, lm_heads=4, lm_seq_len=64,
-    lm_steps=300, lm_batch=32, lm_lr=3e-3, lm_eval_windows=256, stationarity_kernels=("softmax",),
-    stationarity_steps=150, stationarity_prompts=4096)
+    n_context=40,
+    kernels=("softmax",),
+    layers=(2,),
+    train_sizes=(2048,),
+    rbf_train_sizes=(2048,),
+    blocks_sweep=(1, 2, 3),
+    blocks_models=("gd",),
+    steps=150,
+    batch_size=96,
+    lr_gd=5e-2,
+    lr_tf=3e-3,
+    eval_every=25,
+    n_val=256,
+    n_test=1024,
+    feature_blocks=(1, 2),
+    feature_steps=150,
+    feature_train_contexts=1024,
+    probe_steps=200,
+    feature_dim=32,
+    max_sentences_per_class=30,
+    lm_width=64,
+    lm_heads=4,
+    lm_seq_len=64,
+    lm_steps=300,
+    lm_batch=32,
+    lm_lr=3e-3,
+    lm_eval_windows=256,
+    stationarity_kernels=("softmax",),
+    stationarity_steps=150,
+    stationarity_prompts=4096,
+)
 
 # The authors' synthetic setting (N = 125, C = 25, d = 10, d' = 5) for the GD model, three W_e draws, blocks 1-4
 # with both erase heads, each cell trained until its validation NLL plateaus (at most 1500 steps); blocks 5-6 and the
@@ -191,8 +259,19 @@ _QUICK = CategoricalConfig(
 # cores. Features and language keep the quick sizes (their claims need ImageNet and GPT-4o either way).
 # docs/papers/categorical.md §5.6.
 _PAPER = dataclasses.replace(
-    _QUICK, n_context=125, models=("gd",), train_sizes=(2048, 32768), blocks_sweep=(1, 2, 3, 4), steps=1500,
-    stop_plateau=0.01, eval_every=30, n_val=1024, n_test=2048, stationarity_kernels=("softmax", "rbf", "linear"),
-    stationarity_steps=1500, stationarity_prompts=16384)
+    _QUICK,
+    n_context=125,
+    models=("gd",),
+    train_sizes=(2048, 32768),
+    blocks_sweep=(1, 2, 3, 4),
+    steps=1500,
+    stop_plateau=0.01,
+    eval_every=30,
+    n_val=1024,
+    n_test=2048,
+    stationarity_kernels=("softmax", "rbf", "linear"),
+    stationarity_steps=1500,
+    stationarity_prompts=16384,
+)
 
 PRESETS = {"quick": _QUICK, "paper": _PAPER, "full": CategoricalConfig(n_seeds=3, embedding_seeds=(42, 43, 44, 45, 46))}

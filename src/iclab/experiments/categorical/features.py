@@ -22,8 +22,14 @@ from iclab.data import FeatureClassPrompts, generator_for
 from iclab.experiments.categorical.training import evaluate, fit_classifier
 from iclab.models import FunctionalGDModel
 
-__all__ = ["digits_features", "sentence_features", "country_sentences", "feature_banks", "linear_probe",
-           "features_cell"]
+__all__ = [
+    "digits_features",
+    "sentence_features",
+    "country_sentences",
+    "feature_banks",
+    "linear_probe",
+    "features_cell",
+]
 
 
 def digits_features() -> tuple[torch.Tensor, torch.Tensor, list[str]]:
@@ -118,7 +124,7 @@ def sentence_features(max_per_class: int = 60) -> tuple[torch.Tensor, torch.Tens
     sents, labels, names = country_sentences(max_per_class)
     out = []
     for s in range(0, len(sents), 64):
-        enc = tok(sents[s:s + 64], padding=True, truncation=True, max_length=64, return_tensors="pt")
+        enc = tok(sents[s : s + 64], padding=True, truncation=True, max_length=64, return_tensors="pt")
         h = model(**enc).last_hidden_state  # (b, t, 384)
         m = enc["attention_mask"][..., None].to(h.dtype)  # (b, t, 1)
         out.append((h * m).sum(1) / m.sum(1))  # (b, 384) mean pooling
@@ -134,8 +140,9 @@ def feature_banks(datasets: tuple[str, ...], max_per_class: int) -> dict[str, tu
     return out
 
 
-def _split_and_normalise(f: torch.Tensor, y: torch.Tensor, n_test_classes: int, seed: int, min_count: int,
-                         dim: int = 0):
+def _split_and_normalise(
+    f: torch.Tensor, y: torch.Tensor, n_test_classes: int, seed: int, min_count: int, dim: int = 0
+):
     """Split the classes with at least ``min_count`` examples into training and unseen test classes (seeded),
     centre on the training-class mean, optionally project on the top ``dim`` training principal directions, and
     scale to unit mean norm over training examples. Returns ``(features, train classes, test classes)``."""
@@ -165,14 +172,13 @@ def linear_probe(batch, steps: int = 300, lr: float = 0.05, weight_decay: float 
     onehot = torch.nn.functional.one_hot(y, C).double()  # (M, N, C)
     for _ in range(steps):
         logits = x @ W + b  # (M, N, C)
-        loss = -(torch.log_softmax(logits, -1) * onehot).sum(-1).mean(-1).sum() + weight_decay * (W ** 2).sum() / 2
+        loss = -(torch.log_softmax(logits, -1) * onehot).sum(-1).mean(-1).sum() + weight_decay * (W**2).sum() / 2
         opt.zero_grad()
         loss.backward()
         opt.step()
     with torch.no_grad():
         lq = torch.log_softmax(xq @ W + b, -1)  # (M, Q, C)
-        return {"acc": float((lq.argmax(-1) == yq).double().mean()),
-                "nll": float(-lq.gather(-1, yq[..., None]).mean())}
+        return {"acc": float((lq.argmax(-1) == yq).double().mean()), "nll": float(-lq.gather(-1, yq[..., None]).mean())}
 
 
 def features_cell(cfg, cell: dict, shared) -> dict:
@@ -189,9 +195,20 @@ def features_cell(cfg, cell: dict, shared) -> dict:
     if cell["blocks"] == 0:
         return out | linear_probe(test, steps=cfg.probe_steps)
     val = train_data.sample(cfg.n_val, generator_for(seed, "val"))
-    model = FunctionalGDModel(f.shape[1], cfg.n_way, cfg.n_way, cell["blocks"], cell["kernel"],
-                              generator=torch.Generator().manual_seed(seed))
-    model, info = fit_classifier(model, train_data, val, steps=cfg.feature_steps, batch_size=cfg.batch_size,
-                                 lr=cfg.lr_gd, optimizer="adam", seed=seed, pool_size=cfg.feature_train_contexts,
-                                 eval_every=cfg.eval_every, device=cfg.device)
+    model = FunctionalGDModel(
+        f.shape[1], cfg.n_way, cfg.n_way, cell["blocks"], cell["kernel"], generator=torch.Generator().manual_seed(seed)
+    )
+    model, info = fit_classifier(
+        model,
+        train_data,
+        val,
+        steps=cfg.feature_steps,
+        batch_size=cfg.batch_size,
+        lr=cfg.lr_gd,
+        optimizer="adam",
+        seed=seed,
+        pool_size=cfg.feature_train_contexts,
+        eval_every=cfg.eval_every,
+        device=cfg.device,
+    )
     return out | evaluate(model, test.to(cfg.device)) | {"train_seconds": info["seconds"]}

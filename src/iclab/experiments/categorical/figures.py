@@ -43,14 +43,23 @@ def _comparable(kernel: str, blocks: int) -> str:
 def _l_sweep_figure(cfg, syn: pd.DataFrame, fig_dir: Path) -> Path:
     """Accuracy and NLL against L (mean ± SE over replicates), one curve per (model, kernel, blocks) of ``layers``,
     the authors' 2-block curves and the Bayes ceiling over the W_e draws."""
-    m = mean_with_se(syn[(syn["erase"] == "distance") & syn["blocks"].isin(cfg.layers)],
-                     ["model", "kernel", "blocks", "L"], ["acc", "nll", "bayes_acc", "bayes_nll"])
+    m = mean_with_se(
+        syn[(syn["erase"] == "distance") & syn["blocks"].isin(cfg.layers)],
+        ["model", "kernel", "blocks", "L"],
+        ["acc", "nll", "bayes_acc", "bayes_nll"],
+    )
     fig, axes = new_figure(2, 1, width=8.4)
     for i, ((model, kernel, blocks), g) in enumerate(m.groupby(["model", "kernel", "blocks"])):
         g = g.sort_values("L")
         for ax, col in zip(axes, ("acc", "nll")):
-            theory_vs_sim(ax, g["L"], sim=g[col], sim_err=g[col + "_se"], i=i,
-                          label=f"{_model_name(model)}, {int(blocks)} block(s), {kernel}{_comparable(kernel, blocks)}")
+            theory_vs_sim(
+                ax,
+                g["L"],
+                sim=g[col],
+                sim_err=g[col + "_se"],
+                i=i,
+                label=f"{_model_name(model)}, {int(blocks)} block(s), {kernel}{_comparable(kernel, blocks)}",
+            )
     Ls = sorted(PAPER_L_SWEEP)
     for ax, j, k, name in ((axes[0], 0, 1, "acc"), (axes[1], 2, 3, "nll")):
         ax.plot(Ls, [PAPER_L_SWEEP[L][j] for L in Ls], "--", color="0.3", label="authors: GD, 2 blocks (N=125)")
@@ -84,8 +93,16 @@ def _blocks_figure(cfg, syn: pd.DataFrame, fig_dir: Path) -> Path:
         g = g.sort_values("blocks")
         x = g["blocks"] + 0.06 * (i - (len(curves) - 1) / 2)  # side by side where the curves coincide
         for ax, col in zip(axes, ("acc", "nll")):
-            ax.errorbar(x, g[col], yerr=g[col + "_se"], fmt=MARKERS[i % len(MARKERS)] + "-", color=color(i),
-                        capsize=2, lw=0.8, label=f"iclab {_model_name(model, erase)} (N={cfg.n_context})")
+            ax.errorbar(
+                x,
+                g[col],
+                yerr=g[col + "_se"],
+                fmt=MARKERS[i % len(MARKERS)] + "-",
+                color=color(i),
+                capsize=2,
+                lw=0.8,
+                label=f"iclab {_model_name(model, erase)} (N={cfg.n_context})",
+            )
     B = sorted(PAPER_BLOCKS)
     for ax, jg, jt, name in ((axes[0], 0, 2, "acc"), (axes[1], 1, 3, "nll")):
         ax.plot(B, [PAPER_BLOCKS[b][jg] for b in B], "--", color="0.3", label="authors GD (N=125)")
@@ -108,8 +125,15 @@ def _functional_gd_figure(cfg, syn: pd.DataFrame, fig_dir: Path) -> Path:
     for i, (erase, g) in enumerate(m.groupby("erase")):
         g = g.sort_values("blocks")
         name = _model_name("gd", erase)
-        theory_vs_sim(axes[0], g["blocks"], theory=g["fgd_nll"], sim=g["nll"], sim_err=g["nll_se"], i=i,
-                      label=f"{name} vs K steps of functional GD")
+        theory_vs_sim(
+            axes[0],
+            g["blocks"],
+            theory=g["fgd_nll"],
+            sim=g["nll"],
+            sim_err=g["nll_se"],
+            i=i,
+            label=f"{name} vs K steps of functional GD",
+        )
         axes[1].plot(g["blocks"], g["fgd_tv"].clip(lower=1e-17), "o-", color=color(i), label=name)
     axes[1].axhline(FGD_TOL, color="0.3", ls="--", lw=0.8, label=f"tolerance ({FGD_TOL:g})")
     axes[1].set_yscale("log")
@@ -131,8 +155,14 @@ def _features_figure(cfg, feat: pd.DataFrame, fig_dir: Path) -> Path:
     w = 0.8 / len(blocks)
     for j, b in enumerate(blocks):
         g = m[m["blocks"] == b].set_index("dataset").reindex(ds)
-        ax.bar(np.arange(len(ds)) + j * w, g["acc"], w, yerr=g["acc_se"], color=color(j),
-               label="linear probe (per context)" if b == 0 else f"GD, {int(b)} block(s)")
+        ax.bar(
+            np.arange(len(ds)) + j * w,
+            g["acc"],
+            w,
+            yerr=g["acc_se"],
+            color=color(j),
+            label="linear probe (per context)" if b == 0 else f"GD, {int(b)} block(s)",
+        )
     ax.axhline(1 / cfg.n_way, color="0.6", lw=0.8, label="chance")
     ax.set_xticks(np.arange(len(ds)) + 0.4 - w / 2, ds)
     ax.set_ylabel(f"{cfg.n_way}-way {cfg.shots}-shot accuracy, unseen classes")
@@ -161,8 +191,11 @@ def _stationarity_figure(st: pd.DataFrame, fig_dir: Path) -> Path:
     kernels = sorted(zt["kernel"].unique())
     labels = [f"{k}\n{s}" for k in kernels for s in ("init", "trained")]
     for j, grp in enumerate(_STATIONARITY_GROUPS):
-        vals = [zt[(zt["kernel"] == k) & (zt["state"] == s) & (zt["group"] == grp)]["z"].mean()
-                for k in kernels for s in ("init", "trained")]
+        vals = [
+            zt[(zt["kernel"] == k) & (zt["state"] == s) & (zt["group"] == grp)]["z"].mean()
+            for k in kernels
+            for s in ("init", "trained")
+        ]
         ax.bar(np.arange(len(labels)) + j * 0.2, vals, 0.2, color=color(j), label=grp)
     ax.axhline(1.0, color="0.3", ls="--", lw=0.8, label="zero expected gradient (z = 1)")
     ax.set_yscale("log")

@@ -33,8 +33,9 @@ def _attention_params(model, kind: str) -> int:
 def _held_out_nll(model, test: TokenBatch, chunk: int = 64) -> float:
     """Mean next-token NLL over the held-out windows, in chunks of ``chunk`` windows."""
     n = len(test.tokens)
-    return float(sum(next_token_loss(model, test.index(slice(s, s + chunk))) * min(chunk, n - s)
-                     for s in range(0, n, chunk)) / n)
+    return float(
+        sum(next_token_loss(model, test.index(slice(s, s + chunk))) * min(chunk, n - s) for s in range(0, n, chunk)) / n
+    )
 
 
 def language_cell(cfg, cell: dict) -> dict:
@@ -49,13 +50,27 @@ def language_cell(cfg, cell: dict) -> dict:
         model = OneHotLM(V, cfg.lm_width, cfg.lm_heads, cfg.lm_seq_len)
     else:
         model = GDLanguageModel(V, cfg.lm_width, cfg.lm_heads, cfg.lm_seq_len, ff=cell["model"] == "gd_ff")
-    tc = TrainConfig(steps=cfg.lm_steps, batch_size=cfg.lm_batch, lr=cfg.lm_lr, optimizer="adamw",
-                     weight_decay=1e-2, grad_clip=1.0, seed=seed, log_every=max(1, cfg.lm_steps // 10),
-                     device=cfg.device)
+    tc = TrainConfig(
+        steps=cfg.lm_steps,
+        batch_size=cfg.lm_batch,
+        lr=cfg.lm_lr,
+        optimizer="adamw",
+        weight_decay=1e-2,
+        grad_clip=1.0,
+        seed=seed,
+        log_every=max(1, cfg.lm_steps // 10),
+        device=cfg.device,
+    )
     res = train(model, tr, next_token_loss, tc)
     model.eval()
     test = te.sample(cfg.lm_eval_windows, generator_for(seed, "lm_test")).to(cfg.device)
     nll = _held_out_nll(model, test)
-    return {"test_nll": nll, "perplexity": math.exp(nll), "train_loss": res.final_loss, "vocab": V,
-            "n_params": sum(p.numel() for p in model.parameters()),
-            "attn_params": int(_attention_params(model, cell["model"])), "train_seconds": res.seconds}
+    return {
+        "test_nll": nll,
+        "perplexity": math.exp(nll),
+        "train_loss": res.final_loss,
+        "vocab": V,
+        "n_params": sum(p.numel() for p in model.parameters()),
+        "attn_params": int(_attention_params(model, cell["model"])),
+        "train_seconds": res.seconds,
+    }

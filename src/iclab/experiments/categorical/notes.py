@@ -43,37 +43,45 @@ def _synthetic_notes(cfg, syn: pd.DataFrame) -> list[str]:
 
 
 def _features_notes(cfg) -> list[str]:
-    return ["- **Real features.** ImageNet/VGG16 need downloads; iclab uses scikit-learn's `load_digits` "
-            "(5 training / 5 unseen digit classes) and MiniLM embeddings of sentences generated from "
-            f"`countryinfo` facts, one class per UN sub-region ({cfg.sentence_test_classes} unseen test "
-            f"classes), PCA to {cfg.feature_dim} dims fitted on training classes, linear kernel, d' = 5. "
-            "The probe is retrained per context (Adam, weight decay 1e-3). The paper's statement is qualitative and "
-            "second-hand, and its 2–3-block linear models are not functional GD (see *Not comparable*)."]
+    return [
+        "- **Real features.** ImageNet/VGG16 need downloads; iclab uses scikit-learn's `load_digits` "
+        "(5 training / 5 unseen digit classes) and MiniLM embeddings of sentences generated from "
+        f"`countryinfo` facts, one class per UN sub-region ({cfg.sentence_test_classes} unseen test "
+        f"classes), PCA to {cfg.feature_dim} dims fitted on training classes, linear kernel, d' = 5. "
+        "The probe is retrained per context (Adam, weight decay 1e-3). The paper's statement is qualitative and "
+        "second-hand, and its 2–3-block linear models are not functional GD (see *Not comparable*)."
+    ]
 
 
 def _language_notes(cfg) -> list[str]:
-    return ["- **Language.** TinyStories/Children-Stories, the GPT-2 tokenizer and GPT-4o grading are not "
-            "available offline; iclab trains character-level models on the `pydoc_data.topics` text (Python "
-            f"docs shipped with CPython), width {cfg.lm_width}, {cfg.lm_heads} heads, sequence "
-            f"{cfg.lm_seq_len}, {cfg.lm_steps} AdamW steps, and compares held-out perplexity instead of "
-            "GPT-4o scores."]
+    return [
+        "- **Language.** TinyStories/Children-Stories, the GPT-2 tokenizer and GPT-4o grading are not "
+        "available offline; iclab trains character-level models on the `pydoc_data.topics` text (Python "
+        f"docs shipped with CPython), width {cfg.lm_width}, {cfg.lm_heads} heads, sequence "
+        f"{cfg.lm_seq_len}, {cfg.lm_steps} AdamW steps, and compares held-out perplexity instead of "
+        "GPT-4o scores."
+    ]
 
 
 def _stationarity_notes(st: pd.DataFrame) -> list[str]:
-    lines = ["- **Stationarity (Thm 1–2).** The statements were reconstructed, not read. iclab measures the "
-             "Monte-Carlo gradient of the ICL loss w.r.t. every entry of every Q/K/V/P matrix and W_e at the GD "
-             "configuration (float64), before and after training the GD parameters (α, s, W_e). Entries that couple "
-             "an x coordinate with anything else vanish at any GD configuration, by the reflection symmetry of the "
-             "covariate law; the remaining off-pattern entries (couplings among the label, scratch and f slots) do "
-             "not vanish at a random configuration and shrink together with the free parameters' gradient as those "
-             "are trained: their stationarity is a property of the optimal configuration, which a finite training "
-             "run only approaches. z = RMS mean gradient / RMS standard error (≈ 1: zero within Monte-Carlo error):"]
+    lines = [
+        "- **Stationarity (Thm 1–2).** The statements were reconstructed, not read. iclab measures the "
+        "Monte-Carlo gradient of the ICL loss w.r.t. every entry of every Q/K/V/P matrix and W_e at the GD "
+        "configuration (float64), before and after training the GD parameters (α, s, W_e). Entries that couple "
+        "an x coordinate with anything else vanish at any GD configuration, by the reflection symmetry of the "
+        "covariate law; the remaining off-pattern entries (couplings among the label, scratch and f slots) do "
+        "not vanish at a random configuration and shrink together with the free parameters' gradient as those "
+        "are trained: their stationarity is a property of the optimal configuration, which a finite training "
+        "run only approaches. z = RMS mean gradient / RMS standard error (≈ 1: zero within Monte-Carlo error):"
+    ]
     for _, r in st.iterrows():
-        lines.append(f"  - {r['kernel']}, {int(r['blocks'])} blocks: x-coupling z {r['init_x_coupling_z']:.2f} "
-                     f"(random α) / {r['trained_x_coupling_z']:.2f} (trained); other off-pattern z "
-                     f"{r['init_other_z']:.1f} / {r['trained_other_z']:.1f}; free GD parameters z "
-                     f"{r['init_free_z']:.1f} / {r['trained_free_z']:.1f}; W_e z {r['init_W_e_z']:.1f} / "
-                     f"{r['trained_W_e_z']:.1f}.")
+        lines.append(
+            f"  - {r['kernel']}, {int(r['blocks'])} blocks: x-coupling z {r['init_x_coupling_z']:.2f} "
+            f"(random α) / {r['trained_x_coupling_z']:.2f} (trained); other off-pattern z "
+            f"{r['init_other_z']:.1f} / {r['trained_other_z']:.1f}; free GD parameters z "
+            f"{r['init_free_z']:.1f} / {r['trained_free_z']:.1f}; W_e z {r['init_W_e_z']:.1f} / "
+            f"{r['trained_W_e_z']:.1f}."
+        )
     return lines
 
 

@@ -29,15 +29,33 @@ def stationarity_cell(cfg, cell: dict) -> dict:
     ``W_e``), ``init_*`` at the random GD configuration and ``trained_*`` after ``stationarity_steps`` Adam steps on
     the GD parameters."""
     seed = cell["seed"]
-    data = CategoricalICL(n_classes=7, d=5, d_embed=3, n_context=15, n_clusters=3, scale=3.0,
-                          covariate=cell["covariate"])
-    gd = FunctionalGDModel(5, 7, 3, n_blocks=cell["blocks"], kernel=cell["kernel"], dtype=torch.float64,
-                           generator=torch.Generator().manual_seed(seed))
+    data = CategoricalICL(
+        n_classes=7, d=5, d_embed=3, n_context=15, n_clusters=3, scale=3.0, covariate=cell["covariate"]
+    )
+    gd = FunctionalGDModel(
+        5,
+        7,
+        3,
+        n_blocks=cell["blocks"],
+        kernel=cell["kernel"],
+        dtype=torch.float64,
+        generator=torch.Generator().manual_seed(seed),
+    )
     before = stationarity_check(data, gd, n_prompts=cfg.stationarity_prompts, n_chunks=16, seed=seed)
     val = data.sample(512, generator_for(seed, "val"), dtype=torch.float64)
-    fit_classifier(gd, _Float64Prompts(data), val, steps=cfg.stationarity_steps, batch_size=256, lr=0.05,
-                   optimizer="adam", seed=seed, pool_size=None, eval_every=max(1, cfg.stationarity_steps // 5),
-                   schedule="cosine")
+    fit_classifier(
+        gd,
+        _Float64Prompts(data),
+        val,
+        steps=cfg.stationarity_steps,
+        batch_size=256,
+        lr=0.05,
+        optimizer="adam",
+        seed=seed,
+        pool_size=None,
+        eval_every=max(1, cfg.stationarity_steps // 5),
+        schedule="cosine",
+    )
     after = stationarity_check(data, gd, n_prompts=cfg.stationarity_prompts, n_chunks=16, seed=seed + 1)
     out = {}
     for tag, r in (("init", before), ("trained", after)):

@@ -20,8 +20,14 @@ __all__ = ["synthetic_data", "synthetic_cell", "gd_likeness", "functional_gd_gap
 def synthetic_data(cfg, embedding_seed: int = 42) -> CategoricalICL:
     """The synthetic prompt distribution of ``cfg`` with the data embedding W_e drawn from ``embedding_seed``:
     uniform covariates (docs/papers/categorical.md §5.1)."""
-    return CategoricalICL(n_classes=cfg.n_classes, d=cfg.d, d_embed=cfg.d_embed, n_context=cfg.n_context,
-                          scale=cfg.latent_scale, embedding_seed=embedding_seed)
+    return CategoricalICL(
+        n_classes=cfg.n_classes,
+        d=cfg.d,
+        d_embed=cfg.d_embed,
+        n_context=cfg.n_context,
+        scale=cfg.latent_scale,
+        embedding_seed=embedding_seed,
+    )
 
 
 def _make_model(cfg, kind: str, blocks: int, kernel: str, seed: int, erase: str):
@@ -34,8 +40,10 @@ def _make_model(cfg, kind: str, blocks: int, kernel: str, seed: int, erase: str)
 def _bayes(test) -> dict[str, float]:
     """Accuracy and NLL of the classifier that knows the generating probabilities (docs/papers/categorical.md §4.7)."""
     p = test.probs_query.double()  # (M, 1, C)
-    return {"bayes_acc": float((p.argmax(-1) == test.y_query).double().mean()),
-            "bayes_nll": float(-p.gather(-1, test.y_query[..., None]).clamp_min(1e-300).log().mean())}
+    return {
+        "bayes_acc": float((p.argmax(-1) == test.y_query).double().mean()),
+        "bayes_nll": float(-p.gather(-1, test.y_query[..., None]).clamp_min(1e-300).log().mean()),
+    }
 
 
 @torch.no_grad()
@@ -46,8 +54,16 @@ def functional_gd_gap(model: FunctionalGDModel, test, chunk: int = 256) -> dict[
     (``fgd_tv``, ``fgd_tv_se``), the mean query NLL of functional GD (``fgd_nll``), the mean and standard error of
     the paired NLL difference model − functional GD (``fgd_gap``, ``fgd_gap_se``) and the largest logit difference
     (``fgd_max_logit_diff``)."""
-    m = FunctionalGDModel(model.d, model.n_classes, model.d_embed, model.n_blocks, model.kernel, model.erase_lambda,
-                          dtype=torch.float64, erase=model.erase)
+    m = FunctionalGDModel(
+        model.d,
+        model.n_classes,
+        model.d_embed,
+        model.n_blocks,
+        model.kernel,
+        model.erase_lambda,
+        dtype=torch.float64,
+        erase=model.erase,
+    )
     m.load_state_dict({k: v.double() for k, v in model.state_dict().items()})
     W, alpha, s = m.W_e.numpy(), m.alpha.numpy(), float(m.scale)
     tv, gap, nll_fgd, max_diff = [], [], [], 0.0
@@ -65,9 +81,14 @@ def functional_gd_gap(model: FunctionalGDModel, test, chunk: int = 256) -> dict[
         max_diff = max(max_diff, float((logits - logits_gd).abs().max()))
     tv_all, gap_all = torch.cat(tv), torch.cat(gap)
     n = len(gap_all)
-    return {"fgd_tv": float(tv_all.mean()), "fgd_tv_se": float(tv_all.std() / n ** 0.5),
-            "fgd_nll": float(torch.cat(nll_fgd).mean()), "fgd_gap": float(gap_all.mean()),
-            "fgd_gap_se": float(gap_all.std() / n ** 0.5), "fgd_max_logit_diff": max_diff}
+    return {
+        "fgd_tv": float(tv_all.mean()),
+        "fgd_tv_se": float(tv_all.std() / n**0.5),
+        "fgd_nll": float(torch.cat(nll_fgd).mean()),
+        "fgd_gap": float(gap_all.mean()),
+        "fgd_gap_se": float(gap_all.std() / n**0.5),
+        "fgd_max_logit_diff": max_diff,
+    }
 
 
 def synthetic_cell(cfg, cell: dict) -> dict:
@@ -80,15 +101,33 @@ def synthetic_cell(cfg, cell: dict) -> dict:
     model = _make_model(cfg, cell["model"], cell["blocks"], cell["kernel"], seed, erase)
     lr = cfg.lr_gd if cell["model"] == "gd" else cfg.lr_tf
     opt = "adam" if cell["model"] == "gd" else "adamw"
-    model, info = fit_classifier(model, data, val, steps=cfg.steps, batch_size=cfg.batch_size, lr=lr, optimizer=opt,
-                                 seed=seed, pool_size=cell["L"], eval_every=cfg.eval_every,
-                                 grad_clip=cfg.grad_clip, device=cfg.device, stop_plateau=cfg.stop_plateau)
+    model, info = fit_classifier(
+        model,
+        data,
+        val,
+        steps=cfg.steps,
+        batch_size=cfg.batch_size,
+        lr=lr,
+        optimizer=opt,
+        seed=seed,
+        pool_size=cell["L"],
+        eval_every=cfg.eval_every,
+        grad_clip=cfg.grad_clip,
+        device=cfg.device,
+        stop_plateau=cfg.stop_plateau,
+    )
     r = evaluate(model, test.to(cfg.device))
-    out = {"acc": r["acc"], "nll": r["nll"], **_bayes(test),
-           "n_params": sum(q.numel() for q in model.parameters()), "train_seconds": info["seconds"],
-           "steps_done": info["steps"],
-           "best_val_nll": info["best_val_nll"], "val_plateau": val_plateau(info["val_curve"]),
-           "val_curve": info["val_curve"]}
+    out = {
+        "acc": r["acc"],
+        "nll": r["nll"],
+        **_bayes(test),
+        "n_params": sum(q.numel() for q in model.parameters()),
+        "train_seconds": info["seconds"],
+        "steps_done": info["steps"],
+        "best_val_nll": info["best_val_nll"],
+        "val_plateau": val_plateau(info["val_curve"]),
+        "val_curve": info["val_curve"],
+    }
     if cell["model"] == "tf":
         out |= gd_likeness(model, cfg.d, cfg.d_embed)
     else:
@@ -105,7 +144,7 @@ def gd_likeness(tf, d: int, dp: int) -> dict[str, float]:
     diagonal map."""
     p = tf.blocks[0]
     qk = p["q1"][:d] @ p["k1"][:d].t()  # (d, d)
-    vp = (p["v1"] @ p["p1"])[d:d + dp, d + 2 * dp:]  # (d', d') label slot -> f slot
+    vp = (p["v1"] @ p["p1"])[d : d + dp, d + 2 * dp :]  # (d', d') label slot -> f slot
 
     def ratio(M):
         eye = torch.eye(M.shape[0], dtype=torch.bool)

@@ -43,13 +43,27 @@ def val_plateau(val_curve: list[float]) -> float:
     n = v.size
     if n < 4:
         return float("nan")
-    q3, q4 = v[n // 2: (3 * n) // 4], v[(3 * n) // 4:]
+    q3, q4 = v[n // 2 : (3 * n) // 4], v[(3 * n) // 4 :]
     return float((q3.mean() - q4.mean()) / q4.mean())
 
 
-def fit_classifier(model, data, val_batch, *, steps: int, batch_size: int, lr: float, optimizer: str, seed: int,
-                   pool_size: int | None, eval_every: int, grad_clip: float | None = None, device: str = "cpu",
-                   schedule: str = "constant", stop_plateau: float = 0.0):
+def fit_classifier(
+    model,
+    data,
+    val_batch,
+    *,
+    steps: int,
+    batch_size: int,
+    lr: float,
+    optimizer: str,
+    seed: int,
+    pool_size: int | None,
+    eval_every: int,
+    grad_clip: float | None = None,
+    device: str = "cpu",
+    schedule: str = "constant",
+    stop_plateau: float = 0.0,
+):
     """Train ``model`` with :func:`iclab.train.train` on the categorical NLL; early stopping = restore the
     state with the lowest validation NLL seen at the logged steps. With ``stop_plateau`` > 0 training ends once
     :func:`val_plateau` of the validation curve is at most ``stop_plateau`` (after :data:`PLATEAU_MIN_EVALS`
@@ -67,9 +81,24 @@ def fit_classifier(model, data, val_batch, *, steps: int, batch_size: int, lr: f
     def plateaued(done, groups) -> bool:
         return stop_plateau > 0 and len(curve) >= PLATEAU_MIN_EVALS and val_plateau(curve) <= stop_plateau
 
-    tc = TrainConfig(steps=steps, batch_size=batch_size, lr=lr, optimizer=optimizer, seed=seed, pool_size=pool_size,
-                     log_every=eval_every, grad_clip=grad_clip, device=device, schedule=schedule)
+    tc = TrainConfig(
+        steps=steps,
+        batch_size=batch_size,
+        lr=lr,
+        optimizer=optimizer,
+        seed=seed,
+        pool_size=pool_size,
+        log_every=eval_every,
+        grad_clip=grad_clip,
+        device=device,
+        schedule=schedule,
+    )
     res = train(model, data, categorical_loss, tc, eval_fn=eval_fn, stop_rule=plateaued)
     model.load_state_dict(best["state"])
-    return model, {"seconds": res.seconds, "best_val_nll": best["nll"], "final_train_loss": res.final_loss,
-                   "steps": res.steps, "val_curve": [h.get("eval/nll", float("nan")) for h in res.history]}
+    return model, {
+        "seconds": res.seconds,
+        "best_val_nll": best["nll"],
+        "final_train_loss": res.final_loss,
+        "steps": res.steps,
+        "val_curve": [h.get("eval/nll", float("nan")) for h in res.history],
+    }

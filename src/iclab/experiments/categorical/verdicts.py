@@ -12,15 +12,37 @@ import math
 import numpy as np
 import pandas as pd
 
-from iclab.stats import (AGREES, DISAGREES, NOT_JUDGED, Verdict, fmt, judge_direction, judge_equivalence, judge_value,
-                         mean_se, not_judged, quantile)
+from iclab.stats import (
+    AGREES,
+    DISAGREES,
+    NOT_JUDGED,
+    Verdict,
+    fmt,
+    judge_direction,
+    judge_equivalence,
+    judge_value,
+    mean_se,
+    not_judged,
+    quantile,
+)
 
-__all__ = ["COMPARABLE_NOTE", "PAPER_SEED_SD", "PLATEAU_TOL", "STATIONARITY_TOL", "acc_verdict", "paired_direction",
-           "fgd_verdict", "stationarity_verdict", "features_verdict"]
+__all__ = [
+    "COMPARABLE_NOTE",
+    "PAPER_SEED_SD",
+    "PLATEAU_TOL",
+    "STATIONARITY_TOL",
+    "acc_verdict",
+    "paired_direction",
+    "fgd_verdict",
+    "stationarity_verdict",
+    "features_verdict",
+]
 
 COMPARABLE_NOTE = {
     kernel: f"the authors' {kernel}-kernel model is not functional GD from 2 blocks on (their code divides the erase "
-            "head by N as well), iclab's is (docs/papers/categorical.md §4.2a)" for kernel in ("rbf", "linear")}
+    "head by N as well), iclab's is (docs/papers/categorical.md §4.2a)"
+    for kernel in ("rbf", "linear")
+}
 PAPER_SEED_SD = 0.003  # the authors' seed std of GD accuracy (notebook), over their 5 seeds
 PLATEAU_TOL = 0.01  # the validation NLL may fall at most this fraction over the last quarter of training
 STATIONARITY_TOL = 0.05  # off-pattern gradient allowed, as a fraction of the free GD gradient at the random start
@@ -43,13 +65,18 @@ def acc_verdict(rows: pd.DataFrame, paper: float) -> Verdict:
         return not_judged("one replicate: no uncertainty (more W_e draws or seeds would judge it)", measured)
     draws = rows.groupby("embedding_seed")["acc"].mean()
     s_w = float(draws.std(ddof=1)) if len(draws) > 1 else 0.0
-    v = judge_value(m, se, paper, k=quantile(0.95, n - 1), paper_se=math.sqrt(s_w ** 2 + PAPER_SEED_SD ** 2 / 5))
+    v = judge_value(m, se, paper, k=quantile(0.95, n - 1), paper_se=math.sqrt(s_w**2 + PAPER_SEED_SD**2 / 5))
     v = dataclasses.replace(v, measured=measured, statistic=v.statistic + f"; s_W = {s_w:.3f}, n = {n}")
     plateau = float(rows["val_plateau"].max()) if "val_plateau" in rows else float("nan")
     if plateau > PLATEAU_TOL and v.verdict != NOT_JUDGED:
-        return dataclasses.replace(v, verdict=NOT_JUDGED, reason=(
-            f"not converged: the validation NLL still fell {plateau:.1%} over the last quarter of training; more steps "
-            f"would judge it (at these settings the test gave: {v.verdict})"))
+        return dataclasses.replace(
+            v,
+            verdict=NOT_JUDGED,
+            reason=(
+                f"not converged: the validation NLL still fell {plateau:.1%} over the last quarter of training; more steps "
+                f"would judge it (at these settings the test gave: {v.verdict})"
+            ),
+        )
     return v
 
 
@@ -100,8 +127,11 @@ def _near_zero(value: float, se: float, tol: float, n: int | None) -> Verdict:
     :func:`iclab.stats.judge_equivalence`, applied to ``1 + value`` against 1)."""
     v = judge_equivalence(1.0 + value, se, 1.0, rel_tol=tol, n=n)
     z = quantile(0.95)
-    return dataclasses.replace(v, measured=fmt(value, 3), statistic=(
-        f"{fmt(value, 3)} [{fmt(value - z * se, 3)}, {fmt(value + z * se, 3)}] vs allowed ±{fmt(tol, 2)}"))
+    return dataclasses.replace(
+        v,
+        measured=fmt(value, 3),
+        statistic=(f"{fmt(value, 3)} [{fmt(value - z * se, 3)}, {fmt(value + z * se, 3)}] vs allowed ±{fmt(tol, 2)}"),
+    )
 
 
 def _group_se(r: pd.Series, tag: str, grp: str) -> float:
@@ -128,9 +158,14 @@ def stationarity_verdict(st: pd.DataFrame, n_prompts: int) -> dict[str, Verdict]
             ratio = r["trained_other_rms"] / free
             v = _near_zero(ratio, _group_se(r, "trained", "other") / free, STATIONARITY_TOL, n_prompts)
             if r["trained_free_z"] > 3 and v.verdict != NOT_JUDGED:
-                v = dataclasses.replace(v, verdict=NOT_JUDGED, reason=(
-                    f"not at the optimum: the free GD parameters' gradient is still non-zero (z = "
-                    f"{r['trained_free_z']:.1f}); longer training would judge it (the test gave: {v.verdict})"))
+                v = dataclasses.replace(
+                    v,
+                    verdict=NOT_JUDGED,
+                    reason=(
+                        f"not at the optimum: the free GD parameters' gradient is still non-zero (z = "
+                        f"{r['trained_free_z']:.1f}); longer training would judge it (the test gave: {v.verdict})"
+                    ),
+                )
             other.append((f"trained (seed {int(r['seed'])})", v, ratio))
         out[f"stationarity/x-coupling/{kernel}"] = _combine(xc, "gradient / free gradient")
         out[f"stationarity/other/{kernel}"] = _combine(other, "gradient / free gradient")
@@ -142,8 +177,9 @@ def features_verdict(feat: pd.DataFrame, K: int, n_test: int) -> dict[str, Verdi
     binomial SE of the test prompts with one seed); not comparable from 2 blocks (linear kernel)."""
     out = {}
     for ds, g in feat.groupby("dataset"):
-        pairs = g[g["blocks"] == K][["seed", "acc"]].merge(g[g["blocks"] == 0][["seed", "acc"]], on="seed",
-                                                          suffixes=("_gd", "_probe"))
+        pairs = g[g["blocks"] == K][["seed", "acc"]].merge(
+            g[g["blocks"] == 0][["seed", "acc"]], on="seed", suffixes=("_gd", "_probe")
+        )
         if not len(pairs):
             continue
         pg, pp = float(pairs["acc_gd"].mean()), float(pairs["acc_probe"].mean())
@@ -154,7 +190,11 @@ def features_verdict(feat: pd.DataFrame, K: int, n_test: int) -> dict[str, Verdi
         v = judge_equivalence(pg, se, pp, rel_tol=0.03, n=n_test)
         v = dataclasses.replace(v, measured=f"GD {pg:.3f} vs probe {pp:.3f}")
         if K >= 2:
-            v = not_judged(f"not comparable: {COMPARABLE_NOTE['linear']} (at these settings the test gave: "
-                           f"{v.verdict}, {v.statistic})", v.measured, v.uncertainty)
+            v = not_judged(
+                f"not comparable: {COMPARABLE_NOTE['linear']} (at these settings the test gave: "
+                f"{v.verdict}, {v.statistic})",
+                v.measured,
+                v.uncertainty,
+            )
         out[f"features/{ds}"] = v
     return out

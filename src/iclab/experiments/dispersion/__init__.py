@@ -20,18 +20,22 @@ from iclab.experiments.dispersion.config import DispersionConfig as DispersionCo
 
 __all__ = ["DispersionConfig", "PRESETS", "EXPERIMENT"]
 
-EXPERIMENT = register(Experiment.in_package(
-    __name__,
-    name="dispersion",
-    paper="dispersion",
-    title="Softmax disperses at growing size; entropy-adaptive temperature (Veličković et al. 2025)",
-    claim=("Every global softmax head disperses as its input grows (Thm 2.2; Lemma 2.1: every coefficient is Θ(1/n) "
-           "when the logit spread δ is bounded): a single head trained to retrieve the max of ≤16 items does, so "
-           "out-of-distribution accuracy falls, and so do the heads of real transformers. "
-           "An entropy-adaptive inverse temperature β(H) = max(p(H), 1), applied at inference only, gives small but "
-           "significant gains (paired t-test). Real models' logit spreads (Gemma: δ ≈ 5.7 ± 2.1) are far too small "
-           "to stay sharp beyond a few hundred tokens."),
-    config_cls=DispersionConfig,
-    presets=PRESETS,
-    order=60,
-))
+EXPERIMENT = register(
+    Experiment.in_package(
+        __name__,
+        name="dispersion",
+        paper="dispersion",
+        title="Softmax disperses at growing size; entropy-adaptive temperature (Veličković et al. 2025)",
+        claim=(
+            "Every global softmax head disperses as its input grows (Thm 2.2; Lemma 2.1: every coefficient is Θ(1/n) "
+            "when the logit spread δ is bounded): a single head trained to retrieve the max of ≤16 items does, so "
+            "out-of-distribution accuracy falls, and so do the heads of real transformers. "
+            "An entropy-adaptive inverse temperature β(H) = max(p(H), 1), applied at inference only, gives small but "
+            "significant gains (paired t-test). Real models' logit spreads (Gemma: δ ≈ 5.7 ± 2.1) are far too small "
+            "to stay sharp beyond a few hundred tokens."
+        ),
+        config_cls=DispersionConfig,
+        presets=PRESETS,
+        order=60,
+    )
+)

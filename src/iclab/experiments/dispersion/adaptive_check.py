@@ -34,7 +34,14 @@ def fig4_rows(seed: int = 0) -> pd.DataFrame:
             i, j = int(e.argmax()), int(e.argmin())
             beta = float((a[i].log() - a[j].log()) / (e[i] - e[j]))
             H = float(softmax_entropy(e.numpy()))
-            out.append({"n": n, "scale": float(s), "H": H, "beta_applied": beta,
-                        "beta_formula": float(beta_of_entropy(H)),
-                        "H_after": float(-(a * a.clamp_min(1e-300).log()).sum())})
+            out.append(
+                {
+                    "n": n,
+                    "scale": float(s),
+                    "H": H,
+                    "beta_applied": beta,
+                    "beta_formula": float(beta_of_entropy(H)),
+                    "H_after": float(-(a * a.clamp_min(1e-300).log()).sum()),
+                }
+            )
     return pd.DataFrame(out)

@@ -19,21 +19,38 @@ from iclab.experiments.dispersion.retrieval import run_retrieval_cell
 
 __all__ = ["cells", "run_cell", "shared", "budget"]
 
-_PARTS = {"retrieval": run_retrieval_cell, "delta": run_delta_cell, "clrs": run_clrs_cell, "lookup": run_lookup_cell,
-          "real": run_real_cell}
+_PARTS = {
+    "retrieval": run_retrieval_cell,
+    "delta": run_delta_cell,
+    "clrs": run_clrs_cell,
+    "lookup": run_lookup_cell,
+    "real": run_real_cell,
+}
 
 
 def cells(config: DispersionConfig) -> list[dict]:
     """Softmax max-retrieval models first, then the other normalisers, the δ models, the CLRS-style models and the
     real models' dispersion."""
     out = [{"part": "retrieval", "normaliser": "softmax", "seed": s} for s in range(config.seeds)]
-    out += [{"part": "retrieval", "normaliser": v, "seed": s} for v in config.variants if v != "softmax"
-            for s in range(config.variant_seeds)]
+    out += [
+        {"part": "retrieval", "normaliser": v, "seed": s}
+        for v in config.variants
+        if v != "softmax"
+        for s in range(config.variant_seeds)
+    ]
     out += [{"part": "delta", "model": m, "seed": 0} for m in config.delta_models]
-    out += [{"part": "lookup", "model": m, "task": t, "n_pairs": n, "seed": 0} for t in config.lookup_tasks
-            for m in config.lookup_models for n in config.lookup_sizes]
-    out += [{"part": "clrs", "task": t, "attention": a, "seed": s} for t in config.clrs_tasks
-            for a in ("softmax", "adaptive_softmax") for s in range(config.clrs_seeds)]
+    out += [
+        {"part": "lookup", "model": m, "task": t, "n_pairs": n, "seed": 0}
+        for t in config.lookup_tasks
+        for m in config.lookup_models
+        for n in config.lookup_sizes
+    ]
+    out += [
+        {"part": "clrs", "task": t, "attention": a, "seed": s}
+        for t in config.clrs_tasks
+        for a in ("softmax", "adaptive_softmax")
+        for s in range(config.clrs_seeds)
+    ]
     out += [{"part": "real", "model": m, "seed": s} for m in config.real_models for s in range(config.real_segments)]
     return out
 
@@ -62,19 +79,39 @@ def budget(config: DispersionConfig) -> list[Need]:
     clrs = clrs_b * clrs_n * (config.clrs_d_model * config.clrs_layers + config.clrs_heads * clrs_n)
     n_beta = max(1.0, (config.beta_max - 1.0) / config.beta_step)
     width = {"d": config.d, "depth": config.depth}
-    return [Need({"batch_size": config.batch_size, "train_max": config.train_max, **width},
-                 memory=4.0 * 16 * config.batch_size * config.train_max * per_item,
-                 seconds=30.0 * config.steps * config.batch_size * config.train_max * per_item * config.d / 2e10),
-            Need({"test_sizes": n_test, "eval_sets": sets, **width},
-                 memory=4.0 * 8 * sets * n_test + 4.0 * 4 * 2 ** 17 * per_item,
-                 seconds=4.0 * (config.eval_sets + config.fit_sets) * n_test * per_item * config.d / 2e10),
-            Need({"beta_step": config.beta_step, "beta_max": config.beta_max, "fit_sets": config.fit_sets},
-                 memory=8.0 * 4 * n_beta * config.fit_sets, seconds=n_beta * config.fit_sets * n_test / 1e8),
-            Need({"clrs_batch": clrs_b, "clrs_test_sizes": clrs_n, "clrs_d_model": config.clrs_d_model},
-                 memory=4.0 * 3 * clrs,
-                 seconds=30.0 * config.clrs_steps * config.clrs_batch * clrs_n * config.clrs_d_model ** 2
-                 * config.clrs_layers / 2e10),
-            Need({"clrs_vocab": config.clrs_vocab, "clrs_d_model": config.clrs_d_model},
-                 memory=4.0 * 4 * config.clrs_vocab * config.clrs_d_model * (1 + config.clrs_batch)),
-            Need({"delta_tokens": config.delta_tokens}, memory=(1e9 if config.delta_models else 0.0)
-                 + 4.0 * 8 * 9 * config.delta_tokens ** 2)]
+    return [
+        Need(
+            {"batch_size": config.batch_size, "train_max": config.train_max, **width},
+            memory=4.0 * 16 * config.batch_size * config.train_max * per_item,
+            seconds=30.0 * config.steps * config.batch_size * config.train_max * per_item * config.d / 2e10,
+        ),
+        Need(
+            {"test_sizes": n_test, "eval_sets": sets, **width},
+            memory=4.0 * 8 * sets * n_test + 4.0 * 4 * 2**17 * per_item,
+            seconds=4.0 * (config.eval_sets + config.fit_sets) * n_test * per_item * config.d / 2e10,
+        ),
+        Need(
+            {"beta_step": config.beta_step, "beta_max": config.beta_max, "fit_sets": config.fit_sets},
+            memory=8.0 * 4 * n_beta * config.fit_sets,
+            seconds=n_beta * config.fit_sets * n_test / 1e8,
+        ),
+        Need(
+            {"clrs_batch": clrs_b, "clrs_test_sizes": clrs_n, "clrs_d_model": config.clrs_d_model},
+            memory=4.0 * 3 * clrs,
+            seconds=30.0
+            * config.clrs_steps
+            * config.clrs_batch
+            * clrs_n
+            * config.clrs_d_model**2
+            * config.clrs_layers
+            / 2e10,
+        ),
+        Need(
+            {"clrs_vocab": config.clrs_vocab, "clrs_d_model": config.clrs_d_model},
+            memory=4.0 * 4 * config.clrs_vocab * config.clrs_d_model * (1 + config.clrs_batch),
+        ),
+        Need(
+            {"delta_tokens": config.delta_tokens},
+            memory=(1e9 if config.delta_models else 0.0) + 4.0 * 8 * 9 * config.delta_tokens**2,
+        ),
+    ]

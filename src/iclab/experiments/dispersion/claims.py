@@ -15,14 +15,31 @@ from iclab.experiments.dispersion.config import PAPER_D, PAPER_TEST_SIZES
 from iclab.experiments.dispersion.tables import PAPER_TABLE
 from iclab.theory.dispersion import beta_of_entropy
 
-__all__ = ["claims", "OOD_PAPER_SIZES", "BETA_ENTROPIES", "SMALLEST_GAIN", "SMALLEST_SLOPE", "RATE_TOL",
-           "ONSET_TOKENS", "FIG2_SMALLEST", "CLRS_SMALLEST", "LOOKUP_SMALLEST"]
+__all__ = [
+    "claims",
+    "OOD_PAPER_SIZES",
+    "BETA_ENTROPIES",
+    "SMALLEST_GAIN",
+    "SMALLEST_SLOPE",
+    "RATE_TOL",
+    "ONSET_TOKENS",
+    "FIG2_SMALLEST",
+    "CLRS_SMALLEST",
+    "LOOKUP_SMALLEST",
+]
 
 _SRC = "arXiv:2410.01104"
 _TABLE_SRC = "second-hand summary [PN] of the max-retrieval table, " + _SRC
 # App. A (second-hand [reimpl]) and the table's sizes: what the per-size max-retrieval rows need
-_RETRIEVAL_SETTINGS = {"d": PAPER_D, "train_min": 5, "train_max": 16, "batch_size": 128, "lr": 1e-3,
-                       "weight_decay": 1e-3, "test_sizes": PAPER_TEST_SIZES}
+_RETRIEVAL_SETTINGS = {
+    "d": PAPER_D,
+    "train_min": 5,
+    "train_max": 16,
+    "batch_size": 128,
+    "lr": 1e-3,
+    "weight_decay": 1e-3,
+    "test_sizes": PAPER_TEST_SIZES,
+}
 OOD_PAPER_SIZES = tuple(n for n, v in sorted(PAPER_TABLE.items()) if n > 16 and "PN" in v[3])  # 64 … 16384
 BETA_ENTROPIES = (1.0, 2.0, 3.0)  # nats where iclab's best β is compared with the Fig. 4 polynomial
 SMALLEST_GAIN = 0.5  # accuracy points: the smallest OOD gain of interest for the pooled adaptive-temperature claim
@@ -36,134 +53,230 @@ LOOKUP_SMALLEST = 0.05  # lookup accuracy: a gain below 5 points is no gain wort
 
 def claims(config) -> list[Claim]:
     """Every claim the experiment judges, in report order."""
-    return (_retrieval_claims() + _prop31_claims() + _beta_claims(config) + _clrs_claims(config)
-            + _real_claims(config) + _lookup_claims(config))
+    return (
+        _retrieval_claims()
+        + _prop31_claims()
+        + _beta_claims(config)
+        + _clrs_claims(config)
+        + _real_claims(config)
+        + _lookup_claims(config)
+    )
 
 
 def _retrieval_claims() -> list[Claim]:
     out = [
-        Claim("fig2/disperses", "A softmax head trained on sets of ≤ 16 items disperses out of distribution: its "
-              "largest attention coefficient falls as the set grows", f"{_SRC}, Fig. 2", "effect direction",
-              "per softmax seed, the log–log slope of the mean largest coefficient against n over the test sizes "
-              f"≥ train_max; mean ± SE over seeds (Student t); agrees when the 95 % CI is below 0; disagrees when "
-              f"above 0, or when it contains 0 and excludes every slope steeper than −{FIG2_SMALLEST}",
-              "sharp on the max item at n = 16, spreading as n doubles", headline=True,
-              paper_settings={"train_min": 5, "train_max": 16}),
-        Claim("table/gain-ood", "Adaptive temperature applied at inference only raises out-of-distribution "
-              "max-retrieval accuracy", _TABLE_SRC, "effect direction",
-              "per softmax seed, the mean over test sizes > train_max of the paired gain (adaptive − softmax on "
-              "the same sets); mean ± SE over seeds (Student t); agrees when the 95 % CI is above 0; disagrees when "
-              f"below 0, or when it contains 0 and excludes every gain ≥ {SMALLEST_GAIN} points",
-              "+0.2 to +3.9 points, significant at every OOD size", headline=True,
-              paper_settings={"train_min": 5, "train_max": 16}),
-        Claim("table/softmax/n=16", "In distribution (n = 16) softmax retrieves the maximum's class 98.6 % of the "
-              "time", _TABLE_SRC, "paper value", "mean accuracy over softmax seeds within 2·√(SE² + 0.05²) of "
-              "98.6 (0.05: half the last printed digit)", "98.6 %", paper_settings=_RETRIEVAL_SETTINGS),
+        Claim(
+            "fig2/disperses",
+            "A softmax head trained on sets of ≤ 16 items disperses out of distribution: its "
+            "largest attention coefficient falls as the set grows",
+            f"{_SRC}, Fig. 2",
+            "effect direction",
+            "per softmax seed, the log–log slope of the mean largest coefficient against n over the test sizes "
+            f"≥ train_max; mean ± SE over seeds (Student t); agrees when the 95 % CI is below 0; disagrees when "
+            f"above 0, or when it contains 0 and excludes every slope steeper than −{FIG2_SMALLEST}",
+            "sharp on the max item at n = 16, spreading as n doubles",
+            headline=True,
+            paper_settings={"train_min": 5, "train_max": 16},
+        ),
+        Claim(
+            "table/gain-ood",
+            "Adaptive temperature applied at inference only raises out-of-distribution max-retrieval accuracy",
+            _TABLE_SRC,
+            "effect direction",
+            "per softmax seed, the mean over test sizes > train_max of the paired gain (adaptive − softmax on "
+            "the same sets); mean ± SE over seeds (Student t); agrees when the 95 % CI is above 0; disagrees when "
+            f"below 0, or when it contains 0 and excludes every gain ≥ {SMALLEST_GAIN} points",
+            "+0.2 to +3.9 points, significant at every OOD size",
+            headline=True,
+            paper_settings={"train_min": 5, "train_max": 16},
+        ),
+        Claim(
+            "table/softmax/n=16",
+            "In distribution (n = 16) softmax retrieves the maximum's class 98.6 % of the time",
+            _TABLE_SRC,
+            "paper value",
+            "mean accuracy over softmax seeds within 2·√(SE² + 0.05²) of 98.6 (0.05: half the last printed digit)",
+            "98.6 %",
+            paper_settings=_RETRIEVAL_SETTINGS,
+        ),
     ]
     for n in OOD_PAPER_SIZES:
         ps, pa, pp, _ = PAPER_TABLE[n]
         out += [
-            Claim(f"table/softmax/n={n}", f"Softmax max-retrieval accuracy at n = {n} is {ps} %", _TABLE_SRC,
-                  "paper value", f"mean accuracy over softmax seeds within 2·√(SE² + 0.05²) of {ps}", f"{ps} %",
-                  paper_settings=_RETRIEVAL_SETTINGS),
-            Claim(f"table/gain/n={n}", f"At n = {n}, adaptive temperature at inference raises accuracy over "
-                  "softmax", _TABLE_SRC, "effect direction",
-                  "paired gain per softmax seed (adaptive − softmax, the same sets); mean ± SE (Student t); agrees "
-                  "when the 95 % CI is above 0; disagrees when below 0, or when it contains 0 and excludes the "
-                  f"paper's gain (+{pa - ps:.1f} points)", f"{ps} → {pa} % (+{pa - ps:.1f}, p = {pp})",
-                  paper_settings=_RETRIEVAL_SETTINGS),
+            Claim(
+                f"table/softmax/n={n}",
+                f"Softmax max-retrieval accuracy at n = {n} is {ps} %",
+                _TABLE_SRC,
+                "paper value",
+                f"mean accuracy over softmax seeds within 2·√(SE² + 0.05²) of {ps}",
+                f"{ps} %",
+                paper_settings=_RETRIEVAL_SETTINGS,
+            ),
+            Claim(
+                f"table/gain/n={n}",
+                f"At n = {n}, adaptive temperature at inference raises accuracy over softmax",
+                _TABLE_SRC,
+                "effect direction",
+                "paired gain per softmax seed (adaptive − softmax, the same sets); mean ± SE (Student t); agrees "
+                "when the 95 % CI is above 0; disagrees when below 0, or when it contains 0 and excludes the "
+                f"paper's gain (+{pa - ps:.1f} points)",
+                f"{ps} → {pa} % (+{pa - ps:.1f}, p = {pp})",
+                paper_settings=_RETRIEVAL_SETTINGS,
+            ),
         ]
     return out
 
 
 def _prop31_claims() -> list[Claim]:
-    return [Claim(
-        "prop3.1/weights-limit", "The trained head disperses because its weights are too small to stay sharp at "
-        "large n: the logit spread its query and key weights allow (Prop. 3.1) is below the log((n − 1)(1 − ε)/ε) "
-        "that (1 − ε)-sharpness at the largest test size needs (Lemma 2.1)",
-        f"{_SRC}, Prop. 3.1 and Lemma 2.1 as the explanation of Fig. 2 (iclab's reading)", "effect direction",
-        "per softmax seed, ln(required / allowed) with required = ln((n_max − 1)(1 − ε)/ε), ε = sharp_eps, and "
-        "allowed = 2 σ_max(W_Q) σ_max(W_K) max‖h_q‖ max‖h_i‖ / √d over the compact input grid (note §3.4, §4.2); "
-        "mean ± SE over seeds (Student t); agrees when the 95 % CI is above 0 (weights too small), disagrees when "
-        "below 0 (the weights allow sharpness: the dispersion has another cause)",
-        "sharpness needs weights that grow like log n")]
+    return [
+        Claim(
+            "prop3.1/weights-limit",
+            "The trained head disperses because its weights are too small to stay sharp at "
+            "large n: the logit spread its query and key weights allow (Prop. 3.1) is below the log((n − 1)(1 − ε)/ε) "
+            "that (1 − ε)-sharpness at the largest test size needs (Lemma 2.1)",
+            f"{_SRC}, Prop. 3.1 and Lemma 2.1 as the explanation of Fig. 2 (iclab's reading)",
+            "effect direction",
+            "per softmax seed, ln(required / allowed) with required = ln((n_max − 1)(1 − ε)/ε), ε = sharp_eps, and "
+            "allowed = 2 σ_max(W_Q) σ_max(W_K) max‖h_q‖ max‖h_i‖ / √d over the compact input grid (note §3.4, §4.2); "
+            "mean ± SE over seeds (Student t); agrees when the 95 % CI is above 0 (weights too small), disagrees when "
+            "below 0 (the weights allow sharpness: the dispersion has another cause)",
+            "sharpness needs weights that grow like log n",
+        )
+    ]
 
 
 def _beta_claims(config) -> list[Claim]:
     out = []
     for h in BETA_ENTROPIES:
         p = float(beta_of_entropy(h))
-        out.append(Claim(
-            f"fig6/beta/H={h:g}", f"The inverse temperature that best re-sharpens a head of entropy {h:g} nats is "
-            f"P({h:g}) = {p:.2f}, the Fig. 4 polynomial", f"{_SRC}, Fig. 4 code (fit of Fig. 6)", "paper value",
-            "iclab's reconstructed target (note §4.7; the paper's was not recovered): per softmax seed the grid β "
-            f"with the least readout cross-entropy over the sets whose head entropy lies within ±0.25 nats of {h:g}; "
-            "mean ± SE over seeds (≥ 2 seeds with ≥ 20 such sets) within 2·√(SE² + (beta_step/2)²) of P(H)",
-            f"{p:.2f}"))
+        out.append(
+            Claim(
+                f"fig6/beta/H={h:g}",
+                f"The inverse temperature that best re-sharpens a head of entropy {h:g} nats is "
+                f"P({h:g}) = {p:.2f}, the Fig. 4 polynomial",
+                f"{_SRC}, Fig. 4 code (fit of Fig. 6)",
+                "paper value",
+                "iclab's reconstructed target (note §4.7; the paper's was not recovered): per softmax seed the grid β "
+                f"with the least readout cross-entropy over the sets whose head entropy lies within ±0.25 nats of {h:g}; "
+                "mean ± SE over seeds (≥ 2 seeds with ≥ 20 such sets) within 2·√(SE² + (beta_step/2)²) of P(H)",
+                f"{p:.2f}",
+            )
+        )
     lo, hi = BETA_ENTROPIES[0], BETA_ENTROPIES[-1]
     rise = float(beta_of_entropy(hi) - beta_of_entropy(lo))
-    out.append(Claim(
-        "fig6/beta-rises", f"The best inverse temperature rises with the head's entropy between {lo:g} and {hi:g} "
-        "nats", f"{_SRC}, Fig. 4 code (fit of Fig. 6)", "effect direction",
-        f"per softmax seed, β*({hi:g}) − β*({lo:g}) of the reconstructed target above; mean ± SE (Student t); agrees "
-        "when the 95 % CI is above 0; disagrees when below 0, or when it contains 0 and excludes every rise ≥ "
-        "2·beta_step", f"P({hi:g}) − P({lo:g}) = +{rise:.2f}"))
+    out.append(
+        Claim(
+            "fig6/beta-rises",
+            f"The best inverse temperature rises with the head's entropy between {lo:g} and {hi:g} nats",
+            f"{_SRC}, Fig. 4 code (fit of Fig. 6)",
+            "effect direction",
+            f"per softmax seed, β*({hi:g}) − β*({lo:g}) of the reconstructed target above; mean ± SE (Student t); agrees "
+            "when the 95 % CI is above 0; disagrees when below 0, or when it contains 0 and excludes every rise ≥ "
+            "2·beta_step",
+            f"P({hi:g}) − P({lo:g}) = +{rise:.2f}",
+        )
+    )
     return out
 
 
 def _clrs_claims(config) -> list[Claim]:
     src = f"{_SRC}, CLRS-Text with Gemma 2B (second-hand [PN]); judged on iclab's CLRS-style miniature"
     src_v1 = f"{_SRC} v1 on CLRS-Text, quoted in llama.cpp PR #10057 [PR]; judged on iclab's CLRS-style miniature"
-    paired = ("paired over training seeds (the same test sequences); mean ± SE (Student t); agrees when the 95 % CI "
-              f"is above 0; disagrees when below 0, or when it contains 0 and excludes every effect ≥ {CLRS_SMALLEST} "
-              "points (one seed: not judged, no uncertainty)")
-    pooled = ("per task the mean over seeds; mean ± SE over tasks (Student t, tasks − 1 dof); agrees when the 95 % "
-              "CI is above 0; disagrees when below 0")
-    out = [Claim("clrs/trained", "Adaptive temperature in every head, in training and at inference, raises "
-                 "out-of-distribution exact match on most algorithmic tasks", src, "effect direction",
-                 "OOD exact match (lengths > clrs_train_max) adaptive − softmax: " + pooled,
-                 "better on the vast majority of 30 algorithms", headline=True),
-           Claim("clrs/inference-only", "Switching to adaptive temperature only at inference does not give what "
-                 "training with it gives: the trained-adaptive arm beats the inference-only arm out of "
-                 "distribution", src_v1, "effect direction",
-                 "OOD exact match, trained adaptive − softmax-trained with adaptive at inference: " + pooled,
-                 "inference-only \"does not empirically work well\" on CLRS-Text")]
+    paired = (
+        "paired over training seeds (the same test sequences); mean ± SE (Student t); agrees when the 95 % CI "
+        f"is above 0; disagrees when below 0, or when it contains 0 and excludes every effect ≥ {CLRS_SMALLEST} "
+        "points (one seed: not judged, no uncertainty)"
+    )
+    pooled = (
+        "per task the mean over seeds; mean ± SE over tasks (Student t, tasks − 1 dof); agrees when the 95 % "
+        "CI is above 0; disagrees when below 0"
+    )
+    out = [
+        Claim(
+            "clrs/trained",
+            "Adaptive temperature in every head, in training and at inference, raises "
+            "out-of-distribution exact match on most algorithmic tasks",
+            src,
+            "effect direction",
+            "OOD exact match (lengths > clrs_train_max) adaptive − softmax: " + pooled,
+            "better on the vast majority of 30 algorithms",
+            headline=True,
+        ),
+        Claim(
+            "clrs/inference-only",
+            "Switching to adaptive temperature only at inference does not give what "
+            "training with it gives: the trained-adaptive arm beats the inference-only arm out of "
+            "distribution",
+            src_v1,
+            "effect direction",
+            "OOD exact match, trained adaptive − softmax-trained with adaptive at inference: " + pooled,
+            'inference-only "does not empirically work well" on CLRS-Text',
+        ),
+    ]
     for t in config.clrs_tasks:
-        out += [Claim(f"clrs/trained/{t}", f"{t}: adaptive temperature in training and inference raises OOD exact "
-                      "match", src, "effect direction", "OOD exact match adaptive − softmax, " + paired,
-                      "better on most algorithms"),
-                Claim(f"clrs/inference-only/{t}", f"{t}: the trained-adaptive arm beats the inference-only arm OOD",
-                      src_v1, "effect direction", "OOD exact match trained adaptive − inference-only adaptive, "
-                      + paired, "inference-only does not work well")]
+        out += [
+            Claim(
+                f"clrs/trained/{t}",
+                f"{t}: adaptive temperature in training and inference raises OOD exact match",
+                src,
+                "effect direction",
+                "OOD exact match adaptive − softmax, " + paired,
+                "better on most algorithms",
+            ),
+            Claim(
+                f"clrs/inference-only/{t}",
+                f"{t}: the trained-adaptive arm beats the inference-only arm OOD",
+                src_v1,
+                "effect direction",
+                "OOD exact match trained adaptive − inference-only adaptive, " + paired,
+                "inference-only does not work well",
+            ),
+        ]
     return out
 
 
 def _real_claims(config) -> list[Claim]:
     thm = f"{_SRC}, Thm 2.2 (statement second-hand [PN])"
-    slope = ("per text segment, the mean over global heads of the log–log slope of the head's mean largest "
-             "coefficient against the context length n (real_sizes up to the model's limit); mean ± SE over "
-             "segments (Student t)")
+    slope = (
+        "per text segment, the mean over global heads of the log–log slope of the head's mean largest "
+        "coefficient against the context length n (real_sizes up to the model's limit); mean ± SE over "
+        "segments (Student t)"
+    )
     out = []
     for m in config.real_models:
         out += [
-            Claim(f"thm2.2/disperses/{m}", f"{m}: the largest attention coefficient of every global head falls as "
-                  "the context grows", thm, "effect direction",
-                  slope + f"; agrees when the 95 % CI is below 0; disagrees when above 0, or when it contains 0 and "
-                  f"excludes every slope steeper than −{SMALLEST_SLOPE}", "every coefficient → 0 as n grows",
-                  headline=True),
-            Claim(f"thm2.2/rate/{m}", f"{m}: the largest attention coefficient of the global heads falls like "
-                  "Θ(1/n)", thm, "theory vs simulation",
-                  slope + f"; equivalence: agrees when the 95 % CI lies within −1 ± {RATE_TOL}, disagrees when it "
-                  "lies wholly outside (Thm 2.2 is asymptotic; this tests the measured sizes only)",
-                  "log–log slope −1", headline=True),
-            Claim(f"lemma2.1/onset/{m}", f"{m}: the heads' logit spread δ is small enough that dispersion sets in "
-                  f"within about {ONSET_TOKENS} tokens, as for Gemma (δ ≈ 5.7, e^δ ≈ 300)",
-                  f"second-hand summary [PN, δ-repl] of {_SRC}'s Gemma δ table, with Lemma 2.1", "effect direction",
-                  f"per text segment, the median over global heads of δ (mean over the rows at the largest measured "
-                  f"n ≤ 1024); effect ln {ONSET_TOKENS} − δ, mean ± SE over segments (Student t): agrees when the "
-                  f"95 % CI is above 0 (the Lemma 2.1 top-coefficient bound e^δ/(e^δ + n − 1) of the median head is "
-                  f"below 1/2 by n = {ONSET_TOKENS}), disagrees when below 0",
-                  "Gemma 2B δ = 5.69 ± 2.05 → onset ≈ 300 tokens"),
+            Claim(
+                f"thm2.2/disperses/{m}",
+                f"{m}: the largest attention coefficient of every global head falls as the context grows",
+                thm,
+                "effect direction",
+                slope + f"; agrees when the 95 % CI is below 0; disagrees when above 0, or when it contains 0 and "
+                f"excludes every slope steeper than −{SMALLEST_SLOPE}",
+                "every coefficient → 0 as n grows",
+                headline=True,
+            ),
+            Claim(
+                f"thm2.2/rate/{m}",
+                f"{m}: the largest attention coefficient of the global heads falls like Θ(1/n)",
+                thm,
+                "theory vs simulation",
+                slope + f"; equivalence: agrees when the 95 % CI lies within −1 ± {RATE_TOL}, disagrees when it "
+                "lies wholly outside (Thm 2.2 is asymptotic; this tests the measured sizes only)",
+                "log–log slope −1",
+                headline=True,
+            ),
+            Claim(
+                f"lemma2.1/onset/{m}",
+                f"{m}: the heads' logit spread δ is small enough that dispersion sets in "
+                f"within about {ONSET_TOKENS} tokens, as for Gemma (δ ≈ 5.7, e^δ ≈ 300)",
+                f"second-hand summary [PN, δ-repl] of {_SRC}'s Gemma δ table, with Lemma 2.1",
+                "effect direction",
+                f"per text segment, the median over global heads of δ (mean over the rows at the largest measured "
+                f"n ≤ 1024); effect ln {ONSET_TOKENS} − δ, mean ± SE over segments (Student t): agrees when the "
+                f"95 % CI is above 0 (the Lemma 2.1 top-coefficient bound e^δ/(e^δ + n − 1) of the median head is "
+                f"below 1/2 by n = {ONSET_TOKENS}), disagrees when below 0",
+                "Gemma 2B δ = 5.69 ± 2.05 → onset ≈ 300 tokens",
+            ),
         ]
     return out
 
@@ -172,15 +285,28 @@ _TASK_NAMES = {"kv": "key–value lookup", "passkey": "pass-key retrieval"}
 
 
 def _lookup_claims(config) -> list[Claim]:
-    src = (f"{_SRC} v1 on CLRS-Text, quoted in llama.cpp PR #10057 [PR] (inference-only adaptive temperature "
-           "'does not empirically work well'); judged on retrieval tasks with pretrained LMs")
-    test = ("at the largest lookup_sizes, adaptive − softmax greedy exact match paired per query, 95 % CI by a "
-            "two-level bootstrap (lists, then queries; kept at least ±3/queries wide, the rule of three for a "
-            f"difference that never changed); effect {LOOKUP_SMALLEST} − gain: agrees when the CI is above 0 (no gain "
-            f"of {LOOKUP_SMALLEST:.2f} or more), disagrees when below 0 (a gain above {LOOKUP_SMALLEST:.2f}: "
-            "inference-only adaptive temperature does help); an absence claim, so no change agrees (with enough "
-            "queries) and a real gain disagrees")
-    return [Claim(f"lookup/{t}/{m}", f"{m}: adaptive temperature switched on only at inference, in every head of a "
-                  f"pretrained LM, does not raise {_TASK_NAMES[t]} accuracy at long inputs", src, "effect direction",
-                  test, "inference-only does not work well")
-            for t in config.lookup_tasks for m in config.lookup_models]
+    src = (
+        f"{_SRC} v1 on CLRS-Text, quoted in llama.cpp PR #10057 [PR] (inference-only adaptive temperature "
+        "'does not empirically work well'); judged on retrieval tasks with pretrained LMs"
+    )
+    test = (
+        "at the largest lookup_sizes, adaptive − softmax greedy exact match paired per query, 95 % CI by a "
+        "two-level bootstrap (lists, then queries; kept at least ±3/queries wide, the rule of three for a "
+        f"difference that never changed); effect {LOOKUP_SMALLEST} − gain: agrees when the CI is above 0 (no gain "
+        f"of {LOOKUP_SMALLEST:.2f} or more), disagrees when below 0 (a gain above {LOOKUP_SMALLEST:.2f}: "
+        "inference-only adaptive temperature does help); an absence claim, so no change agrees (with enough "
+        "queries) and a real gain disagrees"
+    )
+    return [
+        Claim(
+            f"lookup/{t}/{m}",
+            f"{m}: adaptive temperature switched on only at inference, in every head of a "
+            f"pretrained LM, does not raise {_TASK_NAMES[t]} accuracy at long inputs",
+            src,
+            "effect direction",
+            test,
+            "inference-only does not work well",
+        )
+        for t in config.lookup_tasks
+        for m in config.lookup_models
+    ]

@@ -31,16 +31,34 @@ def run_clrs_cell(config, cell: dict) -> dict:
     test length."""
     task = AlgorithmicTask(cell["task"], 4, config.clrs_train_max, config.clrs_vocab)
     torch.manual_seed(derive_seed(config.seed, "clrs-init", cell["task"], cell["attention"], cell["seed"]))
-    model = TinyTransformer(task.d_in, task.vocab, config.clrs_d_model, config.clrs_layers, config.clrs_heads,
-                            attention=cell["attention"], causal=task.causal)
-    tc = TrainConfig(steps=config.clrs_steps, batch_size=config.clrs_batch, lr=config.clrs_lr, optimizer="adamw",
-                     weight_decay=1e-3, grad_clip=1.0, schedule="cosine", warmup_steps=min(100, config.clrs_steps // 10),
-                     seed=derive_seed(config.seed, "clrs-train", cell["task"], cell["attention"], cell["seed"]),
-                     log_every=max(1, config.clrs_steps // 4))
+    model = TinyTransformer(
+        task.d_in,
+        task.vocab,
+        config.clrs_d_model,
+        config.clrs_layers,
+        config.clrs_heads,
+        attention=cell["attention"],
+        causal=task.causal,
+    )
+    tc = TrainConfig(
+        steps=config.clrs_steps,
+        batch_size=config.clrs_batch,
+        lr=config.clrs_lr,
+        optimizer="adamw",
+        weight_decay=1e-3,
+        grad_clip=1.0,
+        schedule="cosine",
+        warmup_steps=min(100, config.clrs_steps // 10),
+        seed=derive_seed(config.seed, "clrs-train", cell["task"], cell["attention"], cell["seed"]),
+        log_every=max(1, config.clrs_steps // 4),
+    )
     res = train(model, task, _loss, tc)
     model.eval()
-    out = {"clrs_sizes": [float(n) for n in config.clrs_test_sizes], **_score(model, task, config, cell["seed"]),
-           "final_loss": float(res.final_loss)}
+    out = {
+        "clrs_sizes": [float(n) for n in config.clrs_test_sizes],
+        **_score(model, task, config, cell["seed"]),
+        "final_loss": float(res.final_loss),
+    }
     if cell["attention"] == "softmax":
         _swap_normaliser(model, "adaptive_softmax")
         out.update({k + "_inference_adaptive": v for k, v in _score(model, task, config, cell["seed"]).items()})

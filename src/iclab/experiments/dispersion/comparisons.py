@@ -14,13 +14,29 @@ import math
 import numpy as np
 import pandas as pd
 
-from iclab.experiments.dispersion.claims import (BETA_ENTROPIES, CLRS_SMALLEST, FIG2_SMALLEST, ONSET_TOKENS,
-                                                 LOOKUP_SMALLEST, OOD_PAPER_SIZES, RATE_TOL, SMALLEST_GAIN,
-                                                 SMALLEST_SLOPE, claims)
+from iclab.experiments.dispersion.claims import (
+    BETA_ENTROPIES,
+    CLRS_SMALLEST,
+    FIG2_SMALLEST,
+    ONSET_TOKENS,
+    LOOKUP_SMALLEST,
+    OOD_PAPER_SIZES,
+    RATE_TOL,
+    SMALLEST_GAIN,
+    SMALLEST_SLOPE,
+    claims,
+)
 from iclab.experiments.dispersion.lookup import lookup_summary
 from iclab.experiments.dispersion.notes import notes
-from iclab.experiments.dispersion.tables import (PAPER_TABLE, beta_window_per_seed, clrs_ood, global_heads,
-                                                 loglog_slope, real_tables, retrieval_seeds)
+from iclab.experiments.dispersion.tables import (
+    PAPER_TABLE,
+    beta_window_per_seed,
+    clrs_ood,
+    global_heads,
+    loglog_slope,
+    real_tables,
+    retrieval_seeds,
+)
 from iclab.stats import Verdict, judge_direction, judge_equivalence, judge_value, mean_se, not_judged
 from iclab.theory.dispersion import beta_of_entropy, required_spread
 
@@ -40,11 +56,17 @@ def _t_direction(values, *, sign: int = +1, smallest: float = 0.0, unit: str = "
 
 def compare(config, df: pd.DataFrame) -> dict[str, Verdict]:
     """Every claim the results can support (the others are "not measured")."""
-    return {**_retrieval_verdicts(config, df), **_beta_verdicts(config, df), **_clrs_verdicts(config, df),
-            **_real_verdicts(config, df), **_lookup_verdicts(df)}
+    return {
+        **_retrieval_verdicts(config, df),
+        **_beta_verdicts(config, df),
+        **_clrs_verdicts(config, df),
+        **_real_verdicts(config, df),
+        **_lookup_verdicts(df),
+    }
 
 
 # ---- max retrieval (Fig. 2, the table, Prop. 3.1) ----
+
 
 def _retrieval_verdicts(config, df: pd.DataFrame) -> dict[str, Verdict]:
     s = retrieval_seeds(df)
@@ -55,16 +77,20 @@ def _retrieval_verdicts(config, df: pd.DataFrame) -> dict[str, Verdict]:
     grow = n >= config.train_max
     if grow.sum() >= 2:
         slopes = loglog_slope(n[grow], s["max_coef"][:, grow])  # (seeds,)
-        out["fig2/disperses"] = _say(_t_direction(slopes, sign=-1, smallest=FIG2_SMALLEST),
-                                     f"slope {np.mean(slopes):+.3f} (max coef. {s['max_coef'][:, grow].mean(0)[0]:.2f}"
-                                     f" → {s['max_coef'][:, grow].mean(0)[-1]:.2f}, n {int(n[grow][0])}–"
-                                     f"{int(n[grow][-1])}, {k} seeds)")
+        out["fig2/disperses"] = _say(
+            _t_direction(slopes, sign=-1, smallest=FIG2_SMALLEST),
+            f"slope {np.mean(slopes):+.3f} (max coef. {s['max_coef'][:, grow].mean(0)[0]:.2f}"
+            f" → {s['max_coef'][:, grow].mean(0)[-1]:.2f}, n {int(n[grow][0])}–"
+            f"{int(n[grow][-1])}, {k} seeds)",
+        )
     gain = s["acc_adaptive"] - s["acc"]  # (seeds, sizes) points
     ood = n > config.train_max
     if ood.any():
         g = gain[:, ood].mean(1)
-        out["table/gain-ood"] = _say(_t_direction(g, smallest=SMALLEST_GAIN, unit=" points"),
-                                     f"{g.mean():+.2f} points over n = {int(n[ood][0])}–{int(n[ood][-1])} ({k} seeds)")
+        out["table/gain-ood"] = _say(
+            _t_direction(g, smallest=SMALLEST_GAIN, unit=" points"),
+            f"{g.mean():+.2f} points over n = {int(n[ood][0])}–{int(n[ood][-1])} ({k} seeds)",
+        )
     for size in (16,) + OOD_PAPER_SIZES:
         if size not in n:
             continue
@@ -73,19 +99,23 @@ def _retrieval_verdicts(config, df: pd.DataFrame) -> dict[str, Verdict]:
         m, se, _ = mean_se(s["acc"][:, j])
         out[f"table/softmax/n={size}"] = _say(judge_value(m, se, ps, k=2.0, paper_se=0.05), f"{m:.1f} %")
         if size > 16:
-            out[f"table/gain/n={size}"] = _say(_t_direction(gain[:, j], smallest=pa - ps, unit=" points"),
-                                               f"{s['acc'][:, j].mean():.1f} → {s['acc_adaptive'][:, j].mean():.1f} "
-                                               f"% ({gain[:, j].mean():+.2f})")
+            out[f"table/gain/n={size}"] = _say(
+                _t_direction(gain[:, j], smallest=pa - ps, unit=" points"),
+                f"{s['acc'][:, j].mean():.1f} → {s['acc_adaptive'][:, j].mean():.1f} % ({gain[:, j].mean():+.2f})",
+            )
     allowed = s["allowed_spread"]
     if np.isfinite(allowed).any():
         need = float(required_spread(n.max(), config.sharp_eps))
-        out["prop3.1/weights-limit"] = _say(_t_direction(np.log(need / allowed)),
-                                            f"allowed {np.nanmean(allowed):.3g} vs required {need:.3g} at n = "
-                                            f"{int(n.max())} (δ_sup {np.mean(s['delta_sup']):.3g})")
+        out["prop3.1/weights-limit"] = _say(
+            _t_direction(np.log(need / allowed)),
+            f"allowed {np.nanmean(allowed):.3g} vs required {need:.3g} at n = "
+            f"{int(n.max())} (δ_sup {np.mean(s['delta_sup']):.3g})",
+        )
     return out
 
 
 # ---- β(H) refit (Fig. 4 / Fig. 6) ----
+
 
 def _beta_verdicts(config, df: pd.DataFrame) -> dict[str, Verdict]:
     out: dict[str, Verdict] = {}
@@ -98,23 +128,30 @@ def _beta_verdicts(config, df: pd.DataFrame) -> dict[str, Verdict]:
         ok = b[np.isfinite(b)]
         cid = f"fig6/beta/H={h:g}"
         if len(ok) < 2:
-            out[cid] = not_judged(f"not measured: {len(ok)} seed(s) with ≥ 20 fit sets of head entropy within ±0.25 "
-                                  f"nats of {h:g} (sets per seed: {', '.join(str(int(c)) for c in counts)})")
+            out[cid] = not_judged(
+                f"not measured: {len(ok)} seed(s) with ≥ 20 fit sets of head entropy within ±0.25 "
+                f"nats of {h:g} (sets per seed: {', '.join(str(int(c)) for c in counts)})"
+            )
             continue
         m, se, _ = mean_se(ok)
-        out[cid] = _say(judge_value(m, se, float(beta_of_entropy(h)), k=2.0, paper_se=config.beta_step / 2),
-                        f"β* = {m:.2f} ({len(ok)} seeds)")
+        out[cid] = _say(
+            judge_value(m, se, float(beta_of_entropy(h)), k=2.0, paper_se=config.beta_step / 2),
+            f"β* = {m:.2f} ({len(ok)} seeds)",
+        )
     lo, hi = BETA_ENTROPIES[0], BETA_ENTROPIES[-1]
     if lo in best and hi in best:
         rise = best[hi] - best[lo]
         rise = rise[np.isfinite(rise)]
-        out["fig6/beta-rises"] = _say(_t_direction(rise, smallest=2 * config.beta_step),
-                                      f"{rise.mean():+.2f} ({len(rise)} seeds)") if len(rise) else \
-            not_judged(f"not measured: no seed has fit sets near both {lo:g} and {hi:g} nats")
+        out["fig6/beta-rises"] = (
+            _say(_t_direction(rise, smallest=2 * config.beta_step), f"{rise.mean():+.2f} ({len(rise)} seeds)")
+            if len(rise)
+            else not_judged(f"not measured: no seed has fit sets near both {lo:g} and {hi:g} nats")
+        )
     return out
 
 
 # ---- CLRS-style tasks ----
+
 
 def _clrs_verdicts(config, df: pd.DataFrame) -> dict[str, Verdict]:
     tab = clrs_ood(config, df)
@@ -126,18 +163,23 @@ def _clrs_verdicts(config, df: pd.DataFrame) -> dict[str, Verdict]:
                 continue
             d = arms[a] - arms[b]  # (seeds,) points, paired by seed
             pooled[cid].append(float(d.mean()))
-            out[f"clrs/{cid}/{task}"] = _say(_t_direction(d, smallest=CLRS_SMALLEST, unit=" points"),
-                                             f"{arms[b].mean():.1f} → {arms[a].mean():.1f} % ({d.mean():+.1f}, "
-                                             f"{len(d)} seed(s))")
+            out[f"clrs/{cid}/{task}"] = _say(
+                _t_direction(d, smallest=CLRS_SMALLEST, unit=" points"),
+                f"{arms[b].mean():.1f} → {arms[a].mean():.1f} % ({d.mean():+.1f}, {len(d)} seed(s))",
+            )
     for cid, d in pooled.items():
         if d:
-            out[f"clrs/{cid}"] = _say(_t_direction(d, unit=" points"),
-                                      f"{np.mean(d):+.1f} points averaged over {len(d)} tasks (per task "
-                                      + ", ".join(f"{x:+.1f}" for x in d) + ")")
+            out[f"clrs/{cid}"] = _say(
+                _t_direction(d, unit=" points"),
+                f"{np.mean(d):+.1f} points averaged over {len(d)} tasks (per task "
+                + ", ".join(f"{x:+.1f}" for x in d)
+                + ")",
+            )
     return out
 
 
 # ---- real transformers (Thm 2.2, Lemma 2.1) ----
+
 
 def real_slopes(t: dict) -> np.ndarray:
     """Per text segment: the mean over global heads of the log–log slope of the largest coefficient against n."""
@@ -162,20 +204,25 @@ def _real_verdicts(config, df: pd.DataFrame) -> dict[str, Verdict]:
             continue
         slopes = real_slopes(t)
         g = int(global_heads(t).sum() * t["max_coef"].shape[2])
-        what = f"slope {slopes.mean():+.3f} ({g} global heads, n {int(t['n'][0])}–{int(t['n'][-1])}, " \
-               f"{len(slopes)} segments)"
+        what = (
+            f"slope {slopes.mean():+.3f} ({g} global heads, n {int(t['n'][0])}–{int(t['n'][-1])}, "
+            f"{len(slopes)} segments)"
+        )
         out[f"thm2.2/disperses/{m}"] = _say(_t_direction(slopes, sign=-1, smallest=SMALLEST_SLOPE), what)
         ms, se, k = mean_se(slopes)
-        out[f"thm2.2/rate/{m}"] = _say(judge_equivalence(ms, se, -1.0, rel_tol=RATE_TOL, n=k,
-                                                         dof=k - 1 if k > 1 else None), what)
+        out[f"thm2.2/rate/{m}"] = _say(
+            judge_equivalence(ms, se, -1.0, rel_tol=RATE_TOL, n=k, dof=k - 1 if k > 1 else None), what
+        )
         delta = _onset_delta(t)
-        out[f"lemma2.1/onset/{m}"] = _say(_t_direction(math.log(ONSET_TOKENS) - delta),
-                                          f"median δ {delta.mean():.2f} → onset e^δ ≈ {math.exp(delta.mean()):.3g} "
-                                          "tokens")
+        out[f"lemma2.1/onset/{m}"] = _say(
+            _t_direction(math.log(ONSET_TOKENS) - delta),
+            f"median δ {delta.mean():.2f} → onset e^δ ≈ {math.exp(delta.mean()):.3g} tokens",
+        )
     return out
 
 
 # ---- key–value lookup on pretrained LMs (inference-only adaptive temperature) ----
+
 
 def _lookup_verdicts(df: pd.DataFrame) -> dict[str, Verdict]:
     """At each model's largest list size: ``LOOKUP_SMALLEST`` − (adaptive − softmax) with its two-level bootstrap
@@ -192,9 +239,12 @@ def _lookup_verdicts(df: pd.DataFrame) -> dict[str, Verdict]:
         # bound 3/q on the rate of changed answers among q queries) keeps it at least that wide
         floor = 3.0 / int(r["queries"])
         lo, hi = min(r["diff_lo"], r["diff"] - floor), max(r["diff_hi"], r["diff"] + floor)
-        v = judge_direction(LOOKUP_SMALLEST - r["diff"], ci=(LOOKUP_SMALLEST - hi, LOOKUP_SMALLEST - lo),
-                            n=int(r["queries"]))
+        v = judge_direction(
+            LOOKUP_SMALLEST - r["diff"], ci=(LOOKUP_SMALLEST - hi, LOOKUP_SMALLEST - lo), n=int(r["queries"])
+        )
         out[f"lookup/{t}/{m}"] = _say(
-            v, f"gain {r['diff']:+.3f}, 95 % CI [{lo:+.3f}, {hi:+.3f}] at {int(r['n_pairs'])} "
-            f"lines, {int(r['tokens'])} tokens (softmax→adaptive by lines: {curve})")
+            v,
+            f"gain {r['diff']:+.3f}, 95 % CI [{lo:+.3f}, {hi:+.3f}] at {int(r['n_pairs'])} "
+            f"lines, {int(r['tokens'])} tokens (softmax→adaptive by lines: {curve})",
+        )
     return out

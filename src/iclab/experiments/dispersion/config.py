@@ -129,9 +129,28 @@ class DispersionConfig(Config):
         check_int("seed", self.seed, 0)
         for name in ("seeds", "variant_seeds", "clrs_seeds"):
             check_int(name, getattr(self, name), 1, MAX_SEEDS)
-        for name in ("seeds", "variant_seeds", "train_min", "eval_sets", "d", "depth", "steps", "batch_size",
-                     "fit_sets", "delta_tokens", "lookup_lists", "lookup_queries", "clrs_seeds", "clrs_eval",
-                     "clrs_steps", "clrs_batch", "clrs_d_model", "clrs_layers", "clrs_heads", "real_segments"):
+        for name in (
+            "seeds",
+            "variant_seeds",
+            "train_min",
+            "eval_sets",
+            "d",
+            "depth",
+            "steps",
+            "batch_size",
+            "fit_sets",
+            "delta_tokens",
+            "lookup_lists",
+            "lookup_queries",
+            "clrs_seeds",
+            "clrs_eval",
+            "clrs_steps",
+            "clrs_batch",
+            "clrs_d_model",
+            "clrs_layers",
+            "clrs_heads",
+            "real_segments",
+        ):
             check_int(name, getattr(self, name), 1)
         check_int("train_max", self.train_max, self.train_min)
         check_int("clrs_train_max", self.clrs_train_max, 4)
@@ -172,7 +191,7 @@ class DispersionConfig(Config):
             raise ConfigError("clrs_heads", self.clrs_heads, f"a divisor of clrs_d_model={self.clrs_d_model}")
 
 
-_POW2 = tuple(2 ** k for k in range(4, 15))  # 16 ... 16384
+_POW2 = tuple(2**k for k in range(4, 15))  # 16 ... 16384
 PAPER_TEST_SIZES = _POW2  # the max-retrieval table's sizes (docs/papers/dispersion.md §3.7)
 PAPER_D = 128  # App. A width (second-hand)
 _REAL_PAPER = ("minilm", "smollm2", "gemma3-270m")
@@ -184,16 +203,49 @@ PRESETS = {
     # table's test sizes 16 ... 16384, 1000 sets each); 5000 steps (a reimplementation's; the paper's length and
     # seed count are unknown) and 6 seeds fit about an hour on 2 cores; real models to 4096 tokens; CLRS-style
     # with 3 seeds for paired tests
-    "paper": DispersionConfig(seeds=6, variant_seeds=1, test_sizes=_POW2, eval_sets=1000, d=PAPER_D, depth=2,
-                              steps=5000, fit_sizes=(16, 64, 256, 1024, 2048), fit_sets=256, delta_tokens=2048,
-                              clrs_seeds=3, clrs_test_sizes=(8, 16, 32, 64, 128), clrs_steps=600,
-                              real_models=_REAL_PAPER, real_sizes=_REAL_SIZES_PAPER, real_segments=5),
-    "full": DispersionConfig(seeds=10, variant_seeds=3, test_sizes=_POW2, eval_sets=1000, d=128, depth=2,
-                             steps=20000, fit_sizes=(16, 64, 256, 1024, 4096, 16384), fit_sets=1024,
-                             delta_tokens=2048, lookup_sizes=(8, 32, 128, 512, 1024, 2048), lookup_lists=8,
-                             lookup_queries=20, clrs_seeds=3, clrs_test_sizes=(8, 16, 32, 64, 128, 256),
-                             clrs_eval=512, clrs_steps=4000, clrs_d_model=64, clrs_layers=3, clrs_heads=4,
-                             real_models=_REAL_PAPER, real_sizes=_REAL_SIZES_PAPER + (8192,), real_segments=10),
+    "paper": DispersionConfig(
+        seeds=6,
+        variant_seeds=1,
+        test_sizes=_POW2,
+        eval_sets=1000,
+        d=PAPER_D,
+        depth=2,
+        steps=5000,
+        fit_sizes=(16, 64, 256, 1024, 2048),
+        fit_sets=256,
+        delta_tokens=2048,
+        clrs_seeds=3,
+        clrs_test_sizes=(8, 16, 32, 64, 128),
+        clrs_steps=600,
+        real_models=_REAL_PAPER,
+        real_sizes=_REAL_SIZES_PAPER,
+        real_segments=5,
+    ),
+    "full": DispersionConfig(
+        seeds=10,
+        variant_seeds=3,
+        test_sizes=_POW2,
+        eval_sets=1000,
+        d=128,
+        depth=2,
+        steps=20000,
+        fit_sizes=(16, 64, 256, 1024, 4096, 16384),
+        fit_sets=1024,
+        delta_tokens=2048,
+        lookup_sizes=(8, 32, 128, 512, 1024, 2048),
+        lookup_lists=8,
+        lookup_queries=20,
+        clrs_seeds=3,
+        clrs_test_sizes=(8, 16, 32, 64, 128, 256),
+        clrs_eval=512,
+        clrs_steps=4000,
+        clrs_d_model=64,
+        clrs_layers=3,
+        clrs_heads=4,
+        real_models=_REAL_PAPER,
+        real_sizes=_REAL_SIZES_PAPER + (8192,),
+        real_segments=10,
+    ),
 }
 
 

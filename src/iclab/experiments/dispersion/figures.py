@@ -14,8 +14,17 @@ import numpy as np
 import pandas as pd
 
 from iclab.experiments.dispersion.config import DELTA_BINS
-from iclab.experiments.dispersion.tables import (PAPER_DELTA, PAPER_TABLE, beta_fit, global_heads, real_tables,
-                                                 retrieval_seeds, retrieval_table, rows, stack)
+from iclab.experiments.dispersion.tables import (
+    PAPER_DELTA,
+    PAPER_TABLE,
+    beta_fit,
+    global_heads,
+    real_tables,
+    retrieval_seeds,
+    retrieval_table,
+    rows,
+    stack,
+)
 from iclab.plotting import color, new_figure, save_figure, theory_vs_sim
 from iclab.theory.dispersion import beta_of_entropy, required_spread, top_coefficient_bound
 
@@ -27,11 +36,19 @@ def figures(config, df: pd.DataFrame, fig_dir: Path) -> list:
     tab = retrieval_table(df)
     paths = []
     if len(tab):
-        paths += [_retrieval_accuracy(config, tab, fig_dir), _retrieval_dispersion(tab, fig_dir),
-                  _weight_spread(config, df, tab, fig_dir)]
-    paths += [_beta_fit(config, df, fig_dir), _adaptive_fig4(fig_dir), _logit_spread(df, fig_dir),
-              _lookup(df, fig_dir), _clrs(config, df, fig_dir),
-              _real_dispersion(df, fig_dir)]
+        paths += [
+            _retrieval_accuracy(config, tab, fig_dir),
+            _retrieval_dispersion(tab, fig_dir),
+            _weight_spread(config, df, tab, fig_dir),
+        ]
+    paths += [
+        _beta_fit(config, df, fig_dir),
+        _adaptive_fig4(fig_dir),
+        _logit_spread(df, fig_dir),
+        _lookup(df, fig_dir),
+        _clrs(config, df, fig_dir),
+        _real_dispersion(df, fig_dir),
+    ]
     return [p for p in paths if p is not None]
 
 
@@ -50,10 +67,23 @@ def _lookup(df: pd.DataFrame, fig_dir: Path) -> Path | None:
         for i, (m, g) in enumerate(tab[tab["task"] == task].groupby("model")):
             ax.plot(g["tokens"], g["softmax"], "o-", color=color(i), label=f"{m} softmax")
             err = np.vstack([g["diff"] - g["diff_lo"], g["diff_hi"] - g["diff"]])
-            ax.errorbar(g["tokens"], g["adaptive"], yerr=err, fmt="s--", color=color(i), mfc="white", capsize=2,
-                        label=f"{m} adaptive (bars: CI of the difference)")
-        ax.set(xscale="log", xlabel="prompt length (tokens)", ylabel="exact match", ylim=(-0.03, 1.03),
-               title={"kv": "Key–value lookup", "passkey": "Pass-key retrieval"}[task] + " on real LMs")
+            ax.errorbar(
+                g["tokens"],
+                g["adaptive"],
+                yerr=err,
+                fmt="s--",
+                color=color(i),
+                mfc="white",
+                capsize=2,
+                label=f"{m} adaptive (bars: CI of the difference)",
+            )
+        ax.set(
+            xscale="log",
+            xlabel="prompt length (tokens)",
+            ylabel="exact match",
+            ylim=(-0.03, 1.03),
+            title={"kv": "Key–value lookup", "passkey": "Pass-key retrieval"}[task] + " on real LMs",
+        )
         ax.legend(fontsize=6)
     return save_figure(fig, fig_dir / "lookup_accuracy", tab)
 
@@ -61,15 +91,25 @@ def _lookup(df: pd.DataFrame, fig_dir: Path) -> Path | None:
 def _retrieval_accuracy(config, tab: pd.DataFrame, fig_dir: Path) -> Path:
     """Accuracy vs items n for every normaliser, with the paper's (second-hand) softmax and adaptive curves."""
     fig, ax = new_figure(width=5.2, height=3.8)
-    for i, (col, label) in enumerate((("softmax", "softmax"), ("adaptive", "adaptive θ (inference)"),
-                                      ("sigmoid", "sigmoid (trained)"), ("ssmax", "SSMax (trained)"))):
+    for i, (col, label) in enumerate(
+        (
+            ("softmax", "softmax"),
+            ("adaptive", "adaptive θ (inference)"),
+            ("sigmoid", "sigmoid (trained)"),
+            ("ssmax", "SSMax (trained)"),
+        )
+    ):
         if col in tab:
             theory_vs_sim(ax, tab["n"], sim=tab[col], sim_err=tab[col + "_sd"], label=label, i=i)
     pn = sorted(PAPER_TABLE)
     ax.plot(pn, [PAPER_TABLE[n][0] for n in pn], "--", color="0.5", lw=1, label="paper softmax (2nd-hand)")
     ax.plot(pn, [PAPER_TABLE[n][1] for n in pn], ":", color="0.2", lw=1, label="paper adaptive (2nd-hand)")
-    ax.set(xscale="log", xlabel="items n (trained at ≤ %d)" % config.train_max, ylabel="accuracy (%)",
-           title="Max retrieval out of distribution")
+    ax.set(
+        xscale="log",
+        xlabel="items n (trained at ≤ %d)" % config.train_max,
+        ylabel="accuracy (%)",
+        title="Max retrieval out of distribution",
+    )
     ax.legend()
     return save_figure(fig, fig_dir / "retrieval_accuracy", tab)
 
@@ -78,12 +118,23 @@ def _retrieval_dispersion(tab: pd.DataFrame, fig_dir: Path) -> Path:
     """Max coefficient against Lemma 2.1's top-item bound, and entropy against ln n, softmax vs adaptive."""
     fig, axes = new_figure(2, 1, width=4.4)
     n = tab["n"].to_numpy(float)
-    theory_vs_sim(axes[0], n, theory=top_coefficient_bound(tab["delta_sup"], n), sim=tab["max_coef"],
-                  label="softmax max coef.; bound e^δ/(e^δ+n−1)", i=0)
+    theory_vs_sim(
+        axes[0],
+        n,
+        theory=top_coefficient_bound(tab["delta_sup"], n),
+        sim=tab["max_coef"],
+        label="softmax max coef.; bound e^δ/(e^δ+n−1)",
+        i=0,
+    )
     theory_vs_sim(axes[0], n, sim=tab["max_coef_adaptive"], label="adaptive max coef.", i=1)
     axes[0].plot(n, 1 / n, ":", color="0.4", label="1/n")
-    axes[0].set(xscale="log", yscale="log", xlabel="items n", ylabel="max coefficient",
-                title="Lemma 2.1 (δ_sup = %.1f)" % tab["delta_sup"].iloc[0])
+    axes[0].set(
+        xscale="log",
+        yscale="log",
+        xlabel="items n",
+        ylabel="max coefficient",
+        title="Lemma 2.1 (δ_sup = %.1f)" % tab["delta_sup"].iloc[0],
+    )
     theory_vs_sim(axes[1], n, theory=np.log(n), sim=tab["entropy"], label="softmax entropy; ln n", i=0)
     theory_vs_sim(axes[1], n, sim=tab["entropy_adaptive"], label="adaptive entropy", i=1)
     axes[1].set(xscale="log", xlabel="items n", ylabel="entropy (nats)", title="Dispersion")
@@ -103,11 +154,20 @@ def _beta_fit(config, df: pd.DataFrame, fig_dir: Path) -> Path | None:
     ax.plot(H, beta_of_entropy(H), "-", color="0.3", label="paper β(H) (Fig. 4 coefficients)")
     if fit["coeffs"] is not None:
         ax.plot(H, beta_of_entropy(H, fit["coeffs"]), "-", color="#D55E00", label="iclab fit, clamped ≥ 1")
-    ax.scatter(fit["centres"][u], fit["best"][u], s=8 + 40 * np.sqrt(fit["counts"][u] / fit["counts"].max()),
-               color="#0072B2", label="best β per entropy bin")
+    ax.scatter(
+        fit["centres"][u],
+        fit["best"][u],
+        s=8 + 40 * np.sqrt(fit["counts"][u] / fit["counts"].max()),
+        color="#0072B2",
+        label="best β per entropy bin",
+    )
     ax.axvspan(*fit["range"], color="0.93", label="fitted entropy range")
-    ax.set(xlabel="entropy H of the trained head (nats)", ylabel="β = 1/θ", title="Fitting β(H)",
-           ylim=(0, max(6.0, config.beta_max + 0.5)))
+    ax.set(
+        xlabel="entropy H of the trained head (nats)",
+        ylabel="β = 1/θ",
+        title="Fitting β(H)",
+        ylim=(0, max(6.0, config.beta_max + 0.5)),
+    )
     ax.legend()
     data = pd.DataFrame({"H": fit["centres"], "best_beta": fit["best"], "count": fit["counts"], "used": u})
     return save_figure(fig, fig_dir / "beta_fit", data)
@@ -124,8 +184,13 @@ def _logit_spread(df: pd.DataFrame, fig_dir: Path) -> Path | None:
     for i, (_, r) in enumerate(dl.iterrows()):
         h = np.asarray(r["delta_hist"], float)
         dens = h / max(h.sum(), 1) / np.diff(DELTA_BINS)
-        ax.plot(centres, dens, "-", color=["#0072B2", "#D55E00", "#009E73"][i % 3],
-                label=f"{r['model']}: {r['delta_mean']:.1f} ± {r['delta_sd']:.1f}")
+        ax.plot(
+            centres,
+            dens,
+            "-",
+            color=["#0072B2", "#D55E00", "#009E73"][i % 3],
+            label=f"{r['model']}: {r['delta_mean']:.1f} ± {r['delta_sd']:.1f}",
+        )
         data[r["model"]] = dens
     g = PAPER_DELTA["Gemma 2B"]
     ax.axvspan(g[2] - g[3], g[2] + g[3], color="0.85", label="Gemma 2B 5.69 ± 2.05 (2nd-hand)")
@@ -144,9 +209,13 @@ def _clrs(config, df: pd.DataFrame, fig_dir: Path) -> Path | None:
     axes = np.atleast_1d(axes)
     data = []
     for ax, task in zip(axes, tasks):
-        for i, (att, col, label) in enumerate((("softmax", "exact", "softmax"),
-                                               ("adaptive_softmax", "exact", "adaptive (trained)"),
-                                               ("softmax", "exact_inference_adaptive", "adaptive (inference only)"))):
+        for i, (att, col, label) in enumerate(
+            (
+                ("softmax", "exact", "softmax"),
+                ("adaptive_softmax", "exact", "adaptive (trained)"),
+                ("softmax", "exact_inference_adaptive", "adaptive (inference only)"),
+            )
+        ):
             r = cl[(cl["task"] == task) & (cl["attention"] == att)]
             if not len(r) or col not in r.columns or r[col].isna().any():
                 continue
@@ -171,18 +240,30 @@ def _weight_spread(config, df: pd.DataFrame, tab: pd.DataFrame, fig_dir: Path) -
     fig, ax = new_figure(width=5.2, height=3.8)
     for i, eps in enumerate((config.sharp_eps, 0.5)):
         ax.plot(n, required_spread(n, eps), "-", color=color(i), label=f"needed for α_max ≥ {1 - eps:g} (Lemma 2.1)")
-    for j, (key, label) in enumerate((("allowed_spread", "allowed by the weights (Prop. 3.1)"),
-                                      ("delta_sup", "δ_sup realised over the input set"))):
+    for j, (key, label) in enumerate(
+        (("allowed_spread", "allowed by the weights (Prop. 3.1)"), ("delta_sup", "δ_sup realised over the input set"))
+    ):
         for k, v in enumerate(s[key]):
             ax.axhline(v, color=color(2 + j), ls="--" if j == 0 else ":", lw=1, label=label if k == 0 else None)
     ax.plot(n, tab["delta_mean"], "o", color=color(4), label="mean δ of a test set")
-    ax.set(xscale="log", yscale="log", xlabel="items n", ylabel="logit spread δ",
-           title="Trained heads: spread needed vs available")
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="items n",
+        ylabel="logit spread δ",
+        title="Trained heads: spread needed vs available",
+    )
     ax.legend(fontsize=7)
-    data = pd.DataFrame({"n": n, "needed_eps": required_spread(n, config.sharp_eps), "needed_half":
-                         required_spread(n, 0.5), "delta_mean": tab["delta_mean"],
-                         "allowed_mean": float(np.nanmean(s["allowed_spread"])),
-                         "delta_sup_mean": float(np.mean(s["delta_sup"]))})
+    data = pd.DataFrame(
+        {
+            "n": n,
+            "needed_eps": required_spread(n, config.sharp_eps),
+            "needed_half": required_spread(n, 0.5),
+            "delta_mean": tab["delta_mean"],
+            "allowed_mean": float(np.nanmean(s["allowed_spread"])),
+            "delta_sup_mean": float(np.mean(s["delta_sup"])),
+        }
+    )
     return save_figure(fig, fig_dir / "weight_spread", data)
 
 
@@ -225,13 +306,20 @@ def _real_dispersion(df: pd.DataFrame, fig_dir: Path) -> Path | None:
             ls = "-" if g[layer] else "--"
             axes[0, c].plot(n, mc[layer], ls, color=shade, lw=1)
             axes[1, c].plot(n, dl[layer], ls, color=shade, lw=1)
-            data += [{"model": m, "layer": layer, "global": bool(g[layer]), "n": nn, "max_coef": a, "delta": d}
-                     for nn, a, d in zip(n, mc[layer], dl[layer])]
+            data += [
+                {"model": m, "layer": layer, "global": bool(g[layer]), "n": nn, "max_coef": a, "delta": d}
+                for nn, a, d in zip(n, mc[layer], dl[layer])
+            ]
         med = np.median(t["delta"][:, g].reshape(-1, len(n)), 0)  # (S,) δ of the median global head row mean
         axes[0, c].plot(n, top_coefficient_bound(med, n), "k:", lw=1.5, label="Lemma 2.1 bound, median δ")
         axes[0, c].plot(n, mc[g].mean(0)[0] * n[0] / n, color="0.5", lw=1.5, label="∝ 1/n")
-        axes[0, c].set(xscale="log", yscale="log", xlabel="context n (tokens)", ylabel="largest coefficient",
-                       title=f"{m}: layers light → dark" + ("" if g.all() else ", local dashed"))
+        axes[0, c].set(
+            xscale="log",
+            yscale="log",
+            xlabel="context n (tokens)",
+            ylabel="largest coefficient",
+            title=f"{m}: layers light → dark" + ("" if g.all() else ", local dashed"),
+        )
         axes[1, c].set(xscale="log", xlabel="context n (tokens)", ylabel="mean logit spread δ", title=f"{m}: δ")
         axes[0, c].legend(fontsize=7)
         for ax in axes[:, c]:

@@ -25,11 +25,20 @@ def _summary(d: np.ndarray) -> dict:
     flat = d.ravel()
     hist, _ = np.histogram(flat, DELTA_BINS)
     per_head = d.mean(-1).ravel()
-    return {"layers": int(d.shape[0]), "heads": int(d.shape[1]), "rows": int(flat.size),
-            "delta_min": float(flat.min()), "delta_max": float(flat.max()), "delta_mean": float(flat.mean()),
-            "delta_sd": float(flat.std()), "delta_last_mean": float(d[..., -1].mean()),
-            "delta_head_min": float(per_head.min()), "delta_head_max": float(per_head.max()),
-            "delta_hist": hist.astype(float).tolist(), "delta_layer_mean": d.mean((1, 2)).astype(float).tolist()}
+    return {
+        "layers": int(d.shape[0]),
+        "heads": int(d.shape[1]),
+        "rows": int(flat.size),
+        "delta_min": float(flat.min()),
+        "delta_max": float(flat.max()),
+        "delta_mean": float(flat.mean()),
+        "delta_sd": float(flat.std()),
+        "delta_last_mean": float(d[..., -1].mean()),
+        "delta_head_min": float(per_head.min()),
+        "delta_head_max": float(per_head.max()),
+        "delta_hist": hist.astype(float).tolist(),
+        "delta_layer_mean": d.mean((1, 2)).astype(float).tolist(),
+    }
 
 
 def run_delta_cell(config, cell: dict) -> dict:

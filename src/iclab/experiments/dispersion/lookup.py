@@ -41,8 +41,13 @@ def lookup_lists(n_pairs: int, lists: int, queries: int, seed: int) -> list[tupl
         items = list(keys.items())
         prefix = "".join(f"{k}: {v}\n" for k, v in items) + "\n"
         asked = torch.randperm(n_pairs, generator=g)[: min(queries, n_pairs)].tolist()
-        out.append((prefix, [f"Look up {items[i][0]} in the list above.\n{items[i][0]}:" for i in asked],
-                    [f" {items[i][1]}" for i in asked]))
+        out.append(
+            (
+                prefix,
+                [f"Look up {items[i][0]} in the list above.\n{items[i][0]}:" for i in asked],
+                [f" {items[i][1]}" for i in asked],
+            )
+        )
     return out
 
 
@@ -57,8 +62,7 @@ def passkey_haystacks(n_lines: int, haystacks: int, seed: int) -> list[tuple[str
         start = int(torch.randint(0, len(_FILLER), (1,), generator=g))
         lines = [_FILLER[(start + i) % len(_FILLER)] for i in range(n_lines)]
         lines.insert(int(torch.randint(0, n_lines + 1, (1,), generator=g)), f"Pass key of {key}: {value}")
-        out.append(("\n".join(lines) + "\n\n", [f"What is the pass key of {key}?\nPass key of {key}:"],
-                    [f" {value}"]))
+        out.append(("\n".join(lines) + "\n\n", [f"What is the pass key of {key}?\nPass key of {key}:"], [f" {value}"]))
     return out
 
 
@@ -89,12 +93,18 @@ def run_lookup_cell(config, cell: dict) -> dict:
 
     model, tok, src = _load(cell["model"])
     lists = lookup_prompts(cell["task"], cell["n_pairs"], config)
-    out = {"source": src, "tokens": int(np.mean([len(tok(p)["input_ids"]) for p, _, _ in lists])),
-           "list": [i for i, (_, qs, _) in enumerate(lists) for _ in qs]}
+    out = {
+        "source": src,
+        "tokens": int(np.mean([len(tok(p)["input_ids"]) for p, _, _ in lists])),
+        "list": [i for i, (_, qs, _) in enumerate(lists) for _ in qs],
+    }
     for mode, tau in (("softmax", 1.0), ("adaptive", "adaptive")):
         with with_temperature(model, tau):
-            out[f"em_{mode}"] = np.concatenate([greedy_match(model, tok, p, qs, ans, batch_size=16)
-                                                for p, qs, ans in lists]).astype(int).tolist()
+            out[f"em_{mode}"] = (
+                np.concatenate([greedy_match(model, tok, p, qs, ans, batch_size=16) for p, qs, ans in lists])
+                .astype(int)
+                .tolist()
+            )
     return out
 
 
@@ -104,7 +114,9 @@ def _two_level(diff: np.ndarray, group: np.ndarray, boot: int, seed: int) -> np.
     parts = [diff[group == g] for g in np.unique(group)]
     means = np.empty(boot)
     for b in range(boot):
-        drawn = [parts[i][rng.integers(0, len(parts[i]), len(parts[i]))] for i in rng.integers(0, len(parts), len(parts))]
+        drawn = [
+            parts[i][rng.integers(0, len(parts[i]), len(parts[i]))] for i in rng.integers(0, len(parts), len(parts))
+        ]
         means[b] = np.concatenate(drawn).mean()
     return means
 
@@ -117,8 +129,18 @@ def lookup_summary(df, seed: int = 0, boot: int = 2000):
     for _, r in df.iterrows():
         s, a, g = (np.asarray(r[c]) for c in ("em_softmax", "em_adaptive", "list"))
         draws = _two_level((a - s).astype(float), g, boot, seed)
-        rows.append({"model": r["model"], "task": r.get("task", "kv"), "n_pairs": int(r["n_pairs"]),
-                     "tokens": int(r["tokens"]),
-                     "queries": len(s), "softmax": s.mean(), "adaptive": a.mean(), "diff": (a - s).mean(),
-                     "diff_lo": float(np.quantile(draws, 0.025)), "diff_hi": float(np.quantile(draws, 0.975))})
+        rows.append(
+            {
+                "model": r["model"],
+                "task": r.get("task", "kv"),
+                "n_pairs": int(r["n_pairs"]),
+                "tokens": int(r["tokens"]),
+                "queries": len(s),
+                "softmax": s.mean(),
+                "adaptive": a.mean(),
+                "diff": (a - s).mean(),
+                "diff_lo": float(np.quantile(draws, 0.025)),
+                "diff_hi": float(np.quantile(draws, 0.975)),
+            }
+        )
     return pd.DataFrame(rows).sort_values(["task", "model", "n_pairs"]).reset_index(drop=True)

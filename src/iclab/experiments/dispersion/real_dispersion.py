@@ -39,8 +39,8 @@ def _special_tokens(tok) -> tuple[list[int], list[int]]:
     bare = tok("hello world", add_special_tokens=False)["input_ids"]
     full = tok("hello world")["input_ids"]
     for i in range(len(full) - len(bare) + 1):
-        if full[i:i + len(bare)] == bare:
-            return full[:i], full[i + len(bare):]
+        if full[i : i + len(bare)] == bare:
+            return full[:i], full[i + len(bare) :]
     return [], []
 
 
@@ -52,9 +52,11 @@ def _segment_ids(config, tok, seed: int, length: int) -> list[int]:
     ids = tok(pydoc_text(), add_special_tokens=False)["input_ids"]
     start = seed * max(config.real_sizes)
     if start + length > len(ids):
-        raise ValueError(f"real_text 'pydoc' has {len(ids)} tokens: segment {seed} of {length} tokens does not fit; "
-                         "use fewer real_segments or smaller real_sizes")
-    return ids[start:start + length]
+        raise ValueError(
+            f"real_text 'pydoc' has {len(ids)} tokens: segment {seed} of {length} tokens does not fit; "
+            "use fewer real_segments or smaller real_sizes"
+        )
+    return ids[start : start + length]
 
 
 def context_rows(n: int) -> np.ndarray:
@@ -73,14 +75,14 @@ def _measure(model, causal: bool, head: list[int], tail: list[int], text: list[i
     """Per n of ``sizes``: the row statistics ``(L, H)`` of a context of n tokens."""
     per_n = []
     if causal:
-        ids = torch.tensor([head + text[:max(sizes) - len(head) - len(tail)] + tail])  # (1, T)
+        ids = torch.tensor([head + text[: max(sizes) - len(head) - len(tail)] + tail])  # (1, T)
         rows = np.unique(np.concatenate([context_rows(n) for n in sizes]))
         ex = attention_extremes(model, ids, True, rows=torch.as_tensor(rows))  # each (L, H, P)
         for n in sizes:
             per_n.append(_reduce(ex, np.isin(rows, context_rows(n))))
     else:
         for n in sizes:
-            ids = torch.tensor([head + text[:n - len(head) - len(tail)] + tail])  # (1, n)
+            ids = torch.tensor([head + text[: n - len(head) - len(tail)] + tail])  # (1, n)
             per_n.append(_reduce(attention_extremes(model, ids, False), slice(None)))
     return {k: np.stack([p[k] for p in per_n], -1) for k in REAL_STATS}  # each (L, H, S)
 
@@ -102,7 +104,14 @@ def run_real_cell(config, cell: dict) -> dict:
     stats = _measure(model, causal, head, tail, text, sizes)
     L, H = stats["max_coef"].shape[:2]
     types = getattr(model.config, "layer_types", None) or ["full_attention"] * L
-    return {"available": 1, "source": src, "causal": int(causal), "real_n": [float(n) for n in sizes],
-            "real_layers": L, "real_heads": H, "real_global": [float(t == "full_attention") for t in types],
-            "real_window": float(getattr(model.config, "sliding_window", None) or 0),
-            **{"real_" + k: v.ravel().astype(float).tolist() for k, v in stats.items()}}
+    return {
+        "available": 1,
+        "source": src,
+        "causal": int(causal),
+        "real_n": [float(n) for n in sizes],
+        "real_layers": L,
+        "real_heads": H,
+        "real_global": [float(t == "full_attention") for t in types],
+        "real_window": float(getattr(model.config, "sliding_window", None) or 0),
+        **{"real_" + k: v.ravel().astype(float).tolist() for k, v in stats.items()},
+    }

@@ -41,10 +41,18 @@ def _train(config, variant: str, seed: int) -> MaxRetrievalNet:
     def loss_fn(m, b):
         return torch.nn.functional.cross_entropy(m(b.items, b.query, b.mask), b.target)
 
-    tc = TrainConfig(steps=config.steps, batch_size=config.batch_size, lr=config.lr, optimizer="adamw",
-                     weight_decay=config.weight_decay, grad_clip=1.0, schedule="cosine",
-                     warmup_steps=min(100, config.steps // 10), seed=derive_seed(config.seed, "train", variant, seed),
-                     log_every=max(1, config.steps // 4))
+    tc = TrainConfig(
+        steps=config.steps,
+        batch_size=config.batch_size,
+        lr=config.lr,
+        optimizer="adamw",
+        weight_decay=config.weight_decay,
+        grad_clip=1.0,
+        schedule="cosine",
+        warmup_steps=min(100, config.steps // 10),
+        seed=derive_seed(config.seed, "train", variant, seed),
+        log_every=max(1, config.steps // 4),
+    )
     return train(model, data, loss_fn, tc).model.eval()
 
 
@@ -57,9 +65,22 @@ def _chunks(n_sets: int, n: int):
 @torch.no_grad()
 def _evaluate(model, config, variant: str, seed: int) -> dict:
     """Per test size: accuracy (trained normaliser, and adaptive at inference for softmax models) and diagnostics."""
-    out: dict[str, list] = {k: [] for k in ("acc", "acc_adaptive", "max_coef", "max_coef_adaptive", "entropy",
-                                            "entropy_adaptive", "delta_mean", "delta_max", "min_coef_n",
-                                            "mass_on_max", "mass_on_max_adaptive")}
+    out: dict[str, list] = {
+        k: []
+        for k in (
+            "acc",
+            "acc_adaptive",
+            "max_coef",
+            "max_coef_adaptive",
+            "entropy",
+            "entropy_adaptive",
+            "delta_mean",
+            "delta_max",
+            "min_coef_n",
+            "mass_on_max",
+            "mass_on_max_adaptive",
+        )
+    }
     params = _attention_params(config, variant)
     for n in config.test_sizes:
         b = MaxRetrieval.at_size(n).sample(config.eval_sets, generator_for(config.seed, "test", seed, n))
@@ -112,8 +133,13 @@ def _weight_spread(model) -> dict[str, float]:
     sk = float(torch.linalg.matrix_norm(model.W_k.weight, ord=2))
     hq = float(model.psi_q(q).norm(dim=-1).max())
     hx = float(model.psi_x(items[0]).norm(dim=-1).max())
-    return {"sigma_q": sq, "sigma_k": sk, "hq_max": hq, "hx_max": hx,
-            "allowed_spread": 2.0 * sq * sk * hq * hx / math.sqrt(model.d)}
+    return {
+        "sigma_q": sq,
+        "sigma_k": sk,
+        "hq_max": hq,
+        "hx_max": hx,
+        "allowed_spread": 2.0 * sq * sk * hq * hx / math.sqrt(model.d),
+    }
 
 
 @torch.no_grad()
@@ -129,9 +155,15 @@ def _fit_data(model, config, seed: int) -> dict:
             e, val = model.scores(b.items[i:j], b.query[i:j])  # (b, 1, n)
             H = row_entropy(e)[:, 0, 0]  # (b,) nats, reference entropy
             bins = torch.clamp((H / config.entropy_bin).long(), max=n_bins - 1).numpy()
-            ce = torch.stack([torch.nn.functional.cross_entropy(model.readout(softmax(e * beta), val),
-                                                                b.target[i:j], reduction="none")
-                              for beta in betas], 1).numpy()  # (b, n_betas)
+            ce = torch.stack(
+                [
+                    torch.nn.functional.cross_entropy(
+                        model.readout(softmax(e * beta), val), b.target[i:j], reduction="none"
+                    )
+                    for beta in betas
+                ],
+                1,
+            ).numpy()  # (b, n_betas)
             np.add.at(loss, bins, ce)
             np.add.at(counts, bins, 1.0)
     return {"fit_loss": loss.ravel().tolist(), "fit_counts": counts.tolist(), "fit_n_bins": n_bins}

@@ -16,13 +16,33 @@ from scipy import stats
 from iclab.experiments.dispersion.config import beta_grid
 from iclab.theory.dispersion import best_beta_per_bin, fit_beta_polynomial
 
-__all__ = ["PAPER_TABLE", "PAPER_DELTA", "rows", "stack", "retrieval_table", "beta_fit", "poly_summary", "loglog_slope",
-           "retrieval_seeds", "beta_window_per_seed", "clrs_ood", "real_tables", "global_heads"]
+__all__ = [
+    "PAPER_TABLE",
+    "PAPER_DELTA",
+    "rows",
+    "stack",
+    "retrieval_table",
+    "beta_fit",
+    "poly_summary",
+    "loglog_slope",
+    "retrieval_seeds",
+    "beta_window_per_seed",
+    "clrs_ood",
+    "real_tables",
+    "global_heads",
+]
 
 # n: (softmax %, adaptive %, p-value or None, source tag) — the paper's max-retrieval table, all second-hand
-PAPER_TABLE = {16: (98.6, 98.6, 0.4, "PN"), 64: (94.3, 94.5, 0.002, "PN"), 256: (81.3, 82.1, 2e-4, "PN"),
-               512: (70.1, 72.5, None, "keras"), 1024: (53.8, 57.7, 1e-4, "PN, keras"),
-               2048: (35.7, 39.4, None, "keras"), 4096: (22.6, 24.9, 0.02, "PN"), 16384: (12.4, 14.0, 4e-3, "PN")}
+PAPER_TABLE = {
+    16: (98.6, 98.6, 0.4, "PN"),
+    64: (94.3, 94.5, 0.002, "PN"),
+    256: (81.3, 82.1, 2e-4, "PN"),
+    512: (70.1, 72.5, None, "keras"),
+    1024: (53.8, 57.7, 1e-4, "PN, keras"),
+    2048: (35.7, 39.4, None, "keras"),
+    4096: (22.6, 24.9, 0.02, "PN"),
+    16384: (12.4, 14.0, 4e-3, "PN"),
+}
 PAPER_DELTA = {"Gemma 2B": (2.28, 14.78, 5.69, 2.05), "Gemma 7B": (0.09, 32.74, 5.82, 2.61)}  # [PN; δ-repl]
 
 
@@ -64,16 +84,32 @@ def retrieval_table(df: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame()
     sizes = np.asarray(soft["test_sizes"].iloc[0], float).astype(int)
     a, b = 100 * stack(soft, "acc"), 100 * stack(soft, "acc_adaptive")
-    out = {"n": sizes, "softmax": a.mean(0), "softmax_sd": _sd(a, len(sizes)), "adaptive": b.mean(0),
-           "adaptive_sd": _sd(b, len(sizes)), "gain": (b - a).mean(0), "seeds": np.full(len(sizes), len(a)),
-           "p_value": _paired_p_values(a, b)}
+    out = {
+        "n": sizes,
+        "softmax": a.mean(0),
+        "softmax_sd": _sd(a, len(sizes)),
+        "adaptive": b.mean(0),
+        "adaptive_sd": _sd(b, len(sizes)),
+        "gain": (b - a).mean(0),
+        "seeds": np.full(len(sizes), len(a)),
+        "p_value": _paired_p_values(a, b),
+    }
     for v in ("sigmoid", "ssmax"):
         r = rows(df, part="retrieval", normaliser=v)
         if len(r):
             acc = 100 * stack(r, "acc")
             out[v], out[v + "_sd"] = acc.mean(0), _sd(acc, len(sizes))
-    for k in ("max_coef", "max_coef_adaptive", "entropy", "entropy_adaptive", "delta_mean", "delta_max",
-              "min_coef_n", "mass_on_max", "mass_on_max_adaptive"):
+    for k in (
+        "max_coef",
+        "max_coef_adaptive",
+        "entropy",
+        "entropy_adaptive",
+        "delta_mean",
+        "delta_max",
+        "min_coef_n",
+        "mass_on_max",
+        "mass_on_max_adaptive",
+    ):
         out[k] = stack(soft, k).mean(0)
     out["delta_sup"] = np.full(len(sizes), float(np.max(soft["delta_sup"])))
     return pd.DataFrame(out)
@@ -95,10 +131,20 @@ def beta_fit(config, df: pd.DataFrame) -> dict | None:
     # lowers the loss, so the best grid β is the grid's edge) with enough rows
     use = (counts >= max(20, 0.001 * counts.sum())) & (centres > 0.5)
     coeffs = fit_beta_polynomial(centres[use], best[use], counts[use]) if use.sum() >= 5 else None
-    rng = (float(centres[use].min() - config.entropy_bin / 2), float(centres[use].max() + config.entropy_bin / 2)) \
-        if use.any() else (float("nan"), float("nan"))
-    return {"centres": centres, "best": best, "counts": counts, "use": use, "coeffs": coeffs, "grid": grid,
-            "range": rng}
+    rng = (
+        (float(centres[use].min() - config.entropy_bin / 2), float(centres[use].max() + config.entropy_bin / 2))
+        if use.any()
+        else (float("nan"), float("nan"))
+    )
+    return {
+        "centres": centres,
+        "best": best,
+        "counts": counts,
+        "use": use,
+        "coeffs": coeffs,
+        "grid": grid,
+        "range": rng,
+    }
 
 
 def poly_summary(coeffs) -> str:
@@ -108,13 +154,14 @@ def poly_summary(coeffs) -> str:
 
 # ---- per-seed tables for the verdicts (docs/papers/dispersion.md §5.7–5.9) ----
 
+
 def loglog_slope(n, y) -> np.ndarray:
     """Least-squares slope of log y against log n along the last axis of ``y`` (NaN where any y <= 0)."""
     x = np.log(np.asarray(n, float))
     with np.errstate(divide="ignore", invalid="ignore"):
         ly = np.log(np.asarray(y, float))  # (..., S)
     xc = x - x.mean()
-    return (ly * xc).sum(-1) / (xc ** 2).sum()
+    return (ly * xc).sum(-1) / (xc**2).sum()
 
 
 def retrieval_seeds(df: pd.DataFrame) -> dict | None:
@@ -123,9 +170,13 @@ def retrieval_seeds(df: pd.DataFrame) -> dict | None:
     soft = rows(df, part="retrieval", normaliser="softmax")
     if not len(soft):
         return None
-    out = {"n": np.asarray(soft["test_sizes"].iloc[0], float), "acc": 100 * stack(soft, "acc"),
-           "acc_adaptive": 100 * stack(soft, "acc_adaptive"), "max_coef": stack(soft, "max_coef"),
-           "delta_sup": soft["delta_sup"].to_numpy(float)}
+    out = {
+        "n": np.asarray(soft["test_sizes"].iloc[0], float),
+        "acc": 100 * stack(soft, "acc"),
+        "acc_adaptive": 100 * stack(soft, "acc_adaptive"),
+        "max_coef": stack(soft, "max_coef"),
+        "delta_sup": soft["delta_sup"].to_numpy(float),
+    }
     for k in ("allowed_spread", "sigma_q", "sigma_k", "hq_max", "hx_max"):
         out[k] = soft[k].to_numpy(float) if k in soft.columns else np.full(len(soft), np.nan)
     return out
@@ -160,8 +211,11 @@ def clrs_ood(config, df: pd.DataFrame) -> dict:
         return out
     for task in dict.fromkeys(cl["task"]):
         arms = {}
-        for arm, att, col in (("softmax", "softmax", "exact"), ("adaptive", "adaptive_softmax", "exact"),
-                              ("inference", "softmax", "exact_inference_adaptive")):
+        for arm, att, col in (
+            ("softmax", "softmax", "exact"),
+            ("adaptive", "adaptive_softmax", "exact"),
+            ("inference", "softmax", "exact_inference_adaptive"),
+        ):
             r = cl[(cl["task"] == task) & (cl["attention"] == att)].sort_values("seed")
             if not len(r) or col not in r.columns or r[col].isna().any():
                 continue
@@ -184,9 +238,14 @@ def real_tables(df: pd.DataFrame) -> dict:
             continue
         L, H = int(ok["real_layers"].iloc[0]), int(ok["real_heads"].iloc[0])
         n = np.asarray(ok["real_n"].iloc[0], float)
-        t = {"n": n, "global": np.asarray(ok["real_global"].iloc[0], float) > 0.5,
-             "window": float(ok["real_window"].iloc[0]), "source": str(ok["source"].iloc[0]),
-             "causal": bool(ok["causal"].iloc[0]), "segments": len(ok)}
+        t = {
+            "n": n,
+            "global": np.asarray(ok["real_global"].iloc[0], float) > 0.5,
+            "window": float(ok["real_window"].iloc[0]),
+            "source": str(ok["source"].iloc[0]),
+            "causal": bool(ok["causal"].iloc[0]),
+            "segments": len(ok),
+        }
         for k in ("max_coef", "first_coef", "rest_max_coef", "delta", "delta_max"):
             t[k] = stack(ok, "real_" + k).reshape(len(ok), L, H, len(n))
         out[model] = t

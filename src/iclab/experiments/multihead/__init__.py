@@ -15,19 +15,21 @@ from iclab.experiments.multihead.config import PRESETS, MultiheadConfig
 
 __all__ = ["MultiheadConfig", "EXPERIMENT"]
 
-EXPERIMENT = register(Experiment.in_package(
-    __name__,
-    name="multihead",
-    paper="multihead",
-    title="Multi-head softmax attention for in-context linear regression: emergent patterns and debiased GD",
-    claim="A one-layer multi-head softmax attention trained on Gaussian in-context regression learns diagonal, "
-          "homogeneous KQ circuits (ω^(h) I_d, |ω^(h)| = γ) and last-entry, zero-sum OV circuits with "
-          "sign(ω) = sign(μ); with H ≥ 2 heads it implements debiased one-step GD with η ≈ η* = "
-          "(1 + (1+σ²)d/L)⁻¹, beats the single head (a Nadaraya–Watson kernel regressor), is within a constant "
-          "of the Bayes risk, generalises to longer prompts (linear attention does not), learns KQ ∝ Σ⁻¹ for "
-          "anisotropic inputs and shares heads across tasks (superposition) when 2 < H < 2N (arXiv:2503.12734, "
-          "Thm 1, Figs. 2.4–4.1; docs/papers/multihead.md §2).",
-    config_cls=MultiheadConfig,
-    presets=PRESETS,
-    order=40,
-))
+EXPERIMENT = register(
+    Experiment.in_package(
+        __name__,
+        name="multihead",
+        paper="multihead",
+        title="Multi-head softmax attention for in-context linear regression: emergent patterns and debiased GD",
+        claim="A one-layer multi-head softmax attention trained on Gaussian in-context regression learns diagonal, "
+        "homogeneous KQ circuits (ω^(h) I_d, |ω^(h)| = γ) and last-entry, zero-sum OV circuits with "
+        "sign(ω) = sign(μ); with H ≥ 2 heads it implements debiased one-step GD with η ≈ η* = "
+        "(1 + (1+σ²)d/L)⁻¹, beats the single head (a Nadaraya–Watson kernel regressor), is within a constant "
+        "of the Bayes risk, generalises to longer prompts (linear attention does not), learns KQ ∝ Σ⁻¹ for "
+        "anisotropic inputs and shares heads across tasks (superposition) when 2 < H < 2N (arXiv:2503.12734, "
+        "Thm 1, Figs. 2.4–4.1; docs/papers/multihead.md §2).",
+        config_cls=MultiheadConfig,
+        presets=PRESETS,
+        order=40,
+    )
+)

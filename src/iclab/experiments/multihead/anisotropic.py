@@ -18,8 +18,13 @@ __all__ = ["anisotropic_cell"]
 def _learned_kq(cfg, model, cov: np.ndarray, prec: np.ndarray) -> dict:
     """The sign-aligned KQ block and its correlation with Σ⁻¹, I and Σ."""
     blk = kq_block(model)
-    return {"kq_block": blk.tolist(), "sigma_inv": prec.tolist(), "corr_sigma_inv": corr_with(blk, prec),
-            "corr_identity": corr_with(blk, np.eye(cfg.d)), "corr_sigma": corr_with(blk, cov)}
+    return {
+        "kq_block": blk.tolist(),
+        "sigma_inv": prec.tolist(),
+        "corr_sigma_inv": corr_with(blk, prec),
+        "corr_identity": corr_with(blk, np.eye(cfg.d)),
+        "corr_sigma": corr_with(blk, cov),
+    }
 
 
 def _test_errors(cfg, model, batch, prec: np.ndarray) -> dict:

@@ -24,8 +24,10 @@ def _estimators(cfg) -> dict:
     nw = th.single_head_nw(cfg.d, cfg.n_train, cfg.sigma2)
     mg = th.mu_gamma(0.05, cfg.d, cfg.n_train, cfg.sigma2)
     return {
-        "dgd_star": lambda b: debiased_gd(b, eta), "gd_star": lambda b: one_step_gd(b, eta),
-        "dgd_paper": lambda b: debiased_gd(b, PAPER_ETA), "gd_paper": lambda b: one_step_gd(b, PAPER_ETA),
+        "dgd_star": lambda b: debiased_gd(b, eta),
+        "gd_star": lambda b: one_step_gd(b, eta),
+        "dgd_paper": lambda b: debiased_gd(b, PAPER_ETA),
+        "gd_paper": lambda b: one_step_gd(b, PAPER_ETA),
         "mh_paper": lambda b: kernel_regression(b, [PAPER_OMEGA, -PAPER_OMEGA], [PAPER_MU, -PAPER_MU]),
         "mh_gamma005": lambda b: kernel_regression(b, [0.05, -0.05], [mg, -mg]),
         "nw": lambda b: kernel_regression(b, [nw["omega"]], [nw["mu"]]),

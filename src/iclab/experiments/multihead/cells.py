@@ -25,15 +25,18 @@ def _trained_cells(cfg: MultiheadConfig, seed: int) -> list[dict]:
         if cfg.linear:
             out.append({"part": "iso", "H": 1, "attention": "linear", "seed": seed})
     if "lengthgen" in cfg.kinds and cfg.lengthgen_train != cfg.n_train:  # else the iso models serve
-        out += [{"part": "lengthgen", "H": cfg.lengthgen_heads, "attention": "softmax", "seed": seed},
-                {"part": "lengthgen", "H": 1, "attention": "linear", "seed": seed}]
+        out += [
+            {"part": "lengthgen", "H": cfg.lengthgen_heads, "attention": "softmax", "seed": seed},
+            {"part": "lengthgen", "H": 1, "attention": "linear", "seed": seed},
+        ]
     if "aniso" in cfg.kinds:
         out.append({"part": "aniso", "H": cfg.aniso_heads, "attention": "softmax", "seed": seed})
     if "multitask" in cfg.kinds:
         out += [{"part": "multitask", "H": H, "attention": "softmax", "seed": seed} for H in cfg.multitask_heads]
     if "activation" in cfg.kinds:
-        out += [{"part": "activation", "H": cfg.activation_heads, "attention": a, "seed": seed}
-                for a in cfg.activations]
+        out += [
+            {"part": "activation", "H": cfg.activation_heads, "attention": a, "seed": seed} for a in cfg.activations
+        ]
     return out
 
 
@@ -79,8 +82,11 @@ def budget(cfg: MultiheadConfig) -> list[Need]:
     per_step = cfg.batch_size * n * (d + 1) * heads
     n_eval = max(cfg.n_eval, cfg.n_monitor)
     lengths = {"eval_lengths": max(cfg.eval_lengths), "d": cfg.d}
-    return [Need({"batch_size": cfg.batch_size, **lengths, "heads": heads}, memory=4.0 * 16 * per_step),
-            Need({"steps": cfg.steps, "batch_size": cfg.batch_size}, seconds=40.0 * cfg.steps * per_step / 5e9),
-            Need({"n_mc": cfg.n_mc, **lengths}, memory=8.0 * 4 * cfg.n_mc * n * (d + 1),
-                 seconds=cfg.n_mc * n * d * d / 1e8),
-            Need({"n_eval": n_eval, **lengths}, memory=8.0 * 4 * n_eval * n * (d + 1) + 8.0 * 2 * n_eval * n * heads)]
+    return [
+        Need({"batch_size": cfg.batch_size, **lengths, "heads": heads}, memory=4.0 * 16 * per_step),
+        Need({"steps": cfg.steps, "batch_size": cfg.batch_size}, seconds=40.0 * cfg.steps * per_step / 5e9),
+        Need(
+            {"n_mc": cfg.n_mc, **lengths}, memory=8.0 * 4 * cfg.n_mc * n * (d + 1), seconds=cfg.n_mc * n * d * d / 1e8
+        ),
+        Need({"n_eval": n_eval, **lengths}, memory=8.0 * 4 * n_eval * n * (d + 1) + 8.0 * 2 * n_eval * n * heads),
+    ]

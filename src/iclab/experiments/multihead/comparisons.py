@@ -28,14 +28,30 @@ import pandas as pd
 
 from iclab.experiments._judge import Claim
 from iclab.experiments.multihead.config import ACTIVATION_NAMES
-from iclab.experiments.multihead.paper_values import (FIG24_PROMPTS, FIG24_TRAINED, FIG25_ESTIMATORS, FIG25_PROMPTS,
-                                                      MU_PLUS_PRINTED_SE, OMEGA_PRINTED_SE, PAPER_MU,
-                                                      PAPER_OMEGA_LOGIT, PAPER_SETUP, PURITY, SEED_SUMMARY,
-                                                      SEED_SUMMARY_LENGTHGEN)
-from iclab.experiments.multihead.results import (baseline_row, lengthgen_rows, part_rows, pooled, ratio_row,
-                                                 seed_estimate, value_at)
-from iclab.stats import (NOT_JUDGED, Verdict, fmt, judge_direction, judge_equivalence, judge_value, not_judged,
-                         quantile)
+from iclab.experiments.multihead.paper_values import (
+    FIG24_PROMPTS,
+    FIG24_TRAINED,
+    FIG25_ESTIMATORS,
+    FIG25_PROMPTS,
+    MU_PLUS_PRINTED_SE,
+    OMEGA_PRINTED_SE,
+    PAPER_MU,
+    PAPER_OMEGA_LOGIT,
+    PAPER_SETUP,
+    PURITY,
+    SEED_SUMMARY,
+    SEED_SUMMARY_LENGTHGEN,
+)
+from iclab.experiments.multihead.results import (
+    baseline_row,
+    lengthgen_rows,
+    part_rows,
+    pooled,
+    ratio_row,
+    seed_estimate,
+    value_at,
+)
+from iclab.stats import NOT_JUDGED, Verdict, fmt, judge_direction, judge_equivalence, judge_value, not_judged, quantile
 from iclab.theory import multihead as th
 
 __all__ = ["claims", "compare", "notes", "TRAINED_MIN_STEPS"]
@@ -47,40 +63,54 @@ STAGE_II_STEPS = 500_000  # the paper's training length, after which it reports 
 MT_CODE = {"mt_law": "code", "mt_n": 48, "mt_d": 6}
 TABLE_LENGTHS = (10, 40, 100)
 FIG24_HEADS = (1, 2, 4, 8)
-_FIG25 = (("dgd", "th_dgd_paper", "se_dgd_paper", "debiased GD at the paper's η = 0.897 (iclab's closed form)"),
-          ("gd", "th_gd_paper", "se_gd_paper", "one-step GD at η = 0.897 (iclab's closed form)"),
-          ("mh", "mc_mh_paper", "se_mh_paper", "two-head model ω = ±0.13, μ = ±3.45 (Monte Carlo)"),
-          ("nw", "mc_nw", "se_nw", "single-head Nadaraya–Watson ω = 1/√d (Monte Carlo)"),
-          ("bayes", "mc_bayes", "se_bayes", "ridge / Bayes posterior mean (Monte Carlo)"))
+_FIG25 = (
+    ("dgd", "th_dgd_paper", "se_dgd_paper", "debiased GD at the paper's η = 0.897 (iclab's closed form)"),
+    ("gd", "th_gd_paper", "se_gd_paper", "one-step GD at η = 0.897 (iclab's closed form)"),
+    ("mh", "mc_mh_paper", "se_mh_paper", "two-head model ω = ±0.13, μ = ±3.45 (Monte Carlo)"),
+    ("nw", "mc_nw", "se_nw", "single-head Nadaraya–Watson ω = 1/√d (Monte Carlo)"),
+    ("bayes", "mc_bayes", "se_bayes", "ridge / Bayes posterior mean (Monte Carlo)"),
+)
 _SRC = "arXiv:2503.12734"
 _SRC_CODE = "arXiv:2503.12734 (the authors' plots.ipynb)"
 
 
 # -- the claims, declared before the run ----------------------------------------------------------------------------
 
+
 def _table_claims() -> list[Claim]:
     out = []
     for key, _, _, label in _FIG25:
         for L in TABLE_LENGTHS:
-            out.append(Claim(
-                f"fig2.5/{key}/L{L}", f"Risk E(ŷ − y_q)² of the {label} at L = {L} (d = 5, σ² = 0.1)",
-                f"{_SRC_CODE}, Fig. 2.5", "paper value",
-                f"|iclab − paper| ≤ {K_TABLE:g}·√(SE² + SE_paper²); SE_paper = the authors' Monte Carlo error "
-                f"({FIG25_PROMPTS:,} prompts, iclab's per-prompt spread); closed forms have SE 0",
-                f"{FIG25_ESTIMATORS[key][L]:.4f}", paper_settings={"d": 5, "sigma2": 0.1}))
+            out.append(
+                Claim(
+                    f"fig2.5/{key}/L{L}",
+                    f"Risk E(ŷ − y_q)² of the {label} at L = {L} (d = 5, σ² = 0.1)",
+                    f"{_SRC_CODE}, Fig. 2.5",
+                    "paper value",
+                    f"|iclab − paper| ≤ {K_TABLE:g}·√(SE² + SE_paper²); SE_paper = the authors' Monte Carlo error "
+                    f"({FIG25_PROMPTS:,} prompts, iclab's per-prompt spread); closed forms have SE 0",
+                    f"{FIG25_ESTIMATORS[key][L]:.4f}",
+                    paper_settings={"d": 5, "sigma2": 0.1},
+                )
+            )
     for H in FIG24_HEADS:
         for L in TABLE_LENGTHS:
             ref = FIG24_TRAINED[H][L] - 0.1
             gap = ref - float(th.gd_risk(th.eta_star(5, 40, 0.1), 5, L, 0.1))
-            out.append(Claim(
-                f"fig2.4/H{H}/L{L}",
-                f"Trained H = {H} softmax model (L = 40) tested at L' = {L}: its error minus debiased GD at η*",
-                f"{_SRC_CODE}, Fig. 2.4 (printed value − 0.1, σ² counted twice there) and iclab's exact "
-                "debiased-GD risk", "paper value",
-                f"paired difference model − debiased GD(η*) on the same n_eval prompts vs the paper's; "
-                f"|Δ − Δ_paper| ≤ {K_TABLE:g}·√(SE² + SE_paper²), SE_paper from the authors' "
-                f"{FIG24_PROMPTS[H]:,} test prompts; needs ≥ {TRAINED_MIN_STEPS:,} steps",
-                f"{gap:+.4f} (= {ref:.4f} − {ref - gap:.4f})", paper_settings=PAPER_TRAINING))
+            out.append(
+                Claim(
+                    f"fig2.4/H{H}/L{L}",
+                    f"Trained H = {H} softmax model (L = 40) tested at L' = {L}: its error minus debiased GD at η*",
+                    f"{_SRC_CODE}, Fig. 2.4 (printed value − 0.1, σ² counted twice there) and iclab's exact "
+                    "debiased-GD risk",
+                    "paper value",
+                    f"paired difference model − debiased GD(η*) on the same n_eval prompts vs the paper's; "
+                    f"|Δ − Δ_paper| ≤ {K_TABLE:g}·√(SE² + SE_paper²), SE_paper from the authors' "
+                    f"{FIG24_PROMPTS[H]:,} test prompts; needs ≥ {TRAINED_MIN_STEPS:,} steps",
+                    f"{gap:+.4f} (= {ref:.4f} − {ref - gap:.4f})",
+                    paper_settings=PAPER_TRAINING,
+                )
+            )
     return out
 
 
@@ -89,133 +119,293 @@ def _model_claims() -> list[Claim]:
     pooled_t = "mean over every trained H ≥ 2 model (all seeds), SE over models, Student-t band"
     stage2 = f"; needs the H ≥ 2 models trained {STAGE_II_STEPS:,} steps (the paper's)"
     return [
-        Claim("thm1/trained-is-debiased-gd",
-              "With H ≥ 2 heads the trained model is debiased one-step GD at the optimal step η*: the H = 2 model's "
-              "risk equals debiased GD's", f"{_SRC}, Thm 1 (approximation + optimality), Fig. 2.4",
-              "theory vs simulation",
-              "H = 2 error (paired through debiased GD on n_eval prompts) within ±3 % of the exact debiased-GD risk "
-              "at η*, 95 % CI" + budget, "≈ debiased GD", headline=True, paper_settings=PAPER_TRAINING),
-        Claim("fig2.4/h1-worse", "A single head (a Nadaraya–Watson kernel regressor) is clearly worse than H = 2",
-              f"{_SRC}, Fig. 2.4", "effect direction",
-              "error(H = 1) − error(H = 2) at L = n_train, both paired with debiased GD on the same prompts; 95 % "
-              "CI > 0 (smallest effect of interest 0.01)", "+0.165 (0.406 vs 0.241)", headline=True),
-        *[Claim(f"fig2.4/H{H}-equals-H2", f"H = {H} reaches the error of H = 2 (all H ≥ 2 coincide)",
-                f"{_SRC}, Fig. 2.4", "theory vs simulation",
+        Claim(
+            "thm1/trained-is-debiased-gd",
+            "With H ≥ 2 heads the trained model is debiased one-step GD at the optimal step η*: the H = 2 model's "
+            "risk equals debiased GD's",
+            f"{_SRC}, Thm 1 (approximation + optimality), Fig. 2.4",
+            "theory vs simulation",
+            "H = 2 error (paired through debiased GD on n_eval prompts) within ±3 % of the exact debiased-GD risk "
+            "at η*, 95 % CI" + budget,
+            "≈ debiased GD",
+            headline=True,
+            paper_settings=PAPER_TRAINING,
+        ),
+        Claim(
+            "fig2.4/h1-worse",
+            "A single head (a Nadaraya–Watson kernel regressor) is clearly worse than H = 2",
+            f"{_SRC}, Fig. 2.4",
+            "effect direction",
+            "error(H = 1) − error(H = 2) at L = n_train, both paired with debiased GD on the same prompts; 95 % "
+            "CI > 0 (smallest effect of interest 0.01)",
+            "+0.165 (0.406 vs 0.241)",
+            headline=True,
+        ),
+        *[
+            Claim(
+                f"fig2.4/H{H}-equals-H2",
+                f"H = {H} reaches the error of H = 2 (all H ≥ 2 coincide)",
+                f"{_SRC}, Fig. 2.4",
+                "theory vs simulation",
                 f"error(H = {H}) − error(H = 2) at L = n_train (paired through debiased GD) within ±3 % of the "
-                "H = 2 error, 95 % CI" + budget, "indistinguishable", paper_settings=PAPER_TRAINING)
-          for H in (4, 8)],
-        Claim("lengthgen/softmax-improves", "A softmax model trained at L = 40 keeps improving on longer prompts",
-              f"{_SRC}, Fig. 2.4", "effect direction",
-              "error at the training length − error at the longest test length > 0, 95 % CI (independent prompt "
-              "sets; smallest effect of interest 0.01)", "0.241 → 0.168 (H = 2, L' = 100)", headline=True),
-        Claim("lengthgen/linear-degrades", "Linear attention (1/L frozen at training) gets worse on longer prompts",
-              f"{_SRC}, Fig. 4.1", "effect direction",
-              "error at the longest test length − error at the training length > 0, 95 % CI (smallest effect of "
-              "interest 0.01)", "grows (no numbers)"),
-        Claim("fig2.8/omega-limit", "Every live head of an H ≥ 2 model ends at |ω^(h)| = γ ≈ 0.13 (logged /√7)",
-              f"{_SRC_CODE}, Fig. 2.8", "paper value",
-              f"{pooled_t}; paper 0.13·√(7/6) = {PAPER_OMEGA_LOGIT:.3f} as a logit coefficient, SE_paper half its "
-              "last digit" + stage2, f"{PAPER_OMEGA_LOGIT:.3f} (0.13 logged)", paper_settings=PAPER_TRAINING),
-        Claim("fig2.8/mu-plus-limit", "Σ_{h∈H+} μ^(h) ends at ≈ 3.5 (3.45 in the estimator plots) for every H ≥ 2",
-              f"{_SRC_CODE}, Fig. 2.8", "paper value", f"{pooled_t}; SE_paper 0.05" + stage2, f"{PAPER_MU}",
-              paper_settings=PAPER_TRAINING),
-        Claim("thm1/eta-eff", "The learned effective step η_eff = Σ_h μ^(h) ω^(h) is Thm 1's η* = (1 + (1+σ²)d/L)⁻¹",
-              f"{_SRC}, Thm 1 (optimality)", "theory vs simulation",
-              f"{pooled_t}; within ±5 % of η*, 95 % CI" + budget, "η* = 0.879 (paper's 2·0.13·3.45 = 0.897)",
-              paper_settings=PAPER_TRAINING),
-        Claim("fig2.2/kq-diagonal", "KQ circuits are diagonal: the top-left d×d block of each live head is ω^(h) I_d",
-              f"{_SRC_CODE}, Fig. 2.2 (pattern purity cell)", "paper value",
-              f"{pooled_t}; iclab's KQ diagonal mass Σdiag²/Σall² (the paper's helper is unpublished, its "
-              "definition may differ); SE_paper half the last digit" + stage2, f"{PURITY['kq_diag_mass']}",
-              headline=True, paper_settings=PAPER_TRAINING),
-        Claim("fig2.2/ov-last-entry", "OV circuits use only their last entry μ^(h)",
-              f"{_SRC_CODE}, Fig. 2.2 (pattern purity cell)", "paper value",
-              f"{pooled_t}; iclab's OV last-entry mass μ²/‖OV_(d+1,:)‖²; SE_paper half the last digit" + stage2,
-              f"{PURITY['ov_last_mass']}", paper_settings=PAPER_TRAINING),
-        Claim("fig2.2/ov-zero-sum", "OV circuits are zero-sum, Σ_h μ^(h) ≈ 0 (unlike the single-sign kernel "
-              "regressor, for which |Σμ|/Σ|μ| = 1)", f"{_SRC}, Fig. 2.2", "effect direction",
-              f"1 − |Σμ|/Σ|μ| > 0, {pooled_t} (95 % CI; smallest effect of interest 0.5)", "≈ 1", headline=True),
-        Claim("fig2.2/sign-matching", "Heads match signs: sign ω^(h) = sign μ^(h) for every live head",
-              f"{_SRC}, Fig. 2.2", "effect direction",
-              "fraction of the live heads of every trained H ≥ 2 model (all seeds) with matching signs − 1/2 "
-              "(chance) > 0, Clopper–Pearson 95 % interval (smallest effect of interest 0.25)", "all heads"),
-        Claim("fig3.1/preconditioned", "With anisotropic inputs x ~ N(0, Σ) the heads learn KQ ≈ ±γΣ⁻¹: "
-              "preconditioned debiased GD, not plain debiased GD", f"{_SRC}, Fig. 3.1", "effect direction",
-              "E(ŷ − ŷ_dgd)² − E(ŷ − ŷ_pgd(Σ⁻¹))² > 0 (each GD at the model's own least-squares step), paired on "
-              "n_eval prompts, 95 % CI; Σ_ij = ρ^|i−j| (the paper does not say which Σ)", "Ω ≈ Σ⁻¹"),
+                "H = 2 error, 95 % CI" + budget,
+                "indistinguishable",
+                paper_settings=PAPER_TRAINING,
+            )
+            for H in (4, 8)
+        ],
+        Claim(
+            "lengthgen/softmax-improves",
+            "A softmax model trained at L = 40 keeps improving on longer prompts",
+            f"{_SRC}, Fig. 2.4",
+            "effect direction",
+            "error at the training length − error at the longest test length > 0, 95 % CI (independent prompt "
+            "sets; smallest effect of interest 0.01)",
+            "0.241 → 0.168 (H = 2, L' = 100)",
+            headline=True,
+        ),
+        Claim(
+            "lengthgen/linear-degrades",
+            "Linear attention (1/L frozen at training) gets worse on longer prompts",
+            f"{_SRC}, Fig. 4.1",
+            "effect direction",
+            "error at the longest test length − error at the training length > 0, 95 % CI (smallest effect of "
+            "interest 0.01)",
+            "grows (no numbers)",
+        ),
+        Claim(
+            "fig2.8/omega-limit",
+            "Every live head of an H ≥ 2 model ends at |ω^(h)| = γ ≈ 0.13 (logged /√7)",
+            f"{_SRC_CODE}, Fig. 2.8",
+            "paper value",
+            f"{pooled_t}; paper 0.13·√(7/6) = {PAPER_OMEGA_LOGIT:.3f} as a logit coefficient, SE_paper half its "
+            "last digit" + stage2,
+            f"{PAPER_OMEGA_LOGIT:.3f} (0.13 logged)",
+            paper_settings=PAPER_TRAINING,
+        ),
+        Claim(
+            "fig2.8/mu-plus-limit",
+            "Σ_{h∈H+} μ^(h) ends at ≈ 3.5 (3.45 in the estimator plots) for every H ≥ 2",
+            f"{_SRC_CODE}, Fig. 2.8",
+            "paper value",
+            f"{pooled_t}; SE_paper 0.05" + stage2,
+            f"{PAPER_MU}",
+            paper_settings=PAPER_TRAINING,
+        ),
+        Claim(
+            "thm1/eta-eff",
+            "The learned effective step η_eff = Σ_h μ^(h) ω^(h) is Thm 1's η* = (1 + (1+σ²)d/L)⁻¹",
+            f"{_SRC}, Thm 1 (optimality)",
+            "theory vs simulation",
+            f"{pooled_t}; within ±5 % of η*, 95 % CI" + budget,
+            "η* = 0.879 (paper's 2·0.13·3.45 = 0.897)",
+            paper_settings=PAPER_TRAINING,
+        ),
+        Claim(
+            "fig2.2/kq-diagonal",
+            "KQ circuits are diagonal: the top-left d×d block of each live head is ω^(h) I_d",
+            f"{_SRC_CODE}, Fig. 2.2 (pattern purity cell)",
+            "paper value",
+            f"{pooled_t}; iclab's KQ diagonal mass Σdiag²/Σall² (the paper's helper is unpublished, its "
+            "definition may differ); SE_paper half the last digit" + stage2,
+            f"{PURITY['kq_diag_mass']}",
+            headline=True,
+            paper_settings=PAPER_TRAINING,
+        ),
+        Claim(
+            "fig2.2/ov-last-entry",
+            "OV circuits use only their last entry μ^(h)",
+            f"{_SRC_CODE}, Fig. 2.2 (pattern purity cell)",
+            "paper value",
+            f"{pooled_t}; iclab's OV last-entry mass μ²/‖OV_(d+1,:)‖²; SE_paper half the last digit" + stage2,
+            f"{PURITY['ov_last_mass']}",
+            paper_settings=PAPER_TRAINING,
+        ),
+        Claim(
+            "fig2.2/ov-zero-sum",
+            "OV circuits are zero-sum, Σ_h μ^(h) ≈ 0 (unlike the single-sign kernel "
+            "regressor, for which |Σμ|/Σ|μ| = 1)",
+            f"{_SRC}, Fig. 2.2",
+            "effect direction",
+            f"1 − |Σμ|/Σ|μ| > 0, {pooled_t} (95 % CI; smallest effect of interest 0.5)",
+            "≈ 1",
+            headline=True,
+        ),
+        Claim(
+            "fig2.2/sign-matching",
+            "Heads match signs: sign ω^(h) = sign μ^(h) for every live head",
+            f"{_SRC}, Fig. 2.2",
+            "effect direction",
+            "fraction of the live heads of every trained H ≥ 2 model (all seeds) with matching signs − 1/2 "
+            "(chance) > 0, Clopper–Pearson 95 % interval (smallest effect of interest 0.25)",
+            "all heads",
+        ),
+        Claim(
+            "fig3.1/preconditioned",
+            "With anisotropic inputs x ~ N(0, Σ) the heads learn KQ ≈ ±γΣ⁻¹: "
+            "preconditioned debiased GD, not plain debiased GD",
+            f"{_SRC}, Fig. 3.1",
+            "effect direction",
+            "E(ŷ − ŷ_dgd)² − E(ŷ − ŷ_pgd(Σ⁻¹))² > 0 (each GD at the model's own least-squares step), paired on "
+            "n_eval prompts, 95 % CI; Σ_ij = ρ^|i−j| (the paper does not say which Σ)",
+            "Ω ≈ Σ⁻¹",
+        ),
     ]
 
 
 def _extension_claims() -> list[Claim]:
     budget = f"; needs ≥ {TRAINED_MIN_STEPS:,} Adam steps"
     mt_src = f"{_SRC}, Figs. 3.2–3.5 (the authors' icl_linear_multitask.ipynb)"
-    share = ("a head's share of task n = the rise of task n's error when the head is removed, over the task's error "
-             "(paired, n_eval prompts); sharing = the smaller share of the head the weights say serves both tasks most")
+    share = (
+        "a head's share of task n = the rise of task n's error when the head is removed, over the task's error "
+        "(paired, n_eval prompts); sharing = the smaller share of the head the weights say serves both tasks most"
+    )
     out = [
-        Claim("multitask/H3-superposition", "With 2 < H < 2N (N = 2 tasks, H = 3) heads serve both tasks at once "
-              "(superposition)", mt_src, "effect direction",
-              share + "; sharing > 0, 95 % CI (smallest effect of interest 0.05)" + budget, "superposition",
-              paper_settings=MT_CODE),
-        Claim("multitask/H4-pairs", "With H = 2N = 4 each head pair serves one task: no head serves both tasks",
-              mt_src, "effect direction",
-              share + "; for H = 4, 0.05 − sharing > 0, 95 % CI (sharing below the smallest effect of interest 0.05; "
-              "a head that serves both tasks disagrees)" + budget, "one head pair per task", paper_settings=MT_CODE),
-        Claim("multitask/H3-equals-H4", "H = 3 learns the same per-task predictors as H = 4", mt_src,
-              "theory vs simulation",
-              "mean task error of H = 3 − H = 4 (paired through per-task debiased GD) within ±5 % of H = 4's, 95 % "
-              "CI" + budget, "same predictor", paper_settings=MT_CODE),
-        Claim("multitask/H4-is-debiased-gd", "H = 4 implements debiased GD per task on the task's own support",
-              mt_src, "theory vs simulation",
-              "mean task error of H = 4 within ±5 % of per-task debiased GD on its support at the least-squares step, "
-              "paired, 95 % CI" + budget, "2μ̆ω̆ ≈ 1 per task", paper_settings=MT_CODE),
-        Claim("thm1-ratio/dgd-large-d", "Debiased GD at η* is within Thm 1's factor of the Bayes risk "
-              "(ratio ≤ 1 + σ⁻²{(1+ξσ²)(1+σ²+ξ⁻¹)}⁻¹ as L → ∞, d/L → ξ), here at ξ = 1/8 and the largest d of the "
-              "sweep", f"{_SRC}, Thm 1 (Bayes risk)", "effect direction",
-              "bound − E(debiased GD)/Bayes > 0, both risks exact in β, ε, x_q and paired over n_ratio draws of X; "
-              "95 % CI (delta method)", "ratio ≤ 2.085 at ξ = 1/8, σ² = 0.1", headline=True,
-              paper_settings=PAPER_SETUP),
-        Claim("thm1-ratio/dgd-paper-size", "Thm 1's asymptotic factor also bounds debiased GD at the paper's own "
-              "size d = 5, L = 40", f"{_SRC}, Thm 1 (Bayes risk), read at the experiments' d, L",
-              "effect direction", "bound − E(debiased GD)/Bayes > 0 at (d, n_train), as above",
-              "ratio ≤ 2.085", paper_settings=PAPER_SETUP),
-        Claim("thm1-ratio/trained", "The trained H = 2 model is within Thm 1's factor of the Bayes risk",
-              f"{_SRC}, Thm 1 (Bayes risk) and Fig. 2.4", "effect direction",
-              "bound − error(model)/error(Bayes) > 0 at L = n_train, paired on n_eval prompts, 95 % CI" + budget,
-              "ratio ≤ 2.085", paper_settings=PAPER_TRAINING),
+        Claim(
+            "multitask/H3-superposition",
+            "With 2 < H < 2N (N = 2 tasks, H = 3) heads serve both tasks at once (superposition)",
+            mt_src,
+            "effect direction",
+            share + "; sharing > 0, 95 % CI (smallest effect of interest 0.05)" + budget,
+            "superposition",
+            paper_settings=MT_CODE,
+        ),
+        Claim(
+            "multitask/H4-pairs",
+            "With H = 2N = 4 each head pair serves one task: no head serves both tasks",
+            mt_src,
+            "effect direction",
+            share + "; for H = 4, 0.05 − sharing > 0, 95 % CI (sharing below the smallest effect of interest 0.05; "
+            "a head that serves both tasks disagrees)" + budget,
+            "one head pair per task",
+            paper_settings=MT_CODE,
+        ),
+        Claim(
+            "multitask/H3-equals-H4",
+            "H = 3 learns the same per-task predictors as H = 4",
+            mt_src,
+            "theory vs simulation",
+            "mean task error of H = 3 − H = 4 (paired through per-task debiased GD) within ±5 % of H = 4's, 95 % "
+            "CI" + budget,
+            "same predictor",
+            paper_settings=MT_CODE,
+        ),
+        Claim(
+            "multitask/H4-is-debiased-gd",
+            "H = 4 implements debiased GD per task on the task's own support",
+            mt_src,
+            "theory vs simulation",
+            "mean task error of H = 4 within ±5 % of per-task debiased GD on its support at the least-squares step, "
+            "paired, 95 % CI" + budget,
+            "2μ̆ω̆ ≈ 1 per task",
+            paper_settings=MT_CODE,
+        ),
+        Claim(
+            "thm1-ratio/dgd-large-d",
+            "Debiased GD at η* is within Thm 1's factor of the Bayes risk "
+            "(ratio ≤ 1 + σ⁻²{(1+ξσ²)(1+σ²+ξ⁻¹)}⁻¹ as L → ∞, d/L → ξ), here at ξ = 1/8 and the largest d of the "
+            "sweep",
+            f"{_SRC}, Thm 1 (Bayes risk)",
+            "effect direction",
+            "bound − E(debiased GD)/Bayes > 0, both risks exact in β, ε, x_q and paired over n_ratio draws of X; "
+            "95 % CI (delta method)",
+            "ratio ≤ 2.085 at ξ = 1/8, σ² = 0.1",
+            headline=True,
+            paper_settings=PAPER_SETUP,
+        ),
+        Claim(
+            "thm1-ratio/dgd-paper-size",
+            "Thm 1's asymptotic factor also bounds debiased GD at the paper's own size d = 5, L = 40",
+            f"{_SRC}, Thm 1 (Bayes risk), read at the experiments' d, L",
+            "effect direction",
+            "bound − E(debiased GD)/Bayes > 0 at (d, n_train), as above",
+            "ratio ≤ 2.085",
+            paper_settings=PAPER_SETUP,
+        ),
+        Claim(
+            "thm1-ratio/trained",
+            "The trained H = 2 model is within Thm 1's factor of the Bayes risk",
+            f"{_SRC}, Thm 1 (Bayes risk) and Fig. 2.4",
+            "effect direction",
+            "bound − error(model)/error(Bayes) > 0 at L = n_train, paired on n_eval prompts, 95 % CI" + budget,
+            "ratio ≤ 2.085",
+            paper_settings=PAPER_TRAINING,
+        ),
     ]
     for att in ("softmax",) + ACTIVATION_NAMES:
-        f = {"softmax": "exp (softmax, C_f = 1)", "affine": "f = 1 + Cs (C_f = C)",
-             "affine_squared": "f = (1 + Cs)² (C_f = 2C)", "one_plus_tanh": "f = 1 + tanh s (C_f = 1)"}[att]
+        f = {
+            "softmax": "exp (softmax, C_f = 1)",
+            "affine": "f = 1 + Cs (C_f = C)",
+            "affine_squared": "f = (1 + Cs)² (C_f = 2C)",
+            "one_plus_tanh": "f = 1 + tanh s (C_f = 1)",
+        }[att]
         src = f"{_SRC}, Fig. 4.2 (activation ablation)" if att != "softmax" else f"{_SRC}, Thm 1 and Fig. 4.2"
-        out.append(Claim(f"fig4.2/{att}/eta-eff",
-                         f"{f}: the trained H = 2 model is debiased GD with step η_eff = 2C_f‖ω‖∞‖μ‖∞", src,
-                         "theory vs simulation",
-                         "least-squares step of the model's ŷ on debiased GD (robust SE over n_eval held-out prompts) "
-                         "within ±10 % of 2C_f‖ω‖∞‖μ‖∞ read off the weights, 95 % CI" + budget, "2C_f‖ω‖∞‖μ‖∞"))
+        out.append(
+            Claim(
+                f"fig4.2/{att}/eta-eff",
+                f"{f}: the trained H = 2 model is debiased GD with step η_eff = 2C_f‖ω‖∞‖μ‖∞",
+                src,
+                "theory vs simulation",
+                "least-squares step of the model's ŷ on debiased GD (robust SE over n_eval held-out prompts) "
+                "within ±10 % of 2C_f‖ω‖∞‖μ‖∞ read off the weights, 95 % CI" + budget,
+                "2C_f‖ω‖∞‖μ‖∞",
+            )
+        )
         if att != "softmax":
-            out.append(Claim(f"fig4.2/{att}/debiased-gd",
-                             f"{f}: the same patterns give the same predictor, debiased GD at η*", src,
-                             "theory vs simulation",
-                             "error (paired through debiased GD at η*) within ±3 % of the exact debiased-GD risk, "
-                             "95 % CI" + budget, "same patterns"))
-    out.append(Claim("fig4.2/ov-zero-sum", "With every activation f the OV circuits are zero-sum",
-                     f"{_SRC}, Fig. 4.2", "effect direction",
-                     "1 − |Σμ|/Σ|μ| > 0, mean over the activation-ablation models, SE over models (95 % Student-t "
-                     "CI; smallest effect of interest 0.5)", "same patterns"))
+            out.append(
+                Claim(
+                    f"fig4.2/{att}/debiased-gd",
+                    f"{f}: the same patterns give the same predictor, debiased GD at η*",
+                    src,
+                    "theory vs simulation",
+                    "error (paired through debiased GD at η*) within ±3 % of the exact debiased-GD risk, "
+                    "95 % CI" + budget,
+                    "same patterns",
+                )
+            )
+    out.append(
+        Claim(
+            "fig4.2/ov-zero-sum",
+            "With every activation f the OV circuits are zero-sum",
+            f"{_SRC}, Fig. 4.2",
+            "effect direction",
+            "1 − |Σμ|/Σ|μ| > 0, mean over the activation-ablation models, SE over models (95 % Student-t "
+            "CI; smallest effect of interest 0.5)",
+            "same patterns",
+        )
+    )
     return out
 
 
 def _second_hand_claims() -> list[Claim]:
-    why = ("an AI-written summary, not the paper: its errors lie below the Bayes risk (and the noise floor σ²) at "
-           "its own (d, n), impossible for any predictor (docs/papers/multihead.md §6.4)")
-    out = [Claim(f"second-hand/{key.replace(' ', '')}", f"Errors at {key}: multi-head, single head, linear, Bayes",
-                 "second-hand summary", "paper value", "not judged: the source is unreliable",
-                 f"{mh}, {sh}, {lin}, {bay}", unreliable=why)
-           for key, (_, _, mh, sh, lin, bay) in SEED_SUMMARY.items()]
+    why = (
+        "an AI-written summary, not the paper: its errors lie below the Bayes risk (and the noise floor σ²) at "
+        "its own (d, n), impossible for any predictor (docs/papers/multihead.md §6.4)"
+    )
+    out = [
+        Claim(
+            f"second-hand/{key.replace(' ', '')}",
+            f"Errors at {key}: multi-head, single head, linear, Bayes",
+            "second-hand summary",
+            "paper value",
+            "not judged: the source is unreliable",
+            f"{mh}, {sh}, {lin}, {bay}",
+            unreliable=why,
+        )
+        for key, (_, _, mh, sh, lin, bay) in SEED_SUMMARY.items()
+    ]
     d, ltr, lte, sm, lin = SEED_SUMMARY_LENGTHGEN
-    out.append(Claim("second-hand/lengthgen", f"Length generalisation d = {d}, trained at n = {ltr}, tested at "
-                     f"n = {lte}: softmax and linear errors", "second-hand summary", "paper value",
-                     "not judged: the source is unreliable", f"softmax {sm}; linear {lin}", unreliable=why))
+    out.append(
+        Claim(
+            "second-hand/lengthgen",
+            f"Length generalisation d = {d}, trained at n = {ltr}, tested at n = {lte}: softmax and linear errors",
+            "second-hand summary",
+            "paper value",
+            "not judged: the source is unreliable",
+            f"softmax {sm}; linear {lin}",
+            unreliable=why,
+        )
+    )
     return out
 
 
@@ -226,21 +416,28 @@ def claims(cfg) -> list[Claim]:
 
 # -- verdicts ----------------------------------------------------------------------------------------------------
 
+
 def _budget(cfg, verdict: Verdict) -> Verdict:
     """``verdict``, or "not judged (settings differ)" when the run trained fewer than TRAINED_MIN_STEPS steps."""
     if cfg.steps >= TRAINED_MIN_STEPS:
         return verdict
-    why = (f"settings differ: steps = {cfg.steps} (a trained-model claim needs ≥ {TRAINED_MIN_STEPS:,} Adam steps, "
-           "stage I finished; the paper trains 5·10⁵)")
+    why = (
+        f"settings differ: steps = {cfg.steps} (a trained-model claim needs ≥ {TRAINED_MIN_STEPS:,} Adam steps, "
+        "stage I finished; the paper trains 5·10⁵)"
+    )
     if verdict.verdict == NOT_JUDGED:
         return dataclasses.replace(verdict, reason=f"{why}; {verdict.reason}")
-    return dataclasses.replace(verdict, verdict=NOT_JUDGED, reason=f"{why} (at these settings the test gave: "
-                               f"{verdict.verdict})")
+    return dataclasses.replace(
+        verdict, verdict=NOT_JUDGED, reason=f"{why} (at these settings the test gave: {verdict.verdict})"
+    )
 
 
 def _with(verdict: Verdict, measured: str | None = None, uncertainty: str | None = None) -> Verdict:
-    return dataclasses.replace(verdict, **({"measured": measured} if measured is not None else {}),
-                               **({"uncertainty": uncertainty} if uncertainty is not None else {}))
+    return dataclasses.replace(
+        verdict,
+        **({"measured": measured} if measured is not None else {}),
+        **({"uncertainty": uncertainty} if uncertainty is not None else {}),
+    )
 
 
 def _t_band(dof: float | None) -> float:
@@ -277,8 +474,9 @@ def _fig24(cfg, iso: pd.DataFrame) -> dict[str, Verdict]:
             ref = FIG24_TRAINED[H][n] - 0.1
             ref_gap = ref - float(th.gd_risk(th.eta_star(5, 40, 0.1), 5, n, 0.1))
             verdict = judge_value(diff, se, ref_gap, k=K_TABLE, paper_se=cv * ref / math.sqrt(FIG24_PROMPTS[H]))
-            out[f"fig2.4/H{H}/L{n}"] = _budget(cfg, _with(verdict, f"{diff:+.4f} (error {err:.4f})",
-                                                          f"± {fmt(se, 2)} (SE)"))
+            out[f"fig2.4/H{H}/L{n}"] = _budget(
+                cfg, _with(verdict, f"{diff:+.4f} (error {err:.4f})", f"± {fmt(se, 2)} (SE)")
+            )
     return out
 
 
@@ -303,8 +501,9 @@ def _head_count(cfg, iso: pd.DataFrame) -> dict[str, Verdict]:
     g2, s2 = _gap_to(h2, n)
     rel = float(pooled(h2, "dgd_rel_fit")[0])
     v = _equal_to_dgd(cfg, h2, n, 0.03)
-    out["thm1/trained-is-debiased-gd"] = _budget(cfg, _with(
-        v, f"{v.measured} (paired difference {g2:+.4f}; relative distance of ŷ to debiased GD {rel:.4f})"))
+    out["thm1/trained-is-debiased-gd"] = _budget(
+        cfg, _with(v, f"{v.measured} (paired difference {g2:+.4f}; relative distance of ŷ to debiased GD {rel:.4f})")
+    )
     h1 = iso[iso["H"] == 1]
     if not h1.empty:
         g1, s1 = _gap_to(h1, n)
@@ -315,8 +514,9 @@ def _head_count(cfg, iso: pd.DataFrame) -> dict[str, Verdict]:
             continue
         gh, sh = _gap_to(rows, n)
         ref = float(th.gd_risk(th.eta_star(cfg.d, n, cfg.sigma2), cfg.d, n, cfg.sigma2)) + g2
-        out[f"fig2.4/H{H}-equals-H2"] = _budget(cfg, judge_equivalence(ref + gh - g2, math.hypot(sh, s2), ref,
-                                                                       rel_tol=0.03, n=cfg.n_eval))
+        out[f"fig2.4/H{H}-equals-H2"] = _budget(
+            cfg, judge_equivalence(ref + gh - g2, math.hypot(sh, s2), ref, rel_tol=0.03, n=cfg.n_eval)
+        )
     return out
 
 
@@ -358,21 +558,27 @@ def _stage2(cfg, rows: pd.DataFrame, verdict: Verdict) -> Verdict:
     why = f"settings differ: the H ≥ 2 models trained {fewest} steps (paper {STAGE_II_STEPS})"
     if verdict.verdict == NOT_JUDGED:
         return dataclasses.replace(verdict, reason=f"{why}; {verdict.reason}")
-    return dataclasses.replace(verdict, verdict=NOT_JUDGED, reason=f"{why} (at these settings the test gave: "
-                               f"{verdict.verdict})")
+    return dataclasses.replace(
+        verdict, verdict=NOT_JUDGED, reason=f"{why} (at these settings the test gave: {verdict.verdict})"
+    )
 
 
 def _patterns(cfg, multi: pd.DataFrame) -> dict[str, Verdict]:
-    out = {cid: _stage2(cfg, multi, _pooled_value(multi, key, paper, paper_se, digits))
-           for cid, key, paper, paper_se, digits in (
-               ("fig2.8/omega-limit", "diag_gamma", PAPER_OMEGA_LOGIT, OMEGA_PRINTED_SE, 4),
-               ("fig2.8/mu-plus-limit", "diag_mu_plus", PAPER_MU, MU_PLUS_PRINTED_SE, 4),
-               ("fig2.2/kq-diagonal", "diag_kq_diag_mass", PURITY["kq_diag_mass"], 5e-6, 6),
-               ("fig2.2/ov-last-entry", "diag_ov_last_mass", PURITY["ov_last_mass"], 5e-6, 6))}
+    out = {
+        cid: _stage2(cfg, multi, _pooled_value(multi, key, paper, paper_se, digits))
+        for cid, key, paper, paper_se, digits in (
+            ("fig2.8/omega-limit", "diag_gamma", PAPER_OMEGA_LOGIT, OMEGA_PRINTED_SE, 4),
+            ("fig2.8/mu-plus-limit", "diag_mu_plus", PAPER_MU, MU_PLUS_PRINTED_SE, 4),
+            ("fig2.2/kq-diagonal", "diag_kq_diag_mass", PURITY["kq_diag_mass"], 5e-6, 6),
+            ("fig2.2/ov-last-entry", "diag_ov_last_mass", PURITY["ov_last_mass"], 5e-6, 6),
+        )
+    }
     eta = th.eta_star(cfg.d, cfg.n_train, cfg.sigma2)
     m, se, n = pooled(multi, "diag_eta_eff")
-    out["thm1/eta-eff"] = _budget(cfg, _with(judge_equivalence(m, se, eta, rel_tol=0.05, n=n,
-                                                               dof=n - 1 if n > 1 else None), f"{m:.4f} ({n} models)"))
+    out["thm1/eta-eff"] = _budget(
+        cfg,
+        _with(judge_equivalence(m, se, eta, rel_tol=0.05, n=n, dof=n - 1 if n > 1 else None), f"{m:.4f} ({n} models)"),
+    )
     out["fig2.2/ov-zero-sum"] = _zero_sum(multi)
     out["fig2.2/sign-matching"] = _sign_matching(multi)
     return out
@@ -396,16 +602,20 @@ def _sign_matching(rows: pd.DataFrame) -> Verdict:
 def _zero_sum(rows: pd.DataFrame) -> Verdict:
     z = rows.assign(zero_sum_effect=1.0 - rows["diag_ov_zero_sum"]) if "diag_ov_zero_sum" in rows else rows
     m, se, n = pooled(z, "zero_sum_effect")
-    return _with(judge_direction(m, se, smallest=0.5, n=n, dof=n - 1 if n > 1 else None),
-                 f"|Σμ|/Σ|μ| = {1 - m:.4f} ({n} models)")
+    return _with(
+        judge_direction(m, se, smallest=0.5, n=n, dof=n - 1 if n > 1 else None), f"|Σμ|/Σ|μ| = {1 - m:.4f} ({n} models)"
+    )
 
 
 def _anisotropic(an: pd.DataFrame) -> dict[str, Verdict]:
     m, se, dof = seed_estimate(an, "closer_to_pgd", "closer_to_pgd_se", None)
     c = float(an["corr_sigma_inv"].mean())
     v = judge_direction(m, se, dof=dof)
-    return {"fig3.1/preconditioned": _with(v, f"{fmt(m, 3)} (corr(KQ, Σ⁻¹) {c:.3f}, corr(KQ, I) "
-                                              f"{float(an['corr_identity'].mean()):.3f})")}
+    return {
+        "fig3.1/preconditioned": _with(
+            v, f"{fmt(m, 3)} (corr(KQ, Σ⁻¹) {c:.3f}, corr(KQ, I) {float(an['corr_identity'].mean()):.3f})"
+        )
+    }
 
 
 def _sharing(r: pd.Series) -> tuple[float, float]:
@@ -436,21 +646,25 @@ def _multitask(cfg, mt: pd.DataFrame) -> dict[str, Verdict]:
 
     if 3 in by_h:
         m3, s3, dof3 = stat(3, _sharing)
-        out["multitask/H3-superposition"] = _budget(cfg, _with(
-            judge_direction(m3, s3, smallest=0.05, n=cfg.n_eval, dof=dof3), f"sharing {m3:.3f}"))
+        out["multitask/H3-superposition"] = _budget(
+            cfg, _with(judge_direction(m3, s3, smallest=0.05, n=cfg.n_eval, dof=dof3), f"sharing {m3:.3f}")
+        )
     if 4 in by_h:
         g4, sg4, _ = stat(4, gap)
         dgd4 = float(np.mean([np.mean(r["err_dgd_per_task"]) for _, r in by_h[4].iterrows()]))
-        out["multitask/H4-is-debiased-gd"] = _budget(cfg, judge_equivalence(dgd4 + g4, sg4, dgd4, rel_tol=0.05,
-                                                                            n=cfg.n_eval))
+        out["multitask/H4-is-debiased-gd"] = _budget(
+            cfg, judge_equivalence(dgd4 + g4, sg4, dgd4, rel_tol=0.05, n=cfg.n_eval)
+        )
         m4, s4, dof4 = stat(4, _sharing)
-        out["multitask/H4-pairs"] = _budget(cfg, _with(
-            judge_direction(0.05 - m4, s4, n=cfg.n_eval, dof=dof4), f"sharing {m4:.3f} (margin 0.05)"))
+        out["multitask/H4-pairs"] = _budget(
+            cfg, _with(judge_direction(0.05 - m4, s4, n=cfg.n_eval, dof=dof4), f"sharing {m4:.3f} (margin 0.05)")
+        )
     if 3 in by_h and 4 in by_h:
         g3, sg3, _ = stat(3, gap)
         ref = dgd4 + g4
-        out["multitask/H3-equals-H4"] = _budget(cfg, judge_equivalence(ref + g3 - g4, math.hypot(sg3, sg4), ref,
-                                                                       rel_tol=0.05, n=cfg.n_eval))
+        out["multitask/H3-equals-H4"] = _budget(
+            cfg, judge_equivalence(ref + g3 - g4, math.hypot(sg3, sg4), ref, rel_tol=0.05, n=cfg.n_eval)
+        )
     return out
 
 
@@ -472,8 +686,9 @@ def _bayes_ratio(cfg, rr: pd.Series | None, iso: pd.DataFrame) -> dict[str, Verd
         here = [i for i, s in enumerate(sweep) if s == "L" and ds[i] == cfg.d and Ls[i] == cfg.n_train]
         if here:
             i = here[0]
-            out["thm1-ratio/dgd-paper-size"] = _bound_slack(rr["ratio_ratio"][i], rr["ratio_ratio_se"][i],
-                                                            rr["ratio_bound"][i], cfg.n_ratio)
+            out["thm1-ratio/dgd-paper-size"] = _bound_slack(
+                rr["ratio_ratio"][i], rr["ratio_ratio_se"][i], rr["ratio_bound"][i], cfg.n_ratio
+            )
     h2 = iso[iso["H"] == 2] if not iso.empty else iso
     if not h2.empty:
         ratio, se, _ = seed_estimate(h2, "bayes_ratio", "bayes_ratio_se", cfg.n_train)
@@ -492,14 +707,19 @@ def _activation(cfg, iso: pd.DataFrame, act: pd.DataFrame) -> dict[str, Verdict]
             continue
         fit, fit_se, dof = seed_estimate(rows, "dgd_eta_fit", "dgd_eta_fit_se", None)
         w = float(rows["eta_weights"].mean())
-        out[f"fig4.2/{att}/eta-eff"] = _budget(cfg, _with(
-            judge_equivalence(fit, fit_se, w, rel_tol=0.10, n=cfg.n_eval, dof=dof),
-            f"fitted step {fit:.4f} vs 2C_f‖ω‖∞‖μ‖∞ = {w:.4f}"))
+        out[f"fig4.2/{att}/eta-eff"] = _budget(
+            cfg,
+            _with(
+                judge_equivalence(fit, fit_se, w, rel_tol=0.10, n=cfg.n_eval, dof=dof),
+                f"fitted step {fit:.4f} vs 2C_f‖ω‖∞‖μ‖∞ = {w:.4f}",
+            ),
+        )
         if att != "softmax":
             v = _equal_to_dgd(cfg, rows, cfg.n_train, 0.03)
             kq, ov = float(rows["diag_kq_diag_mass"].mean()), float(rows["diag_ov_last_mass"].mean())
-            out[f"fig4.2/{att}/debiased-gd"] = _budget(cfg, _with(
-                v, f"{v.measured} (KQ diag. mass {kq:.4f}, OV last-entry mass {ov:.4f})"))
+            out[f"fig4.2/{att}/debiased-gd"] = _budget(
+                cfg, _with(v, f"{v.measured} (KQ diag. mass {kq:.4f}, OV last-entry mass {ov:.4f})")
+            )
     if not act.empty:
         out["fig4.2/ov-zero-sum"] = _zero_sum(act)
     return out
@@ -512,13 +732,15 @@ def _second_hand(cfg) -> dict[str, Verdict]:
         bayes = th.bayes_risk(d, L, s2, n_mc=500)[0]
         dgd = float(th.gd_risk(th.eta_star(d, L, s2), d, L, s2))
         out[f"second-hand/{key.replace(' ', '')}"] = not_judged(
-            "its values lie below iclab's Bayes risk", f"theory: debiased GD {dgd:.3f}, Bayes {bayes:.3f}")
+            "its values lie below iclab's Bayes risk", f"theory: debiased GD {dgd:.3f}, Bayes {bayes:.3f}"
+        )
     d, ltr, lte, *_ = SEED_SUMMARY_LENGTHGEN
     e = th.eta_star(d, ltr, s2)
     out["second-hand/lengthgen"] = not_judged(
         "its values lie below the noise floor σ² = 0.1",
         f"theory: debiased GD {float(th.gd_risk(e, d, lte, s2)):.3f}; frozen-1/L GD "
-        f"{float(th.gd_risk(e * lte / ltr, d, lte, s2, False)):.2f}")
+        f"{float(th.gd_risk(e * lte / ltr, d, lte, s2, False)):.2f}",
+    )
     return out
 
 
@@ -572,18 +794,22 @@ def notes(cfg, df: pd.DataFrame) -> str:
         "- The second-hand summary's table (an AI-written note, not the paper) is listed as unreliable and never "
         "judged: its errors lie below the Bayes risk at its (d, n), and its H = 8 ≠ H = 4 contradicts the authors.",
         f"- Multi-task data: this run uses the {cfg.mt_law!r} law (L = {cfg.mt_n}); "
-        + ("the authors' code (independent β_n ~ N(0, I), noise std √d_n·σ, noiseless query), as behind their "
-           "figures." if cfg.mt_law == "code" else
-           "the post's (shared β ~ N(0, I/d), σ², noisy query), not the authors' code behind their figures, so the "
-           "multi-task rows are not judged here (docs/papers/multihead.md §6.7)."),
+        + (
+            "the authors' code (independent β_n ~ N(0, I), noise std √d_n·σ, noiseless query), as behind their figures."
+            if cfg.mt_law == "code"
+            else "the post's (shared β ~ N(0, I/d), σ², noisy query), not the authors' code behind their figures, so the "
+            "multi-task rows are not judged here (docs/papers/multihead.md §6.7)."
+        ),
         f"- Activation ablation: C = {cfg.activation_C:g} (the paper does not give it), H = {cfg.activation_heads}; "
         "the same optimiser and budget as the softmax models.",
     ]
     if max(cfg.steps, cfg.stage2_steps) < STAGE_II_STEPS:
-        lines.append(f"- This run trains {cfg.steps:,} steps at lr {cfg.lr:g} (the paper: 5·10⁵ at 1e-3): stage I "
-                     "(diagonal KQ, last-entry zero-sum OV, sign matching) is done "
-                     + ("" if cfg.steps >= TRAINED_MIN_STEPS else "for most seeds ")
-                     + "but stage II (|ω| decaying toward ≈ 0.14 while Σμ₊ grows) is not, so the limits of |ω|, Σμ₊ and "
-                     "the pattern purity are not judged; the full preset (5·10⁵ steps) would judge them. A seed can sit "
-                     "on the single-head plateau (one dummy head, zero-sum ≈ 1) for a while before escaping.")
+        lines.append(
+            f"- This run trains {cfg.steps:,} steps at lr {cfg.lr:g} (the paper: 5·10⁵ at 1e-3): stage I "
+            "(diagonal KQ, last-entry zero-sum OV, sign matching) is done "
+            + ("" if cfg.steps >= TRAINED_MIN_STEPS else "for most seeds ")
+            + "but stage II (|ω| decaying toward ≈ 0.14 while Σμ₊ grows) is not, so the limits of |ω|, Σμ₊ and "
+            "the pattern purity are not judged; the full preset (5·10⁵ steps) would judge them. A seed can sit "
+            "on the single-head plateau (one dummy head, zero-sum ≈ 1) for a while before escaping."
+        )
     return "\n".join(lines)

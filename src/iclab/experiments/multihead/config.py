@@ -95,8 +95,23 @@ class MultiheadConfig(Config):
     device: str = "cpu"
 
     def __post_init__(self) -> None:
-        for f in ("seeds", "d", "n_train", "steps", "batch_size", "log_every", "n_monitor", "n_eval", "n_mc",
-                  "lengthgen_train", "lengthgen_heads", "aniso_heads", "mt_n", "activation_heads", "n_ratio"):
+        for f in (
+            "seeds",
+            "d",
+            "n_train",
+            "steps",
+            "batch_size",
+            "log_every",
+            "n_monitor",
+            "n_eval",
+            "n_mc",
+            "lengthgen_train",
+            "lengthgen_heads",
+            "aniso_heads",
+            "mt_n",
+            "activation_heads",
+            "n_ratio",
+        ):
             check_int(f, getattr(self, f), 1)
         check_int("seed", self.seed, 0)
         check_int("seeds", self.seeds, 1, MAX_SEEDS)
@@ -129,10 +144,31 @@ PRESETS = {
     # estimators) and the multi-task law of the authors' code. The H ≥ 2 softmax models train the paper's 5e5 steps
     # (their stage-II limits are claims), the other models 3e4 (stage I finished), so that it fits about an hour on
     # 2 cores (docs/papers/multihead.md §5.2).
-    "paper": MultiheadConfig(steps=30_000, stage2_steps=500_000, lr=1e-3, log_every=500, n_mc=50_000,
-                             n_monitor=5000, mt_law="code", mt_n=48, n_ratio=4000),
+    "paper": MultiheadConfig(
+        steps=30_000,
+        stage2_steps=500_000,
+        lr=1e-3,
+        log_every=500,
+        n_mc=50_000,
+        n_monitor=5000,
+        mt_law="code",
+        mt_n=48,
+        n_ratio=4000,
+    ),
     # The paper's full budget (5e5 steps, three seeds): GPU-scale, not run on CPU.
-    "full": MultiheadConfig(seeds=3, heads=(1, 2, 3, 4, 8), steps=500_000, lr=1e-3, log_every=1000, n_eval=20_000,
-                            n_mc=50_000, n_monitor=5000, multitask_heads=(1, 2, 3, 4), mt_law="code", mt_n=48,
-                            n_ratio=4000, eval_lengths=(10, 15, 20, 25, 30, 35, 40, 50, 60, 70, 80, 90, 100)),
+    "full": MultiheadConfig(
+        seeds=3,
+        heads=(1, 2, 3, 4, 8),
+        steps=500_000,
+        lr=1e-3,
+        log_every=1000,
+        n_eval=20_000,
+        n_mc=50_000,
+        n_monitor=5000,
+        multitask_heads=(1, 2, 3, 4),
+        mt_law="code",
+        mt_n=48,
+        n_ratio=4000,
+        eval_lengths=(10, 15, 20, 25, 30, 35, 40, 50, 60, 70, 80, 90, 100),
+    ),
 }

@@ -12,8 +12,7 @@ import numpy as np
 import pandas as pd
 
 from iclab.experiments.multihead.paper_values import FIG24_TRAINED, PAPER_OMEGA_LOGIT
-from iclab.experiments.multihead.results import (baseline_row, lengthgen_rows, mean_curve, part_rows, ratio_row,
-                                                 value_at)
+from iclab.experiments.multihead.results import baseline_row, lengthgen_rows, mean_curve, part_rows, ratio_row, value_at
 from iclab.plotting import color, new_figure, save_figure, theory_vs_sim
 from iclab.theory import multihead as th
 
@@ -41,10 +40,16 @@ def _dynamics(cfg, iso: pd.DataFrame, fig_dir: Path) -> Path:
         data[f"loss_H{H}"] = r["curve_loss"]
         for h in range(om.shape[1]):
             data[f"omega_H{H}_{h}"], data[f"mu_H{H}_{h}"] = om[:, h], mu[:, h]
-    ax[0].axhline(th.gd_risk(th.eta_star(cfg.d, cfg.n_train, cfg.sigma2), cfg.d, cfg.n_train, cfg.sigma2),
-                  color="k", ls="--", lw=1, label="debiased GD (η*)")
-    for a, t in zip(ax, ("held-out MSE", "ω^(h) (logit coef.)", "μ^(h) (OV last entry)",
-                         "KQ diag. mass (—), OV zero-sum (⋯)")):
+    ax[0].axhline(
+        th.gd_risk(th.eta_star(cfg.d, cfg.n_train, cfg.sigma2), cfg.d, cfg.n_train, cfg.sigma2),
+        color="k",
+        ls="--",
+        lw=1,
+        label="debiased GD (η*)",
+    )
+    for a, t in zip(
+        ax, ("held-out MSE", "ω^(h) (logit coef.)", "μ^(h) (OV last entry)", "KQ diag. mass (—), OV zero-sum (⋯)")
+    ):
         a.set_xscale("log")
         a.set_xlabel("step")
         a.set_title(t)
@@ -93,8 +98,7 @@ def _head_ablation(cfg, base: pd.Series, iso: pd.DataFrame, fig_dir: Path) -> Pa
         es.append(value_at(lengths, e, cfg.n_train))
     ax.errorbar(Hs, ms, es, fmt="o-", color=color(0), label="trained softmax")
     L = np.asarray(base["lengths"])
-    for key, lab, i in (("th_dgd_star", "debiased GD η*", 7), ("th_bayes", "Bayes", 5),
-                        ("mc_nw", "single-head NW", 4)):
+    for key, lab, i in (("th_dgd_star", "debiased GD η*", 7), ("th_bayes", "Bayes", 5), ("mc_nw", "single-head NW", 4)):
         ax.axhline(value_at(L, base[key], cfg.n_train), color=color(i), ls="--", lw=1, label=lab)
     ax.set_xscale("log", base=2)
     ax.set_xlabel("heads H")
@@ -128,8 +132,10 @@ def _anisotropic_kq(an: pd.DataFrame, fig_dir: Path) -> Path:
     r = an.iloc[0]
     blk, prec = np.asarray(r["kq_block"]), np.asarray(r["sigma_inv"])
     fig, ax = new_figure(2, 1, width=3.4)
-    for a, m, t in ((ax[0], blk / np.abs(blk).max(), f"learned sign-aligned s·KQ (corr {r['corr_sigma_inv']:.2f})"),
-                    (ax[1], prec / np.abs(prec).max(), "Σ⁻¹")):
+    for a, m, t in (
+        (ax[0], blk / np.abs(blk).max(), f"learned sign-aligned s·KQ (corr {r['corr_sigma_inv']:.2f})"),
+        (ax[1], prec / np.abs(prec).max(), "Σ⁻¹"),
+    ):
         im = a.imshow(m, cmap="RdBu_r", vmin=-1, vmax=1)
         a.set_title(t, fontsize=8)
         a.grid(False)
@@ -192,8 +198,14 @@ def _bayes_ratio(cfg, rr: pd.Series, iso: pd.DataFrame, fig_dir: Path) -> Path:
     L = np.asarray(rr["ratio_L"])[Ls]
     ax[0].plot(L, np.asarray(rr["ratio_bound"])[Ls], "k-", label="Thm 1 bound (ξ = d/L)")
     ax[0].plot(L, np.asarray(rr["ratio_limit_ratio"])[Ls], "k:", label="L → ∞ ratio, debiased GD")
-    ax[0].errorbar(L, np.asarray(rr["ratio_ratio"])[Ls], 2 * np.asarray(rr["ratio_ratio_se"])[Ls], fmt="o",
-                   color=color(7), label="debiased GD η*(L), finite d")
+    ax[0].errorbar(
+        L,
+        np.asarray(rr["ratio_ratio"])[Ls],
+        2 * np.asarray(rr["ratio_ratio_se"])[Ls],
+        fmt="o",
+        color=color(7),
+        label="debiased GD η*(L), finite d",
+    )
     for i, (H, rows) in enumerate(iso.groupby("H")):
         m, _ = mean_curve(rows, "bayes_ratio")
         ax[0].plot(rows.iloc[0]["lengths"], m, ".--", color=color(i), lw=1, label=f"trained H={H} (at L={cfg.n_train})")
@@ -207,8 +219,14 @@ def _bayes_ratio(cfg, rr: pd.Series, iso: pd.DataFrame, fig_dir: Path) -> Path:
     dd = np.asarray(rr["ratio_d"])[ds]
     ax[1].plot(dd, np.asarray(rr["ratio_bound"])[ds], "k-", label="Thm 1 bound")
     ax[1].plot(dd, np.asarray(rr["ratio_limit_ratio"])[ds], "k:", label="L → ∞ ratio")
-    ax[1].errorbar(dd, np.asarray(rr["ratio_ratio"])[ds], 2 * np.asarray(rr["ratio_ratio_se"])[ds], fmt="o-",
-                   color=color(7), label="debiased GD η*, finite (d, L)")
+    ax[1].errorbar(
+        dd,
+        np.asarray(rr["ratio_ratio"])[ds],
+        2 * np.asarray(rr["ratio_ratio_se"])[ds],
+        fmt="o-",
+        color=color(7),
+        label="debiased GD η*, finite (d, L)",
+    )
     ax[1].set_xscale("log", base=2)
     ax[1].set_xlabel(f"d (L = {cfg.n_train // cfg.d if cfg.n_train % cfg.d == 0 else cfg.n_train / cfg.d}·d)")
     ax[1].set_title(f"ξ = d/L = {cfg.d / cfg.n_train:.3g}", fontsize=8)
@@ -223,8 +241,11 @@ def _activation(cfg, base: pd.Series | None, iso: pd.DataFrame, act: pd.DataFram
     models = [("softmax", iso[iso["H"] == cfg.activation_heads] if not iso.empty else iso)]
     models += [(a, g) for a, g in act.groupby("attention")]
     data: dict = {}
-    stats = {"KQ diag.\nmass": "diag_kq_diag_mass", "OV last-\nentry mass": "diag_ov_last_mass",
-             "1 − |Σμ|/Σ|μ|": "diag_ov_zero_sum"}
+    stats = {
+        "KQ diag.\nmass": "diag_kq_diag_mass",
+        "OV last-\nentry mass": "diag_ov_last_mass",
+        "1 − |Σμ|/Σ|μ|": "diag_ov_zero_sum",
+    }
     bars: list[float] = []
     for i, (att, rows) in enumerate(models):
         if rows.empty:

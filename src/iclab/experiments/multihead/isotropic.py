@@ -31,13 +31,13 @@ def isotropic_cell(cfg, cell: dict, n_train: int) -> dict:
     H, att = int(cell["H"]), cell["attention"]
     params = _attention_params(cfg, att)
     data = train_prompts(cfg, n_train)
-    model, row = train_model(cfg, cell, data, H, att, linear_length=n_train if att == "linear" else None,
-                             attention_params=params)
+    model, row = train_model(
+        cfg, cell, data, H, att, linear_length=n_train if att == "linear" else None, attention_params=params
+    )
     eta = th.eta_star(cfg.d, n_train, cfg.sigma2)
     row["lengths"] = list(cfg.eval_lengths)
     row["eta_star"] = eta
-    row.update(evaluate_lengths(cfg, model, lambda n: eval_prompts(cfg, n), int(cell["seed"]), cfg.eval_lengths,
-                                eta))
+    row.update(evaluate_lengths(cfg, model, lambda n: eval_prompts(cfg, n), int(cell["seed"]), cfg.eval_lengths, eta))
     diag = pattern_diagnostics(model)
     row.update({f"diag_{k}": v for k, v in diag.items()})
     held = eval_prompts(cfg, n_train).sample(cfg.n_eval, generator_for(cell["seed"], "held-out"))

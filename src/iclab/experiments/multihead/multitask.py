@@ -32,11 +32,16 @@ def _head_roles(om: np.ndarray, mu: np.ndarray, masks: np.ndarray) -> dict:
     eff = np.einsum("hn,hd->nd", mu, om)  # (N, d) per-task, per-coordinate effective step Σ_h μ_n ω_i
     serve = np.abs(mu) * np.sqrt(np.einsum("hd,nd->hn", om**2, masks))  # (H, N)
     serves = serve >= 0.1 * serve.max()
-    return {"omega_vec": om.tolist(), "mu_mat": mu.tolist(), "eff_step": eff.tolist(),
-            "zero_sum_per_task": (np.abs(mu.sum(0)) / np.abs(mu).sum(0)).tolist(),
-            "off_support_frac": float((np.abs(eff) * (1 - masks)).sum() / np.abs(eff).sum()),
-            "serve": serve.tolist(), "heads_serving_both": int(serves.all(1).sum()),
-            "heads_per_task": serves.sum(0).tolist()}
+    return {
+        "omega_vec": om.tolist(),
+        "mu_mat": mu.tolist(),
+        "eff_step": eff.tolist(),
+        "zero_sum_per_task": (np.abs(mu.sum(0)) / np.abs(mu).sum(0)).tolist(),
+        "off_support_frac": float((np.abs(eff) * (1 - masks)).sum() / np.abs(eff).sum()),
+        "serve": serve.tolist(),
+        "heads_serving_both": int(serves.all(1).sum()),
+        "heads_per_task": serves.sum(0).tolist(),
+    }
 
 
 def _oracle_dgd(data: MultiTaskRegression, b, tgt: torch.Tensor) -> torch.Tensor:

@@ -11,8 +11,20 @@ from iclab.theory import multihead as th
 
 __all__ = ["ratio_cell", "ratio_grid"]
 
-_KEYS = ("d", "L", "eta", "dgd", "dgd_se", "bayes", "bayes_se", "ratio", "ratio_se", "dgd_closed_form", "bound",
-         "limit_ratio")
+_KEYS = (
+    "d",
+    "L",
+    "eta",
+    "dgd",
+    "dgd_se",
+    "bayes",
+    "bayes_se",
+    "ratio",
+    "ratio_se",
+    "dgd_closed_form",
+    "bound",
+    "limit_ratio",
+)
 
 
 def ratio_grid(cfg) -> list[tuple[int, int, str]]:

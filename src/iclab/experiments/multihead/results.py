@@ -6,8 +6,17 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["part_rows", "baseline_row", "ratio_row", "lengthgen_rows", "mean_curve", "value_at", "format_number",
-           "seed_estimate", "pooled"]
+__all__ = [
+    "part_rows",
+    "baseline_row",
+    "ratio_row",
+    "lengthgen_rows",
+    "mean_curve",
+    "value_at",
+    "format_number",
+    "seed_estimate",
+    "pooled",
+]
 
 
 def part_rows(df: pd.DataFrame, part: str, attention: str | None = None) -> pd.DataFrame:

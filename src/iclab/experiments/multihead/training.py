@@ -19,8 +19,17 @@ from iclab.estimators import bayes_posterior_mean, debiased_gd, predict_with
 from iclab.models import MultiHeadRegressionAttention, pattern_diagnostics, regression_mse
 from iclab.train import TrainConfig, train
 
-__all__ = ["Float64Prompts", "eval_prompts", "train_prompts", "mse", "trained_steps", "train_model",
-           "evaluate_lengths", "paired_mean", "ratio_of_means"]
+__all__ = [
+    "Float64Prompts",
+    "eval_prompts",
+    "train_prompts",
+    "mse",
+    "trained_steps",
+    "train_model",
+    "evaluate_lengths",
+    "paired_mean",
+    "ratio_of_means",
+]
 
 PATTERN_KEYS = ("kq_diag_mass", "ov_last_mass", "ov_zero_sum", "omega", "mu")  # traced along training
 
@@ -62,8 +71,16 @@ def trained_steps(cfg, part: str, H: int, attention: str) -> int:
     return cfg.stage2_steps if stage2 else cfg.steps
 
 
-def train_model(cfg, cell: dict, data, H: int, attention: str, n_out: int = 1, linear_length: int | None = None,
-                attention_params: dict | None = None) -> tuple[MultiHeadRegressionAttention, dict]:
+def train_model(
+    cfg,
+    cell: dict,
+    data,
+    H: int,
+    attention: str,
+    n_out: int = 1,
+    linear_length: int | None = None,
+    attention_params: dict | None = None,
+) -> tuple[MultiHeadRegressionAttention, dict]:
     """Train one model with the iclab trainer (Adam, :func:`trained_steps` steps); returns it on the CPU and its
     curves.
 
@@ -74,17 +91,36 @@ def train_model(cfg, cell: dict, data, H: int, attention: str, n_out: int = 1, l
     seed = int(cell["seed"])
     steps = trained_steps(cfg, cell["part"], H, attention)
     torch.manual_seed(derive_seed(seed, "init", cell["part"], H, attention))
-    model = MultiHeadRegressionAttention(data.d, H, attention, n_out=n_out, linear_length=linear_length,
-                                         attention_params=attention_params)
+    model = MultiHeadRegressionAttention(
+        data.d, H, attention, n_out=n_out, linear_length=linear_length, attention_params=attention_params
+    )
     monitor = data.sample(cfg.n_monitor, generator_for(seed, "monitor", cell["part"]))
     probes = {} if n_out > 1 else {"p": _pattern_probe}
-    tcfg = TrainConfig(steps=steps, batch_size=cfg.batch_size, lr=cfg.lr, optimizer="adam", seed=seed,
-                       log_every=cfg.log_every, device=cfg.device)
-    res = train(model, data, regression_mse, tcfg, probes=probes,
-                eval_fn=lambda m: {"mse": float(regression_mse(m, monitor.to(cfg.device)))})
+    tcfg = TrainConfig(
+        steps=steps,
+        batch_size=cfg.batch_size,
+        lr=cfg.lr,
+        optimizer="adam",
+        seed=seed,
+        log_every=cfg.log_every,
+        device=cfg.device,
+    )
+    res = train(
+        model,
+        data,
+        regression_mse,
+        tcfg,
+        probes=probes,
+        eval_fn=lambda m: {"mse": float(regression_mse(m, monitor.to(cfg.device)))},
+    )
     hist = res.history
-    curves = {"curve_step": [r["step"] for r in hist], "curve_loss": [r["eval/mse"] for r in hist],
-              "seconds": res.seconds, "steps_per_s": res.steps / max(res.seconds, 1e-9), "trained_steps": res.steps}
+    curves = {
+        "curve_step": [r["step"] for r in hist],
+        "curve_loss": [r["eval/mse"] for r in hist],
+        "seconds": res.seconds,
+        "steps_per_s": res.steps / max(res.seconds, 1e-9),
+        "trained_steps": res.steps,
+    }
     if probes:
         for k in PATTERN_KEYS:
             curves[f"curve_{k}"] = [r[f"p/{k}"] for r in hist]
@@ -124,7 +160,9 @@ def evaluate_lengths(cfg, model, make_data, seed: int, lengths, eta: float) -> d
         e_b = (predict_with(w_bayes, b).double() - b.target.double()) ** 2  # (M,)
         diff, diff_se = paired_mean(e_m - e_g)
         ratio, ratio_se = ratio_of_means(e_m, e_b)
-        for k, v in zip(keys, (float(e_m.mean()), float(e_m.std()), float(e_g.mean()), diff, diff_se,
-                               float(e_b.mean()), ratio, ratio_se)):
+        for k, v in zip(
+            keys,
+            (float(e_m.mean()), float(e_m.std()), float(e_g.mean()), diff, diff_se, float(e_b.mean()), ratio, ratio_se),
+        ):
             out[k].append(v)
     return out

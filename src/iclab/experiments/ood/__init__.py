@@ -13,17 +13,19 @@ from iclab.experiments.ood.config import PRESETS, OodConfig
 
 __all__ = ["OodConfig", "EXPERIMENT"]
 
-EXPERIMENT = register(Experiment.in_package(
-    __name__,
-    name="ood",
-    paper="ood",
-    title="Attention dynamics for OOD in-context learning: α/β weights, OOD error under rotation, forgetting",
-    claim="A one-layer merged-Q softmax attention trained by GD on orthonormal-feature regression is described by "
-          "α (own-feature) and β (other-feature) logits tied by a conservation law (α = −Σβ); its OOD error on a "
-          "shifted feature set U follows from M = VᵀU and ⟨u_k, v̄⟩ (uniform attention = random guessing when U ⟂ V); "
-          "fine-tuning on U raises source α and moves β by γ_mγ_k·Δβ_U, so for K = 2 feature k is forgotten iff "
-          "−γ_kγ_m > γ_k², and otherwise fine-tuning helps the source task (arXiv:2609.36448; docs/papers/ood.md §2).",
-    config_cls=OodConfig,
-    presets=PRESETS,
-    order=50,
-))
+EXPERIMENT = register(
+    Experiment.in_package(
+        __name__,
+        name="ood",
+        paper="ood",
+        title="Attention dynamics for OOD in-context learning: α/β weights, OOD error under rotation, forgetting",
+        claim="A one-layer merged-Q softmax attention trained by GD on orthonormal-feature regression is described by "
+        "α (own-feature) and β (other-feature) logits tied by a conservation law (α = −Σβ); its OOD error on a "
+        "shifted feature set U follows from M = VᵀU and ⟨u_k, v̄⟩ (uniform attention = random guessing when U ⟂ V); "
+        "fine-tuning on U raises source α and moves β by γ_mγ_k·Δβ_U, so for K = 2 feature k is forgotten iff "
+        "−γ_kγ_m > γ_k², and otherwise fine-tuning helps the source task (arXiv:2609.36448; docs/papers/ood.md §2).",
+        config_cls=OodConfig,
+        presets=PRESETS,
+        order=50,
+    )
+)

@@ -73,17 +73,35 @@ def budget(cfg: OodConfig) -> list[Need]:
     shape = {"n_tokens": n, "d": cfg.d}
     tiny_shape = {"tiny_width": cfg.tiny_width, "tiny_n_tokens": cfg.tiny_n_tokens}
     minilm_seconds = (cfg.minilm_steps + cfg.minilm_ft_steps * len(cfg.minilm_thetas_deg)) * 1e6 / 1e9
-    return [Need({"batch_size": cfg.batch_size, **shape}, memory=8.0 * 8 * cfg.batch_size * n * d,
-                 seconds=20.0 * (cfg.max_steps + cfg.ft_max_steps) * cfg.batch_size * n * d * d / 5e9),
-            Need({"ood_prompts": cfg.ood_prompts, **shape}, memory=8.0 * 8 * cfg.ood_prompts * n * d,
-                 seconds=len(cfg.thetas_deg) * cfg.ood_prompts * n * d * d / 1e9),
-            Need({"tiny_batch": cfg.tiny_batch, **tiny_shape, "tiny_steps": cfg.tiny_steps},
-                 memory=4.0 * 32 * cfg.tiny_batch * tiny + 4.0 * 4 * cfg.tiny_batch * cfg.tiny_n_tokens ** 2
-                 * max(cfg.tiny_layers),
-                 seconds=60.0 * (cfg.tiny_steps + cfg.tiny_ft_steps * len(cfg.tiny_gamma2)) * cfg.tiny_batch * tiny
-                 * cfg.tiny_width / 2e10),
-            Need({"tiny_eval": cfg.tiny_eval, **tiny_shape}, memory=4.0 * 16 * cfg.tiny_eval * tiny
-                 + 4.0 * 4 * cfg.tiny_eval * cfg.tiny_n_tokens ** 2),
-            Need({"minilm": cfg.minilm, "minilm_steps": cfg.minilm_steps, "minilm_ft_steps": cfg.minilm_ft_steps},
-                 memory=5e8 if cfg.minilm else 0.0,
-                 seconds=minilm_seconds if cfg.minilm else 0.0)]
+    return [
+        Need(
+            {"batch_size": cfg.batch_size, **shape},
+            memory=8.0 * 8 * cfg.batch_size * n * d,
+            seconds=20.0 * (cfg.max_steps + cfg.ft_max_steps) * cfg.batch_size * n * d * d / 5e9,
+        ),
+        Need(
+            {"ood_prompts": cfg.ood_prompts, **shape},
+            memory=8.0 * 8 * cfg.ood_prompts * n * d,
+            seconds=len(cfg.thetas_deg) * cfg.ood_prompts * n * d * d / 1e9,
+        ),
+        Need(
+            {"tiny_batch": cfg.tiny_batch, **tiny_shape, "tiny_steps": cfg.tiny_steps},
+            memory=4.0 * 32 * cfg.tiny_batch * tiny
+            + 4.0 * 4 * cfg.tiny_batch * cfg.tiny_n_tokens**2 * max(cfg.tiny_layers),
+            seconds=60.0
+            * (cfg.tiny_steps + cfg.tiny_ft_steps * len(cfg.tiny_gamma2))
+            * cfg.tiny_batch
+            * tiny
+            * cfg.tiny_width
+            / 2e10,
+        ),
+        Need(
+            {"tiny_eval": cfg.tiny_eval, **tiny_shape},
+            memory=4.0 * 16 * cfg.tiny_eval * tiny + 4.0 * 4 * cfg.tiny_eval * cfg.tiny_n_tokens**2,
+        ),
+        Need(
+            {"minilm": cfg.minilm, "minilm_steps": cfg.minilm_steps, "minilm_ft_steps": cfg.minilm_ft_steps},
+            memory=5e8 if cfg.minilm else 0.0,
+            seconds=minilm_seconds if cfg.minilm else 0.0,
+        ),
+    ]

@@ -48,8 +48,9 @@ def share_verdict(hits: int, n: int, rel_tol: float = 0.05) -> Verdict:
     lo = float(beta.ppf(0.025, hits, n - hits + 1)) if hits > 0 else 0.0
     hi = float(beta.ppf(0.975, hits + 1, n - hits)) if hits < n else 1.0
     v = judge_equivalence(p, max(p - lo, hi - p) / 1.959964, 1.0, rel_tol=rel_tol, n=n)
-    return dataclasses.replace(v, measured=f"{hits}/{n} = {p:.1%}", uncertainty=f"Clopper–Pearson 95 % [{lo:.3f}, "
-                               f"{hi:.3f}]")
+    return dataclasses.replace(
+        v, measured=f"{hits}/{n} = {p:.1%}", uncertainty=f"Clopper–Pearson 95 % [{lo:.3f}, {hi:.3f}]"
+    )
 
 
 def _t_equivalence(values, target: float, rel_tol: float, extra_var: float = 0.0) -> Verdict:
@@ -78,16 +79,23 @@ def _pretraining(cfg, r) -> dict:
     m_loss, se_loss, _ = mean_se(r["rep_train_loss"])
     return {
         "conservation": _say(exact_verdict(1 + cons, 1.0, 1e-6), f"max |α_k + Σβ_mk| / α* = {cons:.1e} ({n} runs)"),
-        "beta-symmetric": _say(_t_equivalence([1 + v for v in r["rep_beta_dev"]], 1.0, 0.05),
-                               f"1 + {np.mean(r['rep_beta_dev']):.2e} (largest relative deviation, {n} runs)"),
-        "alpha-star-vs-gd": _say(_t_equivalence(r["rep_alpha_star"], r["theory_alpha_star"], 0.02),
-                                 f"{np.mean(r['rep_alpha_star']):.4f} (SGD, {n} runs) vs population GD "
-                                 f"{r['theory_alpha_star']:.4f} (large N {r['largeN_alpha_star']:.4f})"),
-        "stop-steps-vs-gd": _say(_t_equivalence(r["rep_steps"], grid, 0.05, cfg.log_every**2 / 12 / n),
-                                 f"{np.mean(r['rep_steps']):.1f} steps (SGD, {n} runs, checked every "
-                                 f"{cfg.log_every}) vs population GD {int(r['theory_steps'])} (→ {grid})"),
-        "train-loss-paper": _say(judge_value(m_loss, se_loss, 0.0024, paper_se=0.00005),
-                                 f"{m_loss:.5f} (exact loss at N, {n} SGD runs)"),
+        "beta-symmetric": _say(
+            _t_equivalence([1 + v for v in r["rep_beta_dev"]], 1.0, 0.05),
+            f"1 + {np.mean(r['rep_beta_dev']):.2e} (largest relative deviation, {n} runs)",
+        ),
+        "alpha-star-vs-gd": _say(
+            _t_equivalence(r["rep_alpha_star"], r["theory_alpha_star"], 0.02),
+            f"{np.mean(r['rep_alpha_star']):.4f} (SGD, {n} runs) vs population GD "
+            f"{r['theory_alpha_star']:.4f} (large N {r['largeN_alpha_star']:.4f})",
+        ),
+        "stop-steps-vs-gd": _say(
+            _t_equivalence(r["rep_steps"], grid, 0.05, cfg.log_every**2 / 12 / n),
+            f"{np.mean(r['rep_steps']):.1f} steps (SGD, {n} runs, checked every "
+            f"{cfg.log_every}) vs population GD {int(r['theory_steps'])} (→ {grid})",
+        ),
+        "train-loss-paper": _say(
+            judge_value(m_loss, se_loss, 0.0024, paper_se=0.00005), f"{m_loss:.5f} (exact loss at N, {n} SGD runs)"
+        ),
     }
 
 
@@ -103,24 +111,32 @@ def _rotation(cfg, r) -> dict:
         if i is None:
             continue
         mc, se, th = r["L_mc"][i], r["L_se"][i], r["L_theory"][i]
-        out[f"ood-error-formula-{deg}"] = _say(judge_equivalence(mc, se, th, rel_tol=0.1, n=cfg.ood_prompts),
-                                               f"{mc:.4f} (MC) vs exact at N {th:.4f}")
+        out[f"ood-error-formula-{deg}"] = _say(
+            judge_equivalence(mc, se, th, rel_tol=0.1, n=cfg.ood_prompts), f"{mc:.4f} (MC) vs exact at N {th:.4f}"
+        )
         out[f"ood-error-paper-{deg}"] = _say(judge_value(mc, se, PAPER_OOD[deg]), f"{mc:.4f} (MC, N = {cfg.n_tokens})")
     if None not in idx.values():
         i30, i60 = idx[30], idx[60]
         d = r["L_mc"][i60] - r["L_mc"][i30]
-        out["ood-error-grows"] = _say(judge_direction(d, math.hypot(r["L_se"][i30], r["L_se"][i60]), sign=+1,
-                                                      smallest=cfg.threshold, n=cfg.ood_prompts),
-                                      f"{r['L_mc'][i30]:.4f} → {r['L_mc'][i60]:.4f} (Δ {d:+.4f})")
+        out["ood-error-grows"] = _say(
+            judge_direction(
+                d, math.hypot(r["L_se"][i30], r["L_se"][i60]), sign=+1, smallest=cfg.threshold, n=cfg.ood_prompts
+            ),
+            f"{r['L_mc'][i30]:.4f} → {r['L_mc'][i60]:.4f} (Δ {d:+.4f})",
+        )
     ratios = np.asarray(r["randomM_alpha_u"]) / np.asarray(r["randomM_alpha_u_closed"])
-    out["ood-closed-form"] = _say(_t_equivalence(ratios, 1.0, 0.05),
-                                  f"ratio {ratios.mean():.4f} (max |closed − UᵀQU| = {r['randomM_closed_vs_exact']:.1e})")
+    out["ood-closed-form"] = _say(
+        _t_equivalence(ratios, 1.0, 0.05),
+        f"ratio {ratios.mean():.4f} (max |closed − UᵀQU| = {r['randomM_closed_vs_exact']:.1e})",
+    )
     mc = np.concatenate([r["inspan30_mc"], r["inspan60_mc"]])
     se = np.concatenate([r["inspan30_se"], r["inspan60_se"]])
     th = np.concatenate([r["inspan30_theory"], r["inspan60_theory"]])
     rbar, rse = float(np.mean(mc / th)), float(np.sqrt(np.sum((se / th) ** 2)) / len(th))
-    out["inspan-formula"] = _say(judge_equivalence(rbar, rse, 1.0, rel_tol=0.1, n=cfg.ood_prompts),
-                                 f"MC / exact = {rbar:.4f} over {len(th)} per-feature errors")
+    out["inspan-formula"] = _say(
+        judge_equivalence(rbar, rse, 1.0, rel_tol=0.1, n=cfg.ood_prompts),
+        f"MC / exact = {rbar:.4f} over {len(th)} per-feature errors",
+    )
     return out
 
 
@@ -129,28 +145,41 @@ def _collapse(cfg, r) -> dict:
     attn = f"attention max|A − 1/K| {r['orthogonal_sgd_attn_maxdev']:.0e}"
     vbar, vbar_se = r["query_vbar_sgd_err"], r["query_vbar_sgd_err_se"]
     return {
-        "random-guess-orthogonal": _say(judge_equivalence(err, se, th, rel_tol=0.1, n=2000),
-                                        f"{err:.4f} vs c(K−1)/K = {th:.4f}; {attn}"),
+        "random-guess-orthogonal": _say(
+            judge_equivalence(err, se, th, rel_tol=0.1, n=2000), f"{err:.4f} vs c(K−1)/K = {th:.4f}; {attn}"
+        ),
         "random-guess-orthogonal-paper": _say(judge_value(err, se, 0.375, paper_se=0.0005), f"{err:.4f}; {attn}"),
-        "query-vbar-uniform": _say(exact_verdict(r["query_vbar_sgd_attn_max_mean"], 1 / cfg.K, 0.01),
-                                   f"largest mass {r['query_vbar_sgd_attn_max_mean']:.4f} (SGD Q; symmetric Q*: "
-                                   f"max|A − 1/K| {r['query_vbar_closed_attn_maxdev']:.0e})"),
+        "query-vbar-uniform": _say(
+            exact_verdict(r["query_vbar_sgd_attn_max_mean"], 1 / cfg.K, 0.01),
+            f"largest mass {r['query_vbar_sgd_attn_max_mean']:.4f} (SGD Q; symmetric Q*: "
+            f"max|A − 1/K| {r['query_vbar_closed_attn_maxdev']:.0e})",
+        ),
         "query-vbar-error-paper": _say(judge_value(vbar, vbar_se, 0.375), f"{vbar:.1e}"),
     }
 
 
 def _forgetting(cfg, ft: pd.DataFrame, reps: pd.DataFrame) -> dict:
     hits = int(((ft["forgot1"] == ft["pred1"]).sum() + (ft["forgot2"] == ft["pred2"]).sum()))
-    rises = [(float(a) > 0) for g, a in zip(list(ft["gamma1"]) + list(ft["gamma2"]),
-                                             list(ft["dAlphaV1"]) + list(ft["dAlphaV2"])) if abs(g) > 1e-9]
-    table = ft[[any(np.isclose(g1, t1) and np.isclose(g2, t2) for t1 in cfg.gamma1_table for t2 in cfg.gamma2_table)
-                for g1, g2 in zip(ft["gamma1"], ft["gamma2"])]]
+    rises = [
+        (float(a) > 0)
+        for g, a in zip(list(ft["gamma1"]) + list(ft["gamma2"]), list(ft["dAlphaV1"]) + list(ft["dAlphaV2"]))
+        if abs(g) > 1e-9
+    ]
+    table = ft[
+        [
+            any(np.isclose(g1, t1) and np.isclose(g2, t2) for t1 in cfg.gamma1_table for t2 in cfg.gamma2_table)
+            for g1, g2 in zip(ft["gamma1"], ft["gamma2"])
+        ]
+    ]
     table = table[np.abs(table["F_theory"]) >= 1e-5]
     ratios = (table["F"] / table["F_theory"]).to_numpy()
-    out = {"forget-sign-rule": share_verdict(hits, 2 * len(ft)),
-           "forget-alpha-rises": share_verdict(sum(rises), len(rises)),
-           "forget-F-vs-gd": _say(_t_equivalence(ratios, 1.0, 0.1),
-                                  f"F / F_theory = {ratios.mean():.4f} over {len(ratios)} table points")}
+    out = {
+        "forget-sign-rule": share_verdict(hits, 2 * len(ft)),
+        "forget-alpha-rises": share_verdict(sum(rises), len(rises)),
+        "forget-F-vs-gd": _say(
+            _t_equivalence(ratios, 1.0, 0.1), f"F / F_theory = {ratios.mean():.4f} over {len(ratios)} table points"
+        ),
+    }
     values = []
     for (g1, g2), ref in PAPER_F.items():
         row = reps[np.isclose(reps["gamma1"], g1) & np.isclose(reps["gamma2"], g2)]
@@ -162,7 +191,8 @@ def _forgetting(cfg, ft: pd.DataFrame, reps: pd.DataFrame) -> dict:
         if ref:
             out[f"forget-sign-paper-{g2:g}"] = _say(
                 judge_direction(m, se, sign=1 if ref > 0 else -1, n=n, dof=n - 1 if n > 1 else None),
-                f"{m:+.2e} ({n} SGD fine-tunings)")
+                f"{m:+.2e} ({n} SGD fine-tunings)",
+            )
     if len(values) == len(PAPER_F):
         out["forget-paper-values"] = _combined_values(values, " / ".join(f"{m:+.5f}" for m, _, _ in values))
     return out
@@ -185,10 +215,16 @@ def _tiny(cfg, tiny: pd.DataFrame) -> dict:
     if orth:
         out["tiny-bwt-orthogonal"] = _say(judge_direction(*orth, sign=-1, n=cfg.tiny_eval), f"F = {orth[0]:+.4f}")
     if anti and deep:
-        out["tiny-depth-amplifies"] = _say(judge_direction(deep[0] - anti[0], math.hypot(anti[1], deep[1]), sign=+1,
-                                                           n=cfg.tiny_eval), f"{anti[0]:+.4f} → {deep[0]:+.4f}")
-    values = [(*f, ref) for n, refs in PAPER_TINY.items() for g2, ref in zip((-0.75, 0.0, 0.75), refs)
-              if (f := _tiny_F(tiny, n, g2))]
+        out["tiny-depth-amplifies"] = _say(
+            judge_direction(deep[0] - anti[0], math.hypot(anti[1], deep[1]), sign=+1, n=cfg.tiny_eval),
+            f"{anti[0]:+.4f} → {deep[0]:+.4f}",
+        )
+    values = [
+        (*f, ref)
+        for n, refs in PAPER_TINY.items()
+        for g2, ref in zip((-0.75, 0.0, 0.75), refs)
+        if (f := _tiny_F(tiny, n, g2))
+    ]
     if len(values) == 9:
         out["tiny-paper-values"] = _combined_values(values, " / ".join(f"{m:+.3f}" for m, _, _ in values))
     return out
@@ -199,32 +235,44 @@ def _minilm(r) -> dict:
     i90, i180 = _theta(r, 90), _theta(r, 180)
     if i90 is not None:
         drop = r["ood_ce"][i90] - r["source_ce"]
-        out["minilm-ood-drop"] = _say(judge_direction(drop, r["ood_ce_se"][i90], sign=+1, n=int(r["n_test"])),
-                                      f"CE {r['source_ce']:.2f} → {r['ood_ce'][i90]:.2f} at 90°")
-        out["minilm-protect-half-pi"] = _say(judge_direction(r["F_ce"][i90], r["F_ce_se"][i90], sign=-1,
-                                                             smallest=abs(PAPER_ENCODER_F[90]), n=int(r["n_test"])),
-                                             f"F = {r['F_ce'][i90]:+.3f}")
+        out["minilm-ood-drop"] = _say(
+            judge_direction(drop, r["ood_ce_se"][i90], sign=+1, n=int(r["n_test"])),
+            f"CE {r['source_ce']:.2f} → {r['ood_ce'][i90]:.2f} at 90°",
+        )
+        out["minilm-protect-half-pi"] = _say(
+            judge_direction(
+                r["F_ce"][i90], r["F_ce_se"][i90], sign=-1, smallest=abs(PAPER_ENCODER_F[90]), n=int(r["n_test"])
+            ),
+            f"F = {r['F_ce'][i90]:+.3f}",
+        )
     if i180 is not None:
-        out["minilm-forget-pi"] = _say(judge_direction(r["F_ce"][i180], r["F_ce_se"][i180], sign=+1,
-                                                       n=int(r["n_test"])), f"F = {r['F_ce'][i180]:+.3f}")
+        out["minilm-forget-pi"] = _say(
+            judge_direction(r["F_ce"][i180], r["F_ce_se"][i180], sign=+1, n=int(r["n_test"])),
+            f"F = {r['F_ce'][i180]:+.3f}",
+        )
     return out
 
 
 def _minilm_shift(r) -> dict:
     out = {}
     for cid, key, sign in (("minilm-gap-single-peak", "gap1", -1), ("minilm-gap-two-peaks", "gap2", +1)):
-        v = judge_direction(r[f"{key}_excess"], ci=(r[f"{key}_excess_lo"], r[f"{key}_excess_hi"]), sign=sign,
-                            n=int(r["gap_n_test"]))
+        v = judge_direction(
+            r[f"{key}_excess"], ci=(r[f"{key}_excess_lo"], r[f"{key}_excess_hi"]), sign=sign, n=int(r["gap_n_test"])
+        )
         prom = ", ".join(f"{p:.3f}" for p in r[f"{key}_prominences"])
-        out[cid] = _say(v, f"excess {r[f'{key}_excess']:+.3f} (peak prominences {prom}; {int(r['gap_planes'])} "
-                           f"planes, mean gap {r[f'{key}_mean_gap']:.3f})")
+        out[cid] = _say(
+            v,
+            f"excess {r[f'{key}_excess']:+.3f} (peak prominences {prom}; {int(r['gap_planes'])} "
+            f"planes, mean gap {r[f'{key}_mean_gap']:.3f})",
+        )
     if isinstance(r.get("domain_sim"), list) and len(r["domain_sim"]) > 3:
         rho = within_target_spearman(r["domain_sim"], r["domain_ce"])
         m, se, n = mean_se(rho)
         se = max(se, _ROUNDING) if math.isfinite(se) else se  # every target equally monotone: no spread
         out["minilm-domain-similarity"] = _say(
             judge_direction(m, se, sign=-1, smallest=0.2, n=n, dof=n - 1 if n > 1 else None),
-            f"mean ρ = {m:+.2f} over {n} target domains")
+            f"mean ρ = {m:+.2f} over {n} target domains",
+        )
     return out
 
 

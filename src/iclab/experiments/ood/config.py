@@ -11,8 +11,20 @@ __all__ = ["OodConfig", "PRESETS", "DOMAIN_NAMES"]
 
 # the names of ``iclab.data.REGION_DOMAINS`` (kept here so that importing the config does not import torch; a test
 # checks that the two agree)
-DOMAIN_NAMES = ("capital", "currency", "telephone", "population", "demonym", "province", "native", "web", "area",
-                "timezone", "borders", "language")
+DOMAIN_NAMES = (
+    "capital",
+    "currency",
+    "telephone",
+    "population",
+    "demonym",
+    "province",
+    "native",
+    "web",
+    "area",
+    "timezone",
+    "borders",
+    "language",
+)
 
 
 @dataclass(frozen=True)
@@ -118,22 +130,45 @@ class OodConfig(Config):
         check_int("n_tokens", self.n_tokens, 1)
         for name in ("c", "threshold", "lr", "tiny_lr"):
             check_scale(name, getattr(self, name))
-        for name in ("batch_size", "max_steps", "ft_max_steps", "log_every", "ood_prompts", "dense_gamma2",
-                     "phase_grid", "tiny_width", "tiny_n_tokens", "tiny_steps", "tiny_ft_steps", "tiny_batch",
-                     "tiny_eval", "minilm_steps", "minilm_ft_steps", "minilm_gap_planes"):
+        for name in (
+            "batch_size",
+            "max_steps",
+            "ft_max_steps",
+            "log_every",
+            "ood_prompts",
+            "dense_gamma2",
+            "phase_grid",
+            "tiny_width",
+            "tiny_n_tokens",
+            "tiny_steps",
+            "tiny_ft_steps",
+            "tiny_batch",
+            "tiny_eval",
+            "minilm_steps",
+            "minilm_ft_steps",
+            "minilm_gap_planes",
+        ):
             check_int(name, getattr(self, name), 1)
         for name in ("sgd_repeats", "ft_repeats"):
             check_int(name, getattr(self, name), 0)
         if self.minilm_gap_planes > 192:
             raise ConfigError("minilm_gap_planes", self.minilm_gap_planes, "1..192 (MiniLM's width is 384)")
-        if len(self.minilm_domains) == 1 or any(d not in DOMAIN_NAMES for d in self.minilm_domains) \
-                or len(set(self.minilm_domains)) != len(self.minilm_domains):
-            raise ConfigError("minilm_domains", self.minilm_domains,
-                              "none, or at least two distinct names among " + ", ".join(DOMAIN_NAMES))
+        if (
+            len(self.minilm_domains) == 1
+            or any(d not in DOMAIN_NAMES for d in self.minilm_domains)
+            or len(set(self.minilm_domains)) != len(self.minilm_domains)
+        ):
+            raise ConfigError(
+                "minilm_domains",
+                self.minilm_domains,
+                "none, or at least two distinct names among " + ", ".join(DOMAIN_NAMES),
+            )
         check_int("tiny_d", self.tiny_d, 4)
         check_int("minilm_layer", self.minilm_layer, 0)
         if self.minilm_layer > 5:
-            raise ConfigError("minilm_layer", self.minilm_layer, "0..5 (0: embeddings; layers after it see rotated states)")
+            raise ConfigError(
+                "minilm_layer", self.minilm_layer, "0..5 (0: embeddings; layers after it see rotated states)"
+            )
         for name in ("gamma1_table", "gamma2_table", "tiny_gamma2"):
             vals = getattr(self, name)
             if not vals or any(not -1 <= float(v) <= 1 for v in vals):
@@ -144,14 +179,24 @@ class OodConfig(Config):
             raise ConfigError("tiny_layers", self.tiny_layers, "depths between 1 and 6")
 
 
-_LONG = dict(ood_prompts=50000, phase_grid=13, dense_gamma2=41, thetas_deg=tuple(range(0, 91, 5)), tiny_steps=4000,
-             tiny_ft_steps=600, tiny_gamma2=(-0.9, -0.75, -0.2, 0.0, 0.5, 0.75, 0.95),
-             tiny_thetas_deg=(0, 15, 30, 45, 60, 75, 90), tiny_eval=8000,
-             minilm_thetas_deg=(0, 15, 30, 45, 60, 90, 120, 150, 180), minilm_domains=DOMAIN_NAMES)
+_LONG = dict(
+    ood_prompts=50000,
+    phase_grid=13,
+    dense_gamma2=41,
+    thetas_deg=tuple(range(0, 91, 5)),
+    tiny_steps=4000,
+    tiny_ft_steps=600,
+    tiny_gamma2=(-0.9, -0.75, -0.2, 0.0, 0.5, 0.75, 0.95),
+    tiny_thetas_deg=(0, 15, 30, 45, 60, 75, 90),
+    tiny_eval=8000,
+    minilm_thetas_deg=(0, 15, 30, 45, 60, 90, 120, 150, 180),
+    minilm_domains=DOMAIN_NAMES,
+)
 
 PRESETS = {
-    "quick": OodConfig(ood_prompts=8000, phase_grid=7, dense_gamma2=11, tiny_steps=800, tiny_ft_steps=200,
-                       tiny_eval=3000),
+    "quick": OodConfig(
+        ood_prompts=8000, phase_grid=7, dense_gamma2=11, tiny_steps=800, tiny_ft_steps=200, tiny_eval=3000
+    ),
     "full": OodConfig(**_LONG, sgd_repeats=5, ft_repeats=5),
     # the paper's synthetic settings (K = 4, d = 8, ε/K = 0.0025, c = 1/2, θ = π/6 and π/3, K = 2 table with γ1 = 1,
     # tiny transformers of width 16 with 1-3 layers and γ2 = -0.75 / 0 / 0.75; second-hand, docs/papers/ood.md §5.7),

@@ -37,8 +37,13 @@ def _fig_trajectories(r, fig_dir: Path) -> Path:
     b.set_xlabel("step")
     b.set_title("conservation law, span (every log step)")
     b.legend(fontsize=7)
-    data = {"step": st, "alpha": r["traj_alpha"], "beta": r["traj_beta"], "conservation": r["traj_conservation"],
-            "offspan": r["traj_offspan"]}
+    data = {
+        "step": st,
+        "alpha": r["traj_alpha"],
+        "beta": r["traj_beta"],
+        "conservation": r["traj_conservation"],
+        "offspan": r["traj_offspan"],
+    }
     return save_figure(fig, fig_dir / "ood_trajectories", data)
 
 
@@ -60,8 +65,20 @@ def _fig_rotation(r, fig_dir: Path) -> Path:
     b.set_xlabel("rotation angle θ (degrees)")
     b.set_title("OOD α/β: closed form (§4.6) vs UᵀQU")
     b.legend(fontsize=7)
-    data = {k: r[k] for k in ("theta_deg", "L_mc", "L_se", "L_theory", "L_largeN", "alpha_u", "alpha_u_closed",
-                              "beta_u", "beta_u_closed")}
+    data = {
+        k: r[k]
+        for k in (
+            "theta_deg",
+            "L_mc",
+            "L_se",
+            "L_theory",
+            "L_largeN",
+            "alpha_u",
+            "alpha_u_closed",
+            "beta_u",
+            "beta_u_closed",
+        )
+    }
     return save_figure(fig, fig_dir / "ood_rotation", data)
 
 
@@ -92,8 +109,12 @@ def _fig_collapse(r, fig_dir: Path) -> Path:
     b.set_yscale("log")
     b.set_title("rotation of the (v1, v2) plane")
     b.legend(fontsize=7)
-    data = {"case": list(cases), "measured": meas, "theory": theo,
-            "attn_maxdev": [r[f"{c}_sgd_attn_maxdev"] for c in cases]}
+    data = {
+        "case": list(cases),
+        "measured": meas,
+        "theory": theo,
+        "attn_maxdev": [r[f"{c}_sgd_attn_maxdev"] for c in cases],
+    }
     return save_figure(fig, fig_dir / "ood_collapse", data)
 
 
@@ -118,8 +139,12 @@ def _theory_grid(cfg, n: int = 21):
     """Large-N population-GD forgetting F on an n x n (γ1, γ2) grid over [-1, 1]²: ``(g, F (γ2, γ1))``."""
     S = T.population_gd(np.zeros((2, 2)), None, None, cfg.c, cfg.lr, cfg.threshold)["S"]
     g = np.linspace(-1, 1, n)
-    Fg = np.array([[T.finetune(S, np.diag([g1, g2]), None, None, cfg.c, cfg.lr, cfg.threshold, 2000)["F"]
-                    for g1 in g] for g2 in g])  # (γ2, γ1)
+    Fg = np.array(
+        [
+            [T.finetune(S, np.diag([g1, g2]), None, None, cfg.c, cfg.lr, cfg.threshold, 2000)["F"] for g1 in g]
+            for g2 in g
+        ]
+    )  # (γ2, γ1)
     return g, Fg
 
 
@@ -146,8 +171,9 @@ def _fig_phase(ft: pd.DataFrame, cfg, fig_dir: Path) -> Path:
     a.set_ylabel("γ2")
     a.set_title("forgetting phase diagram (K=2)")
     a.legend(fontsize=6, loc="lower left")
-    return save_figure(fig, fig_dir / "ood_phase", ft[["gamma1", "gamma2", "F", "F_theory", "forgot1", "forgot2",
-                                                       "pred1", "pred2"]])
+    return save_figure(
+        fig, fig_dir / "ood_phase", ft[["gamma1", "gamma2", "F", "F_theory", "forgot1", "forgot2", "pred1", "pred2"]]
+    )
 
 
 def _fig_tiny(df, fig_dir: Path) -> Path:
@@ -189,14 +215,31 @@ def _fig_minilm(r, fig_dir: Path) -> Path:
     a.legend(fontsize=7)
     theory_vs_sim(b, th, None, r["F_ce"], label="F = ΔCE on source", i=3)
     theory_vs_sim(b, th, None, r["F_ce_vs_control"], label="F minus fine-tuning drift at θ=0", i=4)
-    b.plot([90, 180], [PAPER_ENCODER_F[90], PAPER_ENCODER_F[180]], "x", color="k", ms=8,
-           label="paper (BERT, MRPC; 2nd-hand)")
+    b.plot(
+        [90, 180],
+        [PAPER_ENCODER_F[90], PAPER_ENCODER_F[180]],
+        "x",
+        color="k",
+        ms=8,
+        label="paper (BERT, MRPC; 2nd-hand)",
+    )
     b.axhline(0, color="k", lw=0.8)
     b.set_xlabel("rotation θ (degrees)")
     b.set_ylabel("source forgetting (cross-entropy)")
     b.legend(fontsize=7)
-    data = {k: r[k] for k in ("theta_deg", "ood_acc", "adapt_acc", "src_after_acc", "ood_ce", "src_after_ce", "F_ce",
-                              "F_ce_vs_control")}
+    data = {
+        k: r[k]
+        for k in (
+            "theta_deg",
+            "ood_acc",
+            "adapt_acc",
+            "src_after_acc",
+            "ood_ce",
+            "src_after_ce",
+            "F_ce",
+            "F_ce_vs_control",
+        )
+    }
     return save_figure(fig, fig_dir / "ood_minilm", data)
 
 
@@ -216,8 +259,9 @@ def _fig_scenarios(ood, shift, fig_dir: Path) -> Path:
         a.set_ylabel("OOD loss (exact at N)")
         a.set_title("merged-Q model: small vs large weight gap")
         a.legend(fontsize=7)
-        data.update({"theta_deg": th, "inspan_mean": ins.mean(1), "inspan_u1": ins[:, 0],
-                     "outspan": ood["scen_outspan_L"]})
+        data.update(
+            {"theta_deg": th, "inspan_mean": ins.mean(1), "inspan_u1": ins[:, 0], "outspan": ood["scen_outspan_L"]}
+        )
     if shift is not None:
         th = np.asarray(shift["gap_theta_deg"])
         for i, key in enumerate(("gap1", "gap2")):

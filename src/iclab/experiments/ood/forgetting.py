@@ -20,9 +20,29 @@ from iclab.train import TrainConfig, train
 
 __all__ = ["finetune_stack", "forgetting_cell"]
 
-_ROWS = ("F", "F_theory", "F_largeN", "src1_after", "src2_after", "src1_theory", "src2_theory", "ood1_before",
-         "ood2_before", "forgot1", "forgot2", "pred1", "pred2", "steps", "theory_steps", "dAlphaU1", "dAlphaU2",
-         "dAlphaV1", "dAlphaV2", "backproj_dev", "conservation_ft")
+_ROWS = (
+    "F",
+    "F_theory",
+    "F_largeN",
+    "src1_after",
+    "src2_after",
+    "src1_theory",
+    "src2_theory",
+    "ood1_before",
+    "ood2_before",
+    "forgot1",
+    "forgot2",
+    "pred1",
+    "pred2",
+    "steps",
+    "theory_steps",
+    "dAlphaU1",
+    "dAlphaU2",
+    "dAlphaV1",
+    "dAlphaV2",
+    "backproj_dev",
+    "conservation_ft",
+)
 
 
 def finetune_stack(cfg, Q0, V, Vp, gammas: list[tuple[float, float]], sgd_seed: int | None = None) -> dict:
@@ -44,9 +64,20 @@ def finetune_stack(cfg, Q0, V, Vp, gammas: list[tuple[float, float]], sgd_seed: 
         return bool(model.active.sum() == 0)
 
     data = FeaturePrompts(torch.as_tensor(V), n_tokens=cfg.n_tokens)
-    train(model, data, lambda m, b: m.loss(b, cfg.c), TrainConfig(
-        steps=cfg.ft_max_steps, batch_size=cfg.batch_size, lr=cfg.lr, optimizer="sgd", log_every=cfg.log_every,
-        seed=cfg.seed + 1 if sgd_seed is None else sgd_seed), stop_rule=stop)
+    train(
+        model,
+        data,
+        lambda m, b: m.loss(b, cfg.c),
+        TrainConfig(
+            steps=cfg.ft_max_steps,
+            batch_size=cfg.batch_size,
+            lr=cfg.lr,
+            optimizer="sgd",
+            log_every=cfg.log_every,
+            seed=cfg.seed + 1 if sgd_seed is None else sgd_seed,
+        ),
+        stop_rule=stop,
+    )
     return {"Q": model.Q.detach().numpy(), "U": Un, "stop_step": stop_step}
 
 
@@ -60,19 +91,30 @@ def _row(cfg, run, ft, g: int, g1: float, g2: float, S0, S_big, before) -> dict:
     th = T.finetune(S0, M, None, N, c, cfg.lr, cfg.threshold, cfg.ft_max_steps)
     big = T.finetune(S_big, M, None, None, c, cfg.lr, cfg.threshold, cfg.ft_max_steps)
     pred = T.forgetting_sign_k2(g1, g2)
-    return {"F": float((after - before).mean()), "F_theory": th["F"], "F_largeN": big["F"],  # balanced p_k = 1/2
-            "src1_after": float(after[0]), "src2_after": float(after[1]),
-            "src1_theory": float(th["source_after"][0]), "src2_theory": float(th["source_after"][1]),
-            "ood1_before": float(T.feature_losses(Su0, None, N, c)[0]),
-            "ood2_before": float(T.feature_losses(Su0, None, N, c)[1]),
-            "forgot1": T.loss_change_sign(after[0], before[0]), "forgot2": T.loss_change_sign(after[1], before[1]),
-            "pred1": int(pred[0]), "pred2": int(pred[1]), "steps": int(ft["stop_step"][g]),
-            "theory_steps": int(th["steps"]), "dAlphaU1": float(Su1[0, 0] - Su0[0, 0]),
-            "dAlphaU2": float(Su1[1, 1] - Su0[1, 1]), "dAlphaV1": float(S_new[0, 0] - S0[0, 0]),
-            "dAlphaV2": float(S_new[1, 1] - S0[1, 1]),
-            # note §4.8 back-projection S_V_new = S_V + M ΔS^U Mᵀ with the measured ΔS^U
-            "backproj_dev": float(np.abs(S_new - T.finetune_source_logits(S0, M, Su1 - Su0)).max()),
-            "conservation_ft": float(np.abs(T.conservation_residual(Su1, Su0)).max())}
+    return {
+        "F": float((after - before).mean()),
+        "F_theory": th["F"],
+        "F_largeN": big["F"],  # balanced p_k = 1/2
+        "src1_after": float(after[0]),
+        "src2_after": float(after[1]),
+        "src1_theory": float(th["source_after"][0]),
+        "src2_theory": float(th["source_after"][1]),
+        "ood1_before": float(T.feature_losses(Su0, None, N, c)[0]),
+        "ood2_before": float(T.feature_losses(Su0, None, N, c)[1]),
+        "forgot1": T.loss_change_sign(after[0], before[0]),
+        "forgot2": T.loss_change_sign(after[1], before[1]),
+        "pred1": int(pred[0]),
+        "pred2": int(pred[1]),
+        "steps": int(ft["stop_step"][g]),
+        "theory_steps": int(th["steps"]),
+        "dAlphaU1": float(Su1[0, 0] - Su0[0, 0]),
+        "dAlphaU2": float(Su1[1, 1] - Su0[1, 1]),
+        "dAlphaV1": float(S_new[0, 0] - S0[0, 0]),
+        "dAlphaV2": float(S_new[1, 1] - S0[1, 1]),
+        # note §4.8 back-projection S_V_new = S_V + M ΔS^U Mᵀ with the measured ΔS^U
+        "backproj_dev": float(np.abs(S_new - T.finetune_source_logits(S0, M, Su1 - Su0)).max()),
+        "conservation_ft": float(np.abs(T.conservation_residual(Su1, Su0)).max()),
+    }
 
 
 def forgetting_cell(cfg, cell, shared) -> dict:
@@ -88,7 +130,12 @@ def forgetting_cell(cfg, cell, shared) -> dict:
     for g, g2 in enumerate(g2s):
         for k, v in _row(cfg, run, ft, g, g1, g2, S0, S_big, before).items():
             rows[k].append(v)
-    return {"gamma2_list": g2s, "source_before": before.tolist(), **rows, **_repeats(cfg, run, g1, g2s, rows["F"], before)}
+    return {
+        "gamma2_list": g2s,
+        "source_before": before.tolist(),
+        **rows,
+        **_repeats(cfg, run, g1, g2s, rows["F"], before),
+    }
 
 
 def _repeats(cfg, run, g1: float, g2s: list[float], F: list[float], before) -> dict:
@@ -99,8 +146,14 @@ def _repeats(cfg, run, g1: float, g2s: list[float], F: list[float], before) -> d
     table = [float(g) for g in cfg.gamma2_table]
     reps = [[F[int(np.argmin(np.abs(np.asarray(g2s) - g2)))]] for g2 in table]
     for r in range(1, cfg.ft_repeats + 1):
-        ft = finetune_stack(cfg, run["Q"], torch.as_tensor(run["V"]), torch.as_tensor(run["Vp"]),
-                            [(g1, g2) for g2 in table], sgd_seed=cfg.seed + 1 + 1000 * r)
+        ft = finetune_stack(
+            cfg,
+            run["Q"],
+            torch.as_tensor(run["V"]),
+            torch.as_tensor(run["Vp"]),
+            [(g1, g2) for g2 in table],
+            sgd_seed=cfg.seed + 1 + 1000 * r,
+        )
         for g in range(len(table)):
             after = T.feature_losses(T.logit_matrix(ft["Q"][g], run["V"]), None, cfg.n_tokens, cfg.c)
             reps[g].append(float((after - before).mean()))

@@ -26,8 +26,18 @@ from iclab.hf import encode_to_layer, givens_rotation, rotated_pooled_features
 
 __all__ = ["minilm_cell", "load_minilm", "fit_head", "ce_per_example", "paired_se"]
 
-_ROWS = ("ood_acc", "ood_ce", "ood_ce_se", "adapt_acc", "adapt_ce", "src_after_acc", "src_after_ce", "F_ce", "F_ce_se",
-         "F_acc")
+_ROWS = (
+    "ood_acc",
+    "ood_ce",
+    "ood_ce_se",
+    "adapt_acc",
+    "adapt_ce",
+    "src_after_acc",
+    "src_after_ce",
+    "F_ce",
+    "F_ce_se",
+    "F_acc",
+)
 
 
 def fit_head(head: nn.Linear, x: torch.Tensor, y: torch.Tensor, steps: int, lr: float = 1e-2) -> None:
@@ -86,9 +96,18 @@ def _rotation_row(cfg, bert, head, btr, bte, ytr, yte, mu, sd, xte, src_ce, src_
     a_acc, a_ce = _score(ft, rte, yte)
     s_acc, s_ce = _score(ft, (xte - mu) / sd, yte)
     before = ce_per_example(head, (xte - mu) / sd, yte)  # (n,) the source model on source inputs
-    return {"ood_acc": acc, "ood_ce": ce, "ood_ce_se": paired_se(ce_per_example(head, rte, yte), before),
-            "adapt_acc": a_acc, "adapt_ce": a_ce, "src_after_acc": s_acc, "src_after_ce": s_ce, "F_ce": s_ce - src_ce,
-            "F_ce_se": paired_se(ce_per_example(ft, (xte - mu) / sd, yte), before), "F_acc": src_acc - s_acc}
+    return {
+        "ood_acc": acc,
+        "ood_ce": ce,
+        "ood_ce_se": paired_se(ce_per_example(head, rte, yte), before),
+        "adapt_acc": a_acc,
+        "adapt_ce": a_ce,
+        "src_after_acc": s_acc,
+        "src_after_ce": s_ce,
+        "F_ce": s_ce - src_ce,
+        "F_ce_se": paired_se(ce_per_example(ft, (xte - mu) / sd, yte), before),
+        "F_acc": src_acc - s_acc,
+    }
 
 
 def minilm_cell(cfg) -> dict:
@@ -112,5 +131,14 @@ def minilm_cell(cfg) -> dict:
             rows[k].append(row[k])
     ctrl = rows["F_ce"][list(cfg.minilm_thetas_deg).index(0)] if 0 in cfg.minilm_thetas_deg else 0.0
     rows["F_ce_vs_control"] = [f - ctrl for f in rows["F_ce"]]  # minus the drift of fine-tuning at θ = 0
-    return {"theta_deg": list(cfg.minilm_thetas_deg), "layer": L, "planes": D // 2, "n_train": len(ytr),
-            "n_test": len(yte), "source_acc": src_acc, "source_ce": src_ce, "majority_acc": majority, **rows}
+    return {
+        "theta_deg": list(cfg.minilm_thetas_deg),
+        "layer": L,
+        "planes": D // 2,
+        "n_train": len(ytr),
+        "n_test": len(yte),
+        "source_acc": src_acc,
+        "source_ce": src_ce,
+        "majority_acc": majority,
+        **rows,
+    }

@@ -68,9 +68,15 @@ def _natural_shift(cfg, feats: dict) -> dict:
     ce = []
     for s in doms:
         head, mu, sd = _head(cfg, *feats[s]["train"])
-        ce.append([float(ce_per_example(head, (feats[t]["test"][0] - mu) / sd, feats[t]["test"][1]).mean())
-                   for t in doms])
-    return {"domains": doms, "domain_sim": sim, "domain_ce": ce, "domain_n_test": [len(feats[d]["test"][1]) for d in doms]}
+        ce.append(
+            [float(ce_per_example(head, (feats[t]["test"][0] - mu) / sd, feats[t]["test"][1]).mean()) for t in doms]
+        )
+    return {
+        "domains": doms,
+        "domain_sim": sim,
+        "domain_ce": ce,
+        "domain_n_test": [len(feats[d]["test"][1]) for d in doms],
+    }
 
 
 def gap_pairs(W: torch.Tensor, n_planes: int, large: bool) -> list[tuple[int, int]]:
@@ -134,22 +140,39 @@ def _scenario(cfg, head, z: torch.Tensor, y: torch.Tensor, large: bool) -> dict:
     W = head.weight.detach()  # (C, D)
     pairs = gap_pairs(W, cfg.minilm_gap_planes, large)
     thetas = [float(t) for t in cfg.minilm_gap_thetas_deg]
-    per = torch.stack([ce_per_example(head, z @ plane_rotation(z.shape[1], pairs, math.radians(t)).T, y)
-                       for t in thetas], 1).double().numpy()  # (n, n_theta)
+    per = (
+        torch.stack(
+            [ce_per_example(head, z @ plane_rotation(z.shape[1], pairs, math.radians(t)).T, y) for t in thetas], 1
+        )
+        .double()
+        .numpy()
+    )  # (n, n_theta)
     curve = per.mean(0)
     rng = np.random.default_rng(cfg.seed)
     boots = [second_peak_excess(per[rng.integers(0, len(per), len(per))].mean(0)) for _ in range(_BOOT)]
     i0 = thetas.index(0.0) if 0.0 in thetas else None
     i180 = thetas.index(180.0) if 180.0 in thetas else None
     rise = float(curve[i180] - curve[i0]) if None not in (i0, i180) else float("nan")
-    rise_se = paired_se(torch.as_tensor(per[:, i180]), torch.as_tensor(per[:, i0])) if None not in (i0, i180) \
+    rise_se = (
+        paired_se(torch.as_tensor(per[:, i180]), torch.as_tensor(per[:, i0]))
+        if None not in (i0, i180)
         else float("nan")
-    se = [paired_se(torch.as_tensor(per[:, k]), torch.as_tensor(per[:, i0])) if i0 is not None else float("nan")
-          for k in range(len(thetas))]
-    return {"L": curve.tolist(), "L_se": se, "rise": rise, "rise_se": rise_se, "excess": second_peak_excess(curve),
-            "excess_lo": float(np.quantile(boots, 0.025)), "excess_hi": float(np.quantile(boots, 0.975)),
-            "prominences": peak_prominences(curve)[:3],
-            "mean_gap": float(np.mean([float((W[:, i] - W[:, j]).norm()) for i, j in pairs]))}
+    )
+    se = [
+        paired_se(torch.as_tensor(per[:, k]), torch.as_tensor(per[:, i0])) if i0 is not None else float("nan")
+        for k in range(len(thetas))
+    ]
+    return {
+        "L": curve.tolist(),
+        "L_se": se,
+        "rise": rise,
+        "rise_se": rise_se,
+        "excess": second_peak_excess(curve),
+        "excess_lo": float(np.quantile(boots, 0.025)),
+        "excess_hi": float(np.quantile(boots, 0.975)),
+        "prominences": peak_prominences(curve)[:3],
+        "mean_gap": float(np.mean([float((W[:, i] - W[:, j]).norm()) for i, j in pairs])),
+    }
 
 
 def minilm_shift_cell(cfg) -> dict:
@@ -160,8 +183,13 @@ def minilm_shift_cell(cfg) -> dict:
     out = _natural_shift(cfg, feats) if cfg.minilm_domains else {}
     (xtr, ytr), (xte, yte) = feats["capital"]["train"], feats["capital"]["test"]
     head, mu, sd = _head(cfg, xtr, ytr)
-    out.update({"gap_theta_deg": [float(t) for t in cfg.minilm_gap_thetas_deg], "gap_planes": cfg.minilm_gap_planes,
-                "gap_n_test": len(yte)})
+    out.update(
+        {
+            "gap_theta_deg": [float(t) for t in cfg.minilm_gap_thetas_deg],
+            "gap_planes": cfg.minilm_gap_planes,
+            "gap_n_test": len(yte),
+        }
+    )
     for name, large in (("gap1", True), ("gap2", False)):
         out.update({f"{name}_{k}": v for k, v in _scenario(cfg, head, (xte - mu) / sd, yte, large).items()})
     return out

@@ -16,15 +16,32 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from iclab.data import (FeaturePrompts, aligned_features, generator_for, in_span_rotation, mean_feature,
-                        rotated_features, shared_projection_features)
+from iclab.data import (
+    FeaturePrompts,
+    aligned_features,
+    generator_for,
+    in_span_rotation,
+    mean_feature,
+    rotated_features,
+    shared_projection_features,
+)
 from iclab.models import MergedQAttention, feature_prompt_loss
 from iclab.theory import ood as T
 
 __all__ = ["ood_cell"]
 
-_SWEEP = ("alpha_u", "beta_u", "alpha_u_closed", "beta_u_closed", "L_mc", "L_se", "L_wavg", "L_theory",
-          "L_theory_closed", "L_largeN")
+_SWEEP = (
+    "alpha_u",
+    "beta_u",
+    "alpha_u_closed",
+    "beta_u_closed",
+    "L_mc",
+    "L_se",
+    "L_wavg",
+    "L_theory",
+    "L_theory_closed",
+    "L_largeN",
+)
 _SHARED_PROJECTION = 0.6  # the common projection a of the shared-projection collapse case
 
 
@@ -94,9 +111,12 @@ def _random_alignment(cfg, run, model, data, S, a_meas: float) -> dict:
     At = T.feature_attention(T.ood_logits(S, Mr.numpy()), counts)[np.arange(len(A)), :, b.qfeat.numpy()]
     Sr_closed = T.ood_logits_closed(a_meas, Mr.numpy())
     Sr = T.ood_logits(S, Mr.numpy())  # = UᵀQU of the trained Q (Q in span V)
-    return {"randomM_attn_maxdev": float(np.abs(A - At).max()),
-            "randomM_closed_vs_exact": float(np.abs(Sr_closed - Sr).max()),
-            "randomM_alpha_u": np.diag(Sr).tolist(), "randomM_alpha_u_closed": np.diag(Sr_closed).tolist()}
+    return {
+        "randomM_attn_maxdev": float(np.abs(A - At).max()),
+        "randomM_closed_vs_exact": float(np.abs(Sr_closed - Sr).max()),
+        "randomM_alpha_u": np.diag(Sr).tolist(),
+        "randomM_alpha_u_closed": np.diag(Sr_closed).tolist(),
+    }
 
 
 def _collapse_cases(cfg, run, a_meas: float) -> dict:
@@ -107,11 +127,14 @@ def _collapse_cases(cfg, run, a_meas: float) -> dict:
     K, c, a = V.shape[1], cfg.c, _SHARED_PROJECTION
     n_exact = cfg.n_tokens - cfg.n_tokens % K
     Qstar = T.trained_q(run["V"], a_meas)
-    cases = {"orthogonal": (FeaturePrompts(Vp[:, :K], n_tokens=n_exact, counts="exact"), None),
-             "shared_projection": (FeaturePrompts(shared_projection_features(V, Vp, a), n_tokens=n_exact,
-                                                  counts="exact", orthonormal=False),
-                                   (a**2 * np.ones((K, K)) + (1 - a**2) * np.eye(K))),
-             "query_vbar": (FeaturePrompts(V, n_tokens=n_exact, counts="exact", query_vector=mean_feature(V)), None)}
+    cases = {
+        "orthogonal": (FeaturePrompts(Vp[:, :K], n_tokens=n_exact, counts="exact"), None),
+        "shared_projection": (
+            FeaturePrompts(shared_projection_features(V, Vp, a), n_tokens=n_exact, counts="exact", orthonormal=False),
+            (a**2 * np.ones((K, K)) + (1 - a**2) * np.eye(K)),
+        ),
+        "query_vbar": (FeaturePrompts(V, n_tokens=n_exact, counts="exact", query_vector=mean_feature(V)), None),
+    }
     out = {}
     for name, (data, G) in cases.items():
         b = data.sample(2000, generator_for(cfg.seed, "collapse", name))

@@ -31,15 +31,22 @@ def logits_of(model, V) -> np.ndarray:
 
 def _probe(cfg, Vn: np.ndarray, K: int):
     """Logged every ``log_every`` steps: mean/min/max α and β, conservation residual, off-span norm, max_k L_k."""
+
     def probe(m) -> dict:
         S = logits_of(m, Vn)
         off = S[~np.eye(K, dtype=bool)]
-        return {"alpha": float(np.diag(S).mean()), "beta": float(off.mean()),
-                "alpha_min": float(np.diag(S).min()), "alpha_max": float(np.diag(S).max()),
-                "beta_min": float(off.min()), "beta_max": float(off.max()),
-                "conservation": float(np.abs(T.conservation_residual(S)).max()),
-                "offspan": T.off_span_norm(m.Q.detach().numpy(), Vn),
-                "maxLk": float(T.feature_losses(S, None, cfg.n_tokens, cfg.c).max())}
+        return {
+            "alpha": float(np.diag(S).mean()),
+            "beta": float(off.mean()),
+            "alpha_min": float(np.diag(S).min()),
+            "alpha_max": float(np.diag(S).max()),
+            "beta_min": float(off.min()),
+            "beta_max": float(off.max()),
+            "conservation": float(np.abs(T.conservation_residual(S)).max()),
+            "offspan": T.off_span_norm(m.Q.detach().numpy(), Vn),
+            "maxLk": float(T.feature_losses(S, None, cfg.n_tokens, cfg.c).max()),
+        }
+
     return probe
 
 
@@ -52,14 +59,32 @@ def pretrain(cfg, K: int, d: int, sgd_seed: int | None = None) -> dict:
     model = MergedQAttention(d)
     data = FeaturePrompts(V, n_tokens=cfg.n_tokens)
     stop = lambda step, groups: T.feature_losses(logits_of(model, Vn), None, cfg.n_tokens, cfg.c).max() <= cfg.threshold
-    res = train(model, data, lambda m, b: feature_prompt_loss(m, b, cfg.c, K),
-                TrainConfig(steps=cfg.max_steps, batch_size=cfg.batch_size, lr=cfg.lr, optimizer="sgd",
-                            log_every=cfg.log_every, seed=cfg.seed if sgd_seed is None else sgd_seed),
-                stop_rule=stop, probes={"S": _probe(cfg, Vn, K)})
+    res = train(
+        model,
+        data,
+        lambda m, b: feature_prompt_loss(m, b, cfg.c, K),
+        TrainConfig(
+            steps=cfg.max_steps,
+            batch_size=cfg.batch_size,
+            lr=cfg.lr,
+            optimizer="sgd",
+            log_every=cfg.log_every,
+            seed=cfg.seed if sgd_seed is None else sgd_seed,
+        ),
+        stop_rule=stop,
+        probes={"S": _probe(cfg, Vn, K)},
+    )
     hist = {k: [r[f"S/{k}"] for r in res.history] for k in _PROBED}
     hist["step"] = [r["step"] for r in res.history]
-    return {"V": Vn, "Vp": Vp.numpy(), "Q": model.Q.detach().numpy(), "steps": res.steps, "stopped": res.stopped,
-            "seconds": res.seconds, "history": hist}
+    return {
+        "V": Vn,
+        "Vp": Vp.numpy(),
+        "Q": model.Q.detach().numpy(),
+        "steps": res.steps,
+        "stopped": res.stopped,
+        "seconds": res.seconds,
+        "history": hist,
+    }
 
 
 def _run_summary(cfg, run) -> dict:
@@ -70,9 +95,13 @@ def _run_summary(cfg, run) -> dict:
     a = np.diag(S)  # (K,)
     sym = S / (-a[None, :] / (K - 1))  # (K, K): 1 where β_mk = −α_k/(K−1)
     h = run["history"]
-    return {"alpha_star": float(a.mean()), "beta_dev": float(np.abs(sym[~np.eye(K, dtype=bool)] - 1).max()),
-            "steps": int(run["steps"]), "train_loss": float(T.feature_losses(S, None, cfg.n_tokens, cfg.c).mean()),
-            "conservation_rel": float(max(h["conservation"]) / abs(a.mean()))}
+    return {
+        "alpha_star": float(a.mean()),
+        "beta_dev": float(np.abs(sym[~np.eye(K, dtype=bool)] - 1).max()),
+        "steps": int(run["steps"]),
+        "train_loss": float(T.feature_losses(S, None, cfg.n_tokens, cfg.c).mean()),
+        "conservation_rel": float(max(h["conservation"]) / abs(a.mean())),
+    }
 
 
 def repeat_summaries(cfg, run) -> dict:
@@ -94,18 +123,35 @@ def pretrain_cell(cfg, shared) -> dict:
     big = T.population_gd(np.zeros((K, K)), None, None, cfg.c, cfg.lr, cfg.threshold)
     off = ~np.eye(K, dtype=bool)
     h = run["history"]
-    return {"steps": run["steps"], "seconds": run["seconds"], "alpha_star": float(np.diag(S).mean()),
-            "beta_star": float(S[off].mean()), "beta_sym_dev": float(np.abs(S[off] + np.diag(S).mean() / (K - 1)).max()),
-            "conservation_max": float(max(h["conservation"])), "offspan_max": float(max(h["offspan"])),
-            "train_maxLk": float(T.feature_losses(S, None, cfg.n_tokens, cfg.c).max()),
-            "train_loss": float(T.feature_losses(S, None, cfg.n_tokens, cfg.c).mean()),
-            "theory_steps": fin["steps"], "theory_alpha_star": float(fin["S"][0, 0]),
-            "theory_beta_star": float(fin["S"][1, 0]), "largeN_steps": big["steps"],
-            "largeN_alpha_star": float(big["S"][0, 0]), "largeN_beta_star": float(big["S"][1, 0]),
-            "closed_alpha": T.converged_alpha(K, cfg.threshold, cfg.c),
-            "traj_step": h["step"], "traj_alpha": h["alpha"], "traj_beta": h["beta"],
-            "traj_alpha_min": h["alpha_min"], "traj_alpha_max": h["alpha_max"], "traj_beta_min": h["beta_min"],
-            "traj_beta_max": h["beta_max"], "traj_conservation": h["conservation"], "traj_offspan": h["offspan"],
-            "theory_alpha": fin["trajectory"][:, 0, 0].tolist(), "theory_beta": fin["trajectory"][:, 1, 0].tolist(),
-            "largeN_alpha": big["trajectory"][:, 0, 0].tolist(), "largeN_beta": big["trajectory"][:, 1, 0].tolist(),
-            **repeat_summaries(cfg, run)}
+    return {
+        "steps": run["steps"],
+        "seconds": run["seconds"],
+        "alpha_star": float(np.diag(S).mean()),
+        "beta_star": float(S[off].mean()),
+        "beta_sym_dev": float(np.abs(S[off] + np.diag(S).mean() / (K - 1)).max()),
+        "conservation_max": float(max(h["conservation"])),
+        "offspan_max": float(max(h["offspan"])),
+        "train_maxLk": float(T.feature_losses(S, None, cfg.n_tokens, cfg.c).max()),
+        "train_loss": float(T.feature_losses(S, None, cfg.n_tokens, cfg.c).mean()),
+        "theory_steps": fin["steps"],
+        "theory_alpha_star": float(fin["S"][0, 0]),
+        "theory_beta_star": float(fin["S"][1, 0]),
+        "largeN_steps": big["steps"],
+        "largeN_alpha_star": float(big["S"][0, 0]),
+        "largeN_beta_star": float(big["S"][1, 0]),
+        "closed_alpha": T.converged_alpha(K, cfg.threshold, cfg.c),
+        "traj_step": h["step"],
+        "traj_alpha": h["alpha"],
+        "traj_beta": h["beta"],
+        "traj_alpha_min": h["alpha_min"],
+        "traj_alpha_max": h["alpha_max"],
+        "traj_beta_min": h["beta_min"],
+        "traj_beta_max": h["beta_max"],
+        "traj_conservation": h["conservation"],
+        "traj_offspan": h["offspan"],
+        "theory_alpha": fin["trajectory"][:, 0, 0].tolist(),
+        "theory_beta": fin["trajectory"][:, 1, 0].tolist(),
+        "largeN_alpha": big["trajectory"][:, 0, 0].tolist(),
+        "largeN_beta": big["trajectory"][:, 1, 0].tolist(),
+        **repeat_summaries(cfg, run),
+    }

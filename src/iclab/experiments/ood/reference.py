@@ -7,16 +7,34 @@ theory of note §4 (c = 1/2, balanced p, population GD with η = 1, per-feature 
 
 from __future__ import annotations
 
-__all__ = ["PAPER", "DERIVED", "PAPER_F", "DERIVED_F", "PAPER_TINY", "DERIVED_INSPAN", "PAPER_OOD", "DERIVED_OOD",
-           "PAPER_ENCODER_F"]
+__all__ = [
+    "PAPER",
+    "DERIVED",
+    "PAPER_F",
+    "DERIVED_F",
+    "PAPER_TINY",
+    "DERIVED_INSPAN",
+    "PAPER_OOD",
+    "DERIVED_OOD",
+    "PAPER_ENCODER_F",
+]
 
 PAPER = "[paper, 2nd-hand]"
 DERIVED = "[derived, large N]"
 
 # K = 2 forgetting F at (γ1, γ2)
-DERIVED_F = {(0.5, -0.9): 0.00034, (0.5, -0.2): -0.00017, (0.5, 0.0): -0.00058, (0.5, 0.5): -0.00163,
-             (0.5, 0.95): -0.00183, (0.8, -0.9): 0.00006, (0.8, -0.2): -0.00028, (0.8, 0.0): -0.00089,
-             (0.8, 0.5): -0.00185, (0.8, 0.95): -0.00164}
+DERIVED_F = {
+    (0.5, -0.9): 0.00034,
+    (0.5, -0.2): -0.00017,
+    (0.5, 0.0): -0.00058,
+    (0.5, 0.5): -0.00163,
+    (0.5, 0.95): -0.00183,
+    (0.8, -0.9): 0.00006,
+    (0.8, -0.2): -0.00028,
+    (0.8, 0.0): -0.00089,
+    (0.8, 0.5): -0.00185,
+    (0.8, 0.95): -0.00164,
+}
 PAPER_F = {(1.0, -0.9): 0.421, (1.0, -0.2): -0.112, (1.0, 0.0): -0.084, (1.0, 0.5): -0.053, (1.0, 0.95): 0.0}
 # tiny transformers: F at γ2 = -0.75 / 0 / +0.75, per depth
 PAPER_TINY = {1: (0.28, -0.06, 0.15), 2: (0.35, -0.05, 0.18), 3: (0.41, -0.04, 0.22)}

@@ -8,9 +8,25 @@ import pandas as pd
 
 __all__ = ["part_rows", "first_row", "forget_table", "forget_repeats", "within_target_spearman"]
 
-_FORGET_COLUMNS = ("F", "F_theory", "F_largeN", "forgot1", "forgot2", "pred1", "pred2", "src1_after", "src2_after",
-                   "ood1_before", "ood2_before", "steps", "theory_steps", "backproj_dev", "conservation_ft", "dAlphaV1",
-                   "dAlphaV2")
+_FORGET_COLUMNS = (
+    "F",
+    "F_theory",
+    "F_largeN",
+    "forgot1",
+    "forgot2",
+    "pred1",
+    "pred2",
+    "src1_after",
+    "src2_after",
+    "ood1_before",
+    "ood2_before",
+    "steps",
+    "theory_steps",
+    "backproj_dev",
+    "conservation_ft",
+    "dAlphaV1",
+    "dAlphaV2",
+)
 
 
 def part_rows(df: pd.DataFrame, part: str) -> pd.DataFrame:

@@ -25,8 +25,20 @@ from iclab.train import TrainConfig, train
 __all__ = ["tiny_cell"]
 
 _K = 2
-_ROWS = ("F", "F_se", "src1_after", "src2_after", "ood_before", "ood_after", "forgot1", "forgot2", "pred1", "pred2",
-         "dalpha1_src", "dbeta1_src")
+_ROWS = (
+    "F",
+    "F_se",
+    "src1_after",
+    "src2_after",
+    "ood_before",
+    "ood_after",
+    "forgot1",
+    "forgot2",
+    "pred1",
+    "pred2",
+    "dalpha1_src",
+    "dbeta1_src",
+)
 
 
 def _eval(model, data, n: int, seed, key, c: float) -> dict:
@@ -50,8 +62,10 @@ def _paired_change(after: dict, before: dict, K: int) -> tuple[float, float]:
 
 def _float_loss(c: float):
     def loss(m, b):
-        return prompt_mse_loss(m, b.__class__(b.x.float(), b.y.float(), b.xq.float(), b.yq.float(), b.w.float(),
-                                              b.feat, b.qfeat), c, _K)
+        return prompt_mse_loss(
+            m, b.__class__(b.x.float(), b.y.float(), b.xq.float(), b.yq.float(), b.w.float(), b.feat, b.qfeat), c, _K
+        )
+
     return loss
 
 
@@ -69,11 +83,20 @@ def _finetune_row(cfg, model, src, V, Vp, g2: float, before: dict, S1, ft_cfg) -
     a, b = after["L"], before["L"]
     dS = m.layer1_logits(V) - S1
     pred = T.forgetting_sign_k2(cfg.tiny_gamma1, g2)
-    return {"dalpha1_src": float(dS.diagonal().mean()), "dbeta1_src": float(dS[off].mean()),
-            "F": F, "F_se": F_se, "src1_after": a[0], "src2_after": a[1], "ood_before": ood_before,
-            "ood_after": sum(_eval(m, tgt, cfg.tiny_eval, cfg.seed, f"tgt{g2}", cfg.c)["L"]) / _K,
-            "forgot1": T.loss_change_sign(a[0], b[0]), "forgot2": T.loss_change_sign(a[1], b[1]),
-            "pred1": int(pred[0]), "pred2": int(pred[1])}
+    return {
+        "dalpha1_src": float(dS.diagonal().mean()),
+        "dbeta1_src": float(dS[off].mean()),
+        "F": F,
+        "F_se": F_se,
+        "src1_after": a[0],
+        "src2_after": a[1],
+        "ood_before": ood_before,
+        "ood_after": sum(_eval(m, tgt, cfg.tiny_eval, cfg.seed, f"tgt{g2}", cfg.c)["L"]) / _K,
+        "forgot1": T.loss_change_sign(a[0], b[0]),
+        "forgot2": T.loss_change_sign(a[1], b[1]),
+        "pred1": int(pred[0]),
+        "pred2": int(pred[1]),
+    }
 
 
 def tiny_cell(cfg, cell) -> dict:
@@ -83,19 +106,45 @@ def tiny_cell(cfg, cell) -> dict:
     V, Vp = feature_basis(d, _K, generator_for(cfg.seed, "tiny-basis"))
     src = FeaturePrompts(V, n_tokens=cfg.tiny_n_tokens)
     model = FeatureTransformer(d, d_model=cfg.tiny_width, n_layers=layers)
-    tc = TrainConfig(steps=cfg.tiny_steps, batch_size=cfg.tiny_batch, lr=cfg.tiny_lr, optimizer="adam",
-                     log_every=max(1, cfg.tiny_steps // 10), seed=cfg.seed)
+    tc = TrainConfig(
+        steps=cfg.tiny_steps,
+        batch_size=cfg.tiny_batch,
+        lr=cfg.tiny_lr,
+        optimizer="adam",
+        log_every=max(1, cfg.tiny_steps // 10),
+        seed=cfg.seed,
+    )
     res = train(model, src, _float_loss(cfg.c), tc)
     before = _eval(model, src, cfg.tiny_eval, cfg.seed, "src", cfg.c)
     S1 = model.layer1_logits(V)
     off = ~torch.eye(_K, dtype=torch.bool)
-    ood = [sum(_eval(model, src.with_features(rotated_features(V, Vp, math.radians(th))), cfg.tiny_eval, cfg.seed,
-                     f"ood{th}", cfg.c)["L"]) / _K for th in cfg.tiny_thetas_deg]
-    out = {"pretrain_seconds": res.seconds, "source_before": before["L"], "alpha1": float(S1.diagonal().mean()),
-           "beta1": float(S1[off].mean()), "theta_deg": list(cfg.tiny_thetas_deg),
-           "ood_loss": ood, "gamma1": cfg.tiny_gamma1, "gamma2_list": list(cfg.tiny_gamma2)}
-    ft_cfg = tc.with_overrides({"steps": cfg.tiny_ft_steps, "seed": cfg.seed + 1,
-                                "log_every": max(1, cfg.tiny_ft_steps // 5)})
+    ood = [
+        sum(
+            _eval(
+                model,
+                src.with_features(rotated_features(V, Vp, math.radians(th))),
+                cfg.tiny_eval,
+                cfg.seed,
+                f"ood{th}",
+                cfg.c,
+            )["L"]
+        )
+        / _K
+        for th in cfg.tiny_thetas_deg
+    ]
+    out = {
+        "pretrain_seconds": res.seconds,
+        "source_before": before["L"],
+        "alpha1": float(S1.diagonal().mean()),
+        "beta1": float(S1[off].mean()),
+        "theta_deg": list(cfg.tiny_thetas_deg),
+        "ood_loss": ood,
+        "gamma1": cfg.tiny_gamma1,
+        "gamma2_list": list(cfg.tiny_gamma2),
+    }
+    ft_cfg = tc.with_overrides(
+        {"steps": cfg.tiny_ft_steps, "seed": cfg.seed + 1, "log_every": max(1, cfg.tiny_ft_steps // 5)}
+    )
     rows = {k: [] for k in _ROWS}
     for g2 in cfg.tiny_gamma2:
         for k, v in _finetune_row(cfg, model, src, V, Vp, g2, before, S1, ft_cfg).items():

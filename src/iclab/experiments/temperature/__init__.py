@@ -22,9 +22,17 @@ repairs it; an input-mean shift is harmless for the (centring) approximate softm
 (Corollary 4.4). Figures: theory lines over Monte-Carlo points (error bars = 1 s.e.), errors raw and normalised by
 Tr(AB) + σ² (the error of predicting 0)."""
 
-EXPERIMENT = register(Experiment.in_package(
-    __name__, name="temperature", paper="temperature",
-    title="Optimal attention temperature under distribution shift (Demir & Doğan)",
-    claim=CLAIM, config_cls=TemperatureConfig, presets=PRESETS, order=10))
+EXPERIMENT = register(
+    Experiment.in_package(
+        __name__,
+        name="temperature",
+        paper="temperature",
+        title="Optimal attention temperature under distribution shift (Demir & Doğan)",
+        claim=CLAIM,
+        config_cls=TemperatureConfig,
+        presets=PRESETS,
+        order=10,
+    )
+)
 
 from iclab.experiments.temperature import gpt2, llm  # noqa: E402,F401 - registers the other two experiments

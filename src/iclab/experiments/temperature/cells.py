@@ -29,9 +29,22 @@ __all__ = ["cells", "run_cell", "shared", "budget"]
 
 
 def _cell(config: TemperatureConfig, part: str, l: int, **kw) -> dict:
-    cell = {"part": part, "d": config.d, "l": int(l), "m": config.m, "cov_x": 1.0, "cov_w": 1.0, "mu_x": 0.0,
-            "mu_w": 0.0, "sigma_test": float(config.sigma_tr), "sigma_tr": float(config.sigma_tr), "mu_w_tr": 0.0,
-            "n_test": config.n_test, "centring": config.centring, "seed": config.seed}
+    cell = {
+        "part": part,
+        "d": config.d,
+        "l": int(l),
+        "m": config.m,
+        "cov_x": 1.0,
+        "cov_w": 1.0,
+        "mu_x": 0.0,
+        "mu_w": 0.0,
+        "sigma_test": float(config.sigma_tr),
+        "sigma_tr": float(config.sigma_tr),
+        "mu_w_tr": 0.0,
+        "n_test": config.n_test,
+        "centring": config.centring,
+        "seed": config.seed,
+    }
     cell.update({k: (float(v) if isinstance(v, float) else v) for k, v in kw.items()})
     return cell
 
@@ -39,17 +52,26 @@ def _cell(config: TemperatureConfig, part: str, l: int, **kw) -> dict:
 def _simcheck_cells(config: TemperatureConfig) -> list[dict]:
     """The independent check's four settings (d = 50, m = 5000, train N(0, I), σ_tr = 0.1 unless stated)."""
     base = {"d": 50, "m": 5000, "n_test": config.simcheck_n_test, "sigma_tr": 0.1, "sigma_test": 0.1}
-    return [_cell(config, "simcheck_none", 100, **base),
-            _cell(config, "simcheck_cov", 100, **{**base, "cov_x": 2.0}),
-            _cell(config, "simcheck_noise", 50, **{**base, "sigma_test": 3.0}),
-            _cell(config, "simcheck_mean", 100, **{**base, "mu_x": 1.0, "mu_w": 1.0, "mu_w_tr": 1.0,
-                                                  "sigma_tr": 1.0, "sigma_test": 1.0})]
+    return [
+        _cell(config, "simcheck_none", 100, **base),
+        _cell(config, "simcheck_cov", 100, **{**base, "cov_x": 2.0}),
+        _cell(config, "simcheck_noise", 50, **{**base, "sigma_test": 3.0}),
+        _cell(
+            config,
+            "simcheck_mean",
+            100,
+            **{**base, "mu_x": 1.0, "mu_w": 1.0, "mu_w_tr": 1.0, "sigma_tr": 1.0, "sigma_test": 1.0},
+        ),
+    ]
 
 
 def _surrogate_cells(config: TemperatureConfig) -> list[dict]:
     """One cell per (d, l) of the approximate-softmax-vs-softmax comparison, no shift (note §4.12)."""
-    return [_cell(config, "surrogate", l, d=d, n_test=config.surrogate_n_test)
-            for d in config.surrogate_dims for l in config.surrogate_ls]
+    return [
+        _cell(config, "surrogate", l, d=d, n_test=config.surrogate_n_test)
+        for d in config.surrogate_dims
+        for l in config.surrogate_ls
+    ]
 
 
 def cells(config: TemperatureConfig) -> list[dict]:
@@ -76,8 +98,9 @@ def run_cell(config: TemperatureConfig, cell: dict, shared=None) -> dict:
     if cell["part"] == "surrogate":
         from iclab.experiments.temperature.surrogate import evaluate_surrogate
 
-        return evaluate_surrogate(cell, tau_grid(config.surrogate_tau_min, config.surrogate_tau_max,
-                                                 config.surrogate_n_tau))
+        return evaluate_surrogate(
+            cell, tau_grid(config.surrogate_tau_min, config.surrogate_tau_max, config.surrogate_n_tau)
+        )
     taus = tau_grid(config.tau_min, config.tau_max, config.n_tau)
     part = cell["part"]
     return evaluate_cell(cell, taus, extras=part in ("mean", "simcheck_mean"), bayes=not part.startswith("simcheck"))
@@ -96,12 +119,18 @@ def budget(config: TemperatureConfig) -> list[Need]:
     l = max([*config.l_values, config.mean_l or 2 * config.d, config.d] + ([100] if config.simcheck else []))
     n = max(config.n_test, config.simcheck_n_test if config.simcheck else 0)
     chunk = max(1, min(n, 4_000_000 // (l * d)))
-    return [Need({"m": config.m, "l_values": l, "d": config.d}, memory=16.0 * min(config.m, 500) * l * d,
-                 seconds=config.m * l * d / 1e7),
-            Need({"n_test": n, "l_values": l, "d": config.d}, memory=8.0 * 3 * 4e6 + 8.0 * chunk * l * d,
-                 seconds=n * l * d / 1e7),
-            Need({"d": config.d, "n_test": n}, memory=8.0 * (16 * d * d + 3 * chunk * d * d),
-                 seconds=3 * n * d ** 3 / 1e9),
-            Need({"n_test": n}, memory=8.0 * 12 * n),
-            Need({"n_tau": config.n_tau, "n_test": n}, memory=8.0 * 3 * config.n_tau * n,
-                 seconds=config.n_tau * n / 1e8)]
+    return [
+        Need(
+            {"m": config.m, "l_values": l, "d": config.d},
+            memory=16.0 * min(config.m, 500) * l * d,
+            seconds=config.m * l * d / 1e7,
+        ),
+        Need(
+            {"n_test": n, "l_values": l, "d": config.d},
+            memory=8.0 * 3 * 4e6 + 8.0 * chunk * l * d,
+            seconds=n * l * d / 1e7,
+        ),
+        Need({"d": config.d, "n_test": n}, memory=8.0 * (16 * d * d + 3 * chunk * d * d), seconds=3 * n * d**3 / 1e9),
+        Need({"n_test": n}, memory=8.0 * 12 * n),
+        Need({"n_tau": config.n_tau, "n_test": n}, memory=8.0 * 3 * config.n_tau * n, seconds=config.n_tau * n / 1e8),
+    ]

@@ -39,48 +39,85 @@ SIMCHECK = (
     ("thm4.2-vs-mc/check-cov-tau1", "simcheck_cov", False, "Σx = 2I, l = 100, τ = 1", 299.95, 299.90),
     ("thm4.2-vs-mc/check-cov-tauopt", "simcheck_cov", True, "Σx = 2I, l = 100, τ = τ_opt", 33.35, 33.63),
     ("thm4.2-vs-mc/check-noise-tauopt", "simcheck_noise", True, "σ_test = 3, l = 50, τ = τ_opt", 36.06, 35.19),
-    ("thm4.2-vs-mc/check-mean-tau1", "simcheck_mean", False,
-     "‖μx‖ = ‖μw‖ = 1 (train ‖μw‖ = 1), σ_tr = σ = 1, l = 100, τ = 1", 27.01, 27.43),
+    (
+        "thm4.2-vs-mc/check-mean-tau1",
+        "simcheck_mean",
+        False,
+        "‖μx‖ = ‖μw‖ = 1 (train ‖μw‖ = 1), σ_tr = σ = 1, l = 100, τ = 1",
+        27.01,
+        27.43,
+    ),
 )
 
 
 def _simcheck_claims() -> list[Claim]:
     out = []
     for cid, _, at_opt, setting, th, mc in SIMCHECK:
-        out.append(Claim(
-            cid, f"Theorem 4.2's closed-form G(τ) matches simulation at d = 50, m = 5000: {setting}",
-            f"{PAPER}, Thm 4.2 (Eqs. 12–14){', Thm 4.3' if at_opt else ''}; §5.1 \"closely match\"",
-            "theory vs simulation",
-            f"Monte-Carlo G (iclab) against Thm 4.2's G (iclab, same Σ̂): the 95 % CI of the gap within ±{TOL:.0%} of "
-            f"theory agrees, wholly outside disagrees (the O(1/l) terms the theorem drops move G by 0.5–3 % here, "
-            f"note §4.8, §6.2)", f"G = Thm 4.2 closed form (an independent check got theory {th}, MC {mc})",
-            headline=cid == "thm4.2-vs-mc/check-cov-tauopt"))
+        out.append(
+            Claim(
+                cid,
+                f"Theorem 4.2's closed-form G(τ) matches simulation at d = 50, m = 5000: {setting}",
+                f'{PAPER}, Thm 4.2 (Eqs. 12–14){", Thm 4.3" if at_opt else ""}; §5.1 "closely match"',
+                "theory vs simulation",
+                f"Monte-Carlo G (iclab) against Thm 4.2's G (iclab, same Σ̂): the 95 % CI of the gap within ±{TOL:.0%} of "
+                f"theory agrees, wholly outside disagrees (the O(1/l) terms the theorem drops move G by 0.5–3 % here, "
+                f"note §4.8, §6.2)",
+                f"G = Thm 4.2 closed form (an independent check got theory {th}, MC {mc})",
+                headline=cid == "thm4.2-vs-mc/check-cov-tauopt",
+            )
+        )
     return out
 
 
 def _theory_claims() -> list[Claim]:
-    curves = (f"{PAPER}, Thm 4.2; Figs. 1–2 (theory lines over simulation points, \"closely match\")")
-    rms = (f"RMS over the cells of the relative gap (MC − theory)/theory at τ = 1 and τ_opt, Monte-Carlo noise "
-           f"removed (mean of gap² − SE²); agrees when its 95 % upper bound ≤ {TOL:.0%}, disagrees when its lower "
-           f"bound > {TOL:.0%}")
+    curves = f'{PAPER}, Thm 4.2; Figs. 1–2 (theory lines over simulation points, "closely match")'
+    rms = (
+        f"RMS over the cells of the relative gap (MC − theory)/theory at τ = 1 and τ_opt, Monte-Carlo noise "
+        f"removed (mean of gap² − SE²); agrees when its 95 % upper bound ≤ {TOL:.0%}, disagrees when its lower "
+        f"bound > {TOL:.0%}"
+    )
     return [
-        Claim("thm4.2-vs-mc/curves-l>=d", "Theorem 4.2's G(τ) matches simulation along the curves of Figs. 1–2, "
-              "at every l ≥ d", curves, "theory vs simulation", rms, "\"closely match\"", headline=True,
-              paper_settings=FIG_SETTINGS),
-        Claim("thm4.2-vs-mc/curves-l<d", "Theorem 4.2's G(τ) matches simulation along the curves of Figs. 1–2, "
-              "at l < d", curves, "theory vs simulation", rms, "\"closely match\"", paper_settings=FIG_SETTINGS),
-        Claim("thm4.3-vs-mc-minimiser", "τ_opt of Eq. 15 is the τ that minimises the simulated error (cells with "
-              "l ≥ d)", f"{PAPER}, Thm 4.3 (Eq. 15); v2: \"Theorem 4.3 estimate vs grid search nearly coincide\"",
-              "theory vs simulation",
-              f"RMS relative gap between Eq. 15 and the exact Monte-Carlo minimiser E[r²]/E[(f − b)r] (delta-method "
-              f"SE), noise removed; 95 % bound against ±{TOL:.0%}", "\"nearly coincide\"", headline=True,
-              paper_settings=FIG_SETTINGS),
-        Claim("cor4.4-emulates-bayes", "Without shift the model at τ = 1 emulates the Bayes-optimal ridge (its test "
-              "error nearly matches Bayes), at the longest context of Fig. 1a",
-              f"{PAPER}, Cor. 4.4 (v1; Prop. 4.4 in v2), Def. 3.3, Fig. 1a", "theory vs simulation",
-              f"MC error at τ = 1 against the test-Bayes MC error on the same prompts (paired SE): 95 % CI within "
-              f"±{TOL_NEAR:.0%} of Bayes agrees, wholly outside disagrees", "G(τ = 1) ≈ Bayes error",
-              paper_settings=FIG_SETTINGS),
+        Claim(
+            "thm4.2-vs-mc/curves-l>=d",
+            "Theorem 4.2's G(τ) matches simulation along the curves of Figs. 1–2, at every l ≥ d",
+            curves,
+            "theory vs simulation",
+            rms,
+            '"closely match"',
+            headline=True,
+            paper_settings=FIG_SETTINGS,
+        ),
+        Claim(
+            "thm4.2-vs-mc/curves-l<d",
+            "Theorem 4.2's G(τ) matches simulation along the curves of Figs. 1–2, at l < d",
+            curves,
+            "theory vs simulation",
+            rms,
+            '"closely match"',
+            paper_settings=FIG_SETTINGS,
+        ),
+        Claim(
+            "thm4.3-vs-mc-minimiser",
+            "τ_opt of Eq. 15 is the τ that minimises the simulated error (cells with l ≥ d)",
+            f'{PAPER}, Thm 4.3 (Eq. 15); v2: "Theorem 4.3 estimate vs grid search nearly coincide"',
+            "theory vs simulation",
+            f"RMS relative gap between Eq. 15 and the exact Monte-Carlo minimiser E[r²]/E[(f − b)r] (delta-method "
+            f"SE), noise removed; 95 % bound against ±{TOL:.0%}",
+            '"nearly coincide"',
+            headline=True,
+            paper_settings=FIG_SETTINGS,
+        ),
+        Claim(
+            "cor4.4-emulates-bayes",
+            "Without shift the model at τ = 1 emulates the Bayes-optimal ridge (its test "
+            "error nearly matches Bayes), at the longest context of Fig. 1a",
+            f"{PAPER}, Cor. 4.4 (v1; Prop. 4.4 in v2), Def. 3.3, Fig. 1a",
+            "theory vs simulation",
+            f"MC error at τ = 1 against the test-Bayes MC error on the same prompts (paired SE): 95 % CI within "
+            f"±{TOL_NEAR:.0%} of Bayes agrees, wholly outside disagrees",
+            "G(τ = 1) ≈ Bayes error",
+            paper_settings=FIG_SETTINGS,
+        ),
     ]
 
 
@@ -89,59 +126,118 @@ def _shift_claims(config) -> list[Claim]:
     d_dir = "effect direction"
     norm = "normalised errors G/c, c = Tr(AB) + σ² (the error of predicting 0)"
     return [
-        Claim("fig1a-converges-to-bayes", "Without shift the model's excess error over Bayes falls as the context "
-              "grows", f"{PAPER}, Fig. 1a, §5.1", d_dir,
-              f"(G(1) − Bayes)/c at the shortest minus at the longest l > 0 (paired SE within a cell); {norm}",
-              paper_settings=fig),
-        Claim("fig1b-cov-shift-harms", "An input-covariance shift Σx = 2I raises the error at τ = 1",
-              f"{PAPER}, §4.2 Case I(ii), Fig. 1b", d_dir,
-              f"G(1)/c under Σx = 2I minus without shift, at the longest l, > 0; {norm}", headline=True,
-              paper_settings={**fig, "cov_scale": 2.0}),
-        Claim("fig1b-tau-opt-repairs", "Under the covariance shift, τ_opt lowers the error below τ = 1",
-              f"{PAPER}, Thm 4.3, Fig. 1b (\"restores alignment with Bayes\")", d_dir,
-              f"paired G(1) − G(τ_opt) on the same prompts under Σx = 2I at the longest l, > 0; {norm}",
-              headline=True, paper_settings={**fig, "cov_scale": 2.0}),
-        Claim("fig1c-task-harm-fades", "The harm of a task shift (Σw = 3I, ‖μw‖ = 1) fades as l grows",
-              f"{PAPER}, §4.2 Case II, Fig. 1c", d_dir,
-              "harm(l) = G(1) with the pretrained weights minus G(1) with the weights Eq. 11 gives for the test prior "
-              "(same prompts, paired SE; §4.2: a shift is harmful when matching Bayes needs other M, V); harm/c at "
-              "the shortest l minus at the longest l > 0", paper_settings={**fig, "task_scale": 3.0}),
-        Claim("fig2a-noise-harm-fades", "The harm of a test-noise shift (σ_test = "
-              f"{max(config.noise_sigmas, default=0):g}) fades as l grows", f"{PAPER}, §4.2 Case III, Fig. 2a", d_dir,
-              "harm(l) = G(1) with the pretrained weights minus G(1) with the weights Eq. 11 gives for the test noise "
-              "(same prompts, paired SE); harm/c at the shortest l minus at the longest l > 0", paper_settings=fig),
-        Claim("fig2b-tau-opt-closes-gap", "At l = d and the largest test noise, τ_opt lowers the error toward Bayes",
-              f"{PAPER}, Fig. 2b", d_dir,
-              f"paired G(1) − G(τ_opt) on the same prompts at the largest σ_test, l = d, > 0 (fraction of the gap to "
-              f"Bayes closed in the statistic); {norm}", paper_settings=fig),
-        Claim("fig2c-tau-opt-grows-with-noise", "The optimal temperature grows with the test noise (l = d)",
-              f"{PAPER}, Fig. 2c", d_dir,
-              "Monte-Carlo minimiser E[r²]/E[(f − b)r] at the largest σ_test minus at the smallest, > 0 (delta-method "
-              "SEs; Eq. 15's values in the statistic)", paper_settings=fig),
-        Claim("rem3.4-linear-harmed-more", "An input-mean shift harms linear attention more than the approximate "
-              "softmax", f"{PAPER}, Remark 3.4, §4.2 Case I(i)", d_dir,
-              "rise of G/c from ‖μx‖ = 0 to the largest ‖μx‖ (l = 2d): linear minus approximate softmax, > 0",
-              headline=True, paper_settings={"d": 50, "m": 5000}),
-        Claim("rem3.4-approx-insensitive", "The approximate softmax is insensitive to an input-mean shift",
-              f"{PAPER}, Remark 3.4, §4.2 Case I(i)", "theory vs simulation",
-              f"G/c at the largest ‖μx‖ against G/c at ‖μx‖ = 0 (l = 2d): 95 % CI within ±{TOL_NEAR:.0%} agrees, "
-              f"wholly outside disagrees", "unchanged", paper_settings={"d": 50, "m": 5000}),
+        Claim(
+            "fig1a-converges-to-bayes",
+            "Without shift the model's excess error over Bayes falls as the context grows",
+            f"{PAPER}, Fig. 1a, §5.1",
+            d_dir,
+            f"(G(1) − Bayes)/c at the shortest minus at the longest l > 0 (paired SE within a cell); {norm}",
+            paper_settings=fig,
+        ),
+        Claim(
+            "fig1b-cov-shift-harms",
+            "An input-covariance shift Σx = 2I raises the error at τ = 1",
+            f"{PAPER}, §4.2 Case I(ii), Fig. 1b",
+            d_dir,
+            f"G(1)/c under Σx = 2I minus without shift, at the longest l, > 0; {norm}",
+            headline=True,
+            paper_settings={**fig, "cov_scale": 2.0},
+        ),
+        Claim(
+            "fig1b-tau-opt-repairs",
+            "Under the covariance shift, τ_opt lowers the error below τ = 1",
+            f'{PAPER}, Thm 4.3, Fig. 1b ("restores alignment with Bayes")',
+            d_dir,
+            f"paired G(1) − G(τ_opt) on the same prompts under Σx = 2I at the longest l, > 0; {norm}",
+            headline=True,
+            paper_settings={**fig, "cov_scale": 2.0},
+        ),
+        Claim(
+            "fig1c-task-harm-fades",
+            "The harm of a task shift (Σw = 3I, ‖μw‖ = 1) fades as l grows",
+            f"{PAPER}, §4.2 Case II, Fig. 1c",
+            d_dir,
+            "harm(l) = G(1) with the pretrained weights minus G(1) with the weights Eq. 11 gives for the test prior "
+            "(same prompts, paired SE; §4.2: a shift is harmful when matching Bayes needs other M, V); harm/c at "
+            "the shortest l minus at the longest l > 0",
+            paper_settings={**fig, "task_scale": 3.0},
+        ),
+        Claim(
+            "fig2a-noise-harm-fades",
+            f"The harm of a test-noise shift (σ_test = {max(config.noise_sigmas, default=0):g}) fades as l grows",
+            f"{PAPER}, §4.2 Case III, Fig. 2a",
+            d_dir,
+            "harm(l) = G(1) with the pretrained weights minus G(1) with the weights Eq. 11 gives for the test noise "
+            "(same prompts, paired SE); harm/c at the shortest l minus at the longest l > 0",
+            paper_settings=fig,
+        ),
+        Claim(
+            "fig2b-tau-opt-closes-gap",
+            "At l = d and the largest test noise, τ_opt lowers the error toward Bayes",
+            f"{PAPER}, Fig. 2b",
+            d_dir,
+            f"paired G(1) − G(τ_opt) on the same prompts at the largest σ_test, l = d, > 0 (fraction of the gap to "
+            f"Bayes closed in the statistic); {norm}",
+            paper_settings=fig,
+        ),
+        Claim(
+            "fig2c-tau-opt-grows-with-noise",
+            "The optimal temperature grows with the test noise (l = d)",
+            f"{PAPER}, Fig. 2c",
+            d_dir,
+            "Monte-Carlo minimiser E[r²]/E[(f − b)r] at the largest σ_test minus at the smallest, > 0 (delta-method "
+            "SEs; Eq. 15's values in the statistic)",
+            paper_settings=fig,
+        ),
+        Claim(
+            "rem3.4-linear-harmed-more",
+            "An input-mean shift harms linear attention more than the approximate softmax",
+            f"{PAPER}, Remark 3.4, §4.2 Case I(i)",
+            d_dir,
+            "rise of G/c from ‖μx‖ = 0 to the largest ‖μx‖ (l = 2d): linear minus approximate softmax, > 0",
+            headline=True,
+            paper_settings={"d": 50, "m": 5000},
+        ),
+        Claim(
+            "rem3.4-approx-insensitive",
+            "The approximate softmax is insensitive to an input-mean shift",
+            f"{PAPER}, Remark 3.4, §4.2 Case I(i)",
+            "theory vs simulation",
+            f"G/c at the largest ‖μx‖ against G/c at ‖μx‖ = 0 (l = 2d): 95 % CI within ±{TOL_NEAR:.0%} agrees, "
+            f"wholly outside disagrees",
+            "unchanged",
+            paper_settings={"d": 50, "m": 5000},
+        ),
     ]
 
 
 def _surrogate_claims() -> list[Claim]:
     d, l = SURROGATE_DL
-    src = ("second-hand summary of v2 Fig. 1 (histogram: approximate-softmax outputs track softmax across τ); "
-           f"{PAPER}, Eq. 5 (first-order softmax)")
+    src = (
+        "second-hand summary of v2 Fig. 1 (histogram: approximate-softmax outputs track softmax across τ); "
+        f"{PAPER}, Eq. 5 (first-order softmax)"
+    )
     return [
-        Claim("surrogate-tracks-softmax", f"The approximate-softmax layer behaves like the softmax layer with the same "
-              f"weights (test error at τ_opt; d = {d}, l = {l}, Lemma 4.1 weights)", src, "theory vs simulation",
-              f"softmax-layer error against approximate-softmax error at Eq. 15's τ_opt on the same prompts (paired "
-              f"SE): 95 % CI within ±{TOL_NEAR:.0%} agrees, wholly outside disagrees", "outputs track softmax"),
-        Claim("surrogate-tau-opt-transfers", f"Eq. 15's τ_opt is also the best temperature of the softmax layer with "
-              f"the same weights (d = {d}, l = {l})", src, "theory vs simulation",
-              f"the τ minimising the softmax layer's error (log grid, 95 % bootstrap interval over prompts) within a "
-              f"factor {1 + TOL_TAU:g} of τ_opt agrees; an interval wholly outside disagrees", "— (implied)"),
+        Claim(
+            "surrogate-tracks-softmax",
+            f"The approximate-softmax layer behaves like the softmax layer with the same "
+            f"weights (test error at τ_opt; d = {d}, l = {l}, Lemma 4.1 weights)",
+            src,
+            "theory vs simulation",
+            f"softmax-layer error against approximate-softmax error at Eq. 15's τ_opt on the same prompts (paired "
+            f"SE): 95 % CI within ±{TOL_NEAR:.0%} agrees, wholly outside disagrees",
+            "outputs track softmax",
+        ),
+        Claim(
+            "surrogate-tau-opt-transfers",
+            f"Eq. 15's τ_opt is also the best temperature of the softmax layer with "
+            f"the same weights (d = {d}, l = {l})",
+            src,
+            "theory vs simulation",
+            f"the τ minimising the softmax layer's error (log grid, 95 % bootstrap interval over prompts) within a "
+            f"factor {1 + TOL_TAU:g} of τ_opt agrees; an interval wholly outside disagrees",
+            "— (implied)",
+        ),
     ]
 
 
@@ -164,8 +260,9 @@ def _with_text(v: Verdict, prefix: str = "", suffix: str = "", target: str | Non
 
 
 def _equivalent(estimate, se, target, tol, n, what: str, prefix: str = "") -> Verdict:
-    return _with_text(judge_equivalence(float(estimate), float(se), float(target), rel_tol=tol, n=int(n)), prefix,
-                      target=what)
+    return _with_text(
+        judge_equivalence(float(estimate), float(se), float(target), rel_tol=tol, n=int(n)), prefix, target=what
+    )
 
 
 def _simcheck_verdicts(df: pd.DataFrame) -> dict[str, Verdict]:
@@ -182,9 +279,12 @@ def _simcheck_verdicts(df: pd.DataFrame) -> dict[str, Verdict]:
         resolved = abs(mc - th) > z * se
         v = judge_equivalence(float(mc), float(se), float(th), rel_tol=TOL, n=int(r["n_test"]))
         tau = f" (τ_opt = {r['tau_opt_theory']:.3g})" if at_opt else ""
-        gap = ("; finite-l gap resolved from 0" if resolved else "; finite-l gap not resolved from 0 (CI contains 0)")
-        out[cid] = _with_text(v, f"theory {th:.4g}{tau}, MC on {int(r['n_test']):,} prompts; ",
-                              gap + f"; the independent check: {th_check} / {mc_check}")
+        gap = "; finite-l gap resolved from 0" if resolved else "; finite-l gap not resolved from 0 (CI contains 0)"
+        out[cid] = _with_text(
+            v,
+            f"theory {th:.4g}{tau}, MC on {int(r['n_test']):,} prompts; ",
+            gap + f"; the independent check: {th_check} / {mc_check}",
+        )
     return out
 
 
@@ -193,8 +293,8 @@ def _rms_verdict(gaps: np.ndarray, ses: np.ndarray, per_cell: int, tol: float, n
 
     ``gaps``/``ses`` are ``(cells, per_cell)`` relative gaps and their relative SEs; the terms of one cell come from
     the same prompts, so their variances are combined as if perfectly correlated (conservative)."""
-    terms = gaps ** 2 - ses ** 2  # (cells, per_cell): unbiased for the squared true gap
-    sd = np.sqrt(4 * gaps ** 2 * ses ** 2 + 2 * ses ** 4)  # (cells, per_cell): SD of each term
+    terms = gaps**2 - ses**2  # (cells, per_cell): unbiased for the squared true gap
+    sd = np.sqrt(4 * gaps**2 * ses**2 + 2 * ses**4)  # (cells, per_cell): SD of each term
     k = terms.size
     ms, se = float(terms.sum() / k), float(np.sqrt((sd.sum(1) ** 2).sum()) / k)
     z = quantile(0.95)
@@ -202,17 +302,23 @@ def _rms_verdict(gaps: np.ndarray, ses: np.ndarray, per_cell: int, tol: float, n
     rms = math.sqrt(max(ms, 0.0))
     r_lo, r_hi = math.sqrt(max(lo, 0.0)), math.sqrt(max(hi, 0.0))
     worst = int(np.argmax(np.abs(gaps).max(1)))
-    stat = (f"RMS gap {rms:.2%}, 95 % CI [{r_lo:.2%}, {r_hi:.2%}] vs allowed {tol:.0%}, over {gaps.shape[0]} cells "
-            f"({what}); raw RMS {math.sqrt(float((gaps ** 2).mean())):.2%}, worst |gap| "
-            f"{np.abs(gaps[worst]).max():.1%} ± {ses[worst].max():.1%} (SE)")
+    stat = (
+        f"RMS gap {rms:.2%}, 95 % CI [{r_lo:.2%}, {r_hi:.2%}] vs allowed {tol:.0%}, over {gaps.shape[0]} cells "
+        f"({what}); raw RMS {math.sqrt(float((gaps**2).mean())):.2%}, worst |gap| "
+        f"{np.abs(gaps[worst]).max():.1%} ± {ses[worst].max():.1%} (SE)"
+    )
     unc = f"95 % CI [{r_lo:.2%}, {r_hi:.2%}]"
     if r_hi <= tol:
         return Verdict(AGREES, f"{rms:.2%}", unc, stat)
     if r_lo > tol:
         return Verdict(DISAGREES, f"{rms:.2%}", unc, stat)
-    return Verdict(NOT_JUDGED, f"{rms:.2%}", unc, stat,
-                   f"too little power: the interval straddles {tol:.0%}; more test prompts per cell (now {n_test:,}) "
-                   "narrow it")
+    return Verdict(
+        NOT_JUDGED,
+        f"{rms:.2%}",
+        unc,
+        stat,
+        f"too little power: the interval straddles {tol:.0%}; more test prompts per cell (now {n_test:,}) narrow it",
+    )
 
 
 def _curve_cells(df: pd.DataFrame, long: bool) -> pd.DataFrame:
@@ -257,8 +363,7 @@ def _fades(shifted: pd.DataFrame) -> Verdict | None:
     a, b = _norm(lo, "harm1"), _norm(hi, "harm1")
     est, se = _difference(a, b)
     v = judge_direction(est, se, smallest=SMALLEST, n=int(hi["n_test"]))
-    return _with_text(v, f"harm/c l = {int(lo.l)}: {a[0]:.4f} ± {a[1]:.4f}, l = {int(hi.l)}: {b[0]:.4f} ± "
-                         f"{b[1]:.4f}; ")
+    return _with_text(v, f"harm/c l = {int(lo.l)}: {a[0]:.4f} ± {a[1]:.4f}, l = {int(hi.l)}: {b[0]:.4f} ± {b[1]:.4f}; ")
 
 
 def _no_shift_verdicts(df: pd.DataFrame) -> dict[str, Verdict]:
@@ -268,12 +373,20 @@ def _no_shift_verdicts(df: pd.DataFrame) -> dict[str, Verdict]:
     lo, hi = none.iloc[0], none.iloc[-1]
     est, se = _difference(_norm(lo, "excess1"), _norm(hi, "excess1"))
     n = int(hi["n_test"])
-    conv = _with_text(judge_direction(est, se, smallest=SMALLEST, n=n),
-                      f"(G(1) − Bayes)/c: l = {int(lo.l)} {lo.excess1 / lo.c:.3f} → l = {int(hi.l)} "
-                      f"{hi.excess1 / hi.c:.4f}; ")
-    emul = _equivalent(hi.G1_mc, hi.excess1_se, hi.bayes_test, TOL_NEAR, n, "test-Bayes",
-                       f"l = {int(hi.l)}: G(1) = {hi.G1_mc:.4g}, test-Bayes {hi.bayes_test:.4g} (G/c "
-                       f"{hi.G1_mc / hi.c:.3f} vs {hi.bayes_test / hi.c:.4f}; τ_opt = {hi.tau_opt_theory:.3g}); ")
+    conv = _with_text(
+        judge_direction(est, se, smallest=SMALLEST, n=n),
+        f"(G(1) − Bayes)/c: l = {int(lo.l)} {lo.excess1 / lo.c:.3f} → l = {int(hi.l)} {hi.excess1 / hi.c:.4f}; ",
+    )
+    emul = _equivalent(
+        hi.G1_mc,
+        hi.excess1_se,
+        hi.bayes_test,
+        TOL_NEAR,
+        n,
+        "test-Bayes",
+        f"l = {int(hi.l)}: G(1) = {hi.G1_mc:.4g}, test-Bayes {hi.bayes_test:.4g} (G/c "
+        f"{hi.G1_mc / hi.c:.3f} vs {hi.bayes_test / hi.c:.4f}; τ_opt = {hi.tau_opt_theory:.3g}); ",
+    )
     return {"fig1a-converges-to-bayes": conv, "cor4.4-emulates-bayes": emul}
 
 
@@ -288,7 +401,9 @@ def _cov_verdicts(df: pd.DataFrame) -> dict[str, Verdict]:
     out["fig1b-tau-opt-repairs"] = _with_text(
         judge_direction(gain, gain_se, smallest=SMALLEST, n=n),
         f"l = {int(c.l)}: G/c {c.G1_mc / c.c:.3f} at τ = 1 → {c.Gopt_mc / c.c:.3f} at τ_opt = {c.tau_opt_theory:.3g}"
-        + (f" (test-Bayes {c.bayes_test / c.c:.4f})" if "bayes_test" in c else "") + "; ")
+        + (f" (test-Bayes {c.bayes_test / c.c:.4f})" if "bayes_test" in c else "")
+        + "; ",
+    )
     match = none[none["l"] == c.l]
     if len(match):
         r = match.iloc[0]
@@ -319,13 +434,18 @@ def _noise_ld_verdicts(df: pd.DataFrame) -> dict[str, Verdict]:
     n = int(hi["n_test"])
     gap = hi.G1_mc - hi.bayes_test
     closed = hi.gain_opt / gap if gap > 0 else float("nan")
-    close = _with_text(judge_direction(hi.gain_opt / hi.c, hi.gain_opt_se / hi.c, smallest=SMALLEST, n=n),
-                       f"σ_test = {hi.sigma_test:g}: G/c {hi.G1_mc / hi.c:.3f} → {hi.Gopt_mc / hi.c:.3f}, test-Bayes "
-                       f"{hi.bayes_test / hi.c:.3f} ({closed:.0%} of the gap closed); ")
+    close = _with_text(
+        judge_direction(hi.gain_opt / hi.c, hi.gain_opt_se / hi.c, smallest=SMALLEST, n=n),
+        f"σ_test = {hi.sigma_test:g}: G/c {hi.G1_mc / hi.c:.3f} → {hi.Gopt_mc / hi.c:.3f}, test-Bayes "
+        f"{hi.bayes_test / hi.c:.3f} ({closed:.0%} of the gap closed); ",
+    )
     est, se = _difference((hi.tau_opt_mc, hi.tau_opt_mc_se), (lo.tau_opt_mc, lo.tau_opt_mc_se))
-    grows = _with_text(judge_direction(est, se, smallest=0.05, n=n),
-                       "MC minimiser " + ", ".join(f"σ={r.sigma_test:g}: {r.tau_opt_mc:.3g} (Eq. 15 "
-                                                   f"{r.tau_opt_theory:.3g})" for r in sub.itertuples()) + "; ")
+    grows = _with_text(
+        judge_direction(est, se, smallest=0.05, n=n),
+        "MC minimiser "
+        + ", ".join(f"σ={r.sigma_test:g}: {r.tau_opt_mc:.3g} (Eq. 15 {r.tau_opt_theory:.3g})" for r in sub.itertuples())
+        + "; ",
+    )
     return {"fig2b-tau-opt-closes-gap": close, "fig2c-tau-opt-grows-with-noise": grows}
 
 
@@ -338,26 +458,38 @@ def _mean_verdicts(df: pd.DataFrame) -> dict[str, Verdict]:
     d_lin = _difference(_norm(hi, "linear_mc"), _norm(lo, "linear_mc"))
     d_app = _difference(_norm(hi, "G1_mc"), _norm(lo, "G1_mc"))
     est, se = _difference(d_lin, d_app)
-    text = (f"G/c at ‖μx‖ = {lo.mu_x:g} → {hi.mu_x:g}: approx. softmax {lo.G1_mc / lo.c:.3f} → {hi.G1_mc / hi.c:.3f}, "
-            f"linear {lo.linear_mc / lo.c:.3f} → {hi.linear_mc / hi.c:.4g}; ")
+    text = (
+        f"G/c at ‖μx‖ = {lo.mu_x:g} → {hi.mu_x:g}: approx. softmax {lo.G1_mc / lo.c:.3f} → {hi.G1_mc / hi.c:.3f}, "
+        f"linear {lo.linear_mc / lo.c:.3f} → {hi.linear_mc / hi.c:.4g}; "
+    )
     app_hi, app_lo = _norm(hi, "G1_mc"), _norm(lo, "G1_mc")
-    return {"rem3.4-linear-harmed-more": _with_text(judge_direction(est, se, smallest=SMALLEST, n=n), text),
-            "rem3.4-approx-insensitive": _equivalent(app_hi[0], math.hypot(app_hi[1], app_lo[1]), app_lo[0],
-                                                     TOL_NEAR, n, "the unshifted error", text)}
+    return {
+        "rem3.4-linear-harmed-more": _with_text(judge_direction(est, se, smallest=SMALLEST, n=n), text),
+        "rem3.4-approx-insensitive": _equivalent(
+            app_hi[0], math.hypot(app_hi[1], app_lo[1]), app_lo[0], TOL_NEAR, n, "the unshifted error", text
+        ),
+    }
 
 
 def _interval_verdict(est: float, lo: float, hi: float, target: float, factor: float) -> Verdict:
     """Is the interval ``[lo, hi]`` of ``est`` inside ``[target/factor, target·factor]``?"""
     band = (target / factor, target * factor)
-    stat = (f"softmax's best τ {fmt(est, 3)}, 95 % bootstrap interval [{fmt(lo, 3)}, {fmt(hi, 3)}] vs τ_opt "
-            f"{fmt(target, 3)} (band [{fmt(band[0], 3)}, {fmt(band[1], 3)}]); ratio {est / target:.3g}")
+    stat = (
+        f"softmax's best τ {fmt(est, 3)}, 95 % bootstrap interval [{fmt(lo, 3)}, {fmt(hi, 3)}] vs τ_opt "
+        f"{fmt(target, 3)} (band [{fmt(band[0], 3)}, {fmt(band[1], 3)}]); ratio {est / target:.3g}"
+    )
     unc = f"95 % interval [{fmt(lo, 3)}, {fmt(hi, 3)}]"
     if band[0] <= lo and hi <= band[1]:
         return Verdict(AGREES, fmt(est, 3), unc, stat)
     if hi < band[0] or lo > band[1]:
         return Verdict(DISAGREES, fmt(est, 3), unc, stat)
-    return Verdict(NOT_JUDGED, fmt(est, 3), unc, stat,
-                   "too little power: the interval straddles the band; more test prompts narrow it")
+    return Verdict(
+        NOT_JUDGED,
+        fmt(est, 3),
+        unc,
+        stat,
+        "too little power: the interval straddles the band; more test prompts narrow it",
+    )
 
 
 def _surrogate_verdicts(df: pd.DataFrame) -> dict[str, Verdict]:
@@ -366,20 +498,37 @@ def _surrogate_verdicts(df: pd.DataFrame) -> dict[str, Verdict]:
     if sub.empty:
         return {}
     r = sub.iloc[0]
-    track = _equivalent(r.Gs_opt_mc, r.soft_minus_approx_opt_se, r.Ga_opt_mc, TOL_NEAR, r.n_test,
-                        "the approximate-softmax error",
-                        f"at τ_opt = {r.tau_opt_theory:.3g}: G/c softmax {r.Gs_opt_mc / r.c:.3f}, approx. "
-                        f"{r.Ga_opt_mc / r.c:.3f}; output discrepancy {r.out_diff_opt:.0%}; score spread "
-                        f"{r.score_spread:.3g}; ")
-    return {"surrogate-tracks-softmax": track,
-            "surrogate-tau-opt-transfers": _interval_verdict(r.tau_best_soft, r.tau_best_soft_lo, r.tau_best_soft_hi,
-                                                             r.tau_opt_theory, 1 + TOL_TAU)}
+    track = _equivalent(
+        r.Gs_opt_mc,
+        r.soft_minus_approx_opt_se,
+        r.Ga_opt_mc,
+        TOL_NEAR,
+        r.n_test,
+        "the approximate-softmax error",
+        f"at τ_opt = {r.tau_opt_theory:.3g}: G/c softmax {r.Gs_opt_mc / r.c:.3f}, approx. "
+        f"{r.Ga_opt_mc / r.c:.3f}; output discrepancy {r.out_diff_opt:.0%}; score spread "
+        f"{r.score_spread:.3g}; ",
+    )
+    return {
+        "surrogate-tracks-softmax": track,
+        "surrogate-tau-opt-transfers": _interval_verdict(
+            r.tau_best_soft, r.tau_best_soft_lo, r.tau_best_soft_hi, r.tau_opt_theory, 1 + TOL_TAU
+        ),
+    }
 
 
 def compare(config, df: pd.DataFrame) -> dict[str, Verdict]:
     """The verdict of every claim the cells measured (the others are "not measured" in the report)."""
-    return {**_simcheck_verdicts(df), **_curve_verdicts(df), **_no_shift_verdicts(df), **_cov_verdicts(df),
-            **_fade_verdicts(config, df), **_noise_ld_verdicts(df), **_mean_verdicts(df), **_surrogate_verdicts(df)}
+    return {
+        **_simcheck_verdicts(df),
+        **_curve_verdicts(df),
+        **_no_shift_verdicts(df),
+        **_cov_verdicts(df),
+        **_fade_verdicts(config, df),
+        **_noise_ld_verdicts(df),
+        **_mean_verdicts(df),
+        **_surrogate_verdicts(df),
+    }
 
 
 # --- notes ----------------------------------------------------------------------------------------------------
@@ -391,23 +540,28 @@ def _surrogate_note(df: pd.DataFrame) -> list[str]:
     if sub.empty:
         return []
     rows = sorted(sub.itertuples(), key=lambda r: (r.d, r.l))
-    cells = "; ".join(f"d={r.d}, l={r.l}: softmax best τ {r.tau_best_soft:.3g} vs τ_opt {r.tau_opt_theory:.3g}, G/c "
-                      f"{r.G_soft_best / r.c:.3f} (best output scale {r.G_soft_scaled_best / r.c:.3f} at τ "
-                      f"{r.tau_best_soft_scaled:.3g}) vs {r.Ga_opt_mc / r.c:.3f}, spread {r.score_spread:.3g}"
-                      for r in rows)
+    cells = "; ".join(
+        f"d={r.d}, l={r.l}: softmax best τ {r.tau_best_soft:.3g} vs τ_opt {r.tau_opt_theory:.3g}, G/c "
+        f"{r.G_soft_best / r.c:.3f} (best output scale {r.G_soft_scaled_best / r.c:.3f} at τ "
+        f"{r.tau_best_soft_scaled:.3g}) vs {r.Ga_opt_mc / r.c:.3f}, spread {r.score_spread:.3g}"
+        for r in rows
+    )
     ok = sorted({r.d for r in rows if abs(math.log(r.tau_best_soft / r.tau_opt_theory)) <= math.log(1 + TOL_TAU)})
-    return ["**The approximate softmax is not first-order softmax at the weights the theory uses** "
-            "(docs/papers/temperature.md §4.12, §6.9). The Lemma 4.1 weights give query scores a_i = x_iᵀM₁₁x_l with "
-            "M₁₁ ≈ d·I, whose spread over the keys grows like d^{3/2}; the surrogate's weights (1 + (a_i − ā)/τ)/l "
-            "are then far outside the regime |a_i − ā|/τ ≪ 1 where they approximate softmax, and the softmax layer "
-            "with the same weights — a convex combination of values u_i = y_i/d — cannot undo the 1/d of v₂₂; even "
-            "with the best output scale it stays well above the surrogate, at a τ near the score spread. "
-            "Measured (same prompts, same weights; normalised errors G/c): " + cells + ". The outputs agree within "
-            f"{TOL_NEAR:.0%} only for τ above ~" + ", ".join(f"{r.tau_track:.3g} (d={r.d}, l={r.l})" for r in rows
-                                                              if r.l == rows[-1].l)
-            + ", where both layers predict ≈ the mean value and G/c ≈ 1. Eq. 15's τ_opt is the softmax layer's best "
-            "τ (within a factor 1.25) only for d ∈ {" + ", ".join(map(str, ok)) + "} of this grid; beyond, the "
-            "softmax's best τ grows with the score spread, not like τ_opt ≈ 1 + d/l.", ""]
+    return [
+        "**The approximate softmax is not first-order softmax at the weights the theory uses** "
+        "(docs/papers/temperature.md §4.12, §6.9). The Lemma 4.1 weights give query scores a_i = x_iᵀM₁₁x_l with "
+        "M₁₁ ≈ d·I, whose spread over the keys grows like d^{3/2}; the surrogate's weights (1 + (a_i − ā)/τ)/l "
+        "are then far outside the regime |a_i − ā|/τ ≪ 1 where they approximate softmax, and the softmax layer "
+        "with the same weights — a convex combination of values u_i = y_i/d — cannot undo the 1/d of v₂₂; even "
+        "with the best output scale it stays well above the surrogate, at a τ near the score spread. "
+        "Measured (same prompts, same weights; normalised errors G/c): " + cells + ". The outputs agree within "
+        f"{TOL_NEAR:.0%} only for τ above ~"
+        + ", ".join(f"{r.tau_track:.3g} (d={r.d}, l={r.l})" for r in rows if r.l == rows[-1].l)
+        + ", where both layers predict ≈ the mean value and G/c ≈ 1. Eq. 15's τ_opt is the softmax layer's best "
+        "τ (within a factor 1.25) only for d ∈ {" + ", ".join(map(str, ok)) + "} of this grid; beyond, the "
+        "softmax's best τ grows with the score spread, not like τ_opt ≈ 1 + d/l.",
+        "",
+    ]
 
 
 def notes(config, df: pd.DataFrame) -> str:
@@ -418,8 +572,8 @@ def notes(config, df: pd.DataFrame) -> str:
     none = _part(df, "none")
     lines = [
         "**How the verdicts are sized.** Theory-vs-simulation claims are equivalence tests at a stated tolerance "
-        f"({TOL:.0%} for Theorems 4.2–4.3, {TOL_NEAR:.0%} for \"nearly matches\"/\"insensitive\"/\"tracks\"); a "
-        "straddling interval is \"not judged\" with the sample that would decide. One prompt's squared error has "
+        f'({TOL:.0%} for Theorems 4.2–4.3, {TOL_NEAR:.0%} for "nearly matches"/"insensitive"/"tracks"); a '
+        'straddling interval is "not judged" with the sample that would decide. One prompt\'s squared error has '
         "a relative SD of about 1.6, so n prompts give a 95 % interval of ±3.1/√n of G (±5 % at 4000, ±1.0 % at "
         "100 000): the check cells need ~50 000 prompts to decide their 0.5–3 % finite-l gaps against the 5 % bound "
         "with power (the `paper` preset runs 100 000). Every error is averaged exactly over the query's own label "
@@ -433,10 +587,11 @@ def notes(config, df: pd.DataFrame) -> str:
         f"{np.median(ratio_l) if len(ratio_l) else float('nan'):.3f}. Near τ_opt, G = c − a₁/τ + a₂/τ² is a small "
         "difference of large terms, so these shifts in a₁, a₂ are amplified in G(τ_opt), most at the shortest l.",
         "",
-        "**Corollary 4.4 (\"emulates Bayes\") holds only as l/d → ∞.** Without shift the model at τ = 1 is far "
+        '**Corollary 4.4 ("emulates Bayes") holds only as l/d → ∞.** Without shift the model at τ = 1 is far '
         "from the Bayes error at finite l/d, and its optimal temperature is ≈ 1 + d/l, not 1 "
         "(docs/papers/temperature.md §4.6, §6.1): a fixed M₁₁ ≈ d·Σ̂⁻¹ cannot invert the in-context C_xx. Eq. 15: "
-        + ", ".join(f"{r.tau_opt_theory:.2f} at l={int(r.l)}" for r in none.itertuples()) + ".",
+        + ", ".join(f"{r.tau_opt_theory:.2f} at l={int(r.l)}" for r in none.itertuples())
+        + ".",
         "",
         "**Input-mean shift is not exactly harmless in this model.** The query column is a key with label 0 and "
         "self-score x_lᵀM₁₁x_l ≈ d·Tr Σx; after centring its zero label pulls the prediction by ≈ −(d/l)·wᵀμx "

@@ -100,8 +100,9 @@ class TemperatureConfig(Config):
         for name in ("surrogate_tau_min", "surrogate_tau_max"):
             check_scale(name, getattr(self, name))
         if self.surrogate_tau_min >= self.surrogate_tau_max:
-            raise ConfigError("surrogate_tau_max", self.surrogate_tau_max,
-                              f"a value > surrogate_tau_min={self.surrogate_tau_min}")
+            raise ConfigError(
+                "surrogate_tau_max", self.surrogate_tau_max, f"a value > surrogate_tau_min={self.surrogate_tau_min}"
+            )
         check_int("mean_l", self.mean_l, 0)
         if self.mean_l == 1:
             raise ConfigError("mean_l", 1, "0 (meaning l = 2d) or a context length >= 2")
@@ -123,10 +124,19 @@ class TemperatureConfig(Config):
         check_int("seed", self.seed, 0)
 
 
-QUICK = TemperatureConfig(d=20, m=1000, l_values=(10, 20, 40, 80), n_test=1000, noise_sigmas=(1.0, 5.0),
-                          sigma_tests=(0.1, 1.0, 2.0, 5.0), mean_shifts=(0.0, 1.0, 2.0, 4.0),
-                          simcheck_n_test=20000, surrogate_dims=(1, 2, 5, 20, 50), surrogate_ls=(20, 100),
-                          surrogate_n_test=2000)
+QUICK = TemperatureConfig(
+    d=20,
+    m=1000,
+    l_values=(10, 20, 40, 80),
+    n_test=1000,
+    noise_sigmas=(1.0, 5.0),
+    sigma_tests=(0.1, 1.0, 2.0, 5.0),
+    mean_shifts=(0.0, 1.0, 2.0, 4.0),
+    simcheck_n_test=20000,
+    surrogate_dims=(1, 2, 5, 20, 50),
+    surrogate_ls=(20, 100),
+    surrogate_n_test=2000,
+)
 PAPER = TemperatureConfig(simcheck_n_test=100000)
 FULL = TemperatureConfig(n_test=20000, simcheck_n_test=400000, surrogate_n_test=20000)
 PRESETS = {"quick": QUICK, "paper": PAPER, "full": FULL}

@@ -26,15 +26,31 @@ def _vs_x(axes, sub: pd.DataFrame, x: str, train_bayes: bool = False) -> None:
     xs = sub[x].to_numpy(float)
     for ax, norm in zip(axes, (1.0, sub["c"].to_numpy())):
         theory_vs_sim(ax, xs, sub["G1_theory"] / norm, sub["G1_mc"] / norm, sub["G1_se"] / norm, label="τ = 1", i=0)
-        theory_vs_sim(ax, xs, sub["Gopt_theory"] / norm, sub["Gopt_mc"] / norm, sub["Gopt_se"] / norm,
-                      label="τ_opt", i=1)
-        ax.errorbar(xs, sub["bayes_test"] / norm, sub["bayes_test_se"] / norm, fmt="k--", lw=1.2, capsize=2,
-                    label="test-Bayes (MC, Eq. 9)")
+        theory_vs_sim(
+            ax, xs, sub["Gopt_theory"] / norm, sub["Gopt_mc"] / norm, sub["Gopt_se"] / norm, label="τ_opt", i=1
+        )
+        ax.errorbar(
+            xs,
+            sub["bayes_test"] / norm,
+            sub["bayes_test_se"] / norm,
+            fmt="k--",
+            lw=1.2,
+            capsize=2,
+            label="test-Bayes (MC, Eq. 9)",
+        )
         if sub["bayes_mp"].notna().any():
             ax.plot(xs, sub["bayes_mp"] / norm, ":", color="0.4", label="Bayes (MP formula)")
         if train_bayes:
-            ax.errorbar(xs, sub["bayes_train"] / norm, sub["bayes_train_se"] / norm, fmt="-.", color=color(4),
-                        lw=1.2, capsize=2, label="train-Bayes (MC)")
+            ax.errorbar(
+                xs,
+                sub["bayes_train"] / norm,
+                sub["bayes_train_se"] / norm,
+                fmt="-.",
+                color=color(4),
+                lw=1.2,
+                capsize=2,
+                label="train-Bayes (MC)",
+            )
         ax.set_yscale("log")
     axes[0].set_ylabel("test error G (raw)")
     axes[1].set_ylabel("G / (Tr(AB) + σ²)")
@@ -51,8 +67,21 @@ def _fig_vs(df, part, fig_dir, name, title, x="l", xlabel="context length l (inc
         ax.set_xlabel(xlabel)
         ax.set_title(title)
     axes[1].legend(fontsize=7)
-    cols = [x, "G1_theory", "G1_mc", "G1_se", "Gopt_theory", "Gopt_mc", "Gopt_se", "tau_opt_theory", "tau_grid",
-            "bayes_test", "bayes_train", "bayes_mp", "c"]
+    cols = [
+        x,
+        "G1_theory",
+        "G1_mc",
+        "G1_se",
+        "Gopt_theory",
+        "Gopt_mc",
+        "Gopt_se",
+        "tau_opt_theory",
+        "tau_grid",
+        "bayes_test",
+        "bayes_train",
+        "bayes_mp",
+        "c",
+    ]
     return save_figure(fig, fig_dir / name, sub[cols])
 
 
@@ -66,16 +95,26 @@ def _fig_noise_vs_l(df: pd.DataFrame, fig_dir: Path) -> Path | None:
         sub = sub.sort_values("l")
         n = sub["c"].to_numpy()
         for ax, col, tag in ((axes[0], "G1", "τ = 1"), (axes[1], "Gopt", "τ_opt")):
-            theory_vs_sim(ax, sub["l"], sub[f"{col}_theory"] / n, sub[f"{col}_mc"] / n, sub[f"{col}_se"] / n,
-                          label=f"σ = {s:g}", i=j)
+            theory_vs_sim(
+                ax,
+                sub["l"],
+                sub[f"{col}_theory"] / n,
+                sub[f"{col}_mc"] / n,
+                sub[f"{col}_se"] / n,
+                label=f"σ = {s:g}",
+                i=j,
+            )
             ax.plot(sub["l"], sub["bayes_test"] / n, "--", color=color(j), lw=1)
             ax.set_title(f"noise shift, {tag} (Fig. 2a; dashed = test-Bayes)")
             ax.set_xlabel("context length l")
             ax.set_yscale("log")
     axes[0].set_ylabel("G / (Tr(AB) + σ²)")
     axes[0].legend(fontsize=7)
-    return save_figure(fig, fig_dir / "fig2a_noise_vs_l",
-                       noise[["sigma_test", "l", "G1_theory", "G1_mc", "Gopt_theory", "Gopt_mc", "bayes_test", "c"]])
+    return save_figure(
+        fig,
+        fig_dir / "fig2a_noise_vs_l",
+        noise[["sigma_test", "l", "G1_theory", "G1_mc", "Gopt_theory", "Gopt_mc", "bayes_test", "c"]],
+    )
 
 
 def _fig_tau_vs_sigma(config, df: pd.DataFrame, fig_dir: Path) -> Path | None:
@@ -84,15 +123,25 @@ def _fig_tau_vs_sigma(config, df: pd.DataFrame, fig_dir: Path) -> Path | None:
     if sub.empty:
         return None
     fig, ax = new_figure()
-    theory_vs_sim(ax, sub["sigma_test"], sub["tau_opt_theory"], sub["tau_grid"], None,
-                  label="τ_opt: Eq. 15 vs MC grid search", i=0)
+    theory_vs_sim(
+        ax,
+        sub["sigma_test"],
+        sub["tau_opt_theory"],
+        sub["tau_grid"],
+        None,
+        label="τ_opt: Eq. 15 vs MC grid search",
+        i=0,
+    )
     ax.plot(sub["sigma_test"], sub["tau_opt_iso"], ":", color=color(1), label="isotropic formula (note §4.5)")
     ax.set_xlabel("σ_test")
     ax.set_ylabel("τ_opt")
     ax.set_title(f"τ_opt vs test noise, l = d = {config.d} (Fig. 2c)")
     ax.legend(fontsize=7)
-    return save_figure(fig, fig_dir / "fig2c_tau_opt_vs_sigma",
-                       sub[["sigma_test", "tau_opt_theory", "tau_opt_mc", "tau_grid", "tau_opt_iso"]])
+    return save_figure(
+        fig,
+        fig_dir / "fig2c_tau_opt_vs_sigma",
+        sub[["sigma_test", "tau_opt_theory", "tau_opt_mc", "tau_grid", "tau_opt_iso"]],
+    )
 
 
 def _fig_formula_vs_grid(config, df: pd.DataFrame, fig_dir: Path) -> Path:
@@ -104,15 +153,23 @@ def _fig_formula_vs_grid(config, df: pd.DataFrame, fig_dir: Path) -> Path:
         ax.scatter(sub["tau_opt_theory"], sub["tau_grid"], s=14, color=color(j), label=part)
     lim = [df["tau_opt_theory"].min() / 1.2, df["tau_opt_theory"].max() * 1.2]
     ax.plot(lim, lim, "k-", lw=1)
-    ax.fill_between(lim, [v / math.sqrt(step) for v in lim], [v * math.sqrt(step) for v in lim], color="0.85",
-                    label="± half grid step")
+    ax.fill_between(
+        lim,
+        [v / math.sqrt(step) for v in lim],
+        [v * math.sqrt(step) for v in lim],
+        color="0.85",
+        label="± half grid step",
+    )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("τ_opt, Theorem 4.3 (Eq. 15)")
     ax.set_ylabel("τ by MC grid search")
     ax.legend(fontsize=6)
-    return save_figure(fig, fig_dir / "fig_tau_formula_vs_grid",
-                       df[["part", "l", "sigma_test", "tau_opt_theory", "tau_opt_mc", "tau_grid"]])
+    return save_figure(
+        fig,
+        fig_dir / "fig_tau_formula_vs_grid",
+        df[["part", "l", "sigma_test", "tau_opt_theory", "tau_opt_mc", "tau_grid"]],
+    )
 
 
 def _fig_mean_shift(df: pd.DataFrame, fig_dir: Path) -> Path | None:
@@ -122,19 +179,30 @@ def _fig_mean_shift(df: pd.DataFrame, fig_dir: Path) -> Path | None:
         return None
     fig, ax = new_figure(width=5.0)
     n = sub["c"].to_numpy()
-    theory_vs_sim(ax, sub["mu_x"], sub["G1_theory"] / n, sub["G1_mc"] / n, sub["G1_se"] / n,
-                  label="approx. softmax τ = 1", i=0)
+    theory_vs_sim(
+        ax, sub["mu_x"], sub["G1_theory"] / n, sub["G1_mc"] / n, sub["G1_se"] / n, label="approx. softmax τ = 1", i=0
+    )
     theory_vs_sim(ax, sub["mu_x"], None, sub["linear_mc"] / n, sub["linear_se"] / n, label="linear attention", i=1)
-    theory_vs_sim(ax, sub["mu_x"], None, sub["noquery1_mc"] / n, sub["noquery1_se"] / n,
-                  label="approx. softmax, query not a key", i=2)
+    theory_vs_sim(
+        ax,
+        sub["mu_x"],
+        None,
+        sub["noquery1_mc"] / n,
+        sub["noquery1_se"] / n,
+        label="approx. softmax, query not a key",
+        i=2,
+    )
     ax.plot(sub["mu_x"], sub["bayes_test"] / n, "k--", lw=1.2, label="test-Bayes (MC)")
     ax.set_yscale("log")
     ax.set_xlabel("‖μx‖ (test input mean)")
     ax.set_ylabel("G / (Tr(AB) + σ²)")
     ax.set_title(f"input-mean shift, l = {int(sub['l'].iloc[0])} (Remark 3.4)")
     ax.legend(fontsize=7)
-    return save_figure(fig, fig_dir / "fig_mean_shift_linear_vs_approx",
-                       sub[["mu_x", "G1_theory", "G1_mc", "linear_mc", "noquery1_mc", "bayes_test", "c"]])
+    return save_figure(
+        fig,
+        fig_dir / "fig_mean_shift_linear_vs_approx",
+        sub[["mu_x", "G1_theory", "G1_mc", "linear_mc", "noquery1_mc", "bayes_test", "c"]],
+    )
 
 
 def _surrogate_curves(sub: pd.DataFrame) -> pd.DataFrame:
@@ -142,9 +210,18 @@ def _surrogate_curves(sub: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for r in sub.itertuples():
         for t, ga, gs, od in zip(r.taus, r.G_approx_curve, r.G_soft_curve, r.out_diff_curve):
-            rows.append({"d": r.d, "l": r.l, "tau": t, "G_approx_norm": ga / r.c, "G_soft_norm": gs / r.c,
-                         "out_diff": od, "tau_over_spread": t / r.score_spread})
-        for row, gss in zip(rows[-len(r.taus):], r.G_soft_scaled_curve):
+            rows.append(
+                {
+                    "d": r.d,
+                    "l": r.l,
+                    "tau": t,
+                    "G_approx_norm": ga / r.c,
+                    "G_soft_norm": gs / r.c,
+                    "out_diff": od,
+                    "tau_over_spread": t / r.score_spread,
+                }
+            )
+        for row, gss in zip(rows[-len(r.taus) :], r.G_soft_scaled_curve):
             row["G_soft_scaled_norm"] = gss / r.c
     return pd.DataFrame(rows)
 
@@ -172,13 +249,15 @@ def _fig_surrogate(config, df: pd.DataFrame, fig_dir: Path) -> Path | None:
     ax_g.set_ylim(0.01, 3)
     ax_g.set_xlabel("τ")
     ax_g.set_ylabel("G / (Tr(AB) + σ²)")
-    ax_g.set_title(f"l = {l_max}: approx. softmax (solid, ● τ_opt), softmax (dashed; dotted: best output scale)",
-                   fontsize=7)
+    ax_g.set_title(
+        f"l = {l_max}: approx. softmax (solid, ● τ_opt), softmax (dashed; dotted: best output scale)", fontsize=7
+    )
     ax_g.legend(fontsize=6)
     for j, (l, g) in enumerate(sub.groupby("l")):
         err = [g["tau_best_soft"] - g["tau_best_soft_lo"], g["tau_best_soft_hi"] - g["tau_best_soft"]]
-        ax_t.errorbar(g["d"], g["tau_best_soft"], yerr=err, fmt="s", color=color(j), capsize=2,
-                      label=f"softmax best τ, l = {l}")
+        ax_t.errorbar(
+            g["d"], g["tau_best_soft"], yerr=err, fmt="s", color=color(j), capsize=2, label=f"softmax best τ, l = {l}"
+        )
         ax_t.plot(g["d"], g["tau_opt_theory"], "-", color=color(j), lw=1, label=f"Eq. 15 τ_opt, l = {l}")
     spread = sub.groupby("d")["score_spread"].mean()
     ax_t.plot(spread.index, spread.values, ":", color="0.3", label="score spread")
@@ -190,8 +269,14 @@ def _fig_surrogate(config, df: pd.DataFrame, fig_dir: Path) -> Path | None:
     ax_t.legend(fontsize=5)
     dims = sorted(cur["d"].unique())
     for (d, l), g in cur.groupby(["d", "l"]):
-        ax_o.plot(g["tau_over_spread"], g["out_diff"], "-" if l == l_max else "--", color=color(dims.index(d)),
-                  lw=1, label=f"d = {d}" if l == l_max else None)
+        ax_o.plot(
+            g["tau_over_spread"],
+            g["out_diff"],
+            "-" if l == l_max else "--",
+            color=color(dims.index(d)),
+            lw=1,
+            label=f"d = {d}" if l == l_max else None,
+        )
     ax_o.axhline(TRACK_TOL, color="k", ls=":", lw=1)
     ax_o.set_xscale("log")
     ax_o.set_yscale("log")
@@ -206,15 +291,31 @@ def _fig_surrogate(config, df: pd.DataFrame, fig_dir: Path) -> Path | None:
 def figures(config, df: pd.DataFrame, fig_dir: Path) -> list[Path]:
     """Figs. 1a–1c, 2a–2c, τ formula vs grid search, the input-mean shift, and the surrogate against softmax
     (PNG + CSV each)."""
-    out = [_fig_vs(df, "none", fig_dir, "fig1a_no_shift", "no shift (Fig. 1a)"),
-           _fig_vs(df, "cov", fig_dir, "fig1b_input_cov_shift", f"Σx = {config.cov_scale}·I (Fig. 1b)"),
-           _fig_vs(df, "task", fig_dir, "fig1c_task_shift",
-                   f"Σw = {config.task_scale}·I, ‖μw‖ = {config.task_mean} (Fig. 1c)", train_bayes=True),
-           _fig_vs(df, "noise_ld", fig_dir, "fig2b_noise_vs_sigma", f"noise shift at l = d = {config.d} (Fig. 2b)",
-                   x="sigma_test", xlabel="σ_test", train_bayes=True),
-           _fig_noise_vs_l(df, fig_dir),
-           _fig_tau_vs_sigma(config, df, fig_dir),
-           _fig_formula_vs_grid(config, df, fig_dir),
-           _fig_mean_shift(df, fig_dir),
-           _fig_surrogate(config, df, fig_dir)]
+    out = [
+        _fig_vs(df, "none", fig_dir, "fig1a_no_shift", "no shift (Fig. 1a)"),
+        _fig_vs(df, "cov", fig_dir, "fig1b_input_cov_shift", f"Σx = {config.cov_scale}·I (Fig. 1b)"),
+        _fig_vs(
+            df,
+            "task",
+            fig_dir,
+            "fig1c_task_shift",
+            f"Σw = {config.task_scale}·I, ‖μw‖ = {config.task_mean} (Fig. 1c)",
+            train_bayes=True,
+        ),
+        _fig_vs(
+            df,
+            "noise_ld",
+            fig_dir,
+            "fig2b_noise_vs_sigma",
+            f"noise shift at l = d = {config.d} (Fig. 2b)",
+            x="sigma_test",
+            xlabel="σ_test",
+            train_bayes=True,
+        ),
+        _fig_noise_vs_l(df, fig_dir),
+        _fig_tau_vs_sigma(config, df, fig_dir),
+        _fig_formula_vs_grid(config, df, fig_dir),
+        _fig_mean_shift(df, fig_dir),
+        _fig_surrogate(config, df, fig_dir),
+    ]
     return [p for p in out if p is not None]

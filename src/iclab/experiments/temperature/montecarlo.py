@@ -29,8 +29,17 @@ from iclab.estimators import bayes_posterior_mean, predict_with
 from iclab.models import ICLAttention, bayes_mimicking_weights, pretraining_covariance
 from iclab.theory import temperature as theory
 
-__all__ = ["train_distribution", "test_distribution", "pretraining_sigma_hat", "pretrained_weights",
-           "sample_prompts", "evaluate_cell", "tau_grid", "mean_se", "ratio_se"]
+__all__ = [
+    "train_distribution",
+    "test_distribution",
+    "pretraining_sigma_hat",
+    "pretrained_weights",
+    "sample_prompts",
+    "evaluate_cell",
+    "tau_grid",
+    "mean_se",
+    "ratio_se",
+]
 
 _CHUNK_ELEMS = 4_000_000  # floats per sampled chunk (x of shape (chunk, l, d))
 
@@ -38,16 +47,23 @@ _CHUNK_ELEMS = 4_000_000  # floats per sampled chunk (x of shape (chunk, l, d))
 def train_distribution(cell: dict) -> GaussianRegression:
     """Pretraining prompts (§5.1): x ~ N(0, I), w ~ N(μw_tr, I), noise σ_tr, ``l`` columns."""
     d = int(cell["d"])
-    return GaussianRegression(d=d, n=int(cell["l"]) - 1, mu_w=mean_along_ones(d, cell["mu_w_tr"]),
-                              sigma=cell["sigma_tr"])
+    return GaussianRegression(
+        d=d, n=int(cell["l"]) - 1, mu_w=mean_along_ones(d, cell["mu_w_tr"]), sigma=cell["sigma_tr"]
+    )
 
 
 def test_distribution(cell: dict) -> GaussianRegression:
     """Test prompts: x ~ N(μx, a·I), w ~ N(μw, b·I), noise σ_test (the cell's shift; note §3.8)."""
     d = int(cell["d"])
-    return GaussianRegression(d=d, n=int(cell["l"]) - 1, mu_x=mean_along_ones(d, cell["mu_x"]),
-                              cov_x=float(cell["cov_x"]), mu_w=mean_along_ones(d, cell["mu_w"]),
-                              cov_w=float(cell["cov_w"]), sigma=cell["sigma_test"])
+    return GaussianRegression(
+        d=d,
+        n=int(cell["l"]) - 1,
+        mu_x=mean_along_ones(d, cell["mu_x"]),
+        cov_x=float(cell["cov_x"]),
+        mu_w=mean_along_ones(d, cell["mu_w"]),
+        cov_w=float(cell["cov_w"]),
+        sigma=cell["sigma_test"],
+    )
 
 
 def tau_grid(tau_min: float, tau_max: float, n_tau: int) -> np.ndarray:
@@ -112,8 +128,15 @@ def _same_prior(train: GaussianRegression, test: GaussianRegression) -> bool:
     return all(np.array_equal(mom[k], tm[k]) for k in ("mu_w", "cov_w", "sigma"))
 
 
-def _simulate(cell: dict, weights: dict, matched: dict | None, train: GaussianRegression, test: GaussianRegression,
-              extras: bool, bayes: bool) -> dict[str, np.ndarray]:
+def _simulate(
+    cell: dict,
+    weights: dict,
+    matched: dict | None,
+    train: GaussianRegression,
+    test: GaussianRegression,
+    extras: bool,
+    bayes: bool,
+) -> dict[str, np.ndarray]:
     """Per-prompt arrays over ``n_test`` fresh test prompts from the cell's test stream.
 
     ``f``, ``b``, ``r``: noiseless target wᵀx_l, b_Att and ŵ_Attᵀx_l; with ``matched`` weights, ``matched_b``,
@@ -125,15 +148,18 @@ def _simulate(cell: dict, weights: dict, matched: dict | None, train: GaussianRe
     model = ICLAttention.from_weights(**weights)
     mods = {}
     if extras:
-        mods = {"linear": ICLAttention.from_weights(**weights, attention="linear"),
-                "noquery": ICLAttention.from_weights(**weights, query_key=False)}
+        mods = {
+            "linear": ICLAttention.from_weights(**weights, attention="linear"),
+            "noquery": ICLAttention.from_weights(**weights, query_key=False),
+        }
     if matched is not None:
         mods["matched"] = ICLAttention.from_weights(**matched)
     mom, tm = test.moments(), train.moments()
     same_prior = _same_prior(train, test)
     out: dict[str, list] = {}
-    gen = generator_for(seed, "test", cell["part"], d, l, cell["cov_x"], cell["cov_w"], cell["mu_x"], cell["mu_w"],
-                        cell["sigma_test"])
+    gen = generator_for(
+        seed, "test", cell["part"], d, l, cell["cov_x"], cell["cov_w"], cell["mu_x"], cell["mu_w"], cell["sigma_test"]
+    )
 
     def put(key: str, value) -> None:
         out.setdefault(key, []).append(value.numpy() if isinstance(value, torch.Tensor) else value)
@@ -166,8 +192,14 @@ def _simulate(cell: dict, weights: dict, matched: dict | None, train: GaussianRe
 
 def _theory_metrics(coefs: theory.GCoefficients) -> dict:
     """a₁, a₂, c of Theorem 4.2, τ_opt of Theorem 4.3, G(1) and G(τ_opt)."""
-    return {"a1": coefs.a1, "a2": coefs.a2, "c": coefs.c, "tau_opt_theory": coefs.tau_opt,
-            "G1_theory": float(coefs.G(1.0)), "Gopt_theory": coefs.G_min}
+    return {
+        "a1": coefs.a1,
+        "a2": coefs.a2,
+        "c": coefs.c,
+        "tau_opt_theory": coefs.tau_opt,
+        "G1_theory": float(coefs.G(1.0)),
+        "Gopt_theory": coefs.G_min,
+    }
 
 
 def _mc_metrics(sim: dict, taus: np.ndarray, tau_th: float, s2: float) -> dict:
@@ -178,9 +210,15 @@ def _mc_metrics(sim: dict, taus: np.ndarray, tau_th: float, s2: float) -> dict:
     g_grid = np.array([np.mean((e - r / t) ** 2) for t in taus]) + s2  # (n_tau,), one τ at a time (memory)
     k = int(np.argmin(g_grid))
     e1, eopt = (e - r) ** 2 + s2, (e - r / tau_th) ** 2 + s2  # (N,) per-prompt errors at τ = 1 and τ_opt
-    res = {"tau_grid": float(taus[k]), "G_grid": float(g_grid[k]), "G_curve_mc": [float(v) for v in g_grid],
-           "mc_a2": float(np.mean(r * r)), "mc_a1": float(2 * np.mean(f * r)), "mc_c": float(np.mean(f * f) + s2),
-           "mc_b2": float(np.mean(b * b))}
+    res = {
+        "tau_grid": float(taus[k]),
+        "G_grid": float(g_grid[k]),
+        "G_curve_mc": [float(v) for v in g_grid],
+        "mc_a2": float(np.mean(r * r)),
+        "mc_a1": float(2 * np.mean(f * r)),
+        "mc_c": float(np.mean(f * f) + s2),
+        "mc_b2": float(np.mean(b * b)),
+    }
     res["tau_opt_mc"], res["tau_opt_mc_se"] = ratio_se(r * r, e * r)  # exact minimiser of the MC error
     res["G1_mc"], res["G1_se"] = mean_se(e1)
     res["Gopt_mc"], res["Gopt_se"] = mean_se(eopt)
@@ -212,10 +250,18 @@ def _isotropic_metrics(cell: dict) -> dict:
     """The isotropic τ_opt (note §4.5) and the Marchenko–Pastur Bayes error (note §4.7) where they apply."""
     d, l = int(cell["d"]), int(cell["l"])
     iso = cell["mu_w"] == 0 and cell["mu_w_tr"] == 0
-    return {"tau_opt_iso": (theory.tau_opt_isotropic(d, l, cell["cov_x"], cell["cov_w"], cell["sigma_test"],
-                                                     cell["sigma_tr"]) if iso else float("nan")),
-            "bayes_mp": (theory.bayes_error_mp(d, l - 1, cell["cov_x"], cell["cov_w"], cell["sigma_test"])
-                         if iso and cell["mu_x"] == 0 and cell["sigma_test"] > 0 else float("nan"))}
+    return {
+        "tau_opt_iso": (
+            theory.tau_opt_isotropic(d, l, cell["cov_x"], cell["cov_w"], cell["sigma_test"], cell["sigma_tr"])
+            if iso
+            else float("nan")
+        ),
+        "bayes_mp": (
+            theory.bayes_error_mp(d, l - 1, cell["cov_x"], cell["cov_w"], cell["sigma_test"])
+            if iso and cell["mu_x"] == 0 and cell["sigma_test"] > 0
+            else float("nan")
+        ),
+    }
 
 
 def _extras_metrics(sim: dict, s2: float) -> dict:

@@ -22,8 +22,7 @@ import torch
 
 from iclab.attention import normalise
 from iclab.data import generator_for
-from iclab.experiments.temperature.montecarlo import (mean_se, pretrained_weights, sample_prompts,
-                                                      test_distribution)
+from iclab.experiments.temperature.montecarlo import mean_se, pretrained_weights, sample_prompts, test_distribution
 from iclab.models import ICLAttention
 from iclab.theory import temperature as theory
 
@@ -85,7 +84,7 @@ def evaluate_surrogate(cell: dict, taus: np.ndarray) -> dict:
         ya, ys = _outputs(a, u, tau)
         err_a.append((fn - ya) ** 2 + s2)
         err_s.append((fn - ys) ** 2 + s2)
-        diff.append(float(np.sqrt(np.mean((ys - ya) ** 2) / np.mean(ya ** 2))))
+        diff.append(float(np.sqrt(np.mean((ys - ya) ** 2) / np.mean(ya**2))))
         scaled.append(_best_scale_error(fn, ys) + s2)
     err_a, err_s, diff = np.array(err_a), np.array(err_s), np.array(diff)  # (n_tau, N), (n_tau, N), (n_tau,)
     ks = int(np.nanargmin(scaled))
@@ -93,15 +92,26 @@ def evaluate_surrogate(cell: dict, taus: np.ndarray) -> dict:
     ea, es = (fn - ya) ** 2 + s2, (fn - ys) ** 2 + s2
     k = int(np.argmin(err_s.mean(1)))
     lo, hi = _best_tau_interval(err_s, taus, int(cell["seed"]))
-    res = {"c": coefs.c, "tau_opt_theory": coefs.tau_opt, "Gopt_theory": coefs.G_min,
-           "score_spread": float((a - a.mean(-1, keepdim=True)).std(-1).mean()),
-           "taus": [float(t) for t in taus], "G_approx_curve": [float(v) for v in err_a.mean(1)],
-           "G_soft_curve": [float(v) for v in err_s.mean(1)], "out_diff_curve": [float(v) for v in diff],
-           "tau_best_soft": float(taus[k]), "tau_best_soft_lo": lo, "tau_best_soft_hi": hi,
-           "G_soft_best": float(err_s[k].mean()), "tau_best_approx": float(taus[int(np.argmin(err_a.mean(1)))]),
-           "tau_track": _tracking_tau(diff, taus), "G_soft_scaled_curve": [float(v) for v in scaled],
-           "G_soft_scaled_best": float(scaled[ks]), "tau_best_soft_scaled": float(taus[ks]),
-           "out_diff_opt": float(np.sqrt(np.mean((ys - ya) ** 2) / np.mean(ya ** 2)))}
+    res = {
+        "c": coefs.c,
+        "tau_opt_theory": coefs.tau_opt,
+        "Gopt_theory": coefs.G_min,
+        "score_spread": float((a - a.mean(-1, keepdim=True)).std(-1).mean()),
+        "taus": [float(t) for t in taus],
+        "G_approx_curve": [float(v) for v in err_a.mean(1)],
+        "G_soft_curve": [float(v) for v in err_s.mean(1)],
+        "out_diff_curve": [float(v) for v in diff],
+        "tau_best_soft": float(taus[k]),
+        "tau_best_soft_lo": lo,
+        "tau_best_soft_hi": hi,
+        "G_soft_best": float(err_s[k].mean()),
+        "tau_best_approx": float(taus[int(np.argmin(err_a.mean(1)))]),
+        "tau_track": _tracking_tau(diff, taus),
+        "G_soft_scaled_curve": [float(v) for v in scaled],
+        "G_soft_scaled_best": float(scaled[ks]),
+        "tau_best_soft_scaled": float(taus[ks]),
+        "out_diff_opt": float(np.sqrt(np.mean((ys - ya) ** 2) / np.mean(ya**2))),
+    }
     res["Ga_opt_mc"], res["Ga_opt_se"] = mean_se(ea)
     res["Gs_opt_mc"], res["Gs_opt_se"] = mean_se(es)
     res["soft_minus_approx_opt"], res["soft_minus_approx_opt_se"] = mean_se(es - ea)

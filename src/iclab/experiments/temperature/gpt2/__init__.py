@@ -7,11 +7,21 @@ from iclab.experiments.temperature.gpt2.config import PRESETS, TemperatureGPT2Co
 
 __all__ = ["EXPERIMENT"]
 
-CLAIM = ("Demir & Doğan (§5, footnote; v1 Fig. 6): the trends of the one-layer theory carry over to a GPT-2 "
-         "architecture trained on in-context linear regression — covariance shift hurts and re-tuning the "
-         "attention temperature at inference repairs part of it, the best τ growing with the shift.")
+CLAIM = (
+    "Demir & Doğan (§5, footnote; v1 Fig. 6): the trends of the one-layer theory carry over to a GPT-2 "
+    "architecture trained on in-context linear regression — covariance shift hurts and re-tuning the "
+    "attention temperature at inference repairs part of it, the best τ growing with the shift."
+)
 
-EXPERIMENT = register(Experiment.in_package(
-    __name__, name="temperature-gpt2-regression", paper="temperature",
-    title="Inference-time attention temperature in a trained GPT-2 on in-context regression under shift",
-    claim=CLAIM, config_cls=TemperatureGPT2Config, presets=PRESETS, order=30))
+EXPERIMENT = register(
+    Experiment.in_package(
+        __name__,
+        name="temperature-gpt2-regression",
+        paper="temperature",
+        title="Inference-time attention temperature in a trained GPT-2 on in-context regression under shift",
+        claim=CLAIM,
+        config_cls=TemperatureGPT2Config,
+        presets=PRESETS,
+        order=30,
+    )
+)

@@ -27,13 +27,25 @@ from iclab.experiments.temperature.gpt2.config import TemperatureGPT2Config
 from iclab.experiments.temperature.gpt2.shifts import shift_distribution, theory_tau, zero_predictor_error
 from iclab.experiments.temperature.gpt2.training import build_model, train_models
 
-__all__ = ["cells", "run_cell", "shared", "errors_vs_tau", "squared_errors", "cross_fitted_gain", "tau_statistics", "budget"]
+__all__ = [
+    "cells",
+    "run_cell",
+    "shared",
+    "errors_vs_tau",
+    "squared_errors",
+    "cross_fitted_gain",
+    "tau_statistics",
+    "budget",
+]
 
 
 def cells(cfg: TemperatureGPT2Config) -> list[dict]:
     """One cell per (shift, trained model)."""
-    return [{"part": "error_vs_tau", "shift": s, "train_seed": t, "seed": cfg.seed}
-            for s in cfg.shifts for t in range(cfg.train_seeds)]
+    return [
+        {"part": "error_vs_tau", "shift": s, "train_seed": t, "seed": cfg.seed}
+        for s in cfg.shifts
+        for t in range(cfg.train_seeds)
+    ]
 
 
 def shared(cfg: TemperatureGPT2Config) -> dict:
@@ -75,8 +87,9 @@ def cross_fitted_gain(err: np.ndarray, i1: int) -> tuple[float, float, list[int]
     its standard error, and the two picked indices."""
     halves = (np.arange(0, err.shape[1], 2), np.arange(1, err.shape[1], 2))
     picks = [int(np.argmin(err[:, h].mean(1))) for h in halves]
-    diff = np.concatenate([err[i1, halves[1]] - err[picks[0], halves[1]],
-                           err[i1, halves[0]] - err[picks[1], halves[0]]])
+    diff = np.concatenate(
+        [err[i1, halves[1]] - err[picks[0], halves[1]], err[i1, halves[0]] - err[picks[1], halves[0]]]
+    )
     return (*_mean_se(diff), picks)
 
 
@@ -94,12 +107,18 @@ def tau_statistics(err: np.ndarray, taus, theory: float, seed: int, suffix: str)
     j = int(np.argmin(np.abs(np.log(taus) - math.log(theory))))
     gain, gain_se, picks = cross_fitted_gain(err, i1)
     th_gain, th_gain_se = _mean_se(err[i1] - err[j])
-    return {f"err_{suffix}": [float(v) for v in err.mean(1)],
-            f"se_{suffix}": [float(v) for v in err.std(1, ddof=1) / math.sqrt(err.shape[1])],
-            f"best_tau_{suffix}": taus[ib], f"best_err_{suffix}": float(err[ib].mean()),
-            f"cf_gain_{suffix}": gain, f"cf_gain_{suffix}_se": gain_se, f"cf_taus_{suffix}": [taus[k] for k in picks],
-            f"theory_gain_{suffix}": th_gain, f"theory_gain_{suffix}_se": th_gain_se,
-            f"best_tau_{suffix}_boot": _bootstrap_best(err, taus, seed)}
+    return {
+        f"err_{suffix}": [float(v) for v in err.mean(1)],
+        f"se_{suffix}": [float(v) for v in err.std(1, ddof=1) / math.sqrt(err.shape[1])],
+        f"best_tau_{suffix}": taus[ib],
+        f"best_err_{suffix}": float(err[ib].mean()),
+        f"cf_gain_{suffix}": gain,
+        f"cf_gain_{suffix}_se": gain_se,
+        f"cf_taus_{suffix}": [taus[k] for k in picks],
+        f"theory_gain_{suffix}": th_gain,
+        f"theory_gain_{suffix}_se": th_gain_se,
+        f"best_tau_{suffix}_boot": _bootstrap_best(err, taus, seed),
+    }
 
 
 def _bayes_error(batch, dist) -> float:
@@ -121,8 +140,11 @@ def run_cell(cfg: TemperatureGPT2Config, cell: dict, shared: dict) -> dict:
     batch = dist.sample(cfg.n_test, generator_for(cell["seed"], "test", cell["shift"])).to(cfg.device)
     norm = zero_predictor_error(dist)
     th = theory_tau(cfg, cell["shift"])
-    res = {"theory_tau": th, "bayes_err": _bayes_error(batch, dist) / norm,
-           "train_loss": float(shared[cell["train_seed"]]["final_loss"])}
+    res = {
+        "theory_tau": th,
+        "bayes_err": _bayes_error(batch, dist) / norm,
+        "train_loss": float(shared[cell["train_seed"]]["final_loss"]),
+    }
     for first, suffix in ((False, "all"), (True, "first")):
         err = squared_errors(model, batch, cfg.taus, first, cfg.n_layer) / norm  # (n_tau, B), normalised
         res.update(tau_statistics(err, cfg.taus, th, cell["seed"] * 1000 + cell["train_seed"], suffix))
@@ -139,10 +161,15 @@ def budget(cfg: TemperatureGPT2Config) -> list[Need]:
 
     check_device_available("device", cfg.device)
     l = cfg.n + 1
-    params = 12 * cfg.n_layer * cfg.n_embd ** 2 + l * cfg.n_embd
+    params = 12 * cfg.n_layer * cfg.n_embd**2 + l * cfg.n_embd
     acts = l * cfg.n_layer * (16 * cfg.n_embd + 3 * cfg.n_head * l)
     shape = {"n": cfg.n, "n_embd": cfg.n_embd, "n_layer": cfg.n_layer}
-    return [Need({"n_embd": cfg.n_embd, "n_layer": cfg.n_layer}, memory=4.0 * 4 * params),
-            Need({"batch_size": cfg.batch_size, **shape}, memory=4.0 * 2 * cfg.batch_size * acts,
-                 seconds=6.0 * cfg.train_seeds * cfg.steps * cfg.batch_size * l * params / 2e10),
-            Need({"n_test": cfg.n_test, **shape}, memory=4.0 * cfg.n_test * (acts / 4 + l * cfg.d * 4))]
+    return [
+        Need({"n_embd": cfg.n_embd, "n_layer": cfg.n_layer}, memory=4.0 * 4 * params),
+        Need(
+            {"batch_size": cfg.batch_size, **shape},
+            memory=4.0 * 2 * cfg.batch_size * acts,
+            seconds=6.0 * cfg.train_seeds * cfg.steps * cfg.batch_size * l * params / 2e10,
+        ),
+        Need({"n_test": cfg.n_test, **shape}, memory=4.0 * cfg.n_test * (acts / 4 + l * cfg.d * 4)),
+    ]

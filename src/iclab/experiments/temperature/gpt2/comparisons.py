@@ -26,8 +26,13 @@ __all__ = ["claims", "compare", "notes", "HELPED_SHIFTS"]
 PAPER = "arXiv:2511.01292"
 SOURCE = f"{PAPER}, §5 footnote (v1 Fig. 6: the one-layer trends carry over to GPT-2)"
 #: shifts under which the one-layer theory says re-tuning τ helps (§4.2 Cases I(ii), II, III), with the case
-HELPED_SHIFTS = {"cov_x*2": "Case I(ii), Fig. 1b", "cov_x*0.5": "Case I(ii)", "cov_w*3": "Case II, Fig. 1c",
-                 "noise=1": "Case III, Fig. 2b", "noise=2": "Case III, Fig. 2b"}
+HELPED_SHIFTS = {
+    "cov_x*2": "Case I(ii), Fig. 1b",
+    "cov_x*0.5": "Case I(ii)",
+    "cov_w*3": "Case II, Fig. 1c",
+    "noise=1": "Case III, Fig. 2b",
+    "noise=2": "Case III, Fig. 2b",
+}
 REL_SMALLEST = 0.01  # smallest gain of interest: 1 % of the error at τ = 1
 LOG_SMALLEST = math.log(1.1)  # smallest change of the best τ of interest: a factor 1.1
 TOL_MEAN = 0.10  # "harmless": the error at τ = 1 within 10 %
@@ -37,30 +42,59 @@ def claims(cfg: TemperatureGPT2Config) -> list[Claim]:
     """The claims judged for the configured shifts (fixed before the run)."""
     out = []
     if {"none", "cov_x*2"} <= set(cfg.shifts):
-        out.append(Claim("gpt2/cov-shift-harms", "An input-covariance shift Σx ×2 raises the trained GPT-2's error at "
-                         "τ = 1", f"{SOURCE}; §4.2 Case I(ii)", "effect direction",
-                         "normalised error at τ = 1 under Σx ×2 minus without shift > 0 (independent test prompts)",
-                         headline=True))
+        out.append(
+            Claim(
+                "gpt2/cov-shift-harms",
+                "An input-covariance shift Σx ×2 raises the trained GPT-2's error at τ = 1",
+                f"{SOURCE}; §4.2 Case I(ii)",
+                "effect direction",
+                "normalised error at τ = 1 under Σx ×2 minus without shift > 0 (independent test prompts)",
+                headline=True,
+            )
+        )
     for shift, case in HELPED_SHIFTS.items():
         if shift in cfg.shifts:
-            out.append(Claim(f"gpt2/tau-helps/{shift}", f"Re-tuning the attention temperature (all layers) lowers the "
-                             f"trained GPT-2's error under the shift {shift}", f"{SOURCE}; §4.2 {case}",
-                             "effect direction", "cross-fitted paired gain err(τ = 1) − err(τ picked on the other half "
-                             "of the prompts) > 0; smallest gain of interest 1 % of err(τ = 1)",
-                             headline=shift == "cov_x*2"))
-    for shift, what, src in (("noise=2", "test noise (σ 0.1 → 2)", "Fig. 2c"), ("cov_x*2", "input covariance (×2)",
-                                                                             "§4.5: τ_opt ∝ a")):
+            out.append(
+                Claim(
+                    f"gpt2/tau-helps/{shift}",
+                    f"Re-tuning the attention temperature (all layers) lowers the "
+                    f"trained GPT-2's error under the shift {shift}",
+                    f"{SOURCE}; §4.2 {case}",
+                    "effect direction",
+                    "cross-fitted paired gain err(τ = 1) − err(τ picked on the other half "
+                    "of the prompts) > 0; smallest gain of interest 1 % of err(τ = 1)",
+                    headline=shift == "cov_x*2",
+                )
+            )
+    for shift, what, src in (
+        ("noise=2", "test noise (σ 0.1 → 2)", "Fig. 2c"),
+        ("cov_x*2", "input covariance (×2)", "§4.5: τ_opt ∝ a"),
+    ):
         if {"none", shift} <= set(cfg.shifts):
-            out.append(Claim(f"gpt2/best-tau-grows/{shift}", f"The trained GPT-2's best temperature grows with the "
-                             f"{what}", f"{SOURCE}; {src}", "effect direction",
-                             f"log(grid-best τ under {shift}) − log(grid-best τ without shift) > 0, 95 % interval "
-                             "(bootstrap over prompts, or over trained models when ≥ 3); smallest change of interest "
-                             "a factor 1.1"))
+            out.append(
+                Claim(
+                    f"gpt2/best-tau-grows/{shift}",
+                    f"The trained GPT-2's best temperature grows with the {what}",
+                    f"{SOURCE}; {src}",
+                    "effect direction",
+                    f"log(grid-best τ under {shift}) − log(grid-best τ without shift) > 0, 95 % interval "
+                    "(bootstrap over prompts, or over trained models when ≥ 3); smallest change of interest "
+                    "a factor 1.1",
+                )
+            )
     if {"none", "mean_x=1"} <= set(cfg.shifts):
-        out.append(Claim("gpt2/mean-shift-harmless", "An input-mean shift (μx = 1 per coordinate) leaves the trained "
-                         "GPT-2's normalised error at τ = 1 unchanged", f"{SOURCE}; Remark 3.4, §4.2 Case I(i)",
-                         "theory vs simulation", f"normalised error at τ = 1 under the mean shift against without "
-                         f"shift: 95 % CI within ±{TOL_MEAN:.0%} agrees, wholly outside disagrees", "unchanged"))
+        out.append(
+            Claim(
+                "gpt2/mean-shift-harmless",
+                "An input-mean shift (μx = 1 per coordinate) leaves the trained "
+                "GPT-2's normalised error at τ = 1 unchanged",
+                f"{SOURCE}; Remark 3.4, §4.2 Case I(i)",
+                "theory vs simulation",
+                f"normalised error at τ = 1 under the mean shift against without "
+                f"shift: 95 % CI within ±{TOL_MEAN:.0%} agrees, wholly outside disagrees",
+                "unchanged",
+            )
+        )
     return out
 
 
@@ -76,8 +110,12 @@ def _combine(values: np.ndarray, ses: np.ndarray) -> tuple[float, float, float |
     k = len(values)
     if k >= 3:
         return float(values.mean()), float(values.std(ddof=1) / math.sqrt(k)), k - 1, f"SE across {k} models"
-    return float(values.mean()), float(np.sqrt((ses ** 2).sum()) / k), None, \
-        f"prompt-level SE ({k} model{'s' if k > 1 else ''})"
+    return (
+        float(values.mean()),
+        float(np.sqrt((ses**2).sum()) / k),
+        None,
+        f"prompt-level SE ({k} model{'s' if k > 1 else ''})",
+    )
 
 
 def _paired(df: pd.DataFrame, a: str, b: str, col: str, se_col: str):
@@ -118,9 +156,11 @@ def _tau_helps(cfg, df: pd.DataFrame) -> dict[str, Verdict]:
         v = judge_direction(est, se, ci=ci, smallest=REL_SMALLEST * err1, dof=dof, n=cfg.n_test)
         picked = ", ".join(f"{t:g}" for taus in g["cf_taus_all"] for t in taus)
         out[f"gpt2/tau-helps/{shift}"] = _with_note(
-            v, f"gain {est / err1:+.1%} of err(τ=1) {err1:.4f}; grid best {g['best_err_all'].mean():.4f} at τ "
-               f"{', '.join(f'{t:g}' for t in g['best_tau_all'])}; cross-fitted τ {picked}; one-layer τ_opt "
-               f"{g['theory_tau'].iloc[0]:.3g} (paired gain there {g['theory_gain_all'].mean():+.4f}); {how}")
+            v,
+            f"gain {est / err1:+.1%} of err(τ=1) {err1:.4f}; grid best {g['best_err_all'].mean():.4f} at τ "
+            f"{', '.join(f'{t:g}' for t in g['best_tau_all'])}; cross-fitted τ {picked}; one-layer τ_opt "
+            f"{g['theory_tau'].iloc[0]:.3g} (paired gain there {g['theory_gain_all'].mean():+.4f}); {how}",
+        )
     return out
 
 
@@ -136,8 +176,10 @@ def _log_best_interval(df: pd.DataFrame, shift: str) -> tuple[float, tuple[float
     if len(seeds) >= 3:
         half = quantile(0.95, len(seeds) - 1) * per_model.std(ddof=1) / math.sqrt(len(seeds))
         return est, (est - half, est + half), f"t interval across {len(seeds)} models"
-    boot = np.mean([np.log(np.asarray(A.loc[s, "best_tau_all_boot"]) / np.asarray(B.loc[s, "best_tau_all_boot"]))
-                    for s in seeds], axis=0)  # (n_boot,): prompts resampled independently in the two cells
+    boot = np.mean(
+        [np.log(np.asarray(A.loc[s, "best_tau_all_boot"]) / np.asarray(B.loc[s, "best_tau_all_boot"])) for s in seeds],
+        axis=0,
+    )  # (n_boot,): prompts resampled independently in the two cells
     return est, (float(np.quantile(boot, 0.025)), float(np.quantile(boot, 0.975))), "bootstrap over prompts"
 
 
@@ -154,8 +196,11 @@ def _best_tau_grows(cfg, df: pd.DataFrame) -> dict[str, Verdict]:
         text = ", ".join(f"{s}: {', '.join(f'{t:g}' for t in b)}" for s, b in best.items())
         v = _with_note(v, f"best τ {text}; ratio {math.exp(est):.3g}; {how}")
         if any(t in edges for b in best.values() for t in b):
-            v = replace(v, verdict=NOT_JUDGED,
-                        reason=f"a best τ lies on the edge of the grid {edges[0]:g}…{edges[1]:g} (widen `taus`)")
+            v = replace(
+                v,
+                verdict=NOT_JUDGED,
+                reason=f"a best τ lies on the edge of the grid {edges[0]:g}…{edges[1]:g} (widen `taus`)",
+            )
         out[f"gpt2/best-tau-grows/{shift}"] = v
     return out
 
@@ -179,26 +224,33 @@ def compare(cfg: TemperatureGPT2Config, df: pd.DataFrame) -> dict[str, Verdict]:
 
 def notes(cfg: TemperatureGPT2Config, df: pd.DataFrame) -> str:
     """Model size, error normalisation, the test design, and why the one-layer τ_opt need not transfer (note §6.8)."""
-    lines = ["**The paper gives no size or training details for its GPT-2 regression model** (its appendix was not "
-             "available; docs/papers/temperature.md §5.5). This one is "
-             f"{cfg.n_layer} layers × {cfg.n_head} heads × width {cfg.n_embd}, d = {cfg.d}, n = {cfg.n}, "
-             f"{cfg.steps} Adam steps, {cfg.train_seeds} trained model(s) — far smaller than Garg et al.'s "
-             "12 × 8 × 256 (500k steps), which a CPU cannot train. Errors are normalised by Tr(AB) + σ² and averaged "
-             f"over {cfg.n_test} test prompts, the same prompts for every τ.",
-             "",
-             "**How the claims are tested.** The grid-best τ is picked on the prompts it is scored on, so its gain "
-             "over τ = 1 is biased upward; \"re-tuning τ helps\" is judged on the cross-fitted gain instead (τ picked "
-             "on one half, scored on the other, both ways) with the SE of the per-prompt difference. The best-τ "
-             "trends use a bootstrap over prompts of the grid argmin (over trained models when there are ≥ 3).",
-             "",
-             "**The one-layer τ_opt need not transfer.** It is that of the approximate-softmax layer with "
-             "Bayes-mimicking weights. In a trained multi-layer softmax transformer only the first layer sees raw "
-             "input scales — a covariance shift multiplies its logits by a — while LayerNorm hands later layers "
-             "normalised features. Scaling τ in the first layer only is the closer analogue; both are measured "
-             "(figures)."]
+    lines = [
+        "**The paper gives no size or training details for its GPT-2 regression model** (its appendix was not "
+        "available; docs/papers/temperature.md §5.5). This one is "
+        f"{cfg.n_layer} layers × {cfg.n_head} heads × width {cfg.n_embd}, d = {cfg.d}, n = {cfg.n}, "
+        f"{cfg.steps} Adam steps, {cfg.train_seeds} trained model(s) — far smaller than Garg et al.'s "
+        "12 × 8 × 256 (500k steps), which a CPU cannot train. Errors are normalised by Tr(AB) + σ² and averaged "
+        f"over {cfg.n_test} test prompts, the same prompts for every τ.",
+        "",
+        "**How the claims are tested.** The grid-best τ is picked on the prompts it is scored on, so its gain "
+        'over τ = 1 is biased upward; "re-tuning τ helps" is judged on the cross-fitted gain instead (τ picked '
+        "on one half, scored on the other, both ways) with the SE of the per-prompt difference. The best-τ "
+        "trends use a bootstrap over prompts of the grid argmin (over trained models when there are ≥ 3).",
+        "",
+        "**The one-layer τ_opt need not transfer.** It is that of the approximate-softmax layer with "
+        "Bayes-mimicking weights. In a trained multi-layer softmax transformer only the first layer sees raw "
+        "input scales — a covariance shift multiplies its logits by a — while LayerNorm hands later layers "
+        "normalised features. Scaling τ in the first layer only is the closer analogue; both are measured "
+        "(figures).",
+    ]
     if len(df):
         rows = df.groupby("shift", sort=False)[["theory_tau", "best_tau_all", "best_tau_first"]].mean()
-        lines += ["", "Grid-best τ (all layers / first layer) against the one-layer τ_opt: " + "; ".join(
-            f"{s}: {r.best_tau_all:.3g} / {r.best_tau_first:.3g} vs {r.theory_tau:.3g}" for s, r in rows.iterrows())
-            + "."]
+        lines += [
+            "",
+            "Grid-best τ (all layers / first layer) against the one-layer τ_opt: "
+            + "; ".join(
+                f"{s}: {r.best_tau_all:.3g} / {r.best_tau_first:.3g} vs {r.theory_tau:.3g}" for s, r in rows.iterrows()
+            )
+            + ".",
+        ]
     return "\n".join(lines)

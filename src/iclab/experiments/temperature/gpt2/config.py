@@ -90,9 +90,21 @@ class TemperatureGPT2Config(Config):
 
 
 _FINE_TAUS = (0.35, 0.5, 0.6, 0.7, 0.85, 1.0, 1.2, 1.4, 1.7, 2.0, 2.5, 3.0, 4.0, 5.0)
-QUICK = TemperatureGPT2Config(n_layer=3, steps=1000, batch_size=96, n_test=1000,
-                              taus=(0.5, 0.7, 1.0, 1.4, 2.0, 2.8, 4.0))
+QUICK = TemperatureGPT2Config(
+    n_layer=3, steps=1000, batch_size=96, n_test=1000, taus=(0.5, 0.7, 1.0, 1.4, 2.0, 2.8, 4.0)
+)
 PAPER = TemperatureGPT2Config(steps=6000, train_seeds=3, n_test=4000, taus=_FINE_TAUS)
-FULL = TemperatureGPT2Config(d=20, n=40, n_layer=12, n_head=8, n_embd=256, steps=50000, batch_size=64, lr=1e-4,
-                             train_seeds=3, n_test=4000, taus=_FINE_TAUS)
+FULL = TemperatureGPT2Config(
+    d=20,
+    n=40,
+    n_layer=12,
+    n_head=8,
+    n_embd=256,
+    steps=50000,
+    batch_size=64,
+    lr=1e-4,
+    train_seeds=3,
+    n_test=4000,
+    taus=_FINE_TAUS,
+)
 PRESETS = {"quick": QUICK, "paper": PAPER, "full": FULL}

@@ -22,8 +22,14 @@ def _curves(cfg, df: pd.DataFrame, key: str) -> pd.DataFrame:
         arr = np.array(g[key].tolist())  # (seeds, taus)
         se = np.array(g[key.replace("err", "se")].tolist())  # (seeds, taus): prompt-level standard errors
         for j, tau in enumerate(cfg.taus):
-            rows.append({"shift": shift, "tau": tau, "err": arr[:, j].mean(),
-                         "sd": arr[:, j].std(ddof=1) if len(arr) > 1 else float(se[0, j])})
+            rows.append(
+                {
+                    "shift": shift,
+                    "tau": tau,
+                    "err": arr[:, j].mean(),
+                    "sd": arr[:, j].std(ddof=1) if len(arr) > 1 else float(se[0, j]),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -62,6 +68,8 @@ def _fig_best_vs_theory(df: pd.DataFrame, fig_dir: Path) -> Path:
 
 
 def figures(cfg: TemperatureGPT2Config, df: pd.DataFrame, fig_dir: Path) -> list[Path]:
-    return [_fig_error_vs_tau(cfg, df, fig_dir, "err_all", "all layers"),
-            _fig_error_vs_tau(cfg, df, fig_dir, "err_first", "first layer only"),
-            _fig_best_vs_theory(df, fig_dir)]
+    return [
+        _fig_error_vs_tau(cfg, df, fig_dir, "err_all", "all layers"),
+        _fig_error_vs_tau(cfg, df, fig_dir, "err_first", "first layer only"),
+        _fig_best_vs_theory(df, fig_dir),
+    ]

@@ -23,8 +23,16 @@ __all__ = ["shift_distribution", "theory_tau", "zero_predictor_error"]
 def shift_distribution(cfg: TemperatureGPT2Config, name: str) -> GaussianRegression:
     """The test distribution of shift ``name`` (float32): x ~ N(μx, a·I), w ~ N(μw, b·I), noise σ."""
     a, b, mw, sig, mx = SHIFTS[name]
-    return GaussianRegression(cfg.d, cfg.n, mu_x=mx, cov_x=a, mu_w=mw / math.sqrt(cfg.d), cov_w=b,
-                              sigma=cfg.sigma_train if sig is None else sig, dtype=torch.float32)
+    return GaussianRegression(
+        cfg.d,
+        cfg.n,
+        mu_x=mx,
+        cov_x=a,
+        mu_w=mw / math.sqrt(cfg.d),
+        cov_w=b,
+        sigma=cfg.sigma_train if sig is None else sig,
+        dtype=torch.float32,
+    )
 
 
 def theory_tau(cfg: TemperatureGPT2Config, name: str) -> float:

@@ -39,14 +39,26 @@ def _train_one(cfg: TemperatureGPT2Config, s: int, progress: bool = True) -> dic
         torch.manual_seed(cfg.seed * 1000 + s)
         model = build_model(cfg)
         data = GaussianRegression(cfg.d, cfg.n, sigma=cfg.sigma_train, dtype=torch.float32)
-        tc = TrainConfig(steps=cfg.steps, batch_size=cfg.batch_size, lr=cfg.lr, schedule="cosine",
-                         warmup_steps=max(1, cfg.steps // 20), grad_clip=1.0, seed=cfg.seed * 1000 + s,
-                         log_every=max(1, cfg.steps // 10), device=cfg.device, progress=progress)
+        tc = TrainConfig(
+            steps=cfg.steps,
+            batch_size=cfg.batch_size,
+            lr=cfg.lr,
+            schedule="cosine",
+            warmup_steps=max(1, cfg.steps // 20),
+            grad_clip=1.0,
+            seed=cfg.seed * 1000 + s,
+            log_every=max(1, cfg.steps // 10),
+            device=cfg.device,
+            progress=progress,
+        )
         res = train(model, data, query_loss, tc, desc=f"gpt2-regression seed {s}")
     finally:
         torch.set_num_threads(threads)
-    return {"state": {k: v.cpu() for k, v in res.model.state_dict().items()}, "final_loss": res.final_loss,
-            "seconds": res.seconds}
+    return {
+        "state": {k: v.cpu() for k, v in res.model.state_dict().items()},
+        "final_loss": res.final_loss,
+        "seconds": res.seconds,
+    }
 
 
 def _parallel_workers(cfg: TemperatureGPT2Config) -> int:

@@ -7,11 +7,21 @@ from iclab.experiments.temperature.llm.config import PRESETS, TemperatureLLMConf
 
 __all__ = ["EXPERIMENT"]
 
-CLAIM = ("Demir & Doğan (§5.2, Fig. 3): with demonstrations corrupted by 'relevant but wrong' answers, rescaling the "
-         "attention temperature in every layer improves exact match; the best τ exceeds 1 and grows with the noise "
-         "ratio; EM is non-monotone in the number of demonstrations at noise 0.6.")
+CLAIM = (
+    "Demir & Doğan (§5.2, Fig. 3): with demonstrations corrupted by 'relevant but wrong' answers, rescaling the "
+    "attention temperature in every layer improves exact match; the best τ exceeds 1 and grows with the noise "
+    "ratio; EM is non-monotone in the number of demonstrations at noise 0.6."
+)
 
-EXPERIMENT = register(Experiment.in_package(
-    __name__, name="temperature-llm", paper="temperature",
-    title="Attention temperature for a real LLM under noisy in-context demonstrations",
-    claim=CLAIM, config_cls=TemperatureLLMConfig, presets=PRESETS, order=20))
+EXPERIMENT = register(
+    Experiment.in_package(
+        __name__,
+        name="temperature-llm",
+        paper="temperature",
+        title="Attention temperature for a real LLM under noisy in-context demonstrations",
+        claim=CLAIM,
+        config_cls=TemperatureLLMConfig,
+        presets=PRESETS,
+        order=20,
+    )
+)

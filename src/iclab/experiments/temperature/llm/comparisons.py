@@ -27,21 +27,42 @@ def claims(cfg: TemperatureLLMConfig) -> list[Claim]:
     for m in cfg.models:
         for t in cfg.tasks:
             if len(cfg.noise_ratios) >= 2:
-                out.append(Claim(f"{m}/{t}/trend", f"{m}, {t}: the best τ grows with the noise ratio", SOURCE,
-                                 "effect direction", "bootstrap CI of the slope of log(best τ) on the noise ratio "
-                                 f"excludes 0 upward (disagrees: CI below {SMALLEST_SLOPE:.2f})",
-                                 "increasing, τ_opt > 1", headline=t == "continent-label"))
+                out.append(
+                    Claim(
+                        f"{m}/{t}/trend",
+                        f"{m}, {t}: the best τ grows with the noise ratio",
+                        SOURCE,
+                        "effect direction",
+                        "bootstrap CI of the slope of log(best τ) on the noise ratio "
+                        f"excludes 0 upward (disagrees: CI below {SMALLEST_SLOPE:.2f})",
+                        "increasing, τ_opt > 1",
+                        headline=t == "continent-label",
+                    )
+                )
             for r in cfg.noise_ratios:
                 if r > 0:
-                    out.append(Claim(f"{m}/{t}/gain/{r:g}", f"{m}, {t}, noise {r:g}: tuning τ improves EM over τ = 1",
-                                     SOURCE, "effect direction", "EM gain of the τ chosen on the other half of the "
-                                     f"questions, paired, group-bootstrap CI > 0 (disagrees: CI < {SMALLEST_GAIN})",
-                                     "gains (no numbers)"))
+                    out.append(
+                        Claim(
+                            f"{m}/{t}/gain/{r:g}",
+                            f"{m}, {t}, noise {r:g}: tuning τ improves EM over τ = 1",
+                            SOURCE,
+                            "effect direction",
+                            "EM gain of the τ chosen on the other half of the "
+                            f"questions, paired, group-bootstrap CI > 0 (disagrees: CI < {SMALLEST_GAIN})",
+                            "gains (no numbers)",
+                        )
+                    )
             if cfg.moment_rule and top > 0:
-                out.append(Claim(f"{m}/{t}/moment", f"{m}, {t}, noise {top:g}: the moment (spread) rule's τ_ℓ "
-                                 "improves EM over τ = 1", SOURCE + " (rule stated in words; note §5.4)",
-                                 "effect direction", f"paired EM gain, group-bootstrap CI > 0 (disagrees: CI < "
-                                 f"{SMALLEST_GAIN})", "τ from score moments helps"))
+                out.append(
+                    Claim(
+                        f"{m}/{t}/moment",
+                        f"{m}, {t}, noise {top:g}: the moment (spread) rule's τ_ℓ improves EM over τ = 1",
+                        SOURCE + " (rule stated in words; note §5.4)",
+                        "effect direction",
+                        f"paired EM gain, group-bootstrap CI > 0 (disagrees: CI < {SMALLEST_GAIN})",
+                        "τ from score moments helps",
+                    )
+                )
     return out
 
 
@@ -56,12 +77,16 @@ def compare(cfg: TemperatureLLMConfig, df: pd.DataFrame) -> dict[str, Verdict]:
     for (m, t), g in tab[tab["part"] == "noise"].groupby(["model", "task"]):
         slope, lo, hi, cells = trend(cfg, df[(df["model"] == m) & (df["task"] == t)])
         if len(cfg.noise_ratios) >= 2:
-            out[f"{m}/{t}/trend"] = judge_direction(slope, ci=(lo, hi), smallest=SMALLEST_SLOPE) if cells >= 2 else \
-                not_judged("fewer than two noise ratios finished")
+            out[f"{m}/{t}/trend"] = (
+                judge_direction(slope, ci=(lo, hi), smallest=SMALLEST_SLOPE)
+                if cells >= 2
+                else not_judged("fewer than two noise ratios finished")
+            )
         for _, r in g.iterrows():
             if r["noise_ratio"] > 0:
-                out[f"{m}/{t}/gain/{r['noise_ratio']:g}"] = _gain_verdict(r["heldout_gain"], r["heldout_lo"],
-                                                                           r["heldout_hi"], r["n_questions"])
+                out[f"{m}/{t}/gain/{r['noise_ratio']:g}"] = _gain_verdict(
+                    r["heldout_gain"], r["heldout_lo"], r["heldout_hi"], r["n_questions"]
+                )
         at_top = g[g["noise_ratio"] == top]
         if cfg.moment_rule and top > 0 and len(at_top) and "moment_gain" in at_top:
             r = at_top.iloc[0]
@@ -80,13 +105,18 @@ def _ci(r, name) -> str:
 
 
 def _table_lines(tab: pd.DataFrame) -> list[str]:
-    lines = ["| model | task | noise | k | Q | EM τ=1 | best τ [95% CI] | EM best | held-out gain [CI] | "
-             "spread-rule gmean τ_ℓ | spread-rule gain [CI] | adaptive gain [CI] |", "|" + "---|" * 12]
+    lines = [
+        "| model | task | noise | k | Q | EM τ=1 | best τ [95% CI] | EM best | held-out gain [CI] | "
+        "spread-rule gmean τ_ℓ | spread-rule gain [CI] | adaptive gain [CI] |",
+        "|" + "---|" * 12,
+    ]
     for _, r in tab.sort_values(["model", "task", "part", "noise_ratio", "n_demos"]).iterrows():
-        lines.append(f"| {r['model']} | {r['task']} | {r['noise_ratio']:g} | {r['n_demos']} | {r['n_questions']} | "
-                     f"{r['em_tau1']:.3f} | {r['best_tau']:g} [{r['best_tau_lo']:g}, {r['best_tau_hi']:g}] | "
-                     f"{r['best_em']:.3f} | {_ci(r, 'heldout')} | {_fmt(r.get('moment_tau'), '.2f')} | "
-                     f"{_ci(r, 'moment')} | {_ci(r, 'adaptive')} |")
+        lines.append(
+            f"| {r['model']} | {r['task']} | {r['noise_ratio']:g} | {r['n_demos']} | {r['n_questions']} | "
+            f"{r['em_tau1']:.3f} | {r['best_tau']:g} [{r['best_tau_lo']:g}, {r['best_tau_hi']:g}] | "
+            f"{r['best_em']:.3f} | {_ci(r, 'heldout')} | {_fmt(r.get('moment_tau'), '.2f')} | "
+            f"{_ci(r, 'moment')} | {_ci(r, 'adaptive')} |"
+        )
     return lines + [""]
 
 
@@ -94,17 +124,21 @@ def notes(cfg: TemperatureLLMConfig, df: pd.DataFrame) -> str:
     """Models and data against the paper's (note §6.7), the per-cell table, and how to read it."""
     sources = sorted(set(df["source"])) if "source" in df and len(df) else list(cfg.models)
     tab = summary_table(cfg, df) if len(df) else pd.DataFrame()
-    lines = ["Models: " + "; ".join(sources) + ". The paper used Llama-2-7B and GPT-2 on SciQ with Gao et al.'s noisy "
-             "answers; offline, iclab runs the base Gemma 3 270M and SmolLM2-135M-Instruct on country/WordNet tasks "
-             "whose wrong answers are plausible answers of the same type, plus `continent-label` (regions renamed by "
-             "arbitrary words), where only the demonstrations can give the answer — on the knowledge tasks noisy "
-             "demonstrations barely matter, so the paper's claim can only show there.", "",
-             "EM is greedy exact match (the answer's tokens, then a line end), per question; questions of a group "
-             f"share {cfg.n_demos} demonstrations (groups of {cfg.group_size}), and every interval is a 95% "
-             "percentile bootstrap over groups, paired across τ. 'best τ' is the grid argmax on all questions "
-             "(its CI from the bootstrap); the held-out gain picks τ on one half of the groups and scores the other "
-             "(the honest gain); the spread rule is τ_ℓ = σ_ℓ^noisy/σ_ℓ^clean (docs/papers/temperature.md §5.4), "
-             "from the clean and noisy versions of the same prompts.", ""]
+    lines = [
+        "Models: " + "; ".join(sources) + ". The paper used Llama-2-7B and GPT-2 on SciQ with Gao et al.'s noisy "
+        "answers; offline, iclab runs the base Gemma 3 270M and SmolLM2-135M-Instruct on country/WordNet tasks "
+        "whose wrong answers are plausible answers of the same type, plus `continent-label` (regions renamed by "
+        "arbitrary words), where only the demonstrations can give the answer — on the knowledge tasks noisy "
+        "demonstrations barely matter, so the paper's claim can only show there.",
+        "",
+        "EM is greedy exact match (the answer's tokens, then a line end), per question; questions of a group "
+        f"share {cfg.n_demos} demonstrations (groups of {cfg.group_size}), and every interval is a 95% "
+        "percentile bootstrap over groups, paired across τ. 'best τ' is the grid argmax on all questions "
+        "(its CI from the bootstrap); the held-out gain picks τ on one half of the groups and scores the other "
+        "(the honest gain); the spread rule is τ_ℓ = σ_ℓ^noisy/σ_ℓ^clean (docs/papers/temperature.md §5.4), "
+        "from the clean and noisy versions of the same prompts.",
+        "",
+    ]
     if not tab.empty:
         lines += _table_lines(tab)
         for (m, t), g in df[df["part"] == "noise"].groupby(["model", "task"]):

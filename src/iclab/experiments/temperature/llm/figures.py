@@ -29,8 +29,10 @@ def _fig_em_vs_tau(cfg: TemperatureLLMConfig, tab: pd.DataFrame, fig_dir: Path) 
         g = tab[(tab["model"] == m) & (tab["task"] == t)].sort_values("noise_ratio")
         for i, (_, r) in enumerate(g.iterrows()):
             ax.plot(cfg.taus, r["curve"], "o-", ms=3, color=color(i), label=f"noise {r['noise_ratio']:g}")
-            rows += [{"model": m, "task": t, "noise_ratio": r["noise_ratio"], "tau": x, "em": y}
-                     for x, y in zip(cfg.taus, r["curve"])]
+            rows += [
+                {"model": m, "task": t, "noise_ratio": r["noise_ratio"], "tau": x, "em": y}
+                for x, y in zip(cfg.taus, r["curve"])
+            ]
         log_tau_axis(ax, cfg.taus)
         ax.set_xlabel("attention temperature τ (all layers)")
         ax.set_ylabel("exact match")
@@ -45,13 +47,15 @@ def _fig_best_tau_vs_noise(cfg: TemperatureLLMConfig, tab: pd.DataFrame, fig_dir
     for i, ((m, t), g) in enumerate(tab.groupby(["model", "task"])):
         g = g.sort_values("noise_ratio")
         err = np.vstack([g["best_tau"] - g["best_tau_lo"], g["best_tau_hi"] - g["best_tau"]])
-        axes[0].errorbar(g["noise_ratio"], g["best_tau"], yerr=err, fmt="o-", color=color(i), capsize=2,
-                         label=f"{m} {t}")
+        axes[0].errorbar(
+            g["noise_ratio"], g["best_tau"], yerr=err, fmt="o-", color=color(i), capsize=2, label=f"{m} {t}"
+        )
         if "moment_tau" in g:
             axes[0].plot(g["noise_ratio"], g["moment_tau"], "^--", color=color(i), alpha=0.6)
         gerr = np.vstack([g["heldout_gain"] - g["heldout_lo"], g["heldout_hi"] - g["heldout_gain"]])
-        axes[1].errorbar(g["noise_ratio"], g["heldout_gain"], yerr=gerr, fmt="s-", color=color(i), capsize=2,
-                         label=f"{m} {t}")
+        axes[1].errorbar(
+            g["noise_ratio"], g["heldout_gain"], yerr=gerr, fmt="s-", color=color(i), capsize=2, label=f"{m} {t}"
+        )
     axes[1].axhline(0, color="0.5", lw=0.8)
     axes[0].set_xlabel("noise ratio")
     axes[0].set_ylabel("best τ (grid; ▲ spread rule)")

@@ -53,8 +53,9 @@ def _demonstrations(task: QATask, pool: list[int], k: int, g: torch.Generator) -
     return [picked[j] for j in torch.randperm(len(picked), generator=g).tolist()]
 
 
-def demo_groups(task: QATask, questions: list[int], pool: list[int], k: int, noise_ratio: float, seed: int,
-                group_size: int) -> list[DemoGroup]:
+def demo_groups(
+    task: QATask, questions: list[int], pool: list[int], k: int, noise_ratio: float, seed: int, group_size: int
+) -> list[DemoGroup]:
     """Consecutive chunks of ``group_size`` questions, each with its own ``k`` shared demonstrations."""
     m = n_noisy(k, noise_ratio)
     groups = []
@@ -68,7 +69,14 @@ def demo_groups(task: QATask, questions: list[int], pool: list[int], k: int, noi
             item = task.items[di]
             text.append(task.block(item.question, item.wrong[picks[j] % len(item.wrong)] if j in bad else item.answer))
             clean.append(task.block(item.question, item.answer))
-        qs = questions[start:start + group_size]
-        groups.append(DemoGroup("".join(text), "".join(clean), [task.block(task.items[i].question, None) for i in qs],
-                                [" " + task.items[i].answer for i in qs], len(bad)))
+        qs = questions[start : start + group_size]
+        groups.append(
+            DemoGroup(
+                "".join(text),
+                "".join(clean),
+                [task.block(task.items[i].question, None) for i in qs],
+                [" " + task.items[i].answer for i in qs],
+                len(bad),
+            )
+        )
     return groups

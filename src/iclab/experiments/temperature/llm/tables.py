@@ -70,16 +70,24 @@ def cell_summary(taus, row: pd.Series, seed: int = 0) -> dict:
     j = int(best_index(taus, curve))
     boot_best = np.asarray(taus)[best_index(taus, (counts @ sums.T) / (counts @ n)[:, None])]  # (B,)
     held, picks = _held_out(taus, em, group)
-    out = {"n_questions": em.shape[1], "groups": len(n), "em_tau1": curve[i1], "curve": curve.tolist(),
-           "best_tau": float(taus[j]), "best_tau_lo": float(np.quantile(boot_best, 0.025)),
-           "best_tau_hi": float(np.quantile(boot_best, 0.975)), "best_em": curve[j],
-           "heldout_picks": picks}
+    out = {
+        "n_questions": em.shape[1],
+        "groups": len(n),
+        "em_tau1": curve[i1],
+        "curve": curve.tolist(),
+        "best_tau": float(taus[j]),
+        "best_tau_lo": float(np.quantile(boot_best, 0.025)),
+        "best_tau_hi": float(np.quantile(boot_best, 0.975)),
+        "best_em": curve[j],
+        "heldout_picks": picks,
+    }
     out["heldout_gain"], out["heldout_lo"], out["heldout_hi"] = _paired_gain(held, em[i1], group, counts)
     for name in ("moment", "adaptive"):
         col = f"em_{name}"
         if col in row and isinstance(row[col], list):
             out[f"{name}_gain"], out[f"{name}_lo"], out[f"{name}_hi"] = _paired_gain(
-                np.asarray(row[col], dtype=float), em[i1], group, counts)
+                np.asarray(row[col], dtype=float), em[i1], group, counts
+            )
     if isinstance(row.get("layer_tau"), list):
         out["moment_tau"] = float(np.exp(np.mean(np.log(row["layer_tau"]))))
     return out
