@@ -7,6 +7,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -139,3 +140,73 @@ def test_export_round_trips(tmp_path, fmt):
         back[["i", "mean", "_key", "_status"]], orig[["i", "mean", "_key", "_status"]], check_dtype=False
     )
     assert back.loc[back["i"] == 3, "_error"].iloc[0].startswith("RuntimeError: fixture cell 3")
+
+
+def _children(pid: int) -> list[int]:
+    """Process ids whose parent is ``pid`` (Linux ``/proc``)."""
+    out = []
+    for p in Path("/proc").iterdir():
+        try:
+            if p.name.isdigit() and int((p / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(p.name))
+        except (OSError, IndexError, ValueError):  # gone meanwhile
+            continue
+    return out
+
+
+def _cpu_ticks(pid: int) -> int:
+    """User + system CPU ticks of ``pid`` so far (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process parents from Linux /proc")
+def test_workers_die_with_a_killed_driver_mid_cell(tmp_path):
+    """SIGKILL the driver while both local workers are inside a 60 s cell: the workers end within seconds (their
+    watchdog sees the driver gone) instead of computing their cells to the end."""
+    cmd = [
+        sys.executable,
+        "-c",
+        "import sys; from iclab.cli import main; sys.exit(main(sys.argv[1:]))",
+        "run",
+        "fx_sweep",
+        "--out",
+        str(tmp_path / "run"),
+        "--executor",
+        "local",
+        "--workers",
+        "2",
+        "--set",
+        "n_cells=2",
+        "--set",
+        "sleep=60",
+    ]
+    proc = subprocess.Popen(cmd, env=fixture_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    workers: list[int] = []
+    while time.monotonic() < deadline and proc.poll() is None:
+        workers = [c for c in _children(proc.pid) if b"spawn_main" in Path(f"/proc/{c}/cmdline").read_bytes()]
+        if len(workers) == 2:
+            break
+        time.sleep(0.2)
+    assert len(workers) == 2, "the two workers never started"
+    # a worker that has started up sits in its cell's 60 s sleep: its CPU time stops growing (startup imports torch)
+    ticks, still = None, 0
+    while time.monotonic() < deadline and still < 3:
+        time.sleep(1.0)
+        now = [_cpu_ticks(w) for w in workers]
+        still = still + 1 if now == ticks and min(now) > 0 else 0
+        ticks = now
+    assert still >= 3, "the workers never settled into their cells"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(30)
+    end = time.monotonic() + 15
+    while time.monotonic() < end and any(Path(f"/proc/{w}").exists() for w in workers):
+        time.sleep(0.2)
+    alive = [
+        w
+        for w in workers
+        if Path(f"/proc/{w}").exists() and "Z" not in Path(f"/proc/{w}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    ]
+    assert not alive, f"workers {alive} outlived their driver"

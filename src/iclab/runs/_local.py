@@ -5,7 +5,9 @@ waits for the driver). When a worker dies (segfault, OOM kill, ``os._exit``) the
 it was running (its oldest unanswered one), records only that cell as failed with the exit code, puts the cells
 the worker still held back in the queue, starts a replacement and carries on. ``shared`` reaches each worker
 once, as an argument of the process (pickled at spawn), never per cell. Workers exit by themselves when the
-driver disappears (their pipe closes), so a SIGKILLed driver leaves no orphans computing. When the cells run on
+driver disappears: between cells their pipe closes, and during a cell a watchdog thread sees the worker re-parented
+(its parent process id changes) within a second and ends it, so a killed driver (``kill -9``, ``SIGTERM``) leaves no
+orphans computing. When the cells run on
 ``device="cuda"``, the pool defaults to one worker per visible GPU, each pinned to its GPU by
 ``CUDA_VISIBLE_DEVICES`` (so no two workers load their model copies onto the same GPU). With a per-cell
 timeout, a worker still on one cell ``HARD_STOP_GRACE`` seconds after its timeout (a cell stuck where the
@@ -60,6 +62,7 @@ def _worker_main(conn, shared: Any, env: dict[str, str] | None = None, timeout: 
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's: it stops the workers itself
     torch.set_num_threads(1)
+    _watch_parent(os.getppid())
     conn.send(_READY)
     while True:
         try:
@@ -76,6 +79,20 @@ def _worker_main(conn, shared: Any, env: dict[str, str] | None = None, timeout: 
 
 
 _READY = "iclab-worker-ready"
+PARENT_POLL = 1.0  # seconds between a worker's checks that its driver is alive
+
+
+def _watch_parent(parent: int) -> None:
+    """End this worker (``os._exit``) once its driver ``parent`` is gone, even in the middle of a cell: a daemon
+    thread polls the parent process id, which changes when the driver dies and the worker is re-parented."""
+    import threading
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="iclab-parent-watchdog", daemon=True).start()
 
 
 class _Worker:
@@ -215,10 +232,14 @@ class LocalExecutor:
                         if not w.ready:  # not the cell's fault: the worker could not even start
                             raise IclabError(
                                 f"a local worker process exited ({why}) before it could run a cell; see its "
-                                "error above. Finished cells are kept; try --executor serial to debug.")
+                                "error above. Finished cells are kept; try --executor serial to debug."
+                            )
                         culprit = w.tasks.popleft()
-                        outcome = CellOutcome.failure(culprit, f"worker process died while running this cell ({why})",
-                                                      time.perf_counter() - w.started)
+                        outcome = CellOutcome.failure(
+                            culprit,
+                            f"worker process died while running this cell ({why})",
+                            time.perf_counter() - w.started,
+                        )
                         queue.extendleft(reversed(w.tasks))
                         w.tasks.clear()
                         w.stop()
@@ -245,5 +266,6 @@ class LocalExecutor:
         w.stop(timeout=5)
         if queue:
             pool[i] = _Worker(ctx, shared, w.env, self.timeout)
-        return CellOutcome.failure(culprit, timed_out(self.timeout) + "; the worker was killed",
-                                   time.perf_counter() - w.started)
+        return CellOutcome.failure(
+            culprit, timed_out(self.timeout) + "; the worker was killed", time.perf_counter() - w.started
+        )
