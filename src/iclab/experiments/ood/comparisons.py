@@ -62,14 +62,17 @@ def _t_equivalence(values, target: float, rel_tol: float, extra_var: float = 0.0
 
 
 def _combined_values(pairs, measured: str) -> Verdict:
-    """Several paper values judged together: agrees when every ``judge_value`` agrees (the statistic lists them)."""
+    """Several paper values judged together (the statistic lists them): disagrees when any ``judge_value``
+    disagrees, agrees when all agree, else not judged with the first undecided value's reason."""
     verdicts = [judge_value(m, se, p) for m, se, p in pairs]
-    ok = all(v.verdict == AGREES for v in verdicts)
     stat = "; ".join(v.statistic for v in verdicts)
     unc = ", ".join(v.uncertainty for v in verdicts)
-    if any(v.verdict not in (AGREES, DISAGREES) for v in verdicts):
-        return dataclasses.replace(verdicts[0], measured=measured, statistic=stat, uncertainty=unc)
-    return Verdict(AGREES if ok else DISAGREES, measured, unc, stat)
+    if any(v.verdict == DISAGREES for v in verdicts):
+        return Verdict(DISAGREES, measured, unc, stat)
+    if all(v.verdict == AGREES for v in verdicts):
+        return Verdict(AGREES, measured, unc, stat)
+    first = next(v for v in verdicts if v.verdict not in (AGREES, DISAGREES))
+    return dataclasses.replace(first, measured=measured, statistic=stat, uncertainty=unc)
 
 
 def _pretraining(cfg, r) -> dict:
