@@ -36,6 +36,19 @@ def _row(shift, seed, *, err1=0.3, gain=0.0, best=1.0, boot=None):
     }
 
 
+def _c_ratio() -> float:
+    """c = Tr(AB) + σ² under the mean shift over c without it (each cell normalises by its own c)."""
+    from iclab.experiments.temperature.gpt2.shifts import shift_distribution, zero_predictor_error
+
+    cfg = EXP.config("quick")
+    return zero_predictor_error(shift_distribution(cfg, "mean_x=1")) / zero_predictor_error(
+        shift_distribution(cfg, "none")
+    )
+
+
+_MEAN_C_RATIO = _c_ratio()
+
+
 def _table(effect: bool, seeds: int = 1) -> pd.DataFrame:
     rng = np.random.default_rng(0)
     rows = []
@@ -48,7 +61,8 @@ def _table(effect: bool, seeds: int = 1) -> pd.DataFrame:
                 "cov_w*3": (0.31, 0.01, 1.4),
                 "noise=1": (0.40, 0.02, 1.4),
                 "noise=2": (0.55, 0.05, 2.8),
-                "mean_x=1": (0.301, 0.0, 1.0),
+                # the raw error unchanged: the shifted cell's error normalised by its own, larger c
+                "mean_x=1": (0.301 / _MEAN_C_RATIO, 0.0, 1.0),
             }
         else:  # errors that ignore τ and the shift, except a mean shift that hurts
             spec = {k: (0.30, 0.0, 1.0) for k in ("none", "cov_x*2", "cov_x*0.5", "cov_w*3", "noise=1", "noise=2")}
@@ -131,3 +145,11 @@ def test_re_tuning_that_picks_tau_1_is_no_effect():
     df.loc[sel, "cf_gain_all"], df.loc[sel, "cf_gain_all_se"] = 0.0, 0.0
     v = _verdicts(df)["gpt2/tau-helps/cov_x*2"]
     assert v.verdict == DISAGREES and "no effect" in v.reason
+
+
+def test_mean_shift_is_judged_on_the_raw_error():
+    """A normalised error that stays put while c doubles is a doubled raw error: not harmless."""
+    df = _table(True)
+    df.loc[df["shift"] == "mean_x=1", "err_tau1"] = 0.301  # G/c unchanged, so G itself grew by the c ratio
+    assert _MEAN_C_RATIO > 1.5
+    assert _verdicts(df)["gpt2/mean-shift-harmless"].verdict == "disagrees"

@@ -60,7 +60,7 @@ def _pretraining() -> list[Claim]:
         Claim(
             "alpha-star-vs-gd",
             "SGD stops at the α* of exact population gradient descent at the same N (the paper "
-            "gives no number; the spec's 2.872 is the large-N limit)",
+            "gives no number; the derived large-N limit is 2.872, docs/papers/ood.md §5.8)",
             "docs/papers/ood.md §4.3–4.5 (derived)",
             TV,
             "α* mean ± SE over SGD runs (t) within 2 % of population GD at N",

@@ -125,13 +125,15 @@ def _shift_claims(config) -> list[Claim]:
     fig = dict(FIG_SETTINGS)
     d_dir = "effect direction"
     norm = "normalised errors G/c, c = Tr(AB) + σ² (the error of predicting 0)"
+    # what makes a direction claim fail on a null: its CI contains 0 and excludes every effect of this size
+    small = f"; a CI around 0 that excludes every effect ≥ {SMALLEST:g}·c disagrees"
     return [
         Claim(
             "fig1a-converges-to-bayes",
             "Without shift the model's excess error over Bayes falls as the context grows",
             f"{PAPER}, Fig. 1a, §5.1",
             d_dir,
-            f"(G(1) − Bayes)/c at the shortest minus at the longest l > 0 (paired SE within a cell); {norm}",
+            f"(G(1) − Bayes)/c at the shortest minus at the longest l > 0 (paired SE within a cell); {norm}{small}",
             paper_settings=fig,
         ),
         Claim(
@@ -139,7 +141,7 @@ def _shift_claims(config) -> list[Claim]:
             "An input-covariance shift Σx = 2I raises the error at τ = 1",
             f"{PAPER}, §4.2 Case I(ii), Fig. 1b",
             d_dir,
-            f"G(1)/c under Σx = 2I minus without shift, at the longest l, > 0; {norm}",
+            f"G(1)/c under Σx = 2I minus without shift, at the longest l, > 0; {norm}{small}",
             headline=True,
             paper_settings={**fig, "cov_scale": 2.0},
         ),
@@ -148,7 +150,7 @@ def _shift_claims(config) -> list[Claim]:
             "Under the covariance shift, τ_opt lowers the error below τ = 1",
             f'{PAPER}, Thm 4.3, Fig. 1b ("restores alignment with Bayes")',
             d_dir,
-            f"paired G(1) − G(τ_opt) on the same prompts under Σx = 2I at the longest l, > 0; {norm}",
+            f"paired G(1) − G(τ_opt) on the same prompts under Σx = 2I at the longest l, > 0; {norm}{small}",
             headline=True,
             paper_settings={**fig, "cov_scale": 2.0},
         ),
@@ -159,7 +161,7 @@ def _shift_claims(config) -> list[Claim]:
             d_dir,
             "harm(l) = G(1) with the pretrained weights minus G(1) with the weights Eq. 11 gives for the test prior "
             "(same prompts, paired SE; §4.2: a shift is harmful when matching Bayes needs other M, V); harm/c at "
-            "the shortest l minus at the longest l > 0",
+            "the shortest l minus at the longest l > 0" + small,
             paper_settings={**fig, "task_scale": 3.0},
         ),
         Claim(
@@ -168,7 +170,7 @@ def _shift_claims(config) -> list[Claim]:
             f"{PAPER}, §4.2 Case III, Fig. 2a",
             d_dir,
             "harm(l) = G(1) with the pretrained weights minus G(1) with the weights Eq. 11 gives for the test noise "
-            "(same prompts, paired SE); harm/c at the shortest l minus at the longest l > 0",
+            "(same prompts, paired SE); harm/c at the shortest l minus at the longest l > 0" + small,
             paper_settings=fig,
         ),
         Claim(
@@ -177,7 +179,7 @@ def _shift_claims(config) -> list[Claim]:
             f"{PAPER}, Fig. 2b",
             d_dir,
             f"paired G(1) − G(τ_opt) on the same prompts at the largest σ_test, l = d, > 0 (fraction of the gap to "
-            f"Bayes closed in the statistic); {norm}",
+            f"Bayes closed in the statistic); {norm}{small}",
             paper_settings=fig,
         ),
         Claim(
@@ -186,7 +188,7 @@ def _shift_claims(config) -> list[Claim]:
             f"{PAPER}, Fig. 2c",
             d_dir,
             "Monte-Carlo minimiser E[r²]/E[(f − b)r] at the largest σ_test minus at the smallest, > 0 (delta-method "
-            "SEs; Eq. 15's values in the statistic)",
+            "SEs; Eq. 15's values in the statistic); a CI around 0 that excludes every rise ≥ 0.05 disagrees",
             paper_settings=fig,
         ),
         Claim(
@@ -194,7 +196,7 @@ def _shift_claims(config) -> list[Claim]:
             "An input-mean shift harms linear attention more than the approximate softmax",
             f"{PAPER}, Remark 3.4, §4.2 Case I(i)",
             d_dir,
-            "rise of G/c from ‖μx‖ = 0 to the largest ‖μx‖ (l = 2d): linear minus approximate softmax, > 0",
+            "rise of G/c from ‖μx‖ = 0 to the largest ‖μx‖ (l = 2d): linear minus approximate softmax, > 0" + small,
             headline=True,
             paper_settings={"d": 50, "m": 5000},
         ),
@@ -203,8 +205,9 @@ def _shift_claims(config) -> list[Claim]:
             "The approximate softmax is insensitive to an input-mean shift",
             f"{PAPER}, Remark 3.4, §4.2 Case I(i)",
             "theory vs simulation",
-            f"G/c at the largest ‖μx‖ against G/c at ‖μx‖ = 0 (l = 2d): 95 % CI within ±{TOL_NEAR:.0%} agrees, "
-            f"wholly outside disagrees",
+            f"the error at the largest ‖μx‖ against the error at ‖μx‖ = 0 (l = 2d), both divided by the unshifted "
+            f"c (c grows with ‖μx‖², so G/c of each would hide a proportional rise): 95 % CI within ±{TOL_NEAR:.0%} "
+            f"agrees, wholly outside disagrees",
             "unchanged",
             paper_settings={"d": 50, "m": 5000},
         ),
@@ -344,10 +347,12 @@ def _curve_verdicts(df: pd.DataFrame) -> dict[str, Verdict]:
     return out
 
 
-def _norm(r, col: str) -> tuple[float, float]:
-    """``col`` and its SE (``col_se``, or the ``se`` column of G values) divided by c."""
+def _norm(r, col: str, c: float | None = None) -> tuple[float, float]:
+    """``col`` and its SE (``col_se``, or the ``se`` column of G values) divided by ``c`` (default: the row's own
+    c = Tr(AB) + σ²)."""
     se_col = {"G1_mc": "G1_se", "Gopt_mc": "Gopt_se", "linear_mc": "linear_se"}.get(col, f"{col}_se")
-    return float(r[col] / r["c"]), float(r[se_col] / r["c"])
+    c = float(r["c"]) if c is None else c
+    return float(r[col] / c), float(r[se_col] / c)
 
 
 def _difference(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]:
@@ -462,7 +467,9 @@ def _mean_verdicts(df: pd.DataFrame) -> dict[str, Verdict]:
         f"G/c at ‖μx‖ = {lo.mu_x:g} → {hi.mu_x:g}: approx. softmax {lo.G1_mc / lo.c:.3f} → {hi.G1_mc / hi.c:.3f}, "
         f"linear {lo.linear_mc / lo.c:.3f} → {hi.linear_mc / hi.c:.4g}; "
     )
-    app_hi, app_lo = _norm(hi, "G1_mc"), _norm(lo, "G1_mc")
+    # the raw error, in units of the unshifted c: the row's own c grows with ‖μx‖² and would hide a proportional rise
+    app_hi, app_lo = _norm(hi, "G1_mc", float(lo.c)), _norm(lo, "G1_mc")
+    text += f"raw error in units of the unshifted c: {app_lo[0]:.3f} → {app_hi[0]:.3f}; "
     return {
         "rem3.4-linear-harmed-more": _with_text(judge_direction(est, se, smallest=SMALLEST, n=n), text),
         "rem3.4-approx-insensitive": _equivalent(

@@ -19,6 +19,7 @@ import pandas as pd
 
 from iclab.experiments._judge import Claim
 from iclab.experiments.temperature.gpt2.config import TemperatureGPT2Config
+from iclab.experiments.temperature.gpt2.shifts import shift_distribution, zero_predictor_error
 from iclab.stats import NOT_JUDGED, Verdict, judge_direction, judge_equivalence, quantile
 
 __all__ = ["claims", "compare", "notes", "HELPED_SHIFTS"]
@@ -86,12 +87,12 @@ def claims(cfg: TemperatureGPT2Config) -> list[Claim]:
         out.append(
             Claim(
                 "gpt2/mean-shift-harmless",
-                "An input-mean shift (μx = 1 per coordinate) leaves the trained "
-                "GPT-2's normalised error at τ = 1 unchanged",
+                "An input-mean shift (μx = 1 per coordinate) leaves the trained GPT-2's error at τ = 1 unchanged",
                 f"{SOURCE}; Remark 3.4, §4.2 Case I(i)",
                 "theory vs simulation",
-                f"normalised error at τ = 1 under the mean shift against without "
-                f"shift: 95 % CI within ±{TOL_MEAN:.0%} agrees, wholly outside disagrees",
+                f"error at τ = 1 under the mean shift against without shift, both in units of the unshifted "
+                f"c = Tr(AB) + σ² (the shifted c grows with μx μxᵀ): 95 % CI of the difference (across models when "
+                f"≥ 3) within ±{TOL_MEAN:.0%} of the unshifted error agrees, wholly outside disagrees",
                 "unchanged",
             )
         )
@@ -164,9 +165,10 @@ def _tau_helps(cfg, df: pd.DataFrame) -> dict[str, Verdict]:
     return out
 
 
-def _log_best_interval(df: pd.DataFrame, shift: str) -> tuple[float, tuple[float, float], str] | None:
+def _log_best_interval(cfg, df: pd.DataFrame, shift: str) -> tuple[float, tuple[float, float], str] | None:
     """log best τ under ``shift`` minus without shift: estimate and 95 % interval (over models when ≥ 3, else a
-    bootstrap over prompts)."""
+    bootstrap over prompts). Grid-best τ values are discrete: models that all pick the same grid points have zero
+    spread, so the half-width across models is at least half the grid's smallest step in log τ."""
     A, B = _by_seed(df, shift), _by_seed(df, "none")
     seeds = A.index.intersection(B.index)
     if not len(seeds):
@@ -175,11 +177,12 @@ def _log_best_interval(df: pd.DataFrame, shift: str) -> tuple[float, tuple[float
     est = float(per_model.mean())
     if len(seeds) >= 3:
         half = quantile(0.95, len(seeds) - 1) * per_model.std(ddof=1) / math.sqrt(len(seeds))
-        return est, (est - half, est + half), f"t interval across {len(seeds)} models"
+        half = max(half, 0.5 * float(np.diff(np.log(sorted(set(cfg.taus)))).min()))
+        return est, (est - half, est + half), f"t interval across {len(seeds)} models (at least ± half a grid step)"
     boot = np.mean(
         [np.log(np.asarray(A.loc[s, "best_tau_all_boot"]) / np.asarray(B.loc[s, "best_tau_all_boot"])) for s in seeds],
         axis=0,
-    )  # (n_boot,): prompts resampled independently in the two cells
+    )  # (n_boot,): the two cells' own prompts, resampled with the same bootstrap indices
     return est, (float(np.quantile(boot, 0.025)), float(np.quantile(boot, 0.975))), "bootstrap over prompts"
 
 
@@ -187,7 +190,7 @@ def _best_tau_grows(cfg, df: pd.DataFrame) -> dict[str, Verdict]:
     out = {}
     edges = (min(cfg.taus), max(cfg.taus))
     for shift in ("noise=2", "cov_x*2"):
-        got = _log_best_interval(df, shift)
+        got = _log_best_interval(cfg, df, shift)
         if got is None:
             continue
         est, ci, how = got
@@ -210,11 +213,24 @@ def _mean_harmless(cfg, df: pd.DataFrame) -> dict[str, Verdict]:
     seeds = A.index.intersection(B.index)
     if not len(seeds):
         return {}
-    a, b = float(A.loc[seeds, "err_tau1"].mean()), float(B.loc[seeds, "err_tau1"].mean())
-    se = float(np.sqrt((A.loc[seeds, "err_tau1_se"] ** 2 + B.loc[seeds, "err_tau1_se"] ** 2).sum()) / len(seeds))
-    v = judge_equivalence(a, se, b, rel_tol=TOL_MEAN, n=cfg.n_test)
+    # raw errors in units of the unshifted c: the shifted c = Tr(AB) + σ² grows with μx μxᵀ and would hide a rise
+    scale = zero_predictor_error(shift_distribution(cfg, "mean_x=1")) / zero_predictor_error(
+        shift_distribution(cfg, "none")
+    )
+    a_vals = A.loc[seeds, "err_tau1"].to_numpy(float) * scale
+    b_vals = B.loc[seeds, "err_tau1"].to_numpy(float)
+    ses = np.hypot(A.loc[seeds, "err_tau1_se"].to_numpy(float) * scale, B.loc[seeds, "err_tau1_se"].to_numpy(float))
+    diff, se, dof, how = _combine(a_vals - b_vals, ses)
+    b = float(b_vals.mean())
+    v = judge_equivalence(b + diff, se, b, rel_tol=TOL_MEAN, n=cfg.n_test, dof=dof)
     stat = v.statistic.replace("of theory", "of the unshifted error")
-    return {"gpt2/mean-shift-harmless": replace(v, statistic=f"err(τ=1) {a:.4f} vs {b:.4f}; {stat}")}
+    return {
+        "gpt2/mean-shift-harmless": replace(
+            v,
+            measured=f"{b + diff:.4f} vs {b:.4f}",
+            statistic=f"err(τ=1) in units of the unshifted c: {b + diff:.4f} (shifted) vs {b:.4f}; {how}; {stat}",
+        )
+    }
 
 
 def compare(cfg: TemperatureGPT2Config, df: pd.DataFrame) -> dict[str, Verdict]:
@@ -228,8 +244,13 @@ def notes(cfg: TemperatureGPT2Config, df: pd.DataFrame) -> str:
         "**The paper gives no size or training details for its GPT-2 regression model** (its appendix was not "
         "available; docs/papers/temperature.md §5.5). This one is "
         f"{cfg.n_layer} layers × {cfg.n_head} heads × width {cfg.n_embd}, d = {cfg.d}, n = {cfg.n}, "
-        f"{cfg.steps} Adam steps, {cfg.train_seeds} trained model(s) — far smaller than Garg et al.'s "
-        "12 × 8 × 256 (500k steps), which a CPU cannot train. Errors are normalised by Tr(AB) + σ² and averaged "
+        f"{cfg.steps} Adam steps, {cfg.train_seeds} trained model(s)"
+        + (
+            " — Garg et al.'s size."
+            if (cfg.n_layer, cfg.n_head, cfg.n_embd) == (12, 8, 256)
+            else " — far smaller than Garg et al.'s 12 × 8 × 256 (500k steps), which a CPU cannot train."
+        )
+        + " Errors are normalised by Tr(AB) + σ² and averaged "
         f"over {cfg.n_test} test prompts, the same prompts for every τ.",
         "",
         "**How the claims are tested.** The grid-best τ is picked on the prompts it is scored on, so its gain "
