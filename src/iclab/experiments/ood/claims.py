@@ -128,7 +128,12 @@ def _ood() -> list[Claim]:
                 unreliable=_UNRELIABLE_OOD,
             )
         )
-    out += [
+    return out
+
+
+def _ood_structure() -> list[Claim]:
+    """The closed form of the OOD confidence and the rotation scenarios' shape."""
+    return [
         Claim(
             "ood-closed-form",
             "For any alignment M = VᵀU the trained model's OOD confidence u_kᵀQu_k is "
@@ -186,7 +191,6 @@ def _ood() -> list[Claim]:
             unreliable=_UNRELIABLE_VBAR,
         ),
     ]
-    return out
 
 
 def _forgetting() -> list[Claim]:
@@ -351,5 +355,5 @@ def _minilm() -> list[Claim]:
 
 def claims(config) -> list[Claim]:
     """Every claim the ``ood`` experiment judges (ids stable across presets; the MiniLM ones only with ``minilm``)."""
-    out = _pretraining() + _ood() + _forgetting() + _tiny()
+    out = _pretraining() + _ood() + _ood_structure() + _forgetting() + _tiny()
     return out + (_minilm() if config.minilm else [])
