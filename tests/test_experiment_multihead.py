@@ -136,3 +136,30 @@ def test_multitask_sampler_law_of_the_authors_code():
     assert float(b.y[:, -1].var()) == pytest.approx(4.0, rel=0.03)  # E‖β_n‖² = 4, x isotropic
     with pytest.raises(ConfigError, match="law"):
         MultiTaskRegression(law="blog")
+
+
+def test_budget_counts_the_stage_two_training_and_the_ratio_cell():
+    from iclab.experiments.multihead.cells import budget
+
+    exp = get_experiment("multihead")
+    paper = exp.presets["paper"]
+    needs = budget(paper)
+    train = next(n for n in needs if "stage2_steps" in n.fields)
+    assert train.fields["stage2_steps"] == 500_000  # the H ≥ 2 softmax models train 5e5 steps, not steps = 3e4
+    short = next(n for n in budget(exp.config("paper", {"kinds": "baseline,activation"})) if "steps" in n.fields)
+    assert train.seconds == pytest.approx(short.seconds * 500_000 / 30_000)  # no iso part: only steps trains
+    ratio = next(n for n in needs if "n_ratio" in n.fields)
+    assert ratio.seconds > 0 and ratio.memory > 0
+    assert not any("n_ratio" in n.fields for n in budget(exp.config("paper", {"kinds": "iso"})))
+    wide = budget(exp.config("quick", {"mt_n": 400}))[0]  # the multi-task context length counts
+    assert wide.memory > budget(exp.presets["quick"])[0].memory
+
+
+def test_multitask_cell_pairs_the_task_mean_per_prompt():
+    from iclab.experiments.multihead.multitask import multitask_cell
+
+    exp = get_experiment("multihead")
+    cfg = exp.config("quick", {**TINY, "steps": 5, "n_eval": 300})
+    row = multitask_cell(cfg, {"part": "multitask", "H": 3, "attention": "softmax", "seed": 0})
+    assert row["dgd_diff_mean"] == pytest.approx(sum(row["dgd_diff_per_task"]) / 2)
+    assert row["dgd_diff_mean_se"] > 0

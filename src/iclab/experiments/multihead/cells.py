@@ -12,7 +12,7 @@ from iclab.experiments.multihead.baselines import baseline_cell
 from iclab.experiments.multihead.config import MultiheadConfig
 from iclab.experiments.multihead.isotropic import isotropic_cell
 from iclab.experiments.multihead.multitask import multitask_cell
-from iclab.experiments.multihead.ratio import ratio_cell
+from iclab.experiments.multihead.ratio import ratio_cell, ratio_grid
 
 __all__ = ["cells", "run_cell", "shared", "budget"]
 
@@ -71,22 +71,36 @@ def run_cell(cfg: MultiheadConfig, cell: dict, shared: Any = None) -> dict:
 
 
 def budget(cfg: MultiheadConfig) -> list[Need]:
-    r"""The largest cell (fp32 training, fp64 evaluation): a batch of prompts through H heads, the Monte-Carlo and
-    evaluation prompts at the longest length; time ~ 40 · steps · batch · n · d · H flops at ~5e9/s."""
+    r"""The largest trained cell (fp32 training, fp64 evaluation): a batch of prompts through H heads, the Monte-Carlo
+    and evaluation prompts at the longest length (``mt_n`` included); time ~ 40 · steps · batch · n · d · H flops at
+    ~5e9/s, with steps = ``stage2_steps`` where the ``iso`` H ≥ 2 softmax models train that long. Plus the ``ratio``
+    cell: per draw of X and grid point, the Gram matrices (4Ld²) and the eigenvalues (~10d³) at ~5e8/s. The parts
+    add up, so the estimate is an upper bound of the largest cell."""
     from iclab.config import check_device_available
 
     check_device_available("device", cfg.device)
     d = max(cfg.d, cfg.mt_d)
-    n = max([cfg.n_train, cfg.lengthgen_train, *cfg.eval_lengths, *cfg.paper_lengths])
+    lengths = [cfg.n_train, cfg.lengthgen_train, *cfg.eval_lengths, *cfg.paper_lengths]
+    n = max(lengths + ([cfg.mt_n] if "multitask" in cfg.kinds else []))
     heads = max([*cfg.heads, *cfg.multitask_heads, cfg.aniso_heads, cfg.lengthgen_heads])
     per_step = cfg.batch_size * n * (d + 1) * heads
     n_eval = max(cfg.n_eval, cfg.n_monitor)
     lengths = {"eval_lengths": max(cfg.eval_lengths), "d": cfg.d}
-    return [
+    stage2 = "iso" in cfg.kinds and any(H >= 2 for H in cfg.heads) and cfg.stage2_steps > cfg.steps
+    steps = cfg.stage2_steps if stage2 else cfg.steps
+    step_fields = {"stage2_steps": steps} if stage2 else {"steps": steps}
+    needs = [
         Need({"batch_size": cfg.batch_size, **lengths, "heads": heads}, memory=4.0 * 16 * per_step),
-        Need({"steps": cfg.steps, "batch_size": cfg.batch_size}, seconds=40.0 * cfg.steps * per_step / 5e9),
+        Need({**step_fields, "batch_size": cfg.batch_size}, seconds=40.0 * steps * per_step / 5e9),
         Need(
             {"n_mc": cfg.n_mc, **lengths}, memory=8.0 * 4 * cfg.n_mc * n * (d + 1), seconds=cfg.n_mc * n * d * d / 1e8
         ),
         Need({"n_eval": n_eval, **lengths}, memory=8.0 * 4 * n_eval * n * (d + 1) + 8.0 * 2 * n_eval * n * heads),
     ]
+    if "ratio" in cfg.kinds:
+        grid = ratio_grid(cfg)
+        flops = cfg.n_ratio * sum(4.0 * L * dd * dd + 10.0 * dd**3 for dd, L, _ in grid)
+        chunk = min(cfg.n_ratio, 500)  # draws of X held at once (iclab.theory.multihead.risk_ratio_mc)
+        memory = max(8.0 * 3 * chunk * L * dd + 8.0 * 3 * chunk * dd * dd for dd, L, _ in grid)
+        needs.append(Need({"n_ratio": cfg.n_ratio, "ratio_dims": cfg.ratio_dims}, memory=memory, seconds=flops / 5e8))
+    return needs

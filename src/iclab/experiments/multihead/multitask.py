@@ -2,8 +2,8 @@ r"""Part ``multitask`` of the ``multihead`` experiment: N = 2 regression tasks o
 (arXiv:2503.12734, Figs. 3.2–3.5; docs/papers/multihead.md §3.10). Records the per-head KQ diagonals
 :math:`\omega^{(h)}\in\mathbb R^d` and OV entries :math:`\mu^{(h)}\in\mathbb R^N`, which heads serve which task
 (superposition when 2 < H < 2N), the error of each task paired with oracle-step debiased GD on the task's own
-support, and what each head does for each task: the rise of the task's error when the head is removed, paired
-on the same prompts (docs/papers/multihead.md §4.8)."""
+support (and its mean over the tasks, paired per prompt), and what each head does for each task: the rise of the
+task's error when the head is removed, paired on the same prompts (docs/papers/multihead.md §4.8)."""
 
 from __future__ import annotations
 
@@ -85,6 +85,8 @@ def multitask_cell(cfg, cell: dict) -> dict:
     row["err_dgd_per_task"] = e_dgd.mean(0).tolist()
     row["dgd_diff_per_task"] = [d[0] for d in diffs]
     row["dgd_diff_se_per_task"] = [d[1] for d in diffs]
+    # the mean over tasks paired per prompt (both tasks are scored on the same prompts, so their differences covary)
+    row["dgd_diff_mean"], row["dgd_diff_mean_se"] = paired_mean((e_full - e_dgd).mean(1))
     row.update(_ablations(model, b, tgt, e_full))
     row["mt_law"] = cfg.mt_law
     return row

@@ -13,7 +13,6 @@ __all__ = [
     "lengthgen_rows",
     "mean_curve",
     "value_at",
-    "format_number",
     "seed_estimate",
     "pooled",
 ]
@@ -66,12 +65,13 @@ def seed_estimate(rows: pd.DataFrame, key: str, se_key: str | None, n) -> tuple[
         else:
             vals.append(value_at(r["lengths"], r[key], n))
             ses.append(value_at(r["lengths"], r[se_key], n) if se_key else float("nan"))
-    v = np.asarray(vals, float)
-    v = v[np.isfinite(v)]
+    v, s = np.asarray(vals, float), np.asarray(ses, float)
+    keep = np.isfinite(v)
+    v, s = v[keep], s[keep]
     if v.size == 0:
         return float("nan"), float("nan"), None
     if v.size == 1:
-        return float(v[0]), float(ses[0]), None
+        return float(v[0]), float(s[0]), None
     return float(v.mean()), float(v.std(ddof=1) / np.sqrt(v.size)), float(v.size - 1)
 
 
@@ -95,7 +95,3 @@ def value_at(lengths, values, n) -> float:
     """``values`` at length ``n`` (NaN when ``n`` is not among ``lengths``)."""
     lengths = list(lengths)
     return float(values[lengths.index(n)]) if n in lengths else float("nan")
-
-
-def format_number(x) -> str:
-    return "—" if x is None or (isinstance(x, float) and not np.isfinite(x)) else f"{x:.4g}"
