@@ -120,10 +120,9 @@ def _table_claims() -> list[Claim]:
 
 
 def _model_claims() -> list[Claim]:
+    """The trained models' errors: Thm 1 against debiased GD, Fig. 2.4, length generalisation."""
     budget = f"; needs ≥ {TRAINED_MIN_STEPS:,} Adam steps"
-    pooled_t = "mean over every trained H ≥ 2 model (all seeds), SE over models, Student-t band"
     ci = f"95 % CI ({_SEEDS_SE})"
-    stage2 = f"; needs the H ≥ 2 models trained {STAGE_II_STEPS:,} steps (the paper's)"
     return [
         Claim(
             "thm1/trained-is-debiased-gd",
@@ -184,6 +183,16 @@ def _model_claims() -> list[Claim]:
             "grows (no numbers)",
             paper_settings=PAPER_LENGTHGEN,
         ),
+    ]
+
+
+def _pattern_claims() -> list[Claim]:
+    """The trained models' weight patterns (Figs. 2.2, 2.8, 3.1) and η_eff (Thm 1)."""
+    budget = f"; needs ≥ {TRAINED_MIN_STEPS:,} Adam steps"
+    pooled_t = "mean over every trained H ≥ 2 model (all seeds), SE over models, Student-t band"
+    ci = f"95 % CI ({_SEEDS_SE})"
+    stage2 = f"; needs the H ≥ 2 models trained {STAGE_II_STEPS:,} steps (the paper's)"
+    return [
         Claim(
             "fig2.8/omega-limit",
             "Every live head of an H ≥ 2 model ends at |ω^(h)| = γ ≈ 0.13 (logged /√7)",
@@ -352,6 +361,14 @@ def _extension_claims() -> list[Claim]:
             paper_settings=PAPER_TRAINING,
         ),
     ]
+    return out
+
+
+def _activation_claims() -> list[Claim]:
+    """The activation ablation (Fig. 4.2): η_eff, the debiased-GD predictor and zero-sum OV for every f."""
+    budget = f"; needs ≥ {TRAINED_MIN_STEPS:,} Adam steps"
+    ci = f"95 % CI ({_SEEDS_SE})"
+    out = []
     for att in ("softmax",) + ACTIVATION_NAMES:
         f = {
             "softmax": "exp (softmax, C_f = 1)",
@@ -432,7 +449,14 @@ def _second_hand_claims() -> list[Claim]:
 
 def claims(cfg) -> list[Claim]:
     """Every claim of the paper this experiment judges, declared before the run (the same for every preset)."""
-    return _table_claims() + _model_claims() + _extension_claims() + _second_hand_claims()
+    return (
+        _table_claims()
+        + _model_claims()
+        + _pattern_claims()
+        + _extension_claims()
+        + _activation_claims()
+        + _second_hand_claims()
+    )
 
 
 # -- verdicts ----------------------------------------------------------------------------------------------------
