@@ -104,6 +104,59 @@ def _messages(events: list[dict]) -> list[str]:
     return out
 
 
+def _chromium_args(binary: str, profile: str, width: int, height: int) -> list[str]:
+    """The command line of a headless Chromium driven over ``--remote-debugging-pipe`` with its own profile."""
+    return [
+        binary,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-extensions",
+        "--no-first-run",
+        "--no-default-browser-check",
+        "--mute-audio",
+        f"--user-data-dir={profile}",
+        "--remote-debugging-pipe",
+        f"--window-size={width},{height}",
+        "about:blank",
+    ]
+
+
+def _inspect(cdp: "_Pipe", url: str, width: int, height: int, screenshot: str | Path | None) -> PageCheck:
+    """Open ``url`` in a new tab of the browser behind ``cdp``: images, title, console errors, a screenshot."""
+    target = cdp.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+    sid = cdp.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+    for domain in ("Page", "Runtime", "Log"):
+        cdp.send(f"{domain}.enable", session=sid)
+    cdp.send(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+        session=sid,
+    )
+    cdp.events.clear()
+    cdp.send("Page.navigate", {"url": url}, session=sid)
+    cdp.wait(lambda m: m.get("method") == "Page.loadEventFired")
+    images = json.loads(
+        cdp.send("Runtime.evaluate", {"expression": _IMAGES_JS, "returnByValue": True}, session=sid)["result"]["value"]
+    )
+    title = cdp.send("Runtime.evaluate", {"expression": "document.title", "returnByValue": True}, session=sid)[
+        "result"
+    ].get("value", "")
+    result = PageCheck(images=images, title=title)
+    if screenshot is not None:
+        png = cdp.send("Page.captureScreenshot", {"format": "png"}, session=sid)["data"]
+        shot = Path(screenshot)
+        shot.parent.mkdir(parents=True, exist_ok=True)
+        shot.write_bytes(base64.b64decode(png))
+        result.screenshot = shot
+    result.errors = _messages(cdp.events)
+    return result
+
+
 def check_page(
     html: str | Path,
     screenshot: str | Path | None = None,
@@ -130,24 +183,7 @@ def check_page(
         os.dup2(b, 4)
 
     with tempfile.TemporaryDirectory(prefix="iclab-chromium-") as profile:
-        args = [
-            binary,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--disable-extensions",
-            "--no-first-run",
-            "--no-default-browser-check",
-            "--mute-audio",
-            f"--user-data-dir={profile}",
-            "--remote-debugging-pipe",
-            f"--window-size={width},{height}",
-            "about:blank",
-        ]
+        args = _chromium_args(binary, profile, width, height)
         log = open(Path(profile) / "chromium.log", "wb")
         proc = subprocess.Popen(
             args, stdin=subprocess.DEVNULL, stdout=log, stderr=log, preexec_fn=_fds, close_fds=False
@@ -156,34 +192,7 @@ def check_page(
         os.close(from_w)
         cdp = _Pipe(to_w, from_r, time.monotonic() + timeout)
         try:
-            target = cdp.send("Target.createTarget", {"url": "about:blank"})["targetId"]
-            sid = cdp.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-            for domain in ("Page", "Runtime", "Log"):
-                cdp.send(f"{domain}.enable", session=sid)
-            cdp.send(
-                "Emulation.setDeviceMetricsOverride",
-                {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
-                session=sid,
-            )
-            cdp.events.clear()
-            cdp.send("Page.navigate", {"url": url}, session=sid)
-            cdp.wait(lambda m: m.get("method") == "Page.loadEventFired")
-            images = json.loads(
-                cdp.send("Runtime.evaluate", {"expression": _IMAGES_JS, "returnByValue": True}, session=sid)["result"][
-                    "value"
-                ]
-            )
-            title = cdp.send("Runtime.evaluate", {"expression": "document.title", "returnByValue": True}, session=sid)[
-                "result"
-            ].get("value", "")
-            result = PageCheck(images=images, title=title)
-            if screenshot is not None:
-                png = cdp.send("Page.captureScreenshot", {"format": "png"}, session=sid)["data"]
-                shot = Path(screenshot)
-                shot.parent.mkdir(parents=True, exist_ok=True)
-                shot.write_bytes(base64.b64decode(png))
-                result.screenshot = shot
-            result.errors = _messages(cdp.events)
+            result = _inspect(cdp, url, width, height, screenshot)
             try:
                 cdp.send("Browser.close")
             except (RuntimeError, TimeoutError, OSError):
