@@ -295,3 +295,30 @@ def test_lookup_absence_claim_needs_a_narrow_interval():
         pd.DataFrame(_lookup(PAPER.with_overrides({"lookup_lists": 20, "lookup_queries": 50}), True, rng, gain=0.0)),
     )
     assert many["lookup/kv/smollm2"].verdict == "agrees"
+
+
+def _softmax_at(config, size: int, values) -> pd.DataFrame:
+    """The effect table's retrieval rows, one per value of ``values`` (%), with softmax accuracy ``values`` at
+    test size ``size``."""
+    config = config.with_overrides({"seeds": len(values)})
+    df = _table(config, effect=True, parts=("retrieval",))
+    j = list(config.test_sizes).index(size)
+    df["acc"] = [[v / 100 if i == j else a for i, a in enumerate(acc)] for acc, v in zip(df["acc"], values)]
+    return config, df
+
+
+def test_paper_value_band_is_student_t():
+    """3 seeds, 1, 0, −1 points around the paper's 94.3 % plus an offset: 1.5 points off is z ≈ 2.6 — outside the
+    old band of 2, inside t₂ = 4.30, so it agrees now; 3 points off (z ≈ 5.2) disagrees; one seed is not judged
+    (no SE; t with 0 dof is undefined)."""
+    ps = PAPER_TABLE[64][0]
+    for offset, verdict in ((1.5, "agrees"), (3.0, "disagrees")):
+        config, df = _softmax_at(PAPER, 64, [ps + offset + e for e in (-1.0, 0.0, 1.0)])
+        v = compare(config, df)["table/softmax/n=64"]
+        assert v.verdict == verdict, (offset, v.statistic)
+        assert "±4.3" in v.statistic
+    config, df = _softmax_at(PAPER, 64, [ps])
+    assert compare(config, df)["table/softmax/n=64"].verdict == "not judged"
+    text = {c.id: c.test for c in claims(PAPER)}
+    assert "Student-t" in text["table/softmax/n=64"] and "2·√" not in text["table/softmax/n=64"]
+    assert "Student-t" in text["fig6/beta/H=1"] and "2·√" not in text["fig6/beta/H=1"]

@@ -37,7 +37,7 @@ from iclab.experiments.dispersion.tables import (
     real_tables,
     retrieval_seeds,
 )
-from iclab.stats import Verdict, judge_direction, judge_equivalence, judge_value, mean_se, not_judged
+from iclab.stats import Verdict, judge_direction, judge_equivalence, judge_value, mean_se, not_judged, quantile
 from iclab.theory.dispersion import beta_of_entropy, required_spread
 
 __all__ = ["claims", "compare", "notes", "real_slopes"]
@@ -52,6 +52,16 @@ def _t_direction(values, *, sign: int = +1, smallest: float = 0.0, unit: str = "
     """Mean ± SE of ``values`` (one per seed, segment or task) against zero, Student's t."""
     m, se, n = mean_se(values)
     return judge_direction(m, se, sign=sign, smallest=smallest, n=n, dof=n - 1 if n > 1 else None, unit=unit)
+
+
+def _t_value(values, paper: float, paper_se: float, what: str) -> Verdict:
+    """Paper value from ``values`` (one per seed): agrees when the mean lies within t·√(SE² + paper_se²) of
+    ``paper``, t the two-sided 95 % Student-t quantile with n − 1 dof (a band of 2 would misjudge about 18 % of
+    true agreements with 3 seeds); one value has no SE: not judged."""
+    m, se, n = mean_se(values)
+    if n < 2:
+        return not_judged(f"not judged: {n} {what} (a mean ± SE needs at least 2)", f"{m:.3g}")
+    return judge_value(m, se, paper, k=quantile(0.95, n - 1), paper_se=paper_se)
 
 
 def compare(config, df: pd.DataFrame) -> dict[str, Verdict]:
@@ -96,8 +106,9 @@ def _retrieval_verdicts(config, df: pd.DataFrame) -> dict[str, Verdict]:
             continue
         j = int(np.flatnonzero(n == size)[0])
         ps, pa, _, _ = PAPER_TABLE[size]
-        m, se, _ = mean_se(s["acc"][:, j])
-        out[f"table/softmax/n={size}"] = _say(judge_value(m, se, ps, k=2.0, paper_se=0.05), f"{m:.1f} %")
+        out[f"table/softmax/n={size}"] = _say(
+            _t_value(s["acc"][:, j], ps, 0.05, "softmax seed(s)"), f"{s['acc'][:, j].mean():.1f} % ({k} seeds)"
+        )
         if size > 16:
             out[f"table/gain/n={size}"] = _say(
                 _t_direction(gain[:, j], smallest=pa - ps, unit=" points"),
@@ -133,10 +144,9 @@ def _beta_verdicts(config, df: pd.DataFrame) -> dict[str, Verdict]:
                 f"nats of {h:g} (sets per seed: {', '.join(str(int(c)) for c in counts)})"
             )
             continue
-        m, se, _ = mean_se(ok)
         out[cid] = _say(
-            judge_value(m, se, float(beta_of_entropy(h)), k=2.0, paper_se=config.beta_step / 2),
-            f"β* = {m:.2f} ({len(ok)} seeds)",
+            _t_value(ok, float(beta_of_entropy(h)), config.beta_step / 2, "seed(s)"),
+            f"β* = {ok.mean():.2f} ({len(ok)} seeds)",
         )
     lo, hi = BETA_ENTROPIES[0], BETA_ENTROPIES[-1]
     if lo in best and hi in best:
