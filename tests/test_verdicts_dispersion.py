@@ -322,3 +322,15 @@ def test_paper_value_band_is_student_t():
     text = {c.id: c.test for c in claims(PAPER)}
     assert "Student-t" in text["table/softmax/n=64"] and "2·√" not in text["table/softmax/n=64"]
     assert "Student-t" in text["fig6/beta/H=1"] and "2·√" not in text["fig6/beta/H=1"]
+
+
+def test_onset_without_a_small_context_is_not_measured_alone():
+    """real_sizes (2048, 4096) has no n ≤ 1024 for δ of the onset claim: that claim is "not measured" with the
+    reason, the slope claims of the same model are still judged (before, an IndexError marked every claim of the
+    run "not measured (comparison raised)")."""
+    config = PAPER.with_overrides({"real_sizes": (2048, 4096)})
+    rows = _judge(config, _table(config, effect=True))
+    r = rows["lemma2.1/onset/minilm"]
+    assert r.verdict == "not judged" and "no context length ≤ 1024" in r.reason, r.reason
+    assert rows["thm2.2/disperses/minilm"].verdict == "agrees"
+    assert rows["fig2/disperses"].verdict == "agrees"

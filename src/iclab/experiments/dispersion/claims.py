@@ -23,6 +23,7 @@ __all__ = [
     "SMALLEST_SLOPE",
     "RATE_TOL",
     "ONSET_TOKENS",
+    "ONSET_N",
     "FIG2_SMALLEST",
     "CLRS_SMALLEST",
     "LOOKUP_SMALLEST",
@@ -47,6 +48,7 @@ FIG2_SMALLEST = 0.05  # |log-log slope| of the trained head's max coefficient be
 SMALLEST_SLOPE = 0.1  # the same for the heads of real transformers
 RATE_TOL = 0.25  # Θ(1/n): the log-log slope within −1 ± 0.25
 ONSET_TOKENS = 1000  # "dispersion sets in after a few hundred tokens": the bound of the median head < 1/2 by then
+ONSET_N = 1024  # δ of the onset claim is read at the largest measured context length n ≤ this
 CLRS_SMALLEST = 1.0  # exact-match points
 LOOKUP_SMALLEST = 0.05  # lookup accuracy: a gain below 5 points is no gain worth the name
 # the band of a paper value from a mean over seeds: Student's t, since 3-6 seeds make a band of 2 SE too narrow
@@ -280,8 +282,8 @@ def _real_claims(config) -> list[Claim]:
                 f"second-hand summary [PN, δ-repl] of {_SRC}'s Gemma δ table, with Lemma 2.1",
                 "effect direction",
                 f"per text segment, the median over global heads of δ (mean over the rows at the largest measured "
-                f"n ≤ 1024); effect ln {ONSET_TOKENS} − δ, mean ± SE over segments (Student t): agrees when the "
-                f"95 % CI is above 0 (the Lemma 2.1 top-coefficient bound e^δ/(e^δ + n − 1) of the median head is "
+                f"n ≤ {ONSET_N}; not measured without one); effect ln {ONSET_TOKENS} − δ, mean ± SE over segments "
+                f"(Student t): agrees when the 95 % CI is above 0 (the Lemma 2.1 top-coefficient bound e^δ/(e^δ + n − 1) of the median head is "
                 f"below 1/2 by n = {ONSET_TOKENS}), disagrees when below 0",
                 "Gemma 2B δ = 5.69 ± 2.05 → onset ≈ 300 tokens",
             ),

@@ -18,6 +18,7 @@ from iclab.experiments.dispersion.claims import (
     BETA_ENTROPIES,
     CLRS_SMALLEST,
     FIG2_SMALLEST,
+    ONSET_N,
     ONSET_TOKENS,
     LOOKUP_SMALLEST,
     OOD_PAPER_SIZES,
@@ -40,7 +41,7 @@ from iclab.experiments.dispersion.tables import (
 from iclab.stats import Verdict, judge_direction, judge_equivalence, judge_value, mean_se, not_judged, quantile
 from iclab.theory.dispersion import beta_of_entropy, required_spread
 
-__all__ = ["claims", "compare", "notes", "real_slopes"]
+__all__ = ["claims", "compare", "notes", "real_slopes", "onset_delta"]
 
 
 def _say(verdict: Verdict, measured: str) -> Verdict:
@@ -198,10 +199,13 @@ def real_slopes(t: dict) -> np.ndarray:
     return slopes.reshape(len(slopes), -1).mean(1)
 
 
-def _onset_delta(t: dict) -> np.ndarray:
-    """Per text segment: the median over global heads of the mean δ at the largest measured n ≤ 1024."""
-    j = int(np.flatnonzero(t["n"] <= 1024)[-1])
-    d = t["delta"][..., j][:, global_heads(t)]  # (segments, L_global, H)
+def onset_delta(t: dict) -> np.ndarray | None:
+    """Per text segment: the median over global heads of the mean δ at the largest measured n ≤ ``ONSET_N``
+    (None when no measured n is that small)."""
+    small = np.flatnonzero(t["n"] <= ONSET_N)
+    if not len(small):
+        return None
+    d = t["delta"][..., int(small[-1])][:, global_heads(t)]  # (segments, L_global, H)
     return np.median(d.reshape(len(d), -1), 1)
 
 
@@ -223,10 +227,17 @@ def _real_verdicts(config, df: pd.DataFrame) -> dict[str, Verdict]:
         out[f"thm2.2/rate/{m}"] = _say(
             judge_equivalence(ms, se, -1.0, rel_tol=RATE_TOL, n=k, dof=k - 1 if k > 1 else None), what
         )
-        delta = _onset_delta(t)
-        out[f"lemma2.1/onset/{m}"] = _say(
-            _t_direction(math.log(ONSET_TOKENS) - delta),
-            f"median δ {delta.mean():.2f} → onset e^δ ≈ {math.exp(delta.mean()):.3g} tokens",
+        delta = onset_delta(t)
+        out[f"lemma2.1/onset/{m}"] = (
+            not_judged(
+                f"not measured: no context length ≤ {ONSET_N} tokens among the measured n "
+                f"({', '.join(str(int(x)) for x in t['n'])}; real_sizes needs one)"
+            )
+            if delta is None
+            else _say(
+                _t_direction(math.log(ONSET_TOKENS) - delta),
+                f"median δ {delta.mean():.2f} → onset e^δ ≈ {math.exp(delta.mean()):.3g} tokens",
+            )
         )
     return out
 
