@@ -334,3 +334,30 @@ def test_onset_without_a_small_context_is_not_measured_alone():
     assert r.verdict == "not judged" and "no context length ≤ 1024" in r.reason, r.reason
     assert rows["thm2.2/disperses/minilm"].verdict == "agrees"
     assert rows["fig2/disperses"].verdict == "agrees"
+
+
+def test_clrs_arms_are_paired_on_seed():
+    """Softmax seed 3 and adaptive seed 0 failed: three rows per arm, but only seeds 1 and 2 are pairs. Adaptive is
+    softmax + 5 points (± 0.1) at every seed; pairing by position would give +15."""
+    sizes = [8.0, 16.0, 32.0]
+    rows = []
+    for s in range(4):
+        soft = 10.0 * s
+        for att, v in (("softmax", soft), ("adaptive_softmax", soft + 5 + (0.1, 0.1, -0.1, 0.0)[s])):
+            if (att, s) in (("softmax", 3), ("adaptive_softmax", 0)):
+                continue
+            rows.append(
+                {
+                    "part": "clrs",
+                    "task": "sorting",
+                    "attention": att,
+                    "seed": s,
+                    "clrs_sizes": sizes,
+                    "exact": [v / 100] * 3,
+                    **({"exact_inference_adaptive": [v / 100] * 3} if att == "softmax" else {}),
+                }
+            )
+    config = PAPER.with_overrides({"clrs_tasks": ("sorting",), "clrs_train_max": 12})
+    v = compare(config, pd.DataFrame(rows))["clrs/trained/sorting"]
+    assert "(+5.0, 2 paired seed(s))" in v.measured, v.measured
+    assert "15.0 → 20.0 %" in v.measured, v.measured

@@ -170,13 +170,17 @@ def _clrs_verdicts(config, df: pd.DataFrame) -> dict[str, Verdict]:
     pooled: dict[str, list[float]] = {"trained": [], "inference-only": []}
     for task, arms in tab.items():
         for cid, a, b in (("trained", "adaptive", "softmax"), ("inference-only", "adaptive", "inference")):
-            if a not in arms or b not in arms or len(arms[a]) != len(arms[b]):
+            if a not in arms or b not in arms:
                 continue
-            d = arms[a] - arms[b]  # (seeds,) points, paired by seed
+            seeds = arms[a].index.intersection(arms[b].index)  # paired on the seed, not on the row order
+            if not len(seeds):
+                continue
+            x, y = arms[a][seeds].to_numpy(), arms[b][seeds].to_numpy()
+            d = x - y  # (seeds,) points
             pooled[cid].append(float(d.mean()))
             out[f"clrs/{cid}/{task}"] = _say(
                 _t_direction(d, smallest=CLRS_SMALLEST, unit=" points"),
-                f"{arms[b].mean():.1f} → {arms[a].mean():.1f} % ({d.mean():+.1f}, {len(d)} seed(s))",
+                f"{y.mean():.1f} → {x.mean():.1f} % ({d.mean():+.1f}, {len(d)} paired seed(s))",
             )
     for cid, d in pooled.items():
         if d:

@@ -202,9 +202,9 @@ def beta_window_per_seed(config, df: pd.DataFrame, h: float, half_width: float =
 
 
 def clrs_ood(config, df: pd.DataFrame) -> dict:
-    """``{task: {arm: exact match % averaged over the out-of-distribution lengths, per seed (seed order)}}`` for the
-    arms ``softmax``, ``adaptive`` (trained and used in every head) and ``inference`` (softmax-trained, adaptive
-    at inference only)."""
+    """``{task: {arm: exact match % averaged over the out-of-distribution lengths, a Series indexed by seed}}`` for
+    the arms ``softmax``, ``adaptive`` (trained and used in every head) and ``inference`` (softmax-trained,
+    adaptive at inference only); paired comparisons join the arms on the seed index."""
     cl = rows(df, part="clrs")
     out: dict = {}
     if not len(cl):
@@ -220,7 +220,7 @@ def clrs_ood(config, df: pd.DataFrame) -> dict:
             if not len(r) or col not in r.columns or r[col].isna().any():
                 continue
             ood = np.asarray(r["clrs_sizes"].iloc[0], float) > config.clrs_train_max
-            arms[arm] = 100 * stack(r, col)[:, ood].mean(1)  # (seeds,)
+            arms[arm] = pd.Series(100 * stack(r, col)[:, ood].mean(1), index=r["seed"].to_numpy(), name=arm)
         out[task] = arms
     return out
 
