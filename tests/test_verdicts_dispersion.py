@@ -283,7 +283,7 @@ def test_notes_render_on_both_tables():
 def test_lookup_absence_claim_needs_a_narrow_interval():
     """No answer changed at all agrees only when the interval excludes a gain of 0.05: the bootstrap of an all-zero
     difference has zero width, so the interval is kept ±3/queries wide (rule of three) — 2 lists × 3 queries, or the
-    quick 3 × 12, cannot decide; 20 × 50 can."""
+    quick 3 × 12, cannot decide (and the claim's test text says so); the paper preset's 8 × 20 can, as can 20 × 50."""
     rng = np.random.default_rng(0)
     tiny = PAPER.with_overrides({"lookup_lists": 2, "lookup_queries": 3})
     few = compare(tiny, pd.DataFrame(_lookup(tiny, True, rng, gain=0.0)))
@@ -295,6 +295,12 @@ def test_lookup_absence_claim_needs_a_narrow_interval():
         pd.DataFrame(_lookup(PAPER.with_overrides({"lookup_lists": 20, "lookup_queries": 50}), True, rng, gain=0.0)),
     )
     assert many["lookup/kv/smollm2"].verdict == "agrees"
+    assert PAPER.lookup_lists * PAPER.lookup_queries == 160
+    paper = compare(PAPER, pd.DataFrame(_lookup(PAPER, True, rng, gain=0.0)))
+    assert paper["lookup/kv/smollm2"].verdict == "agrees" and paper["lookup/passkey/gemma3-270m"].verdict == "agrees"
+    text = {c.id: c.test for c in claims(QUICK)}["lookup/kv/smollm2"]
+    assert "3 × 12 = 36" in text and "cannot decide a null" in text
+    assert "cannot decide" not in {c.id: c.test for c in claims(PAPER)}["lookup/kv/smollm2"]
 
 
 def _softmax_at(config, size: int, values) -> pd.DataFrame:

@@ -10,6 +10,8 @@ first-hand.
 
 from __future__ import annotations
 
+import math
+
 from iclab.experiments._judge import Claim
 from iclab.experiments.dispersion.config import PAPER_D, PAPER_TEST_SIZES
 from iclab.experiments.dispersion.tables import PAPER_TABLE
@@ -304,8 +306,15 @@ def _lookup_claims(config) -> list[Claim]:
         "two-level bootstrap (lists, then queries; kept at least ±3/queries wide, the rule of three for a "
         f"difference that never changed); effect {LOOKUP_SMALLEST} − gain: agrees when the CI is above 0 (no gain "
         f"of {LOOKUP_SMALLEST:.2f} or more), disagrees when below 0 (a gain above {LOOKUP_SMALLEST:.2f}: "
-        "inference-only adaptive temperature does help); an absence claim, so no change agrees (with enough "
-        "queries) and a real gain disagrees"
+        "inference-only adaptive temperature does help); an absence claim, so a real gain disagrees and no change "
+        f"agrees only when 3/queries < {LOOKUP_SMALLEST}, more than {math.ceil(3 / LOOKUP_SMALLEST)} queries per "
+        f"size (here {config.lookup_lists} × {config.lookup_queries} = {config.lookup_lists * config.lookup_queries}"
+        + (
+            "; too few: this preset cannot decide a null, too little power"
+            if 3 / (config.lookup_lists * config.lookup_queries) >= LOOKUP_SMALLEST
+            else ""
+        )
+        + ")"
     )
     return [
         Claim(
