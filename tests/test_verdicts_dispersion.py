@@ -367,3 +367,22 @@ def test_clrs_arms_are_paired_on_seed():
     v = compare(config, pd.DataFrame(rows))["clrs/trained/sorting"]
     assert "(+5.0, 2 paired seed(s))" in v.measured, v.measured
     assert "15.0 → 20.0 %" in v.measured, v.measured
+
+
+def test_notes_onset_is_the_claims():
+    """The notes give the onset e^δ from δ at the largest n ≤ 1024, the δ that lemma2.1/onset judges (before they
+    used δ at the largest n, 4096 in the paper preset), and the largest n's beside it."""
+    df = _table(PAPER, effect=True, parts=("real",))
+    r = df["model"] == "minilm"
+    n = np.asarray(PAPER.real_sizes, float)
+    df.loc[r, "real_delta"] = pd.Series(
+        [(np.asarray(v).reshape(-1, len(n)) + np.log(n / 1024)).ravel().tolist() for v in df.loc[r, "real_delta"]],
+        index=df.index[r],
+    )  # δ grows with n: 5 at n = 1024, 5 + ln 4 at 4096
+    onset = compare(PAPER, df)["lemma2.1/onset/minilm"].measured.split("≈ ")[-1]
+    text = notes(PAPER, df)
+    line = next(x for x in text.splitlines() if x.startswith("- minilm"))
+    assert f"e^δ ≈ {onset} (δ at n = 1024, as `lemma2.1/onset` judges; " in line, (onset, line)
+    assert "with δ at the largest n = 4096" in line
+    config = PAPER.with_overrides({"real_sizes": (2048, 4096)})
+    assert "no onset claim" in notes(config, _table(config, effect=True, parts=("real",)))

@@ -14,7 +14,7 @@ import math
 
 from iclab.experiments._judge import Claim
 from iclab.experiments.dispersion.config import PAPER_D, PAPER_TEST_SIZES
-from iclab.experiments.dispersion.tables import PAPER_TABLE
+from iclab.experiments.dispersion.tables import ONSET_N, PAPER_TABLE
 from iclab.theory.dispersion import beta_of_entropy
 
 __all__ = [
@@ -50,7 +50,6 @@ FIG2_SMALLEST = 0.05  # |log-log slope| of the trained head's max coefficient be
 SMALLEST_SLOPE = 0.1  # the same for the heads of real transformers
 RATE_TOL = 0.25  # Θ(1/n): the log-log slope within −1 ± 0.25
 ONSET_TOKENS = 1000  # "dispersion sets in after a few hundred tokens": the bound of the median head < 1/2 by then
-ONSET_N = 1024  # δ of the onset claim is read at the largest measured context length n ≤ this
 CLRS_SMALLEST = 1.0  # exact-match points
 LOOKUP_SMALLEST = 0.05  # lookup accuracy: a gain below 5 points is no gain worth the name
 # the band of a paper value from a mean over seeds: Student's t, since 3-6 seeds make a band of 2 SE too narrow

@@ -35,13 +35,14 @@ from iclab.experiments.dispersion.tables import (
     clrs_ood,
     global_heads,
     loglog_slope,
+    onset_delta,
     real_tables,
     retrieval_seeds,
 )
 from iclab.stats import Verdict, judge_direction, judge_equivalence, judge_value, mean_se, not_judged, quantile
 from iclab.theory.dispersion import beta_of_entropy, required_spread
 
-__all__ = ["claims", "compare", "notes", "real_slopes", "onset_delta"]
+__all__ = ["claims", "compare", "notes", "real_slopes"]
 
 
 def _say(verdict: Verdict, measured: str) -> Verdict:
@@ -201,16 +202,6 @@ def real_slopes(t: dict) -> np.ndarray:
     g = global_heads(t)
     slopes = loglog_slope(t["n"], t["max_coef"][:, g])  # (segments, L_global, H)
     return slopes.reshape(len(slopes), -1).mean(1)
-
-
-def onset_delta(t: dict) -> np.ndarray | None:
-    """Per text segment: the median over global heads of the mean δ at the largest measured n ≤ ``ONSET_N``
-    (None when no measured n is that small)."""
-    small = np.flatnonzero(t["n"] <= ONSET_N)
-    if not len(small):
-        return None
-    d = t["delta"][..., int(small[-1])][:, global_heads(t)]  # (segments, L_global, H)
-    return np.median(d.reshape(len(d), -1), 1)
 
 
 def _real_verdicts(config, df: pd.DataFrame) -> dict[str, Verdict]:

@@ -30,6 +30,8 @@ __all__ = [
     "clrs_ood",
     "real_tables",
     "global_heads",
+    "onset_delta",
+    "ONSET_N",
 ]
 
 # n: (softmax %, adaptive %, p-value or None, source tag) — the paper's max-retrieval table, all second-hand
@@ -43,6 +45,7 @@ PAPER_TABLE = {
     4096: (22.6, 24.9, 0.02, "PN"),
     16384: (12.4, 14.0, 4e-3, "PN"),
 }
+ONSET_N = 1024  # δ of the onset claim (Lemma 2.1) is read at the largest measured context length n ≤ this
 PAPER_DELTA = {"Gemma 2B": (2.28, 14.78, 5.69, 2.05), "Gemma 7B": (0.09, 32.74, 5.82, 2.61)}  # [PN; δ-repl]
 
 
@@ -256,3 +259,13 @@ def global_heads(t: dict) -> np.ndarray:
     """Bool ``(L,)``: the layers whose heads see every previous key at every measured n (global layers, and
     sliding-window layers whose window is at least the largest n)."""
     return t["global"] | (t["window"] >= t["n"].max())
+
+
+def onset_delta(t: dict) -> np.ndarray | None:
+    """Per text segment: the median over global heads of the mean δ at the largest measured n ≤ ``ONSET_N``, the
+    δ of the ``lemma2.1/onset`` claim (None when no measured n is that small)."""
+    small = np.flatnonzero(t["n"] <= ONSET_N)
+    if not len(small):
+        return None
+    d = t["delta"][..., int(small[-1])][:, global_heads(t)]  # (segments, L_global, H)
+    return np.median(d.reshape(len(d), -1), 1)
