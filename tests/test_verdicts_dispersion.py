@@ -386,3 +386,11 @@ def test_notes_onset_is_the_claims():
     assert "with δ at the largest n = 4096" in line
     config = PAPER.with_overrides({"real_sizes": (2048, 4096)})
     assert "no onset claim" in notes(config, _table(config, effect=True, parts=("real",)))
+
+
+def test_real_claim_sentences_say_what_is_tested():
+    """thm2.2/disperses judges the mean slope over global heads: its sentence must not claim every head."""
+    for c in claims(PAPER):
+        if c.id.startswith("thm2.2/disperses/"):
+            assert "coefficient of every global head" not in c.claim, c.claim
+            assert "on average over the global heads" in c.claim and "mean slope" in c.claim, c.claim

@@ -258,7 +258,8 @@ def _real_claims(config) -> list[Claim]:
         out += [
             Claim(
                 f"thm2.2/disperses/{m}",
-                f"{m}: the largest attention coefficient of every global head falls as the context grows",
+                f"{m}: on average over the global heads, a head's largest attention coefficient falls as the "
+                "context grows (Thm 2.2 says every global head's does; the test is on the mean slope)",
                 thm,
                 "effect direction",
                 slope + f"; agrees when the 95 % CI is below 0; disagrees when above 0, or when it contains 0 and "
