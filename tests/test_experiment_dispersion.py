@@ -219,3 +219,20 @@ def test_real_text_too_short_is_a_config_error(monkeypatch, text):
     assert len(real_dispersion._segment_ids(config, tok, 0, 64)) == 64
     with pytest.raises(ConfigError, match=rf"real_sizes.*'{text}' has 100 tokens"):
         real_dispersion._segment_ids(config, tok, 0 if text == "country" else 1, 128 if text == "country" else 64)
+
+
+def test_budget_counts_the_real_part(monkeypatch):
+    """The real-model cell (a run on T = max(real_sizes) tokens) has its own budget part: every preset passes on a
+    16 GB machine, an absurd context is refused naming real_sizes, and no real models cost nothing there."""
+    from iclab.budget import check_budget
+    from iclab.experiments.dispersion.cells import budget
+    from iclab.runs._execute import CELL_SECONDS_LIMIT
+
+    monkeypatch.setenv("ICLAB_MEMORY_LIMIT_GB", "16")
+    exp = get_experiment("dispersion")
+    for preset in ("quick", "paper", "full"):
+        check_budget(budget(exp.config(preset)), CELL_SECONDS_LIMIT)
+    with pytest.raises(ConfigError, match="real_sizes"):
+        check_budget(budget(exp.config("quick", {"real_sizes": "1000000"})), CELL_SECONDS_LIMIT)
+    none = [n for n in budget(exp.config("quick", {"real_models": ""})) if "real_models" in n.fields]
+    assert none and none[0].memory == 0 and none[0].seconds == 0
