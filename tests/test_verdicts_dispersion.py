@@ -394,3 +394,14 @@ def test_real_claim_sentences_say_what_is_tested():
         if c.id.startswith("thm2.2/disperses/"):
             assert "coefficient of every global head" not in c.claim, c.claim
             assert "on average over the global heads" in c.claim and "mean slope" in c.claim, c.claim
+
+
+def test_claim_texts_cite_the_docs_page():
+    """Claim texts show in the report: they cite docs/papers/dispersion.md §…, never a bare "note §…"."""
+    for config in (QUICK, PAPER):
+        for c in claims(config):
+            for text in (c.claim, c.source, c.test):
+                assert "note §" not in text, (c.id, text)
+    tests = {c.id: c.test for c in claims(PAPER)}
+    assert "docs/papers/dispersion.md §4.7" in tests["fig6/beta/H=1"]
+    assert "docs/papers/dispersion.md §3.4, §4.2" in tests["prop3.1/weights-limit"]

@@ -3,9 +3,9 @@ the run (docs/papers/dispersion.md §2, §6): one function per part — max retr
 Prop. 3.1), the β(H) refit (Fig. 4/6), the CLRS-style tasks, and dispersion in real transformers (Thm 2.2, Lemma 2.1).
 Each claim names its test, fixed here; :mod:`iclab.experiments.dispersion.comparisons` runs it.
 
-The paper's numbers are second-hand (note §1.2): the max-retrieval table and the Gemma δ table come from a summary
-[PN]; the CLRS-Text statements from [PN] and from v1 quoted in a pull request [PR]. Only the Fig. 4 code was read
-first-hand.
+The paper's numbers are second-hand (docs/papers/dispersion.md §1.2): the max-retrieval table and the Gemma δ table
+come from a summary [PN]; the CLRS-Text statements from [PN] and from v1 quoted in a pull request [PR]. Only the
+Fig. 4 code was read first-hand.
 """
 
 from __future__ import annotations
@@ -147,7 +147,8 @@ def _prop31_claims() -> list[Claim]:
             f"{_SRC}, Prop. 3.1 and Lemma 2.1 as the explanation of Fig. 2 (iclab's reading)",
             "effect direction",
             "per softmax seed, ln(required / allowed) with required = ln((n_max − 1)(1 − ε)/ε), ε = sharp_eps, and "
-            "allowed = 2 σ_max(W_Q) σ_max(W_K) max‖h_q‖ max‖h_i‖ / √d over the compact input grid (note §3.4, §4.2); "
+            "allowed = 2 σ_max(W_Q) σ_max(W_K) max‖h_q‖ max‖h_i‖ / √d over the compact input grid "
+            "(docs/papers/dispersion.md §3.4, §4.2); "
             "mean ± SE over seeds (Student t); agrees when the 95 % CI is above 0 (weights too small), disagrees when "
             "below 0 (the weights allow sharpness: the dispersion has another cause)",
             "sharpness needs weights that grow like log n",
@@ -166,7 +167,8 @@ def _beta_claims(config) -> list[Claim]:
                 f"P({h:g}) = {p:.2f}, the Fig. 4 polynomial",
                 f"{_SRC}, Fig. 4 code (fit of Fig. 6)",
                 "paper value",
-                "iclab's reconstructed target (note §4.7; the paper's was not recovered): per softmax seed the grid β "
+                "iclab's reconstructed target (docs/papers/dispersion.md §4.7; the paper's was not recovered): per "
+                "softmax seed the grid β "
                 f"with the least readout cross-entropy over the sets whose head entropy lies within ±0.25 nats of {h:g}; "
                 f"mean ± SE over seeds (≥ 2 seeds with ≥ 20 such sets) within {_T_BAND}(beta_step/2)²) of P(H) "
                 f"({_T_DOF})",

@@ -71,7 +71,8 @@ class DispersionConfig(Config):
         clrs_heads: its heads per layer (a divisor of clrs_d_model).
         clrs_vocab: distinct token values of the CLRS-style tasks.
         sharp_eps: a head is (1 − sharp_eps)-sharp when its largest coefficient is at least 1 − sharp_eps (the
-            spread that needs, log((n − 1)(1 − ε)/ε), is compared with the trained heads' weights; note §4.2).
+            spread that needs, log((n − 1)(1 − ε)/ε), is compared with the trained heads' weights;
+            docs/papers/dispersion.md §4.2).
         real_models: pretrained models whose heads' largest coefficient is measured as the context grows
             (``minilm``, ``smollm2``, ``gemma3-270m``; Thm 2.2, docs/papers/dispersion.md §5.7).
         real_sizes: context lengths n (tokens) of that measurement (MiniLM stops at 512).

@@ -187,7 +187,8 @@ def retrieval_seeds(df: pd.DataFrame) -> dict | None:
 
 def beta_window_per_seed(config, df: pd.DataFrame, h: float, half_width: float = 0.25) -> tuple[np.ndarray, np.ndarray]:
     """Per softmax seed: the grid β minimising the readout's summed cross-entropy over the entropy bins whose centre
-    lies within ``half_width`` of ``h`` nats (note §4.7), and the number of sets there (β is NaN below 20 sets)."""
+    lies within ``half_width`` of ``h`` nats (docs/papers/dispersion.md §4.7), and the number of sets there (β is NaN
+    below 20 sets)."""
     soft = rows(df, part="retrieval", normaliser="softmax")
     if not len(soft) or "fit_loss" not in soft.columns:
         return np.zeros(0), np.zeros(0)
