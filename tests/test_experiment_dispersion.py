@@ -204,3 +204,35 @@ def test_fig4_rows_apply_the_polynomial():
     d = fig4_rows()
     assert (d["beta_applied"] - d["beta_formula"]).abs().max() < 1e-4
     assert (d["H_after"] <= d["H"] + 1e-9).all() and d["beta_applied"].max() > 2.4
+
+
+@pytest.mark.parametrize("text", ["country", "pydoc"])
+def test_real_text_too_short_is_a_config_error(monkeypatch, text):
+    """A segment longer than the offline text is refused with a ConfigError naming real_sizes (before, 'country'
+    silently returned fewer tokens than the largest context length)."""
+    from iclab.experiments.dispersion import real_dispersion
+
+    monkeypatch.setattr(real_dispersion, "country_text", lambda seed=0: "word " * 100)
+    monkeypatch.setattr(real_dispersion, "pydoc_text", lambda: "word " * 100)
+    tok = lambda s, add_special_tokens=True: {"input_ids": list(range(len(s.split())))}  # one token a word
+    config = get_experiment("dispersion").config("quick", {"real_text": text, "real_sizes": "32,64"})
+    assert len(real_dispersion._segment_ids(config, tok, 0, 64)) == 64
+    with pytest.raises(ConfigError, match=rf"real_sizes.*'{text}' has 100 tokens"):
+        real_dispersion._segment_ids(config, tok, 0 if text == "country" else 1, 128 if text == "country" else 64)
+
+
+def test_budget_counts_the_real_part(monkeypatch):
+    """The real-model cell (a run on T = max(real_sizes) tokens) has its own budget part: every preset passes on a
+    16 GB machine, an absurd context is refused naming real_sizes, and no real models cost nothing there."""
+    from iclab.budget import check_budget
+    from iclab.experiments.dispersion.cells import budget
+    from iclab.runs._execute import CELL_SECONDS_LIMIT
+
+    monkeypatch.setenv("ICLAB_MEMORY_LIMIT_GB", "16")
+    exp = get_experiment("dispersion")
+    for preset in ("quick", "paper", "full"):
+        check_budget(budget(exp.config(preset)), CELL_SECONDS_LIMIT)
+    with pytest.raises(ConfigError, match="real_sizes"):
+        check_budget(budget(exp.config("quick", {"real_sizes": "1000000"})), CELL_SECONDS_LIMIT)
+    none = [n for n in budget(exp.config("quick", {"real_models": ""})) if "real_models" in n.fields]
+    assert none and none[0].memory == 0 and none[0].seconds == 0

@@ -1,7 +1,7 @@
 """``iclab.hf.attention_extremes`` (the largest attention coefficient and δ of Lemma 2.1 / Thm 2.2 of arXiv:2410.01104
 in real models; docs/papers/dispersion.md §5.7) on tiny random GPT-2, Llama (grouped-query) and BERT models: every
 statistic equals the stock eager attention weights at the selected rows, the rows' visible keys are counted, the
-top-coefficient bound of note §4.1 holds row by row, and the model is left as it was."""
+top-coefficient bound of docs/papers/dispersion.md §4.1 holds row by row, and the model is left as it was."""
 
 import numpy as np
 import pytest
@@ -41,7 +41,7 @@ def test_extremes_match_eager_weights(models, name, rows):
     np.testing.assert_allclose(ex["delta"], delta, rtol=1e-5, atol=1e-5)
     keys = (sel + 1).numpy() if causal else np.full(len(sel), T)
     assert (ex["keys"] == keys).all()
-    # Lemma 2.1 / note §4.1, row by row: an internal consistency check, not a claim of the paper
+    # Lemma 2.1 / docs/papers/dispersion.md §4.1, row by row: an internal consistency check, not a claim of the paper
     assert (ex["max_coef"] <= top_coefficient_bound(ex["delta"], ex["keys"]) + 1e-12).all()
     assert sdpa.config._attn_implementation == "sdpa" and torch.equal(output(sdpa, ids), stock)  # model restored
 

@@ -283,7 +283,7 @@ def test_notes_render_on_both_tables():
 def test_lookup_absence_claim_needs_a_narrow_interval():
     """No answer changed at all agrees only when the interval excludes a gain of 0.05: the bootstrap of an all-zero
     difference has zero width, so the interval is kept ±3/queries wide (rule of three) — 2 lists × 3 queries, or the
-    quick 3 × 12, cannot decide; 20 × 50 can."""
+    quick 3 × 12, cannot decide (and the claim's test text says so); the paper preset's 8 × 20 can, as can 20 × 50."""
     rng = np.random.default_rng(0)
     tiny = PAPER.with_overrides({"lookup_lists": 2, "lookup_queries": 3})
     few = compare(tiny, pd.DataFrame(_lookup(tiny, True, rng, gain=0.0)))
@@ -295,3 +295,113 @@ def test_lookup_absence_claim_needs_a_narrow_interval():
         pd.DataFrame(_lookup(PAPER.with_overrides({"lookup_lists": 20, "lookup_queries": 50}), True, rng, gain=0.0)),
     )
     assert many["lookup/kv/smollm2"].verdict == "agrees"
+    assert PAPER.lookup_lists * PAPER.lookup_queries == 160
+    paper = compare(PAPER, pd.DataFrame(_lookup(PAPER, True, rng, gain=0.0)))
+    assert paper["lookup/kv/smollm2"].verdict == "agrees" and paper["lookup/passkey/gemma3-270m"].verdict == "agrees"
+    text = {c.id: c.test for c in claims(QUICK)}["lookup/kv/smollm2"]
+    assert "3 × 12 = 36" in text and "cannot decide a null" in text
+    assert "cannot decide" not in {c.id: c.test for c in claims(PAPER)}["lookup/kv/smollm2"]
+
+
+def _softmax_at(config, size: int, values) -> pd.DataFrame:
+    """The effect table's retrieval rows, one per value of ``values`` (%), with softmax accuracy ``values`` at
+    test size ``size``."""
+    config = config.with_overrides({"seeds": len(values)})
+    df = _table(config, effect=True, parts=("retrieval",))
+    j = list(config.test_sizes).index(size)
+    df["acc"] = [[v / 100 if i == j else a for i, a in enumerate(acc)] for acc, v in zip(df["acc"], values)]
+    return config, df
+
+
+def test_paper_value_band_is_student_t():
+    """3 seeds, 1, 0, −1 points around the paper's 94.3 % plus an offset: 1.5 points off is z ≈ 2.6 — outside the
+    old band of 2, inside t₂ = 4.30, so it agrees now; 3 points off (z ≈ 5.2) disagrees; one seed is not judged
+    (no SE; t with 0 dof is undefined)."""
+    ps = PAPER_TABLE[64][0]
+    for offset, verdict in ((1.5, "agrees"), (3.0, "disagrees")):
+        config, df = _softmax_at(PAPER, 64, [ps + offset + e for e in (-1.0, 0.0, 1.0)])
+        v = compare(config, df)["table/softmax/n=64"]
+        assert v.verdict == verdict, (offset, v.statistic)
+        assert "±4.3" in v.statistic
+    config, df = _softmax_at(PAPER, 64, [ps])
+    assert compare(config, df)["table/softmax/n=64"].verdict == "not judged"
+    text = {c.id: c.test for c in claims(PAPER)}
+    assert "Student-t" in text["table/softmax/n=64"] and "2·√" not in text["table/softmax/n=64"]
+    assert "Student-t" in text["fig6/beta/H=1"] and "2·√" not in text["fig6/beta/H=1"]
+
+
+def test_onset_without_a_small_context_is_not_measured_alone():
+    """real_sizes (2048, 4096) has no n ≤ 1024 for δ of the onset claim: that claim is "not measured" with the
+    reason, the slope claims of the same model are still judged (before, an IndexError marked every claim of the
+    run "not measured (comparison raised)")."""
+    config = PAPER.with_overrides({"real_sizes": (2048, 4096)})
+    rows = _judge(config, _table(config, effect=True))
+    r = rows["lemma2.1/onset/minilm"]
+    assert r.verdict == "not judged" and "no context length ≤ 1024" in r.reason, r.reason
+    assert rows["thm2.2/disperses/minilm"].verdict == "agrees"
+    assert rows["fig2/disperses"].verdict == "agrees"
+
+
+def test_clrs_arms_are_paired_on_seed():
+    """Softmax seed 3 and adaptive seed 0 failed: three rows per arm, but only seeds 1 and 2 are pairs. Adaptive is
+    softmax + 5 points (± 0.1) at every seed; pairing by position would give +15."""
+    sizes = [8.0, 16.0, 32.0]
+    rows = []
+    for s in range(4):
+        soft = 10.0 * s
+        for att, v in (("softmax", soft), ("adaptive_softmax", soft + 5 + (0.1, 0.1, -0.1, 0.0)[s])):
+            if (att, s) in (("softmax", 3), ("adaptive_softmax", 0)):
+                continue
+            rows.append(
+                {
+                    "part": "clrs",
+                    "task": "sorting",
+                    "attention": att,
+                    "seed": s,
+                    "clrs_sizes": sizes,
+                    "exact": [v / 100] * 3,
+                    **({"exact_inference_adaptive": [v / 100] * 3} if att == "softmax" else {}),
+                }
+            )
+    config = PAPER.with_overrides({"clrs_tasks": ("sorting",), "clrs_train_max": 12})
+    v = compare(config, pd.DataFrame(rows))["clrs/trained/sorting"]
+    assert "(+5.0, 2 paired seed(s))" in v.measured, v.measured
+    assert "15.0 → 20.0 %" in v.measured, v.measured
+
+
+def test_notes_onset_is_the_claims():
+    """The notes give the onset e^δ from δ at the largest n ≤ 1024, the δ that lemma2.1/onset judges (before they
+    used δ at the largest n, 4096 in the paper preset), and the largest n's beside it."""
+    df = _table(PAPER, effect=True, parts=("real",))
+    r = df["model"] == "minilm"
+    n = np.asarray(PAPER.real_sizes, float)
+    df.loc[r, "real_delta"] = pd.Series(
+        [(np.asarray(v).reshape(-1, len(n)) + np.log(n / 1024)).ravel().tolist() for v in df.loc[r, "real_delta"]],
+        index=df.index[r],
+    )  # δ grows with n: 5 at n = 1024, 5 + ln 4 at 4096
+    onset = compare(PAPER, df)["lemma2.1/onset/minilm"].measured.split("≈ ")[-1]
+    text = notes(PAPER, df)
+    line = next(x for x in text.splitlines() if x.startswith("- minilm"))
+    assert f"e^δ ≈ {onset} (δ at n = 1024, as `lemma2.1/onset` judges; " in line, (onset, line)
+    assert "with δ at the largest n = 4096" in line
+    config = PAPER.with_overrides({"real_sizes": (2048, 4096)})
+    assert "no onset claim" in notes(config, _table(config, effect=True, parts=("real",)))
+
+
+def test_real_claim_sentences_say_what_is_tested():
+    """thm2.2/disperses judges the mean slope over global heads: its sentence must not claim every head."""
+    for c in claims(PAPER):
+        if c.id.startswith("thm2.2/disperses/"):
+            assert "coefficient of every global head" not in c.claim, c.claim
+            assert "on average over the global heads" in c.claim and "mean slope" in c.claim, c.claim
+
+
+def test_claim_texts_cite_the_docs_page():
+    """Claim texts show in the report: they cite docs/papers/dispersion.md §…, never a bare "note §…"."""
+    for config in (QUICK, PAPER):
+        for c in claims(config):
+            for text in (c.claim, c.source, c.test):
+                assert "note §" not in text, (c.id, text)
+    tests = {c.id: c.test for c in claims(PAPER)}
+    assert "docs/papers/dispersion.md §4.7" in tests["fig6/beta/H=1"]
+    assert "docs/papers/dispersion.md §3.4, §4.2" in tests["prop3.1/weights-limit"]

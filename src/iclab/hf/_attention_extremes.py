@@ -53,13 +53,13 @@ def _extremes_attention(module, query, key, value, attention_mask, scaling=None,
         scaling = query.shape[-1] ** -0.5
     if _RECORDER is not None:
         parts = []
-        for rows in _RECORDER["rows"].split(_ROW_CHUNK, dim=1):  # (1, P_chunk)
+        for rows in _RECORDER["rows"].to(query.device).split(_ROW_CHUNK, dim=1):  # (1, P_chunk) on the device
             s, vis = attention_scores(
                 module, query, key, attention_mask, scaling, rows=rows, is_causal=kwargs.get("is_causal")
             )
             s = s[0].double()  # (H, P_chunk, k) exact logits
             parts.append(_row_statistics(s, torch.broadcast_to(vis[0], s.shape)))
-        _RECORDER["out"].append({k: torch.cat([p[k] for p in parts], 1).numpy() for k in EXTREMES})
+        _RECORDER["out"].append({k: torch.cat([p[k] for p in parts], 1).cpu().numpy() for k in EXTREMES})
     return sdpa_attention_forward(module, query, key, value, attention_mask, scaling=scaling, dropout=dropout, **kwargs)
 
 

@@ -69,8 +69,10 @@ def budget(config: DispersionConfig) -> list[Need]:
     r"""The largest cell (fp32; the max-retrieval query attends to every item once, so costs are linear in the
     set size): a training batch of ``train_max`` items through ``depth`` layers of width ``d``, the sampled test
     sets (``eval_sets`` · n items) evaluated in chunks of about 2¹⁷ items, the β grid of the refit, the CLRS
-    transformer (its items attend pairwise) and the pretrained models of the δ histogram (one layer's scores at a
-    time)."""
+    transformer (its items attend pairwise), the pretrained models of the δ histogram (one layer's scores at a
+    time) and the real-model cell of Thm 2.2 (docs/papers/dispersion.md §5.7): the model's weights and one run on
+    T = max(real_sizes) tokens — the T × T mask and, where sdpa takes its math path, one layer's scores of up to
+    12 heads, plus the float64 logits of a chunk of 128 query rows with their temporaries (an upper bound)."""
     n_test = max([*config.test_sizes, *config.fit_sizes])
     per_item = config.d * config.depth
     sets = max(config.eval_sets, config.fit_sets)
@@ -114,4 +116,23 @@ def budget(config: DispersionConfig) -> list[Need]:
             {"delta_tokens": config.delta_tokens},
             memory=(1e9 if config.delta_models else 0.0) + 4.0 * 8 * 9 * config.delta_tokens**2,
         ),
+        _real_need(config),
     ]
+
+
+_REAL_PARAMS = 3e8  # the largest real model's parameters (Gemma 3 270M: about 2.7e8)
+_REAL_HEADS, _REAL_LAYERS, _REAL_ROW_CHUNK = 12, 30, 128  # at most (MiniLM 12 heads, SmolLM2 30 layers)
+
+
+def _real_need(config: DispersionConfig) -> Need:
+    """One ``real`` cell: fp32 weights, the mask and one layer's scores on T = max(real_sizes) tokens, a chunk of
+    float64 row logits (6 temporaries); one forward (2 flops a parameter and token) and the row statistics of about
+    0.2 T rows (the rows in [0.9 n, n] of every n) against T keys in every head (about 20 flops each)."""
+    if not config.real_models:
+        return Need({"real_models": config.real_models})
+    T = max(config.real_sizes)
+    return Need(
+        {"real_sizes": T, "real_models": config.real_models},
+        memory=4.0 * _REAL_PARAMS + 4.0 * (1 + _REAL_HEADS) * T**2 + 8.0 * 6 * _REAL_ROW_CHUNK * _REAL_HEADS * T,
+        seconds=(2.0 * _REAL_PARAMS * T + 20.0 * _REAL_LAYERS * _REAL_HEADS * 0.2 * T**2) / 2e10,
+    )

@@ -3,16 +3,18 @@ the run (docs/papers/dispersion.md §2, §6): one function per part — max retr
 Prop. 3.1), the β(H) refit (Fig. 4/6), the CLRS-style tasks, and dispersion in real transformers (Thm 2.2, Lemma 2.1).
 Each claim names its test, fixed here; :mod:`iclab.experiments.dispersion.comparisons` runs it.
 
-The paper's numbers are second-hand (note §1.2): the max-retrieval table and the Gemma δ table come from a summary
-[PN]; the CLRS-Text statements from [PN] and from v1 quoted in a pull request [PR]. Only the Fig. 4 code was read
-first-hand.
+The paper's numbers are second-hand (docs/papers/dispersion.md §1.2): the max-retrieval table and the Gemma δ table
+come from a summary [PN]; the CLRS-Text statements from [PN] and from v1 quoted in a pull request [PR]. Only the
+Fig. 4 code was read first-hand.
 """
 
 from __future__ import annotations
 
+import math
+
 from iclab.experiments._judge import Claim
 from iclab.experiments.dispersion.config import PAPER_D, PAPER_TEST_SIZES
-from iclab.experiments.dispersion.tables import PAPER_TABLE
+from iclab.experiments.dispersion.tables import ONSET_N, PAPER_TABLE
 from iclab.theory.dispersion import beta_of_entropy
 
 __all__ = [
@@ -23,6 +25,7 @@ __all__ = [
     "SMALLEST_SLOPE",
     "RATE_TOL",
     "ONSET_TOKENS",
+    "ONSET_N",
     "FIG2_SMALLEST",
     "CLRS_SMALLEST",
     "LOOKUP_SMALLEST",
@@ -49,6 +52,12 @@ RATE_TOL = 0.25  # Θ(1/n): the log-log slope within −1 ± 0.25
 ONSET_TOKENS = 1000  # "dispersion sets in after a few hundred tokens": the bound of the median head < 1/2 by then
 CLRS_SMALLEST = 1.0  # exact-match points
 LOOKUP_SMALLEST = 0.05  # lookup accuracy: a gain below 5 points is no gain worth the name
+# the band of a paper value from a mean over seeds: Student's t, since 3-6 seeds make a band of 2 SE too narrow
+_T_BAND = "t·√(SE² + "
+_T_DOF = (
+    "t: the two-sided 95 % Student-t quantile with (seeds judged) − 1 dof, 4.30 for 3 seeds, 2.57 for 6; "
+    "one seed: not judged"
+)
 
 
 def claims(config) -> list[Claim]:
@@ -95,7 +104,8 @@ def _retrieval_claims() -> list[Claim]:
             "In distribution (n = 16) softmax retrieves the maximum's class 98.6 % of the time",
             _TABLE_SRC,
             "paper value",
-            "mean accuracy over softmax seeds within 2·√(SE² + 0.05²) of 98.6 (0.05: half the last printed digit)",
+            f"mean accuracy over softmax seeds within {_T_BAND}0.05²) of 98.6 (0.05: half the last printed "
+            f"digit; {_T_DOF})",
             "98.6 %",
             paper_settings=_RETRIEVAL_SETTINGS,
         ),
@@ -108,7 +118,7 @@ def _retrieval_claims() -> list[Claim]:
                 f"Softmax max-retrieval accuracy at n = {n} is {ps} %",
                 _TABLE_SRC,
                 "paper value",
-                f"mean accuracy over softmax seeds within 2·√(SE² + 0.05²) of {ps}",
+                f"mean accuracy over softmax seeds within {_T_BAND}0.05²) of {ps} ({_T_DOF})",
                 f"{ps} %",
                 paper_settings=_RETRIEVAL_SETTINGS,
             ),
@@ -137,7 +147,8 @@ def _prop31_claims() -> list[Claim]:
             f"{_SRC}, Prop. 3.1 and Lemma 2.1 as the explanation of Fig. 2 (iclab's reading)",
             "effect direction",
             "per softmax seed, ln(required / allowed) with required = ln((n_max − 1)(1 − ε)/ε), ε = sharp_eps, and "
-            "allowed = 2 σ_max(W_Q) σ_max(W_K) max‖h_q‖ max‖h_i‖ / √d over the compact input grid (note §3.4, §4.2); "
+            "allowed = 2 σ_max(W_Q) σ_max(W_K) max‖h_q‖ max‖h_i‖ / √d over the compact input grid "
+            "(docs/papers/dispersion.md §3.4, §4.2); "
             "mean ± SE over seeds (Student t); agrees when the 95 % CI is above 0 (weights too small), disagrees when "
             "below 0 (the weights allow sharpness: the dispersion has another cause)",
             "sharpness needs weights that grow like log n",
@@ -156,9 +167,11 @@ def _beta_claims(config) -> list[Claim]:
                 f"P({h:g}) = {p:.2f}, the Fig. 4 polynomial",
                 f"{_SRC}, Fig. 4 code (fit of Fig. 6)",
                 "paper value",
-                "iclab's reconstructed target (note §4.7; the paper's was not recovered): per softmax seed the grid β "
+                "iclab's reconstructed target (docs/papers/dispersion.md §4.7; the paper's was not recovered): per "
+                "softmax seed the grid β "
                 f"with the least readout cross-entropy over the sets whose head entropy lies within ±0.25 nats of {h:g}; "
-                "mean ± SE over seeds (≥ 2 seeds with ≥ 20 such sets) within 2·√(SE² + (beta_step/2)²) of P(H)",
+                f"mean ± SE over seeds (≥ 2 seeds with ≥ 20 such sets) within {_T_BAND}(beta_step/2)²) of P(H) "
+                f"({_T_DOF})",
                 f"{p:.2f}",
             )
         )
@@ -247,7 +260,8 @@ def _real_claims(config) -> list[Claim]:
         out += [
             Claim(
                 f"thm2.2/disperses/{m}",
-                f"{m}: the largest attention coefficient of every global head falls as the context grows",
+                f"{m}: on average over the global heads, a head's largest attention coefficient falls as the "
+                "context grows (Thm 2.2 says every global head's does; the test is on the mean slope)",
                 thm,
                 "effect direction",
                 slope + f"; agrees when the 95 % CI is below 0; disagrees when above 0, or when it contains 0 and "
@@ -272,8 +286,8 @@ def _real_claims(config) -> list[Claim]:
                 f"second-hand summary [PN, δ-repl] of {_SRC}'s Gemma δ table, with Lemma 2.1",
                 "effect direction",
                 f"per text segment, the median over global heads of δ (mean over the rows at the largest measured "
-                f"n ≤ 1024); effect ln {ONSET_TOKENS} − δ, mean ± SE over segments (Student t): agrees when the "
-                f"95 % CI is above 0 (the Lemma 2.1 top-coefficient bound e^δ/(e^δ + n − 1) of the median head is "
+                f"n ≤ {ONSET_N}; not measured without one); effect ln {ONSET_TOKENS} − δ, mean ± SE over segments "
+                f"(Student t): agrees when the 95 % CI is above 0 (the Lemma 2.1 top-coefficient bound e^δ/(e^δ + n − 1) of the median head is "
                 f"below 1/2 by n = {ONSET_TOKENS}), disagrees when below 0",
                 "Gemma 2B δ = 5.69 ± 2.05 → onset ≈ 300 tokens",
             ),
@@ -294,8 +308,15 @@ def _lookup_claims(config) -> list[Claim]:
         "two-level bootstrap (lists, then queries; kept at least ±3/queries wide, the rule of three for a "
         f"difference that never changed); effect {LOOKUP_SMALLEST} − gain: agrees when the CI is above 0 (no gain "
         f"of {LOOKUP_SMALLEST:.2f} or more), disagrees when below 0 (a gain above {LOOKUP_SMALLEST:.2f}: "
-        "inference-only adaptive temperature does help); an absence claim, so no change agrees (with enough "
-        "queries) and a real gain disagrees"
+        "inference-only adaptive temperature does help); an absence claim, so a real gain disagrees and no change "
+        f"agrees only when 3/queries < {LOOKUP_SMALLEST}, more than {math.ceil(3 / LOOKUP_SMALLEST)} queries per "
+        f"size (here {config.lookup_lists} × {config.lookup_queries} = {config.lookup_lists * config.lookup_queries}"
+        + (
+            "; too few: this preset cannot decide a null, too little power"
+            if 3 / (config.lookup_lists * config.lookup_queries) >= LOOKUP_SMALLEST
+            else ""
+        )
+        + ")"
     )
     return [
         Claim(

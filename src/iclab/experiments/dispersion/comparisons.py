@@ -18,6 +18,7 @@ from iclab.experiments.dispersion.claims import (
     BETA_ENTROPIES,
     CLRS_SMALLEST,
     FIG2_SMALLEST,
+    ONSET_N,
     ONSET_TOKENS,
     LOOKUP_SMALLEST,
     OOD_PAPER_SIZES,
@@ -34,10 +35,11 @@ from iclab.experiments.dispersion.tables import (
     clrs_ood,
     global_heads,
     loglog_slope,
+    onset_delta,
     real_tables,
     retrieval_seeds,
 )
-from iclab.stats import Verdict, judge_direction, judge_equivalence, judge_value, mean_se, not_judged
+from iclab.stats import Verdict, judge_direction, judge_equivalence, judge_value, mean_se, not_judged, quantile
 from iclab.theory.dispersion import beta_of_entropy, required_spread
 
 __all__ = ["claims", "compare", "notes", "real_slopes"]
@@ -52,6 +54,16 @@ def _t_direction(values, *, sign: int = +1, smallest: float = 0.0, unit: str = "
     """Mean ± SE of ``values`` (one per seed, segment or task) against zero, Student's t."""
     m, se, n = mean_se(values)
     return judge_direction(m, se, sign=sign, smallest=smallest, n=n, dof=n - 1 if n > 1 else None, unit=unit)
+
+
+def _t_value(values, paper: float, paper_se: float, what: str) -> Verdict:
+    """Paper value from ``values`` (one per seed): agrees when the mean lies within t·√(SE² + paper_se²) of
+    ``paper``, t the two-sided 95 % Student-t quantile with n − 1 dof (a band of 2 would misjudge about 18 % of
+    true agreements with 3 seeds); one value has no SE: not judged."""
+    m, se, n = mean_se(values)
+    if n < 2:
+        return not_judged(f"not judged: {n} {what} (a mean ± SE needs at least 2)", f"{m:.3g}")
+    return judge_value(m, se, paper, k=quantile(0.95, n - 1), paper_se=paper_se)
 
 
 def compare(config, df: pd.DataFrame) -> dict[str, Verdict]:
@@ -96,8 +108,9 @@ def _retrieval_verdicts(config, df: pd.DataFrame) -> dict[str, Verdict]:
             continue
         j = int(np.flatnonzero(n == size)[0])
         ps, pa, _, _ = PAPER_TABLE[size]
-        m, se, _ = mean_se(s["acc"][:, j])
-        out[f"table/softmax/n={size}"] = _say(judge_value(m, se, ps, k=2.0, paper_se=0.05), f"{m:.1f} %")
+        out[f"table/softmax/n={size}"] = _say(
+            _t_value(s["acc"][:, j], ps, 0.05, "softmax seed(s)"), f"{s['acc'][:, j].mean():.1f} % ({k} seeds)"
+        )
         if size > 16:
             out[f"table/gain/n={size}"] = _say(
                 _t_direction(gain[:, j], smallest=pa - ps, unit=" points"),
@@ -133,10 +146,9 @@ def _beta_verdicts(config, df: pd.DataFrame) -> dict[str, Verdict]:
                 f"nats of {h:g} (sets per seed: {', '.join(str(int(c)) for c in counts)})"
             )
             continue
-        m, se, _ = mean_se(ok)
         out[cid] = _say(
-            judge_value(m, se, float(beta_of_entropy(h)), k=2.0, paper_se=config.beta_step / 2),
-            f"β* = {m:.2f} ({len(ok)} seeds)",
+            _t_value(ok, float(beta_of_entropy(h)), config.beta_step / 2, "seed(s)"),
+            f"β* = {ok.mean():.2f} ({len(ok)} seeds)",
         )
     lo, hi = BETA_ENTROPIES[0], BETA_ENTROPIES[-1]
     if lo in best and hi in best:
@@ -159,13 +171,17 @@ def _clrs_verdicts(config, df: pd.DataFrame) -> dict[str, Verdict]:
     pooled: dict[str, list[float]] = {"trained": [], "inference-only": []}
     for task, arms in tab.items():
         for cid, a, b in (("trained", "adaptive", "softmax"), ("inference-only", "adaptive", "inference")):
-            if a not in arms or b not in arms or len(arms[a]) != len(arms[b]):
+            if a not in arms or b not in arms:
                 continue
-            d = arms[a] - arms[b]  # (seeds,) points, paired by seed
+            seeds = arms[a].index.intersection(arms[b].index)  # paired on the seed, not on the row order
+            if not len(seeds):
+                continue
+            x, y = arms[a][seeds].to_numpy(), arms[b][seeds].to_numpy()
+            d = x - y  # (seeds,) points
             pooled[cid].append(float(d.mean()))
             out[f"clrs/{cid}/{task}"] = _say(
                 _t_direction(d, smallest=CLRS_SMALLEST, unit=" points"),
-                f"{arms[b].mean():.1f} → {arms[a].mean():.1f} % ({d.mean():+.1f}, {len(d)} seed(s))",
+                f"{y.mean():.1f} → {x.mean():.1f} % ({d.mean():+.1f}, {len(d)} paired seed(s))",
             )
     for cid, d in pooled.items():
         if d:
@@ -188,13 +204,6 @@ def real_slopes(t: dict) -> np.ndarray:
     return slopes.reshape(len(slopes), -1).mean(1)
 
 
-def _onset_delta(t: dict) -> np.ndarray:
-    """Per text segment: the median over global heads of the mean δ at the largest measured n ≤ 1024."""
-    j = int(np.flatnonzero(t["n"] <= 1024)[-1])
-    d = t["delta"][..., j][:, global_heads(t)]  # (segments, L_global, H)
-    return np.median(d.reshape(len(d), -1), 1)
-
-
 def _real_verdicts(config, df: pd.DataFrame) -> dict[str, Verdict]:
     out: dict[str, Verdict] = {}
     for m, t in real_tables(df).items():
@@ -213,10 +222,17 @@ def _real_verdicts(config, df: pd.DataFrame) -> dict[str, Verdict]:
         out[f"thm2.2/rate/{m}"] = _say(
             judge_equivalence(ms, se, -1.0, rel_tol=RATE_TOL, n=k, dof=k - 1 if k > 1 else None), what
         )
-        delta = _onset_delta(t)
-        out[f"lemma2.1/onset/{m}"] = _say(
-            _t_direction(math.log(ONSET_TOKENS) - delta),
-            f"median δ {delta.mean():.2f} → onset e^δ ≈ {math.exp(delta.mean()):.3g} tokens",
+        delta = onset_delta(t)
+        out[f"lemma2.1/onset/{m}"] = (
+            not_judged(
+                f"not measured: no context length ≤ {ONSET_N} tokens among the measured n "
+                f"({', '.join(str(int(x)) for x in t['n'])}; real_sizes needs one)"
+            )
+            if delta is None
+            else _say(
+                _t_direction(math.log(ONSET_TOKENS) - delta),
+                f"median δ {delta.mean():.2f} → onset e^δ ≈ {math.exp(delta.mean()):.3g} tokens",
+            )
         )
     return out
 

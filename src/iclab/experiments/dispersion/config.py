@@ -71,7 +71,8 @@ class DispersionConfig(Config):
         clrs_heads: its heads per layer (a divisor of clrs_d_model).
         clrs_vocab: distinct token values of the CLRS-style tasks.
         sharp_eps: a head is (1 − sharp_eps)-sharp when its largest coefficient is at least 1 − sharp_eps (the
-            spread that needs, log((n − 1)(1 − ε)/ε), is compared with the trained heads' weights; note §4.2).
+            spread that needs, log((n − 1)(1 − ε)/ε), is compared with the trained heads' weights;
+            docs/papers/dispersion.md §4.2).
         real_models: pretrained models whose heads' largest coefficient is measured as the context grows
             (``minilm``, ``smollm2``, ``gemma3-270m``; Thm 2.2, docs/papers/dispersion.md §5.7).
         real_sizes: context lengths n (tokens) of that measurement (MiniLM stops at 512).
@@ -202,7 +203,8 @@ PRESETS = {
     # the paper's max-retrieval settings (App. A: d = 128, sets of 5-16 items, AdamW 1e-3/1e-3, batch 128; the
     # table's test sizes 16 ... 16384, 1000 sets each); 5000 steps (a reimplementation's; the paper's length and
     # seed count are unknown) and 6 seeds fit about an hour on 2 cores; real models to 4096 tokens; CLRS-style
-    # with 3 seeds for paired tests
+    # with 3 seeds for paired tests; lookup at quick's sizes with 8 lists x 20 queries (160 per model and size:
+    # the rule-of-three floor 3/160 lies below LOOKUP_SMALLEST = 0.05, so a null can agree; quick's 36 cannot)
     "paper": DispersionConfig(
         seeds=6,
         variant_seeds=1,
@@ -214,6 +216,8 @@ PRESETS = {
         fit_sizes=(16, 64, 256, 1024, 2048),
         fit_sets=256,
         delta_tokens=2048,
+        lookup_lists=8,
+        lookup_queries=20,
         clrs_seeds=3,
         clrs_test_sizes=(8, 16, 32, 64, 128),
         clrs_steps=600,

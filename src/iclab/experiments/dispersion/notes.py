@@ -8,11 +8,13 @@ import numpy as np
 import pandas as pd
 
 from iclab.experiments.dispersion.tables import (
+    ONSET_N,
     PAPER_TABLE,
     beta_fit,
     clrs_ood,
     global_heads,
     loglog_slope,
+    onset_delta,
     poly_summary,
     real_tables,
     retrieval_seeds,
@@ -219,8 +221,7 @@ def _real_notes(config, df: pd.DataFrame) -> list[str]:
             + " → ".join(f"{x:.3f}" for x in rc)
             + "; mean δ "
             + " → ".join(f"{x:.1f}" for x in dl)
-            + f"; the median global head's Lemma 2.1 bound falls "
-            f"below 1/2 at n ≈ e^δ ≈ {np.exp(np.median(t['delta'][..., -1][:, g])):.3g} tokens. Mean "
+            + f"; the median global head's Lemma 2.1 bound falls below 1/2 at n ≈ e^δ ≈ {_onset(t)}. Mean "
             f"log–log slope of the largest coefficient {_slope(t, 'max_coef'):+.3f}, of the largest on a key "
             f"other than the first {_slope(t, 'rest_max_coef'):+.3f}, of the first key's "
             f"{_slope(t, 'first_coef'):+.3f}."
@@ -234,6 +235,20 @@ def _real_notes(config, df: pd.DataFrame) -> list[str]:
         "regime the theorem assumes. Figure `real_dispersion`.",
         "",
     ]
+
+
+def _onset(t: dict) -> str:
+    """e^δ of the median global head: with δ at the largest n ≤ ONSET_N as ``lemma2.1/onset`` judges it (mean over
+    segments of the per-segment median), and with δ at the largest measured n when that is larger."""
+    g = global_heads(t)
+    at_max = np.exp(np.mean(np.median(t["delta"][..., -1][:, g].reshape(t["segments"], -1), 1)))
+    last = f"at the largest n = {int(t['n'][-1])}"
+    d = onset_delta(t)
+    if d is None:
+        return f"{at_max:.3g} tokens (δ {last}; no n ≤ {ONSET_N}, so no onset claim)"
+    j = int(np.flatnonzero(t["n"] <= ONSET_N)[-1])
+    text = f"{np.exp(d.mean()):.3g} tokens (δ at n = {int(t['n'][j])}, as `lemma2.1/onset` judges"
+    return text + (f"; {at_max:.3g} with δ {last})" if j < len(t["n"]) - 1 else ")")
 
 
 def _slope(t: dict, key: str) -> float:

@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 from iclab.data import country_text, pydoc_text
-from iclab.errors import UnsupportedModelError
+from iclab.errors import ConfigError, UnsupportedModelError
 from iclab.hf import attention_extremes, load_model
 
 __all__ = ["run_real_cell", "REAL_STATS", "context_rows"]
@@ -45,16 +45,25 @@ def _special_tokens(tok) -> tuple[list[int], list[int]]:
 
 
 def _segment_ids(config, tok, seed: int, length: int) -> list[int]:
-    """``length`` text tokens of segment ``seed``."""
+    """``length`` text tokens of segment ``seed``; a :class:`~iclab.errors.ConfigError` when the text is too short."""
     if config.real_text == "country":
         ids = tok(country_text(seed), add_special_tokens=False)["input_ids"]
+        if length > len(ids):
+            raise ConfigError(
+                "real_sizes",
+                config.real_sizes,
+                message=f"invalid real_sizes={config.real_sizes}: real_text 'country' has {len(ids)} tokens, "
+                f"fewer than the {length} of a segment; use smaller real_sizes or real_text 'pydoc'",
+            )
         return ids[:length]
     ids = tok(pydoc_text(), add_special_tokens=False)["input_ids"]
     start = seed * max(config.real_sizes)
     if start + length > len(ids):
-        raise ValueError(
-            f"real_text 'pydoc' has {len(ids)} tokens: segment {seed} of {length} tokens does not fit; "
-            "use fewer real_segments or smaller real_sizes"
+        raise ConfigError(
+            "real_sizes",
+            config.real_sizes,
+            message=f"invalid real_sizes={config.real_sizes}: real_text 'pydoc' has {len(ids)} tokens: segment "
+            f"{seed} of {length} tokens does not fit; use fewer real_segments or smaller real_sizes",
         )
     return ids[start : start + length]
 

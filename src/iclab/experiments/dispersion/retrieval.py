@@ -6,9 +6,10 @@ Train the single-head set model (App. A, Eqs. 9–14) at 5–16 items with one n
 with the adaptive temperature (Fig. 4) swapped in **at inference only** (same sets, paired), the dispersion
 diagnostics of its head (entropy, max coefficient, δ) and δ_sup, the logit spread over the whole compact input set
 that Lemma 2.1's bound needs (docs/papers/dispersion.md §4.8), and the spread its weights allow by Prop. 3.1,
-:math:`2\sigma_{\max}(W_Q)\sigma_{\max}(W_K)\max\|h_q\|\max\|h_i\|/\sqrt d` (note §3.4, §4.2). It also
-collects the data for the β(H) refit (§4.7 of the note): per entropy bin of the original head, the summed
-cross-entropy of the readout with the head re-tempered, :math:`\mathrm{softmax}(\beta e)`, for each grid β.
+:math:`2\sigma_{\max}(W_Q)\sigma_{\max}(W_K)\max\|h_q\|\max\|h_i\|/\sqrt d` (docs/papers/dispersion.md §3.4,
+§4.2). It also collects the data for the β(H) refit (docs/papers/dispersion.md §4.7): per entropy bin of the
+original head, the summed cross-entropy of the readout with the head re-tempered, :math:`\mathrm{softmax}(\beta e)`,
+for each grid β.
 """
 
 from __future__ import annotations
@@ -144,7 +145,8 @@ def _weight_spread(model) -> dict[str, float]:
 
 @torch.no_grad()
 def _fit_data(model, config, seed: int) -> dict:
-    """Summed cross-entropy per (entropy bin of the original head, grid β) on sets of the fit sizes (note §4.7)."""
+    """Summed cross-entropy per (entropy bin of the original head, grid β) on sets of the fit sizes
+    (docs/papers/dispersion.md §4.7)."""
     betas = torch.tensor(beta_grid(config), dtype=torch.float32)
     n_bins = int(math.ceil(math.log(max(config.fit_sizes)) / config.entropy_bin)) + 1
     loss = np.zeros((n_bins, len(betas)))

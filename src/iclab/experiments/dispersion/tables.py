@@ -30,6 +30,8 @@ __all__ = [
     "clrs_ood",
     "real_tables",
     "global_heads",
+    "onset_delta",
+    "ONSET_N",
 ]
 
 # n: (softmax %, adaptive %, p-value or None, source tag) — the paper's max-retrieval table, all second-hand
@@ -43,6 +45,7 @@ PAPER_TABLE = {
     4096: (22.6, 24.9, 0.02, "PN"),
     16384: (12.4, 14.0, 4e-3, "PN"),
 }
+ONSET_N = 1024  # δ of the onset claim (Lemma 2.1) is read at the largest measured context length n ≤ this
 PAPER_DELTA = {"Gemma 2B": (2.28, 14.78, 5.69, 2.05), "Gemma 7B": (0.09, 32.74, 5.82, 2.61)}  # [PN; δ-repl]
 
 
@@ -184,7 +187,8 @@ def retrieval_seeds(df: pd.DataFrame) -> dict | None:
 
 def beta_window_per_seed(config, df: pd.DataFrame, h: float, half_width: float = 0.25) -> tuple[np.ndarray, np.ndarray]:
     """Per softmax seed: the grid β minimising the readout's summed cross-entropy over the entropy bins whose centre
-    lies within ``half_width`` of ``h`` nats (note §4.7), and the number of sets there (β is NaN below 20 sets)."""
+    lies within ``half_width`` of ``h`` nats (docs/papers/dispersion.md §4.7), and the number of sets there (β is NaN
+    below 20 sets)."""
     soft = rows(df, part="retrieval", normaliser="softmax")
     if not len(soft) or "fit_loss" not in soft.columns:
         return np.zeros(0), np.zeros(0)
@@ -202,9 +206,9 @@ def beta_window_per_seed(config, df: pd.DataFrame, h: float, half_width: float =
 
 
 def clrs_ood(config, df: pd.DataFrame) -> dict:
-    """``{task: {arm: exact match % averaged over the out-of-distribution lengths, per seed (seed order)}}`` for the
-    arms ``softmax``, ``adaptive`` (trained and used in every head) and ``inference`` (softmax-trained, adaptive
-    at inference only)."""
+    """``{task: {arm: exact match % averaged over the out-of-distribution lengths, a Series indexed by seed}}`` for
+    the arms ``softmax``, ``adaptive`` (trained and used in every head) and ``inference`` (softmax-trained,
+    adaptive at inference only); paired comparisons join the arms on the seed index."""
     cl = rows(df, part="clrs")
     out: dict = {}
     if not len(cl):
@@ -220,7 +224,7 @@ def clrs_ood(config, df: pd.DataFrame) -> dict:
             if not len(r) or col not in r.columns or r[col].isna().any():
                 continue
             ood = np.asarray(r["clrs_sizes"].iloc[0], float) > config.clrs_train_max
-            arms[arm] = 100 * stack(r, col)[:, ood].mean(1)  # (seeds,)
+            arms[arm] = pd.Series(100 * stack(r, col)[:, ood].mean(1), index=r["seed"].to_numpy(), name=arm)
         out[task] = arms
     return out
 
@@ -256,3 +260,13 @@ def global_heads(t: dict) -> np.ndarray:
     """Bool ``(L,)``: the layers whose heads see every previous key at every measured n (global layers, and
     sliding-window layers whose window is at least the largest n)."""
     return t["global"] | (t["window"] >= t["n"].max())
+
+
+def onset_delta(t: dict) -> np.ndarray | None:
+    """Per text segment: the median over global heads of the mean δ at the largest measured n ≤ ``ONSET_N``, the
+    δ of the ``lemma2.1/onset`` claim (None when no measured n is that small)."""
+    small = np.flatnonzero(t["n"] <= ONSET_N)
+    if not len(small):
+        return None
+    d = t["delta"][..., int(small[-1])][:, global_heads(t)]  # (segments, L_global, H)
+    return np.median(d.reshape(len(d), -1), 1)
