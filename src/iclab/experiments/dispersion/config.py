@@ -128,7 +128,7 @@ class DispersionConfig(Config):
 
     def __post_init__(self) -> None:
         check_int("seed", self.seed, 0)
-        for name in ("seeds", "variant_seeds", "clrs_seeds"):
+        for name in ("seeds", "variant_seeds", "clrs_seeds", "real_segments"):
             check_int(name, getattr(self, name), 1, MAX_SEEDS)
         for name in (
             "seeds",
