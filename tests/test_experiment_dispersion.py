@@ -180,20 +180,23 @@ def test_lookup_cell_on_a_tiny_model(monkeypatch):
     assert out["list"] == [0, 0, 0, 1, 1, 1] and len(out["em_softmax"]) == len(out["em_adaptive"]) == 6
     assert set(out["em_softmax"]) <= {0, 1} and out["tokens"] > 6 * 4
     out = lookup.run_lookup_cell(cfg, {"part": "lookup", "model": "tiny", "task": "passkey", "n_pairs": 6, "seed": 0})
-    assert out["list"] == list(range(6)) and len(out["em_adaptive"]) == 6  # 2 × 3 haystacks of one question
+    assert out["list"] == [0, 0, 0, 0, 1, 1, 1, 1] and len(out["em_adaptive"]) == 8  # 2 haystacks of 4 pass keys
 
 
 def test_passkey_haystacks():
     from iclab.experiments.dispersion.lookup import passkey_haystacks
 
-    hay = passkey_haystacks(20, 4, seed=1)
-    assert hay == passkey_haystacks(20, 4, seed=1) and len(hay) == 4
-    for prefix, (question,), (answer,) in hay:
+    hay = passkey_haystacks(20, 3, seed=1, needles=4)
+    assert hay == passkey_haystacks(20, 3, seed=1, needles=4) and len(hay) == 3
+    for prefix, questions, answers in hay:
         lines = prefix.strip().split("\n")
-        needle = [ln for ln in lines if ln.startswith("Pass key of ")]
-        assert len(lines) == 21 and len(needle) == 1 and needle[0].endswith(":" + answer)
-        key = needle[0].split()[3].rstrip(":")
-        assert question == f"What is the pass key of {key}?\nPass key of {key}:"
+        needles = [ln for ln in lines if ln.startswith("Pass key of ")]
+        assert len(lines) == 24 and len(needles) == 4 == len(questions) == len(answers)
+        assert len({ln.split()[3] for ln in needles}) == 4  # distinct keys
+        for question, answer in zip(questions, answers):
+            key = question.split("?")[0].split()[-1]
+            assert f"Pass key of {key}:{answer}" in lines
+            assert question == f"What is the pass key of {key}?\nPass key of {key}:"
 
 
 def test_fig4_rows_apply_the_polynomial():

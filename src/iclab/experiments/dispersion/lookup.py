@@ -3,9 +3,9 @@ real models; docs/papers/dispersion.md §5.5): two retrieval tasks grown to thou
 
 ``kv`` (key–value lookup): a list of ``n`` lines ``abcde: 123`` (distinct random five-letter keys, random three-digit
 values) is followed by ``Look up abcde in the list above.\nabcde:`` and the gold answer `` 123``; the list grows,
-and every line is a candidate. ``passkey``: one line ``Pass key of abcde: 123`` hidden at a random place among ``n``
-filler lines (``The grass is green.`` …), then ``What is the pass key of abcde?\nPass key of abcde:``; the
-distractors grow, the one relevant line stays. Retrieval needs one sharp attention
+and every line is a candidate. ``passkey``: a few lines ``Pass key of abcde: 123`` (``PASSKEY_NEEDLES``) hidden at
+random places among ``n`` filler lines (``The grass is green.`` …), then ``What is the pass key of abcde?\nPass key
+of abcde:``; the distractors grow, the few relevant lines stay. Retrieval needs one sharp attention
 peak on the right line among ``n``; by Lemma 2.1 a bounded logit spread disperses as ``n`` grows, which the
 entropy-adaptive temperature (``iclab.hf.with_temperature(model, "adaptive")``, streaming O(n)-memory kernel) is
 meant to counter. Exact match is greedy (:func:`iclab.hf.greedy_match`): the list is run once per mode and its
@@ -51,28 +51,45 @@ def lookup_lists(n_pairs: int, lists: int, queries: int, seed: int) -> list[tupl
     return out
 
 
-def passkey_haystacks(n_lines: int, haystacks: int, seed: int) -> list[tuple[str, list[str], list[str]]]:
-    """``haystacks`` × (``n_lines`` filler lines with one ``Pass key of abcde: 123`` line at a random position, the
-    question about it, its answer)."""
+def passkey_haystacks(
+    n_lines: int, haystacks: int, seed: int, needles: int = 1
+) -> list[tuple[str, list[str], list[str]]]:
+    """``haystacks`` × (``n_lines`` filler lines with ``needles`` lines ``Pass key of abcde: 123`` (distinct keys) at
+    random positions, a question about each, their answers)."""
     out = []
     for hi in range(haystacks):
         g = generator_for(seed, "passkey", n_lines, hi)
-        key = "".join(_LETTERS[i] for i in torch.randint(0, 26, (5,), generator=g).tolist())
-        value = str(int(torch.randint(100, 1000, (1,), generator=g)))
+        keys: dict[str, str] = {}
+        while len(keys) < needles:
+            k = "".join(_LETTERS[i] for i in torch.randint(0, 26, (5,), generator=g).tolist())
+            keys.setdefault(k, str(int(torch.randint(100, 1000, (1,), generator=g))))
         start = int(torch.randint(0, len(_FILLER), (1,), generator=g))
         lines = [_FILLER[(start + i) % len(_FILLER)] for i in range(n_lines)]
-        lines.insert(int(torch.randint(0, n_lines + 1, (1,), generator=g)), f"Pass key of {key}: {value}")
-        out.append(("\n".join(lines) + "\n\n", [f"What is the pass key of {key}?\nPass key of {key}:"], [f" {value}"]))
+        for key, value in keys.items():
+            lines.insert(int(torch.randint(0, len(lines) + 1, (1,), generator=g)), f"Pass key of {key}: {value}")
+        out.append(
+            (
+                "\n".join(lines) + "\n\n",
+                [f"What is the pass key of {k}?\nPass key of {k}:" for k in keys],
+                [f" {v}" for v in keys.values()],
+            )
+        )
     return out
+
+
+PASSKEY_NEEDLES = 4  # pass-key lines per haystack: its questions share one prefix (and its key/value cache)
 
 
 def lookup_prompts(task: str, n: int, config) -> list[tuple[str, list[str], list[str]]]:
     """The (prefix, questions, answers) groups of one cell: ``lookup_lists`` lists of ``lookup_queries`` questions
-    (``kv``), or ``lookup_lists · lookup_queries`` haystacks of one question each (``passkey``)."""
+    (``kv``), or haystacks of ``PASSKEY_NEEDLES`` pass keys each, enough for ``lookup_lists · lookup_queries``
+    questions (``passkey``)."""
     if task == "kv":
         return lookup_lists(n, config.lookup_lists, config.lookup_queries, config.seed)
     if task == "passkey":
-        return passkey_haystacks(n, config.lookup_lists * config.lookup_queries, config.seed)
+        needles = min(PASSKEY_NEEDLES, config.lookup_lists * config.lookup_queries)
+        haystacks = -(-config.lookup_lists * config.lookup_queries // needles)
+        return passkey_haystacks(n, haystacks, config.seed, needles)
     from iclab.errors import ConfigError
 
     raise ConfigError("task", task, "one of " + ", ".join(LOOKUP_TASKS))
