@@ -151,6 +151,11 @@ def test_statistics_and_verdicts_on_a_known_effect():
     assert verdicts["m/continent-label/moment"].verdict == "agrees"
     flat = _synthetic_rows(list(taus), cfg.noise_ratios, {0.0: 1.0, 0.4: 1.0, 0.8: 1.0})
     v = compare(cfg, flat)
+    # no answer changed among 120 questions: the rule of three keeps the interval ±3/120 = ±0.025 wide, which
+    # cannot exclude a 2-point gain; 600 questions can
+    assert v["m/continent-label/gain/0.8"].verdict == "not judged"
+    flat = _synthetic_rows(list(taus), cfg.noise_ratios, {0.0: 1.0, 0.4: 1.0, 0.8: 1.0}, Q=600, G=60)
+    v = compare(cfg, flat)
     assert v["m/continent-label/gain/0.8"].verdict == "disagrees"  # no gain: the CI excludes 2 points
 
 
