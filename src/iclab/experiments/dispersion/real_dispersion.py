@@ -47,7 +47,7 @@ def _special_tokens(tok) -> tuple[list[int], list[int]]:
 def _segment_ids(config, tok, seed: int, length: int) -> list[int]:
     """``length`` text tokens of segment ``seed``; a :class:`~iclab.errors.ConfigError` when the text is too short."""
     if config.real_text == "country":
-        ids = tok(country_text(seed), add_special_tokens=False)["input_ids"]
+        ids = tok(country_text(seed), add_special_tokens=False, verbose=False)["input_ids"]  # sliced below
         if length > len(ids):
             raise ConfigError(
                 "real_sizes",
@@ -56,7 +56,7 @@ def _segment_ids(config, tok, seed: int, length: int) -> list[int]:
                 f"fewer than the {length} of a segment; use smaller real_sizes or real_text 'pydoc'",
             )
         return ids[:length]
-    ids = tok(pydoc_text(), add_special_tokens=False)["input_ids"]
+    ids = tok(pydoc_text(), add_special_tokens=False, verbose=False)["input_ids"]  # sliced below
     start = seed * max(config.real_sizes)
     if start + length > len(ids):
         raise ConfigError(
