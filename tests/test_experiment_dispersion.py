@@ -217,7 +217,9 @@ def test_real_text_too_short_is_a_config_error(monkeypatch, text):
 
     monkeypatch.setattr(real_dispersion, "country_text", lambda seed=0: "word " * 100)
     monkeypatch.setattr(real_dispersion, "pydoc_text", lambda: "word " * 100)
-    tok = lambda s, add_special_tokens=True: {"input_ids": list(range(len(s.split())))}  # one token a word
+    tok = lambda s, add_special_tokens=True, verbose=True: {
+        "input_ids": list(range(len(s.split())))
+    }  # one token a word
     config = get_experiment("dispersion").config("quick", {"real_text": text, "real_sizes": "32,64"})
     assert len(real_dispersion._segment_ids(config, tok, 0, 64)) == 64
     with pytest.raises(ConfigError, match=rf"real_sizes.*'{text}' has 100 tokens"):
