@@ -154,7 +154,7 @@ def test_every_bad_argument_is_one_iclab_error(name, which, tau, mask, scores, k
     elif which == "mask":
         call = lambda: normalise(name, good, mask)  # noqa: E731
     elif which == "keyword":
-        if key in ("tau", "coeffs", "threshold", "eps", "detach_beta", "bias", "scale"):
+        if key in ("tau", "coeffs", "threshold", "eps", "detach_beta", "bias", "scale", "C"):  # legal keywords
             return
         call = lambda: normalise(name, good, **{key: 1.0})  # noqa: E731
     else:

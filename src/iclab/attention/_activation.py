@@ -12,8 +12,8 @@ Near 0 each is :math:`f(s)\approx 1 + C_f s` with the slope :math:`C_f` of :func
 of the two-head model the paper reports. Unlike ``exp``, ``1 + Cs`` can be negative (or sum to ≈ 0) for large
 scores; the weights are then what the formula gives, without clamping, and an exactly zero row sum gives zero
 weights. Masked keys get weight 0, and so does a key whose score is −inf (a mask by score, as for softmax); fully
-masked rows give zeros. ``1 + tanh s`` is computed as :math:`2\sigma(2s)` (equal, and without the cancellation
-that rounds it to 0 below s ≈ −9 in float32).
+masked rows give zeros. ``one_plus_tanh`` is the softmax of :math:`\log\sigma(2s)` (equal, since
+:math:`1 + \tanh s = 2\sigma(2s)`, without the cancellation or underflow of ``1 + tanh`` in float32).
 """
 
 from __future__ import annotations
@@ -72,8 +72,15 @@ def affine_squared_attention_weights(
 
 @register_normaliser("one_plus_tanh")
 def one_plus_tanh_attention_weights(scores: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-    """Weights :math:`(1 + \\tanh s_k)/\\sum_{k'}(1 + \\tanh s_{k'})` over visible keys (module docstring)."""
-    return _normalise(lambda s: 2.0 * torch.sigmoid(2.0 * s), scores, mask)
+    """Weights :math:`(1 + \\tanh s_k)/\\sum_{k'}(1 + \\tanh s_{k'})` over visible keys (module docstring).
+
+    Since :math:`1 + \\tanh s = 2\\sigma(2s)`, the weights are the softmax of :math:`\\log\\sigma(2s_k)` over the
+    visible keys: exact, and no row sum underflows (a lone key at s = −300 still gets weight 1 in float32)."""
+    hidden = torch.isneginf(scores)
+    if mask is not None:
+        hidden = hidden | ~torch.broadcast_to(mask, scores.shape)
+    log_f = torch.nn.functional.logsigmoid(2.0 * scores.masked_fill(hidden, 0.0)).masked_fill(hidden, -math.inf)
+    return torch.softmax(log_f, dim=-1).nan_to_num(0.0)  # a fully masked row: 0/0 -> zeros
 
 
 def activation_slope(name: str, C: float = 1.0) -> float:

@@ -42,6 +42,7 @@ def run_plan(
     from iclab.experiments import run_dir_for, sweep_for
 
     sweep = sweep_for(name, preset, overrides, seed)
+    sweep.tasks()  # the checks a run makes on its grid (no cells, too many, a repeated cell), before any line
     folder = run_dir_for(sweep, customised=bool(overrides) or seed is not None, out=out)
     parts = Counter(str(cell.get("part", "-")) for cell in sweep.cells)
     by_part = ", ".join(f"{part}: {count}" for part, count in parts.items()) if len(parts) > 1 else ""

@@ -15,6 +15,8 @@ sweep with one :class:`~iclab.runs._store.StoreWriteError` saying that every fin
 
 from __future__ import annotations
 
+import dataclasses
+
 import os
 import sys
 import time
@@ -82,8 +84,12 @@ class Sweep:
         if len({t.key for t in tasks}) != len(tasks):  # e.g. --set l_values=10,10
             seen: set[str] = set()
             dup = next(t.cell for t in tasks if t.key in seen or seen.add(t.key))
-            raise ConfigError("config", dup, message=f"experiment {self.name!r}: the config produces the same cell "
-                              f"twice ({dup}); remove repeated values from the grid fields")
+            fields = dataclasses.fields(self.config) if dataclasses.is_dataclass(self.config) else ()
+            values = {f.name: getattr(self.config, f.name) for f in fields}
+            repeated = [k for k, v in values.items() if isinstance(v, (tuple, list)) and len(set(map(repr, v))) < len(v)]
+            where = ", ".join(repeated) if repeated else "the grid fields"
+            raise ConfigError(repeated[0] if repeated else "config", dup, message=f"experiment {self.name!r}: the config "
+                              f"produces the same cell twice ({dup}); remove repeated values from {where}")
         return tasks
 
 
