@@ -105,3 +105,10 @@ def test_uncertainty_helpers():
 def test_bootstrap_interval_contains_its_estimate(values):
     est, lo, hi = bootstrap_ci(values, seed=0, n_boot=200)
     assert lo <= est + 1e-6 * (1 + abs(est)) and est <= hi + 1e-6 * (1 + abs(est))
+
+
+def test_binary_floor_ci_widens_only_a_too_narrow_interval():
+    from iclab.stats import binary_floor_ci
+
+    assert binary_floor_ci(0.0, 0.0, 0.0, 120) == (-0.025, 0.025)  # no answer changed: ±3/120
+    assert binary_floor_ci(0.1, -0.2, 0.4, 120) == (-0.2, 0.4)  # already wider: unchanged

@@ -42,6 +42,7 @@ __all__ = [
     "not_judged",
     "mean_se",
     "bootstrap_ci",
+    "binary_floor_ci",
     "paired_differences",
     "quantile",
     "fmt",
@@ -129,6 +130,14 @@ def bootstrap_ci(
         boots = np.array([stat(x[i]) for i in idx], dtype=float)
     alpha = (1 - confidence) / 2
     return float(stat(x)), float(np.quantile(boots, alpha)), float(np.quantile(boots, 1 - alpha))
+
+
+def binary_floor_ci(estimate: float, lo: float, hi: float, n: int) -> tuple[float, float]:
+    """``(lo, hi)`` widened to at least ``estimate ± 3/n``: the rule of three (95 % upper bound 3/n on the rate of
+    changed outcomes among n paired 0/1 outcomes). A bootstrap of paired 0/1 differences has zero width when no
+    outcome changed; this keeps "no change seen" from reading as "no effect possible"."""
+    floor = 3.0 / max(int(n), 1)
+    return min(lo, estimate - floor), max(hi, estimate + floor)
 
 
 def judge_value(measured: float, se: float, paper: float, *, k: float = 2.0, paper_se: float = 0.0) -> Verdict:

@@ -39,7 +39,16 @@ from iclab.experiments.dispersion.tables import (
     real_tables,
     retrieval_seeds,
 )
-from iclab.stats import Verdict, judge_direction, judge_equivalence, judge_value, mean_se, not_judged, quantile
+from iclab.stats import (
+    Verdict,
+    binary_floor_ci,
+    judge_direction,
+    judge_equivalence,
+    judge_value,
+    mean_se,
+    not_judged,
+    quantile,
+)
 from iclab.theory.dispersion import beta_of_entropy, required_spread
 
 __all__ = ["claims", "compare", "notes", "real_slopes"]
@@ -251,10 +260,7 @@ def _lookup_verdicts(df: pd.DataFrame) -> dict[str, Verdict]:
     for (t, m), g in lookup_summary(lk).groupby(["task", "model"]):
         r = g.iloc[-1]
         curve = ", ".join(f"{int(x.n_pairs)}: {x.softmax:.2f}→{x.adaptive:.2f}" for x in g.itertuples())
-        # a bootstrap of paired 0/1 outcomes has zero width when no answer changed; the rule of three (95 % upper
-        # bound 3/q on the rate of changed answers among q queries) keeps it at least that wide
-        floor = 3.0 / int(r["queries"])
-        lo, hi = min(r["diff_lo"], r["diff"] - floor), max(r["diff_hi"], r["diff"] + floor)
+        lo, hi = binary_floor_ci(r["diff"], r["diff_lo"], r["diff_hi"], int(r["queries"]))
         v = judge_direction(
             LOOKUP_SMALLEST - r["diff"], ci=(LOOKUP_SMALLEST - hi, LOOKUP_SMALLEST - lo), n=int(r["queries"])
         )

@@ -10,7 +10,7 @@ import pandas as pd
 from iclab.experiments._judge import Claim
 from iclab.experiments.temperature.llm.config import TemperatureLLMConfig
 from iclab.experiments.temperature.llm.tables import summary_table, trend
-from iclab.stats import Verdict, judge_direction, not_judged
+from iclab.stats import Verdict, binary_floor_ci, judge_direction, not_judged
 
 __all__ = ["claims", "compare", "notes", "SMALLEST_GAIN", "SMALLEST_SLOPE"]
 
@@ -69,12 +69,9 @@ def claims(cfg: TemperatureLLMConfig) -> list[Claim]:
 
 
 def _gain_verdict(est, lo, hi, n) -> Verdict:
-    """EM gain against τ = 1 with its group-bootstrap interval. When no answer changed (the chosen τ is 1, or it
-    changes no greedy answer) the bootstrap has zero width; the rule of three (a 95 % bound of 3/n on the rate of
-    changed answers among n questions) keeps the interval at least ±3/n wide, so 'no change seen' is not 'no effect
-    possible'."""
-    floor = 3.0 / max(int(n), 1)
-    lo, hi = min(lo, est - floor), max(hi, est + floor)
+    """EM gain against τ = 1 with its group-bootstrap interval, at least ±3/n wide (:func:`iclab.stats.binary_floor_ci`:
+    when the chosen τ changes no greedy answer the bootstrap has zero width)."""
+    lo, hi = binary_floor_ci(est, lo, hi, n)
     return judge_direction(est, ci=(lo, hi), smallest=SMALLEST_GAIN, n=n)
 
 
