@@ -161,7 +161,15 @@ def test_ctrl_c_prints_the_interrupted_line_and_keeps_finished_cells(tmp_path, e
     ]
     if executor == "serial":
         cmd.remove("--workers"), cmd.remove("1")
-    proc = subprocess.Popen(cmd, env=fixture_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # SIGINT at its default in the child, as in a terminal (a suite run as a background job inherits it ignored)
+    proc = subprocess.Popen(
+        cmd,
+        env=fixture_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     deadline = time.monotonic() + 180
     while _done(out) < 3 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)

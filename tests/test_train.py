@@ -120,8 +120,13 @@ def test_sigint_checkpoints_and_resume_is_bit_for_bit(tmp_path):
             os.kill(os.getpid(), signal.SIGINT)
         return _mse(model, batch)
 
-    with pytest.raises(KeyboardInterrupt):  # Ctrl-C still reaches the caller, after the checkpoint
-        train(_model(), _Linear(), interrupting, cfg, run_dir=tmp_path)
+    # Python's own Ctrl-C handler, as in a terminal: a suite started as a background job inherits SIGINT ignored
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):  # Ctrl-C still reaches the caller, after the checkpoint
+            train(_model(), _Linear(), interrupting, cfg, run_dir=tmp_path)
+    finally:
+        signal.signal(signal.SIGINT, old)
     assert torch.load(tmp_path / CHECKPOINT, weights_only=False)["step"] == 17
     calls["n"] = 0
     old = signal.signal(signal.SIGINT, signal.SIG_IGN)  # a caller that ignores SIGINT gets a normal return
