@@ -65,6 +65,11 @@ _SEEDS_SE = "one seed: SE over the n_eval prompts, normal quantile; several: SE 
 ZERO_SUM_MAX = 0.1  # zero-sum OV: |Σμ|/Σ|μ| below this (a single-sign head set has 1)
 SIGN_MATCH_MIN = 0.9  # "every head matches signs": the per-model fraction of matching live heads above this
 STAGE_II_STEPS = 500_000  # the paper's training length, after which it reports the limits of |ω|, Σμ₊ and purity
+# what the trained-model claims' tests add: the training they need and how they pool models
+_NEEDS_TRAINING = f"; needs ≥ {TRAINED_MIN_STEPS:,} Adam steps"
+_NEEDS_STAGE_II = f"; needs the H ≥ 2 models trained {STAGE_II_STEPS:,} steps (the paper's)"
+_POOLED_T = "mean over every trained H ≥ 2 model (all seeds), SE over models, Student-t band"
+_CI = f"95 % CI ({_SEEDS_SE})"
 MT_CODE = {"mt_law": "code", "mt_n": 48, "mt_d": 6}
 TABLE_LENGTHS = (10, 40, 100)
 FIG24_HEADS = (1, 2, 4, 8)
@@ -121,8 +126,6 @@ def _table_claims() -> list[Claim]:
 
 def _model_claims() -> list[Claim]:
     """The trained models' errors: Thm 1 against debiased GD, Fig. 2.4, length generalisation."""
-    budget = f"; needs ≥ {TRAINED_MIN_STEPS:,} Adam steps"
-    ci = f"95 % CI ({_SEEDS_SE})"
     return [
         Claim(
             "thm1/trained-is-debiased-gd",
@@ -131,7 +134,7 @@ def _model_claims() -> list[Claim]:
             f"{_SRC}, Thm 1 (approximation + optimality), Fig. 2.4",
             "theory vs simulation",
             "H = 2 error (paired through debiased GD on n_eval prompts) within ±3 % of the exact debiased-GD risk "
-            f"at η*, {ci}" + budget,
+            f"at η*, {_CI}" + _NEEDS_TRAINING,
             "≈ debiased GD",
             headline=True,
             paper_settings=PAPER_TRAINING,
@@ -142,8 +145,8 @@ def _model_claims() -> list[Claim]:
             f"{_SRC}, Fig. 2.4",
             "effect direction",
             "error(H = 1) − error(H = 2) at L = n_train, both paired with debiased GD on the same prompts; "
-            f"{ci[:-1]}; Welch–Satterthwaite degrees of freedom for the difference) > 0 (smallest effect of "
-            "interest 0.01)" + budget,
+            f"{_CI[:-1]}; Welch–Satterthwaite degrees of freedom for the difference) > 0 (smallest effect of "
+            "interest 0.01)" + _NEEDS_TRAINING,
             "+0.165 (0.406 vs 0.241)",
             headline=True,
             paper_settings=PAPER_TRAINING,
@@ -155,7 +158,8 @@ def _model_claims() -> list[Claim]:
                 f"{_SRC}, Fig. 2.4",
                 "theory vs simulation",
                 f"error(H = {H}) − error(H = 2) at L = n_train (paired through debiased GD) within ±3 % of the "
-                f"H = 2 error, {ci[:-1]}; Welch–Satterthwaite degrees of freedom for the difference)" + budget,
+                f"H = 2 error, {_CI[:-1]}; Welch–Satterthwaite degrees of freedom for the difference)"
+                + _NEEDS_TRAINING,
                 "indistinguishable",
                 paper_settings=PAPER_TRAINING,
             )
@@ -168,7 +172,7 @@ def _model_claims() -> list[Claim]:
             "effect direction",
             "error at the training length − error at the longest test length > 0, 95 % CI (independent prompt "
             "sets; one seed: SE over prompts, normal; several: SE over seeds, Student t; smallest effect of "
-            "interest 0.01)" + budget,
+            "interest 0.01)" + _NEEDS_TRAINING,
             "0.241 → 0.168 (H = 2, L' = 100)",
             headline=True,
             paper_settings=PAPER_LENGTHGEN,
@@ -179,7 +183,7 @@ def _model_claims() -> list[Claim]:
             f"{_SRC}, Fig. 4.1",
             "effect direction",
             "error at the longest test length − error at the training length > 0, 95 % CI (one seed: SE over "
-            "prompts, normal; several: SE over seeds, Student t; smallest effect of interest 0.01)" + budget,
+            "prompts, normal; several: SE over seeds, Student t; smallest effect of interest 0.01)" + _NEEDS_TRAINING,
             "grows (no numbers)",
             paper_settings=PAPER_LENGTHGEN,
         ),
@@ -188,17 +192,14 @@ def _model_claims() -> list[Claim]:
 
 def _pattern_claims() -> list[Claim]:
     """The trained models' ω and μ limits (Fig. 2.8) and η_eff (Thm 1)."""
-    budget = f"; needs ≥ {TRAINED_MIN_STEPS:,} Adam steps"
-    pooled_t = "mean over every trained H ≥ 2 model (all seeds), SE over models, Student-t band"
-    stage2 = f"; needs the H ≥ 2 models trained {STAGE_II_STEPS:,} steps (the paper's)"
     return [
         Claim(
             "fig2.8/omega-limit",
             "Every live head of an H ≥ 2 model ends at |ω^(h)| = γ ≈ 0.13 (logged /√7)",
             f"{_SRC_CODE}, Fig. 2.8",
             "paper value",
-            f"{pooled_t}; paper 0.13·√(7/6) = {PAPER_OMEGA_LOGIT:.3f} as a logit coefficient, SE_paper half its "
-            "last digit" + stage2,
+            f"{_POOLED_T}; paper 0.13·√(7/6) = {PAPER_OMEGA_LOGIT:.3f} as a logit coefficient, SE_paper half its "
+            "last digit" + _NEEDS_STAGE_II,
             f"{PAPER_OMEGA_LOGIT:.3f} (0.13 logged)",
             paper_settings=PAPER_TRAINING,
         ),
@@ -207,7 +208,7 @@ def _pattern_claims() -> list[Claim]:
             "Σ_{h∈H+} μ^(h) ends at ≈ 3.5 (3.45 in the estimator plots) for every H ≥ 2",
             f"{_SRC_CODE}, Fig. 2.8",
             "paper value",
-            f"{pooled_t}; SE_paper 0.05" + stage2,
+            f"{_POOLED_T}; SE_paper 0.05" + _NEEDS_STAGE_II,
             f"{PAPER_MU}",
             paper_settings=PAPER_TRAINING,
         ),
@@ -216,7 +217,7 @@ def _pattern_claims() -> list[Claim]:
             "The learned effective step η_eff = Σ_h μ^(h) ω^(h) is Thm 1's η* = (1 + (1+σ²)d/L)⁻¹",
             f"{_SRC}, Thm 1 (optimality)",
             "theory vs simulation",
-            f"{pooled_t}; within ±5 % of η*, 95 % CI" + budget,
+            f"{_POOLED_T}; within ±5 % of η*, 95 % CI" + _NEEDS_TRAINING,
             "η* = 0.879 (paper's 2·0.13·3.45 = 0.897)",
             paper_settings=PAPER_TRAINING,
         ),
@@ -225,18 +226,14 @@ def _pattern_claims() -> list[Claim]:
 
 def _fig22_claims() -> list[Claim]:
     """The trained H ≥ 2 models' KQ and OV patterns (Figs. 2.2, 3.1)."""
-    budget = f"; needs ≥ {TRAINED_MIN_STEPS:,} Adam steps"
-    pooled_t = "mean over every trained H ≥ 2 model (all seeds), SE over models, Student-t band"
-    ci = f"95 % CI ({_SEEDS_SE})"
-    stage2 = f"; needs the H ≥ 2 models trained {STAGE_II_STEPS:,} steps (the paper's)"
     return [
         Claim(
             "fig2.2/kq-diagonal",
             "KQ circuits are diagonal: the top-left d×d block of each live head is ω^(h) I_d",
             f"{_SRC_CODE}, Fig. 2.2 (pattern purity cell)",
             "paper value",
-            f"{pooled_t}; iclab's KQ diagonal mass Σdiag²/Σall² (the paper's helper is unpublished, its "
-            "definition may differ); SE_paper half the last digit" + stage2,
+            f"{_POOLED_T}; iclab's KQ diagonal mass Σdiag²/Σall² (the paper's helper is unpublished, its "
+            "definition may differ); SE_paper half the last digit" + _NEEDS_STAGE_II,
             f"{PURITY['kq_diag_mass']}",
             headline=True,
             paper_settings=PAPER_TRAINING,
@@ -246,7 +243,7 @@ def _fig22_claims() -> list[Claim]:
             "OV circuits use only their last entry μ^(h)",
             f"{_SRC_CODE}, Fig. 2.2 (pattern purity cell)",
             "paper value",
-            f"{pooled_t}; iclab's OV last-entry mass μ²/‖OV_(d+1,:)‖²; SE_paper half the last digit" + stage2,
+            f"{_POOLED_T}; iclab's OV last-entry mass μ²/‖OV_(d+1,:)‖²; SE_paper half the last digit" + _NEEDS_STAGE_II,
             f"{PURITY['ov_last_mass']}",
             paper_settings=PAPER_TRAINING,
         ),
@@ -256,8 +253,8 @@ def _fig22_claims() -> list[Claim]:
             "regressor, for which |Σμ|/Σ|μ| = 1)",
             f"{_SRC}, Fig. 2.2",
             "effect direction",
-            f"{ZERO_SUM_MAX:g} − |Σμ|/Σ|μ| > 0 (|Σμ| below {ZERO_SUM_MAX * 100:g} % of Σ|μ|), {pooled_t} (95 % CI)"
-            + budget,
+            f"{ZERO_SUM_MAX:g} − |Σμ|/Σ|μ| > 0 (|Σμ| below {ZERO_SUM_MAX * 100:g} % of Σ|μ|), {_POOLED_T} (95 % CI)"
+            + _NEEDS_TRAINING,
             "|Σμ|/Σ|μ| ≈ 0",
             headline=True,
             paper_settings=PAPER_TRAINING,
@@ -270,7 +267,7 @@ def _fig22_claims() -> list[Claim]:
             "fraction of matching live heads − "
             f"{SIGN_MATCH_MIN:g} > 0, with the model as the unit (every trained H ≥ 2 model of every seed is one "
             "trial scoring its fraction of matching live heads: heads of one model are not independent), "
-            "Clopper–Pearson 95 % interval" + budget,
+            "Clopper–Pearson 95 % interval" + _NEEDS_TRAINING,
             "all heads",
             paper_settings=PAPER_TRAINING,
         ),
@@ -281,16 +278,14 @@ def _fig22_claims() -> list[Claim]:
             f"{_SRC}, Fig. 3.1",
             "effect direction",
             "E(ŷ − ŷ_dgd)² − E(ŷ − ŷ_pgd(Σ⁻¹))² > 0 (each GD at the model's own least-squares step), paired on "
-            f"n_eval prompts, {ci}; Σ_ij = ρ^|i−j| (the paper does not say which Σ)" + budget,
+            f"n_eval prompts, {_CI}; Σ_ij = ρ^|i−j| (the paper does not say which Σ)" + _NEEDS_TRAINING,
             "Ω ≈ Σ⁻¹",
         ),
     ]
 
 
 def _extension_claims() -> list[Claim]:
-    budget = f"; needs ≥ {TRAINED_MIN_STEPS:,} Adam steps"
-    ci = f"95 % CI ({_SEEDS_SE})"
-    welch = f"{ci[:-1]}; Welch–Satterthwaite degrees of freedom for the difference)"
+    welch = f"{_CI[:-1]}; Welch–Satterthwaite degrees of freedom for the difference)"
     mt_src = f"{_SRC}, Figs. 3.2–3.5 (the authors' icl_linear_multitask.ipynb)"
     share = (
         "a head's share of task n = the rise of task n's error when the head is removed, over the task's error "
@@ -302,7 +297,7 @@ def _extension_claims() -> list[Claim]:
             "With 2 < H < 2N (N = 2 tasks, H = 3) heads serve both tasks at once (superposition)",
             mt_src,
             "effect direction",
-            share + f"; sharing > 0, {ci[:-1]}; smallest effect of interest 0.05)" + budget,
+            share + f"; sharing > 0, {_CI[:-1]}; smallest effect of interest 0.05)" + _NEEDS_TRAINING,
             "superposition",
             paper_settings=MT_CODE,
         ),
@@ -311,8 +306,8 @@ def _extension_claims() -> list[Claim]:
             "With H = 2N = 4 each head pair serves one task: no head serves both tasks",
             mt_src,
             "effect direction",
-            share + f"; for H = 4, 0.05 − sharing > 0, {ci[:-1]}; sharing below the smallest effect of interest "
-            "0.05; a head that serves both tasks disagrees)" + budget,
+            share + f"; for H = 4, 0.05 − sharing > 0, {_CI[:-1]}; sharing below the smallest effect of interest "
+            "0.05; a head that serves both tasks disagrees)" + _NEEDS_TRAINING,
             "one head pair per task",
             paper_settings=MT_CODE,
         ),
@@ -323,7 +318,7 @@ def _extension_claims() -> list[Claim]:
             "theory vs simulation",
             "mean task error of H = 3 − H = 4 (each paired through per-task debiased GD, the mean over the two "
             "tasks paired per prompt; results without that mean: per-task SEs combined as if independent) within "
-            f"±5 % of H = 4's, {welch}" + budget,
+            f"±5 % of H = 4's, {welch}" + _NEEDS_TRAINING,
             "same predictor",
             paper_settings=MT_CODE,
         ),
@@ -334,7 +329,7 @@ def _extension_claims() -> list[Claim]:
             "theory vs simulation",
             "mean task error of H = 4 within ±5 % of per-task debiased GD on its support at the least-squares step, "
             "paired per prompt over both tasks (results without that mean: per-task SEs combined as if "
-            f"independent), {ci}" + budget,
+            f"independent), {_CI}" + _NEEDS_TRAINING,
             "2μ̆ω̆ ≈ 1 per task",
             paper_settings=MT_CODE,
         ),
@@ -344,8 +339,6 @@ def _extension_claims() -> list[Claim]:
 
 def _ratio_claims() -> list[Claim]:
     """Thm 1's Bayes-risk ratio bound."""
-    budget = f"; needs ≥ {TRAINED_MIN_STEPS:,} Adam steps"
-    ci = f"95 % CI ({_SEEDS_SE})"
     out = [
         Claim(
             "thm1-ratio/dgd-large-d",
@@ -374,7 +367,7 @@ def _ratio_claims() -> list[Claim]:
             "The trained H = 2 model is within Thm 1's factor of the Bayes risk",
             f"{_SRC}, Thm 1 (Bayes risk) and Fig. 2.4",
             "effect direction",
-            f"bound − error(model)/error(Bayes) > 0 at L = n_train, paired on n_eval prompts, {ci}" + budget,
+            f"bound − error(model)/error(Bayes) > 0 at L = n_train, paired on n_eval prompts, {_CI}" + _NEEDS_TRAINING,
             "ratio ≤ 2.085",
             paper_settings=PAPER_TRAINING,
         ),
@@ -384,8 +377,6 @@ def _ratio_claims() -> list[Claim]:
 
 def _activation_claims() -> list[Claim]:
     """The activation ablation (Fig. 4.2): η_eff, the debiased-GD predictor and zero-sum OV for every f."""
-    budget = f"; needs ≥ {TRAINED_MIN_STEPS:,} Adam steps"
-    ci = f"95 % CI ({_SEEDS_SE})"
     out = []
     for att in ("softmax",) + ACTIVATION_NAMES:
         f = {
@@ -403,7 +394,8 @@ def _activation_claims() -> list[Claim]:
                 "theory vs simulation",
                 "least-squares step of the model's ŷ on debiased GD within ±10 % of 2C_f‖ω‖∞‖μ‖∞ read off the "
                 "weights (its mean over seeds, taken as exact), 95 % CI (one seed: robust SE over the n_eval "
-                "held-out prompts, normal quantile; several: SE of the fitted step over seeds, Student t)" + budget,
+                "held-out prompts, normal quantile; several: SE of the fitted step over seeds, Student t)"
+                + _NEEDS_TRAINING,
                 "2C_f‖ω‖∞‖μ‖∞",
             )
         )
@@ -415,7 +407,7 @@ def _activation_claims() -> list[Claim]:
                     src,
                     "theory vs simulation",
                     "error (paired through debiased GD at η*) within ±3 % of the exact debiased-GD risk, "
-                    f"{ci}" + budget,
+                    f"{_CI}" + _NEEDS_TRAINING,
                     "same patterns",
                 )
             )
@@ -426,7 +418,7 @@ def _activation_claims() -> list[Claim]:
             f"{_SRC}, Fig. 4.2",
             "effect direction",
             f"{ZERO_SUM_MAX:g} − |Σμ|/Σ|μ| > 0 (|Σμ| below {ZERO_SUM_MAX * 100:g} % of Σ|μ|), mean over the "
-            "activation-ablation models, SE over models (95 % Student-t CI)" + budget,
+            "activation-ablation models, SE over models (95 % Student-t CI)" + _NEEDS_TRAINING,
             "same patterns",
         )
     )
