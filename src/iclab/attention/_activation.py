@@ -43,12 +43,18 @@ def _check_c(C) -> float:
     return float(C)
 
 
-def _normalise(activation, scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
-    """``f / f.sum(-1)`` with ``f = activation(scores)`` over visible keys; masked keys and keys scored −inf 0; a zero
-    row sum gives zeros."""
+def _hidden(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    """The keys that get weight 0: masked out, or scored −inf (a mask by score)."""
     hidden = torch.isneginf(scores)
     if mask is not None:
         hidden = hidden | ~torch.broadcast_to(mask, scores.shape)
+    return hidden
+
+
+def _normalise(activation, scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    """``f / f.sum(-1)`` with ``f = activation(scores)`` over visible keys; masked keys and keys scored −inf 0; a zero
+    row sum gives zeros."""
+    hidden = _hidden(scores, mask)
     f = activation(scores.masked_fill(hidden, 0.0)).masked_fill(hidden, 0.0)
     denom = f.sum(-1, keepdim=True)
     return f / torch.where(denom == 0, torch.ones_like(denom), denom) * (denom != 0)
@@ -76,9 +82,7 @@ def one_plus_tanh_attention_weights(scores: torch.Tensor, mask: torch.Tensor | N
 
     Since :math:`1 + \\tanh s = 2\\sigma(2s)`, the weights are the softmax of :math:`\\log\\sigma(2s_k)` over the
     visible keys: exact, and no row sum underflows (a lone key at s = −300 still gets weight 1 in float32)."""
-    hidden = torch.isneginf(scores)
-    if mask is not None:
-        hidden = hidden | ~torch.broadcast_to(mask, scores.shape)
+    hidden = _hidden(scores, mask)
     log_f = torch.nn.functional.logsigmoid(2.0 * scores.masked_fill(hidden, 0.0)).masked_fill(hidden, -math.inf)
     return torch.softmax(log_f, dim=-1).nan_to_num(0.0)  # a fully masked row: 0/0 -> zeros
 
