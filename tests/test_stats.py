@@ -12,6 +12,7 @@ from iclab.stats import (
     DISAGREES,
     NOT_JUDGED,
     Verdict,
+    binary_floor_ci,
     bootstrap_ci,
     judge_direction,
     judge_equivalence,
@@ -108,7 +109,5 @@ def test_bootstrap_interval_contains_its_estimate(values):
 
 
 def test_binary_floor_ci_widens_only_a_too_narrow_interval():
-    from iclab.stats import binary_floor_ci
-
     assert binary_floor_ci(0.0, 0.0, 0.0, 120) == (-0.025, 0.025)  # no answer changed: ±3/120
     assert binary_floor_ci(0.1, -0.2, 0.4, 120) == (-0.2, 0.4)  # already wider: unchanged

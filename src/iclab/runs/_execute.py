@@ -15,13 +15,11 @@ sweep with one :class:`~iclab.runs._store.StoreWriteError` saying that every fin
 
 from __future__ import annotations
 
-import dataclasses
-
 import os
 import sys
 import time
 from contextlib import closing, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -84,8 +82,8 @@ class Sweep:
         if len({t.key for t in tasks}) != len(tasks):  # e.g. --set l_values=10,10
             seen: set[str] = set()
             dup = next(t.cell for t in tasks if t.key in seen or seen.add(t.key))
-            fields = dataclasses.fields(self.config) if dataclasses.is_dataclass(self.config) else ()
-            values = {f.name: getattr(self.config, f.name) for f in fields}
+            names = [f.name for f in fields(self.config)] if is_dataclass(self.config) else []
+            values = {k: getattr(self.config, k) for k in names}
             repeated = [k for k, v in values.items() if isinstance(v, (tuple, list)) and len(set(map(repr, v))) < len(v)]
             where = ", ".join(repeated) if repeated else "the grid fields"
             raise ConfigError(repeated[0] if repeated else "config", dup, message=f"experiment {self.name!r}: the config "
