@@ -30,7 +30,8 @@ def test_approx_softmax_is_first_order_softmax():
 
 
 def test_softmax_temperature_limits():
-    s = torch.randn(5, 13, dtype=torch.float64)
+    # seeded: an unseeded draw whose top two scores lie within ~1e-3 is not one-hot at τ = 1e-4 (a flaky failure)
+    s = torch.randn(5, 13, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
     torch.testing.assert_close(softmax(s, tau=1e6), torch.full_like(s, 1 / 13), atol=1e-5, rtol=0)
     hard = torch.nn.functional.one_hot(s.argmax(-1), 13).to(s.dtype)
     torch.testing.assert_close(softmax(s, tau=1e-4), hard, atol=1e-6, rtol=0)
