@@ -125,3 +125,25 @@ def test_comparisons_csv_and_summary_json_carry_every_field(two_runs):
     summary = json.loads((root / "b" / "summary.json").read_text())
     assert {c["id"] for c in summary["comparisons"]} == {"lognormal-mean", "grows-with-1/tau", "needs-many-cells"}
     assert (root / "report" / "figures" / "fx_other-lognormal_mean.csv").exists()
+
+
+def test_combined_report_counts_the_claims_of_a_run_without_summary(two_runs, tmp_path):
+    """A run folder without ``summary.json`` (stopped before its report) is re-judged from its store; one without a
+    readable store keeps its declared claims as "not measured". Before, both lost every claim from the ledger."""
+    import shutil
+
+    root, _ = two_runs
+    with_cells, without_store = tmp_path / "a", tmp_path / "b"
+    shutil.copytree(root / "a", with_cells)
+    shutil.copytree(root / "b", without_store)
+    kept = {c["id"]: c["verdict"] for c in json.loads((with_cells / "summary.json").read_text())["comparisons"]}
+    for folder in (with_cells, without_store):
+        (folder / "summary.json").unlink()
+    (without_store / "results.sqlite").unlink()
+    write_combined_report([with_cells, without_store], tmp_path / "report")
+    rows = pd.read_csv(tmp_path / "report" / "comparisons.csv", keep_default_na=False)
+    assert len(rows) == 6  # 3 declared claims per experiment, none dropped
+    rejudged = rows[rows["experiment"] == "fx_sweep"]
+    assert len(rejudged) == len(kept) and sorted(rejudged["verdict"]) == sorted(kept.values())
+    unmeasured = rows[rows["experiment"] == "fx_other"]
+    assert (unmeasured["verdict"] == "not judged").all() and unmeasured["reason"].str.contains("not measured").all()
