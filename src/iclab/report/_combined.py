@@ -22,13 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-import pandas as pd
-
-from iclab.errors import IclabError
-from iclab.experiments import get_experiment, load_run
-from iclab.experiments._judge import COMPARISON_FIELDS, Comparison, judge_run
+from iclab.experiments import get_experiment
+from iclab.experiments._judge import COMPARISON_FIELDS, Comparison
 from iclab.report._html import html_table, md_to_html, page, slug, verdict_cell
-from iclab.report._run_report import comparison_table_md, fmt_seconds, tally, tally_line
+from iclab.report._run_report import comparison_table_md, fmt_seconds, rejudged_summary, tally, tally_line
 from iclab.runs import git_revision, iclab_version
 from iclab.stats import AGREES, DISAGREES, NOT_JUDGED
 
@@ -60,33 +57,8 @@ def _load(run_dir: Path) -> _Run:
     meta = json.loads((run_dir / "config.json").read_text())
     exp = get_experiment(meta["experiment"])
     path = run_dir / "summary.json"
-    summary = json.loads(path.read_text()) if path.exists() else _rejudged(run_dir, exp)
+    summary = json.loads(path.read_text()) if path.exists() else rejudged_summary(run_dir, exp)
     return _Run(run_dir, meta, exp, summary)
-
-
-def _rejudged(run_dir: Path, exp) -> dict:
-    """The comparisons of a run folder without ``summary.json`` (a run stopped before its report): every declared
-    claim judged on the cells it holds — "not measured" where they are missing — so the ledger's counts never
-    drop an experiment's claims."""
-    try:
-        run = load_run(run_dir)
-        results, failed, config = run.results, run.failed, run.config
-    except IclabError as exc:  # an unreadable store: the claims are declared all the same, none measured
-        config = exp.config_cls.from_dict(json.loads((run_dir / "config.json").read_text())["config"])
-        results = failed = pd.DataFrame()
-        errors = [f"results not read: {exc}"]
-    else:
-        errors = []
-    rows, judge_errors = judge_run(
-        paper=exp.paper,
-        experiment=exp.name,
-        config=config,
-        results=results,
-        failed=failed,
-        claims=exp.claims,
-        compare=exp.compare,
-    )
-    return {"comparisons": [r.as_dict() for r in rows], "errors": errors + judge_errors}
 
 
 def _by_paper(runs: list[_Run]) -> list[tuple[str, list[_Run]]]:

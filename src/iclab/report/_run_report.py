@@ -6,7 +6,10 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from iclab.experiments import Experiment, get_experiment, run_experiment
+import pandas as pd
+
+from iclab.errors import IclabError
+from iclab.experiments import Experiment, get_experiment, load_run, run_experiment
 from iclab.experiments._judge import Comparison, judge_run
 from iclab.runs import ResultStore, RunResult
 from iclab.stats import AGREES, DISAGREES, KINDS, NOT_JUDGED, VERDICTS
@@ -22,6 +25,7 @@ __all__ = [
     "run_timing",
     "fmt_seconds",
     "judge",
+    "rejudged_summary",
     "tally",
     "tally_line",
 ]
@@ -196,3 +200,28 @@ def run_and_report(
     result = run_experiment(name, preset, overrides, seed, **kwargs)
     write_run_report(get_experiment(name), result.config, result)
     return result
+
+
+def rejudged_summary(run_dir: Path, exp: Experiment) -> dict[str, Any]:
+    """The comparisons of a run folder without ``summary.json`` (a run stopped before its report): every declared
+    claim judged on the cells it holds — "not measured" where they are missing — so the ledger's counts never
+    drop an experiment's claims."""
+    try:
+        run = load_run(run_dir)
+        results, failed, config = run.results, run.failed, run.config
+    except IclabError as exc:  # an unreadable store: the claims are declared all the same, none measured
+        config = exp.config_cls.from_dict(json.loads((run_dir / "config.json").read_text())["config"])
+        results = failed = pd.DataFrame()
+        errors = [f"results not read: {exc}"]
+    else:
+        errors = []
+    rows, judge_errors = judge_run(
+        paper=exp.paper,
+        experiment=exp.name,
+        config=config,
+        results=results,
+        failed=failed,
+        claims=exp.claims,
+        compare=exp.compare,
+    )
+    return {"comparisons": [r.as_dict() for r in rows], "errors": errors + judge_errors}
