@@ -123,3 +123,24 @@ def test_checker_catches_undefined_macros_raw_tex_and_missing_mathjax(site, chro
 
     value, _ = _math(_page(tmp_path, good, mathjax=False), chromium)
     assert value == {"loaded": False}
+
+
+def test_build_without_the_mathjax_package_stops_with_one_line(monkeypatch):
+    """The docs hook fails the build with the install step when the MathJax package is missing (no CDN fallback)."""
+    import importlib.metadata
+    import importlib.util
+
+    from mkdocs.exceptions import PluginError
+
+    spec = importlib.util.spec_from_file_location("mathjax_hook", ROOT / "docs" / "_hooks" / "mathjax.py")
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    assert hook.mathjax_files(hook.mathjax_es5())  # installed here: the component and its fonts
+
+    def missing(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(hook.importlib.metadata, "distribution", missing)
+    with pytest.raises(PluginError, match=r"django-static-mathjax, which is not installed: pip install") as err:
+        hook.mathjax_es5()
+    assert "\n" not in str(err.value)

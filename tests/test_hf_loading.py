@@ -114,6 +114,7 @@ def test_missing_gguf_reader_is_one_line_with_the_install_step(monkeypatch, tmp_
         load_model("smollm2", cache_dir=tmp_path)
 
 
+@pytest.mark.slow
 def test_example_without_its_model_package_ends_in_one_line_not_a_traceback(tmp_path):
     """What a user of a fresh install sees running an example before ``iclab models install``."""
     root = Path(__file__).resolve().parents[1]
