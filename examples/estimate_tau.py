@@ -1,7 +1,9 @@
 """Estimate the attention temperature for a distribution shift: few-shot country → capital prompts whose
 demonstrations are clean, against the same prompts with half of the demonstrations' answers wrong. The moment rule
-gives one τ per layer (τ_ℓ = ρ_ℓ(shifted) / ρ_ℓ(clean), ρ = Var/mean of the pre-softmax scores); a grid search
-picks the global τ with the best exact match on held-out questions (``iclab.hf.estimate_tau``).
+gives one τ per layer: ``estimate_tau``'s default spread rule τ_ℓ = σ_ℓ(shifted) / σ_ℓ(clean), σ_ℓ the within-row
+standard deviation of layer ℓ's pre-softmax scores at the answer position (docs/papers/temperature.md §5.4; the
+Var/mean reading is ``rule="var/mean"``); a grid search picks the global τ with the best exact match on held-out
+questions (``iclab.hf.estimate_tau``).
 
     python examples/estimate_tau.py [--model smollm2|PATH] [--grid 0.75 1 1.5]
 """
@@ -9,9 +11,11 @@ picks the global τ with the best exact match on held-out questions (``iclab.hf.
 from __future__ import annotations
 
 import argparse
+import sys
 
 import torch
 
+from iclab.errors import IclabError
 from iclab.hf import estimate_tau, load_model
 
 CAPITALS = [
@@ -81,4 +85,7 @@ if __name__ == "__main__":
     parser.add_argument("--model", default="smollm2", help="smollm2, a local folder or a cached hub id")
     parser.add_argument("--grid", type=float, nargs="+", default=[0.75, 1.0, 1.5], help="global τ grid")
     args = parser.parse_args()
-    main(args.model, args.grid)
+    try:
+        main(args.model, args.grid)
+    except IclabError as exc:  # e.g. the model's package is not installed: one line with the install step
+        sys.exit(f"error: {exc}")

@@ -8,9 +8,11 @@ at the answer position, their ratio ρ = Var/mean (the statistic of the moment r
 from __future__ import annotations
 
 import argparse
+import sys
 
 import pandas as pd
 
+from iclab.errors import IclabError
 from iclab.hf import load_model, probe_prompts
 
 PROMPTS = [
@@ -37,4 +39,7 @@ def main(model_name: str) -> pd.DataFrame:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="smollm2", help="smollm2, minilm, a local folder or a cached hub id")
-    main(parser.parse_args().model)
+    try:
+        main(parser.parse_args().model)
+    except IclabError as exc:  # e.g. the model's package is not installed: one line with the install step
+        sys.exit(f"error: {exc}")

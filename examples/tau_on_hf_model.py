@@ -8,9 +8,11 @@ divided by τ (``iclab.hf.with_temperature``; τ = 1 is the stock model bit for 
 from __future__ import annotations
 
 import argparse
+import sys
 
 import torch
 
+from iclab.errors import IclabError
 from iclab.hf import load_model, with_temperature
 
 PROMPT = "Country: France\nCapital: Paris\nCountry: Japan\nCapital: Tokyo\nCountry: Italy\nCapital:"
@@ -42,4 +44,7 @@ if __name__ == "__main__":
     parser.add_argument("--model", default="smollm2", help="smollm2, minilm, a local folder or a cached hub id")
     parser.add_argument("--taus", type=float, nargs="+", default=[0.5, 1.0, 2.0, 4.0], help="temperatures")
     args = parser.parse_args()
-    main(args.model, args.taus)
+    try:
+        main(args.model, args.taus)
+    except IclabError as exc:  # e.g. the model's package is not installed: one line with the install step
+        sys.exit(f"error: {exc}")

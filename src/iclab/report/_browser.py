@@ -3,7 +3,8 @@
 Talks the Chrome DevTools Protocol over ``--remote-debugging-pipe`` (file descriptors 3 and 4, messages
 separated by NUL bytes), so it needs nothing beyond the standard library and a ``chromium`` binary: it loads
 the page from ``file://``, collects console errors and uncaught exceptions, reads every ``<img>``'s
-``naturalWidth``/``naturalHeight`` after the ``load`` event, and saves a PNG screenshot.
+``naturalWidth``/``naturalHeight`` after the ``load`` event, optionally evaluates one JavaScript expression
+(awaiting its promise: e.g. MathJax's typesetting, ``tests/test_docs_math.py``), and saves a PNG screenshot.
 """
 
 from __future__ import annotations
@@ -30,12 +31,14 @@ _IMAGES_JS = (
 
 @dataclass
 class PageCheck:
-    """What the browser saw: console errors, images (alt, naturalWidth, naturalHeight), page title."""
+    """What the browser saw: console errors, images (alt, naturalWidth, naturalHeight), page title, and the value
+    of ``check_page``'s ``evaluate`` expression."""
 
     errors: list[str] = field(default_factory=list)
     images: list[dict] = field(default_factory=list)
     title: str = ""
     screenshot: Path | None = None
+    value: object = None
 
     @property
     def broken_images(self) -> list[dict]:
@@ -126,8 +129,11 @@ def _chromium_args(binary: str, profile: str, width: int, height: int) -> list[s
     ]
 
 
-def _inspect(cdp: "_Pipe", url: str, width: int, height: int, screenshot: str | Path | None) -> PageCheck:
-    """Open ``url`` in a new tab of the browser behind ``cdp``: images, title, console errors, a screenshot."""
+def _inspect(
+    cdp: "_Pipe", url: str, width: int, height: int, screenshot: str | Path | None, evaluate: str | None = None
+) -> PageCheck:
+    """Open ``url`` in a new tab of the browser behind ``cdp``: images, title, ``evaluate``'s value, console errors,
+    a screenshot."""
     target = cdp.send("Target.createTarget", {"url": "about:blank"})["targetId"]
     sid = cdp.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
     for domain in ("Page", "Runtime", "Log"):
@@ -147,6 +153,9 @@ def _inspect(cdp: "_Pipe", url: str, width: int, height: int, screenshot: str | 
         "result"
     ].get("value", "")
     result = PageCheck(images=images, title=title)
+    if evaluate is not None:
+        params = {"expression": evaluate, "returnByValue": True, "awaitPromise": True}
+        result.value = cdp.send("Runtime.evaluate", params, session=sid)["result"].get("value")
     if screenshot is not None:
         png = cdp.send("Page.captureScreenshot", {"format": "png"}, session=sid)["data"]
         shot = Path(screenshot)
@@ -165,8 +174,12 @@ def check_page(
     height: int = 1600,
     timeout: float = 60.0,
     chromium: str | None = None,
+    evaluate: str | None = None,
 ) -> PageCheck:
     """Load ``html`` in headless Chromium; return console errors and image sizes; optionally save a screenshot.
+
+    ``evaluate``: a JavaScript expression run after the ``load`` event (a promise is awaited, before the screenshot);
+    its JSON value is ``PageCheck.value``.
 
     Raises ``FileNotFoundError`` when no Chromium is installed.
     """
@@ -192,7 +205,7 @@ def check_page(
         os.close(from_w)
         cdp = _Pipe(to_w, from_r, time.monotonic() + timeout)
         try:
-            result = _inspect(cdp, url, width, height, screenshot)
+            result = _inspect(cdp, url, width, height, screenshot, evaluate)
             try:
                 cdp.send("Browser.close")
             except (RuntimeError, TimeoutError, OSError):

@@ -48,6 +48,6 @@ def run_delta_cell(config, cell: dict) -> dict:
     model, tok, src = load_model(name)
     causal = name != "minilm"
     limit = config.delta_tokens if causal else min(config.delta_tokens, 512)
-    ids = tok(country_text(cell["seed"]), return_tensors="pt")["input_ids"][:, :limit]
+    ids = tok(country_text(cell["seed"]), return_tensors="pt", verbose=False)["input_ids"][:, :limit]  # sliced
     d = logit_spreads(model, ids, causal)  # (L, H, rows)
     return {"source": src, "text": "countryinfo sentences", "tokens": int(ids.shape[1]), **_summary(d)}
