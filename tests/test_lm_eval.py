@@ -176,3 +176,10 @@ def test_importing_iclab_hf_does_not_import_lm_eval():
     code = "import sys, iclab, iclab.hf; print('lm_eval' in sys.modules)"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ})
     assert proc.stdout.strip() == "False", proc.stderr
+
+
+def test_the_iclab_lm_eval_command_is_declared():
+    import tomllib
+
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["iclab-lm-eval"] == "iclab.hf._lm_eval:main"
