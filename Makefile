@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 # Extras in the lock: everything `make run` and `make test` use.
-LOCK_EXTRAS := ray llm mlflow wandb tensorboard docs dev
+LOCK_EXTRAS := ray llm mlflow wandb tensorboard lm-eval docs dev
 # The lock's one fixed point: torch 2.13.0, CPU build (any range admitting a newer torch pulls a CUDA build).
 TORCH_PIN := torch==2.13.0
 export HF_HUB_OFFLINE := 1

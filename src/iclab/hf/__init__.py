@@ -3,8 +3,12 @@
 tasks used to evaluate them (arXiv:2511.01292 §5.2, docs/papers/temperature.md §3.9, §5.3–5.4; the adaptive
 temperature of arXiv:2410.01104 Fig. 4 and its logit spread δ, docs/papers/dispersion.md §3.5, §5.4).
 
-Importing this package does not import ``transformers``; the functions do, when called.
+Importing this package does not import ``transformers``; the functions do, when called. ``IclabHFLM`` (the
+lm-evaluation-harness model ``iclab-hf``, ``iclab.hf._lm_eval``) is imported on first use and needs the ``lm-eval``
+extra.
 """
+
+from typing import Any
 
 from iclab.hf._loading import (
     load_model,
@@ -129,3 +133,12 @@ __all__ = [
     "attention_extremes",
     "EXTREMES",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``iclab.hf.IclabHFLM`` is imported on first use: importing it imports (and registers with) lm-eval."""
+    if name == "IclabHFLM":
+        from iclab.hf._lm_eval import IclabHFLM
+
+        return IclabHFLM
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
