@@ -1,6 +1,14 @@
 """Attention normalisers over the key axis, one registry for every model (see ``_registry``)."""
 
-from iclab.attention._registry import check_params, get_normaliser, normalise, normaliser_names, register_normaliser
+from iclab.attention._registry import (
+    check_params,
+    get_normaliser,
+    normalise,
+    normaliser_kind,
+    normaliser_names,
+    register_normaliser,
+)
+from iclab.attention._numerics import row_sum_tolerance
 from iclab.attention._softmax import approx_softmax, check_tau, linear_attention_weights, softmax, visible_count
 from iclab.attention._adaptive import *  # noqa: F401,F403
 from iclab.attention._alternatives import *  # noqa: F401,F403
@@ -14,6 +22,8 @@ __all__ = [
     "check_params",
     "normalise",
     "normaliser_names",
+    "normaliser_kind",
+    "row_sum_tolerance",
     "register_normaliser",
     "softmax",
     "approx_softmax",
