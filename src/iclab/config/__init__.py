@@ -1,21 +1,25 @@
-"""Frozen, validated configuration dataclasses: parsing ``--set key=value`` overrides and hashing.
+"""Frozen, validated configuration dataclasses: the ``check_*`` helpers, hashing and the :class:`Config` mixin.
 
 Every experiment config is a frozen dataclass deriving from :class:`Config`. Validation happens in
 ``__post_init__`` (call the ``check_*`` helpers) so a bad value raises one :class:`ConfigError` where
-it enters, naming the field, the value and what is allowed.
+it enters, naming the field, the value and what is allowed. Before a config's own ``__post_init__``, one rule
+holds every list-valued field (:func:`check_list_fields`): at least one element unless its default is empty or the
+class names it in ``MAY_BE_EMPTY``, and no empty (blank) string element. Parsing ``--set`` values and config files is in
+``_values``; what ``iclab show`` prints, in ``_fields``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import math
-import types
 import typing
-from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, ClassVar, Iterable, Mapping
 
+from iclab.config._fields import FieldInfo, describe_fields, field_docs
+from iclab.config._values import CONFIG_FILE_SUFFIXES, coerce_value, parse_overrides, read_config_file
 from iclab.errors import ConfigError, short_repr
 
 __all__ = [
@@ -37,10 +41,10 @@ __all__ = [
     "FieldInfo",
     "field_docs",
     "describe_fields",
+    "check_list_fields",
 ]
 
 MAX_SEEDS = 1000  # seeds or repeats that multiply a grid (more would make a sweep of millions of cells)
-CONFIG_FILE_SUFFIXES = (".toml", ".yaml", ".yml", ".json")
 
 
 def stable_json(obj: Any) -> str:
@@ -114,8 +118,57 @@ def check_probability(field: str, value: float) -> None:
         raise ConfigError(field, value, "a number in [0, 1]")
 
 
+@functools.cache
+def _list_fields(cls: type) -> dict[str, bool]:
+    """``{name: may be empty}`` for the fields of the dataclass ``cls`` declared as a tuple or list (alone or in a
+    union): a field may be empty when its class default is empty or ``cls.MAY_BE_EMPTY`` names it."""
+    hints = typing.get_type_hints(cls)
+
+    def is_list(hint: Any) -> bool:
+        origin = typing.get_origin(hint)
+        return origin in (tuple, list) or any(is_list(a) for a in typing.get_args(hint) if origin is not None)
+
+    def empty_default(f: dataclasses.Field) -> bool:
+        default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+        return isinstance(default, (tuple, list)) and not default
+
+    named = getattr(cls, "MAY_BE_EMPTY", ())
+    return {f.name: f.name in named or empty_default(f) for f in dataclasses.fields(cls) if is_list(hints[f.name])}
+
+
+def check_list_fields(config: Any) -> None:
+    """The one rule for list-valued fields: ConfigError unless each holds at least one element and no element is
+    an empty or blank string. A field may be empty only where the class says what empty means: its default is
+    empty, or ``MAY_BE_EMPTY`` names it (e.g. "skip that part"). An empty list that a sweep would silently skip
+    (a figure that disappears) is never a setting."""
+    for name, may_be_empty in _list_fields(type(config)).items():
+        value = getattr(config, name)
+        if not isinstance(value, (tuple, list)):
+            continue  # None, or a type error the config's own check names
+        if not value and not may_be_empty:
+            raise ConfigError(name, value, "a non-empty list")
+        if any(isinstance(v, str) and not v.strip() for v in value):
+            raise ConfigError(name, value, "a list without empty elements")
+
+
 class Config:
-    """Mixin for frozen dataclass configs: ``to_dict``, ``with_overrides`` and a stable ``hash``."""
+    """Mixin for frozen dataclass configs: ``to_dict``, ``with_overrides`` and a stable ``hash``; every subclass's
+    ``__post_init__`` starts with :func:`check_list_fields`."""
+
+    MAY_BE_EMPTY: ClassVar[tuple[str, ...]] = ()  # list fields for which empty is a documented setting
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("__post_init__")
+        if own is None and hasattr(cls, "__post_init__"):
+            return  # inherited from a Config subclass, which checks already
+
+        def __post_init__(self, *args: Any) -> None:
+            check_list_fields(self)
+            if own is not None:
+                own(self, *args)
+
+        cls.__post_init__ = __post_init__  # type: ignore[attr-defined]
 
     def to_dict(self) -> dict[str, Any]:
         return json.loads(stable_json(dataclasses.asdict(self)))  # type: ignore[arg-type]
@@ -136,7 +189,7 @@ class Config:
                 f"{cls.__name__}; allowed keys: " + ", ".join(sorted(fields)),
             )
         hints = typing.get_type_hints(cls)
-        return cls(**{k: _coerce_value(k, v, hints[k]) for k, v in data.items()})  # type: ignore[call-arg]
+        return cls(**{k: coerce_value(k, v, hints[k]) for k, v in data.items()})  # type: ignore[call-arg]
 
     def with_overrides(self, overrides: Mapping[str, Any]):
         """A copy with ``overrides`` applied; string values (from ``--set key=value``) are parsed by field type."""
@@ -152,224 +205,8 @@ class Config:
                     "allowed keys: " + ", ".join(sorted(fields)),
                 )
         hints = typing.get_type_hints(type(self))
-        values = {k: _coerce_value(k, v, hints[k]) for k, v in overrides.items()}
+        values = {k: coerce_value(k, v, hints[k]) for k, v in overrides.items()}
         return dataclasses.replace(self, **values)  # type: ignore[type-var]
-
-
-def parse_overrides(pairs: Iterable[str]) -> dict[str, str]:
-    """Parse ``["a=1", "b=x"]`` into a dict; a pair without ``=`` is a ConfigError."""
-    out: dict[str, str] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError("--set", pair, "key=value")
-        out[key.strip()] = value.strip()
-    return out
-
-
-def read_config_file(path: str | Path) -> dict[str, Any]:
-    """Config fields from a TOML, YAML or JSON file (by suffix): one flat table/mapping ``{field: value}``.
-
-    The values are overrides like ``--set`` ones (``iclab run NAME --config FILE``; ``--set`` wins over the file),
-    checked by the config itself. A missing file, an unknown suffix, bad syntax or a nested table is a
-    ConfigError naming the file."""
-    p = Path(path)
-    if p.suffix.lower() not in CONFIG_FILE_SUFFIXES:
-        raise ConfigError("--config", str(path), "a .toml, .yaml, .yml or .json file")
-    if not p.is_file():
-        raise ConfigError("--config", str(path), "an existing file")
-    text = p.read_text(encoding="utf-8")
-    try:
-        data = _parse_config_text(text, p.suffix.lower())
-    except ValueError as exc:  # tomllib, json and yaml errors all derive from ValueError here
-        raise ConfigError("--config", str(path), f"valid {p.suffix.lstrip('.').upper()} ({exc})") from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict) or any(isinstance(v, dict) for v in data.values()):
-        raise ConfigError("--config", str(path), "one flat table of config fields (field = value)")
-    return data
-
-
-def _parse_config_text(text: str, suffix: str) -> Any:
-    if suffix == ".toml":
-        import tomllib
-
-        return tomllib.loads(text)
-    if suffix == ".json":
-        return json.loads(text)
-    import yaml
-
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ValueError(str(exc).replace("\n", " ")) from None
-
-
-@dataclasses.dataclass(frozen=True)
-class FieldInfo:
-    """One config field as ``iclab show`` prints it: name, type, value, class default, allowed values, meaning."""
-
-    name: str
-    type: str
-    value: Any
-    default: Any
-    allowed: str
-    doc: str
-
-
-def field_docs(cls: type) -> dict[str, str]:
-    """The one-line meaning of each field, read from the ``Fields:`` section of ``cls``'s docstring
-    (``name: text``, continuation lines indented deeper)."""
-    docs: dict[str, str] = {}
-    lines = (cls.__doc__ or "").expandtabs().splitlines()
-    start = next((i for i, line in enumerate(lines) if line.strip() == "Fields:"), None)
-    if start is None:
-        return docs
-    indent, name = None, None
-    for line in lines[start + 1 :]:
-        if not line.strip():
-            continue
-        depth = len(line) - len(line.lstrip())
-        indent = depth if indent is None else indent
-        if depth < indent:
-            break  # the section ended
-        key, sep, text = line.strip().partition(":")
-        if depth == indent and sep and key.isidentifier():
-            name = key
-            docs[name] = text.strip()
-        elif name is not None:
-            docs[name] += " " + line.strip()
-    return docs
-
-
-def describe_fields(config: Any) -> list[FieldInfo]:
-    """Every field of the config instance ``config``, in declaration order (see :class:`FieldInfo`)."""
-    hints = typing.get_type_hints(type(config))
-    docs = field_docs(type(config))
-    out = []
-    for f in dataclasses.fields(config):
-        default = (
-            f.default
-            if f.default is not dataclasses.MISSING
-            else (f.default_factory() if f.default_factory is not dataclasses.MISSING else None)
-        )  # type: ignore[misc]
-        out.append(
-            FieldInfo(
-                f.name,
-                _type_name(hints[f.name]),
-                getattr(config, f.name),
-                default,
-                _allowed(config, f.name, hints[f.name]),
-                docs.get(f.name, ""),
-            )
-        )
-    return out
-
-
-def _type_name(hint: Any) -> str:
-    """``int``, ``tuple[float, ...]``, ``str | None`` …"""
-    return hint.__name__ if isinstance(hint, type) and not typing.get_args(hint) else str(hint).replace("typing.", "")
-
-
-def _allowed(config: Any, name: str, hint: Any) -> str:
-    """What the field accepts, as its own validation says it: the ``allowed`` text of the ConfigError that a
-    deliberately bad value raises for this field; the type when no probe is refused."""
-    for probe in _bad_values(hint):
-        try:
-            dataclasses.replace(config, **{name: probe})
-        except ConfigError as exc:
-            if exc.field == name:
-                return exc.allowed or str(exc)
-        except Exception:  # noqa: BLE001 - a validator that trips over the probe says nothing about the field
-            continue
-    if hint is bool:
-        return "true or false"
-    return f"any {_type_name(hint)}"
-
-
-def _bad_values(hint: Any) -> list[Any]:
-    """Values that a validator of a field of type ``hint`` should refuse (probes for :func:`_allowed`)."""
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin in (typing.Union, types.UnionType):
-        return [v for a in args if a is not type(None) for v in _bad_values(a)]
-    if origin in (tuple, list):
-        return [origin(v for v in (item,)) for item in _bad_values(args[0] if args else str)] + [origin()]
-    return {int: [-(10**9)], float: [float("nan"), -1e300], str: ["\x00(not a choice)"]}.get(hint, [])
-
-
-def _coerce_value(field: str, value: Any, hint: Any) -> Any:
-    """Turn a ``--set`` string (or JSON value) into the type the dataclass field declares."""
-    origin = typing.get_origin(hint)
-    args = typing.get_args(hint)
-    if origin in (typing.Union, types.UnionType):
-        if value is None or (isinstance(value, str) and value.lower() in ("none", "null")):
-            if type(None) in args:
-                return None
-        inner = [a for a in args if a is not type(None)]
-        errors = []
-        for a in inner:
-            try:
-                return _coerce_value(field, value, a)
-            except ConfigError as exc:
-                errors.append(exc)
-        raise errors[0]
-    if not isinstance(value, str):
-        return _coerce_json_value(field, value, hint)
-    text = value.strip()
-    try:
-        if hint is bool:
-            if text.lower() in ("1", "true", "yes", "on"):
-                return True
-            if text.lower() in ("0", "false", "no", "off"):
-                return False
-            raise ValueError
-        if hint is int:
-            return _int64(field, value, int(text))
-        if hint is float:
-            number = float(text)
-            if not math.isfinite(number):
-                raise ConfigError(field, value, "a finite number (nan and inf are never a setting)")
-            return number
-        if hint is str or hint is Any:
-            return text
-        if origin in (tuple, list):
-            elem = args[0] if args else str
-            parts = json.loads(text) if text.startswith("[") else [p for p in text.split(",") if p.strip()]
-            items = [_coerce_value(field, p, elem) for p in parts]
-            return tuple(items) if origin is tuple else items
-    except ConfigError:
-        raise
-    except (ValueError, json.JSONDecodeError):
-        pass
-    else:
-        return text
-    name = getattr(hint, "__name__", str(hint))
-    raise ConfigError(field, value, f"a value of type {name}")
-
-
-def _coerce_json_value(field: str, value: Any, hint: Any) -> Any:
-    """A non-string value (from ``config.json`` or a JSON list in ``--set``) checked against the field's type."""
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin in (tuple, list):
-        if not isinstance(value, (list, tuple)):
-            raise ConfigError(field, value, "a list")
-        elem = args[0] if args else Any  # tuple[T, ...] / list[T]
-        items = [_coerce_value(field, v, elem) for v in value]
-        return tuple(items) if origin is tuple else items
-    is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if hint is float:
-        if not is_number or not math.isfinite(value):
-            raise ConfigError(field, value, "a finite number")
-        return float(value)
-    if hint is int and not (isinstance(value, int) and not isinstance(value, bool)):
-        raise ConfigError(field, value, "an integer")
-    if hint is int:
-        return _int64(field, value, value)
-    if hint is bool and not isinstance(value, bool):
-        raise ConfigError(field, value, "true or false")
-    if hint is str and not isinstance(value, str):
-        raise ConfigError(field, value, "a string")
-    return value
 
 
 _DEVICE_HELP = "'cpu', 'cuda', 'cuda:N' or 'mps'"
@@ -401,10 +238,3 @@ def check_device_available(field: str, value: str) -> None:
             )
     if kind == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
         raise ConfigError(field, value, "a device this machine has (no MPS here; use cpu)")
-
-
-def _int64(field: str, raw: Any, value: int) -> int:
-    """``value`` if it fits in 64 bits (larger sizes only overflow later, in NumPy or in float arithmetic)."""
-    if not -(2**63) <= value < 2**63:
-        raise ConfigError(field, raw, "an integer that fits in 64 bits")
-    return value

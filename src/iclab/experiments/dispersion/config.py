@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -104,6 +105,7 @@ class DispersionConfig(Config):
     delta_models: tuple[str, ...] = ("minilm", "smollm2", "gemma3-270m")
     delta_tokens: int = 512
     lookup_models: tuple[str, ...] = ("gemma3-270m", "smollm2")
+    MAY_BE_EMPTY: ClassVar[tuple[str, ...]] = ("lookup_models",)  # empty: skip that part
     lookup_tasks: tuple[str, ...] = ("kv", "passkey")
     lookup_sizes: tuple[int, ...] = (8, 32, 128)
     lookup_lists: int = 3
