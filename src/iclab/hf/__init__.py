@@ -17,7 +17,15 @@ from iclab.hf._temperature import (
     attention_scores,
     model_shape,
 )
-from iclab.hf._probes import ScoreMoments, ScoreProbe, probe_attention, probe_prompts, tokenize_batch
+from iclab.hf._probes import (
+    ScoreMoments,
+    ScoreProbe,
+    check_prompts,
+    max_tokens,
+    probe_attention,
+    probe_prompts,
+    tokenize_batch,
+)
 from iclab.hf._estimate import (
     TauEstimate,
     DEFAULT_TAU_GRID,
@@ -79,6 +87,8 @@ __all__ = [
     "probe_attention",
     "probe_prompts",
     "tokenize_batch",
+    "check_prompts",
+    "max_tokens",
     "TauEstimate",
     "DEFAULT_TAU_GRID",
     "moment_rule_tau",
