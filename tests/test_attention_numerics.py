@@ -127,10 +127,13 @@ def test_rows_with_no_visible_key_are_zeros(name, dtype):
     assert normalise(name, scores, mask).double().abs().sum() == 0
 
 
-def test_one_key_scored_minus_inf_beside_one_visible_key():
-    """ssmax of a row with one visible key is weight 1 on it (before: NaN, as −inf · log 1 = NaN)."""
-    w = normalise("ssmax", torch.tensor([[float("-inf"), 3.0]]))
-    assert w.tolist() == [[0.0, 1.0]]
+@pytest.mark.parametrize("name", NAMES)
+def test_a_key_scored_minus_inf_is_a_masked_key(name):
+    """One rule for all (before: ssmax and sigmoid(bias=None) counted −inf keys in n, linear gave them −inf)."""
+    params = {"bias": None} if name == "sigmoid" else {}
+    s = torch.tensor([[1.0, 2.0, float("-inf"), float("-inf")], [0.5, -1.0, 3.0, 0.0]])
+    mask = torch.tensor([[True, True, False, False], [True, True, True, True]])
+    assert torch.equal(normalise(name, s, **params), normalise(name, s.nan_to_num(neginf=0.0), mask, **params))
 
 
 @pytest.mark.parametrize("dtype", HALF)
