@@ -1,4 +1,11 @@
-"""Attention normalisers over the key axis, one registry for every model (see ``_registry``)."""
+"""Attention normalisers over the key axis, one registry for every model (see ``_registry``).
+
+Numerics (``_numerics``): a ``simplex`` normaliser's rows sum to 1 within :func:`row_sum_tolerance` in float16,
+bfloat16, float32 and float64 for any τ; a ``signed`` one (``approx_softmax``, ``affine``) raises one ConfigError in
+half precision where rounding would move a row sum off 1; ``linear`` and ``sigmoid`` do not normalise. A key masked
+out or scored −inf gets weight 0, a row with no visible key is all zeros, and a NaN score at a visible key makes its
+row NaN (propagated, never raised: a diverging model shows as a non-finite loss).
+"""
 
 from iclab.attention._registry import (
     check_params,

@@ -76,8 +76,8 @@ def overflow_safe(
     (the row max over visible keys). Only for shift-invariant normalisers (softmax of a positive multiple of the
     scores); a row with a NaN score stays NaN."""
     s = scale(scores)  # (..., n_q, n_k)
-    if not bool((torch.isinf(s) & torch.isfinite(scores)).any()):
-        return s
+    if not bool(torch.isinf(s).any()) or not bool((torch.isinf(s) & torch.isfinite(scores)).any()):
+        return s  # the usual case costs one pass: nothing is infinite
     hidden = None if mask is None else ~torch.broadcast_to(mask, scores.shape)
     top = scores if hidden is None else scores.masked_fill(hidden, float("-inf"))
     row_max = top.amax(-1, keepdim=True)  # (..., n_q, 1)
