@@ -97,13 +97,16 @@ def check_signed_rows(
     ``out_dtype`` does not sum to 1 within :func:`row_sum_tolerance` (half precision) or is not finite (module
     docstring)."""
     visible = torch.ones_like(scores, dtype=torch.bool) if mask is None else torch.broadcast_to(mask, scores.shape)
-    checked = visible.any(-1) & ~(visible & ~torch.isfinite(scores)).any(-1)  # (..., n_q)
-    out = weights.to(out_dtype).to(torch.float64)  # (..., n_q, n_k)
-    total = out.sum(-1)  # (..., n_q)
     if out_dtype in _HALF:
-        bad = checked & ~((total - 1).abs() <= row_sum_tolerance(out_dtype, visible.sum(-1)))
+        total = weights.to(out_dtype).to(torch.float64).sum(-1)  # (..., n_q): the row sums the caller gets
+        ok = (total - 1).abs() <= row_sum_tolerance(out_dtype, visible.sum(-1))
     else:
-        bad = checked & ~torch.isfinite(total)
+        total = weights.sum(-1)  # (..., n_q)
+        ok = torch.isfinite(total)
+    if bool(ok.all()):
+        return  # the usual case: no row needs a closer look
+    checked = visible.any(-1) & ~(visible & ~torch.isfinite(scores)).any(-1)  # (..., n_q): NaN/+inf rows propagate
+    bad = checked & ~ok
     if not bool(bad.any()):
         return
     row = bad.nonzero()[0].tolist()
