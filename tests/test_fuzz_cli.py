@@ -257,3 +257,94 @@ def test_huge_values_are_refused_or_accepted_quickly_never_a_hang_or_traceback(w
 def test_the_cases_of_issue_15(workdir, argv, needle):
     outcome, err = classify_cli(argv, workdir, names=(needle,))
     assert outcome == "clear", (argv, outcome, err[-2000:])
+
+
+# --- Issue 24: list fields with empty elements; long and empty prompts (hf probe / hf tau) -----------------------
+
+
+def _list_fields():
+    """``(experiment, field, may be empty)`` for every list-valued config field of every experiment."""
+    out = []
+    for experiment, name, hint in _fields():
+        if any(typing.get_origin(h) in (tuple, list) for h in (hint, *typing.get_args(hint))):
+            cls = next(e.config_cls for e in _experiments() if e.name == experiment)
+            out.append((experiment, name, name in getattr(cls, "MAY_BE_EMPTY", ())))
+    return out
+
+
+@pytest.mark.parametrize("value", ["", "1,,2", "1,", ",1", " , ", "a,,b"])
+@pytest.mark.parametrize("field", _list_fields(), ids=lambda f: f"{f[0]}.{f[1]}")
+def test_list_fields_refuse_empty_lists_and_empty_elements(workdir, field, value):
+    """One rule (iclab.config): an empty element is refused, never dropped (``l_values=10,,20`` was stored as
+    [10, 20]); an empty list only where the config says what it means (``noise_sigmas=`` dropped Fig. 2a)."""
+    experiment, name, may_be_empty = field
+    may_run = value == "" and may_be_empty
+    outcome, err = classify_cli(
+        ["run", experiment, "--executor", "serial", "--set", f"{name}={value}"], workdir, names=(name,), may_run=may_run
+    )
+    assert outcome == ("valid" if may_run else "clear"), (experiment, name, value, outcome, err[-2000:])
+
+
+@pytest.fixture
+def quiet_load(monkeypatch, folder_without_tokenizer):
+    """The hf commands print the model's source line before they load it; keep it (and the loading bars) out of
+    the error line the harness reads. (MiniLM was loaded once already, so no case pays the first import.)"""
+    import contextlib
+    import io
+
+    from iclab.cli import _hf
+
+    load = _hf._load
+
+    def quiet(*args, **kwargs):
+        with contextlib.redirect_stderr(io.StringIO()):
+            return load(*args, **kwargs)
+
+    monkeypatch.setattr(_hf, "_load", quiet)
+
+
+@pytest.fixture(scope="module")
+def folder_without_tokenizer(tmp_path_factory):
+    """MiniLM's weights and config saved without its tokenizer files."""
+    from iclab.hf import load_model
+
+    folder = tmp_path_factory.mktemp("no_tokenizer")
+    load_model("minilm")[0].save_pretrained(folder)
+    return folder
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "command, files, needle",
+    [
+        ("probe", {"p.txt": "word " * 200_000}, "more than 512 tokens"),  # 1 MB: a traceback from the forward before
+        ("probe", {"p.txt": "a cat sat\n" + "word " * 511}, "at most 512 tokens"),  # 513 tokens with [CLS]/[SEP]
+        ("probe", {"p.jsonl": '{"prompt": "   "}\n'}, "--prompts"),
+        ("probe", {"p.txt": "\\n\\n\n"}, "only newlines"),
+        ("probe", {"p.txt": "\n \n"}, "at least one prompt"),
+        ("tau", {"p.txt": "a cat sat", "s.txt": "word " * 600}, "--shifted"),
+        ("tau", {"p.txt": "word " * 600, "s.txt": "a cat sat"}, "--prompts"),
+    ],
+)
+def test_long_and_empty_prompts_are_one_clear_error(workdir, quiet_load, command, files, needle):
+    for name, text in files.items():
+        (workdir / name).write_text(text)
+    argv = ["hf", command, "--model", "minilm", "--prompts", str(workdir / next(iter(files)))]
+    if command == "tau":
+        argv += ["--shifted", str(workdir / "s.txt")]
+    outcome, err = classify_cli(argv, workdir, names=(needle,))
+    assert outcome == "clear", (command, needle, outcome, err[-2000:])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["probe", "tau"])
+def test_a_model_folder_without_tokenizer_files_is_one_clear_error(
+    workdir, quiet_load, folder_without_tokenizer, command
+):
+    """Before: the error named ``key_start`` ("the shortest prompt has 0 tokens"), not the missing tokenizer."""
+    (workdir / "p.txt").write_text("a cat sat\n")
+    argv = ["hf", command, "--model", str(folder_without_tokenizer), "--prompts", str(workdir / "p.txt")]
+    if command == "tau":
+        argv += ["--shifted", str(workdir / "p.txt")]
+    outcome, err = classify_cli(argv, workdir, names=("no tokenizer files",))
+    assert outcome == "clear", (command, outcome, err[-2000:])

@@ -154,3 +154,29 @@ def test_probe_prompts_minilm_last_position():
     assert len(df) == 6 * 12 and {"layer", "head", "mean", "var", "spread", "entropy"} <= set(df.columns)
     with pytest.raises(ConfigError, match="prompts"):
         probe_prompts(model, tok, [])
+
+
+def test_prompts_are_checked_before_the_first_forward():
+    """Issue 24: a 1 MB prompt reached the forward (a RuntimeError on the 512-position table); a blank prompt,
+    one with no tokens, and a folder without tokenizer files each get one clear error."""
+    from iclab.hf import check_prompts, load_model, max_tokens
+
+    model, tok, _ = load_model("minilm")
+    assert max_tokens(model, tok) == 512
+    assert check_prompts(model, tok, ["a cat sat"]) == [5]  # [CLS] a cat sat [SEP]
+    with pytest.raises(ConfigError, match=r"prompt 2 has more than 512 tokens \(1000000 characters\)"):
+        probe_prompts(model, tok, ["a cat", "word " * 200_000])
+    with pytest.raises(ConfigError, match=r"prompt 1 has 602 tokens"):
+        probe_prompts(model, tok, ["word " * 600])  # counted in full when the head alone is not enough
+    for bad, match in [([" \n"], "prompt 1 is blank"), (["ok", 3], "prompt 2 is not text"), ("a", "a non-empty")]:
+        with pytest.raises(ConfigError, match=match):
+            probe_prompts(model, tok, bad)
+
+
+def test_a_folder_without_tokenizer_files_is_refused_at_load(tmp_path):
+    from iclab.errors import UnsupportedModelError
+    from iclab.hf import load_model
+
+    load_model("minilm")[0].save_pretrained(tmp_path)
+    with pytest.raises(UnsupportedModelError, match="no tokenizer files in"):
+        load_model(str(tmp_path))

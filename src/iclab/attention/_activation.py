@@ -60,7 +60,7 @@ def _normalise(activation, scores: torch.Tensor, mask: torch.Tensor | None) -> t
     return f / torch.where(denom == 0, torch.ones_like(denom), denom) * (denom != 0)
 
 
-@register_normaliser("affine")
+@register_normaliser("affine", kind="signed")
 def affine_attention_weights(scores: torch.Tensor, mask: torch.Tensor | None = None, C: float = 1.0) -> torch.Tensor:
     """Weights :math:`(1 + Cs_k)/\\sum_{k'}(1 + Cs_{k'})` over visible keys (module docstring)."""
     c = _check_c(C)
@@ -84,7 +84,8 @@ def one_plus_tanh_attention_weights(scores: torch.Tensor, mask: torch.Tensor | N
     visible keys: exact, and no row sum underflows (a lone key at s = −300 still gets weight 1 in float32)."""
     hidden = _hidden(scores, mask)
     log_f = torch.nn.functional.logsigmoid(2.0 * scores.masked_fill(hidden, 0.0)).masked_fill(hidden, -math.inf)
-    return torch.softmax(log_f, dim=-1).nan_to_num(0.0)  # a fully masked row: 0/0 -> zeros
+    alive = (~hidden).any(-1, keepdim=True)  # (..., n_q, 1): rows with a visible key
+    return torch.softmax(log_f.masked_fill(~alive, 0.0), dim=-1) * alive  # a fully masked row: zeros; NaN stays
 
 
 def activation_slope(name: str, C: float = 1.0) -> float:

@@ -23,6 +23,7 @@ from typing import Sequence
 
 import torch
 
+from iclab.attention._numerics import overflow_safe
 from iclab.attention._registry import register_normaliser
 from iclab.attention._softmax import check_tau, softmax
 from iclab.errors import ConfigError
@@ -106,7 +107,7 @@ def adaptive_softmax(
     c = check_coeffs(coeffs, threshold)
     if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0 <= eps < 1:
         raise ConfigError("eps", eps, "a number in [0, 1)")
-    logits = scores / tau  # (..., n_q, n_k)
+    logits = overflow_safe(scores, mask, lambda x: x / tau)  # (..., n_q, n_k); shifted where scores/tau overflows
     H = row_entropy(logits, mask, eps)  # (..., n_q, 1)
     beta = adaptive_beta(H, c, threshold)  # (..., n_q, 1)
     if detach_beta:

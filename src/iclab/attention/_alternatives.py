@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import torch
 
+from iclab.attention._numerics import overflow_safe
 from iclab.attention._registry import register_normaliser
 from iclab.attention._softmax import check_tau, softmax, visible_count
 from iclab.errors import ConfigError
@@ -23,7 +24,7 @@ from iclab.errors import ConfigError
 __all__ = ["sigmoid_attention_weights", "ssmax"]
 
 
-@register_normaliser("sigmoid")
+@register_normaliser("sigmoid", kind="unnormalised")
 def sigmoid_attention_weights(
     scores: torch.Tensor, mask: torch.Tensor | None = None, tau: float = 1.0, bias: float | None = 0.0
 ) -> torch.Tensor:
@@ -48,4 +49,5 @@ def ssmax(scores: torch.Tensor, mask: torch.Tensor | None = None, scale: float =
     if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0 or scale == float("inf"):
         raise ConfigError("scale", scale, "a finite number > 0")
     n = torch.clamp(visible_count(scores, mask), min=1.0)  # (..., n_q, 1)
-    return softmax(scores * (scale * torch.log(n)), mask, tau=tau)
+    c = scale * torch.log(n)  # (..., n_q, 1), >= 0
+    return softmax(overflow_safe(scores, mask, lambda x: x * c), mask, tau=tau)

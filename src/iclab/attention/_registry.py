@@ -7,9 +7,10 @@ masked row gives all-zero weights (never NaN).
 
 Every registered normaliser is wrapped once, at registration, by :func:`_checked`: the scores must be a
 floating-point tensor, the mask a bool tensor broadcastable to them, every keyword one the normaliser takes
-(otherwise one :class:`ConfigError`, never a raw ``TypeError``/``RuntimeError``), and half-precision scores
-(``float16``/``bfloat16``) are normalised in ``float32`` and returned in their own dtype, so that
-:math:`|s|/\tau > 65504` does not overflow to NaN.
+(otherwise one :class:`ConfigError`, never a raw ``TypeError``/``RuntimeError``); a score of −inf hides its key
+as the mask does; half-precision scores (``float16``/``bfloat16``) are normalised in ``float32`` and returned in
+their own dtype, so that :math:`|s|/\tau > 65504` does not overflow to NaN. What each kind of normaliser
+promises in every dtype, and the one NaN rule, are in ``_numerics``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Callable, Protocol
 
 import torch
 
+from iclab.attention._numerics import KINDS, check_signed_rows, hide_minus_inf
 from iclab.errors import ConfigError
 
 __all__ = [
@@ -29,6 +31,7 @@ __all__ = [
     "check_params",
     "normalise",
     "normaliser_names",
+    "normaliser_kind",
     "check_scores",
     "check_mask",
 ]
@@ -39,16 +42,20 @@ class Normaliser(Protocol):
 
 
 _REGISTRY: dict[str, Normaliser] = {}
+_KIND: dict[str, str] = {}
 
 
-def register_normaliser(name: str) -> Callable[[Normaliser], Normaliser]:
-    """Decorator: register ``fn`` under ``name`` (a name can be registered once)."""
+def register_normaliser(name: str, kind: str = "simplex") -> Callable[[Normaliser], Normaliser]:
+    """Decorator: register ``fn`` under ``name`` (a name can be registered once) as a normaliser of ``kind``, one
+    of :data:`~iclab.attention._numerics.KINDS` (what its rows promise; ``_numerics``)."""
+    if kind not in KINDS:
+        raise ValueError(f"kind {kind!r} of attention normaliser {name!r} is not one of {KINDS}")
 
     def deco(fn: Normaliser) -> Normaliser:
         if name in _REGISTRY and getattr(_REGISTRY[name], "__wrapped__", None) is not fn:
             raise ValueError(f"attention normaliser {name!r} is already registered")
-        checked = _checked(name, fn)
-        _REGISTRY[name] = checked
+        checked = _checked(name, fn, kind)
+        _REGISTRY[name], _KIND[name] = checked, kind
         return checked
 
     return deco
@@ -57,8 +64,9 @@ def register_normaliser(name: str) -> Callable[[Normaliser], Normaliser]:
 _HALF = (torch.float16, torch.bfloat16)
 
 
-def _checked(name: str, fn: Normaliser) -> Normaliser:
-    """``fn`` with its inputs checked (module docstring) and half precision computed in float32."""
+def _checked(name: str, fn: Normaliser, kind: str) -> Normaliser:
+    """``fn`` with its inputs checked (module docstring), −inf scores folded into the mask, half precision computed
+    in float32, and a ``signed`` normaliser's rows checked (``_numerics``)."""
     params = inspect.signature(fn).parameters
     allowed = [p for p in params if p not in ("scores", "mask")]
 
@@ -74,9 +82,11 @@ def _checked(name: str, fn: Normaliser) -> Normaliser:
             )
         check_scores(scores)
         check_mask(mask, scores)
-        if scores.dtype in _HALF:
-            return fn(scores.float(), mask, **kwargs).to(scores.dtype)
-        return fn(scores, mask, **kwargs)
+        s, visible = hide_minus_inf(scores.float() if scores.dtype in _HALF else scores, mask)
+        w = fn(s, visible, **kwargs)  # (..., n_q, n_k) in float32 for half precision
+        if kind == "signed":
+            check_signed_rows(name, w, scores.dtype, s, visible, kwargs)
+        return w.to(scores.dtype) if scores.dtype in _HALF else w
 
     return normaliser
 
@@ -123,6 +133,12 @@ def check_mask(mask, scores: torch.Tensor) -> None:
 def normaliser_names() -> list[str]:
     """Names of every registered normaliser, sorted (what ``attention=`` accepts)."""
     return sorted(_REGISTRY)
+
+
+def normaliser_kind(name: str) -> str:
+    """``"simplex"``, ``"signed"`` or ``"unnormalised"``: what the rows of ``name``'s weights promise (``_numerics``)."""
+    get_normaliser(name)  # ConfigError for an unknown name
+    return _KIND[name]
 
 
 def get_normaliser(name: str, **params) -> Normaliser:

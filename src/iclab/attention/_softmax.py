@@ -4,8 +4,9 @@ r"""Softmax with temperature, its first-order "approximate softmax" and linear a
 * ``approx_softmax``: the first-order, normalisation-preserving surrogate of Han et al. (2024), used by
   Demir & Doğan (arXiv:2511.01292, Eq. 5; docs/papers/temperature.md §3.2, §4.1):
   :math:`\widehat{\mathrm{softmax}}(S)_{qk} = \frac1n\big(1 + S_{qk} - \frac1n\sum_{k'} S_{qk'}\big)`,
-  :math:`S = s/\tau`, where ``n`` is the number of visible keys. Every row sums to exactly 1; entries may
-  be negative.
+  :math:`S = s/\tau`, where ``n`` is the number of visible keys. Every row sums to exactly 1 in exact
+  arithmetic; entries may be negative and as large as :math:`|S|/n` (a ``signed`` normaliser: in half precision a
+  row that rounding would move off 1 raises; ``_numerics``).
 * ``linear``: :math:`w_{qk} = s_{qk}/n` (Zhang, Frei & Bartlett 2024; the comparator of Eq. 6 and Remark 3.4), no centring,
   no temperature.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from iclab.attention._numerics import overflow_safe
 from iclab.attention._registry import register_normaliser
 from iclab.errors import ConfigError
 
@@ -47,9 +49,10 @@ def visible_count(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tens
 @register_normaliser("softmax")
 def softmax(scores: torch.Tensor, mask: torch.Tensor | None = None, tau: float | torch.Tensor = 1.0) -> torch.Tensor:
     """Softmax of ``scores / tau`` over keys. ``tau`` may be a tensor broadcastable to ``scores``
-    (e.g. per head ``(H, 1, 1)``). Fully masked rows give zeros."""
+    (e.g. per head ``(H, 1, 1)``). Fully masked rows give zeros. Where ``scores / tau`` would overflow, the
+    scores are shifted by their row maximum first (softmax is shift-invariant); elsewhere the division is as is."""
     tau = check_tau(tau)
-    s = scores / tau
+    s = scores / tau if isinstance(tau, float) and tau >= 1.0 else overflow_safe(scores, mask, lambda x: x / tau)
     if mask is None:
         return torch.softmax(s, dim=-1)
     s = s.masked_fill(~mask, float("-inf"))
@@ -60,24 +63,23 @@ def softmax(scores: torch.Tensor, mask: torch.Tensor | None = None, tau: float |
     return e / torch.where(denom > 0, denom, torch.ones_like(denom))
 
 
-@register_normaliser("approx_softmax")
+@register_normaliser("approx_softmax", kind="signed")
 def approx_softmax(
     scores: torch.Tensor, mask: torch.Tensor | None = None, tau: float | torch.Tensor = 1.0
 ) -> torch.Tensor:
     """First-order, row-normalised surrogate of softmax (Eq. 5 of arXiv:2511.01292): ``(1 + S - mean_k S) / n``, ``S = scores/tau``.
 
-    With a mask, ``n`` and the mean run over visible keys only; masked keys get weight 0. A score of ``-inf``
-    marks its key as masked, as it does for softmax.
+    With a mask, ``n`` and the mean run over visible keys only; masked keys (and keys scored ``-inf``) get weight 0.
     """
     tau = check_tau(tau)
-    m = ~torch.isneginf(scores) if mask is None else torch.broadcast_to(mask, scores.shape) & ~torch.isneginf(scores)
+    m = torch.ones_like(scores, dtype=torch.bool) if mask is None else torch.broadcast_to(mask, scores.shape)
     s = (scores / tau).masked_fill(~m, 0.0)  # (..., n_q, n_k)
     safe_n = torch.clamp(visible_count(scores, m), min=1.0)  # (..., n_q, 1)
     mean = s.sum(-1, keepdim=True) / safe_n
     return ((1.0 + (s - mean)) / safe_n).masked_fill(~m, 0.0)  # centre first: 1 + S would round away the 1
 
 
-@register_normaliser("linear")
+@register_normaliser("linear", kind="unnormalised")
 def linear_attention_weights(
     scores: torch.Tensor, mask: torch.Tensor | None = None, tau: float | torch.Tensor = 1.0
 ) -> torch.Tensor:

@@ -41,9 +41,11 @@ def read_prompts(path: Path) -> list[str]:
             except json.JSONDecodeError as exc:
                 raise ConfigError("--prompts", f"{p}:{i}", f"valid JSON on every JSONL line ({exc.msg})") from None
             text = obj.get("prompt", obj.get("text")) if isinstance(obj, dict) else None
-            if not isinstance(text, str) or not text:
+            if not isinstance(text, str) or not text.strip():
                 raise ConfigError("--prompts", f"{p}:{i}", 'a JSON object with a non-empty "prompt" string')
             prompts.append(text)
+        elif not line.replace("\\n", "\n").strip():
+            raise ConfigError("--prompts", f"{p}:{i}", "a prompt with text (this line is only newlines)")
         else:
             prompts.append(line.replace("\\n", "\n"))
     if not prompts:
@@ -157,7 +159,7 @@ def probe(
     dtype: str = typer.Option("float32", "--dtype", help="float32, bf16 or fp16"),
 ) -> None:
     """Per-layer (and with --out per-head) moments of the pre-softmax scores and the attention entropy."""
-    from iclab.hf import parse_dtype, probe_prompts
+    from iclab.hf import check_prompts, parse_dtype, probe_prompts
 
     check_int("--batch-size", batch_size, 1)
     _check_key_start(key_start)
@@ -167,6 +169,7 @@ def probe(
     texts = read_prompts(prompts)
     _check_out(out)
     m, tok = _load(model, device, dtype)
+    check_prompts(m, tok, texts, "--prompts")  # lengths and tokens before the first forward
     mom = probe_prompts(
         m,
         tok,
@@ -202,7 +205,7 @@ def tau(
     dtype: str = typer.Option("float32", "--dtype", help="float32, bf16 or fp16"),
 ) -> None:
     """Estimate τ: per-layer moment rule (clean vs shifted prompts) and, with --task, a held-out grid search."""
-    from iclab.hf import estimate_tau, parse_dtype
+    from iclab.hf import check_prompts, estimate_tau, parse_dtype
 
     check_int("--batch-size", batch_size, 1)
     check_int("--questions", questions, 2)  # half probe the moments, half score the grid
@@ -235,6 +238,8 @@ def tau(
             raise ConfigError("--shifted", None, "a shifted prompts file together with --prompts")
         clean, noisy = read_prompts(prompts), read_prompts(shifted)
         m, tok = _load(model, device, dtype)
+        check_prompts(m, tok, clean, "--prompts")  # both sets before the first forward
+        check_prompts(m, tok, noisy, "--shifted")
     est = estimate_tau(
         m,
         tok,

@@ -32,7 +32,15 @@ from iclab.hf._temperature import (
     attention_scores,
     model_shape,
 )
-from iclab.hf._probes import ScoreMoments, ScoreProbe, probe_attention, probe_prompts, tokenize_batch
+from iclab.hf._probes import (
+    ScoreMoments,
+    ScoreProbe,
+    check_prompts,
+    max_tokens,
+    probe_attention,
+    probe_prompts,
+    tokenize_batch,
+)
 from iclab.hf._estimate import (
     TauEstimate,
     DEFAULT_TAU_GRID,
@@ -98,6 +106,8 @@ __all__ = [
     "probe_attention",
     "probe_prompts",
     "tokenize_batch",
+    "check_prompts",
+    "max_tokens",
     "TauEstimate",
     "DEFAULT_TAU_GRID",
     "moment_rule_tau",

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence
 import numpy as np
 
 from iclab.errors import ConfigError
-from iclab.hf._probes import ScoreMoments, probe_prompts
+from iclab.hf._probes import ScoreMoments, check_prompts, probe_prompts
 from iclab.hf._temperature import ModelT, with_temperature
 
 if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers
@@ -150,11 +150,13 @@ def estimate_tau(
     """Moment-rule τ per layer from clean vs shifted prompts (``rule="spread"``: :func:`spread_rule_tau`, well posed
     for any sign of the scores; ``"var/mean"``: :func:`moment_rule_tau`), plus (with ``score``) the held-out grid
     search and the score of the moment τ. ``score(model)`` must evaluate on a split disjoint from the probe prompts."""
+    if rule not in ("spread", "var/mean"):
+        raise ConfigError("rule", rule, "'spread' (τ_ℓ = σ_shifted/σ_clean) or 'var/mean' (ρ ratio)")
+    check_prompts(model, tokenizer, list(clean_prompts), "clean_prompts")  # both sets before the first forward
+    check_prompts(model, tokenizer, list(shifted_prompts), "shifted_prompts")
     kw = dict(positions=positions, key_start=key_start, batch_size=batch_size, progress=progress)
     clean = probe_prompts(model, tokenizer, list(clean_prompts), **kw)
     shifted = probe_prompts(model, tokenizer, list(shifted_prompts), **kw)
-    if rule not in ("spread", "var/mean"):
-        raise ConfigError("rule", rule, "'spread' (τ_ℓ = σ_shifted/σ_clean) or 'var/mean' (ρ ratio)")
     tau, ratio, valid = (spread_rule_tau if rule == "spread" else moment_rule_tau)(clean, shifted, clip)
     out = TauEstimate(layer_tau=tau, ratio=ratio, valid=valid, rho_clean=clean.rho(), rho_shifted=shifted.rho())
     if score is not None:

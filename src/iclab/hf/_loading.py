@@ -363,8 +363,20 @@ def _load_any(name, causal, opts):
             f"model {name!r}: no usable tokenizer in {src_path} ({_first_line(exc)}); save "
             "the tokenizer beside the weights (tokenizer.save_pretrained)"
         ) from None
+    _check_vocabulary(tok, name, src_path)
     where = f"local folder {local.resolve()}" if local.exists() else f"hub id {name}"
     return model, tok, f"{name}: {type(model).__name__} from {where}"
+
+
+def _check_vocabulary(tok: PreTrainedTokenizerBase, name: str, src_path: str) -> None:
+    """UnsupportedModelError when ``tok`` knows no token beyond its special ones: what transformers builds for a
+    folder without tokenizer files (every word would become [UNK], or no token at all)."""
+    specials = set(getattr(tok, "all_special_tokens", ()))
+    if not any(t not in specials for t in tok.get_vocab()):
+        raise UnsupportedModelError(
+            f"model {name!r}: no tokenizer files in {src_path} (the tokenizer built without them knows only its "
+            f"{len(specials)} special tokens); save the tokenizer beside the weights (tokenizer.save_pretrained)"
+        )
 
 
 def _auto_class(causal: bool):

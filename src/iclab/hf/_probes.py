@@ -30,7 +30,15 @@ if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transf
     import pandas as pd
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-__all__ = ["ScoreMoments", "ScoreProbe", "probe_attention", "probe_prompts", "tokenize_batch"]
+__all__ = [
+    "ScoreMoments",
+    "ScoreProbe",
+    "probe_attention",
+    "probe_prompts",
+    "tokenize_batch",
+    "check_prompts",
+    "max_tokens",
+]
 
 _SUMS = ("rows", "n", "s1", "s2", "row_var", "spread", "entropy")
 
@@ -245,9 +253,8 @@ def probe_prompts(
 
     from iclab.hf._temperature import with_temperature
 
-    if not prompts:
-        raise ConfigError("prompts", prompts, "at least one prompt")
-    _check_key_start(tokenizer, prompts, positions, key_start)
+    counts = check_prompts(model, tokenizer, prompts)
+    _check_key_start(min(counts), positions, key_start)
     device = next(model.parameters()).device
     ctx = with_temperature(model, tau) if tau is not None else contextlib.nullcontext()
     body = getattr(model, "base_model", model)  # the attention stack without the LM head (Gemma's is 262k wide)
@@ -259,10 +266,61 @@ def probe_prompts(
     return probe.result()
 
 
-def _check_key_start(tokenizer, prompts: Sequence[str], positions, key_start: int) -> None:
-    """Every probed row must keep at least one key: ``key_start`` at most the probed position of the shortest prompt."""
+def max_tokens(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase) -> int | None:
+    """The longest input ``model`` takes, in tokens: the smallest of its position table (``max_position_embeddings``
+    or ``n_positions``) and the tokenizer's ``model_max_length`` where that is set; None when neither says."""
+    cfg = getattr(model, "config", None)
+    limits = [getattr(cfg, k, None) for k in ("max_position_embeddings", "n_positions")]
+    limits.append(getattr(tokenizer, "model_max_length", None))
+    limits = [int(x) for x in limits if isinstance(x, int) and not isinstance(x, bool) and 0 < x < 10**9]
+    return min(limits) if limits else None
+
+
+def check_prompts(
+    model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, prompts: Sequence[str], field: str = "prompts"
+) -> list[int]:
+    """Token counts of ``prompts``, checked before any forward pass: one ConfigError naming ``field`` for no prompts,
+    a prompt that is not text or is blank, one that tokenises to nothing, or one longer than :func:`max_tokens`."""
+    if isinstance(prompts, str) or not isinstance(prompts, Sequence) or not prompts:
+        raise ConfigError(field, prompts, "a non-empty list of prompts")
+    limit, counts = max_tokens(model, tokenizer), []
+    for i, p in enumerate(prompts, 1):
+        if not isinstance(p, str) or not p.strip():
+            what = "blank" if isinstance(p, str) else "not text"
+            raise ConfigError(field, p, f"prompts with text (prompt {i} is {what})")
+        n = _count_tokens(tokenizer, p, limit)
+        if n == 0:
+            raise ConfigError(
+                field, p, f"prompts of at least one token (prompt {i} gives none: is the tokenizer the model's?)"
+            )
+        if limit is not None and (n == _OVER or n > limit):
+            count = f"more than {limit}" if n == _OVER else str(n)
+            raise ConfigError(
+                field,
+                message=f"invalid {field}: prompt {i} has {count} tokens ({len(p)} characters); expected prompts of "
+                f"at most {limit} tokens, the model's maximum length",
+            )
+        counts.append(n)
+    return counts
+
+
+_OVER = -1  # token count of a prompt whose first 64 * limit characters already exceed the limit
+
+
+def _count_tokens(tokenizer: PreTrainedTokenizerBase, prompt: str, limit: int | None) -> int:
+    """Tokens of ``prompt``, or :data:`_OVER` when its first ``64 * limit`` characters alone give more than
+    ``limit + 8`` (a cut inside a word adds at most a few): a 1 MB prompt is refused without tokenising it all."""
+    head = prompt if limit is None else prompt[: 64 * limit]
+    n = len(tokenizer(head, verbose=False)["input_ids"])  # verbose=False: no "longer than" warning of its own
+    if len(head) == len(prompt):
+        return n
+    return _OVER if n > limit + 8 else len(tokenizer(prompt, verbose=False)["input_ids"])
+
+
+def _check_key_start(n: int, positions, key_start: int) -> None:
+    """Every probed row must keep at least one key: ``key_start`` at most the probed position of the shortest prompt
+    (``n`` tokens)."""
     check_int("key_start", key_start, 0)
-    n = min(len(tokenizer(p)["input_ids"]) for p in prompts)  # tokens of the shortest prompt
     row = (
         n - 1
         if positions == "last"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -50,7 +51,7 @@ class DispersionConfig(Config):
         beta_step: step of the refit β grid.
         entropy_bin: entropy bin width (nats) of the refit.
         delta_models: pretrained models whose logit spread δ is measured (``minilm``, ``smollm2``,
-            ``gemma3-270m``).
+            ``gemma3-270m``; empty: skip).
         delta_tokens: length (tokens) of the text fed to them (MiniLM at most 512).
         lookup_models: pretrained causal LMs of the key–value lookup (``gemma3-270m``, ``smollm2``; empty: skip).
         lookup_tasks: retrieval tasks (``kv``: key–value lookup, the list grows; ``passkey``: one pass-key line among
@@ -74,7 +75,7 @@ class DispersionConfig(Config):
             spread that needs, log((n − 1)(1 − ε)/ε), is compared with the trained heads' weights;
             docs/papers/dispersion.md §4.2).
         real_models: pretrained models whose heads' largest coefficient is measured as the context grows
-            (``minilm``, ``smollm2``, ``gemma3-270m``; Thm 2.2, docs/papers/dispersion.md §5.7).
+            (``minilm``, ``smollm2``, ``gemma3-270m``; Thm 2.2, docs/papers/dispersion.md §5.7; empty: skip).
         real_sizes: context lengths n (tokens) of that measurement (MiniLM stops at 512).
         real_segments: text segments per model (the unit of the confidence intervals).
         real_text: the offline text: ``pydoc`` (the Python documentation behind ``help()``, consecutive
@@ -101,6 +102,7 @@ class DispersionConfig(Config):
     beta_max: float = 5.0
     beta_step: float = 0.1
     entropy_bin: float = 0.25
+    MAY_BE_EMPTY: ClassVar[tuple[str, ...]] = ("delta_models", "lookup_models", "real_models")  # empty: skip
     delta_models: tuple[str, ...] = ("minilm", "smollm2", "gemma3-270m")
     delta_tokens: int = 512
     lookup_models: tuple[str, ...] = ("gemma3-270m", "smollm2")

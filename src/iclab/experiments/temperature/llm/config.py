@@ -5,6 +5,7 @@ docs/papers/temperature.md §5.3–5.4)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from iclab.config import Config, check_device, check_int, check_probability
 from iclab.errors import ConfigError
@@ -41,6 +42,7 @@ class TemperatureLLMConfig(Config):
     noise_ratios: tuple[float, ...] = (0.0, 0.2, 0.4, 0.6, 0.8)
     n_demos: int = 6
     demo_counts: tuple[int, ...] = (2, 4, 8, 12)
+    MAY_BE_EMPTY: ClassVar[tuple[str, ...]] = ("demo_counts",)  # empty: skip that part
     demo_noise: float = 0.6
     taus: tuple[float, ...] = (0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.4, 1.6, 2.0)
     moment_rule: bool = True
