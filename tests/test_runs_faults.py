@@ -1,5 +1,6 @@
-"""Faults that need a real process: a full disk (``ulimit -f``), a read-only run folder, Ctrl-C and SIGTERM. Each gives one
-``error:``/``interrupted:`` line and no traceback, and no finished cell is lost: a rerun reads every one back.
+"""Faults that need a real process: a full disk (``ulimit -f``), a read-only run folder, Ctrl-C and SIGTERM. Each
+gives one ``error:``/``interrupted:`` line and no traceback, and no finished cell is lost: a rerun reads every one
+back.
 SIGTERM stops a run as Ctrl-C does (exit 143 instead of 130; the Ray executor's case is in ``test_runs_ray.py``).
 
 (SIGKILL of the driver is in ``test_runs_store.py``, a dying worker in ``test_runs_executors.py`` and

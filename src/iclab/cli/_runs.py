@@ -264,7 +264,9 @@ def export(
     run_dir: Path = typer.Argument(..., help="a run folder"),
     fmt: str = typer.Option("csv", "--format", help="csv | parquet"),
     out: Optional[str] = typer.Option(None, "--out", help="output file (default RUN_DIR/results.FORMAT)"),
-    force: bool = typer.Option(False, "--force", help="replace an existing --out file that is not an export of this run"),
+    force: bool = typer.Option(
+        False, "--force", help="replace an existing --out file that is not an export of this run"
+    ),
 ) -> None:
     """Export a run's results table to CSV or Parquet (an existing file is replaced only if it is an export of this
     run)."""

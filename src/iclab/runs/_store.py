@@ -101,7 +101,8 @@ def _readable_rows(db: sqlite3.Connection) -> tuple[int, int | None, bool]:
         total = None
     readable = 0
     try:
-        for *texts, cell, result in db.execute(f"SELECT key, status, error, cell, result FROM cells WHERE {_CELL_TYPES}"):
+        query = f"SELECT key, status, error, cell, result FROM cells WHERE {_CELL_TYPES}"
+        for *texts, cell, result in db.execute(query):
             readable += all(t is None or _utf8(t) for t in texts) and all(
                 t is None or _json_object(t) for t in (cell, result))
     except _FAILS:
