@@ -14,7 +14,9 @@ import json
 import shutil
 import sqlite3
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -50,10 +52,11 @@ def runs(tmp_path_factory) -> dict[str, Path]:
     return {"sweep": root / "sweep", "other": root / "other"}
 
 
-def _copy(run: Path) -> tuple[Path, Path]:
-    """A fresh working folder holding a copy of ``run``: ``(folder, run copy)``."""
-    work = Path(tempfile.mkdtemp(prefix="iclab-fuzz-"))
-    return work, Path(shutil.copytree(run, work / "r"))
+@contextmanager
+def _copy(run: Path) -> Iterator[tuple[Path, Path]]:
+    """A fresh working folder holding a copy of ``run``: ``(folder, run copy)``; removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="iclab-fuzz-") as work:
+        yield Path(work), Path(shutil.copytree(run, Path(work) / "r"))
 
 
 _NUMBER, _TEXT = (int, float), (str,)
@@ -84,19 +87,18 @@ def _damaged(store: Path) -> bool:
 @settings(_FUZZ, max_examples=150)
 @given(data=st.data(), command=st.sampled_from(["report", "export", "parquet"]))
 def test_a_store_with_overwritten_bytes_is_one_clear_error_or_reads_whole(runs, data, command):
-    work, run = _copy(runs["sweep"])
-    store = run / "results.sqlite"
-    raw = bytearray(store.read_bytes())
-    for _ in range(data.draw(st.integers(1, 3), label="overwrites")):
-        at = data.draw(st.integers(0, len(raw) - 1), label="offset")
-        junk = data.draw(st.binary(min_size=1, max_size=256), label="bytes")
-        raw[at : at + len(junk)] = junk[: len(raw) - at]
-    store.write_bytes(bytes(raw))
-    damaged = _damaged(store)
-    argv = {"report": ["report", str(run)], "export": ["export", str(run), "--out", str(work / "x.csv")],
-            "parquet": ["export", str(run), "--format", "parquet", "--out", str(work / "x.parquet")]}[command]
-    outcome, err = classify_cli(argv, work, names=("results.sqlite",), good=not damaged)
-    shutil.rmtree(work)
+    with _copy(runs["sweep"]) as (work, run):
+        store = run / "results.sqlite"
+        raw = bytearray(store.read_bytes())
+        for _ in range(data.draw(st.integers(1, 3), label="overwrites")):
+            at = data.draw(st.integers(0, len(raw) - 1), label="offset")
+            junk = data.draw(st.binary(min_size=1, max_size=256), label="bytes")
+            raw[at : at + len(junk)] = junk[: len(raw) - at]
+        store.write_bytes(bytes(raw))
+        damaged = _damaged(store)
+        argv = {"report": ["report", str(run)], "export": ["export", str(run), "--out", str(work / "x.csv")],
+                "parquet": ["export", str(run), "--format", "parquet", "--out", str(work / "x.parquet")]}[command]
+        outcome, err = classify_cli(argv, work, names=("results.sqlite",), good=not damaged)
     assert outcome == ("clear" if damaged else "correct"), (command, damaged, outcome, err[-2000:])
 
 
@@ -112,13 +114,12 @@ _META = st.fixed_dictionaries(
 @_FUZZ
 @given(meta=_META, force=st.booleans())
 def test_a_folder_from_another_iclab_is_refused_by_report_unless_forced(runs, meta, force):
-    work, run = _copy(runs["sweep"])
-    record = json.loads((run / "config.json").read_text())
-    (run / "config.json").write_text(json.dumps({**record, **meta}))
-    argv = ["report", str(run)] + (["--force"] if force else [])
-    outcome, err = classify_cli(argv, work, names=("another iclab",), good=force)
-    note = "Written by another iclab" in (run / "report.md").read_text() if (run / "report.md").exists() else False
-    shutil.rmtree(work)
+    with _copy(runs["sweep"]) as (work, run):
+        record = json.loads((run / "config.json").read_text())
+        (run / "config.json").write_text(json.dumps({**record, **meta}))
+        argv = ["report", str(run)] + (["--force"] if force else [])
+        outcome, err = classify_cli(argv, work, names=("another iclab",), good=force)
+        note = "Written by another iclab" in (run / "report.md").read_text() if (run / "report.md").exists() else False
     assert outcome == ("correct" if force else "clear"), (meta, force, outcome, err[-2000:])
     assert note == force and (not force or err.startswith("warning: ")), (meta, err)
 
@@ -134,22 +135,20 @@ _CONTENT = st.one_of(
 @given(content=_CONTENT, fmt=st.sampled_from(["csv", "parquet"]), name=st.sampled_from(["mine.csv", "mine.parquet",
                                                                                           "mine", "results.csv"]))
 def test_an_existing_out_file_is_replaced_only_if_it_is_an_export_of_this_run(runs, content, fmt, name):
-    work, run = _copy(runs["sweep"])
-    target = work / name
-    target.write_bytes(content if isinstance(content, bytes) else content.encode())
-    outcome, err = classify_cli(["export", str(run), "--format", fmt, "--out", str(target)], work, names=("--force",))
-    shutil.rmtree(work)
+    with _copy(runs["sweep"]) as (work, run):
+        target = work / name
+        target.write_bytes(content if isinstance(content, bytes) else content.encode())
+        outcome, err = classify_cli(["export", str(run), "--format", fmt, "--out", str(target)], work, names=("--force",))
     assert outcome == "clear", (content[:80], fmt, name, outcome, err[-2000:])
 
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
 @pytest.mark.parametrize("source", ["same run", "other run"])
 def test_an_export_is_replaced_only_by_an_export_of_the_same_run(runs, fmt, source):
-    work, run = _copy(runs["sweep"])
-    target = export_results(runs["sweep"] if source == "same run" else runs["other"], fmt, work / f"t.{fmt}")
-    outcome, err = classify_cli(["export", str(run), "--format", fmt, "--out", str(target)], work,
-                                names=("--force",), good=source == "same run")
-    rows = len(read_export(target))
-    shutil.rmtree(work)
+    with _copy(runs["sweep"]) as (work, run):
+        target = export_results(runs["sweep"] if source == "same run" else runs["other"], fmt, work / f"t.{fmt}")
+        outcome, err = classify_cli(["export", str(run), "--format", fmt, "--out", str(target)], work,
+                                    names=("--force",), good=source == "same run")
+        rows = len(read_export(target))
     assert outcome == ("correct" if source == "same run" else "clear"), (outcome, err[-2000:])
     assert rows == (40 if source == "same run" else 3)
