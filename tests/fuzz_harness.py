@@ -5,7 +5,8 @@ what was wrong, with no traceback, within :data:`BOUND` seconds, and every file 
 byte-identical afterwards. Anything else is counted under what went wrong: ``traceback`` (an exception escaped
 or a traceback was printed), ``accepted`` (the command went on to create its run folder, or exited 0),
 ``hang`` (it ran past the bound), ``files_changed``, ``unclear`` (another exit status or not one error line);
-``valid`` is a huge value that is a legal setting (it reached the run folder in a test that allows that).
+``valid`` is a huge value that is a legal setting (it reached the run folder in a test that allows that);
+``correct`` is a command on good input (an undamaged store, an earlier export) that succeeded as it should.
 ``COUNTS`` is printed at the end of the session by ``conftest.py`` (the closing note of issue 15 quotes it).
 """
 
@@ -60,11 +61,14 @@ def bounded(seconds: float = BOUND):
         signal.signal(signal.SIGALRM, previous)
 
 
-def classify_cli(argv: list[str], root: Path, names: tuple[str, ...] = (), may_run: bool = False) -> tuple[str, str]:
+def classify_cli(
+    argv: list[str], root: Path, names: tuple[str, ...] = (), may_run: bool = False, good: bool = False
+) -> tuple[str, str]:
     """Run ``iclab argv`` in-process with ``root`` as the folder to watch; ``(outcome, stderr)``.
 
     ``names``: strings of which at least one must appear in the error line (the field or flag). ``may_run``: the
-    input may be valid (a huge but legal value): reaching the run folder counts as ``valid``, not ``accepted``."""
+    input may be valid (a huge but legal value): reaching the run folder counts as ``valid``, not ``accepted``.
+    ``good``: the input is good, so exit 0 (files may change) counts as ``correct``, and an error as ``wrong``."""
     from iclab.cli import main
 
     before = snapshot(root)
@@ -98,6 +102,8 @@ def classify_cli(argv: list[str], root: Path, names: tuple[str, ...] = (), may_r
         outcome = "files_changed" if outcome == "clear" else outcome
     if may_run and outcome == "accepted":
         outcome = "valid"
+    if good and outcome in ("accepted", "clear", "files_changed"):
+        outcome = "correct" if outcome == "accepted" else "wrong"
     COUNTS["cases"] += 1
     COUNTS[outcome] += 1
     return outcome, err.getvalue()

@@ -1,5 +1,7 @@
-"""Faults that need a real process: a full disk (``ulimit -f``), a read-only run folder and Ctrl-C. Each gives one
-``error:``/``interrupted:`` line and no traceback, and no finished cell is lost: a rerun reads every one back.
+"""Faults that need a real process: a full disk (``ulimit -f``), a read-only run folder, Ctrl-C and SIGTERM. Each
+gives one ``error:``/``interrupted:`` line and no traceback, and no finished cell is lost: a rerun reads every one
+back.
+SIGTERM stops a run as Ctrl-C does (exit 143 instead of 130; the Ray executor's case is in ``test_runs_ray.py``).
 
 (SIGKILL of the driver is in ``test_runs_store.py``, a dying worker in ``test_runs_executors.py`` and
 ``test_runs_ray.py``.) Read-only folders mean nothing to root, so when the tests run as root the child process
@@ -139,28 +141,13 @@ def test_a_read_only_run_folder_is_refused_by_every_command_and_left_as_it_is(tm
     assert len(load_results(out, None)) == 3
 
 
-@pytest.mark.parametrize("executor", ["serial", "local"])
-def test_ctrl_c_prints_the_interrupted_line_and_keeps_finished_cells(tmp_path, executor):
-    out, n = tmp_path / "r", 40
-    cmd = [
-        sys.executable,
-        "-m",
-        "iclab",
-        "run",
-        "fx_sweep",
-        "--executor",
-        executor,
-        "--workers",
-        "1",
-        "--out",
-        str(out),
-        "--set",
-        f"n_cells={n}",
-        "--set",
-        "sleep=0.2",
-    ]
-    if executor == "serial":
-        cmd.remove("--workers"), cmd.remove("1")
+def interrupt_a_run(tmp_path: Path, executor: str, sig: int, n: int = 40) -> tuple[int, str, Path]:
+    """Start ``iclab run fx_sweep`` (cells of 0.2 s), send ``sig`` once 3 cells are done: (exit status, stderr, out)."""
+    out = tmp_path / "r"
+    cmd = [sys.executable, "-m", "iclab", "run", "fx_sweep", "--executor", executor, "--out", str(out),
+           "--set", f"n_cells={n}", "--set", "sleep=0.2"]
+    if executor != "serial":
+        cmd += ["--workers", "1"]
     # SIGINT at its default in the child, as in a terminal (a suite run as a background job inherits it ignored)
     proc = subprocess.Popen(
         cmd,
@@ -173,14 +160,26 @@ def test_ctrl_c_prints_the_interrupted_line_and_keeps_finished_cells(tmp_path, e
     deadline = time.monotonic() + 180
     while _done(out) < 3 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err[-3000:]
+    return proc.returncode, err, out
+
+
+def assert_interrupted_and_resumable(rc: int, err: str, out: Path, sig: int, n: int = 40) -> None:
+    """The ``interrupted:`` line, exit 128 + signal, no traceback; a rerun reads back every finished cell."""
+    assert rc == 128 + sig, err[-3000:]
     assert "interrupted: finished cells are kept; rerun the same command to resume" in err
     assert "Traceback" not in err, err[-3000:]
     kept = len(load_results(out))
-    assert 3 <= kept < n
+    assert 3 <= kept < n and len(load_results(out, "failed")) == 0
     resumed = run_experiment(
         "fx_sweep", overrides={"n_cells": n, "sleep": 0.2}, out=out, executor="serial", progress=False
     )
     assert (resumed.reused, resumed.computed) == (kept, n - kept)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+@pytest.mark.parametrize("executor", ["serial", "local"])
+def test_ctrl_c_and_sigterm_print_the_interrupted_line_and_keep_finished_cells(tmp_path, executor, sig):
+    rc, err, out = interrupt_a_run(tmp_path, executor, sig)
+    assert_interrupted_and_resumable(rc, err, out, sig)

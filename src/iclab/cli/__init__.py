@@ -2,8 +2,9 @@
 
 Every error iclab raises on purpose (:class:`iclab.errors.IclabError`), and every operating-system error
 (a file that cannot be read or written, a full disk), is printed as one line ``error: …`` with exit status 2,
-never as a traceback. Ctrl-C prints ``interrupted: …`` and exits with 130 (typer turns a KeyboardInterrupt into
-exit 130 on its own, so :func:`main` notes the SIGINT itself to say so). Sub-command groups live in
+never as a traceback. Ctrl-C prints ``interrupted: …`` and exits with 130, and SIGTERM does the same with exit 143
+(128 + the signal; typer turns a KeyboardInterrupt into exit 130 on its own, so :func:`main` notes the signal
+itself to say so and to tell the two apart). Sub-command groups live in
 ``_<name>.py`` modules that add themselves to :data:`app` when imported (see ``_SUBCOMMANDS``); the options of
 ``iclab`` itself (``--version``, ``-v/-q``, ``--no-progress``) are in ``_global_options``.
 """
@@ -55,12 +56,11 @@ def one_line(text: str, limit: int = _MAX_ERROR) -> str:
 
 
 @contextmanager
-def _noting_sigint(seen: list):
-    """Append to ``seen`` when SIGINT arrives (then raise KeyboardInterrupt as Python does)."""
-    if (
-        threading.current_thread() is not threading.main_thread()
-        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
-    ):
+def _noting_signals(seen: list):
+    """Append the signal to ``seen`` when SIGINT or SIGTERM arrives, then raise KeyboardInterrupt (as Python does
+    for SIGINT): SIGTERM stops a run the way Ctrl-C does. A signal whose handler is not the default (ignored, as
+    SIGINT is in a background job, or set by the caller) is left alone."""
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
 
@@ -68,11 +68,15 @@ def _noting_sigint(seen: list):
         seen.append(signum)
         raise KeyboardInterrupt
 
-    signal.signal(signal.SIGINT, note)
+    defaults = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL}
+    ours = [sig for sig, default in defaults.items() if signal.getsignal(sig) is default]
+    for sig in ours:
+        signal.signal(sig, note)
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        for sig in ours:
+            signal.signal(sig, defaults[sig])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -80,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     _load_subcommands()
     interrupts: list = []
     try:
-        with _noting_sigint(interrupts):
+        with _noting_signals(interrupts):
             rc = app(args=argv, standalone_mode=False)  # click returns typer.Exit's code here
     except IclabError as exc:
         typer.echo(f"error: {one_line(exc)}", err=True)
@@ -91,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except (typer.Abort, KeyboardInterrupt):
         typer.echo(_INTERRUPTED, err=True)
-        return 130
+        return 128 + (interrupts[-1] if interrupts else signal.SIGINT)
     except SystemExit as exc:
         return int(exc.code or 0)
     except Exception as exc:  # usage errors: typer vendors click, so match by behaviour, not class
@@ -105,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         raise
     if interrupts and rc == 130:
         typer.echo(_INTERRUPTED, err=True)
+        return 128 + interrupts[-1]
     return rc if isinstance(rc, int) else 0
 
 

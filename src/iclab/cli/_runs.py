@@ -234,13 +234,23 @@ def _screenshot(page: Path) -> None:
 
 
 @app.command("report")
-def report(run_dir: Path = typer.Argument(..., help="a run folder")) -> None:
-    """Rewrite figures and report.md of a finished run folder (no cell is recomputed)."""
+def report(
+    run_dir: Path = typer.Argument(..., help="a run folder"),
+    force: bool = typer.Option(False, "--force", help="report a folder written by another iclab version or code"),
+) -> None:
+    """Rewrite figures and report.md of a finished run folder (no cell is recomputed). A folder written by another
+    iclab version or code is refused without --force; with it, the report and the terminal say so."""
     from iclab.experiments import get_experiment, load_run
     from iclab.report import write_run_report
     from iclab.runs import RunFolder, RunResult
 
     run = load_run(run_dir)
+    foreign = "; ".join(RunFolder.foreign_code(run.meta))
+    if foreign and not force:
+        raise RunFolderError(f"{run_dir} was written by another iclab ({foreign}): its report is left as it is; "
+                             "pass --force to judge its results with this iclab (the report then says so)")
+    if foreign:
+        typer.echo(f"warning: {run_dir} was written by another iclab ({foreign}); report.md says so", err=True)
     if not len(run.results) and not len(run.failed):
         raise IclabError(
             f"{run_dir} holds no finished or failed cell yet: nothing to report (the folder is left as it is)"
@@ -254,12 +264,16 @@ def export(
     run_dir: Path = typer.Argument(..., help="a run folder"),
     fmt: str = typer.Option("csv", "--format", help="csv | parquet"),
     out: Optional[str] = typer.Option(None, "--out", help="output file (default RUN_DIR/results.FORMAT)"),
+    force: bool = typer.Option(
+        False, "--force", help="replace an existing --out file that is not an export of this run"
+    ),
 ) -> None:
-    """Export a run's results table to CSV or Parquet."""
+    """Export a run's results table to CSV or Parquet (an existing file is replaced only if it is an export of this
+    run)."""
     from iclab.runs import EXPORT_FORMATS, export_results, read_export
 
     check_choice("--format", fmt, EXPORT_FORMATS)
     if out is not None and not out.strip():
         raise ConfigError("--out", out, "a file path (not empty)")
-    target = export_results(run_dir, fmt, out)
+    target = export_results(run_dir, fmt, out, force=force)
     typer.echo(f"{len(read_export(target))} rows -> {target}")

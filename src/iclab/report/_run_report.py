@@ -11,7 +11,7 @@ import pandas as pd
 from iclab.errors import IclabError
 from iclab.experiments import Experiment, get_experiment, load_run, run_experiment
 from iclab.experiments._judge import Comparison, judge_run
-from iclab.runs import ResultStore, RunResult
+from iclab.runs import ResultStore, RunFolder, RunResult
 from iclab.stats import AGREES, DISAGREES, KINDS, NOT_JUDGED, VERDICTS
 
 if TYPE_CHECKING:
@@ -136,6 +136,10 @@ def write_run_report(exp: Experiment, config: Config, result: RunResult) -> Path
         exp.claim.strip(),
         "",
     ]
+    foreign = RunFolder.foreign_code(result.folder.meta)
+    if foreign:
+        lines[4:4] = [f"> **Written by another iclab:** these results were computed by {'; '.join(foreign)}; "
+                      "this report judges them with the running one (now).", ""]
     timing = run_timing(folder, result)
     lines += [
         f"Cells: {len(result.results)} done ({result.computed} computed now, {result.reused} reused), "

@@ -5,8 +5,10 @@ One row per cell (done and failed), columns = cell keys + metrics + ``_key``, ``
 in both formats, they are JSON text. :func:`read_export` turns both back into Python lists, so
 ``read_export(export_results(d))`` equals ``load_results(d, status=None)``.
 
-Exporting reads the store and writes only the target file: a run without any cell is refused before anything
-is written, and so is a target that is a folder or cannot be written.
+Exporting reads the store and writes only the target file: a run without any cell, or a damaged store, is refused
+before anything is written, and so is a target that is a folder or cannot be written. An existing target is
+replaced only when it is an earlier export of this same run (it has the ``_key`` column and every key in it is a
+cell of this run), or with ``force=True`` (``--force``): iclab never overwrites a file it did not write.
 """
 
 from __future__ import annotations
@@ -28,8 +30,10 @@ EXPORT_FORMATS = ("csv", "parquet")
 _JSON_PREFIX = ("[", "{")
 
 
-def export_results(run_dir: str | Path, fmt: str = "csv", out: str | Path | None = None) -> Path:
-    """Write the results of ``run_dir`` to ``out`` (default ``RUN_DIR/results.<fmt>``); return the path."""
+def export_results(run_dir: str | Path, fmt: str = "csv", out: str | Path | None = None, force: bool = False) -> Path:
+    """Write the results of ``run_dir`` to ``out`` (default ``RUN_DIR/results.<fmt>``); return the path.
+
+    An existing ``out`` that is not an earlier export of this run is refused unless ``force``."""
     check_choice("--format", fmt, EXPORT_FORMATS)
     RunFolder.load(run_dir)
     target = Path(out) if out is not None else Path(run_dir) / f"results.{fmt}"
@@ -39,6 +43,9 @@ def export_results(run_dir: str | Path, fmt: str = "csv", out: str | Path | None
     frame = load_results(run_dir, status=None)
     if frame.empty:
         raise RunFolderError(f"{run_dir} holds no finished or failed cell yet: nothing to export (nothing written)")
+    if target.exists() and not force and not _export_of(target, set(frame["_key"])):
+        raise ConfigError("--out", str(target), message=f"{target} exists and is not an export of this run: iclab "
+                          "never overwrites a file it did not write; pass a new file name, or --force to replace it")
     frame = _as_table(frame, lists_native=fmt == "parquet")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -46,6 +53,18 @@ def export_results(run_dir: str | Path, fmt: str = "csv", out: str | Path | None
     except OSError as exc:
         raise RunFolderError(f"cannot write {target}: {exc.strerror or exc}") from None
     return target
+
+
+def _export_of(path: Path, keys: set[str]) -> bool:
+    """Whether ``path`` reads as an export (a ``_key`` column) whose every key is one of ``keys``."""
+    try:
+        if path.suffix == ".parquet":
+            column = pd.read_parquet(path, columns=["_key"])["_key"]
+        else:
+            column = pd.read_csv(path, usecols=["_key"], dtype=str)["_key"]
+    except Exception:  # noqa: BLE001 - whatever does not read as an export (any format, any error) is not ours
+        return False
+    return len(column) > 0 and set(column.dropna()) <= keys and not column.isna().any()
 
 
 def _as_table(frame: pd.DataFrame, lists_native: bool) -> pd.DataFrame:

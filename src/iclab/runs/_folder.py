@@ -2,7 +2,8 @@
 ``results.sqlite``, ``figures/`` and ``report.md``.
 
 A folder written by another config or another iclab version is never mixed with a new run: opening it
-raises :class:`RunFolderError` asking for ``--out`` or ``--force`` (which clears the old results). A folder
+raises :class:`RunFolderError` asking for ``--out`` or ``--force`` (which clears the old results).
+:meth:`RunFolder.foreign_code` says what differs (``iclab report`` refuses such a folder without ``--force``). A folder
 that is not empty and holds no ``config.json`` is not a run folder and is never written, ``--force`` or not:
 iclab overwrites no file it did not write. A path that cannot be a folder (a file, under a file, too long a
 name, not writable) is one :class:`RunFolderError` naming the path and the reason.
@@ -142,10 +143,7 @@ class RunFolder:
                     what.append(f"experiment {old.get('experiment')!r} (now {experiment!r})")
                 if old.get("config_hash") != config_hash:
                     what.append(f"config hash {old.get('config_hash')} (now {config_hash})")
-                if old.get("iclab_version") != version:
-                    what.append(f"iclab {old.get('iclab_version')} (now {version})")
-                if old.get("code_hash", code) != code:
-                    what.append(f"iclab code {old.get('code_hash')} (now {code}: the source changed since)")
+                what += cls.foreign_code(old)
                 raise RunFolderError(
                     f"run folder {path} holds results of another run: " + "; ".join(what)
                     + ". Results are never mixed: pass --out DIR for a new folder, or --force to discard them.")
@@ -169,6 +167,18 @@ class RunFolder:
         tmp.write_text(json.dumps(meta, indent=2, sort_keys=True))
         tmp.replace(meta_path)
         return cls(path, meta)
+
+    @staticmethod
+    def foreign_code(meta: dict[str, Any]) -> list[str]:
+        """What differs between the iclab that wrote ``meta`` and this one: its version, its code hash (a record
+        without a code hash predates it and is judged by the version alone). Empty when they are the same."""
+        version, code = iclab_version(), code_hash()
+        what = []
+        if meta.get("iclab_version") != version:
+            what.append(f"iclab {meta.get('iclab_version')} (now {version})")
+        if meta.get("code_hash", code) != code:
+            what.append(f"iclab code {meta.get('code_hash')} (now {code}: the source changed since)")
+        return what
 
     @staticmethod
     def discard_results(path: Path) -> None:

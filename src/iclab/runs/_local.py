@@ -60,7 +60,8 @@ def _worker_main(conn, shared: Any, env: dict[str, str] | None = None, timeout: 
     os.environ.update(env or {})  # before CUDA initialises: CUDA_VISIBLE_DEVICES pins this worker's GPU
     import torch
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's: it stops the workers itself
+    for sig in (signal.SIGINT, signal.SIGTERM):  # Ctrl-C and SIGTERM are the driver's: it stops the workers itself
+        signal.signal(sig, signal.SIG_IGN)
     torch.set_num_threads(1)
     _watch_parent(os.getppid())
     conn.send(_READY)
@@ -115,7 +116,7 @@ class _Worker:
         self.tasks.append(task)
 
     def ask_to_stop(self) -> None:
-        """Tell an idle worker to exit (a busy one is terminated by :meth:`stop`)."""
+        """Tell an idle worker to exit (a busy one is killed by :meth:`stop`)."""
         try:
             if self.proc.is_alive() and not self.tasks:
                 self.conn.send(None)
@@ -126,10 +127,7 @@ class _Worker:
         self.ask_to_stop()
         if not self.tasks:
             self.proc.join(timeout)
-        if self.proc.is_alive():
-            self.proc.terminate()
-            self.proc.join(timeout)
-        if self.proc.is_alive():
+        if self.proc.is_alive():  # a busy worker (it ignores SIGTERM, so: SIGKILL)
             self.proc.kill()
             self.proc.join(timeout)
         self.conn.close()

@@ -12,10 +12,12 @@ Connecting never hangs: ``--address`` must be ``HOST:PORT``, ``ray://HOST:PORT``
 ``ray.init`` (which retries an unreachable address forever) the driver opens a TCP connection to the address Ray
 will really use (Ray rewrites ``127.0.0.1`` to this machine's address) and asks its GCS for the cluster id, each
 within :data:`CONNECT_TIMEOUT` seconds (``ICLAB_RAY_CONNECT_TIMEOUT``); a failure is one :class:`IclabError`.
-A local Ray that iclab starts dies with its driver, SIGKILL included: Ray's agents (dashboard and runtime-env
-agent, started by the raylet even with the dashboard off) would otherwise spend a minute trying to report the
-raylet's death to the dead GCS, so a small reaper process (:data:`_REAPER`) waits for the driver's pipe to close
-and then kills the Ray processes the driver started (checked by start time, so a reused pid is never hit).
+A local Ray that iclab starts runs without the dashboard (``include_dashboard=False``) and dies with its driver,
+SIGKILL included: Ray's agents (dashboard and runtime-env agent: Ray 2.60's raylet refuses to start without them
+and dies with them, so they run even with the dashboard off) would otherwise spend a minute trying to report the
+raylet's death to the dead GCS, and its idle workers linger for seconds, so a small reaper process
+(:data:`_REAPER`) waits for the driver's pipe to close and then kills the Ray processes the driver started
+(checked by start time, so a reused pid is never hit) and every process they started since (the workers).
 With a per-cell timeout, at most one task per CPU is in flight and a task still unanswered
 ``timeout + HARD_STOP_GRACE`` seconds after it was submitted is cancelled (its worker killed) and fails as timed out.
 """
@@ -23,6 +25,8 @@ With a per-cell timeout, at most one task per CPU is in flight and a task still 
 from __future__ import annotations
 
 import os
+import signal
+import threading
 import time
 from typing import Any, Iterator
 
@@ -68,8 +72,6 @@ def _tcp_reachable(host: str, port: int, seconds: float) -> str | None:
 def _gcs_answers(address: str, seconds: float) -> bool:
     """Whether a Ray GCS at ``address`` gives its cluster id within ``seconds`` (probed on a daemon thread,
     abandoned if it does not return: Ray's own client retries for much longer)."""
-    import threading
-
     try:
         from ray._raylet import GcsClient
     except ImportError:  # pragma: no cover - another Ray: only the TCP check applies
@@ -110,18 +112,36 @@ def _check_reachable(address: str, seconds: float) -> None:
                          "is it the head node's GCS port (`ray start --head --port`, default 6379)?")
 
 
-# Run as `python -S -c _REAPER pid:start ...` with stdin a pipe from the driver: EOF means the driver is gone.
+# Run as `python -S -c _REAPER pid:start ...` with stdin a pipe from the driver: EOF means the driver is gone. It
+# stops the Ray processes it was given (so the raylet starts no new worker), adds everything they started since
+# (the workers, ``ray::IDLE`` and busy), and kills them all.
 _REAPER = r"""
 import os, signal, sys
-targets = [tuple(map(int, a.split(":"))) for a in sys.argv[1:]]
-sys.stdin.buffer.read()
-for pid, start in targets:
+def stat(pid):
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
-            if int(f.read().rsplit(b")", 1)[1].split()[19]) == start:
-                os.kill(pid, signal.SIGKILL)
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return int(fields[1]), int(fields[19])
     except (OSError, ValueError, IndexError):
-        pass
+        return None
+def send(pids, sig):
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except OSError:
+            pass
+targets = [tuple(map(int, a.split(":"))) for a in sys.argv[1:]]
+sys.stdin.buffer.read()
+mine = {pid for pid, start in targets if (stat(pid) or (0, -1))[1] == start}
+send(mine, signal.SIGSTOP)
+stats = {int(d): stat(int(d)) for d in os.listdir("/proc") if d.isdigit()}
+todo = list(mine)
+while todo:
+    parent = todo.pop()
+    found = {pid for pid, st in stats.items() if st and st[0] == parent} - mine
+    mine |= found
+    todo.extend(found)
+send(mine, signal.SIGKILL)
 """
 _REAPERS: list = []  # the reapers' Popen objects: their pipes must stay open while this driver lives
 
@@ -199,12 +219,15 @@ def ray_init(address: str | None = None, num_cpus: int | None = None) -> bool:
     env = {k: os.environ[k] for k in _FORWARD_ENV if os.environ.get(k)}
     kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": True, "logging_level": "warning",
                               "runtime_env": {"env_vars": env} if env else None}
+    term = signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
     if address:
         _check_reachable(address, CONNECT_TIMEOUT)
         ray.init(address=address, **kwargs)
     else:
         ray.init(num_cpus=num_cpus or os.cpu_count() or 1, _node_ip_address="127.0.0.1", **kwargs)
         _reap_with_this_driver()
+    if term is not None:  # ray.init sets its own (sys.exit): SIGTERM stops a sweep as Ctrl-C does (iclab.cli)
+        signal.signal(signal.SIGTERM, term)
     return True
 
 

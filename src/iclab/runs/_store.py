@@ -10,6 +10,13 @@ changes nothing: a missing store is an error, and a store without a ``-wal`` fil
 even SQLite's ``-wal``/``-shm`` side files appear. A store that cannot be written (disk full, read-only folder)
 raises :class:`StoreWriteError` naming what is kept; a store that is not a database raises
 :class:`StoreUnreadableError`, which ``--force`` clears.
+
+Every open runs SQLite's ``PRAGMA integrity_check`` and decodes every row's JSON (together about two seconds per
+200,000 cells): a store that fails either (bytes overwritten on disk, a torn copy) raises
+:class:`StoreDamagedError`, one line naming the file, the first problems SQLite finds and what still reads (how
+many cell rows decode, whether the sweep log does). ``iclab report`` and ``iclab export`` refuse a damaged store
+rather than judge or export part of it; ``sqlite3 FILE .recover`` salvages what still reads; ``iclab run
+--force`` discards it.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from typing import Any, Iterator
 
 from iclab.errors import RunFolderError
 
-__all__ = ["ResultStore", "StoreUnreadableError", "StoreWriteError"]
+__all__ = ["ResultStore", "StoreDamagedError", "StoreUnreadableError", "StoreWriteError"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS cells (
@@ -53,6 +60,10 @@ class StoreUnreadableError(RunFolderError):
     """``results.sqlite`` is not an iclab result store (not a database, a folder, a newer schema)."""
 
 
+class StoreDamagedError(StoreUnreadableError):
+    """``results.sqlite`` is a database that fails SQLite's integrity check or holds a row that does not decode."""
+
+
 class StoreWriteError(RunFolderError):
     """The store could not be written (disk full, read-only folder); every row committed before is kept."""
 
@@ -65,6 +76,61 @@ def _why(exc: BaseException) -> str:
     if "readonly" in text or "read-only" in text or isinstance(exc, PermissionError):
         return f"{text}: the folder or the file is read-only"
     return text
+
+
+# What SQLite raises on a damaged file (an error message quoting a damaged schema may not even decode).
+_FAILS = (sqlite3.Error, UnicodeDecodeError)
+# The types iclab writes (SQLite keeps whatever type a value was stored with: overwritten bytes can change it).
+_CELL_TYPES = ("typeof(key) = 'text' AND typeof(idx) = 'integer' AND typeof(status) = 'text' AND typeof(cell) = 'text' "
+               "AND typeof(result) IN ('text', 'null') AND typeof(error) IN ('text', 'null') "
+               "AND typeof(seconds) IN ('real', 'integer', 'null')")
+_SWEEP_TYPES = ("typeof(started) IN ('real', 'integer') AND typeof(finished) IN ('real', 'integer', 'null') "
+                "AND typeof(executor) IN ('text', 'null') AND typeof(workers) IN ('integer', 'null') "
+                "AND typeof(todo) IN ('integer', 'null') AND typeof(computed) IN ('integer', 'null') "
+                "AND typeof(failed) IN ('integer', 'null')")
+
+
+def _readable_rows(db: sqlite3.Connection) -> tuple[int, int | None, bool]:
+    """``(cell rows that read, cell rows recorded, whether the sweep log reads)``. A row reads when its values have
+    the types iclab wrote, its texts are UTF-8 and its cell and result are JSON objects; the rows after a malformed
+    page do not read, and the count of rows recorded is None when even that does not."""
+    db.text_factory = bytes  # undecodable text is damage, counted here, not an error
+    try:
+        total = db.execute("SELECT COUNT(*) FROM cells").fetchone()[0]
+    except _FAILS:
+        total = None
+    readable = 0
+    try:
+        query = f"SELECT key, status, error, cell, result FROM cells WHERE {_CELL_TYPES}"
+        for *texts, cell, result in db.execute(query):
+            readable += all(t is None or _utf8(t) for t in texts) and all(
+                t is None or _json_object(t) for t in (cell, result))
+    except _FAILS:
+        pass
+    try:
+        log = db.execute(f"SELECT 1 FROM sweeps WHERE NOT ({_SWEEP_TYPES})").fetchone() is None and all(
+            ex is None or _utf8(ex) for (ex,) in db.execute("SELECT executor FROM sweeps"))
+    except _FAILS:
+        log = False
+    finally:
+        db.text_factory = str
+    return readable, total, log
+
+
+def _utf8(text: bytes) -> bool:
+    try:
+        text.decode()
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
+def _json_object(text: bytes) -> bool:
+    """Whether a stored JSON text is UTF-8 and parses to an object (cells and results are dicts)."""
+    try:
+        return isinstance(json.loads(text.decode()), dict)
+    except ValueError:  # UnicodeDecodeError, JSONDecodeError
+        return False
 
 
 class ResultStore:
@@ -93,16 +159,29 @@ class ResultStore:
             if version > _SCHEMA_VERSION:
                 raise StoreUnreadableError(f"{self.path} was written by a newer iclab (store schema {version})"
                                            + self._remedy())
-            if self.readonly:
-                db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()  # reads the header: fails if not a db
-            else:
+            tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            problems = [ln for row in db.execute("PRAGMA integrity_check(3)") for ln in row[0].splitlines()
+                        if not ln.startswith("***")]
+            if problems != ["ok"]:
+                raise StoreDamagedError(self._damage(db, "SQLite's integrity check: " + "; ".join(problems[:2])))
+            readable, total, log = _readable_rows(db) if "cells" in tables else (0, 0, True)
+            if readable != total or not (log or "sweeps" not in tables):
+                bad = "some" if total is None else total - readable
+                raise StoreDamagedError(self._damage(db, f"{bad} cell rows do not read" if readable != total
+                                                     else "the sweep log does not read"))
+            if not self.readonly:
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a commit survives a killed process
-                db.executescript(_SCHEMA)
-                db.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
-                db.commit()
-        except sqlite3.DatabaseError as exc:
+                if version < _SCHEMA_VERSION or not {"cells", "sweeps"} <= tables:  # else opening writes nothing
+                    db.executescript(_SCHEMA)
+                    db.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
+                    db.commit()
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # (a schema text that is not UTF-8)
+            what = "its schema is not UTF-8" if isinstance(exc, UnicodeDecodeError) else str(exc)
+            damaged = ("malformed" in what or "schema" in what) and self._damage(db, what)
             db.close()
+            if damaged:
+                raise StoreDamagedError(damaged) from None
             if isinstance(exc, sqlite3.OperationalError) and ("readonly" in str(exc) or "full" in str(exc)
                                                                or "disk I/O" in str(exc)):
                 raise StoreWriteError(f"cannot write {self.path} ({_why(exc)}); use --out DIR") from None
@@ -112,6 +191,27 @@ class ResultStore:
             db.close()
             raise
         return db
+
+    def _damage(self, db: sqlite3.Connection, what: str) -> str:
+        """One line: the file, what is damaged (``what``) and what still reads."""
+        cells, total, log = _readable_rows(db)
+        of = "" if total is None else f" of {total}"
+        return (f"{self.path} is damaged ({what}); still readable: {cells}{of} cell rows, "
+                f"{'the' if log else 'not the'} sweep log. Nothing was changed: salvage them with "
+                f"`sqlite3 {self.path} .recover`, or rerun into a new folder (--out DIR)"
+                + ("" if self.readonly else ", or pass --force to discard them"))
+
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        """A row that does not decode, or a page SQLite finds malformed while reading, is StoreDamagedError."""
+        try:
+            yield
+        except sqlite3.OperationalError as exc:
+            if "decode" not in str(exc):
+                raise RunFolderError(f"cannot read {self.path} ({_why(exc)})") from None
+            raise StoreDamagedError(self._damage(self._db, f"a row does not decode: {str(exc)[:80]}")) from None
+        except (sqlite3.DatabaseError, ValueError, TypeError) as exc:  # malformed pages; values that do not parse
+            raise StoreDamagedError(self._damage(self._db, f"reading a row: {str(exc)[:80]}")) from None
 
     def _remedy(self) -> str:
         return "" if self.readonly else "; use --out DIR, or --force to discard it"
@@ -156,14 +256,15 @@ class ResultStore:
         if status is not None:
             query += " WHERE status = ?"
             args = (status,)
-        for key, cell, st, result, error, seconds in self._db.execute(query + " ORDER BY idx", args):
-            row = dict(json.loads(cell))
-            if result:
-                row.update(json.loads(result))
-            row.update({"_key": key, "_status": st, "_seconds": seconds})
-            if error:
-                row["_error"] = error
-            yield row
+        with self._reading():
+            for key, cell, st, result, error, seconds in self._db.execute(query + " ORDER BY idx", args):
+                row = dict(json.loads(cell))
+                if result:
+                    row.update(json.loads(result))
+                row.update({"_key": key, "_status": st, "_seconds": seconds})
+                if error:
+                    row["_error"] = error
+                yield row
 
     @contextmanager
     def _writing(self, what: str) -> Iterator[None]:
@@ -173,7 +274,7 @@ class ResultStore:
         except (sqlite3.OperationalError, OSError) as exc:
             try:
                 kept = f" ({self.count().get('done', 0)} cells done)"
-            except sqlite3.Error:
+            except (sqlite3.Error, RunFolderError):
                 kept = ""
             raise StoreWriteError(f"could not write {what} to {self.path} ({_why(exc)}); every cell finished "
                                   f"before is kept{kept}: fix the cause and rerun the same command to resume") from None
@@ -193,15 +294,18 @@ class ResultStore:
         """Every invocation that computed cells: ``started``, ``finished`` (None if killed), executor, counts."""
         if self.readonly and not self.has_cells_table():
             return []
-        cur = self._db.execute("SELECT started, finished, executor, workers, todo, computed, failed FROM sweeps "
-                               "ORDER BY started")
-        names = [d[0] for d in cur.description]
-        return [dict(zip(names, row)) for row in cur]
+        with self._reading():
+            cur = self._db.execute("SELECT started, finished, executor, workers, todo, computed, failed FROM sweeps "
+                                   "ORDER BY started")
+            names = [d[0] for d in cur.description]
+            return [dict(zip(names, row)) for row in cur]
 
     def count(self) -> dict[str, int]:
         if self.readonly and not self.has_cells_table():
             return {}
-        return dict(self._db.execute("SELECT status, COUNT(*) FROM cells GROUP BY status"))
+        with self._reading():
+            return dict(self._db.execute("SELECT status, COUNT(*) FROM cells GROUP BY status"))
 
     def statuses(self) -> dict[str, str]:
-        return dict(self._db.execute("SELECT key, status FROM cells"))
+        with self._reading():
+            return dict(self._db.execute("SELECT key, status FROM cells"))
