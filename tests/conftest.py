@@ -12,8 +12,10 @@ torch.set_num_threads(1)
 
 from hypothesis import settings  # noqa: E402
 
-# CI machines are small and shared: no per-example deadline; no example database written into the checkout.
-settings.register_profile("iclab", deadline=None, database=None)
+# CI machines are small and shared: no per-example deadline; no example database written into the checkout. Under
+# CI (CI set) the examples are derived from each test's name, so a submission's verdict never rests on a lucky draw;
+# elsewhere every run explores new examples.
+settings.register_profile("iclab", deadline=None, database=None, derandomize=bool(os.environ.get("CI")))
 settings.load_profile("iclab")
 
 

@@ -76,8 +76,13 @@ def test_normalisers_return_the_float64_weights_rounded_to_the_input_dtype(name,
     eps = torch.finfo(dtype).eps
     rounded = ref.to(dtype).double()
     ok = w.dtype == dtype and w.shape == scores.shape and not bool(torch.isnan(w).any())
-    if ok and name not in _AFFINE:  # bounded weights: equal up to a few roundings
-        ok = bool(torch.allclose(w.double(), rounded, rtol=8 * eps, atol=8 * eps))
+    if ok and name not in _AFFINE:  # bounded weights: equal up to a few roundings of the logits z = s/τ
+        # softmax's condition number in its logits is |z|: a rounding of z (relative eps) moves a weight by up to
+        # eps·|z|max (β·|z|max for adaptive_softmax, β = P(H) ≤ 3 on these sizes), beyond the weights' own rounding
+        finite = scores.double()[torch.isfinite(scores)]
+        z_max = float(finite.abs().max()) / (1.0 if name in _UNSCALED else tau) if finite.numel() else 0.0
+        slack = 8 * eps * (1 + (3.0 if name == "adaptive_softmax" else 1.0) * z_max)
+        ok = bool(torch.allclose(w.double(), rounded, rtol=8 * eps, atol=slack))
     elif ok:  # affine weights: compare where the true value fits the dtype, relative to the row's size
         fits = ref.abs() <= finite_max
         scale = ref.abs().amax(-1, keepdim=True).clamp(min=1.0)
