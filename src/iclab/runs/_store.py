@@ -23,7 +23,7 @@ from typing import Any, Iterator
 
 from iclab.errors import RunFolderError
 
-__all__ = ["ResultStore", "StoreUnreadableError", "StoreWriteError"]
+__all__ = ["ResultStore", "StoreUnreadableError", "StoreWriteError", "results_row"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS cells (
@@ -65,6 +65,16 @@ def _why(exc: BaseException) -> str:
     if "readonly" in text or "read-only" in text or isinstance(exc, PermissionError):
         return f"{text}: the folder or the file is read-only"
     return text
+
+
+def results_row(key: str, cell: dict, status: str, result: dict | None, error: str | None,
+                seconds: float | None) -> dict[str, Any]:
+    """One cell as a results row: ``{**cell, **result, "_key", "_status", "_seconds"}``, plus ``_error`` when it
+    failed (the rows of :meth:`ResultStore.rows`)."""
+    row = {**cell, **(result or {}), "_key": key, "_status": status, "_seconds": seconds}
+    if error:
+        row["_error"] = error
+    return row
 
 
 class ResultStore:
@@ -157,13 +167,7 @@ class ResultStore:
             query += " WHERE status = ?"
             args = (status,)
         for key, cell, st, result, error, seconds in self._db.execute(query + " ORDER BY idx", args):
-            row = dict(json.loads(cell))
-            if result:
-                row.update(json.loads(result))
-            row.update({"_key": key, "_status": st, "_seconds": seconds})
-            if error:
-                row["_error"] = error
-            yield row
+            yield results_row(key, json.loads(cell), st, json.loads(result) if result else None, error, seconds)
 
     @contextmanager
     def _writing(self, what: str) -> Iterator[None]:
