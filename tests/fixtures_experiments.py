@@ -8,7 +8,8 @@ Each cell draws ``n_samples`` standard normals from ``generator_for(cell seed)``
 points with error bars. ``fail_cells`` raise and ``crash_cells`` hard-exit their worker (``os._exit``) until the
 file ``flag`` exists, so tests can fail cells and then complete them with ``--retry-failed``. ``hang_cells`` sleep
 for ``HANG_SECONDS`` (with ``SIGALRM`` blocked when ``hang_blocks_alarm``, like a cell stuck in C code), so tests
-can stop them with ``--cell-timeout``.
+can stop them with ``--cell-timeout``. A ``gate_cells`` cell creates ``<flag>.waiting`` and waits (up to
+``GATE_SECONDS``) until ``flag`` exists, so a test can look at a run in progress, at a known point, then let it go on.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ __all__ = ["FixtureConfig", "fixture_cell", "TESTS_DIR", "fixture_env", "METRICS
 TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 METRICS = ["i", "tau", "seed", "mean", "err", "theory", "offset_sum", "shared_pid", "curve", "n"]
 HANG_SECONDS = 120.0
+GATE_SECONDS = 900.0
 
 
 def fixture_env(base: dict | None = None) -> dict:
@@ -52,6 +54,7 @@ class FixtureConfig(Config):
     flag: str = ""
     hang_cells: tuple[int, ...] = ()
     hang_blocks_alarm: bool = False
+    gate_cells: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         check_int("n_cells", self.n_cells)
@@ -81,6 +84,17 @@ def _hang(block_alarm: bool) -> None:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGALRM})
 
 
+def _wait_for(path: str) -> None:
+    """Create ``path.waiting``, then return once the file ``path`` exists; RuntimeError after ``GATE_SECONDS`` (a
+    test that never opens the gate)."""
+    open(f"{path}.waiting", "w").close()
+    deadline = time.monotonic() + GATE_SECONDS
+    while not os.path.exists(path):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"fixture gate {path} stayed shut for {GATE_SECONDS:g} s")
+        time.sleep(0.05)
+
+
 def fixture_cell(config: FixtureConfig, cell: dict, shared) -> dict:
     import torch
 
@@ -93,6 +107,8 @@ def fixture_cell(config: FixtureConfig, cell: dict, shared) -> dict:
         os._exit(13)
     if armed and cell["i"] in config.hang_cells:
         _hang(config.hang_blocks_alarm)
+    if cell["i"] in config.gate_cells:
+        _wait_for(config.flag)
     if config.sleep:
         time.sleep(config.sleep)
     g = generator_for(cell["seed"], "fixture")

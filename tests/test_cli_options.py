@@ -185,7 +185,9 @@ def test_dry_run_prints_cells_and_folder_and_writes_nothing(tmp_path, capsys):
     capsys.readouterr()
     assert main(["run", "fx_sweep", "--dry-run", "--out", str(out), "--set", "n_cells=5"]) == 0
     assert "holds this config: finished cells are read back" in capsys.readouterr().out
-    assert main(["run", "fx_sweep", "--dry-run", "--out", str(out), "--set", "n_cells=6"]) == 0
-    assert "holds another config" in capsys.readouterr().out
+    assert main(["run", "fx_sweep", "--dry-run", "--out", str(out), "--set", "n_cells=6"]) == 2  # as the run
+    assert "holds results of another run" in capsys.readouterr().err
+    assert main(["run", "fx_sweep", "--dry-run", "--out", str(out), "--set", "n_cells=6", "--force"]) == 0
+    assert "holds another run's results (or an unreadable config.json): --force discards them" in capsys.readouterr().out
     assert main(["run", "fx_sweep", "--dry-run", "--set", "n_cells=0"]) == 2  # the config is still checked
     assert "n_cells" in capsys.readouterr().err

@@ -72,12 +72,17 @@ def test_export_and_report_commands(tmp_path, capsys):
 def test_reproduce_writes_the_combined_report(tmp_path, capsys):
     root = tmp_path / "runs"
     assert (
-        main(["reproduce", "--only", "fx_sweep", "--only", "fx_other", "--root", str(root), "--executor", "serial"])
+        main(["reproduce", "--only", "fx_sweep", "--only", "fx_other", "--root", str(root), "--executor", "serial",
+              "--tracker", "tensorboard"])
         == 0
     )
     page = root / "report" / "index.html"
     assert page.exists() and (root / "report" / "report.md").exists()
-    assert f"report: {page}" in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert f"report: {page}" in said
+    for name in ("fx_sweep", "fx_other"):  # each experiment its own tracked run, beside the run folders
+        assert f"tensorboard: 6 cells -> tensorboard event files in {root / 'tensorboard' / name}-quick/" in said
+        assert list((root / "tensorboard" / f"{name}-quick").glob("*/events.out.tfevents.*"))
     assert (root / "fx_sweep-quick" / "results.sqlite").exists()
     assert main(["reproduce", "--only", "nope", "--root", str(root)]) == 2
 
@@ -91,3 +96,35 @@ def test_preset_flags_exclusive_and_named_preset_validated(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "invalid preset='nonsense'" in err and "quick" in err
     assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()
+
+
+def _refused_run(tmp_path, name, case):
+    """A run that ``iclab run`` refuses before any cell: (experiment, arguments, what the error says)."""
+    if case == "budget":
+        return "temperature", ["--set", "n_test=1000000000"], "one cell would need about 1.08 TB"
+    if case == "device":
+        return "multihead", ["--set", "device=cuda:99"], "invalid device='cuda:99'"
+    if case == "model":
+        return "temperature-llm", ["--set", f"models={tmp_path / 'no-model'}"], "invalid models="
+    if case == "foreign folder":
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "notes.txt").write_text("mine")
+        return "fx_sweep", [], "is not empty (notes.txt) and is not an iclab run folder"
+    assert main(["run", "fx_sweep", "--executor", "serial", "--out", str(tmp_path / name), "--set", "n_cells=2"]) == 0
+    return "fx_sweep", ["--set", "n_cells=3"], "holds results of another run"  # case "another run"
+
+
+@pytest.mark.parametrize("case", ["budget", "device", "model", "foreign folder", "another run"])
+def test_dry_run_refuses_what_the_run_refuses_with_the_same_error(tmp_path, capsys, case):
+    experiment, args, says = _refused_run(tmp_path, "out", case)
+    out = tmp_path / "out"
+    before = sorted(p.name for p in out.iterdir()) if out.exists() else None
+    capsys.readouterr()
+    argv = ["run", experiment, "--executor", "serial", "--out", str(out), *args]
+    assert main([*argv, "--dry-run"]) == 2
+    dry = capsys.readouterr()
+    assert says in dry.err and "dry run" not in dry.out
+    assert (sorted(p.name for p in out.iterdir()) if out.exists() else None) == before  # nothing written
+    assert main(argv) == 2
+    assert capsys.readouterr().err == dry.err  # one check, one message
+    assert (sorted(p.name for p in out.iterdir()) if out.exists() else None) == before

@@ -46,7 +46,7 @@ def _load_subcommands() -> None:
 
 
 _INTERRUPTED = "interrupted: finished cells are kept; rerun the same command to resume"
-_MAX_ERROR = 600  # characters of one error line
+_MAX_ERROR = 2000  # characters of one error line (a backend's own message, e.g. MLflow's, is kept whole)
 
 
 def one_line(text: str, limit: int = _MAX_ERROR) -> str:

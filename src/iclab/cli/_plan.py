@@ -1,53 +1,69 @@
-"""What ``iclab run`` is about to do, said before it does it: the experiment, preset and config hash, the cells
-(by part), the run folder and what is in it. ``--dry-run`` prints this and stops (nothing is created or
-written); ``-v`` logs it before a real run."""
+"""What ``iclab run`` is about to do, checked and said before it does it: every check the run makes
+(:func:`iclab.runs.check_run`: the grid, devices and models, the budget, the executor, the run folder), raising
+the error the run would raise, then the experiment, preset and config hash, the cells (by part), the run folder
+and what is in it. ``--dry-run`` prints this and stops (nothing is created or written); ``-v`` logs it before a
+real run."""
 
 from __future__ import annotations
 
-import json
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
-__all__ = ["run_plan"]
+if TYPE_CHECKING:
+    from iclab.runs import RunChecks, Sweep
+
+__all__ = ["RunPlan", "plan_run"]
 
 
-def _folder_state(folder: Path, config_hash: str) -> str:
-    """What a run would find in ``folder`` (read only: config.json is the one file looked at)."""
-    from iclab.errors import RunFolderError
-    from iclab.runs import RunFolder
+@dataclass(frozen=True)
+class RunPlan:
+    """A checked run: its sweep, its run folder, and the lines that describe it."""
 
-    meta_path = folder / "config.json"
-    try:
-        RunFolder.check_target(folder)
-    except RunFolderError as exc:
-        return f"refused ({exc})"
-    if not folder.exists():
+    sweep: Sweep
+    folder: Path
+    lines: list[str]
+
+
+def _folder_state(checks: RunChecks) -> str:
+    """What the run will find in its folder (the checks passed, so the run accepts it)."""
+    if not checks.path.exists():
         return "new"
-    if not meta_path.exists():
-        return "exists, holds no run yet"
-    try:
-        old_hash = json.loads(meta_path.read_text()).get("config_hash")
-    except (OSError, ValueError):
-        return "holds an unreadable config.json (refused unless --force)"
-    if old_hash == config_hash:
+    if checks.recorded is not None:
         return "holds this config: finished cells are read back, the rest run"
-    return f"holds another config ({old_hash}): refused unless --force (which discards its results)"
+    if (checks.path / "config.json").exists():
+        return "holds another run's results (or an unreadable config.json): --force discards them"
+    return "exists, holds no run yet"
 
 
-def run_plan(
-    name: str, preset: str, overrides: Mapping[str, Any], seed: int | None, out: Path | None, executor: str
-) -> list[str]:
-    """The lines describing the run of experiment ``name`` (validates the config; runs and writes nothing)."""
+def plan_run(
+    name: str,
+    preset: str,
+    overrides: Mapping[str, Any],
+    seed: int | None,
+    out: Path | None,
+    *,
+    executor: str = "local",
+    workers: int | None = None,
+    address: str | None = None,
+    cell_timeout: float | None = None,
+    budget_check: bool = True,
+    force: bool = False,
+) -> RunPlan:
+    """Check the run of experiment ``name`` as the run itself does (raising its error) and describe it; runs and
+    writes nothing."""
     from iclab.experiments import run_dir_for, sweep_for
+    from iclab.runs import check_run
 
     sweep = sweep_for(name, preset, overrides, seed)
-    sweep.tasks()  # the checks a run makes on its grid (no cells, too many, a repeated cell), before any line
     folder = run_dir_for(sweep, customised=bool(overrides) or seed is not None, out=out)
+    checks = check_run(sweep, folder, executor=executor, workers=workers, address=address, cell_timeout=cell_timeout,
+                       budget_check=budget_check, force=force)
     parts = Counter(str(cell.get("part", "-")) for cell in sweep.cells)
     by_part = ", ".join(f"{part}: {count}" for part, count in parts.items()) if len(parts) > 1 else ""
-    return [
+    return RunPlan(sweep, checks.path, [
         f"{name}: preset {preset}, config hash {sweep.config_hash}",
         f"{len(sweep.cells)} cells" + (f" ({by_part})" if by_part else "") + f" on the {executor} executor",
-        f"run folder {folder}: {_folder_state(folder, sweep.config_hash)}",
-    ]
+        f"run folder {folder}: {_folder_state(checks)}",
+    ])

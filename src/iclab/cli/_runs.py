@@ -9,8 +9,8 @@ import typer
 
 from iclab.cli import app, show_progress
 from iclab.cli._global_options import logger
-from iclab.cli._plan import run_plan
-from iclab.cli._tracking import TRACKER_HELP, check_tracker, track_run
+from iclab.cli._plan import plan_run
+from iclab.cli._tracking import TRACKER_HELP, check_tracker, start_tracking
 from iclab.config import check_choice, parse_overrides, read_config_file
 from iclab.errors import ConfigError, IclabError, RunFolderError
 
@@ -113,7 +113,10 @@ def run(
     ),
     tracker: Optional[str] = typer.Option(None, "--tracker", help=TRACKER_HELP),
     dry_run: bool = typer.Option(
-        False, "--dry-run", help="check the config and print the cells and the run folder; run and write nothing"
+        False,
+        "--dry-run",
+        help="make every check the run makes (config, devices, models, budget, executor, run folder) and print the "
+        "cells and the run folder; run and write nothing (exit status as the run's)",
     ),
 ) -> None:
     """Run (or resume) one experiment; writes results, figures and report.md into the run folder."""
@@ -123,32 +126,27 @@ def run(
     _check_executor(executor, workers, address, cell_timeout)
     check_tracker(tracker)
     overrides = {**(read_config_file(config_file) if config_file else {}), **parse_overrides(set_)}
-    plan = run_plan(experiment, _preset(quick, full, preset), overrides, seed, out_dir, executor)
+    preset = _preset(quick, full, preset)
+    runs = dict(executor=executor, workers=workers, address=address, cell_timeout=cell_timeout,
+                budget_check=not no_budget_check, force=force)
+    plan = plan_run(experiment, preset, overrides, seed, out_dir, **runs)
     if dry_run:
-        typer.echo("\n".join(plan + ["dry run: nothing was run or written"]))
+        typer.echo("\n".join(plan.lines + ["dry run: every check passed; nothing was run or written"]))
         return
-    for line in plan:
+    for line in plan.lines:
         logger.info(line)
-    result = run_and_report(
-        experiment,
-        _preset(quick, full, preset),
-        overrides=overrides,
-        seed=seed,
-        out=out_dir,
-        executor=executor,
-        workers=workers,
-        address=address,
-        force=force,
-        retry_failed=retry_failed,
-        progress=show_progress(),
-        cell_timeout=cell_timeout,
-        budget_check=not no_budget_check,
-    )
+    live = start_tracking(tracker, plan.sweep, plan.folder)  # before the first cell
+    try:
+        result = run_and_report(experiment, preset, overrides=overrides, seed=seed, out=plan.folder,
+                                retry_failed=retry_failed, progress=show_progress(), on_cell=live.on_cell, **runs)
+    except BaseException:
+        live.abort()
+        raise
     typer.echo(
         f"{experiment}: {len(result.results)} cells done, {len(result.failed)} failed ({result.computed} run now, "
         f"{result.reused} read back) -> {result.path / 'report.md'}"
     )
-    track_run(tracker, result)
+    live.close(result)
     if len(result.failed):
         raise SystemExit(1)  # (typer.Exit is swallowed by main(): standalone_mode=False)
 
@@ -170,7 +168,7 @@ def reproduce(
     tracker: Optional[str] = typer.Option(None, "--tracker", help=TRACKER_HELP),
 ) -> None:
     """Run every registered experiment, then write runs/report/index.html, report.md and screenshot.png."""
-    from iclab.experiments import experiment_names, get_experiment
+    from iclab.experiments import experiment_names, get_experiment, sweep_for
     from iclab.report import run_and_report, write_combined_report
     from iclab.runs import default_run_dir
 
@@ -185,11 +183,15 @@ def reproduce(
     run_dirs, failures = [], []
     for name in names:
         typer.echo(f"== {name} ({preset})", err=True)
+        out = default_run_dir(name, preset, root)
+        live = None
         try:
+            live = start_tracking(tracker, sweep_for(name, preset), out)  # before the experiment's first cell
             result = run_and_report(
                 name,
                 preset,
-                out=default_run_dir(name, preset, root),
+                out=out,
+                on_cell=live.on_cell,
                 executor=executor,
                 workers=workers,
                 address=address,
@@ -200,12 +202,18 @@ def reproduce(
                 budget_check=not no_budget_check,
             )
         except Exception as exc:  # noqa: BLE001 - one broken experiment must not lose the others
+            if live is not None:
+                live.abort()
             failures.append(f"{name}: {type(exc).__name__}: {exc}")
             typer.echo(f"error in {name}: {exc}", err=True)
             continue
+        except BaseException:  # Ctrl-C: the tracked run ends as failed, and so does the command
+            if live is not None:
+                live.abort()
+            raise
         run_dirs.append(result.path)
         try:
-            track_run(tracker, result)
+            live.close(result)
         except IclabError as exc:  # the run folder is complete; say so and go on
             failures.append(f"{name}: {exc}")
             typer.echo(f"error in {name}: {exc}", err=True)

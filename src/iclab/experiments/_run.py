@@ -11,7 +11,7 @@ import pandas as pd
 
 from iclab.experiments._device import check_config_device
 from iclab.experiments._registry import get_experiment
-from iclab.runs import ResultStore, RunFolder, RunResult, Sweep, default_run_dir, load_results, run_sweep
+from iclab.runs import OnCell, ResultStore, RunFolder, RunResult, Sweep, default_run_dir, load_results, run_sweep
 
 __all__ = ["run_experiment", "sweep_for", "run_dir_for", "load_run", "LoadedRun"]
 
@@ -40,11 +40,13 @@ def run_experiment(
     progress: bool = True,
     cell_timeout: float | None = None,
     budget_check: bool = True,
+    on_cell: OnCell | None = None,
 ) -> RunResult:
     """Run (or resume) experiment ``name``; return its results.
 
     ``cell_timeout`` (seconds) fails a cell that runs longer; ``budget_check=False`` skips the memory/time estimate
-    of the experiment's ``budget`` (its availability checks still run). See :func:`iclab.runs.run_sweep`.
+    of the experiment's ``budget`` (its availability checks still run); ``on_cell(idx, row)`` hears of each cell
+    as it is stored. See :func:`iclab.runs.run_sweep`.
 
     The run folder is ``out``, else ``runs/NAME-PRESET``; a customised config (``overrides`` or ``seed``) without
     ``out`` gets its own folder ``runs/NAME-PRESET-<config hash>``, so it never collides with the preset's run.
@@ -62,6 +64,7 @@ def run_experiment(
         progress=progress,
         cell_timeout=cell_timeout,
         budget_check=budget_check,
+        on_cell=on_cell,
     )
 
 

@@ -3,12 +3,12 @@
 ``RayExecutor`` lives in ``iclab.runs._ray`` and is imported lazily (``make_executor("ray")``): ray is heavy.
 """
 
-from iclab.runs._execute import (CELL_SECONDS_LIMIT, RunResult, Sweep, default_run_dir, folder_lock, load_results,
-                                 make_executor, run_sweep)
+from iclab.runs._execute import (CELL_SECONDS_LIMIT, OnCell, RunChecks, RunResult, Sweep, check_run, default_run_dir,
+                                 folder_lock, load_results, make_executor, run_sweep)
 from iclab.runs._executors import EXECUTORS, CellOutcome, CellTask, SerialExecutor, execute_cell, jsonable
 from iclab.runs._export import EXPORT_FORMATS, export_results, read_export
 from iclab.runs._local import LocalExecutor
-from iclab.runs._folder import RunFolder, environment_versions, git_revision, iclab_version
+from iclab.runs._folder import RunFolder, code_hash, environment_versions, git_revision, iclab_version
 from iclab.runs._store import ResultStore
 
 __all__ = [
@@ -16,6 +16,9 @@ __all__ = [
     "CELL_SECONDS_LIMIT",
     "RunResult",
     "run_sweep",
+    "check_run",
+    "RunChecks",
+    "OnCell",
     "load_results",
     "default_run_dir",
     "EXECUTORS",
@@ -35,6 +38,7 @@ __all__ = [
     "iclab_version",
     "environment_versions",
     "git_revision",
+    "code_hash",
 ]
 
 

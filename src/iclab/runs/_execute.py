@@ -33,13 +33,14 @@ from iclab.errors import ConfigError, IclabError, RunFolderError
 from iclab.runs._executors import EXECUTORS, CellTask, Executor, SerialExecutor
 from iclab.runs._local import LocalExecutor
 from iclab.runs._folder import RunFolder
-from iclab.runs._store import ResultStore, StoreUnreadableError, StoreWriteError
+from iclab.runs._store import ResultStore, StoreUnreadableError, StoreWriteError, results_row
 
-__all__ = ["Sweep", "RunResult", "run_sweep", "load_results", "default_run_dir", "folder_lock", "make_executor",
-           "CELL_SECONDS_LIMIT"]
+__all__ = ["Sweep", "RunResult", "RunChecks", "check_run", "run_sweep", "load_results", "default_run_dir",
+           "folder_lock", "make_executor", "CELL_SECONDS_LIMIT", "OnCell"]
 
 MAX_CELLS = 1_000_000
 CELL_SECONDS_LIMIT = float(os.environ.get("ICLAB_CELL_SECONDS_LIMIT", 24 * 3600))  # CPU seconds one cell may need
+OnCell = Callable[[int, dict], None]  # on_cell(index in the grid, results row) of run_sweep
 
 
 @dataclass(frozen=True)
@@ -161,31 +162,65 @@ def _open_store(path: Path, force: bool) -> ResultStore:
         return ResultStore(path)
 
 
-def run_sweep(sweep: Sweep, out: str | Path, *, executor: str = "local", workers: int | None = None,
-              address: str | None = None, force: bool = False, retry_failed: bool = False,
-              progress: bool = True, cell_timeout: float | None = None, budget_check: bool = True) -> RunResult:
-    """Run (or resume) ``sweep`` in the run folder ``out``; return its results (figures are not drawn here).
+@dataclass(frozen=True)
+class RunChecks:
+    """What :func:`check_run` found: the cells, the executor (made, nothing started), the run folder and, when the
+    folder already holds this run, its ``config.json`` record (else None)."""
 
-    ``cell_timeout`` (seconds) fails a cell that runs longer (``timed out after N s``); the sweep goes on.
-    ``sweep.budget`` is checked against this machine (memory, and :data:`CELL_SECONDS_LIMIT` of CPU per cell)
-    before the folder is made, unless ``budget_check=False``."""
-    start = time.perf_counter()
+    tasks: list[CellTask]
+    executor: Executor
+    path: Path
+    recorded: dict | None
+
+
+def check_run(sweep: Sweep, out: str | Path, *, executor: str = "local", workers: int | None = None,
+              address: str | None = None, cell_timeout: float | None = None, budget_check: bool = True,
+              force: bool = False) -> RunChecks:
+    """Every check :func:`run_sweep` makes before it touches the run folder, creating and writing nothing: the grid
+    (at least one cell, none repeated), the devices and models the cells need (``sweep.budget``), their memory and
+    CPU time against this machine (unless ``budget_check=False``), the executor's arguments, and the folder
+    ``out`` (new, empty, or a run folder of this very run; another run's only with ``force``). Raises the error
+    the run would raise. ``iclab run --dry-run`` calls it and stops."""
     tasks = sweep.tasks()
     needs = sweep.budget(sweep.config) if sweep.budget is not None else []  # raises if the machine lacks a device
     if budget_check:
         check_budget(needs, CELL_SECONDS_LIMIT)
     runner = make_executor(executor, workers, address, cell_timeout)  # checks the arguments; starts nothing
     path = RunFolder.check_target(out)
-    with folder_lock(path):
-        folder = RunFolder.open(path, experiment=sweep.name, preset=sweep.preset, config=sweep.config.to_dict(),
+    recorded = RunFolder.check_reuse(path, experiment=sweep.name, config_hash=sweep.config_hash, force=force)
+    return RunChecks(tasks, runner, path, recorded)
+
+
+def run_sweep(sweep: Sweep, out: str | Path, *, executor: str = "local", workers: int | None = None,
+              address: str | None = None, force: bool = False, retry_failed: bool = False,
+              progress: bool = True, cell_timeout: float | None = None, budget_check: bool = True,
+              on_cell: OnCell | None = None) -> RunResult:
+    """Run (or resume) ``sweep`` in the run folder ``out``; return its results (figures are not drawn here).
+
+    :func:`check_run` runs first (nothing is written when it refuses). ``cell_timeout`` (seconds) fails a cell that
+    runs longer (``timed out after N s``); the sweep goes on. ``sweep.budget`` is checked against this machine
+    (memory, and :data:`CELL_SECONDS_LIMIT` of CPU per cell) unless ``budget_check=False``.
+
+    ``on_cell(idx, row)`` hears of every cell with an outcome, ``idx`` its index in the grid and ``row`` its
+    results row (as :func:`load_results` gives it, ``_status`` ``done`` or ``failed``): first the cells read back
+    from the store, then each cell as soon as it is stored. It runs in the driver between cells; an exception
+    it raises stops the sweep (every stored cell is kept)."""
+    start = time.perf_counter()
+    checks = check_run(sweep, out, executor=executor, workers=workers, address=address, cell_timeout=cell_timeout,
+                       budget_check=budget_check, force=force)
+    tasks, runner = checks.tasks, checks.executor
+    with folder_lock(checks.path):
+        folder = RunFolder.open(checks.path, experiment=sweep.name, preset=sweep.preset, config=sweep.config.to_dict(),
                                 config_hash=sweep.config_hash, seed=sweep.config.seed, force=force)
         computed, runner_name = 0, ""
         with _open_store(folder.path, force) as store:
             status = store.statuses()
             todo = [t for t in tasks if status.get(t.key) != "done" and (retry_failed or status.get(t.key) != "failed")]
             reused = sum(1 for t in tasks if status.get(t.key) == "done")
+            if on_cell is not None:
+                _report_stored(store, tasks, {t.key for t in todo}, on_cell)
             if todo:
-                computed = _execute(sweep, todo, len(tasks), store, runner, workers, progress)
+                computed = _execute(sweep, todo, len(tasks), store, runner, workers, progress, on_cell)
                 runner_name = executor
             keys = {t.key for t in tasks}
             rows = [r for r in store.rows("done") if r["_key"] in keys]
@@ -194,9 +229,18 @@ def run_sweep(sweep: Sweep, out: str | Path, *, executor: str = "local", workers
                      time.perf_counter() - start if computed else 0.0, runner_name)
 
 
+def _report_stored(store: ResultStore, tasks: list[CellTask], todo: set[str], on_cell: OnCell) -> None:
+    """``on_cell`` for each cell of ``tasks`` the store holds and this sweep does not rerun, in grid order."""
+    index = {t.key: t.idx for t in tasks}
+    for row in store.rows(None):
+        if row["_key"] in index and row["_key"] not in todo:
+            on_cell(index[row["_key"]], row)
+
+
 def _execute(sweep: Sweep, todo: list[CellTask], total: int, store: ResultStore, runner: Executor,
-             workers: int | None, progress: bool) -> int:
-    """Run ``todo`` on the executor, writing each outcome to the store as it arrives (any order)."""
+             workers: int | None, progress: bool, on_cell: OnCell | None = None) -> int:
+    """Run ``todo`` on the executor, writing each outcome to the store as it arrives (any order), then telling
+    ``on_cell``."""
     shared = sweep.shared(sweep.config) if sweep.shared is not None else None  # once per run, in the driver
     sweep_id = store.start_sweep(runner.name, workers, len(todo))
     computed = failed = 0
@@ -208,6 +252,10 @@ def _execute(sweep: Sweep, todo: list[CellTask], total: int, store: ResultStore,
             for outcome in outcomes:
                 store.put(outcome.key, outcome.idx, outcome.cell, result=outcome.result, error=outcome.error,
                           seconds=outcome.seconds)
+                if on_cell is not None:
+                    status = "failed" if outcome.error is not None else "done"  # as the store records it
+                    on_cell(outcome.idx, results_row(outcome.key, outcome.cell, status, outcome.result,
+                                                     outcome.error, outcome.seconds))
                 computed += 1
                 bar.update(1)
                 if outcome.error is not None:

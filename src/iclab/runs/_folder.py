@@ -118,35 +118,47 @@ class RunFolder:
                                  "--out DIR") from None
 
     @classmethod
+    def check_reuse(cls, path: str | Path, *, experiment: str, config_hash: str, force: bool = False) -> dict | None:
+        """What :meth:`open` finds in ``path``, read only: the record of this very run (same experiment, config
+        hash, iclab version and code: its cells are reused), or None (no record yet, or ``force`` discards
+        another's). A record of another run, or an unreadable one, without ``force`` is the RunFolderError
+        :meth:`open` raises."""
+        meta_path = Path(path) / "config.json"
+        try:
+            if not meta_path.exists():
+                return None
+            old = json.loads(meta_path.read_text())
+            if not isinstance(old, dict):
+                raise ValueError("not a JSON object")
+        except (ValueError, IsADirectoryError) as exc:  # JSONDecodeError, UnicodeDecodeError included
+            if not force:
+                raise RunFolderError(f"{meta_path} is not a valid run record ({exc}); use --out DIR, or "
+                                     "--force to discard this folder's results") from None
+            return None
+        except OSError as exc:
+            raise RunFolderError(f"cannot read {meta_path}: {exc.strerror or exc}") from None
+        what = []
+        if old.get("experiment") != experiment:
+            what.append(f"experiment {old.get('experiment')!r} (now {experiment!r})")
+        if old.get("config_hash") != config_hash:
+            what.append(f"config hash {old.get('config_hash')} (now {config_hash})")
+        what += cls.foreign_code(old)
+        if not what:
+            return old
+        if not force:
+            raise RunFolderError(
+                f"run folder {path} holds results of another run: " + "; ".join(what)
+                + ". Results are never mixed: pass --out DIR for a new folder, or --force to discard them.")
+        return None
+
+    @classmethod
     def _open(cls, path: Path, experiment: str, preset: str, config: dict, config_hash: str, seed: int,
               force: bool) -> "RunFolder":
         meta_path = path / "config.json"
-        version = iclab_version()
-        code = code_hash()
-        if meta_path.exists():
-            try:
-                old = json.loads(meta_path.read_text())
-                if not isinstance(old, dict):
-                    raise ValueError("not a JSON object")
-            except (ValueError, IsADirectoryError) as exc:  # JSONDecodeError, UnicodeDecodeError included
-                if not force:
-                    raise RunFolderError(f"{meta_path} is not a valid run record ({exc}); use --out DIR, or "
-                                         "--force to discard this folder's results") from None
-                old = {}
-            same = (old.get("experiment") == experiment and old.get("config_hash") == config_hash
-                    and old.get("iclab_version") == version and old.get("code_hash", code) == code)
-            if same:
-                return cls(path, old)
-            if not force:
-                what = []
-                if old.get("experiment") != experiment:
-                    what.append(f"experiment {old.get('experiment')!r} (now {experiment!r})")
-                if old.get("config_hash") != config_hash:
-                    what.append(f"config hash {old.get('config_hash')} (now {config_hash})")
-                what += cls.foreign_code(old)
-                raise RunFolderError(
-                    f"run folder {path} holds results of another run: " + "; ".join(what)
-                    + ". Results are never mixed: pass --out DIR for a new folder, or --force to discard them.")
+        old = cls.check_reuse(path, experiment=experiment, config_hash=config_hash, force=force)
+        if old is not None:
+            return cls(path, old)
+        if meta_path.exists():  # another run's record (or an unreadable one), and --force
             cls.discard_results(path)
             if meta_path.is_dir():
                 shutil.rmtree(meta_path)
@@ -157,8 +169,8 @@ class RunFolder:
             "config": config,
             "config_hash": config_hash,
             "seed": seed,
-            "iclab_version": version,
-            "code_hash": code,
+            "iclab_version": iclab_version(),
+            "code_hash": code_hash(),
             "git_revision": git_revision(),
             "versions": environment_versions(),
             "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),

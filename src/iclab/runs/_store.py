@@ -30,7 +30,7 @@ from typing import Any, Iterator
 
 from iclab.errors import RunFolderError
 
-__all__ = ["ResultStore", "StoreDamagedError", "StoreUnreadableError", "StoreWriteError"]
+__all__ = ["ResultStore", "StoreDamagedError", "StoreUnreadableError", "StoreWriteError", "results_row"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS cells (
@@ -131,6 +131,16 @@ def _json_object(text: bytes) -> bool:
         return isinstance(json.loads(text.decode()), dict)
     except ValueError:  # UnicodeDecodeError, JSONDecodeError
         return False
+
+
+def results_row(key: str, cell: dict, status: str, result: dict | None, error: str | None,
+                seconds: float | None) -> dict[str, Any]:
+    """One cell as a results row: ``{**cell, **result, "_key", "_status", "_seconds"}``, plus ``_error`` when it
+    failed (the rows of :meth:`ResultStore.rows`)."""
+    row = {**cell, **(result or {}), "_key": key, "_status": status, "_seconds": seconds}
+    if error:
+        row["_error"] = error
+    return row
 
 
 class ResultStore:
@@ -258,13 +268,7 @@ class ResultStore:
             args = (status,)
         with self._reading():
             for key, cell, st, result, error, seconds in self._db.execute(query + " ORDER BY idx", args):
-                row = dict(json.loads(cell))
-                if result:
-                    row.update(json.loads(result))
-                row.update({"_key": key, "_status": st, "_seconds": seconds})
-                if error:
-                    row["_error"] = error
-                yield row
+                yield results_row(key, json.loads(cell), st, json.loads(result) if result else None, error, seconds)
 
     @contextmanager
     def _writing(self, what: str) -> Iterator[None]:

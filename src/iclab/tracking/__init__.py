@@ -8,7 +8,9 @@ Each backend is an optional extra (``pip install 'iclab[mlflow]'``, ``[wandb]``,
     with make_tracker("mlflow", run_name="my-sweep", group="temperature") as tracker:
         train(model, data, loss_fn, cfg, callbacks=[tracker.train_callback()])
 
-``iclab run NAME --tracker mlflow`` logs a finished run folder with :func:`log_run_folder`. Where the records
+``iclab run NAME --tracker mlflow`` starts the tracked run before the first cell (:func:`log_run_start`), logs each
+cell as it finishes (:func:`log_cell`) and the figures and report at the end (:func:`log_run_end`);
+:func:`log_run_folder` logs a finished run folder after the fact. Where the records
 go is each tool's own setting: ``MLFLOW_TRACKING_URI``, ``WANDB_MODE``/``WANDB_DIR``/``WANDB_PROJECT``, and the
 TensorBoard log folder passed to :func:`make_tracker`.
 """
@@ -19,6 +21,10 @@ from iclab.tracking._base import flat_params as flat_params
 from iclab.tracking._base import make_tracker as make_tracker
 from iclab.tracking._base import require_backend as require_backend
 from iclab.tracking._run_folder import cell_metrics as cell_metrics
+from iclab.tracking._run_folder import log_cell as log_cell
+from iclab.tracking._run_folder import log_run_end as log_run_end
 from iclab.tracking._run_folder import log_run_folder as log_run_folder
+from iclab.tracking._run_folder import log_run_start as log_run_start
 
-__all__ = ["TRACKERS", "Tracker", "make_tracker", "require_backend", "flat_params", "cell_metrics", "log_run_folder"]
+__all__ = ["TRACKERS", "Tracker", "make_tracker", "require_backend", "flat_params", "cell_metrics", "log_run_folder",
+           "log_run_start", "log_cell", "log_run_end"]

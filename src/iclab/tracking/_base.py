@@ -45,8 +45,11 @@ class Tracker:
         """Attach the file at ``path`` (report, CSV, config) under ``folder``."""
         raise NotImplementedError
 
-    def finish(self) -> None:
-        """Flush and close the run."""
+    def flush(self) -> None:
+        """Send what is buffered now, so that it shows while the run goes on (a no-op where nothing is held)."""
+
+    def finish(self, failed: bool = False) -> None:
+        """Flush and close the run; ``failed`` marks it failed (the code inside the ``with`` block raised)."""
         raise NotImplementedError
 
     def location(self) -> str:
@@ -66,8 +69,8 @@ class Tracker:
     def __enter__(self) -> "Tracker":
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.finish()
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        self.finish(failed=exc_type is not None)
 
 
 def _is_number(value: Any) -> bool:

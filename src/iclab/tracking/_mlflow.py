@@ -1,7 +1,9 @@
 """MLflow backend: one MLflow run per tracked run, in the MLflow experiment named by ``group``.
 
 The store is MLflow's own setting (``MLFLOW_TRACKING_URI``; MLflow's default is ``sqlite:///mlflow.db`` in the
-working folder). Metrics are sent in batches through ``MlflowClient.log_batch`` (at most 1000 per call).
+working folder). A file store (``file:`` URI or a plain path) is kept by MLflow 3 behind ``MLFLOW_ALLOW_FILE_STORE``;
+naming one is taken as asking for it, so the switch is set to ``true`` unless it is set already. Metrics are sent
+in batches through ``MlflowClient.log_batch`` (at most 1000 per call), and at once on :meth:`MLflowTracker.flush`.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import os
 import time
 from pathlib import Path
 from typing import Any, Mapping
+from urllib.parse import urlparse
 
 from iclab.tracking._base import Tracker
 
@@ -30,12 +33,14 @@ class MLflowTracker(Tracker):
         from mlflow.entities import Metric, Param
 
         self._Metric, self._Param = Metric, Param
-        self.client = mlflow.MlflowClient()
+        self.uri = mlflow.get_tracking_uri()
+        if urlparse(self.uri).scheme in ("", "file"):  # MLflow 3 refuses a file store without this switch
+            os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
+        self.client = mlflow.MlflowClient(self.uri)
         experiment = os.environ.get("MLFLOW_EXPERIMENT_NAME", group)
         found = self.client.get_experiment_by_name(experiment)
         experiment_id = found.experiment_id if found else self.client.create_experiment(experiment)
         self.run_id = self.client.create_run(experiment_id, run_name=run_name, tags={"iclab.group": group}).info.run_id
-        self.uri = mlflow.get_tracking_uri()
         self._pending: list[Any] = []
 
     def log_params(self, params: Mapping[str, Any]) -> None:
@@ -47,9 +52,9 @@ class MLflowTracker(Tracker):
         now = int(time.time() * 1000)
         self._pending += [self._Metric(k, float(v), now, int(step)) for k, v in metrics.items()]
         if len(self._pending) >= _BATCH:
-            self._flush()
+            self.flush()
 
-    def _flush(self) -> None:
+    def flush(self) -> None:
         while self._pending:
             batch, self._pending = self._pending[:_BATCH], self._pending[_BATCH:]
             self.client.log_batch(self.run_id, metrics=batch)
@@ -60,9 +65,9 @@ class MLflowTracker(Tracker):
     def log_artifact(self, path: Path, folder: str = "") -> None:
         self.client.log_artifact(self.run_id, str(path), folder or None)
 
-    def finish(self) -> None:
-        self._flush()
-        self.client.set_terminated(self.run_id)
+    def finish(self, failed: bool = False) -> None:
+        self.flush()
+        self.client.set_terminated(self.run_id, "FAILED" if failed else "FINISHED")
 
     def location(self) -> str:
         return f"mlflow run {self.run_id} in {self.uri}"

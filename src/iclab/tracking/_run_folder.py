@@ -1,6 +1,8 @@
-"""Log a finished run folder to a tracker: its config, one metrics record per finished cell, its figures and its
-report. A cell's metrics are its numeric scalar columns (grid coordinates and results alike, ``cell/<name>``),
-at step = the cell's position in the grid order; curves (list columns) travel in ``cells.csv``."""
+"""Log a run to a tracker: its config when it starts (:func:`log_run_start`), one metrics record per cell as the
+cell finishes (:func:`log_cell`), and its figures, report and counts at the end (:func:`log_run_end`);
+:func:`log_run_folder` does all three for a finished run folder. A cell's metrics are its numeric scalar columns
+(grid coordinates and results alike, ``cell/<name>``), at step = the cell's index in the grid; curves (list
+columns) travel in ``cells.csv``."""
 
 from __future__ import annotations
 
@@ -14,9 +16,10 @@ import pandas as pd
 
 from iclab.tracking._base import Tracker, flat_params, metric_key
 
-__all__ = ["log_run_folder", "cell_metrics"]
+__all__ = ["log_run_folder", "log_run_start", "log_cell", "log_run_end", "cell_metrics"]
 
 _RUN_FILES = ("config.json", "summary.json", "report.md")
+_RUN_PARAMS = ("experiment", "preset", "config_hash", "iclab_version", "code_hash")
 
 
 def cell_metrics(row: Mapping[str, Any]) -> dict[str, float]:
@@ -49,16 +52,25 @@ def _summary_metrics(folder: Path, results: pd.DataFrame) -> dict[str, float]:
     return out
 
 
-def log_run_folder(tracker: Tracker, folder: str | Path, meta: Mapping[str, Any], results: pd.DataFrame) -> int:
-    """Log run folder ``folder`` (its ``config.json`` contents ``meta`` and its done ``results``) to ``tracker``;
-    return the number of cells logged. The tracker is not finished here."""
-    folder = Path(folder)
-    params = {k: meta[k] for k in ("experiment", "preset", "config_hash", "iclab_version", "code_hash") if k in meta}
+def log_run_start(tracker: Tracker, meta: Mapping[str, Any]) -> None:
+    """Log a run's settings: ``experiment``, ``preset``, ``config_hash``, ``iclab_version``, ``code_hash`` (those
+    ``meta`` has; a run folder's ``config.json`` has all) and every field of ``meta["config"]`` as ``config.<name>``."""
+    params = {k: meta[k] for k in _RUN_PARAMS if k in meta}
     tracker.log_params({**params, **flat_params(meta.get("config", {}), "config.")})
-    rows = results.to_dict("records")
-    for step, row in enumerate(rows):
-        tracker.log_metrics(cell_metrics(row), step)
-    tracker.log_metrics(_summary_metrics(folder, results), len(rows))
+
+
+def log_cell(tracker: Tracker, step: int, row: Mapping[str, Any]) -> None:
+    """Log one finished cell (its results ``row``, :func:`cell_metrics`) at ``step`` and send it at once."""
+    tracker.log_metrics(cell_metrics(row), step)
+    tracker.flush()
+
+
+def log_run_end(tracker: Tracker, folder: str | Path, results: pd.DataFrame, step: int) -> None:
+    """Log what a run folder holds once its run is done: its counts (cells done and failed, claims by verdict) at
+    ``step`` (after every cell's), the figures with their CSVs, ``config.json``, ``summary.json``, ``report.md``
+    and the done cells ``results`` as ``cells.csv``. The tracker is not finished here."""
+    folder = Path(folder)
+    tracker.log_metrics(_summary_metrics(folder, results), step)
     for png in sorted((folder / "figures").glob("*.png")):
         tracker.log_image(png, f"figures/{png.stem}")
         if png.with_suffix(".csv").exists():
@@ -70,4 +82,16 @@ def log_run_folder(tracker: Tracker, folder: str | Path, meta: Mapping[str, Any]
         table = Path(tmp) / "cells.csv"
         results.to_csv(table, index=False)
         tracker.log_artifact(table)
+    tracker.flush()
+
+
+def log_run_folder(tracker: Tracker, folder: str | Path, meta: Mapping[str, Any], results: pd.DataFrame) -> int:
+    """Log run folder ``folder`` (its ``config.json`` contents ``meta`` and its done ``results``, in grid order)
+    after the fact: start, each cell at its position in ``results``, end. Return the number of cells logged. The
+    tracker is not finished here."""
+    log_run_start(tracker, meta)
+    rows = results.to_dict("records")
+    for step, row in enumerate(rows):
+        log_cell(tracker, step, row)
+    log_run_end(tracker, folder, results, len(rows))
     return len(rows)

@@ -50,7 +50,10 @@ class TensorBoardTracker(Tracker):
         if path.suffix in _TEXT_SUFFIXES:
             self.writer.add_text(f"{folder}/{path.name}" if folder else path.name, path.read_text())
 
-    def finish(self) -> None:
+    def flush(self) -> None:
+        self.writer.flush()
+
+    def finish(self, failed: bool = False) -> None:
         self.writer.close()
 
     def location(self) -> str:
