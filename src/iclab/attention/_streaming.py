@@ -223,7 +223,7 @@ def _key_spans(vis: torch.Tensor, n_q: int, n_k: int) -> list[tuple[int, int, in
         return None
     rows = vis
     while rows.dim() > 2:  # visible to any batch entry or head: (n_q, n_k), reduced on the unbroadcast tensor
-        rows = rows.any(0)
+        rows = rows[0] if rows.shape[0] == 1 else rows.any(0)  # a size-1 dim is a view, not an n_q x n_k copy
     rows = rows.expand(n_q, n_k)
     spans = []
     for i0 in range(0, n_q, SPAN_BLOCK):
