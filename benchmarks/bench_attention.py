@@ -16,7 +16,8 @@ CPU, a child process started with ``MALLOC_MMAP_THRESHOLD_=65536`` (so every ten
 freeing returns it to the OS) resets the kernel's peak-RSS counter (``/proc/self/clear_refs`` = 5) after the
 inputs exist, runs the call once, and reports ``VmHWM - VmRSS``: the peak resident memory the call added, which
 includes allocator and library overhead, not only tensors. Timings are the best of 3 calls after a warm-up, on
-whatever the machine's other load allows; the ratios are the meaningful part.
+whatever the machine's other load allows; the ratios are the meaningful part. ``main(smoke=True)`` runs one small
+size per shape (``SMOKE_N``), in seconds: a check that the benchmark runs.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ D, H, NQ = 64, 4, 64
 KEYS_N = (1024, 4096, 16384, 65536)
 SELF_N = (1024, 2048, 4096)
 BWD_N = (4096, 16384)
+SMOKE_N = 256
 DENSE_LIMIT = 1.5 * 2**30
 
 
@@ -66,12 +68,12 @@ def _dense_ok(nq: int, n: int, backward: bool) -> bool:
     return (8 if backward else 5) * H * nq * n * 4 <= DENSE_LIMIT
 
 
-def _configs():
-    for n in KEYS_N:
+def _configs(smoke: bool = False):
+    for n in (SMOKE_N,) if smoke else KEYS_N:
         yield "keys", NQ, n, False
-    for n in SELF_N:
+    for n in (SMOKE_N,) if smoke else SELF_N:
         yield "self", n, n, False
-    for n in BWD_N:
+    for n in (SMOKE_N,) if smoke else BWD_N:
         yield "fwd+bwd", NQ, n, True
 
 
@@ -123,10 +125,10 @@ def _peak_cuda(method, nq, n, backward, device) -> float:
     return (torch.cuda.max_memory_allocated() - base) / 2**20
 
 
-def _memory_child() -> None:
+def _memory_child(smoke: bool = False) -> None:
     torch.set_num_threads(1)
     res = {}
-    for kind, nq, n, bwd in _configs():
+    for kind, nq, n, bwd in _configs(smoke):
         for m in ("sdpa", "streaming", "dense"):
             if m == "dense" and not _dense_ok(nq, n, bwd):
                 continue
@@ -134,10 +136,10 @@ def _memory_child() -> None:
     print("MEMORY " + json.dumps(res))
 
 
-def _cpu_memory() -> dict:
+def _cpu_memory(smoke: bool = False) -> dict:
     env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="65536")
     p = subprocess.run(
-        [sys.executable, os.path.abspath(__file__), "--memory-child"],
+        [sys.executable, os.path.abspath(__file__), "--memory-child"] + (["--smoke"] if smoke else []),
         env=env,
         capture_output=True,
         text=True,
@@ -149,9 +151,9 @@ def _cpu_memory() -> dict:
     return json.loads(line[0][7:])
 
 
-def main() -> None:
+def main(smoke: bool = False) -> None:
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    mem = _cpu_memory() if device.type == "cpu" else None
+    mem = _cpu_memory(smoke) if device.type == "cpu" else None
     how = "peak RSS added (child process, VmHWM)" if mem is not None else "torch.cuda.max_memory_allocated added"
     print(
         f"adaptive attention benchmark on {device} ({torch.get_num_threads()} threads), d={D}, heads={H}, "
@@ -161,7 +163,7 @@ def main() -> None:
         f"{'shape':8s} {'n_q':>6s} {'n':>6s} | {'sdpa ms':>9s} {'stream ms':>9s} {'dense ms':>9s} | "
         f"{'sdpa MiB':>9s} {'strm MiB':>9s} {'dense MiB':>9s} | {'stream/sdpa t':>13s} {'dense/stream mem':>16s}"
     )
-    for kind, nq, n, bwd in _configs():
+    for kind, nq, n, bwd in _configs(smoke):
         row_t, row_m = {}, {}
         for m in ("sdpa", "streaming", "dense"):
             if m == "dense" and not _dense_ok(nq, n, bwd):
@@ -183,6 +185,6 @@ def main() -> None:
 
 if __name__ == "__main__":
     if "--memory-child" in sys.argv:
-        _memory_child()
+        _memory_child("--smoke" in sys.argv)
     else:
-        main()
+        main("--smoke" in sys.argv)

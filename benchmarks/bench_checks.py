@@ -12,6 +12,7 @@ Timings are the best of 5 repeats of a loop, on whatever the machine's other loa
 
 from __future__ import annotations
 
+import inspect
 import tempfile
 import time
 from pathlib import Path
@@ -30,16 +31,18 @@ def _best(fn, loops: int, repeats: int = 5) -> float:
     return best
 
 
-def normalisers() -> None:
+def normalisers(scale: float = 1.0) -> None:
     from iclab.attention import get_normaliser, normaliser_names
 
     print(f"{'normaliser':18s} {'shape':12s} {'checked µs':>11s} {'raw µs':>8s} {'ratio':>6s} {'fp16/fp32':>9s}")
     for shape, loops in (((1, 8), 3000), ((8, 64, 64), 300)):
+        loops = max(1, int(loops * scale))
         s32 = torch.randn(shape)
         s16 = s32.half()
         for name in normaliser_names():
             fn = get_normaliser(name)
-            kw = {} if name == "linear" else {"tau": 0.7}
+            takes_tau = name != "linear" and "tau" in inspect.signature(fn.__wrapped__).parameters
+            kw = {"tau": 0.7} if takes_tau else {}  # linear accepts only tau = 1
             checked = _best(lambda fn=fn, kw=kw, s32=s32: fn(s32, None, **kw), loops)
             raw = _best(lambda fn=fn, kw=kw, s32=s32: fn.__wrapped__(s32, None, **kw), loops)
             half = _best(lambda fn=fn, kw=kw, s16=s16: fn(s16, None, **kw), loops)
@@ -49,7 +52,7 @@ def normalisers() -> None:
             )
 
 
-def budgets() -> None:
+def budgets(repeats: int = 3) -> None:
     from iclab.budget import check_budget
     from iclab.experiments import all_experiments
     from iclab.runs import CELL_SECONDS_LIMIT
@@ -57,11 +60,11 @@ def budgets() -> None:
     for exp in all_experiments():
         cfg = exp.presets["quick"]
         exp.budget(cfg)  # first call imports what the estimate needs
-        seconds = _best(lambda exp=exp, cfg=cfg: check_budget(exp.budget(cfg), CELL_SECONDS_LIMIT), 3, 3)
+        seconds = _best(lambda exp=exp, cfg=cfg: check_budget(exp.budget(cfg), CELL_SECONDS_LIMIT), repeats, repeats)
         print(f"budget check {exp.name:28s} {seconds * 1e3:8.2f} ms")
 
 
-def stores() -> None:
+def stores(loops: int = 50) -> None:
     from iclab.runs import ResultStore
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -73,19 +76,22 @@ def stores() -> None:
             with ResultStore(tmp, readonly=readonly) as st:
                 return list(st.rows())
 
-        ro, rw = _best(lambda: read(True), 50), _best(lambda: read(False), 50)
+        ro, rw = _best(lambda: read(True), loops), _best(lambda: read(False), loops)
         print(
             f"read 200 rows: read-only {ro * 1e3:.2f} ms, read-write {rw * 1e3:.2f} ms "
             f"(side files left by read-only: {sorted(p.name for p in Path(tmp).iterdir())})"
         )
 
 
-def main() -> None:
+def main(smoke: bool = False) -> None:
+    """The tables of the module docstring; ``smoke=True``: one loop each (a check that it runs, in seconds)."""
     torch.set_num_threads(1)
-    normalisers()
-    budgets()
-    stores()
+    normalisers(1e-3 if smoke else 1.0)
+    budgets(1 if smoke else 3)
+    stores(1 if smoke else 50)
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    main(smoke="--smoke" in sys.argv[1:])

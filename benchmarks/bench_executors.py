@@ -50,14 +50,16 @@ register(
         cells=lambda c: [{"seed": c.seed * 100_000 + i} for i in range(c.n_cells)],
         run_cell=noop_cell,
         figures=lambda c, df, d: [],
-        compare=lambda c, df: [],
+        compare=lambda c, df: {},
+        claims=lambda c: [],
     )
 )
 
 
 def _sweep(executor: str, n: int, root: Path) -> tuple[float, float, float]:
     """(wall seconds, start-up seconds, steady-state seconds per cell) of one sweep of ``n`` no-op cells."""
-    from iclab.runs import ResultStore, run_experiment
+    from iclab.experiments import run_experiment
+    from iclab.runs import ResultStore
 
     out = root / f"{executor}-{n}-{time.time_ns()}"
     wall0, start = time.time(), time.perf_counter()
@@ -68,23 +70,33 @@ def _sweep(executor: str, n: int, root: Path) -> tuple[float, float, float]:
         executor=executor,
         workers=WORKERS,
         progress=False,
-        report=False,
     )
     wall = time.perf_counter() - start
     assert res.computed == n and len(res.failed) == 0, res.failed
-    with ResultStore(out) as store:
+    with ResultStore(out, readonly=True) as store:
         stamps = sorted(t for (t,) in store._db.execute("SELECT finished_at FROM cells"))
     return wall, stamps[0] - wall0, (stamps[-1] - stamps[0]) / (n - 1)
 
 
-def main() -> None:
-    os.environ["ICLAB_EXPERIMENT_MODULES"] = ",".join(
-        filter(None, [os.environ.get("ICLAB_EXPERIMENT_MODULES", ""), "bench_executors"])
-    )
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH", "")]))
-    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+def worker_environment(env: dict | None = None) -> dict:
+    """``env`` (default ``os.environ``, changed in place) set up so that every process of a sweep (pool workers,
+    Ray workers, ``python -m iclab``) imports this module and so knows ``bench_noop``; returns it."""
+    env = os.environ if env is None else env
+    modules = env.get("ICLAB_EXPERIMENT_MODULES", "")
+    if "bench_executors" not in modules.split(","):
+        env["ICLAB_EXPERIMENT_MODULES"] = ",".join(filter(None, [modules, "bench_executors"]))
+    if str(HERE) not in env.get("PYTHONPATH", "").split(os.pathsep):
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE), env.get("PYTHONPATH", "")]))
+    env.setdefault("RAY_AUTH_MODE", "disabled")
     if str(HERE) not in sys.path:
         sys.path.insert(0, str(HERE))  # spawned workers inherit sys.path; Ray workers get PYTHONPATH
+    return env
+
+
+def main(smoke: bool = False) -> None:
+    """The table of the module docstring; ``smoke=True``: the same at 20 cells (a check that it runs)."""
+    n = N_SMALL if smoke else N_LARGE
+    worker_environment()
     import ray
 
     from iclab.runs._ray import ray_init
@@ -93,25 +105,25 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="iclab-bench-") as tmp:
         _sweep("serial", 5, Path(tmp))  # warm-up: imports of the driver
         for label, executor in (("serial", "serial"), ("local", "local")):
-            rows.append((label, *_sweep(executor, N_LARGE, Path(tmp))))
+            rows.append((label, *_sweep(executor, n, Path(tmp))))
         t0 = time.perf_counter()
         started = ray_init(num_cpus=WORKERS)
         ray_start = time.perf_counter() - t0
-        rows.append(("ray cold", *_sweep("ray", N_LARGE, Path(tmp))))
-        rows.append(("ray warm", *_sweep("ray", N_LARGE, Path(tmp))))
+        rows.append(("ray cold", *_sweep("ray", n, Path(tmp))))
+        rows.append(("ray warm", *_sweep("ray", n, Path(tmp))))
         if started:
             ray.shutdown()
     print(
         f"machine: {os.cpu_count()} CPUs; local and ray use {WORKERS} workers; ray.init took {ray_start:.1f} s "
         "(not included below).\nTimings on a shared, loaded machine are inflated by other processes."
     )
-    print(f"{'executor':9s} {'cells/s':>8s} {'start-up':>9s} {'per cell':>10s} {f'{N_LARGE} cells':>10s}")
+    print(f"{'executor':9s} {'cells/s':>8s} {'start-up':>9s} {'per cell':>10s} {f'{n} cells':>10s}")
     for name, wall, startup, per_cell in rows:
-        print(f"{name:9s} {N_LARGE / wall:8.1f} {startup:8.2f}s {per_cell * 1e3:7.2f} ms {wall:9.2f}s")
+        print(f"{name:9s} {n / wall:8.1f} {startup:8.2f}s {per_cell * 1e3:7.2f} ms {wall:9.2f}s")
     serial_cell = rows[0][3]
-    print(f"\nwhen a parallel executor pays off for a sweep of n = {N_LARGE} cells ({WORKERS} workers):")
+    print(f"\nwhen a parallel executor pays off for a sweep of n = {n} cells ({WORKERS} workers):")
     for name, _, startup, per_cell in rows[1:]:
-        w_star = (startup / N_LARGE - serial_cell) / (1 - 1 / WORKERS)
+        w_star = (startup / n - serial_cell) / (1 - 1 / WORKERS)
         print(
             f"  {name:9s} cells longer than ~{max(w_star, per_cell * WORKERS) * 1e3:.0f} ms "
             f"(per-cell overhead {per_cell * 1e3:.2f} ms, start-up {startup:.1f} s)"
@@ -119,4 +131,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(smoke="--smoke" in sys.argv[1:])

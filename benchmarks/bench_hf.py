@@ -6,7 +6,8 @@ per-(layer, head) τ, adaptive τ (eager path) and the score probe at the last p
 ratios to the stock model. A parity line per model checks τ = 1 (bit-identical) and τ = 1.5 against the stock
 model with its ``scaling`` divided by 1.5. Models: MiniLM (BERT, 6 layers, installed package; skipped if absent)
 and a random-init Llama with SmolLM2-135M's attention shape (9 query / 3 key-value heads of dim 64).
-``main(device=...)`` runs on CPU by default, on CUDA when asked (``python benchmarks/bench_hf.py cuda``).
+``main(device=...)`` runs on CPU by default, on CUDA when asked (``python benchmarks/bench_hf.py cuda``);
+``main(smoke=True)`` runs the same at 16 tokens, one repeat, and the long-context layer at 256 tokens.
 
 ``long_context(device)`` (part of ``main``) measures the adaptive hf path — the streaming O(n)-memory kernel of
 ``iclab.attention`` — against stock SDPA on one Gemma 3 270M attention layer (4 query heads sharing 1 key/value
@@ -91,7 +92,7 @@ def _bench(name, model, inputs, repeats) -> None:
         print(f"  {k:24s} {1e3 * statistics.median(ts):8.2f} ms   ratio {statistics.median(ts) / base:5.3f}")
 
 
-def main(device: str = "cpu") -> None:
+def main(device: str = "cpu", smoke: bool = False) -> None:
     from transformers import LlamaConfig, LlamaForCausalLM
 
     dev = torch.device(device)
@@ -100,6 +101,8 @@ def main(device: str = "cpu") -> None:
     if cpu:
         torch.set_num_threads(1)
     B, n, repeats = (2, 128, 9) if cpu else (8, 1024, 30)
+    if smoke:
+        B, n, repeats = 1, 16, 1
     try:
         torch.manual_seed(0)
         try:
@@ -115,7 +118,7 @@ def main(device: str = "cpu") -> None:
             )
         except Exception as exc:  # the package is optional on a bare machine
             print(f"MiniLM skipped: {exc}")
-        layers = 4 if cpu else 30
+        layers = 1 if smoke else 4 if cpu else 30
         cfg = LlamaConfig(
             num_hidden_layers=layers,
             hidden_size=576,
@@ -137,7 +140,7 @@ def main(device: str = "cpu") -> None:
         torch.set_num_threads(threads)
     if cpu:
         print("(CPU, 1 thread; a shared machine inflates absolute times; ratios are measured side by side)")
-    long_context(device)
+    long_context(device, lengths=(256,) if smoke else LONG_N)
 
 
 LONG_N = (1024, 2048, 4096, 8192, 16384)
@@ -227,4 +230,5 @@ if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[2] == "long":
         long_context(sys.argv[1])
     else:
-        main(sys.argv[1] if len(sys.argv) > 1 else "cpu")
+        args = [a for a in sys.argv[1:] if a != "--smoke"]
+        main(args[0] if args else "cpu", smoke="--smoke" in sys.argv[1:])

@@ -75,8 +75,9 @@ def _steps_per_s(model, batches, reps: int, device: str = "cpu") -> float:
     return reps / (time.perf_counter() - t0)
 
 
-def main(device: str | None = None) -> None:
-    """Print steps/s side by side; ``device`` defaults to ``$ICLAB_BENCH_DEVICE`` or ``cpu``."""
+def main(device: str | None = None, smoke: bool = False) -> None:
+    """Print steps/s side by side; ``device`` defaults to ``$ICLAB_BENCH_DEVICE`` or ``cpu``. ``smoke=True``: a few
+    steps at H = 1, 2 (a check that it runs, in seconds)."""
     from iclab.data import GaussianRegression, generator_for
     from iclab.models import MultiHeadRegressionAttention
 
@@ -84,15 +85,17 @@ def main(device: str | None = None) -> None:
     if device == "cpu":
         torch.set_num_threads(1)
     d, n, B, reps = 5, 40, 256, 150 if device == "cpu" else 500
+    if smoke:
+        B, reps = 16, 2
     data = GaussianRegression(d, n, cov_w=1.0 / d, sigma=0.1**0.5, dtype=torch.float32)
     batches = [data.sample(B, generator_for(0, "bench", i)).to(device) for i in range(10)]
     print(f"multihead training throughput on {device}, d={d}, n={n}, batch={B}, Adam (steps/s; CPU machine shared)")
     print(f"{'H':>3} {'iclab':>10} {'GPT2Model':>10} {'ratio':>7} {'params iclab/gpt2':>18}")
-    for H in (1, 2, 4, 8):
+    for H in (1, 2) if smoke else (1, 2, 4, 8):
         torch.manual_seed(0)
         ours, ref = MultiHeadRegressionAttention(d, H).to(device), GPT2Regressor(d, n, H).to(device)
         rates = {"ours": [], "ref": []}
-        for _ in range(3):  # interleave to share the machine's load fairly
+        for _ in range(1 if smoke else 3):  # interleave to share the machine's load fairly
             rates["ours"].append(_steps_per_s(ours, batches, reps, device))
             rates["ref"].append(_steps_per_s(ref, batches, reps, device))
         a, b = max(rates["ours"]), max(rates["ref"])
@@ -101,4 +104,6 @@ def main(device: str | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    main(smoke="--smoke" in sys.argv[1:])

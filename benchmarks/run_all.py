@@ -1,7 +1,10 @@
 """``make bench``: import every ``benchmarks/bench_*.py`` and call its ``main()``, one header per file.
 
 A failing benchmark is reported and the others still run; the exit status is non-zero if any failed.
-Run as ``python benchmarks/run_all.py [substring ...]`` to run only files whose name contains a substring.
+Run as ``python benchmarks/run_all.py [substring ...]`` to run only files whose name contains a substring (a
+name ending in ``.py`` matches that file only), and with ``--smoke`` to call ``main(smoke=True)``: each benchmark
+at a tiny size (what ``tests/test_benchmarks.py`` runs, so a benchmark that breaks fails the test suite; the
+numbers of a smoke run mean nothing).
 """
 
 from __future__ import annotations
@@ -17,16 +20,22 @@ HERE = Path(__file__).resolve().parent
 
 def main(argv: list[str] | None = None) -> int:
     wanted = list(sys.argv[1:] if argv is None else argv)
+    smoke = "--smoke" in wanted
+    wanted = [w for w in wanted if w != "--smoke"]
     if str(HERE) not in sys.path:
         sys.path.insert(0, str(HERE))  # modules import by their plain name (workers re-import them so)
-    files = sorted(p for p in HERE.glob("bench_*.py") if not wanted or any(w in p.stem for w in wanted))
+    files = sorted(
+        p
+        for p in HERE.glob("bench_*.py")
+        if not wanted or any(w == p.name if w.endswith(".py") else w in p.stem for w in wanted)
+    )
     failed = []
     for path in files:
         print(f"\n=== {path.name} " + "=" * max(0, 60 - len(path.name)), flush=True)
         start = time.perf_counter()
         try:
             module = importlib.import_module(path.stem)
-            module.main()
+            module.main(smoke=True) if smoke else module.main()
         except BaseException as exc:  # noqa: BLE001 - keep going; SystemExit from a bench counts as a failure
             if isinstance(exc, KeyboardInterrupt):
                 raise

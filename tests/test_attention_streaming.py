@@ -86,6 +86,34 @@ def test_causal_and_key_padding_mask():
     assert torch.allclose(adaptive_attention(q2, k, v, pad, chunk=4), _dense(q2, k, v, pad), atol=1e-12)
 
 
+@pytest.mark.parametrize("fused", [True, False])
+def test_sliding_window_mask_runs_on_key_spans_and_equals_dense(fused, monkeypatch):
+    """A banded mask (Gemma 3's local layers) runs block by block on each block's range of keys: same result."""
+    monkeypatch.setattr(_streaming, "SPAN_BLOCK", 4)
+    monkeypatch.setattr(_streaming, "FUSED_PASS1", fused)
+    n, window = 40, 6
+    g = torch.Generator().manual_seed(7)
+    q, k, v = (
+        (2 * torch.randn(B, H, n, d, generator=g, dtype=torch.float64)).requires_grad_() for d in (D, D, DV)
+    )
+    i = torch.arange(n)
+    band = (i[:, None] >= i[None, :]) & (i[:, None] - i[None, :] < window)  # (n, n) causal sliding window
+    mask = band.expand(B, 1, n, n).clone()
+    mask[1, 0, 8:12, :] = False  # a fully masked block of rows in one batch entry
+    spans = _streaming._key_spans(mask, n, n)
+    assert spans is not None and max(hi - lo for _, _, lo, hi in spans) <= 4 + window - 1
+    out = adaptive_attention(q, k, v, mask, chunk=3)
+    ref = _dense(q, k, v, mask)
+    assert torch.allclose(out, ref, atol=1e-12, rtol=1e-10)
+    assert (out[1, :, 8:12] == 0).all()
+    g_out = torch.randn_like(out)
+    for a, b in zip(torch.autograd.grad(out, (q, k, v), g_out), torch.autograd.grad(ref, (q, k, v), g_out)):
+        assert torch.allclose(a, b, atol=1e-11, rtol=1e-9)
+    tri, full = torch.ones(n, n, dtype=torch.bool).tril(), torch.ones(n, n, dtype=torch.bool)
+    assert _streaming._key_spans(tri, n, n) is not None  # causal + a mask: materialised, also run on key spans
+    assert torch.allclose(adaptive_attention(q, k, v, full, causal=True, chunk=5), _dense(q, k, v, tri), atol=1e-12)
+
+
 def test_detach_beta_and_gradient_through_beta():
     q, k, v = _qkv(50, 5)
     out_d = adaptive_attention(q, k, v, chunk=7, detach_beta=True)

@@ -114,12 +114,19 @@ def _dense_adaptive(module, query, key, value, attention_mask, scaling=None, dro
     return (w @ v).transpose(1, 2).contiguous(), w
 
 
+@pytest.mark.parametrize("span_block", (512, 2))  # 2: the sliding layers run block by block on their key spans
 @pytest.mark.parametrize("gemma", ("sdpa", "eager"), indirect=True)
-def test_gemma3_adaptive_streaming_matches_dense_reference(gemma, monkeypatch):
+def test_gemma3_adaptive_streaming_matches_dense_reference(gemma, span_block, monkeypatch):
     from transformers import AttentionInterface
     from transformers.masking_utils import AttentionMaskInterface, eager_mask
 
     import iclab.attention as attention
+    from iclab.attention import _streaming
+
+    spans = []
+    key_spans = _streaming._key_spans
+    monkeypatch.setattr(_streaming, "SPAN_BLOCK", span_block)
+    monkeypatch.setattr(_streaming, "_key_spans", lambda *a: spans.append(key_spans(*a)) or spans[-1])
 
     AttentionInterface.register("iclab_test_dense_adaptive", _dense_adaptive)
     AttentionMaskInterface.register("iclab_test_dense_adaptive", eager_mask)
@@ -137,6 +144,7 @@ def test_gemma3_adaptive_streaming_matches_dense_reference(gemma, monkeypatch):
     with with_temperature(gemma, "adaptive"):
         got = output(gemma, ids, mask)
     assert max_diff(got[real], want[real]) < 1e-9
+    assert any(x is not None for x in spans) == (span_block == 2)
     assert max_diff(got[real], output(gemma, ids, mask)[real]) > 1e-4  # adaptive τ changes the output
     with with_temperature(gemma, "adaptive", coeffs=(2.0,), threshold=-1.0):  # β ≡ 2 is τ = 1/2
         half = output(gemma, ids, mask)

@@ -61,6 +61,21 @@ def test_ray_crash_and_raise_fail_only_their_cells(ray_session, tmp_path):
     assert (retried.computed, retried.reused, len(retried.failed)) == (2, 3, 0)
 
 
+def test_short_cells_travel_in_batches_and_a_crashed_batch_fails_only_its_culprit(ray_session, tmp_path):
+    """After the first cells, short cells share Ray tasks; the batch holding the crashing cell is rerun one cell per
+    task, so only that cell fails (as without batches)."""
+    from iclab.runs._ray import BATCH_SECONDS, MAX_BATCH, RayExecutor
+
+    assert RayExecutor._batch_size(3, 0.003, 100, 4) == 1  # fewer cells seen than tasks in flight: one per task
+    assert RayExecutor._batch_size(8, 0.008, 10_000, 4) == min(int(BATCH_SECONDS / 0.001), MAX_BATCH)
+    assert RayExecutor._batch_size(8, 0.008, 10, 4) == 3  # an even share of what is left
+    assert RayExecutor._batch_size(8, 80.0, 10_000, 4) == 1  # long cells: one per task
+    over = {"n_cells": 40, "crash_cells": "30", "flag": str(tmp_path / "flag")}
+    run = run_experiment("fx_sweep", overrides=over, out=tmp_path / "r", executor="ray", workers=2, progress=False)
+    assert list(run.failed["i"]) == [30] and "WorkerCrashedError" in run.failed["_error"].iloc[0]
+    assert sorted(run.results["i"]) == [i for i in range(40) if i != 30]
+
+
 def test_ray_cell_timeout_fails_the_hung_cell_and_goes_on(ray_session, tmp_path):
     """The worker's own timer stops the cell (Ray runs a task on its worker's main thread)."""
     import time

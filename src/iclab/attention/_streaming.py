@@ -26,6 +26,12 @@ through the chunk loop would keep every chunk, i.e. O(n²) again). With :math:`a
 paper's JAX code (``detach_beta=True`` drops the :math:`dH` term). Backward makes two passes over the chunks (one
 for the normaliser of :math:`a` and :math:`d\beta`, one for the gradients). Double backward is not supported.
 A causal mask combined with an explicit ``mask`` is materialised once as a bool ``n_q x n_k`` tensor.
+
+**Key spans.** Keys a row does not see add nothing to either pass (:math:`e^{-\infty}=0`), so when a mask confines
+each block of :data:`SPAN_BLOCK` query rows to a narrow range of keys (a sliding window, as in Gemma 3's local
+layers; a materialised causal mask), each block runs the two passes on its range ``[lo, hi)`` only: the work drops
+from :math:`n_q n_k` to about :math:`n_q(\text{window} + \text{SPAN\_BLOCK})` logits, with the same result up to the
+order of floating-point sums.
 """
 
 from __future__ import annotations
@@ -206,6 +212,28 @@ class _AdaptiveAttention(torch.autograd.Function):
         return dq, dk, dv, None, None, None, None, None, None, None, None
 
 
+SPAN_BLOCK = 512  # query rows per block when a mask leaves each block a narrow range of keys (module docstring)
+
+
+def _key_spans(vis: torch.Tensor, n_q: int, n_k: int) -> list[tuple[int, int, int, int]] | None:
+    """``[(i0, i1, lo, hi)]``: blocks ``[i0, i1)`` of :data:`SPAN_BLOCK` query rows and the range ``[lo, hi)`` outside
+    which no row of the block sees a key (``vis``: bool, broadcastable to ``(..., n_q, n_k)``, True = visible); None
+    where that would save less than a quarter of the logits (one call over every key is then as good)."""
+    if n_q < 2 * SPAN_BLOCK or vis.shape[-2] == 1:  # one block, or a key-padding mask: the same range for every row
+        return None
+    rows = vis
+    while rows.dim() > 2:  # visible to any batch entry or head: (n_q, n_k), reduced on the unbroadcast tensor
+        rows = rows[0] if rows.shape[0] == 1 else rows.any(0)  # a size-1 dim is a view, not an n_q x n_k copy
+    rows = rows.expand(n_q, n_k)
+    spans = []
+    for i0 in range(0, n_q, SPAN_BLOCK):
+        i1 = min(i0 + SPAN_BLOCK, n_q)
+        seen = rows[i0:i1].any(0).nonzero()  # (n_seen, 1) key indices
+        spans.append((i0, i1, int(seen[0]), int(seen[-1]) + 1) if len(seen) else (i0, i1, 0, 1))
+    work = sum((i1 - i0) * (hi - lo) for i0, i1, lo, hi in spans)
+    return spans if work <= 0.75 * n_q * n_k else None
+
+
 def ctx_sdpa_ok(causal: bool, n_q: int, n_k: int) -> bool:
     """Pass 2 can use ``scaled_dot_product_attention`` unless causal with n_q != n_k (sdpa aligns causal masks
     top-left; iclab aligns the last query with the last key)."""
@@ -245,9 +273,8 @@ def adaptive_attention(
     Returns: ``(..., n_q, d_v)``.
     """
     c = check_coeffs(coeffs, threshold)
-    if chunk is None:
-        chunk = auto_chunk(q)
-    check_int("chunk", chunk, 1)
+    if chunk is not None:
+        check_int("chunk", chunk, 1)
     if (
         q.dim() < 2
         or k.dim() != q.dim()
@@ -280,6 +307,17 @@ def adaptive_attention(
         sdpa_mask = mask.bool()
         while sdpa_mask.dim() < q.dim():
             sdpa_mask = sdpa_mask[None]
-    return _AdaptiveAttention.apply(
-        q, k, v, sdpa_mask, mask_b, chunk, c, float(threshold), scale, bool(causal), bool(detach_beta)
-    )
+    spans = None if sdpa_mask is None else _key_spans(sdpa_mask, q.shape[-2], k.shape[-2])
+    if spans is None:
+        return _AdaptiveAttention.apply(
+            q, k, v, sdpa_mask, mask_b, chunk or auto_chunk(q), c, float(threshold), scale, bool(causal),
+            bool(detach_beta),
+        )
+    outs = []  # one call per block of query rows on its range of keys (module docstring, "Key spans")
+    for i0, i1, lo, hi in spans:
+        qb = q[..., i0:i1, :]
+        outs.append(_AdaptiveAttention.apply(
+            qb, k[..., lo:hi, :], v[..., lo:hi, :], sdpa_mask[..., i0:i1, lo:hi], mask_b[..., i0:i1, lo:hi],
+            chunk or auto_chunk(qb), c, float(threshold), scale, False, bool(detach_beta),
+        ))
+    return torch.cat(outs, dim=-2)

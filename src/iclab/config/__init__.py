@@ -49,7 +49,7 @@ MAX_SEEDS = 1000  # seeds or repeats that multiply a grid (more would make a swe
 
 def stable_json(obj: Any) -> str:
     """Canonical JSON (sorted keys, no spaces) used for hashing configs and cells."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=_json_default)
+    return _STABLE_ENCODER.encode(obj)  # one encoder for every call: a sweep hashes each of its cells
 
 
 def _json_default(obj: Any) -> Any:
@@ -58,6 +58,9 @@ def _json_default(obj: Any) -> Any:
     if hasattr(obj, "tolist"):
         return obj.tolist()
     raise TypeError(f"not JSON-serialisable: {type(obj).__name__}")
+
+
+_STABLE_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=_json_default)
 
 
 def config_hash(obj: Any, length: int = 16) -> str:

@@ -6,6 +6,11 @@ object store once (``ray.put``) and passed to every task by reference; each work
 keeps it for the later cells of the same run. Outcomes come back in completion order (``ray.wait``). A task
 whose worker dies (``WorkerCrashedError``) or that Ray cannot run becomes a failed cell with the error text;
 tasks are not retried by Ray (``max_retries=0``), so a crashing cell fails once and ``--retry-failed`` reruns it.
+Short cells travel in batches: once the first cells show how long a cell takes, one Ray task carries about
+:data:`BATCH_SECONDS` of cells (at most :data:`MAX_BATCH`, and never more than an even share of what is left), so
+Ray's own cost of a task (milliseconds) is paid per batch, not per cell; each outcome is still recorded in its own
+store transaction as its batch returns. A batch whose worker dies is rerun one cell per task, so that only the cell
+that crashed fails. With a per-cell timeout every task carries one cell.
 Cells on ``device="cuda"`` request one GPU each (``num_gpus=1``): Ray pins each task to its GPU.
 
 Connecting never hangs: ``--address`` must be ``HOST:PORT``, ``ray://HOST:PORT`` or ``auto``; before
@@ -39,6 +44,8 @@ __all__ = ["RayExecutor", "ray_init", "task_resources", "check_address", "CONNEC
 
 CONNECT_TIMEOUT = float(os.environ.get("ICLAB_RAY_CONNECT_TIMEOUT", "30"))
 HARD_STOP_GRACE = 60.0  # seconds past --cell-timeout (a Ray worker may take this long to start on a small machine)
+BATCH_SECONDS = 0.05  # work one Ray task carries once cells are known to be short (module docstring)
+MAX_BATCH = 256
 _ADDRESS_HELP = "HOST:PORT of a Ray head node's GCS (e.g. 127.0.0.1:6379), ray://HOST:PORT, or auto"
 
 # Environment a worker needs to import the same modules as the driver (user / test experiment modules).
@@ -190,8 +197,9 @@ def _reap_with_this_driver() -> None:
                                          start_new_session=True))
 
 
-def _run_on_worker(task: CellTask, shared_ref: list, timeout: float | None = None) -> CellOutcome:
-    """Body of the Ray task. ``shared_ref`` is ``[ObjectRef]`` (wrapped, so Ray does not resolve it per task)."""
+def _run_on_worker(tasks: list[CellTask], shared_ref: list, timeout: float | None = None) -> list[CellOutcome]:
+    """Body of the Ray task: the cells ``tasks`` in order. ``shared_ref`` is ``[ObjectRef]`` (wrapped, so Ray does
+    not resolve it per task)."""
     import ray
     import torch
 
@@ -203,7 +211,7 @@ def _run_on_worker(task: CellTask, shared_ref: list, timeout: float | None = Non
             _SHARED_CACHE.clear()  # one run at a time: drop the previous run's shared input
             _SHARED_CACHE[key] = ray.get(shared_ref[0])
         shared = _SHARED_CACHE[key]
-    return execute_cell(task, shared, timeout)
+    return [execute_cell(task, shared, timeout) for task in tasks]
 
 
 def ray_init(address: str | None = None, num_cpus: int | None = None) -> bool:
@@ -263,6 +271,15 @@ class RayExecutor:
         now = time.perf_counter()
         return [ref for ref, (_, started) in inflight.items() if now - started > self.timeout + HARD_STOP_GRACE]
 
+    @staticmethod
+    def _batch_size(seen: int, seconds: float, left: int, limit: int) -> int:
+        """Cells for the next task: about :data:`BATCH_SECONDS` of work at the mean time of the ``seen`` cells so far
+        (``seconds`` in all; one cell per task until ``limit`` are seen), at most :data:`MAX_BATCH` and an even share
+        of the ``left`` cells among ``limit`` tasks."""
+        if seen < limit:
+            return 1
+        return max(1, min(int(BATCH_SECONDS * seen / max(seconds, 1e-9)), MAX_BATCH, -(-left // limit)))
+
     def run(self, tasks: list[CellTask], shared: Any) -> Iterator[CellOutcome]:
         if not tasks:
             return
@@ -277,29 +294,37 @@ class RayExecutor:
         if not self.timeout:  # keep workers busy while the driver writes results (with a timeout: one per worker,
             limit = max(limit * 2, limit + 2)  # so a task starts when it is submitted and its clock is fair)
         queue = list(reversed(tasks))
-        inflight: dict[Any, tuple[CellTask, float]] = {}
+        alone: list[CellTask] = []  # cells of a batch whose worker died: rerun one per task
+        seen, seconds = 0, 0.0  # cells seen so far and their run time (sizes the batches)
+        inflight: dict[Any, tuple[list[CellTask], float]] = {}
         try:
-            while queue or inflight:
-                while queue and len(inflight) < limit:
-                    task = queue.pop()
-                    inflight[remote.remote(task, shared_ref, self.timeout)] = (task, time.perf_counter())
+            while queue or alone or inflight:
+                while (queue or alone) and len(inflight) < limit:
+                    n = 1 if alone or self.timeout else self._batch_size(seen, seconds, len(queue), limit)
+                    batch = [alone.pop()] if alone else [queue.pop() for _ in range(min(n, len(queue)))]
+                    inflight[remote.remote(batch, shared_ref, self.timeout)] = (batch, time.perf_counter())
                 for ref in self._overdue(inflight):
-                    task, started = inflight.pop(ref)
+                    batch, started = inflight.pop(ref)
                     ray.cancel(ref, force=True)
-                    yield CellOutcome.failure(task, timed_out(self.timeout) + "; its Ray task was cancelled",
+                    yield CellOutcome.failure(batch[0], timed_out(self.timeout) + "; its Ray task was cancelled",
                                               time.perf_counter() - started)
                 if not inflight:
                     continue
                 done, _ = ray.wait(list(inflight), num_returns=1, timeout=5.0 if self.timeout else None)
                 for ref in done:
-                    task, started = inflight.pop(ref)
+                    batch, started = inflight.pop(ref)
                     try:
-                        outcome = ray.get(ref)
+                        outcomes = ray.get(ref)
                     except Exception as exc:  # noqa: BLE001 - a dead worker / lost node fails only this cell
+                        if len(batch) > 1:  # which cell of the batch? rerun each alone
+                            alone.extend(reversed(batch))
+                            continue
                         text = f"{type(exc).__name__}: {exc}".strip()
-                        outcome = CellOutcome.failure(task, "ray task failed: " + text[:4000],
-                                                      time.perf_counter() - started)
-                    yield outcome
+                        outcomes = [CellOutcome.failure(batch[0], "ray task failed: " + text[:4000],
+                                                        time.perf_counter() - started)]
+                    for outcome in outcomes:
+                        seen, seconds = seen + 1, seconds + outcome.seconds
+                        yield outcome
         finally:
             for ref in inflight:  # driver interrupted: do not leave work running on the cluster
                 try:
