@@ -55,9 +55,18 @@ def _model(name: str):
     from transformers import Gemma3TextConfig, Gemma3ForCausalLM
 
     torch.manual_seed(0)
-    cfg = Gemma3TextConfig(vocab_size=512, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                           num_attention_heads=4, num_key_value_heads=1, head_dim=16, sliding_window=16,
-                           layer_types=["sliding_attention", "full_attention"], max_position_embeddings=256)
+    cfg = Gemma3TextConfig(
+        vocab_size=512,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=1,
+        head_dim=16,
+        sliding_window=16,
+        layer_types=["sliding_attention", "full_attention"],
+        max_position_embeddings=256,
+    )
     return Gemma3ForCausalLM(cfg).eval()
 
 
@@ -71,8 +80,11 @@ def _child(name: str, variant: str, n: int) -> dict:
 
     torch.set_num_threads(1)
     model = _model(name)
-    ctx = {"stock": contextlib.nullcontext, "fixed": lambda: with_temperature(model, FIXED_TAU),
-           "adaptive": lambda: with_temperature(model, "adaptive")}[variant]
+    ctx = {
+        "stock": contextlib.nullcontext,
+        "fixed": lambda: with_temperature(model, FIXED_TAU),
+        "adaptive": lambda: with_temperature(model, "adaptive"),
+    }[variant]
     g = torch.Generator().manual_seed(0)
     vocab = model.config.vocab_size
     warm, ids = torch.randint(4, vocab, (1, 8), generator=g), torch.randint(4, vocab, (1, n), generator=g)
@@ -90,8 +102,10 @@ def _child(name: str, variant: str, n: int) -> dict:
 
 
 def _measure(name: str, variant: str, n: int) -> dict:
-    code = (f"import sys, json; sys.path.insert(0, {str(HERE)!r}); import bench_hf_long as b; "
-            f"print('ROW ' + json.dumps(b._child({name!r}, {variant!r}, {n})))")
+    code = (
+        f"import sys, json; sys.path.insert(0, {str(HERE)!r}); import bench_hf_long as b; "
+        f"print('ROW ' + json.dumps(b._child({name!r}, {variant!r}, {n})))"
+    )
     env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="65536")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     rows = [x for x in p.stdout.splitlines() if x.startswith("ROW ")]
@@ -102,10 +116,14 @@ def _measure(name: str, variant: str, n: int) -> dict:
 
 def main(smoke: bool = False, lengths=LENGTHS) -> list[dict]:
     name, lengths = ("tiny", (64,)) if smoke else ("gemma3-270m", lengths)
-    print(f"whole {name} model, CPU, 1 thread, batch 1, one forward per (variant, n) in a fresh process "
-          f"(fixed τ = {FIXED_TAU}); ratios to stock; memory: peak the forward added / process peak (MiB)")
-    print(f"  {'n':>6} {'stock CPU s':>11} {'fixed':>7} {'adaptive':>9} | {'wall s: stock':>13} {'fixed':>7} "
-          f"{'adaptive':>8} | {'stock MiB':>16} {'fixed MiB':>16} {'adaptive MiB':>16} | {'adaptive mem':>12}")
+    print(
+        f"whole {name} model, CPU, 1 thread, batch 1, one forward per (variant, n) in a fresh process "
+        f"(fixed τ = {FIXED_TAU}); ratios to stock; memory: peak the forward added / process peak (MiB)"
+    )
+    print(
+        f"  {'n':>6} {'stock CPU s':>11} {'fixed':>7} {'adaptive':>9} | {'wall s: stock':>13} {'fixed':>7} "
+        f"{'adaptive':>8} | {'stock MiB':>16} {'fixed MiB':>16} {'adaptive MiB':>16} | {'adaptive mem':>12}"
+    )
     rows = []
     for n in lengths:
         with ThreadPoolExecutor(len(VARIANTS)) as pool:
@@ -113,10 +131,13 @@ def main(smoke: bool = False, lengths=LENGTHS) -> list[dict]:
         rows.append({"n": n, **r})
         s = r["stock"]
         mem = lambda x: f"{x['added_mib']:7.0f} / {x['peak_mib']:6.0f}"  # noqa: E731
-        print(f"  {n:6d} {s['cpu']:11.2f} {r['fixed']['cpu'] / s['cpu']:6.3f}x {r['adaptive']['cpu'] / s['cpu']:8.3f}x | "
-              f"{s['seconds']:13.2f} {r['fixed']['seconds']:7.2f} {r['adaptive']['seconds']:8.2f} | "
-              f"{mem(s):>16} {mem(r['fixed']):>16} "
-              f"{mem(r['adaptive']):>16} | {r['adaptive']['peak_mib'] / s['peak_mib']:11.3f}x", flush=True)
+        print(
+            f"  {n:6d} {s['cpu']:11.2f} {r['fixed']['cpu'] / s['cpu']:6.3f}x {r['adaptive']['cpu'] / s['cpu']:8.3f}x | "
+            f"{s['seconds']:13.2f} {r['fixed']['seconds']:7.2f} {r['adaptive']['seconds']:8.2f} | "
+            f"{mem(s):>16} {mem(r['fixed']):>16} "
+            f"{mem(r['adaptive']):>16} | {r['adaptive']['peak_mib'] / s['peak_mib']:11.3f}x",
+            flush=True,
+        )
     print("  goals (issue 25, CPU): fixed ≤ 1.02x, adaptive ≤ 1.5x (CPU time), adaptive memory (process peak) ≤ 1.1x")
     return rows
 

@@ -50,8 +50,9 @@ def _sweep_child(executor: str, sizes: list[int], root: str) -> list[dict]:
     from iclab.experiments import run_experiment
 
     def sweep(cells: int, folder: str):
-        return run_experiment("bench_noop", overrides={"n_cells": cells}, out=folder, executor=executor,
-                              workers=WORKERS, progress=False)
+        return run_experiment(
+            "bench_noop", overrides={"n_cells": cells}, out=folder, executor=executor, workers=WORKERS, progress=False
+        )
 
     if executor == "ray":
         from iclab.runs import ray_init
@@ -76,8 +77,13 @@ def _measured(sweep, executor: str, n: int, out: str) -> dict:
     assert res.computed == n and len(res.failed) == 0 and len(res.results) == n
     with ResultStore(out, readonly=True) as store:
         stamps = sorted(t for (t,) in store._db.execute("SELECT finished_at FROM cells"))
-    row = {"wall": wall, "startup": stamps[0] - wall0, "per_cell": (stamps[-1] - stamps[0]) / (n - 1),
-           "peak_mib": peak / 2**20, "cpu_per_cell": cpu / n}
+    row = {
+        "wall": wall,
+        "startup": stamps[0] - wall0,
+        "per_cell": (stamps[-1] - stamps[0]) / (n - 1),
+        "peak_mib": peak / 2**20,
+        "cpu_per_cell": cpu / n,
+    }
     if executor == "serial":
         start, cpu = time.perf_counter(), time.process_time()
         again = sweep(n, out)
@@ -87,8 +93,10 @@ def _measured(sweep, executor: str, n: int, out: str) -> dict:
 
 
 def _child(executor: str, sizes: list[int], root: str) -> list[dict]:
-    code = (f"import sys, json; sys.path.insert(0, {str(HERE)!r}); import bench_sweep_scale as b; "
-            f"print('ROW ' + json.dumps(b._sweep_child({executor!r}, {sizes!r}, {root!r})))")
+    code = (
+        f"import sys, json; sys.path.insert(0, {str(HERE)!r}); import bench_sweep_scale as b; "
+        f"print('ROW ' + json.dumps(b._sweep_child({executor!r}, {sizes!r}, {root!r})))"
+    )
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     rows = [x for x in p.stdout.splitlines() if x.startswith("ROW ")]
     if p.returncode or not rows:
@@ -119,25 +127,38 @@ def main(smoke: bool = False) -> None:
             for sizes in [[small, large]] if smoke else [[small], [large]]:
                 rows.update({(executor, n): r for n, r in zip(sizes, _child(executor, sizes, tmp))})
         store = str(Path(tmp) / f"serial-{large}")
-        cli = {"report": _cli("report", store), "export csv": _cli("export", store, "--format", "csv"),
-               "export parquet": _cli("export", store, "--format", "parquet")}
+        cli = {
+            "report": _cli("report", store),
+            "export csv": _cli("export", store, "--format", "csv"),
+            "export parquet": _cli("export", store, "--format", "parquet"),
+        }
         if not smoke:
             cli["python -m iclab --help"] = _cli("--help")
-    print(f"{large} no-op cells, {WORKERS} workers (local, ray), one fresh driver process per sweep; "
-          "machine load inflates absolute times")
-    print(f"{'executor':9s} {'per cell':>9s} {'goal':>6s} {'driver CPU':>11s} {'wall':>8s} {'start-up':>9s} "
-          f"{f'peak MiB @{small}':>15s} {f'@{large}':>8s} {'KiB/cell':>9s}")
+    print(
+        f"{large} no-op cells, {WORKERS} workers (local, ray), one fresh driver process per sweep; "
+        "machine load inflates absolute times"
+    )
+    print(
+        f"{'executor':9s} {'per cell':>9s} {'goal':>6s} {'driver CPU':>11s} {'wall':>8s} {'start-up':>9s} "
+        f"{f'peak MiB @{small}':>15s} {f'@{large}':>8s} {'KiB/cell':>9s}"
+    )
     for executor in ("serial", "local", "ray"):
         a, b = rows[executor, small], rows[executor, large]
         per_cell_kib = (b["peak_mib"] - a["peak_mib"]) * 1024 / (large - small)
-        print(f"{executor + (' warm' if executor == 'ray' else ''):9s} {b['per_cell'] * 1e3:6.2f} ms "
-              f"{'' if executor == 'serial' else '≤ 2 ms':>6s} {b['cpu_per_cell'] * 1e3:8.3f} ms {b['wall']:7.1f}s {b['startup']:8.2f}s "
-              f"{a['peak_mib']:15.1f} {b['peak_mib']:8.1f} {per_cell_kib:9.2f}")
-    print(f"resume of {large} finished cells (run_experiment again, nothing recomputed): "
-          f"{rows['serial', large]['resume']:.2f} s, {rows['serial', large]['resume_cpu']:.2f} s CPU (goal ≤ 2 s)")
+        print(
+            f"{executor + (' warm' if executor == 'ray' else ''):9s} {b['per_cell'] * 1e3:6.2f} ms "
+            f"{'' if executor == 'serial' else '≤ 2 ms':>6s} {b['cpu_per_cell'] * 1e3:8.3f} ms {b['wall']:7.1f}s {b['startup']:8.2f}s "
+            f"{a['peak_mib']:15.1f} {b['peak_mib']:8.1f} {per_cell_kib:9.2f}"
+        )
+    print(
+        f"resume of {large} finished cells (run_experiment again, nothing recomputed): "
+        f"{rows['serial', large]['resume']:.2f} s, {rows['serial', large]['resume_cpu']:.2f} s CPU (goal ≤ 2 s)"
+    )
     for name, seconds in cli.items():
-        print(f"  {name:24s} {seconds:6.2f} s" + ("  (the interpreter and imports alone)" if "help" in name else
-                                                  f"  on the store of {large} cells"))
+        print(
+            f"  {name:24s} {seconds:6.2f} s"
+            + ("  (the interpreter and imports alone)" if "help" in name else f"  on the store of {large} cells")
+        )
 
 
 if __name__ == "__main__":

@@ -93,9 +93,7 @@ def test_sliding_window_mask_runs_on_key_spans_and_equals_dense(fused, monkeypat
     monkeypatch.setattr(_streaming, "FUSED_PASS1", fused)
     n, window = 40, 6
     g = torch.Generator().manual_seed(7)
-    q, k, v = (
-        (2 * torch.randn(B, H, n, d, generator=g, dtype=torch.float64)).requires_grad_() for d in (D, D, DV)
-    )
+    q, k, v = ((2 * torch.randn(B, H, n, d, generator=g, dtype=torch.float64)).requires_grad_() for d in (D, D, DV))
     i = torch.arange(n)
     band = (i[:, None] >= i[None, :]) & (i[:, None] - i[None, :] < window)  # (n, n) causal sliding window
     mask = band.expand(B, 1, n, n).clone()

@@ -188,6 +188,8 @@ def test_dry_run_prints_cells_and_folder_and_writes_nothing(tmp_path, capsys):
     assert main(["run", "fx_sweep", "--dry-run", "--out", str(out), "--set", "n_cells=6"]) == 2  # as the run
     assert "holds results of another run" in capsys.readouterr().err
     assert main(["run", "fx_sweep", "--dry-run", "--out", str(out), "--set", "n_cells=6", "--force"]) == 0
-    assert "holds another run's results (or an unreadable config.json): --force discards them" in capsys.readouterr().out
+    assert (
+        "holds another run's results (or an unreadable config.json): --force discards them" in capsys.readouterr().out
+    )
     assert main(["run", "fx_sweep", "--dry-run", "--set", "n_cells=0"]) == 2  # the config is still checked
     assert "n_cells" in capsys.readouterr().err

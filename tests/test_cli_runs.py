@@ -72,8 +72,21 @@ def test_export_and_report_commands(tmp_path, capsys):
 def test_reproduce_writes_the_combined_report(tmp_path, capsys):
     root = tmp_path / "runs"
     assert (
-        main(["reproduce", "--only", "fx_sweep", "--only", "fx_other", "--root", str(root), "--executor", "serial",
-              "--tracker", "tensorboard"])
+        main(
+            [
+                "reproduce",
+                "--only",
+                "fx_sweep",
+                "--only",
+                "fx_other",
+                "--root",
+                str(root),
+                "--executor",
+                "serial",
+                "--tracker",
+                "tensorboard",
+            ]
+        )
         == 0
     )
     page = root / "report" / "index.html"

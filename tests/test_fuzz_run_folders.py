@@ -60,10 +60,21 @@ def _copy(run: Path) -> Iterator[tuple[Path, Path]]:
 
 
 _NUMBER, _TEXT = (int, float), (str,)
-_CELL_COLUMNS = {"key": _TEXT, "idx": (int,), "status": _TEXT, "cell": _TEXT, "result": _TEXT + (type(None),),
-                 "error": _TEXT + (type(None),), "seconds": _NUMBER + (type(None),)}
-_SWEEP_COLUMNS = {"started": _NUMBER, "finished": _NUMBER + (type(None),), "executor": _TEXT + (type(None),),
-                  **{k: (int, type(None)) for k in ("workers", "todo", "computed", "failed")}}
+_CELL_COLUMNS = {
+    "key": _TEXT,
+    "idx": (int,),
+    "status": _TEXT,
+    "cell": _TEXT,
+    "result": _TEXT + (type(None),),
+    "error": _TEXT + (type(None),),
+    "seconds": _NUMBER + (type(None),),
+}
+_SWEEP_COLUMNS = {
+    "started": _NUMBER,
+    "finished": _NUMBER + (type(None),),
+    "executor": _TEXT + (type(None),),
+    **{k: (int, type(None)) for k in ("workers", "todo", "computed", "failed")},
+}
 
 
 def _damaged(store: Path) -> bool:
@@ -96,8 +107,11 @@ def test_a_store_with_overwritten_bytes_is_one_clear_error_or_reads_whole(runs, 
             raw[at : at + len(junk)] = junk[: len(raw) - at]
         store.write_bytes(bytes(raw))
         damaged = _damaged(store)
-        argv = {"report": ["report", str(run)], "export": ["export", str(run), "--out", str(work / "x.csv")],
-                "parquet": ["export", str(run), "--format", "parquet", "--out", str(work / "x.parquet")]}[command]
+        argv = {
+            "report": ["report", str(run)],
+            "export": ["export", str(run), "--out", str(work / "x.csv")],
+            "parquet": ["export", str(run), "--format", "parquet", "--out", str(work / "x.parquet")],
+        }[command]
         outcome, err = classify_cli(argv, work, names=("results.sqlite",), good=not damaged)
     assert outcome == ("clear" if damaged else "correct"), (command, damaged, outcome, err[-2000:])
 
@@ -132,13 +146,18 @@ _CONTENT = st.one_of(
 
 
 @_FUZZ
-@given(content=_CONTENT, fmt=st.sampled_from(["csv", "parquet"]), name=st.sampled_from(["mine.csv", "mine.parquet",
-                                                                                          "mine", "results.csv"]))
+@given(
+    content=_CONTENT,
+    fmt=st.sampled_from(["csv", "parquet"]),
+    name=st.sampled_from(["mine.csv", "mine.parquet", "mine", "results.csv"]),
+)
 def test_an_existing_out_file_is_replaced_only_if_it_is_an_export_of_this_run(runs, content, fmt, name):
     with _copy(runs["sweep"]) as (work, run):
         target = work / name
         target.write_bytes(content if isinstance(content, bytes) else content.encode())
-        outcome, err = classify_cli(["export", str(run), "--format", fmt, "--out", str(target)], work, names=("--force",))
+        outcome, err = classify_cli(
+            ["export", str(run), "--format", fmt, "--out", str(target)], work, names=("--force",)
+        )
     assert outcome == "clear", (content[:80], fmt, name, outcome, err[-2000:])
 
 
@@ -147,8 +166,12 @@ def test_an_existing_out_file_is_replaced_only_if_it_is_an_export_of_this_run(ru
 def test_an_export_is_replaced_only_by_an_export_of_the_same_run(runs, fmt, source):
     with _copy(runs["sweep"]) as (work, run):
         target = export_results(runs["sweep"] if source == "same run" else runs["other"], fmt, work / f"t.{fmt}")
-        outcome, err = classify_cli(["export", str(run), "--format", fmt, "--out", str(target)], work,
-                                    names=("--force",), good=source == "same run")
+        outcome, err = classify_cli(
+            ["export", str(run), "--format", fmt, "--out", str(target)],
+            work,
+            names=("--force",),
+            good=source == "same run",
+        )
         rows = len(read_export(target))
     assert outcome == ("correct" if source == "same run" else "clear"), (outcome, err[-2000:])
     assert rows == (40 if source == "same run" else 3)

@@ -89,8 +89,12 @@ def test_report_and_export_of_a_damaged_store_are_one_line_and_change_nothing(fi
     run = copy_run(finished, tmp_path / "r")
     damage(run / "results.sqlite", kind)
     before = snapshot(tmp_path)
-    for argv in (["report", str(run)], ["export", str(run)], ["export", str(run), "--format", "parquet"],
-                 ["export", str(run), "--out", str(tmp_path / "x.csv")]):
+    for argv in (
+        ["report", str(run)],
+        ["export", str(run)],
+        ["export", str(run), "--format", "parquet"],
+        ["export", str(run), "--out", str(tmp_path / "x.csv")],
+    ):
         line = one_error_line(*cli(capsys, *argv), str(run / "results.sqlite"), "is damaged", "still readable")
         assert "cell rows" in line and "sweep log" in line, line
     assert snapshot(tmp_path) == before

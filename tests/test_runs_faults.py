@@ -144,8 +144,21 @@ def test_a_read_only_run_folder_is_refused_by_every_command_and_left_as_it_is(tm
 def interrupt_a_run(tmp_path: Path, executor: str, sig: int, n: int = 40) -> tuple[int, str, Path]:
     """Start ``iclab run fx_sweep`` (cells of 0.2 s), send ``sig`` once 3 cells are done: (exit status, stderr, out)."""
     out = tmp_path / "r"
-    cmd = [sys.executable, "-m", "iclab", "run", "fx_sweep", "--executor", executor, "--out", str(out),
-           "--set", f"n_cells={n}", "--set", "sleep=0.2"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "iclab",
+        "run",
+        "fx_sweep",
+        "--executor",
+        executor,
+        "--out",
+        str(out),
+        "--set",
+        f"n_cells={n}",
+        "--set",
+        "sleep=0.2",
+    ]
     if executor != "serial":
         cmd += ["--workers", "1"]
     # SIGINT at its default in the child, as in a terminal (a suite run as a background job inherits it ignored)

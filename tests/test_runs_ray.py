@@ -120,8 +120,27 @@ def test_a_local_ray_dies_with_its_sigkilled_driver(tmp_path):
     from test_runs_faults import _done
 
     out = tmp_path / "r"
-    cmd = [sys.executable, "-m", "iclab", "run", "fx_sweep", "--executor", "ray", "--workers", "2", "--out", str(out),
-           "--set", "n_cells=200", "--set", "sleep=0.3", "--set", "crash_cells=0,1", "--set", f"flag={tmp_path / 'no'}"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "iclab",
+        "run",
+        "fx_sweep",
+        "--executor",
+        "ray",
+        "--workers",
+        "2",
+        "--out",
+        str(out),
+        "--set",
+        "n_cells=200",
+        "--set",
+        "sleep=0.3",
+        "--set",
+        "crash_cells=0,1",
+        "--set",
+        f"flag={tmp_path / 'no'}",
+    ]
     driver = subprocess.Popen(cmd, env=fixture_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 240
     while _done(out) < 4 and driver.poll() is None and time.monotonic() < deadline:
@@ -167,11 +186,20 @@ def test_the_reaper_also_kills_what_its_targets_started_later():
     from iclab.runs._ray import _REAPER, _proc_stat
 
     raylet = subprocess.Popen(
-        [sys.executable, "-c", "import subprocess, sys, time; input(); "
-         "w = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)']); print(w.pid, flush=True); "
-         "time.sleep(600)"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    reaper = subprocess.Popen([sys.executable, "-S", "-c", _REAPER, f"{raylet.pid}:{_proc_stat(raylet.pid)[1]}"],
-                              stdin=subprocess.PIPE)
+        [
+            sys.executable,
+            "-c",
+            "import subprocess, sys, time; input(); "
+            "w = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)']); print(w.pid, flush=True); "
+            "time.sleep(600)",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    reaper = subprocess.Popen(
+        [sys.executable, "-S", "-c", _REAPER, f"{raylet.pid}:{_proc_stat(raylet.pid)[1]}"], stdin=subprocess.PIPE
+    )
     raylet.stdin.write("start a worker\n")
     raylet.stdin.flush()
     worker = int(raylet.stdout.readline())

@@ -209,8 +209,11 @@ def test_wandb_steps_need_not_grow(tmp_path, monkeypatch):
         for step in (2, 0, 1):
             tracker.log_metrics({"cell/err": ERRS[step]}, step)
     records = _finished_wandb_run(tmp_path / "wb" / "wandb")
-    rows = [{"/".join(i.nested_key) or i.key: json.loads(i.value_json) for i in r.history.item}
-            for r in records if r.WhichOneof("record_type") == "history"]
+    rows = [
+        {"/".join(i.nested_key) or i.key: json.loads(i.value_json) for i in r.history.item}
+        for r in records
+        if r.WhichOneof("record_type") == "history"
+    ]
     assert [(row["step"], row["cell/err"]) for row in rows if "cell/err" in row] == [(2, 0.125), (0, 0.5), (1, 0.25)]
 
 
@@ -297,8 +300,16 @@ def test_on_cell_hears_of_stored_cells_first_then_each_cell_as_it_is_stored(tmp_
 
     def run(**kwargs):
         seen.clear()
-        run_experiment("fx_sweep", "quick", overrides, out=out, executor="serial", progress=False,
-                       on_cell=lambda idx, row: seen.append((idx, row)), **kwargs)
+        run_experiment(
+            "fx_sweep",
+            "quick",
+            overrides,
+            out=out,
+            executor="serial",
+            progress=False,
+            on_cell=lambda idx, row: seen.append((idx, row)),
+            **kwargs,
+        )
         return [(idx, row["_status"]) for idx, row in seen]
 
     assert run() == [(0, "done"), (1, "failed"), (2, "done"), (3, "done")]
@@ -310,7 +321,9 @@ def test_on_cell_hears_of_stored_cells_first_then_each_cell_as_it_is_stored(tmp_
     assert run(retry_failed=True) == [(0, "done"), (2, "done"), (3, "done"), (1, "done")]
 
 
-def test_a_tracker_that_cannot_start_stops_the_run_before_any_cell_with_its_whole_message(tmp_path, monkeypatch, capsys):
+def test_a_tracker_that_cannot_start_stops_the_run_before_any_cell_with_its_whole_message(
+    tmp_path, monkeypatch, capsys
+):
     from mlflow.store.tracking.file_store import FileStore
 
     monkeypatch.setenv("ICLAB_EXPERIMENT_MODULES", fixture_env()["ICLAB_EXPERIMENT_MODULES"])
@@ -337,7 +350,9 @@ def _mlflow_cells(uri):
     if not runs:
         return None, []
     (run,) = runs
-    return client.get_run(run.info.run_id), sorted(m.step for m in client.get_metric_history(run.info.run_id, "cell/mean"))
+    return client.get_run(run.info.run_id), sorted(
+        m.step for m in client.get_metric_history(run.info.run_id, "cell/mean")
+    )
 
 
 def _tensorboard_cells(folder):
@@ -357,8 +372,11 @@ def _wandb_cells(folder, finished=False):
     else:
         files = glob.glob(str(folder / "offline-run-*" / "run-*.wandb"))
         records = _wandb_records(files[0]) if files else []
-    rows = [{"/".join(i.nested_key) or i.key: json.loads(i.value_json) for i in r.history.item}
-            for r in records if r.WhichOneof("record_type") == "history"]
+    rows = [
+        {"/".join(i.nested_key) or i.key: json.loads(i.value_json) for i in r.history.item}
+        for r in records
+        if r.WhichOneof("record_type") == "history"
+    ]
     return None, sorted(row["step"] for row in rows if "cell/mean" in row)
 
 
@@ -380,14 +398,37 @@ def test_each_cell_shows_in_the_tracker_while_the_run_goes_on(tmp_path, monkeypa
         env["MLFLOW_TRACKING_URI"] = uri = (tmp_path / "mlruns").as_uri()
         monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")  # for this test's own reader
     env.update(WANDB_MODE="offline", WANDB_SILENT="true")  # W&B's run goes to ./wandb
-    readers = {"tensorboard": lambda: _tensorboard_cells(tmp_path / "tensorboard"),  # beside the run folder
-               "wandb": lambda: _wandb_cells(tmp_path / "wandb")}
+    readers = {
+        "tensorboard": lambda: _tensorboard_cells(tmp_path / "tensorboard"),  # beside the run folder
+        "wandb": lambda: _wandb_cells(tmp_path / "wandb"),
+    }
     read = readers.get(store, lambda: _mlflow_cells(uri))
     gate, out = tmp_path / "gate", tmp_path / "fx-run"
-    argv = ["--no-progress", "run", "fx_sweep", "--executor", "serial", "--out", str(out), "--set", "n_cells=4",
-            "--set", "gate_cells=2", "--set", f"flag={gate}", "--tracker", store.split("-")[0]]
-    proc = subprocess.Popen([sys.executable, "-m", "iclab", *argv], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    argv = [
+        "--no-progress",
+        "run",
+        "fx_sweep",
+        "--executor",
+        "serial",
+        "--out",
+        str(out),
+        "--set",
+        "n_cells=4",
+        "--set",
+        "gate_cells=2",
+        "--set",
+        f"flag={gate}",
+        "--tracker",
+        store.split("-")[0],
+    ]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "iclab", *argv],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         waiting, deadline = tmp_path / "gate.waiting", time.monotonic() + 600
         while not waiting.exists() and proc.poll() is None and time.monotonic() < deadline:

@@ -310,14 +310,34 @@ def adaptive_attention(
     spans = None if sdpa_mask is None else _key_spans(sdpa_mask, q.shape[-2], k.shape[-2])
     if spans is None:
         return _AdaptiveAttention.apply(
-            q, k, v, sdpa_mask, mask_b, chunk or auto_chunk(q), c, float(threshold), scale, bool(causal),
+            q,
+            k,
+            v,
+            sdpa_mask,
+            mask_b,
+            chunk or auto_chunk(q),
+            c,
+            float(threshold),
+            scale,
+            bool(causal),
             bool(detach_beta),
         )
     outs = []  # one call per block of query rows on its range of keys (module docstring, "Key spans")
     for i0, i1, lo, hi in spans:
         qb = q[..., i0:i1, :]
-        outs.append(_AdaptiveAttention.apply(
-            qb, k[..., lo:hi, :], v[..., lo:hi, :], sdpa_mask[..., i0:i1, lo:hi], mask_b[..., i0:i1, lo:hi],
-            chunk or auto_chunk(qb), c, float(threshold), scale, False, bool(detach_beta),
-        ))
+        outs.append(
+            _AdaptiveAttention.apply(
+                qb,
+                k[..., lo:hi, :],
+                v[..., lo:hi, :],
+                sdpa_mask[..., i0:i1, lo:hi],
+                mask_b[..., i0:i1, lo:hi],
+                chunk or auto_chunk(qb),
+                c,
+                float(threshold),
+                scale,
+                False,
+                bool(detach_beta),
+            )
+        )
     return torch.cat(outs, dim=-2)

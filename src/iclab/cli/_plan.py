@@ -58,12 +58,24 @@ def plan_run(
 
     sweep = sweep_for(name, preset, overrides, seed)
     folder = run_dir_for(sweep, customised=bool(overrides) or seed is not None, out=out)
-    checks = check_run(sweep, folder, executor=executor, workers=workers, address=address, cell_timeout=cell_timeout,
-                       budget_check=budget_check, force=force)
+    checks = check_run(
+        sweep,
+        folder,
+        executor=executor,
+        workers=workers,
+        address=address,
+        cell_timeout=cell_timeout,
+        budget_check=budget_check,
+        force=force,
+    )
     parts = Counter(str(cell.get("part", "-")) for cell in sweep.cells)
     by_part = ", ".join(f"{part}: {count}" for part, count in parts.items()) if len(parts) > 1 else ""
-    return RunPlan(sweep, checks.path, [
-        f"{name}: preset {preset}, config hash {sweep.config_hash}",
-        f"{len(sweep.cells)} cells" + (f" ({by_part})" if by_part else "") + f" on the {executor} executor",
-        f"run folder {folder}: {_folder_state(checks)}",
-    ])
+    return RunPlan(
+        sweep,
+        checks.path,
+        [
+            f"{name}: preset {preset}, config hash {sweep.config_hash}",
+            f"{len(sweep.cells)} cells" + (f" ({by_part})" if by_part else "") + f" on the {executor} executor",
+            f"run folder {folder}: {_folder_state(checks)}",
+        ],
+    )

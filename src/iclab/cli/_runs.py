@@ -127,8 +127,14 @@ def run(
     check_tracker(tracker)
     overrides = {**(read_config_file(config_file) if config_file else {}), **parse_overrides(set_)}
     preset = _preset(quick, full, preset)
-    runs = dict(executor=executor, workers=workers, address=address, cell_timeout=cell_timeout,
-                budget_check=not no_budget_check, force=force)
+    runs = dict(
+        executor=executor,
+        workers=workers,
+        address=address,
+        cell_timeout=cell_timeout,
+        budget_check=not no_budget_check,
+        force=force,
+    )
     plan = plan_run(experiment, preset, overrides, seed, out_dir, **runs)
     if dry_run:
         typer.echo("\n".join(plan.lines + ["dry run: every check passed; nothing was run or written"]))
@@ -137,8 +143,17 @@ def run(
         logger.info(line)
     live = start_tracking(tracker, plan.sweep, plan.folder)  # before the first cell
     try:
-        result = run_and_report(experiment, preset, overrides=overrides, seed=seed, out=plan.folder,
-                                retry_failed=retry_failed, progress=show_progress(), on_cell=live.on_cell, **runs)
+        result = run_and_report(
+            experiment,
+            preset,
+            overrides=overrides,
+            seed=seed,
+            out=plan.folder,
+            retry_failed=retry_failed,
+            progress=show_progress(),
+            on_cell=live.on_cell,
+            **runs,
+        )
     except BaseException:
         live.abort()
         raise
@@ -255,8 +270,10 @@ def report(
     run = load_run(run_dir)
     foreign = "; ".join(RunFolder.foreign_code(run.meta))
     if foreign and not force:
-        raise RunFolderError(f"{run_dir} was written by another iclab ({foreign}): its report is left as it is; "
-                             "pass --force to judge its results with this iclab (the report then says so)")
+        raise RunFolderError(
+            f"{run_dir} was written by another iclab ({foreign}): its report is left as it is; "
+            "pass --force to judge its results with this iclab (the report then says so)"
+        )
     if foreign:
         typer.echo(f"warning: {run_dir} was written by another iclab ({foreign}); report.md says so", err=True)
     if not len(run.results) and not len(run.failed):

@@ -61,8 +61,10 @@ class LiveTracking:
             self.logged += 1
         except Exception as exc:  # noqa: BLE001 - the sweep must go on whatever the tracker does
             self.error = exc
-            typer.echo(f"warning: --tracker {self.name} stopped logging ({type(exc).__name__}: {exc}); "
-                       "the run goes on", err=True)
+            typer.echo(
+                f"warning: --tracker {self.name} stopped logging ({type(exc).__name__}: {exc}); the run goes on",
+                err=True,
+            )
 
     def close(self, result: RunResult) -> None:
         """Log the figures, report and counts of the finished ``result`` and finish the tracked run; an error of the
@@ -97,10 +99,17 @@ def start_tracking(name: str | None, sweep: Sweep, folder: Path) -> LiveTracking
     cell runs; a tracker that cannot start is one IclabError with the backend's whole message."""
     if name is None:
         return LiveTracking(None, None, folder, len(sweep.cells))
-    log_dir = folder.parent / "tensorboard" / folder.name / time.strftime("%Y%m%d-%H%M%S") if name == "tensorboard" \
-        else None
-    meta = {"experiment": sweep.name, "preset": sweep.preset, "config_hash": sweep.config_hash,
-            "config": sweep.config.to_dict(), "iclab_version": iclab_version(), "code_hash": code_hash()}
+    log_dir = (
+        folder.parent / "tensorboard" / folder.name / time.strftime("%Y%m%d-%H%M%S") if name == "tensorboard" else None
+    )
+    meta = {
+        "experiment": sweep.name,
+        "preset": sweep.preset,
+        "config_hash": sweep.config_hash,
+        "config": sweep.config.to_dict(),
+        "iclab_version": iclab_version(),
+        "code_hash": code_hash(),
+    }
     logger.info("logging %s to %s", folder, name)
     tracker = None
     try:

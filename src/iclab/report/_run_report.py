@@ -138,8 +138,11 @@ def write_run_report(exp: Experiment, config: Config, result: RunResult) -> Path
     ]
     foreign = RunFolder.foreign_code(result.folder.meta)
     if foreign:
-        lines[4:4] = [f"> **Written by another iclab:** these results were computed by {'; '.join(foreign)}; "
-                      "this report judges them with the running one (now).", ""]
+        lines[4:4] = [
+            f"> **Written by another iclab:** these results were computed by {'; '.join(foreign)}; "
+            "this report judges them with the running one (now).",
+            "",
+        ]
     timing = run_timing(folder, result)
     lines += [
         f"Cells: {len(result.results)} done ({result.computed} computed now, {result.reused} reused), "

@@ -26,5 +26,15 @@ from iclab.tracking._run_folder import log_run_end as log_run_end
 from iclab.tracking._run_folder import log_run_folder as log_run_folder
 from iclab.tracking._run_folder import log_run_start as log_run_start
 
-__all__ = ["TRACKERS", "Tracker", "make_tracker", "require_backend", "flat_params", "cell_metrics", "log_run_folder",
-           "log_run_start", "log_cell", "log_run_end"]
+__all__ = [
+    "TRACKERS",
+    "Tracker",
+    "make_tracker",
+    "require_backend",
+    "flat_params",
+    "cell_metrics",
+    "log_run_folder",
+    "log_run_start",
+    "log_cell",
+    "log_run_end",
+]
