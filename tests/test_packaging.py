@@ -65,6 +65,8 @@ def test_wheel_installs_into_a_fresh_venv_and_runs_outside_the_checkout(tmp_path
         files = archive.namelist()
         metadata = archive.read(next(f for f in files if f.endswith(".dist-info/METADATA"))).decode()
     assert "iclab/py.typed" in files and any(f.endswith("licenses/LICENSE") for f in files)
+    # `lm_eval --model iclab-hf`: the .pth at the wheel's root imports the hook module when Python starts.
+    assert "iclab_lm_eval.pth" in files and "_iclab_lm_eval_hook.py" in files
     assert "License-Expression: MIT" in metadata and "Requires-Dist: typer" in metadata
     assert f"Version: {iclab.__version__}" in metadata
     venv = tmp_path / "venv"
@@ -104,3 +106,8 @@ def test_wheel_installs_into_a_fresh_venv_and_runs_outside_the_checkout(tmp_path
         check=True,
     ).stdout
     assert str(venv) in where and "+cpu" in where  # the installed copy, on the CPU build of torch
+    hook = "import sys; print([type(f).__name__ for f in sys.meta_path][0], 'iclab' in sys.modules)"
+    started = subprocess.run(
+        [str(bindir / "python"), "-c", hook], cwd=elsewhere, env=_clean_env(), capture_output=True, text=True
+    )
+    assert started.stdout.split() == ["LmEvalModelsFinder", "False"], started.stderr  # installed, imports no iclab
