@@ -13,7 +13,9 @@ sizes, at 20 and 40 cells) and reports:
 * wall: the whole ``run_experiment`` call, start-up, store and the returned results table included;
 * driver memory: the peak resident memory the sweep added (the kernel's ``VmHWM`` reset through
   ``/proc/self/clear_refs`` after the imports and warm-up, then ``VmHWM - VmRSS`` before), at ``N_SMALL`` and
-  ``N_LARGE`` cells: flat in n means the difference is small against the results table the call returns.
+  ``N_LARGE`` cells, and the size of the results table the call returns (``memory_usage(deep=True)``): the
+  growth per cell beside the table's own bytes per cell says how much of it is the table (and the rows it is
+  built from) rather than the sweep.
 
 Then on the serial store of ``N_LARGE`` finished cells: resume (the same ``run_experiment`` again: every cell is
 read back as done, none recomputed), and ``iclab report`` / ``iclab export`` (CSV, Parquet) as the user runs them
@@ -82,6 +84,7 @@ def _measured(sweep, executor: str, n: int, out: str) -> dict:
         "startup": stamps[0] - wall0,
         "per_cell": (stamps[-1] - stamps[0]) / (n - 1),
         "peak_mib": peak / 2**20,
+        "table_mib": float(res.results.memory_usage(deep=True).sum()) / 2**20,  # the results table it returns
         "cpu_per_cell": cpu / n,
     }
     if executor == "serial":
@@ -140,15 +143,16 @@ def main(smoke: bool = False) -> None:
     )
     print(
         f"{'executor':9s} {'per cell':>9s} {'goal':>6s} {'driver CPU':>11s} {'wall':>8s} {'start-up':>9s} "
-        f"{f'peak MiB @{small}':>15s} {f'@{large}':>8s} {'KiB/cell':>9s}"
+        f"{f'peak MiB @{small}':>15s} {f'@{large}':>8s} {'KiB/cell':>9s} {'table KiB/cell':>15s}"
     )
     for executor in ("serial", "local", "ray"):
         a, b = rows[executor, small], rows[executor, large]
         per_cell_kib = (b["peak_mib"] - a["peak_mib"]) * 1024 / (large - small)
+        table_kib = (b["table_mib"] - a["table_mib"]) * 1024 / (large - small)
         print(
             f"{executor + (' warm' if executor == 'ray' else ''):9s} {b['per_cell'] * 1e3:6.2f} ms "
             f"{'' if executor == 'serial' else '≤ 2 ms':>6s} {b['cpu_per_cell'] * 1e3:8.3f} ms {b['wall']:7.1f}s {b['startup']:8.2f}s "
-            f"{a['peak_mib']:15.1f} {b['peak_mib']:8.1f} {per_cell_kib:9.2f}"
+            f"{a['peak_mib']:15.1f} {b['peak_mib']:8.1f} {per_cell_kib:9.2f} {table_kib:15.2f}"
         )
     print(
         f"resume of {large} finished cells (run_experiment again, nothing recomputed): "

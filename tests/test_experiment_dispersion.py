@@ -174,7 +174,9 @@ def test_lookup_cell_on_a_tiny_model(monkeypatch):
             vocab_size=tok.vocab_size,
         )
     ).eval()
-    monkeypatch.setitem(lookup._MODELS, "tiny", (model, tok, "tiny: random Llama"))
+    import iclab.hf
+
+    monkeypatch.setattr(iclab.hf, "shared_model", lambda name, causal=None: (model, tok, "tiny: random Llama"))
     cfg = get_experiment("dispersion").config("quick", {"lookup_lists": "2", "lookup_queries": "3"})
     out = lookup.run_lookup_cell(cfg, {"part": "lookup", "model": "tiny", "task": "kv", "n_pairs": 6, "seed": 0})
     assert out["list"] == [0, 0, 0, 1, 1, 1] and len(out["em_softmax"]) == len(out["em_adaptive"]) == 6

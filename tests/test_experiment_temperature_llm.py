@@ -82,9 +82,9 @@ def test_shared_prefix_argmax_equals_full_forward(tiny_model_dir):
     """With the prefix cache, the argmax at the answer positions equals that of one plain forward over the whole
     prompt + answer (teacher forcing: greedy decoding follows the gold answer iff these argmaxes are its tokens),
     under any τ; and a gold answer that is the model's own argmax path scores EM 1 exactly when a line end follows."""
-    from iclab.hf import with_temperature
+    from iclab.hf import shared_model, with_temperature
 
-    model, tok, _ = E.load_cached(tiny_model_dir)
+    model, tok, _ = shared_model(tiny_model_dir, causal=True)
     prefix = "Country: Peru\nCapital: Lima\n\nCountry: Chad\nCapital: Ndjamena\n\n"
     queries = ["Country: Fiji\nCapital:", "Country: Mali\nCapital:", "Country: Oman\nCapital:"]
     answers = [" Suva", " Bamako", " Muscat"]

@@ -164,3 +164,27 @@ def test_dispersion_spread_cell_tokenises_the_long_text_without_the_too_long_war
         lambda: run_delta_cell(SimpleNamespace(delta_tokens=64), {"model": "minilm", "seed": 0})
     )
     assert not any(too_long in m for m in seen)
+
+
+def test_shared_model_loads_once_per_process_and_hands_out_a_stock_model():
+    """``shared_model``: the same objects for the same (name, causal, dtype, device); another dtype is another model;
+    a temperature left on the cached model (set without ``with_temperature``) is gone at the next fetch, and the
+    model then gives exactly what a freshly loaded one gives."""
+    from iclab.hf import clear_shared_models, get_temperature, set_temperature, shared_model
+
+    clear_shared_models()
+    try:
+        model, tok, src = shared_model("minilm")
+        again = shared_model("MiniLM")
+        assert again[0] is model and again[1] is tok and again[2] == src
+        assert shared_model("minilm", dtype="float64")[0] is not model
+        ids = tok(["a shared model"], return_tensors="pt")
+        set_temperature(model, 0.5)  # a cell that failed before restoring it
+        changed = model(**ids).last_hidden_state
+        model = shared_model("minilm")[0]
+        assert get_temperature(model) is None
+        stock = load_model("minilm")[0](**ids).last_hidden_state
+        with torch.no_grad():
+            assert torch.equal(model(**ids).last_hidden_state, stock) and not torch.equal(changed, stock)
+    finally:
+        clear_shared_models()

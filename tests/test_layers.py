@@ -113,6 +113,34 @@ def test_paper_packages_import_no_other_paper():
     assert not crossing, "\n".join(crossing)
 
 
+def _private_crossings(path: Path, here: str) -> list[str]:
+    """Imports in ``path`` (module ``here``) of another top-level package's private module or private name: a
+    package is used through what its ``__init__`` exports (``iclab._version`` is the one shared private module)."""
+    crossings = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if not isinstance(node, ast.ImportFrom) or node.level or not (node.module or "").startswith("iclab."):
+            continue
+        parts = node.module.split(".")
+        if parts[1] == _layer(here) or node.module == "iclab._version":
+            continue
+        names = [a.name for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+        if any(p.startswith("_") for p in parts[1:]) or names:
+            crossings.append(f"{here}: from {node.module} import {', '.join(a.name for a in node.names)}")
+    return crossings
+
+
+def test_packages_use_each_other_through_their_public_names():
+    crossing = [c for p in SRC.rglob("*.py") if p.parts[-2] != "src" for c in _private_crossings(p, _module_name(p))]
+    assert not crossing, "private cross-package imports:\n" + "\n".join(crossing)
+
+
+def test_the_private_import_check_sees_one(tmp_path):
+    path = tmp_path / "probe.py"
+    path.write_text("def f():\n    from iclab.data._gaussian import as_covariance\nfrom iclab.data import _x\n")
+    assert len(_private_crossings(path, "iclab.theory.probe")) == 2
+    assert not _private_crossings(path, "iclab.data.probe")  # inside its own package
+
+
 def test_no_import_cycle():
     graph = _graph()
     state: dict[str, int] = {}  # 1 = on the stack, 2 = done

@@ -220,7 +220,8 @@ def tau(
         )
     score = None
     if task is not None:
-        from iclab.hf import build_prompts, exact_match, get_task, greedy_answers, split_items
+        from iclab.data import build_prompts, exact_match, get_task, split_items
+        from iclab.hf import greedy_answers
 
         t = get_task(task)
         qs, pool = split_items(t, questions, seed)

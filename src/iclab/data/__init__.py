@@ -2,7 +2,14 @@
 and shift constructors; every draw is a pure function of ``(seed, *keys)`` (``generator_for``)."""
 
 from iclab.data._rng import derive_seed, generator_for
-from iclab.data._gaussian import GaussianRegression, RegressionBatch, token_matrix, mean_along_ones
+from iclab.data._gaussian import (
+    GaussianRegression,
+    RegressionBatch,
+    token_matrix,
+    mean_along_ones,
+    as_covariance,
+    as_mean,
+)
 from iclab.data._features import (
     FeatureBatch,
     FeaturePrompts,
@@ -23,7 +30,50 @@ from iclab.data._char_corpus import pydoc_text, CharCorpus, TokenBatch
 from iclab.data._country_regions import REGION_DOMAINS, WORLD_REGIONS, region_domain_sentences, region_sentences
 from iclab.data._country_text import country_text
 
+from iclab.data._qa_tasks import (
+    QAItem,
+    QATask,
+    PromptSet,
+    QA_TASKS,
+    get_task,
+    capital_task,
+    continent_task,
+    demonym_task,
+    antonym_task,
+    continent_label_task,
+    LABEL_WORDS,
+    parse_wordnet_antonyms,
+    parse_wordnet_tagged,
+    wordnet_adj_path,
+    n_noisy,
+    split_items,
+    build_prompts,
+    normalise_answer,
+    exact_match,
+)
+
 __all__ = [
+    "QAItem",
+    "QATask",
+    "PromptSet",
+    "QA_TASKS",
+    "get_task",
+    "capital_task",
+    "continent_task",
+    "demonym_task",
+    "antonym_task",
+    "continent_label_task",
+    "LABEL_WORDS",
+    "parse_wordnet_antonyms",
+    "parse_wordnet_tagged",
+    "wordnet_adj_path",
+    "n_noisy",
+    "split_items",
+    "build_prompts",
+    "normalise_answer",
+    "exact_match",
+    "as_covariance",
+    "as_mean",
     "derive_seed",
     "generator_for",
     "GaussianRegression",

@@ -23,7 +23,7 @@ import torch
 
 from iclab.errors import ConfigError
 
-__all__ = ["GaussianRegression", "RegressionBatch", "token_matrix", "mean_along_ones"]
+__all__ = ["GaussianRegression", "RegressionBatch", "token_matrix", "mean_along_ones", "as_covariance", "as_mean"]
 
 
 @dataclass
@@ -81,8 +81,9 @@ def mean_along_ones(d: int, norm: float) -> np.ndarray | None:
     return None if norm == 0 else np.full(d, norm / math.sqrt(d))
 
 
-def _as_mean(field: str, value: Any, d: int) -> np.ndarray:
-    """``None`` -> 0; a float -> that value in every coordinate; a ``(d,)`` array/tensor as is."""
+def as_mean(field: str, value: Any, d: int) -> np.ndarray:
+    """A mean vector ``(d,)`` from a user value: ``None`` -> 0; a float -> that value in every coordinate; a ``(d,)``
+    array/tensor as is. Anything else is a ConfigError naming ``field``."""
     if value is None:
         return np.zeros(d)
     arr = np.asarray(value.detach().cpu() if isinstance(value, torch.Tensor) else value, dtype=float)
@@ -95,8 +96,9 @@ def _as_mean(field: str, value: Any, d: int) -> np.ndarray:
     return arr
 
 
-def _as_cov(field: str, value: Any, d: int) -> np.ndarray:
-    """``None`` -> I; a float c -> c·I; a ``(d,)`` vector -> diag; a ``(d, d)`` symmetric positive-definite matrix."""
+def as_covariance(field: str, value: Any, d: int) -> np.ndarray:
+    """A covariance ``(d, d)`` from a user value: ``None`` -> I; a float c -> c·I; a ``(d,)`` vector -> diag; a ``(d, d)``
+    symmetric positive-definite matrix. Anything else is a ConfigError naming ``field``."""
     if value is None:
         return np.eye(d)
     arr = np.asarray(value.detach().cpu() if isinstance(value, torch.Tensor) else value, dtype=float)
@@ -159,10 +161,10 @@ class GaussianRegression:
             raise ConfigError("dtype", self.dtype, "torch.float32 or torch.float64")
         d = int(self.d)
         m = {
-            "mu_x": _as_mean("mu_x", self.mu_x, d),
-            "mu_w": _as_mean("mu_w", self.mu_w, d),
-            "cov_x": _as_cov("cov_x", self.cov_x, d),
-            "cov_w": _as_cov("cov_w", self.cov_w, d),
+            "mu_x": as_mean("mu_x", self.mu_x, d),
+            "mu_w": as_mean("mu_w", self.mu_w, d),
+            "cov_x": as_covariance("cov_x", self.cov_x, d),
+            "cov_w": as_covariance("cov_w", self.cov_w, d),
         }
         object.__setattr__(self, "_moments", m)
         object.__setattr__(self, "_chol", {k: np.linalg.cholesky(m[k]) for k in ("cov_x", "cov_w")})

@@ -70,10 +70,10 @@ def ridge_weights(batch: RegressionBatch, lam: float, center: bool = False) -> t
 
 
 def _prior(mu_w: Any, cov_w: Any, d: int, like: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    from iclab.data._gaussian import _as_cov, _as_mean
+    from iclab.data import as_covariance, as_mean
 
-    mu = torch.as_tensor(_as_mean("mu_w", mu_w, d), dtype=like.dtype, device=like.device)  # (d,)
-    cov = torch.as_tensor(_as_cov("cov_w", cov_w, d), dtype=like.dtype, device=like.device)  # (d, d)
+    mu = torch.as_tensor(as_mean("mu_w", mu_w, d), dtype=like.dtype, device=like.device)  # (d,)
+    cov = torch.as_tensor(as_covariance("cov_w", cov_w, d), dtype=like.dtype, device=like.device)  # (d, d)
     return mu, cov
 
 

@@ -9,7 +9,9 @@ from iclab.experiments._contract import PRESETS as PRESETS
 from iclab.experiments._contract import Experiment as Experiment
 from iclab.experiments._contract import lazy as lazy
 from iclab.experiments._judge import Claim as Claim
+from iclab.experiments._judge import COMPARISON_FIELDS as COMPARISON_FIELDS
 from iclab.experiments._judge import Comparison as Comparison
+from iclab.experiments._judge import judge_run as judge_run
 from iclab.experiments._registry import PAPER_PACKAGES as PAPER_PACKAGES
 from iclab.experiments._registry import all_experiments as all_experiments
 from iclab.experiments._registry import experiment_names as experiment_names
@@ -25,6 +27,8 @@ __all__ = [
     "Experiment",
     "Claim",
     "Comparison",
+    "COMPARISON_FIELDS",
+    "judge_run",
     "PRESETS",
     "lazy",
     "register",

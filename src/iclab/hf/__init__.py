@@ -1,7 +1,8 @@
 """iclab.hf: attention temperature for Hugging Face transformers (through ``AttentionInterface`` and
-``AttentionMaskInterface``), score-moment probes, τ estimation, offline model loading and the in-context question
-tasks used to evaluate them (arXiv:2511.01292 §5.2, docs/papers/temperature.md §3.9, §5.3–5.4; the adaptive
-temperature of arXiv:2410.01104 Fig. 4 and its logit spread δ, docs/papers/dispersion.md §3.5, §5.4).
+``AttentionMaskInterface``), score-moment probes, τ estimation, offline model loading, and greedy scoring of the
+in-context question tasks (arXiv:2511.01292 §5.2, docs/papers/temperature.md §3.9, §5.3–5.4; the adaptive
+temperature of arXiv:2410.01104 Fig. 4 and its logit spread δ, docs/papers/dispersion.md §3.5, §5.4). The tasks
+themselves are data (:mod:`iclab.data`); their names are re-exported here.
 
 Importing this package does not import ``transformers``; the functions do, when called. ``IclabHFLM`` (the
 lm-evaluation-harness model ``iclab-hf``, ``iclab.hf._lm_eval``) is imported on first use and needs the ``lm-eval``
@@ -22,6 +23,7 @@ from iclab.hf._loading import (
     ATTN_IMPLEMENTATIONS,
     DTYPES,
 )
+from iclab.hf._model_cache import shared_model, clear_shared_models
 from iclab.hf._backends import BACKEND_SUPPORT, TEMPERATURE_MODES, check_backend
 from iclab.hf._temperature import (
     AdaptiveTemperature,
@@ -50,7 +52,7 @@ from iclab.hf._estimate import (
     grid_search_tau,
     estimate_tau,
 )
-from iclab.hf._tasks import (
+from iclab.data import (  # the QA tasks are data (iclab.data._qa_tasks); re-exported here for iclab.hf users
     QAItem,
     QATask,
     PromptSet,
@@ -68,17 +70,18 @@ from iclab.hf._tasks import (
     build_prompts,
     normalise_answer,
     exact_match,
-    greedy_answers,
     continent_label_task,
     LABEL_WORDS,
 )
 from iclab.hf._logit_spread import logit_spreads
-from iclab.hf._greedy import answer_argmax, greedy_match, stop_token_mask
+from iclab.hf._greedy import answer_argmax, greedy_answers, greedy_match, stop_token_mask
 from iclab.hf._attention_extremes import attention_extremes, EXTREMES
 from iclab.hf._hidden_rotation import givens_rotation, encode_to_layer, run_encoder_layers, rotated_pooled_features
 
 __all__ = [
     "load_model",
+    "shared_model",
+    "clear_shared_models",
     "cache_dir",
     "converted_cache",
     "parse_dtype",

@@ -28,7 +28,7 @@ from iclab.errors import ConfigError
 if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-__all__ = ["greedy_match", "answer_argmax", "stop_token_mask"]
+__all__ = ["greedy_match", "answer_argmax", "stop_token_mask", "greedy_answers"]
 
 
 _STOP: dict[tuple[int, int], torch.Tensor] = {}  # (id(tokenizer), vocab) -> stop mask
@@ -144,3 +144,33 @@ def greedy_match(
     stop = stop_token_mask(tokenizer, vocab)
     res = answer_argmax(model, tokenizer, prefix, queries, answers, batch_size=batch_size)
     return np.array([float(pred[:-1] == gold and bool(stop[pred[-1]])) for gold, pred in res])
+
+
+@torch.no_grad()
+def greedy_answers(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    prompts: Sequence[str],
+    max_new_tokens: int = 6,
+    batch_size: int = 16,
+) -> list[str]:
+    """Greedy continuations of ``prompts`` (left padded batches of ``model.generate``), cut at the first newline:
+    the answers that :func:`iclab.data.exact_match` scores."""
+    tokenizer.padding_side = "left"
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    device = next(model.parameters()).device
+    lengths = [len(ids) for ids in tokenizer(list(prompts))["input_ids"]]
+    order = sorted(range(len(prompts)), key=lambda i: lengths[i])  # similar lengths together: less padding
+    out: list[str] = [""] * len(prompts)
+    for start in range(0, len(prompts), batch_size):
+        idx = order[start : start + batch_size]
+        enc = tokenizer([prompts[i] for i in idx], return_tensors="pt", padding=True)
+        enc = {k: v.to(device) for k, v in enc.items() if k in ("input_ids", "attention_mask")}
+        gen = model.generate(
+            **enc, max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=tokenizer.pad_token_id
+        )  # (b, T + new)
+        new = gen[:, enc["input_ids"].shape[1] :]  # (b, new)
+        for i, text in zip(idx, tokenizer.batch_decode(new, skip_special_tokens=True)):
+            out[i] = text.split("\n", 1)[0]
+    return out

@@ -38,7 +38,7 @@ import torch
 from torch import nn
 
 from iclab.attention import normalise
-from iclab.data._categorical import CategoricalBatch
+from iclab.data import CategoricalBatch
 from iclab.errors import ConfigError
 
 __all__ = [

@@ -74,11 +74,11 @@ def bayes_mimicking_weights(sigma_hat: Any, l: int, sigma: float, mu_w: Any = No
     :math:`\mathbf M_{11}=d(\hat{\boldsymbol\Sigma}+\frac{\sigma^2}{l}\boldsymbol\Sigma_w^{-1})^{-1}`,
     :math:`\mathbf m_{21}=0`, :math:`\mathbf v_{21}=\frac{\sigma^2}{dl}\hat{\boldsymbol\Sigma}^{-1}\boldsymbol\Sigma_w^{-1}\boldsymbol\mu_w`,
     :math:`v_{22}=1/d`. Returns NumPy ``{"M11", "m21", "v21", "v22"}``."""
-    from iclab.data._gaussian import _as_cov, _as_mean
+    from iclab.data import as_covariance, as_mean
 
-    S = _as_cov("sigma_hat", sigma_hat, np.shape(sigma_hat)[0])
+    S = as_covariance("sigma_hat", sigma_hat, np.shape(sigma_hat)[0])
     d = S.shape[0]
-    mu, cw = _as_mean("mu_w", mu_w, d), _as_cov("cov_w", cov_w, d)
+    mu, cw = as_mean("mu_w", mu_w, d), as_covariance("cov_w", cov_w, d)
     prec = np.linalg.inv(cw)
     M11 = d * np.linalg.inv(S + sigma**2 / l * prec)
     v21 = sigma**2 / (d * l) * np.linalg.solve(S, prec @ mu)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Sequence
 
 from iclab.experiments import get_experiment
-from iclab.experiments._judge import COMPARISON_FIELDS, Comparison
+from iclab.experiments import COMPARISON_FIELDS, Comparison
 from iclab.report._html import html_table, md_to_html, page, slug, verdict_cell
 from iclab.report._run_report import comparison_table_md, fmt_seconds, rejudged_summary, tally, tally_line
 from iclab.runs import git_revision, iclab_version

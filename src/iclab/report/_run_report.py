@@ -10,7 +10,7 @@ import pandas as pd
 
 from iclab.errors import IclabError
 from iclab.experiments import Experiment, get_experiment, load_run, run_experiment
-from iclab.experiments._judge import Comparison, judge_run
+from iclab.experiments import Comparison, judge_run
 from iclab.runs import ResultStore, RunFolder, RunResult
 from iclab.stats import AGREES, DISAGREES, KINDS, NOT_JUDGED, VERDICTS
 

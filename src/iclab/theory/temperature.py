@@ -71,15 +71,15 @@ def _check_tau(tau: Any) -> np.ndarray | float:
 
 
 def _moments(d: int, mu_x, cov_x, mu_w, cov_w, sigma) -> tuple:
-    from iclab.data._gaussian import _as_cov, _as_mean
+    from iclab.data import as_covariance, as_mean
 
     if not np.isfinite(sigma) or sigma < 0:
         raise ConfigError("sigma", sigma, "a finite noise level >= 0")
     return (
-        _as_mean("mu_x", mu_x, d),
-        _as_cov("cov_x", cov_x, d),
-        _as_mean("mu_w", mu_w, d),
-        _as_cov("cov_w", cov_w, d),
+        as_mean("mu_x", mu_x, d),
+        as_covariance("cov_x", cov_x, d),
+        as_mean("mu_w", mu_w, d),
+        as_covariance("cov_w", cov_w, d),
         float(sigma),
     )
 

@@ -15,7 +15,7 @@ import torch
 
 from iclab.data import country_text
 from iclab.experiments.dispersion.config import DELTA_BINS
-from iclab.hf import load_model, logit_spreads
+from iclab.hf import logit_spreads, shared_model
 
 __all__ = ["run_delta_cell"]
 
@@ -45,7 +45,7 @@ def run_delta_cell(config, cell: dict) -> dict:
     """δ of one pretrained ``model`` (``minilm`` or ``smollm2``) on the country text of ``seed``."""
     torch.manual_seed(0)
     name = cell["model"]
-    model, tok, src = load_model(name)
+    model, tok, src = shared_model(name)  # loaded once per worker process
     causal = name != "minilm"
     limit = config.delta_tokens if causal else min(config.delta_tokens, 512)
     ids = tok(country_text(cell["seed"]), return_tensors="pt", verbose=False)["input_ids"][:, :limit]  # sliced

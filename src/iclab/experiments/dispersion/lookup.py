@@ -25,7 +25,6 @@ __all__ = ["lookup_lists", "passkey_haystacks", "lookup_prompts", "run_lookup_ce
 LOOKUP_TASKS = ("kv", "passkey")
 _FILLER = ("The grass is green.", "The sky is blue.", "The sun is yellow.", "Here we go.", "There and back again.")
 
-_MODELS: dict[str, tuple] = {}  # per worker process: name -> (model, tokenizer, source)
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 
@@ -95,20 +94,12 @@ def lookup_prompts(task: str, n: int, config) -> list[tuple[str, list[str], list
     raise ConfigError("task", task, "one of " + ", ".join(LOOKUP_TASKS))
 
 
-def _load(name: str):
-    if name not in _MODELS:
-        from iclab.hf import load_model
-
-        _MODELS[name] = load_model(name, causal=True)
-    return _MODELS[name]
-
-
 def run_lookup_cell(config, cell: dict) -> dict:
     """Per-query greedy EM of one ``model`` on ``task`` at ``n_pairs`` lines, stock softmax and adaptive
     temperature."""
-    from iclab.hf import greedy_match, with_temperature
+    from iclab.hf import greedy_match, shared_model, with_temperature
 
-    model, tok, src = _load(cell["model"])
+    model, tok, src = shared_model(cell["model"], causal=True)  # loaded once per worker process
     lists = lookup_prompts(cell["task"], cell["n_pairs"], config)
     out = {
         "source": src,

@@ -26,7 +26,7 @@ import torch
 
 from iclab.data import country_text, pydoc_text
 from iclab.errors import ConfigError, UnsupportedModelError
-from iclab.hf import attention_extremes, load_model
+from iclab.hf import attention_extremes, shared_model
 
 __all__ = ["run_real_cell", "REAL_STATS", "context_rows"]
 
@@ -102,7 +102,7 @@ def run_real_cell(config, cell: dict) -> dict:
     torch.manual_seed(0)
     name = cell["model"]
     try:
-        model, tok, src = load_model(name)
+        model, tok, src = shared_model(name)  # loaded once per worker process
     except UnsupportedModelError as exc:
         return {"available": 0, "reason": str(exc).splitlines()[0][:300]}
     causal = type(model).__name__.endswith("ForCausalLM")

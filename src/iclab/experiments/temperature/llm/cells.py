@@ -26,9 +26,7 @@ from iclab.budget import Need
 from iclab.experiments.temperature.llm.config import TemperatureLLMConfig
 from iclab.experiments.temperature.llm.prompts import DemoGroup, demo_groups, question_split
 
-__all__ = ["cells", "run_cell", "shared", "evaluate_groups", "load_cached", "budget"]
-
-_MODELS: dict[tuple[str, str, str], tuple] = {}  # per worker process: (model, device, dtype) -> (model, tok, source)
+__all__ = ["cells", "run_cell", "shared", "evaluate_groups", "budget"]
 
 
 def cells(cfg: TemperatureLLMConfig) -> list[dict]:
@@ -55,19 +53,9 @@ def cells(cfg: TemperatureLLMConfig) -> list[dict]:
 
 
 def shared(cfg: TemperatureLLMConfig) -> None:
-    """Nothing is shared: each worker loads each model once (:func:`load_cached`); the device was checked in the
+    """Nothing is shared: each worker loads each model once (:func:`iclab.hf.shared_model`); the device was checked in the
     driver (``iclab.experiments._device``)."""
     return None
-
-
-def load_cached(name: str, device: str = "cpu", dtype: str = "float32"):
-    """``(model, tokenizer, source)`` loaded once per process (``iclab.hf.load_model``) on ``device`` in ``dtype``."""
-    if (name, device, dtype) not in _MODELS:
-        from iclab.hf import load_model
-
-        model, tok, source = load_model(name, causal=True, dtype=dtype)
-        _MODELS[(name, device, dtype)] = (model.to(device), tok, source)
-    return _MODELS[(name, device, dtype)]
 
 
 def evaluate_groups(model, tok, groups: list[DemoGroup], tau, batch_size: int) -> np.ndarray:
@@ -98,10 +86,11 @@ def _spread_rule(model, tok, groups: list[DemoGroup], cfg: TemperatureLLMConfig)
 
 def run_cell(cfg: TemperatureLLMConfig, cell: dict, shared) -> dict:
     """Per-question EM for every τ of the grid, the spread-rule τ_ℓ and the adaptive τ on one set of prompts."""
-    from iclab.hf import get_task
+    from iclab.data import get_task
+    from iclab.hf import shared_model
 
     t0 = time.perf_counter()
-    model, tok, source = load_cached(cell["model"], cfg.device, cfg.dtype)
+    model, tok, source = shared_model(cell["model"], causal=True, dtype=cfg.dtype, device=cfg.device)
     task = get_task(cell["task"])
     questions, pool = question_split(task, cfg.n_questions, cfg.seed)
     groups = demo_groups(task, questions, pool, cell["n_demos"], cell["noise_ratio"], cfg.seed, cfg.group_size)

@@ -56,7 +56,8 @@ class TemperatureLLMConfig(Config):
     seed: int = 0
 
     def __post_init__(self) -> None:
-        from iclab.hf import QA_TASKS, parse_dtype
+        from iclab.data import QA_TASKS
+        from iclab.hf import parse_dtype
 
         if not self.models or any(not isinstance(m, str) or not m for m in self.models):
             raise ConfigError("models", self.models, "one or more of 'gemma3-270m', 'smollm2', a local path or hub id")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import torch
 
 from iclab.data import generator_for
-from iclab.hf import QATask, n_noisy
+from iclab.data import QATask, n_noisy
 
 __all__ = ["DemoGroup", "demo_groups", "question_split"]
 

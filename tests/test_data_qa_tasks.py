@@ -1,11 +1,11 @@
-"""Tests of the in-context QA tasks with noisy demonstrations (iclab.hf._tasks; arXiv:2511.01292 §5.2,
+"""Tests of the in-context QA tasks with noisy demonstrations (iclab.data._qa_tasks; arXiv:2511.01292 §5.2,
 docs/papers/temperature.md §5.3)."""
 
 import pytest
 import torch
 
 from iclab.errors import ConfigError, IclabError
-from iclab.hf import _tasks as T
+from iclab.data import _qa_tasks as T
 
 # Four synsets in WordNet data.adj format (wndb(5WN)): "hot" (head, antonym "cold", similar-to "baking"),
 # "cold" (head, antonym "hot"), "baking" (satellite of hot), "good/well" (head, antonym "bad", no similar-to).

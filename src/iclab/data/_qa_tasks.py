@@ -18,8 +18,8 @@ gold answer and wrong answers of the same type:
 A prompt holds ``k`` demonstrations and the query; exactly :math:`\lfloor rk + 1/2\rfloor` of the ``k``
 demonstrations (noise ratio ``r``) carry a wrong answer, at random positions. Evaluation questions and the
 demonstration pool are disjoint; the demonstrations of question ``i`` are a pure function of ``(seed, i)``, so every
-τ sees the same prompts. Answers: greedy decoding of a few tokens with left padding, cut at the first newline,
-exact match after lower-casing, stripping and dropping trailing punctuation (HF ``exact_match`` style).
+τ sees the same prompts. Scoring: exact match after lower-casing, stripping and dropping trailing punctuation (HF
+``exact_match`` style); the model side (greedy decoding, teacher-forced greedy match) is in :mod:`iclab.hf`.
 """
 
 from __future__ import annotations
@@ -31,15 +31,12 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import Iterable, Sequence
 
 import torch
 
-from iclab.data import generator_for
+from iclab.data._rng import generator_for
 from iclab.errors import ConfigError, IclabError
-
-if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers
-    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 __all__ = [
     "QAItem",
@@ -61,7 +58,6 @@ __all__ = [
     "build_prompts",
     "normalise_answer",
     "exact_match",
-    "greedy_answers",
 ]
 
 QA_TASKS = ("capital", "antonym", "continent", "demonym", "continent-label")
@@ -400,32 +396,3 @@ def normalise_answer(text: str) -> str:
 def exact_match(predictions: Sequence[str], answers: Sequence[str]) -> list[float]:
     """1.0 where the normalised prediction equals the normalised gold answer, else 0.0."""
     return [float(normalise_answer(p) == normalise_answer(a)) for p, a in zip(predictions, answers)]
-
-
-@torch.no_grad()
-def greedy_answers(
-    model: PreTrainedModel,
-    tokenizer: PreTrainedTokenizerBase,
-    prompts: Sequence[str],
-    max_new_tokens: int = 6,
-    batch_size: int = 16,
-) -> list[str]:
-    """Greedy continuations of ``prompts`` (left padded batches), cut at the first newline."""
-    tokenizer.padding_side = "left"
-    if tokenizer.pad_token is None:
-        tokenizer.pad_token = tokenizer.eos_token
-    device = next(model.parameters()).device
-    lengths = [len(ids) for ids in tokenizer(list(prompts))["input_ids"]]
-    order = sorted(range(len(prompts)), key=lambda i: lengths[i])  # similar lengths together: less padding
-    out: list[str] = [""] * len(prompts)
-    for start in range(0, len(prompts), batch_size):
-        idx = order[start : start + batch_size]
-        enc = tokenizer([prompts[i] for i in idx], return_tensors="pt", padding=True)
-        enc = {k: v.to(device) for k, v in enc.items() if k in ("input_ids", "attention_mask")}
-        gen = model.generate(
-            **enc, max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=tokenizer.pad_token_id
-        )  # (b, T + new)
-        new = gen[:, enc["input_ids"].shape[1] :]  # (b, new)
-        for i, text in zip(idx, tokenizer.batch_decode(new, skip_special_tokens=True)):
-            out[i] = text.split("\n", 1)[0]
-    return out
