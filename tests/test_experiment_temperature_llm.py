@@ -104,10 +104,30 @@ def test_shared_prefix_argmax_equals_full_forward(tiny_model_dir):
             ]
 
 
-def _synthetic_rows(taus, noise, gain_at, Q=120, G=12, seed=0):
-    """EM (T, Q) where τ = gain_at[r] beats τ = 1 by ~25 points at noise r, with group structure."""
+def _screen_row(harm: float, Q=40, G=8, seed=1, task="continent-label"):
+    """A screening cell where noisy demonstrations lower EM by ``harm`` (paired: those questions flip 1 -> 0)."""
     rng = np.random.default_rng(seed)
-    rows = []
+    clean = (rng.random(Q) < 0.7).astype(int)
+    noisy = clean.copy()
+    noisy[rng.permutation(np.flatnonzero(clean))[: int(round(harm * Q))]] = 0  # spread over the groups
+    return {
+        "part": "screen",
+        "model": "m",
+        "task": task,
+        "noise_ratio": 0.8,
+        "n_demos": 6,
+        "em_clean": clean.tolist(),
+        "em_noisy": noisy.tolist(),
+        "group": [i // (Q // G) for i in range(Q)],
+        "source": "synthetic",
+    }
+
+
+def _synthetic_rows(taus, noise, gain_at, Q=120, G=12, seed=0, harm: float | None = 0.25):
+    """EM (T, Q) where τ = gain_at[r] beats τ = 1 by ~25 points at noise r, with group structure; plus a screening
+    cell where noise costs ``harm`` of EM (None: no screening cell)."""
+    rng = np.random.default_rng(seed)
+    rows = [] if harm is None else [_screen_row(harm)]
     for r in noise:
         base = (rng.random(Q) < 0.5).astype(int)
         em = np.tile(base, (len(taus), 1))
@@ -157,6 +177,46 @@ def test_statistics_and_verdicts_on_a_known_effect():
     flat = _synthetic_rows(list(taus), cfg.noise_ratios, {0.0: 1.0, 0.4: 1.0, 0.8: 1.0}, Q=600, G=60)
     v = compare(cfg, flat)
     assert v["m/continent-label/gain/0.8"].verdict == "disagrees"  # no gain: the CI excludes 2 points
+    assert v["m/continent-label/noise-hurts"].verdict == "agrees"  # the screen passed (25 points of harm)
+
+
+def test_the_screen_judges_only_where_noise_hurts():
+    """Where noisy demonstrations do not lower EM there is nothing for τ to repair: a flat table reads "not judged"
+    (not "disagrees"), and so does a real gain, with the screen's harm in the reason; without the screening cell the
+    claims read "not measured"; with the screen off (``screen_questions=0``) they are judged as before."""
+    taus = (0.7, 1.0, 1.4, 2.0)
+    cfg = TemperatureLLMConfig(
+        models=("m",), tasks=("continent-label",), noise_ratios=(0.0, 0.4, 0.8), taus=taus, demo_counts=()
+    )
+    gain = {0.0: 1.0, 0.4: 1.4, 0.8: 2.0}
+    flat = {0.0: 1.0, 0.4: 1.0, 0.8: 1.0}
+    for harm, effect in ((0.0, flat), (0.0, gain), (0.025, gain)):  # no harm; harm below screen_harm (1 question)
+        v = compare(cfg, _synthetic_rows(list(taus), cfg.noise_ratios, effect, Q=600, G=60, harm=harm))
+        for claim in ("trend", "gain/0.4", "gain/0.8", "moment"):
+            assert v[f"m/continent-label/{claim}"].verdict == "not judged", (harm, claim)
+            assert "noise does not hurt m on continent-label" in v[f"m/continent-label/{claim}"].reason
+        assert v["m/continent-label/noise-hurts"].verdict != "agrees"
+    v = compare(cfg, _synthetic_rows(list(taus), cfg.noise_ratios, gain, harm=None))
+    assert v["m/continent-label/gain/0.8"].verdict == "not judged"
+    assert v["m/continent-label/gain/0.8"].reason.startswith("not measured: the screening cell")
+    off = TemperatureLLMConfig(**{**cfg.to_dict(), "screen_questions": 0})
+    v = compare(off, _synthetic_rows(list(taus), cfg.noise_ratios, gain, harm=None))
+    assert v["m/continent-label/gain/0.8"].verdict == "agrees" and "m/continent-label/noise-hurts" not in v
+    assert {c.id for c in claims(off)} == set(v)
+
+
+def test_the_screening_questions_come_from_the_pool_never_the_evaluation():
+    from iclab.experiments.temperature.llm.prompts import screen_split
+
+    task = get_task("capital")
+    questions, pool = question_split(task, 120, seed=0)
+    screen, own_pool = screen_split(pool, 40, 6)
+    assert len(screen) == 40 and not set(screen) & set(questions) and not set(screen) & set(own_pool)
+    assert set(screen) | set(own_pool) == set(pool)
+    with pytest.raises(ConfigError, match="screen_questions"):
+        screen_split(pool, len(pool) - 5, 6)
+    with pytest.raises(ConfigError, match="screen_questions"):
+        E.budget(TemperatureLLMConfig(tasks=("capital",), n_questions=200, screen_questions=45))
 
 
 def test_config_errors():
@@ -172,6 +232,10 @@ def test_config_errors():
         TemperatureLLMConfig(dtype="int4")
     with pytest.raises(ConfigError, match="models"):
         TemperatureLLMConfig(models=())
+    with pytest.raises(ConfigError, match="screen_questions"):
+        TemperatureLLMConfig(screen_questions=1)
+    with pytest.raises(ConfigError, match="screen_harm"):
+        TemperatureLLMConfig(screen_harm=5)
 
 
 def test_device_checked_once_in_the_driver():
@@ -193,6 +257,8 @@ def test_cells_cover_models_tasks_noise_and_demos():
     cells = E.cells(cfg)
     assert len([c for c in cells if c["part"] == "noise"]) == 2 * 2 * 2
     assert len([c for c in cells if c["part"] == "demos"]) == 2 * 2 * 2  # k=6 at noise 0.6 is in the noise sweep
+    screens = [c for c in cells if c["part"] == "screen"]
+    assert len(screens) == 2 * 2 and all(c["noise_ratio"] == 0.6 and c["n_demos"] == 6 for c in screens)
     assert [c["model"] for c in cells] == sorted(c["model"] for c in cells)  # one model at a time
     assert json.loads(json.dumps(cells)) == cells
 
@@ -217,8 +283,10 @@ def test_end_to_end_tiny_llama(tiny_model_dir, tmp_path):
     }
     res = run_and_report("temperature-llm", "quick", over, out=tmp_path / "run", executor="serial", progress=False)
     df = res.results
-    assert len(df) == 3 and len(res.failed) == 0
-    for _, r in df.iterrows():
+    assert len(df) == 4 and len(res.failed) == 0
+    (screen,) = df[df["part"] == "screen"].to_dict("records")
+    assert len(screen["em_clean"]) == len(screen["em_noisy"]) == len(screen["group"]) == 40
+    for _, r in df[df["part"] != "screen"].iterrows():
         assert np.asarray(r["em"]).shape == (3, 12) and len(r["group"]) == 12 and len(r["em_adaptive"]) == 12
         assert len(r["layer_tau"]) == 3 and all(t > 0 for t in r["layer_tau"])
         if r["noise_ratio"] == 0.0:
@@ -226,7 +294,7 @@ def test_end_to_end_tiny_llama(tiny_model_dir, tmp_path):
     figs = sorted(p.name for p in (res.path / "figures").glob("*.png"))
     assert figs == ["llm_best_tau_vs_noise.png", "llm_em_vs_demos.png", "llm_em_vs_tau.png"]
     report = (res.path / "report.md").read_text()
-    assert "best τ grows with the noise ratio" in report and "bootstrap" in report
+    assert "best τ grows with the noise ratio" in report and "bootstrap" in report and "Screen (" in report
 
 
 @pytest.mark.slow

@@ -3,7 +3,10 @@ demonstrations as a function of the attention temperature, the LLM experiment of
 §5.2, Fig. 3; docs/papers/temperature.md §5.3–5.4).
 
 A cell is one (model, task, noise ratio, #demonstrations); its ``part`` is ``noise`` (the noise sweep at ``n_demos``
-demonstrations, Fig. 3b) or ``demos`` (the #demonstrations sweep at ``demo_noise``, Fig. 3a). It keeps, per
+demonstrations, Fig. 3b), ``demos`` (the #demonstrations sweep at ``demo_noise``, Fig. 3a) or ``screen`` (per model
+and task, on ``screen_questions`` questions of a separate split: ``em_clean`` and ``em_noisy (Q,)``, greedy EM at
+τ = 1 with the same demonstrations clean and at the largest noise ratio, which decides whether the claims of that
+model and task are judged, :mod:`.comparisons`). A noise or demos cell keeps, per
 question, the greedy exact match (EM, ``iclab.hf.greedy_match``: one teacher-forced forward, the group's shared
 demonstrations run once)
 
@@ -24,16 +27,20 @@ import numpy as np
 
 from iclab.budget import Need
 from iclab.experiments.temperature.llm.config import TemperatureLLMConfig
-from iclab.experiments.temperature.llm.prompts import DemoGroup, demo_groups, question_split
+from iclab.experiments.temperature.llm.prompts import DemoGroup, demo_groups, question_split, screen_split
 
-__all__ = ["cells", "run_cell", "shared", "evaluate_groups", "budget"]
+__all__ = ["cells", "run_cell", "shared", "evaluate_groups", "budget", "screen_group_size"]
 
 
 def cells(cfg: TemperatureLLMConfig) -> list[dict]:
-    """Per model (contiguous, so a worker keeps one model busy) and task: the noise sweep, then the #demos sweep."""
+    """Per model (contiguous, so a worker keeps one model busy) and task: the screen, the noise sweep, then the
+    #demos sweep."""
     out = []
+    top = max(cfg.noise_ratios)
     for model in cfg.models:
         for task in cfg.tasks:
+            if cfg.screen_questions and top > 0:
+                out.append({"part": "screen", "model": model, "task": task, "noise_ratio": top, "n_demos": cfg.n_demos})
             for r in cfg.noise_ratios:
                 out.append(
                     {"part": "noise", "model": model, "task": task, "noise_ratio": float(r), "n_demos": cfg.n_demos}
@@ -84,8 +91,41 @@ def _spread_rule(model, tok, groups: list[DemoGroup], cfg: TemperatureLLMConfig)
     return [float(t) for t in tau], float(np.mean(valid))
 
 
+def screen_group_size(cfg: TemperatureLLMConfig) -> int:
+    """Questions per demonstration group in the screen: at most ``group_size``, small enough for 8 groups (the
+    bootstrap's units; 40 screening questions make 8 groups of 5)."""
+    return max(1, min(cfg.group_size, cfg.screen_questions // 8))
+
+
+def _screen(cfg: TemperatureLLMConfig, cell: dict, model, tok, task, pool: list[int]) -> dict:
+    """EM at τ = 1 of the screening questions with their demonstrations clean and noisy (the same demonstrations)."""
+    from iclab.hf import greedy_match
+
+    questions, own_pool = screen_split(pool, cfg.screen_questions, cell["n_demos"])
+    size = screen_group_size(cfg)
+    groups = demo_groups(
+        task, questions, own_pool, cell["n_demos"], cell["noise_ratio"], cfg.seed, size, "screen-demos"
+    )
+    em = {
+        kind: np.concatenate(
+            [
+                greedy_match(model, tok, getattr(g, attr), g.queries, g.answers, batch_size=cfg.batch_size)
+                for g in groups
+            ]
+        )
+        for kind, attr in (("clean", "clean_prefix"), ("noisy", "prefix"))
+    }
+    return {
+        "em_clean": em["clean"].astype(int).tolist(),
+        "em_noisy": em["noisy"].astype(int).tolist(),
+        "group": [i for i, g in enumerate(groups) for _ in g.queries],
+        "noisy_demos": float(np.mean([g.noisy for g in groups])) / cell["n_demos"],
+    }
+
+
 def run_cell(cfg: TemperatureLLMConfig, cell: dict, shared) -> dict:
-    """Per-question EM for every τ of the grid, the spread-rule τ_ℓ and the adaptive τ on one set of prompts."""
+    """Per-question EM for every τ of the grid, the spread-rule τ_ℓ and the adaptive τ on one set of prompts (or
+    the screen's clean and noisy EM at τ = 1)."""
     from iclab.data import get_task
     from iclab.hf import shared_model
 
@@ -93,6 +133,9 @@ def run_cell(cfg: TemperatureLLMConfig, cell: dict, shared) -> dict:
     model, tok, source = shared_model(cell["model"], causal=True, dtype=cfg.dtype, device=cfg.device)
     task = get_task(cell["task"])
     questions, pool = question_split(task, cfg.n_questions, cfg.seed)
+    if cell["part"] == "screen":
+        out = _screen(cfg, cell, model, tok, task, pool)
+        return {**out, "source": source, "seconds": time.perf_counter() - t0}
     groups = demo_groups(task, questions, pool, cell["n_demos"], cell["noise_ratio"], cfg.seed, cfg.group_size)
     em = np.stack([evaluate_groups(model, tok, groups, float(t), cfg.batch_size) for t in cfg.taus])  # (T, Q)
     out = {
@@ -122,6 +165,7 @@ def budget(cfg: TemperatureLLMConfig) -> list[Need]:
     from iclab.config import check_device_available
 
     check_device_available("device", cfg.device)
+    _check_screen_sizes(cfg)
     weights = max(_model_bytes(m) for m in cfg.models)
     demos = max([cfg.n_demos, *cfg.demo_counts])
     tokens = 30 * (demos + 1)
@@ -134,6 +178,23 @@ def budget(cfg: TemperatureLLMConfig) -> list[Need]:
         ),
         Need({"n_questions": cfg.n_questions}, memory=2e3 * questions * (demos + 1) * len(cfg.taus)),
     ]
+
+
+def _check_screen_sizes(cfg: TemperatureLLMConfig) -> None:
+    """Before the run: every task's demonstration pool holds the screening questions (ConfigError naming the limit).
+    A task that cannot be built here (no WordNet) is left to its cells, which say why."""
+    if not cfg.screen_questions:
+        return
+    from iclab.data import get_task
+    from iclab.errors import IclabError
+
+    for name in cfg.tasks:
+        try:
+            task = get_task(name)
+        except IclabError:
+            continue
+        pool = question_split(task, cfg.n_questions, cfg.seed)[1]
+        screen_split(pool, cfg.screen_questions, max([cfg.n_demos, *cfg.demo_counts]))
 
 
 def _model_bytes(name: str) -> float:

@@ -1,6 +1,12 @@
 """Claims, verdicts and notes of ``temperature-llm``: arXiv:2511.01292 (Demir & Doğan), §5.2, Fig. 3
 (docs/papers/temperature.md §5.3–5.4). The paper reports figures only, no numbers, so every claim is an effect
-direction judged by :func:`iclab.stats.judge_direction` on a group-bootstrap interval (:mod:`.tables`)."""
+direction judged by :func:`iclab.stats.judge_direction` on a group-bootstrap interval (:mod:`.tables`).
+
+The paper's claims are about repairing the harm of noisy demonstrations. Where noise does not lower EM, τ has nothing
+to repair, and a "no gain" would say nothing about the paper. So a screen, fixed before the run, decides per model and
+task: on questions of a separate split, noisy demonstrations must lower EM at τ = 1 by at least ``screen_harm`` with
+the interval above 0 (:func:`.tables.screen_table`); otherwise that model's and task's claims read "not judged"
+with the measured harm. The screen's own claim (``noise-hurts``) is the paper's premise and is judged like any other."""
 
 from __future__ import annotations
 
@@ -9,7 +15,7 @@ import pandas as pd
 
 from iclab.experiments._judge import Claim
 from iclab.experiments.temperature.llm.config import TemperatureLLMConfig
-from iclab.experiments.temperature.llm.tables import summary_table, trend
+from iclab.experiments.temperature.llm.tables import screen_table, summary_table, trend
 from iclab.stats import Verdict, binary_floor_ci, judge_direction, not_judged
 
 __all__ = ["claims", "compare", "notes", "SMALLEST_GAIN", "SMALLEST_SLOPE"]
@@ -26,6 +32,20 @@ def claims(cfg: TemperatureLLMConfig) -> list[Claim]:
     top = max(cfg.noise_ratios)
     for m in cfg.models:
         for t in cfg.tasks:
+            if cfg.screen_questions and top > 0:
+                out.append(
+                    Claim(
+                        f"{m}/{t}/noise-hurts",
+                        f"{m}, {t}: noisy demonstrations (noise {top:g}) lower EM at τ = 1",
+                        SOURCE + " (the premise of Fig. 3)",
+                        "effect direction",
+                        f"EM(clean) − EM(noisy), the same demonstrations, on {cfg.screen_questions} screening "
+                        f"questions, paired, group-bootstrap CI (at least ±3/questions wide) > 0 (disagrees: CI < "
+                        f"{SMALLEST_GAIN}); the other claims of this model and task are judged only when the harm is "
+                        f"≥ {cfg.screen_harm:g} with its CI above 0",
+                        "EM drops with noise",
+                    )
+                )
             if len(cfg.noise_ratios) >= 2:
                 out.append(
                     Claim(
@@ -75,27 +95,63 @@ def _gain_verdict(est, lo, hi, n) -> Verdict:
     return judge_direction(est, ci=(lo, hi), smallest=SMALLEST_GAIN, n=n)
 
 
+def _screened_out(cfg: TemperatureLLMConfig, screen: pd.DataFrame, m: str, t: str) -> str | None:
+    """Why model ``m`` on task ``t`` is not judged (the screen failed or did not finish), or None."""
+    if not cfg.screen_questions or max(cfg.noise_ratios) == 0:
+        return None
+    row = screen[(screen["model"] == m) & (screen["task"] == t)] if len(screen) else screen
+    if not len(row):
+        return f"not measured: the screening cell of {m}, {t} did not finish (it decides whether this is judged)"
+    r = row.iloc[0]
+    if r["passes"]:
+        return None
+    return (
+        f"noise does not hurt {m} on {t} enough to test this: EM {r['em_clean']:.3f} clean vs {r['em_noisy']:.3f} "
+        f"at noise {r['noise_ratio']:g}, harm {r['harm']:+.3f} [{r['harm_lo']:+.3f}, {r['harm_hi']:+.3f}] on "
+        f"{r['questions']} screening questions; the rule (fixed before the run) needs ≥ {cfg.screen_harm:g} with "
+        "the interval above 0"
+    )
+
+
 def compare(cfg: TemperatureLLMConfig, df: pd.DataFrame) -> dict[str, Verdict]:
-    tab = summary_table(cfg, df)
+    screen = screen_table(cfg, df)
     out: dict[str, Verdict] = {}
+    for _, r in screen.iterrows():
+        out[f"{r['model']}/{r['task']}/noise-hurts"] = _gain_verdict(
+            r["harm"], r["harm_lo"], r["harm_hi"], r["questions"]
+        )
+    for (m, t), verdicts in _judged_claims(cfg, df).items():
+        why = _screened_out(cfg, screen, m, t)
+        for key, v in verdicts.items():
+            out[key] = not_judged(why, v.measured, v.uncertainty) if why else v
+    return out
+
+
+def _judged_claims(cfg: TemperatureLLMConfig, df: pd.DataFrame) -> dict[tuple[str, str], dict[str, Verdict]]:
+    """Per (model, task): the trend, held-out gain and spread-rule verdicts, before the screen."""
+    tab = summary_table(cfg, df)
+    out: dict[tuple[str, str], dict[str, Verdict]] = {}
+    if tab.empty:
+        return out
     top = max(cfg.noise_ratios)
     for (m, t), g in tab[tab["part"] == "noise"].groupby(["model", "task"]):
+        v = out.setdefault((m, t), {})
         slope, lo, hi, cells = trend(cfg, df[(df["model"] == m) & (df["task"] == t)])
         if len(cfg.noise_ratios) >= 2:
-            out[f"{m}/{t}/trend"] = (
+            v[f"{m}/{t}/trend"] = (
                 judge_direction(slope, ci=(lo, hi), smallest=SMALLEST_SLOPE)
                 if cells >= 2
                 else not_judged("fewer than two noise ratios finished")
             )
         for _, r in g.iterrows():
             if r["noise_ratio"] > 0:
-                out[f"{m}/{t}/gain/{r['noise_ratio']:g}"] = _gain_verdict(
+                v[f"{m}/{t}/gain/{r['noise_ratio']:g}"] = _gain_verdict(
                     r["heldout_gain"], r["heldout_lo"], r["heldout_hi"], r["n_questions"]
                 )
         at_top = g[g["noise_ratio"] == top]
         if cfg.moment_rule and top > 0 and len(at_top) and "moment_gain" in at_top:
             r = at_top.iloc[0]
-            out[f"{m}/{t}/moment"] = _gain_verdict(r["moment_gain"], r["moment_lo"], r["moment_hi"], r["n_questions"])
+            v[f"{m}/{t}/moment"] = _gain_verdict(r["moment_gain"], r["moment_lo"], r["moment_hi"], r["n_questions"])
     return out
 
 
@@ -146,6 +202,23 @@ def notes(cfg: TemperatureLLMConfig, df: pd.DataFrame) -> str:
         "from the clean and noisy versions of the same prompts.",
         "",
     ]
+    screen = screen_table(cfg, df) if len(df) else pd.DataFrame()
+    if not screen.empty:
+        lines += [
+            f"Screen (questions of a separate split, τ = 1, the same {cfg.n_demos} demonstrations clean and noisy): a "
+            f"model and task are judged only when noise lowers EM by ≥ {cfg.screen_harm:g} with the 95% interval "
+            "above 0.",
+            "",
+            "| model | task | noise | questions | EM clean | EM noisy | harm [95% CI] | judged |",
+            "|" + "---|" * 8,
+        ]
+        for _, r in screen.iterrows():
+            lines.append(
+                f"| {r['model']} | {r['task']} | {r['noise_ratio']:g} | {r['questions']} | {r['em_clean']:.3f} | "
+                f"{r['em_noisy']:.3f} | {r['harm']:+.3f} [{r['harm_lo']:+.3f}, {r['harm_hi']:+.3f}] | "
+                f"{'yes' if r['passes'] else 'no'} |"
+            )
+        lines.append("")
     if not tab.empty:
         lines += _table_lines(tab)
         for (m, t), g in df[df["part"] == "noise"].groupby(["model", "task"]):

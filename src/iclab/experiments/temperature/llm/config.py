@@ -29,6 +29,13 @@ class TemperatureLLMConfig(Config):
         moment_rule: also evaluate the per-layer spread rule τ_ℓ = σ_ℓ^noisy/σ_ℓ^clean (note §5.4).
         adaptive: also evaluate the entropy-adaptive temperature.
         n_questions: questions per task (0: every item of the task not needed for demonstrations).
+        screen_questions: questions of a separate split (taken from the demonstration pool, never evaluation
+            questions) on which each model and task is screened before its claims are judged: EM at τ = 1 with
+            clean vs noisy demonstrations (the same ones, at the largest noise ratio). 0: no screen (every model
+            and task is judged).
+        screen_harm: the screen's rule, fixed before the run: a model and task are judged only when noisy
+            demonstrations lower EM by at least this much (EM points / 100) with the 95% interval above 0; else
+            there is nothing for τ to repair and their claims read "not judged".
         group_size: questions that share one set of demonstrations (their prompt prefix is run once).
         probe_questions: questions whose clean and noisy prompts are probed for the moment rule.
         batch_size: prompts per forward.
@@ -48,6 +55,8 @@ class TemperatureLLMConfig(Config):
     moment_rule: bool = True
     adaptive: bool = True
     n_questions: int = 0
+    screen_questions: int = 40
+    screen_harm: float = 0.05
     group_size: int = 16
     probe_questions: int = 48
     batch_size: int = 32
@@ -79,6 +88,10 @@ class TemperatureLLMConfig(Config):
         check_int("n_questions", self.n_questions, 0)
         if self.n_questions == 1:
             raise ConfigError("n_questions", 1, "0 (all) or at least 2 (two halves for the held-out τ)")
+        check_int("screen_questions", self.screen_questions, 0)
+        if self.screen_questions == 1:
+            raise ConfigError("screen_questions", 1, "0 (no screen) or at least 2")
+        check_probability("screen_harm", self.screen_harm)
         check_int("group_size", self.group_size, 1)
         check_int("probe_questions", self.probe_questions, 1)
         check_int("batch_size", self.batch_size, 1)
@@ -87,7 +100,8 @@ class TemperatureLLMConfig(Config):
         check_device("device", self.device)
 
 
-# quick: the task both models solve (continent-label is at chance for both at this size, note §6.5b); 6 cells.
+# quick: the task both models solve (continent-label is at chance for both at this size, note §6.5b) and needs no
+# Debian package; noise barely hurts it, so the screen decides whether its claims are judged; 8 cells.
 QUICK = TemperatureLLMConfig(
     models=("gemma3-270m", "smollm2"),
     tasks=("capital",),
@@ -99,12 +113,14 @@ QUICK = TemperatureLLMConfig(
     probe_questions=24,
     adaptive=False,
 )
-# paper: the design of the paper's Fig. 3 (noise 0 … 0.8, 6 demonstrations, the τ grid 0.5 … 2, the moment rule and
-# the adaptive temperature) on the task both models solve, with 200 questions. The paper's SciQ, its noisy answers
-# and its models are out of reach offline: the claims test the paper's trends on iclab's models and tasks (note
-# §5.3), not its numbers, so they are judged at every preset.
+# paper: the design of the paper's Fig. 3 (noise 0 … 0.8, 6 demonstrations, the τ grid 0.5 … 2, the moment rule,
+# the adaptive temperature and the #demonstrations sweep of Fig. 3a) on `antonym`, the task where noisy
+# demonstrations hurt both models (Gemma 3 270M: EM 0.53 at noise 0, 0.27 at 0.8), with 150 of its 227 items as
+# questions and 40 more for the screen. The paper's SciQ, noisy answers and models are out of reach offline: the
+# claims test the paper's trends on iclab's models and tasks (note §5.3), not its numbers, so they are judged at every
+# preset, where the screen lets them.
 PAPER = TemperatureLLMConfig(
-    models=("gemma3-270m", "smollm2"), tasks=("capital",), demo_counts=(), n_questions=200, group_size=10
+    models=("gemma3-270m", "smollm2"), tasks=("antonym",), demo_counts=(2, 4, 8, 12), n_questions=150, group_size=10
 )
 FULL = TemperatureLLMConfig()
 PRESETS = {"quick": QUICK, "paper": PAPER, "full": FULL}

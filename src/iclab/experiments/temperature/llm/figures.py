@@ -82,7 +82,9 @@ def _fig_em_vs_demos(cfg: TemperatureLLMConfig, tab: pd.DataFrame, fig_dir: Path
 
 def figures(cfg: TemperatureLLMConfig, df: pd.DataFrame, fig_dir: Path) -> list[Path]:
     tab = summary_table(cfg, df)
-    paths = []
+    paths: list[Path] = []
+    if tab.empty:  # only screening cells finished
+        return paths
     noise = tab[tab["part"] == "noise"]
     if not noise.empty:
         paths += [_fig_em_vs_tau(cfg, noise, fig_dir), _fig_best_tau_vs_noise(cfg, noise, fig_dir)]

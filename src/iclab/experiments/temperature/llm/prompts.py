@@ -15,7 +15,7 @@ import torch
 from iclab.data import generator_for
 from iclab.data import QATask, n_noisy
 
-__all__ = ["DemoGroup", "demo_groups", "question_split"]
+__all__ = ["DemoGroup", "demo_groups", "question_split", "screen_split"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,21 @@ def question_split(task: QATask, n_questions: int, seed: int, reserve: int = 40)
     return perm[:q], perm[q:]
 
 
+def screen_split(pool: list[int], n_screen: int, k: int) -> tuple[list[int], list[int]]:
+    """The screening questions (the last ``n_screen`` items of the demonstration ``pool``, never an evaluation
+    question) and the pool their own demonstrations come from (the rest). The evaluation prompts keep the whole pool."""
+    from iclab.errors import ConfigError
+
+    if n_screen > len(pool) - k:
+        raise ConfigError(
+            "screen_questions",
+            n_screen,
+            f"at most {len(pool) - k} here (a demonstration pool of {len(pool)} items, {k} "
+            "demonstrations per prompt); lower screen_questions or n_questions",
+        )
+    return pool[len(pool) - n_screen :], pool[: len(pool) - n_screen]
+
+
 def _demonstrations(task: QATask, pool: list[int], k: int, g: torch.Generator) -> list[int]:
     """``k`` pool items; one per distinct answer first when the task has at most ``k`` of them."""
     order = [pool[j] for j in torch.randperm(len(pool), generator=g).tolist()]
@@ -54,13 +69,21 @@ def _demonstrations(task: QATask, pool: list[int], k: int, g: torch.Generator) -
 
 
 def demo_groups(
-    task: QATask, questions: list[int], pool: list[int], k: int, noise_ratio: float, seed: int, group_size: int
+    task: QATask,
+    questions: list[int],
+    pool: list[int],
+    k: int,
+    noise_ratio: float,
+    seed: int,
+    group_size: int,
+    stream: str = "group-demos",
 ) -> list[DemoGroup]:
-    """Consecutive chunks of ``group_size`` questions, each with its own ``k`` shared demonstrations."""
+    """Consecutive chunks of ``group_size`` questions, each with its own ``k`` shared demonstrations (drawn from the
+    random ``stream``: ``group-demos`` for the evaluation, ``screen-demos`` for the screen)."""
     m = n_noisy(k, noise_ratio)
     groups = []
     for start in range(0, len(questions), group_size):
-        g = generator_for(seed, task.name, "group-demos", k, f"{noise_ratio:.4f}", start // group_size)
+        g = generator_for(seed, task.name, stream, k, f"{noise_ratio:.4f}", start // group_size)
         demos = _demonstrations(task, pool, k, g)
         bad = set(torch.randperm(k, generator=g)[:m].tolist())
         picks = torch.randint(0, 1 << 30, (k,), generator=g).tolist()

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["BOOT", "cell_summary", "summary_table", "trend", "best_index"]
+__all__ = ["BOOT", "cell_summary", "summary_table", "screen_table", "trend", "best_index"]
 
 BOOT = 1000  # bootstrap draws
 
@@ -94,9 +94,11 @@ def cell_summary(taus, row: pd.Series, seed: int = 0) -> dict:
 
 
 def summary_table(cfg, df: pd.DataFrame) -> pd.DataFrame:
-    """:func:`cell_summary` of every finished cell, with its keys."""
+    """:func:`cell_summary` of every finished noise and demos cell, with its keys."""
     rows = []
     for _, r in df.iterrows():
+        if r["part"] == "screen":
+            continue
         keys = {k: r[k] for k in ("part", "model", "task", "noise_ratio", "n_demos")}
         rows.append({**keys, **cell_summary(cfg.taus, r, cfg.seed)})
     return pd.DataFrame(rows)
@@ -121,3 +123,29 @@ def trend(cfg, df: pd.DataFrame) -> tuple[float, float, float, int]:
     boot = np.stack(draws, 1)  # (B, R)
     slopes = (boot - boot.mean(1, keepdims=True)) @ rc / (rc @ rc)
     return slope, *_ci(slopes), len(d)
+
+
+def screen_table(cfg, df: pd.DataFrame) -> pd.DataFrame:
+    """Per screened model and task: the harm of noisy demonstrations, EM(clean) − EM(noisy) at τ = 1 on the
+    screening questions (paired, group bootstrap), and whether it passes the screen's rule: ``harm >= screen_harm``
+    with the interval's low end above 0."""
+    rows = []
+    for _, r in df[df["part"] == "screen"].iterrows() if len(df) else []:
+        clean, noisy = np.asarray(r["em_clean"], dtype=float), np.asarray(r["em_noisy"], dtype=float)
+        group = np.asarray(r["group"])
+        harm, lo, hi = _paired_gain(clean, noisy, group, _counts(int(group.max()) + 1, cfg.seed))
+        rows.append(
+            {
+                "model": r["model"],
+                "task": r["task"],
+                "noise_ratio": float(r["noise_ratio"]),
+                "questions": len(clean),
+                "em_clean": clean.mean(),
+                "em_noisy": noisy.mean(),
+                "harm": harm,
+                "harm_lo": lo,
+                "harm_hi": hi,
+                "passes": bool(lo > 0 and harm >= cfg.screen_harm),
+            }
+        )
+    return pd.DataFrame(rows)
