@@ -342,6 +342,11 @@ def _curve_cells(df: pd.DataFrame, long: bool) -> pd.DataFrame:
     return sub[(sub["l"] >= sub["d"]) == long]
 
 
+def _setting(r) -> str:
+    """What tells apart the cells of one part at one l: σ_test (noise parts) or ‖μx‖ (mean part)."""
+    return f" σ_test={r.sigma_test:g}" if "noise" in r.part else f" ‖μx‖={r.mu_x:g}" if r.part == "mean" else ""
+
+
 def _curve_verdicts(df: pd.DataFrame) -> dict[str, Verdict]:
     out = {}
     for cid, long in (("thm4.2-vs-mc/curves-l>=d", True), ("thm4.2-vs-mc/curves-l<d", False)):
@@ -350,7 +355,7 @@ def _curve_verdicts(df: pd.DataFrame) -> dict[str, Verdict]:
             continue
         if long:  # "at every l": each cell against the tolerance (judge_every_cell), never an average
             cells = [
-                (f"{r.part} l={int(r.l)} τ={t}", r[f"{c}_mc"], r[f"{c}_se"], r[f"{c}_theory"])
+                (f"{r.part} l={int(r.l)}{_setting(r)} τ={t}", r[f"{c}_mc"], r[f"{c}_se"], r[f"{c}_theory"])
                 for _, r in sub.iterrows()
                 for c, t in (("G1", "1"), ("Gopt", "τ_opt"))
             ]
