@@ -330,8 +330,8 @@ def _lookup_claims(config) -> list[Claim]:
         Claim(
             f"lookup/{t}/{m}",
             f"{m}: adaptive temperature switched on only at inference, in every head of a "
-            f"pretrained LM, leaves {_TASK_NAMES[t]} accuracy at long inputs unchanged (raises it no more than it "
-            "lowers it)",
+            f"pretrained LM, leaves {_TASK_NAMES[t]} accuracy at long inputs unchanged (neither raises nor lowers "
+            f"it by {LOOKUP_SMALLEST:.2f} or more)",
             src,
             "effect direction",
             test,
