@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from iclab.experiments import get_experiment
 from iclab.experiments._judge import judge_run
 from iclab.experiments.categorical.comparisons import claims, compare
 from iclab.experiments.categorical.config import CategoricalConfig
@@ -124,7 +125,18 @@ def test_null_effects_disagree_where_the_test_can_tell(verdicts):
         assert null[cid].verdict == DISAGREES, (cid, null[cid])
     for cid in DIRECTION:  # three replicates cannot exclude an effect of 0.01: too little power, never "agrees"
         assert null[cid].verdict == DISAGREES or "too little power" in null[cid].reason, (cid, null[cid])
-    assert null["fgd-steps/distance"].verdict == AGREES  # iclab's erase head is exact in both tables
+
+
+def test_iclab_erase_head_identity_is_not_a_claim(verdicts):
+    """Issue 21: fgd-steps/distance agreed in both tables (iclab's erase head is functional GD by construction, TV
+    1e-16); it is a test now (tests/test_claim_identities.py). A table whose distance head is far from functional GD
+    gives no "agrees" from it, while the authors' head (fgd-steps/dot) is still judged."""
+    for preset in ("quick", "paper"):
+        assert "fgd-steps/distance" not in {c.id for c in claims(get_experiment("categorical").config(preset))}
+    broken = synthetic_table(True)
+    broken.loc[broken["erase"] == "distance", ["fgd_tv", "fgd_tv_se"]] = [0.3, 1e-3]
+    v = compare(CFG, broken)
+    assert "fgd-steps/distance" not in v and v["fgd-steps/dot"].verdict == AGREES
 
 
 def test_paper_values_use_the_spread_between_draws_and_show_the_bayes_ceiling(verdicts):
@@ -192,4 +204,4 @@ def test_settings_that_differ_are_not_judged():
         assert rows[cid].verdict == NOT_JUDGED and "settings differ: n_context = 40 (paper 125)" in rows[cid].reason
     # the trained transformer needs the authors' budget even at N = 125
     assert "steps = 3000 (paper 20000)" in _judge(CFG, table(True))["gd-beats-tf/softmax/K=2"].reason
-    assert rows["fgd-steps/distance"].verdict == AGREES  # exact at any settings
+    assert rows["fgd-steps/dot"].verdict == AGREES  # needs no paper setting

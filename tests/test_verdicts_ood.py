@@ -192,7 +192,21 @@ def test_effect_table_agrees_and_null_table_never_agrees():
         if c.kind != PV:
             assert effect[c.id].verdict == AGREES, (c.id, effect[c.id])
             assert null[c.id].verdict != AGREES, (c.id, null[c.id])
-    assert effect["train-loss-paper"].verdict == AGREES and null["train-loss-paper"].verdict == "disagrees"
+    assert effect["query-vbar-uniform"].verdict == AGREES and null["query-vbar-uniform"].verdict == "disagrees"
+
+
+IDENTITIES = ("conservation", "train-loss-paper", "random-guess-orthogonal", "random-guess-orthogonal-paper")
+
+
+def test_identities_are_not_claims():
+    """Issue 21: these four agreed with every table the run could give (an identity of the model, or a value the
+    stopping rule pins); they are tests now (tests/test_claim_identities.py), not rows of the ledger. A table that
+    breaks them (conservation residual 0.1, U ⟂ V error 0.10) no longer yields any "agrees" from them."""
+    for preset in ("quick", "paper"):
+        assert not set(IDENTITIES) & {c.id for c in claims(get_experiment("ood").config(preset))}
+    assert not set(IDENTITIES) & (set(compare(CFG, _table(True))) | set(compare(CFG, _table(False))))
+    headline = [c.id for c in claims(CFG) if c.headline]
+    assert headline == ["ood-error-grows", "forget-sign-rule", "forget-alpha-rises"]
 
 
 def test_missing_parts_and_failed_cells_give_not_measured():
@@ -200,8 +214,8 @@ def test_missing_parts_and_failed_cells_give_not_measured():
     partial = table[table["part"].isin(["pretrain", "forget"])]
     failed = pd.DataFrame([{"cell": {"part": "ood"}, "error": "boom"}])
     rows = _judged(partial, failed)
-    assert rows["conservation"].verdict == AGREES and rows["forget-sign-rule"].verdict == AGREES
-    for cid in ("ood-error-grows", "random-guess-orthogonal", "tiny-forgets-anti", "minilm-domain-similarity"):
+    assert rows["alpha-star-vs-gd"].verdict == AGREES and rows["forget-sign-rule"].verdict == AGREES
+    for cid in ("ood-error-grows", "query-vbar-uniform", "tiny-forgets-anti", "minilm-domain-similarity"):
         assert rows[cid].verdict == NOT_JUDGED and "not measured" in rows[cid].reason, rows[cid]
         assert "failed cell" in rows[cid].reason
     empty = _judged(table.iloc[0:0])

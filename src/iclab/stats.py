@@ -11,6 +11,13 @@ A verdict is a test fixed before the run. Three kinds, one function each:
   With $z$ the two-sided quantile, it agrees when the whole interval $m \pm z s$ lies within
   $t(1 \pm \epsilon)$, disagrees when the whole interval lies outside, and is *not judged (too little power)*
   when the interval straddles the boundary — with the sample size that would decide it.
+- **absence, both sides** (:func:`judge_absence`): the paper claims *no* effect. It agrees only when the interval
+  excludes every effect at least $\delta$ in size *on both sides* (two one-sided tests), so an effect of the
+  opposite sign is a disagreement, never "no effect".
+- **at every cell** (:func:`judge_every_cell`): theory vs simulation claimed at every point of a family (every l).
+  It agrees when each cell's interval lies within the tolerance (an intersection–union test: its level is each
+  cell's, no correction needed) and disagrees when some cell's Bonferroni interval lies wholly outside (the first
+  step of Holm's procedure, so the family-wise error of a "disagrees" is at most $1 -$ confidence).
 - **effect direction** (:func:`judge_direction`): the paper claims an effect of a sign. The confidence interval
   of the effect must exclude zero on the claimed side to agree. An interval on the other side disagrees; an
   interval that contains zero disagrees when it also excludes every effect at least as large as the smallest
@@ -44,6 +51,8 @@ __all__ = [
     "bootstrap_ci",
     "binary_floor_ci",
     "paired_differences",
+    "judge_absence",
+    "judge_every_cell",
     "quantile",
     "fmt",
 ]
@@ -107,6 +116,87 @@ def paired_differences(a: Sequence[float], b: Sequence[float]) -> np.ndarray:
     if x.shape != y.shape:
         raise ValueError(f"paired samples need equal shapes, got {x.shape} and {y.shape}")
     return x - y
+
+
+def judge_absence(
+    estimate: float, ci: tuple[float, float], *, smallest: float, n: int | None = None, unit: str = ""
+) -> Verdict:
+    """Absence of an effect on both sides: agrees when the interval ``ci`` of the effect lies inside
+    ``(-smallest, +smallest)`` (two one-sided tests at the interval's level); disagrees when it lies wholly above
+    ``+smallest`` or wholly below ``-smallest`` (the reason names the side); otherwise not judged (too little
+    power). An effect of either sign is therefore never read as "no effect"."""
+    if smallest <= 0:
+        raise ValueError("an absence claim needs the smallest effect it excludes (> 0)")
+    if not (math.isfinite(estimate) and all(math.isfinite(float(c)) for c in ci)):
+        return not_judged("not measured (no finite effect or interval)", fmt(estimate))
+    lo, hi = sorted(float(c) for c in ci)
+    unc = f"95 % CI [{fmt(lo, 3)}, {fmt(hi, 3)}]{unit}"
+    stat = f"effect {fmt(estimate, 3)}{unit}, {unc} vs no effect: ±{fmt(smallest, 3)}{unit}"
+    if -smallest < lo and hi < smallest:
+        return Verdict(AGREES, fmt(estimate), unc, stat)
+    if lo >= smallest or hi <= -smallest:
+        side = "above +" if lo >= smallest else "below −"
+        return Verdict(
+            DISAGREES, fmt(estimate), unc, stat, f"an effect: the interval lies {side}{fmt(smallest, 3)}{unit}"
+        )
+    z = quantile(0.95)
+    margin = abs(smallest - abs(estimate))
+    return Verdict(
+        NOT_JUDGED,
+        fmt(estimate),
+        unc,
+        stat,
+        f"too little power: the interval straddles ±{fmt(smallest, 3)}{unit}; deciding needs "
+        + _needed(n, (hi - lo) / 2 / z, margin, z),
+    )
+
+
+def judge_every_cell(
+    cells: Sequence[tuple[str, float, float, float]],
+    *,
+    rel_tol: float,
+    confidence: float = 0.95,
+    n: int | None = None,
+) -> Verdict:
+    """Theory vs simulation at every cell of a family; ``cells`` are ``(label, estimate, se, target)``.
+
+    Agrees when every cell's ``confidence`` interval lies within ``target (1 ± rel_tol)`` (an intersection–union
+    test: "every cell agrees" is concluded at the level of each cell's test, no correction, Berger 1982). Disagrees
+    when some cell's interval at the Bonferroni level ``1 − (1 − confidence)/m`` lies wholly outside: Holm's
+    step-down rejects some cell exactly when its first (Bonferroni) step does, so a "disagrees" has family-wise error
+    at most ``1 − confidence``. Otherwise not judged, naming the undecided cells."""
+    m = len(cells)
+    if not m:
+        return not_judged("not measured (no cells)")
+    bonferroni = 1 - (1 - confidence) / m
+    each = [(lab, judge_equivalence(e, s, t, rel_tol=rel_tol, confidence=confidence, n=n)) for lab, e, s, t in cells]
+    strict = [(lab, judge_equivalence(e, s, t, rel_tol=rel_tol, confidence=bonferroni, n=n)) for lab, e, s, t in cells]
+    gaps = [abs(e - t) / abs(t) if t else math.inf for _, e, _, t in cells]
+    worst = int(np.nanargmax(gaps)) if any(math.isfinite(g) for g in gaps) else 0
+    lab, e, s, t = cells[worst]
+    measured = f"worst |gap| {gaps[worst]:.1%} at {lab}"
+    unc = f"± {fmt(abs(s / t) if t else s, 2)} (SE, relative) there"
+    inside = sum(v.verdict == AGREES for _, v in each)
+    outside = [lab for lab, v in strict if v.verdict == DISAGREES]
+    stat = (
+        f"{inside}/{m} cells with the {confidence:.0%} CI within ±{rel_tol:.0%} of theory; "
+        f"{len(outside)} wholly outside at the Bonferroni {bonferroni:.2%} level"
+        + (f" ({', '.join(outside[:4])}{', …' if len(outside) > 4 else ''})" if outside else "")
+        + f"; worst: {each[worst][1].statistic}"
+    )
+    if outside:
+        return Verdict(DISAGREES, measured, unc, stat, f"outside ±{rel_tol:.0%} at {', '.join(outside[:4])}")
+    if inside == m:
+        return Verdict(AGREES, measured, unc, stat)
+    open_ = [(lab, v) for lab, v in each if v.verdict != AGREES]
+    return Verdict(
+        NOT_JUDGED,
+        measured,
+        unc,
+        stat,
+        f"{len(open_)} of {m} cells undecided ({', '.join(lab for lab, _ in open_[:4])}"
+        f"{', …' if len(open_) > 4 else ''}); {open_[0][0]}: {open_[0][1].reason}",
+    )
 
 
 def bootstrap_ci(

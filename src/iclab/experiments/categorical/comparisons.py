@@ -177,22 +177,9 @@ def _tf_gd_like_claims(cfg) -> list[Claim]:
 
 
 def _fgd_claims(cfg) -> list[Claim]:
+    # iclab's own erase head ("distance") equals K steps of functional GD by construction: a test
+    # (tests/test_claim_identities.py), not a claim (it agreed at TV 1e-16 whatever the run).
     out = []
-    if _has(cfg, "synthetic") and "gd" in cfg.models or _has(cfg, "blocks") and "gd" in cfg.blocks_models:
-        out.append(
-            Claim(
-                "fgd-steps/distance",
-                "one block = one functional-GD step: the K-block GD model predicts what K steps of "
-                "functional GD predict (iclab's erase head, every kernel and K run)",
-                f"{SRC}, the construction (one block = one step); docs/papers/categorical.md §3.2, §4.8",
-                "theory vs simulation",
-                "total-variation distance between the model's predicted class distribution and "
-                "that of K steps of functional GD with the same α, s, W_e, mean over the test prompts (float64): agrees "
-                f"when its 95 % CI lies within ±{FGD_TOL:g} for every (kernel, K)",
-                "K blocks = K steps (exact: TV 0)",
-                headline=True,
-            )
-        )
     if _has(cfg, "blocks") and "gd" in cfg.blocks_models and "dot" in cfg.blocks_erase and max(cfg.blocks_sweep) >= 3:
         out.append(
             Claim(
@@ -201,7 +188,9 @@ def _fgd_claims(cfg) -> list[Claim]:
                 "(K ≥ 3; up to 2 blocks it is the same function as iclab's)",
                 f"{SRC}, the construction as implemented in the authors' code; docs/papers/categorical.md §4.2a",
                 "theory vs simulation",
-                "as fgd-steps/distance, for the GD cells with the authors' erase head (K ≥ 3, softmax kernel)",
+                "total-variation distance between the predicted class distributions of the GD cells with the "
+                "authors' erase head (K ≥ 3) and of K steps of functional GD with the same α, s, W_e, mean over the "
+                f"test prompts (float64): agrees when its 95 % CI lies within ±{FGD_TOL:g} for every (kernel, K)",
                 "K blocks = K steps (exact: TV 0)",
             )
         )
@@ -380,7 +369,7 @@ def _language(lm: pd.DataFrame) -> Verdict:
 def _not_run(cfg, claim: Claim) -> str:
     """Why this preset runs no cell for ``claim`` ("" when it does)."""
     head, tail = claim.id.split("/")[0], claim.id.split("/")[-1]
-    if head == "fgd-steps":  # declared only where some GD cell runs
+    if head == "fgd-steps":  # declared only where GD cells with the authors' erase head run
         return ""
     blocks_row = claim.id.startswith("acc/blocks=") or head == "blocks-help"
     models = cfg.blocks_models if blocks_row else cfg.models

@@ -29,6 +29,8 @@ __all__ = [
     "FIG2_SMALLEST",
     "CLRS_SMALLEST",
     "LOOKUP_SMALLEST",
+    "BETA_TOL",
+    "BETA_MAX_STEP",
 ]
 
 _SRC = "arXiv:2410.01104"
@@ -51,7 +53,10 @@ SMALLEST_SLOPE = 0.1  # the same for the heads of real transformers
 RATE_TOL = 0.25  # Θ(1/n): the log-log slope within −1 ± 0.25
 ONSET_TOKENS = 1000  # "dispersion sets in after a few hundred tokens": the bound of the median head < 1/2 by then
 CLRS_SMALLEST = 1.0  # exact-match points
-LOOKUP_SMALLEST = 0.05  # lookup accuracy: a gain below 5 points is no gain worth the name
+LOOKUP_SMALLEST = 0.05  # lookup accuracy: a change below 5 points, either way, is no change worth the name
+# β*(H) against P(H): within ±0.5 (5 steps of the default 0.1 grid); a β* drawn uniformly from the [1, 5] grid fails
+BETA_TOL = 0.5
+BETA_MAX_STEP = BETA_TOL / 2.5  # coarser grids put fewer than 5 points in P(H) ± BETA_TOL: not judgeable there
 # the band of a paper value from a mean over seeds: Student's t, since 3-6 seeds make a band of 2 SE too narrow
 _T_BAND = "t·√(SE² + "
 _T_DOF = (
@@ -170,8 +175,10 @@ def _beta_claims(config) -> list[Claim]:
                 "iclab's reconstructed target (docs/papers/dispersion.md §4.7; the paper's was not recovered): per "
                 "softmax seed the grid β "
                 f"with the least readout cross-entropy over the sets whose head entropy lies within ±0.25 nats of {h:g}; "
-                f"mean ± SE over seeds (≥ 2 seeds with ≥ 20 such sets) within {_T_BAND}(beta_step/2)²) of P(H) "
-                f"({_T_DOF})",
+                "mean ± SE over seeds (≥ 2 seeds with ≥ 20 such sets; the grid adds beta_step²/12 per seed), "
+                f"Student-t 95 % CI (seeds − 1 dof): agrees when it lies within P(H) ± {BETA_TOL:g}, disagrees when "
+                f"wholly outside (a β* drawn uniformly from the grid fails); not judgeable when beta_step > "
+                f"{BETA_MAX_STEP:g}",
                 f"{p:.2f}",
             )
         )
@@ -306,10 +313,11 @@ def _lookup_claims(config) -> list[Claim]:
     test = (
         "at the largest lookup_sizes, adaptive − softmax greedy exact match paired per query, 95 % CI by a "
         "two-level bootstrap (lists, then queries; kept at least ±3/queries wide, the rule of three for a "
-        f"difference that never changed); effect {LOOKUP_SMALLEST} − gain: agrees when the CI is above 0 (no gain "
-        f"of {LOOKUP_SMALLEST:.2f} or more), disagrees when below 0 (a gain above {LOOKUP_SMALLEST:.2f}: "
-        "inference-only adaptive temperature does help); an absence claim, so a real gain disagrees and no change "
-        f"agrees only when 3/queries < {LOOKUP_SMALLEST}, more than {math.ceil(3 / LOOKUP_SMALLEST)} queries per "
+        f"difference that never changed); an absence claim on both sides: agrees when the CI lies within "
+        f"±{LOOKUP_SMALLEST:.2f} (no change of {LOOKUP_SMALLEST:.2f} or more either way), disagrees when wholly above "
+        f"+{LOOKUP_SMALLEST:.2f} (adaptive helps) or wholly below −{LOOKUP_SMALLEST:.2f} (adaptive hurts: not "
+        f"'no change'); no change agrees only when 3/queries < {LOOKUP_SMALLEST}, more than "
+        f"{math.ceil(3 / LOOKUP_SMALLEST)} queries per "
         f"size (here {config.lookup_lists} × {config.lookup_queries} = {config.lookup_lists * config.lookup_queries}"
         + (
             "; too few: this preset cannot decide a null, too little power"
@@ -322,7 +330,8 @@ def _lookup_claims(config) -> list[Claim]:
         Claim(
             f"lookup/{t}/{m}",
             f"{m}: adaptive temperature switched on only at inference, in every head of a "
-            f"pretrained LM, does not raise {_TASK_NAMES[t]} accuracy at long inputs",
+            f"pretrained LM, leaves {_TASK_NAMES[t]} accuracy at long inputs unchanged (neither raises nor lowers "
+            f"it by {LOOKUP_SMALLEST:.2f} or more)",
             src,
             "effect direction",
             test,

@@ -16,6 +16,8 @@ import pandas as pd
 
 from iclab.experiments.dispersion.claims import (
     BETA_ENTROPIES,
+    BETA_MAX_STEP,
+    BETA_TOL,
     CLRS_SMALLEST,
     FIG2_SMALLEST,
     ONSET_N,
@@ -42,6 +44,7 @@ from iclab.experiments.dispersion.tables import (
 from iclab.stats import (
     Verdict,
     binary_floor_ci,
+    judge_absence,
     judge_direction,
     judge_equivalence,
     judge_value,
@@ -155,10 +158,7 @@ def _beta_verdicts(config, df: pd.DataFrame) -> dict[str, Verdict]:
                 f"nats of {h:g} (sets per seed: {', '.join(str(int(c)) for c in counts)})"
             )
             continue
-        out[cid] = _say(
-            _t_value(ok, float(beta_of_entropy(h)), config.beta_step / 2, "seed(s)"),
-            f"β* = {ok.mean():.2f} ({len(ok)} seeds)",
-        )
+        out[cid] = _say(_beta_value(config, ok, float(beta_of_entropy(h))), f"β* = {ok.mean():.2f} ({len(ok)} seeds)")
     lo, hi = BETA_ENTROPIES[0], BETA_ENTROPIES[-1]
     if lo in best and hi in best:
         rise = best[hi] - best[lo]
@@ -169,6 +169,21 @@ def _beta_verdicts(config, df: pd.DataFrame) -> dict[str, Verdict]:
             else not_judged(f"not measured: no seed has fit sets near both {lo:g} and {hi:g} nats")
         )
     return out
+
+
+def _beta_value(config, best: np.ndarray, paper: float) -> Verdict:
+    """β* per seed (``best``) against P(H): the Student-t 95 % CI of the mean (the grid's quantisation adds
+    beta_step²/12 per seed) within ``paper ± BETA_TOL`` (an equivalence test, so a β* drawn at random from the grid
+    does not agree); not judgeable on a grid coarser than ``BETA_MAX_STEP``."""
+    if config.beta_step > BETA_MAX_STEP:
+        return not_judged(
+            f"not judgeable at this grid: beta_step = {config.beta_step:g} puts fewer than 5 grid points in "
+            f"P(H) ± {BETA_TOL:g} (needs ≤ {BETA_MAX_STEP:g})",
+            f"{best.mean():.3g}",
+        )
+    m, se, n = mean_se(best)
+    se = math.sqrt(se**2 + config.beta_step**2 / 12 / n)
+    return judge_equivalence(m, se, paper, rel_tol=BETA_TOL / paper, n=n, dof=n - 1)
 
 
 # ---- CLRS-style tasks ----
@@ -250,9 +265,9 @@ def _real_verdicts(config, df: pd.DataFrame) -> dict[str, Verdict]:
 
 
 def _lookup_verdicts(df: pd.DataFrame) -> dict[str, Verdict]:
-    """At each model's largest list size: ``LOOKUP_SMALLEST`` − (adaptive − softmax) with its two-level bootstrap
-    interval (at least ±3/queries wide), judged by :func:`iclab.stats.judge_direction` (an absence claim: above 0
-    agrees)."""
+    """At each model's largest list size: adaptive − softmax with its two-level bootstrap interval (at least
+    ±3/queries wide), judged by :func:`iclab.stats.judge_absence` within ±``LOOKUP_SMALLEST`` (an absence claim on
+    both sides: adaptive hurting is a disagreement, not "no gain")."""
     lk = df[df["part"] == "lookup"] if "part" in df else df.iloc[:0]
     if not len(lk):
         return {}
@@ -261,9 +276,7 @@ def _lookup_verdicts(df: pd.DataFrame) -> dict[str, Verdict]:
         r = g.iloc[-1]
         curve = ", ".join(f"{int(x.n_pairs)}: {x.softmax:.2f}→{x.adaptive:.2f}" for x in g.itertuples())
         lo, hi = binary_floor_ci(r["diff"], r["diff_lo"], r["diff_hi"], int(r["queries"]))
-        v = judge_direction(
-            LOOKUP_SMALLEST - r["diff"], ci=(LOOKUP_SMALLEST - hi, LOOKUP_SMALLEST - lo), n=int(r["queries"])
-        )
+        v = judge_absence(r["diff"], (lo, hi), smallest=LOOKUP_SMALLEST, n=int(r["queries"]))
         out[f"lookup/{t}/{m}"] = _say(
             v,
             f"gain {r['diff']:+.3f}, 95 % CI [{lo:+.3f}, {hi:+.3f}] at {int(r['n_pairs'])} "

@@ -31,7 +31,8 @@ def _pretrain(cfg, r) -> list[str]:
         f"- **α\\* is not the derived 2.872**: that is the large-N limit (docs/papers/ood.md §5.8); at N = {cfg.n_tokens} population GD stops "
         f"at α = {r['theory_alpha_star']:.3f} and SGD at {np.mean(r['rep_alpha_star']):.3f} (mean of "
         f"{len(r['rep_alpha_star'])} runs). The paper's training loss 0.0024 at T1 is what stopping just below "
-        f"ε/K = {cfg.threshold:g} gives (here {np.mean(r['rep_train_loss']):.5f})."
+        f"ε/K = {cfg.threshold:g} gives (here {np.mean(r['rep_train_loss']):.5f}): the stopping rule pins it, so it is a "
+        "test (tests/test_claim_identities.py), not a claim; so is the conservation law (any objective keeps it)."
     ]
 
 
@@ -50,7 +51,8 @@ def _ood(r) -> list[str]:
     lines.append(
         f"- **U ⊥ V**: attention is uniform (max|A−1/K| = {r['orthogonal_sgd_attn_maxdev']:.0e}) and, with "
         f"exact counts, the error is the label-average error c(K−1)/K = {r['orthogonal_err_theory']:.3f}: "
-        f"measured {r['orthogonal_sgd_err']:.4f} ± {r['orthogonal_sgd_err_se']:.4f} (the paper: 0.375)."
+        f"measured {r['orthogonal_sgd_err']:.4f} ± {r['orthogonal_sgd_err_se']:.4f} (the paper: 0.375). Q stays in "
+        "span V, so every logit is 0: an identity of the model, checked by the tests, not a claim."
     )
     lines.append(
         f"- **Query at v̄**: attention is uniform (max|A−1/K| = {r['query_vbar_sgd_attn_maxdev']:.1e} for the "
