@@ -117,16 +117,19 @@ def run_lookup_cell(config, cell: dict) -> dict:
 
 
 def _two_level(diff: np.ndarray, group: np.ndarray, boot: int, seed: int) -> np.ndarray:
-    """Bootstrap means of ``diff``: resample the groups, then the queries within each drawn group."""
+    """Bootstrap means of ``diff``: resample the groups, then the queries within each drawn group (vectorised:
+    groups padded to the largest, a draw's mean is its drawn values' sum over their count)."""
     rng = np.random.default_rng(seed)
-    parts = [diff[group == g] for g in np.unique(group)]
-    means = np.empty(boot)
-    for b in range(boot):
-        drawn = [
-            parts[i][rng.integers(0, len(parts[i]), len(parts[i]))] for i in rng.integers(0, len(parts), len(parts))
-        ]
-        means[b] = np.concatenate(drawn).mean()
-    return means
+    labels, sizes = np.unique(group, return_counts=True)
+    padded = np.zeros((len(labels), sizes.max()))  # (G, M)
+    for i, g in enumerate(labels):
+        padded[i, : sizes[i]] = diff[group == g]
+    drawn = rng.integers(0, len(labels), size=(boot, len(labels)))  # (B, G) group of each slot
+    n = sizes[drawn]  # (B, G) queries each slot draws
+    pick = np.floor(rng.random((boot, len(labels), sizes.max())) * n[..., None]).astype(int)  # (B, G, M)
+    keep = np.arange(sizes.max()) < n[..., None]  # the first n of the M positions count
+    values = np.take_along_axis(padded[drawn], pick, axis=2)  # (B, G, M)
+    return (values * keep).sum((1, 2)) / n.sum(1)
 
 
 def lookup_summary(df, seed: int = 0, boot: int = 2000):
