@@ -14,8 +14,10 @@ import math
 import numpy as np
 import pandas as pd
 
+from iclab.experiments._judge import missing_cells, not_measured
 from iclab.experiments.dispersion.claims import (
     BETA_ENTROPIES,
+    BETA_TOL,
     CLRS_SMALLEST,
     FIG2_SMALLEST,
     ONSET_N,
@@ -25,6 +27,7 @@ from iclab.experiments.dispersion.claims import (
     RATE_TOL,
     SMALLEST_GAIN,
     SMALLEST_SLOPE,
+    TABLE_TOL,
     claims,
 )
 from iclab.experiments.dispersion.lookup import lookup_summary
@@ -47,7 +50,6 @@ from iclab.stats import (
     judge_value,
     mean_se,
     not_judged,
-    quantile,
 )
 from iclab.theory.dispersion import beta_of_entropy, required_spread
 
@@ -65,14 +67,17 @@ def _t_direction(values, *, sign: int = +1, smallest: float = 0.0, unit: str = "
     return judge_direction(m, se, sign=sign, smallest=smallest, n=n, dof=n - 1 if n > 1 else None, unit=unit)
 
 
-def _t_value(values, paper: float, paper_se: float, what: str) -> Verdict:
-    """Paper value from ``values`` (one per seed): agrees when the mean lies within t·√(SE² + paper_se²) of
-    ``paper``, t the two-sided 95 % Student-t quantile with n − 1 dof (a band of 2 would misjudge about 18 % of
-    true agreements with 3 seeds); one value has no SE: not judged."""
+def _t_value(values, paper: float, paper_se: float, what: str, tol: float, step: float = 0.0) -> Verdict:
+    """Paper value from ``values`` (one per seed): disagrees outside t·√(SE² + paper_se²) of ``paper``, t the
+    two-sided 95 % Student-t quantile with n − 1 dof (a band of 2 would misjudge about 18 % of true agreements with
+    3 seeds); agrees inside only when that band is within ±``tol`` (:func:`iclab.stats.judge_value`). Values read
+    off a grid of ``step`` are resolved only to its rounding error step/√12: the SE is at least that (seeds that
+    all pick one grid point have SE 0, which is no uncertainty, not certainty)."""
     m, se, n = mean_se(values)
+    se = max(se, step / math.sqrt(12)) if math.isfinite(se) else se
     if n < 2:
         return not_judged(f"not judged: {n} {what} (a mean ± SE needs at least 2)", f"{m:.3g}")
-    return judge_value(m, se, paper, k=quantile(0.95, n - 1), paper_se=paper_se)
+    return judge_value(m, se, paper, paper_se=paper_se, tol=tol, n=n, dof=n - 1, unit="seeds")
 
 
 def compare(config, df: pd.DataFrame) -> dict[str, Verdict]:
@@ -82,8 +87,24 @@ def compare(config, df: pd.DataFrame) -> dict[str, Verdict]:
         **_beta_verdicts(config, df),
         **_clrs_verdicts(config, df),
         **_real_verdicts(config, df),
-        **_lookup_verdicts(df),
+        **_at_named_sizes(config, df, _lookup_verdicts(df)),
     }
+
+
+def _at_named_sizes(config, df: pd.DataFrame, verdicts: dict[str, Verdict]) -> dict[str, Verdict]:
+    """``verdicts`` of the lookup claims, each "not measured" (naming the cell) when the largest ``lookup_sizes``
+    cell of its (task, model) failed or is missing: the claim names that size, and a smaller list never stands in."""
+    if not config.lookup_sizes:
+        return verdicts
+    out = dict(verdicts)
+    lk = df[df["part"] == "lookup"] if "part" in df else df.iloc[:0]
+    for t in config.lookup_tasks:
+        for m in config.lookup_models:
+            need = [{"part": "lookup", "task": t, "model": m, "n_pairs": max(config.lookup_sizes)}]
+            gone = missing_cells(lk, need)
+            if gone and len(lk):
+                out[f"lookup/{t}/{m}"] = not_measured(gone)
+    return out
 
 
 # ---- max retrieval (Fig. 2, the table, Prop. 3.1) ----
@@ -118,7 +139,8 @@ def _retrieval_verdicts(config, df: pd.DataFrame) -> dict[str, Verdict]:
         j = int(np.flatnonzero(n == size)[0])
         ps, pa, _, _ = PAPER_TABLE[size]
         out[f"table/softmax/n={size}"] = _say(
-            _t_value(s["acc"][:, j], ps, 0.05, "softmax seed(s)"), f"{s['acc'][:, j].mean():.1f} % ({k} seeds)"
+            _t_value(s["acc"][:, j], ps, 0.05, "softmax seed(s)", TABLE_TOL),
+            f"{s['acc'][:, j].mean():.1f} % ({k} seeds)",
         )
         if size > 16:
             out[f"table/gain/n={size}"] = _say(
@@ -156,7 +178,7 @@ def _beta_verdicts(config, df: pd.DataFrame) -> dict[str, Verdict]:
             )
             continue
         out[cid] = _say(
-            _t_value(ok, float(beta_of_entropy(h)), config.beta_step / 2, "seed(s)"),
+            _t_value(ok, float(beta_of_entropy(h)), config.beta_step / 2, "seed(s)", BETA_TOL, config.beta_step),
             f"β* = {ok.mean():.2f} ({len(ok)} seeds)",
         )
     lo, hi = BETA_ENTROPIES[0], BETA_ENTROPIES[-1]

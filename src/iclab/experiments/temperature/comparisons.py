@@ -18,8 +18,18 @@ import math
 import numpy as np
 import pandas as pd
 
-from iclab.experiments._judge import Claim
-from iclab.stats import AGREES, DISAGREES, NOT_JUDGED, Verdict, fmt, judge_direction, judge_equivalence, quantile
+from iclab.experiments._judge import Claim, missing_cells, not_measured
+from iclab.stats import (
+    AGREES,
+    DISAGREES,
+    NOT_JUDGED,
+    Verdict,
+    fmt,
+    judge_direction,
+    judge_equivalence,
+    quantile,
+    refusal,
+)
 
 __all__ = ["claims", "compare", "notes"]
 
@@ -303,6 +313,8 @@ def _rms_verdict(gaps: np.ndarray, ses: np.ndarray, per_cell: int, tol: float, n
 
     ``gaps``/``ses`` are ``(cells, per_cell)`` relative gaps and their relative SEs; the terms of one cell come from
     the same prompts, so their variances are combined as if perfectly correlated (conservative)."""
+    if (refused := refusal(float(np.min(ses)) if np.isfinite(ses).all() else float("nan"))) is not None:
+        return refused  # a cell without a standard error: no zero-width interval
     terms = gaps**2 - ses**2  # (cells, per_cell): unbiased for the squared true gap
     sd = np.sqrt(4 * gaps**2 * ses**2 + 2 * ses**4)  # (cells, per_cell): SD of each term
     k = terms.size
@@ -426,22 +438,29 @@ def _cov_verdicts(df: pd.DataFrame) -> dict[str, Verdict]:
 
 
 def _fade_verdicts(config, df: pd.DataFrame) -> dict[str, Verdict]:
-    out = {}
-    task = _fades(_part(df, "task"))
-    if task is not None:
-        out["fig1c-task-harm-fades"] = task
-    noise = _part(df, "noise")
-    if len(noise):
-        noise = _fades(noise[noise["sigma_test"] == noise["sigma_test"].max()].sort_values("l"))
-        if noise is not None:
-            out["fig2a-noise-harm-fades"] = noise
+    """The harm at the shortest minus at the longest configured l (fig2a at the largest configured σ_test): when
+    either end failed, "not measured" — never the ends that happen to be there, never another σ_test."""
+    out, ends = {}, sorted({min(config.l_values), max(config.l_values)})
+    sigma = {"sigma_test": float(max(config.noise_sigmas))} if config.noise_sigmas else None
+    for cid, part, eq in (("fig1c-task-harm-fades", "task", {}), ("fig2a-noise-harm-fades", "noise", sigma)):
+        sub = _part(df, part)
+        if eq is None or not len(sub):
+            continue
+        gone = missing_cells(sub, [{"part": part, "l": l, **eq} for l in ends])
+        sub = sub[np.isclose(sub["sigma_test"], eq["sigma_test"])] if eq else sub
+        verdict = not_measured(gone) if gone else _fades(sub[sub["l"].isin(ends)].sort_values("l"))
+        if verdict is not None:
+            out[cid] = verdict
     return out
 
 
-def _noise_ld_verdicts(df: pd.DataFrame) -> dict[str, Verdict]:
+def _noise_ld_verdicts(config, df: pd.DataFrame) -> dict[str, Verdict]:
     sub = _part(df, "noise_ld", "sigma_test")
     if len(sub) < 2:
         return {}
+    ends = [{"sigma_test": float(s)} for s in sorted({min(config.sigma_tests), max(config.sigma_tests)})]
+    if gone := missing_cells(sub, ends):  # the smallest and largest σ_test the claims name; no other stands in
+        return dict.fromkeys(("fig2b-tau-opt-closes-gap", "fig2c-tau-opt-grows-with-noise"), not_measured(gone))
     lo, hi = sub.iloc[0], sub.iloc[-1]
     n = int(hi["n_test"])
     gap = hi.G1_mc - hi.bayes_test
@@ -539,7 +558,7 @@ def compare(config, df: pd.DataFrame) -> dict[str, Verdict]:
         **_no_shift_verdicts(df),
         **_cov_verdicts(df),
         **_fade_verdicts(config, df),
-        **_noise_ld_verdicts(df),
+        **_noise_ld_verdicts(config, df),
         **_mean_verdicts(df),
         **_surrogate_verdicts(df),
     }
