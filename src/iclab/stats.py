@@ -60,6 +60,7 @@ __all__ = [
     "mean_se",
     "bootstrap_ci",
     "binary_floor_ci",
+    "grid_floor_ci",
     "paired_differences",
     "quantile",
     "fmt",
@@ -161,6 +162,17 @@ def binary_floor_ci(estimate: float, lo: float, hi: float, n: int) -> tuple[floa
     outcome changed; this keeps "no change seen" from reading as "no effect possible"."""
     floor = 3.0 / max(int(n), 1)
     return min(lo, estimate - floor), max(hi, estimate + floor)
+
+
+def grid_floor_ci(estimate: float, lo: float, hi: float, grid: Sequence[float]) -> tuple[float, float]:
+    """``(lo, hi)`` widened to at least ``estimate ±`` half the smallest step of ``grid``: an argmin read off a grid
+    is resolved to half a step at best, so models or bootstrap draws that all pick one grid point give an interval
+    of that width, never a zero-width one (pass log values for a geometric grid)."""
+    g = np.unique(np.asarray(grid, dtype=float))
+    if g.size < 2:
+        return lo, hi
+    half = 0.5 * float(np.diff(g).min())
+    return min(lo, estimate - half), max(hi, estimate + half)
 
 
 def refusal(

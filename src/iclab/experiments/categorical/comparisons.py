@@ -18,7 +18,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from iclab.experiments._judge import Claim, downgrade
+from iclab.experiments._judge import Claim, downgrade, one_per_unit
 from iclab.experiments.categorical.notes import notes
 from iclab.experiments.categorical.paper_values import PAPER_BLOCKS, PAPER_L_SWEEP
 from iclab.experiments.categorical.tables import part_rows
@@ -299,7 +299,7 @@ def _syn(df: pd.DataFrame) -> pd.DataFrame:
     for col, default in (("erase", "distance"), ("embedding_seed", 42)):
         if col not in syn:
             syn[col] = default
-    return syn
+    return one_per_unit(syn, ("model", "kernel", "blocks", "erase", "L", "embedding_seed", "seed"))  # a cell once
 
 
 def _select(syn: pd.DataFrame, **eq) -> pd.DataFrame:

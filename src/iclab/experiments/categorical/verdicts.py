@@ -180,6 +180,7 @@ def features_verdict(feat: pd.DataFrame, K: int, n_test: int) -> dict[str, Verdi
     binomial SE of the test prompts with one seed); not comparable from 2 blocks (linear kernel)."""
     out = {}
     for ds, g in feat.groupby("dataset"):
+        g = one_per_unit(g, ["blocks", "seed"])
         pairs = g[g["blocks"] == K][["seed", "acc"]].merge(
             g[g["blocks"] == 0][["seed", "acc"]], on="seed", suffixes=("_gd", "_probe")
         )

@@ -19,17 +19,8 @@ import numpy as np
 import pandas as pd
 
 from iclab.experiments._judge import Claim, missing_cells, not_measured
-from iclab.stats import (
-    AGREES,
-    DISAGREES,
-    NOT_JUDGED,
-    Verdict,
-    fmt,
-    judge_direction,
-    judge_equivalence,
-    quantile,
-    refusal,
-)
+from iclab.stats import AGREES, DISAGREES, NOT_JUDGED, Verdict, fmt, judge_direction, judge_equivalence, quantile
+from iclab.stats import grid_floor_ci, refusal
 
 __all__ = ["claims", "compare", "notes"]
 
@@ -504,8 +495,13 @@ def _mean_verdicts(df: pd.DataFrame) -> dict[str, Verdict]:
     }
 
 
-def _interval_verdict(est: float, lo: float, hi: float, target: float, factor: float) -> Verdict:
-    """Is the interval ``[lo, hi]`` of ``est`` inside ``[target/factor, target·factor]``?"""
+def _interval_verdict(est: float, lo: float, hi: float, target: float, factor: float, taus=None) -> Verdict:
+    """Is the interval ``[lo, hi]`` of ``est`` (a grid argmin: at least ± half a step of ``taus``) inside
+    ``[target/factor, target·factor]``?"""
+    if isinstance(taus, (list, tuple, np.ndarray)):
+        lo, hi = np.exp(grid_floor_ci(math.log(est), math.log(lo), math.log(hi), np.log(taus)))
+    if (refused := refusal(ci=(lo, hi), measured=fmt(est, 3))) is not None:
+        return refused
     band = (target / factor, target * factor)
     stat = (
         f"softmax's best τ {fmt(est, 3)}, 95 % bootstrap interval [{fmt(lo, 3)}, {fmt(hi, 3)}] vs τ_opt "
@@ -545,7 +541,7 @@ def _surrogate_verdicts(df: pd.DataFrame) -> dict[str, Verdict]:
     return {
         "surrogate-tracks-softmax": track,
         "surrogate-tau-opt-transfers": _interval_verdict(
-            r.tau_best_soft, r.tau_best_soft_lo, r.tau_best_soft_hi, r.tau_opt_theory, 1 + TOL_TAU
+            r.tau_best_soft, r.tau_best_soft_lo, r.tau_best_soft_hi, r.tau_opt_theory, 1 + TOL_TAU, r.get("taus")
         ),
     }
 

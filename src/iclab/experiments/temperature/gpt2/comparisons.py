@@ -20,7 +20,7 @@ import pandas as pd
 from iclab.experiments._judge import Claim, one_per_unit
 from iclab.experiments.temperature.gpt2.config import TemperatureGPT2Config
 from iclab.experiments.temperature.gpt2.shifts import shift_distribution, zero_predictor_error
-from iclab.stats import NOT_JUDGED, Verdict, judge_direction, judge_equivalence, quantile
+from iclab.stats import NOT_JUDGED, Verdict, grid_floor_ci, judge_direction, judge_equivalence, quantile
 
 __all__ = ["claims", "compare", "notes", "HELPED_SHIFTS"]
 
@@ -176,16 +176,17 @@ def _log_best_interval(cfg, df: pd.DataFrame, shift: str) -> tuple[float, tuple[
         return None
     per_model = np.log(A.loc[seeds, "best_tau_all"].to_numpy(float) / B.loc[seeds, "best_tau_all"].to_numpy(float))
     est = float(per_model.mean())
-    step = 0.5 * float(np.diff(np.log(sorted(set(cfg.taus)))).min())
+    grid = np.log(cfg.taus)
     if len(seeds) >= 3:
-        half = max(quantile(0.95, len(seeds) - 1) * per_model.std(ddof=1) / math.sqrt(len(seeds)), step)
-        return est, (est - half, est + half), f"t interval across {len(seeds)} models (at least ± half a grid step)"
+        half = quantile(0.95, len(seeds) - 1) * per_model.std(ddof=1) / math.sqrt(len(seeds))
+        ci = grid_floor_ci(est, est - half, est + half, grid)
+        return est, ci, f"t interval across {len(seeds)} models (at least ± half a grid step)"
     boot = np.mean(
         [np.log(np.asarray(A.loc[s, "best_tau_all_boot"]) / np.asarray(B.loc[s, "best_tau_all_boot"])) for s in seeds],
         axis=0,
     )  # (n_boot,): the two cells' own prompts, resampled with the same bootstrap indices
-    lo, hi = min(float(np.quantile(boot, 0.025)), est - step), max(float(np.quantile(boot, 0.975)), est + step)
-    return est, (lo, hi), "bootstrap over prompts (at least ± half a grid step)"
+    ci = grid_floor_ci(est, float(np.quantile(boot, 0.025)), float(np.quantile(boot, 0.975)), grid)
+    return est, ci, "bootstrap over prompts (at least ± half a grid step)"
 
 
 def _best_tau_grows(cfg, df: pd.DataFrame) -> dict[str, Verdict]:
