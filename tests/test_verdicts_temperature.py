@@ -148,7 +148,10 @@ def test_missing_cells_are_not_measured():
 
 
 def test_quick_settings_differ():
-    by = _verdicts(_table(effect=True), config=EXP.config("quick"))
+    # the table's context lengths: a claim is judged on the cells its config names, or "not measured"
+    quick = EXP.config("quick").with_overrides({"l_values": (10, 20, 100, 200)})
+    assert "not measured" in _verdicts(_table(effect=True), config=EXP.config("quick"))["fig1b-cov-shift-harms"].reason
+    by = _verdicts(_table(effect=True), config=quick)
     assert by["fig1b-cov-shift-harms"].verdict == NOT_JUDGED
     assert "settings differ: d = 20 (paper 50)" in by["fig1b-cov-shift-harms"].reason
     assert "at these settings the test gave: agrees" in by["fig1b-cov-shift-harms"].reason

@@ -13,9 +13,9 @@ The rules every experiment's ``compare`` shares live here, once (the tests thems
   comparable) becomes "not judged" and keeps what the test gave at these settings.
 - :func:`one_per_unit`: rows are merged or counted only after de-duplication by the setting and the unit of
   replication (seed, model, W_e draw, question group, prompt): a repeated row is one unit, never two.
-- :func:`missing_cells` / :func:`not_measured`: a claim is judged on the cells it names or not at all; when they
-  failed or are missing it is "not measured", naming them, and no other setting (another σ, a smaller size)
-  stands in.
+- :func:`unmeasured` (with :func:`missing_cells`, :func:`not_measured`): a claim is judged on the cells it names or
+  not at all; when they failed or are missing it is "not measured", naming them, and no other setting (another σ,
+  a smaller size) stands in.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ __all__ = [
     "one_per_unit",
     "missing_cells",
     "not_measured",
+    "unmeasured",
 ]
 
 COMPARISON_FIELDS = (
@@ -177,10 +178,16 @@ def missing_cells(rows: pd.DataFrame, cells: Sequence[Mapping[str, Any]]) -> lis
 def not_measured(missing: Sequence[str]) -> Verdict:
     """ "not measured", naming the ``missing`` cells (from :func:`missing_cells`) the claim needs."""
     return not_judged(
-        "not measured: the cells this claim names failed or are missing ("
-        + "; ".join(missing)
-        + "); no other setting stands in for them (rerun with --retry-failed)"
+        f"not measured: no result for the cell(s) it names ({'; '.join(missing)}) — a failed cell or one not run; "
+        "no other setting stands in for it"
     )
+
+
+def unmeasured(rows: pd.DataFrame, named: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, Verdict]:
+    """``{claim id: "not measured"}`` for every claim of ``named`` (claim id → the cells it is judged on) with a
+    named cell missing from ``rows``: ``compare`` puts these over its own verdicts, so a claim is never judged on
+    the cells that happen to be there (the shortest l left, a smaller σ_test, a shorter list)."""
+    return {cid: not_measured(gone) for cid, cells in named.items() if (gone := missing_cells(rows, cells))}
 
 
 def _short(value: Any, limit: int = 60) -> str:

@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from iclab.experiments._judge import missing_cells, not_measured
+from iclab.experiments._judge import unmeasured
 from iclab.experiments.dispersion.claims import (
     BETA_ENTROPIES,
     BETA_TOL,
@@ -87,24 +87,19 @@ def compare(config, df: pd.DataFrame) -> dict[str, Verdict]:
         **_beta_verdicts(config, df),
         **_clrs_verdicts(config, df),
         **_real_verdicts(config, df),
-        **_at_named_sizes(config, df, _lookup_verdicts(df)),
+        **_lookup_verdicts(df),
+        **unmeasured(df, _lookup_cells(config)),
     }
 
 
-def _at_named_sizes(config, df: pd.DataFrame, verdicts: dict[str, Verdict]) -> dict[str, Verdict]:
-    """``verdicts`` of the lookup claims, each "not measured" (naming the cell) when the largest ``lookup_sizes``
-    cell of its (task, model) failed or is missing: the claim names that size, and a smaller list never stands in."""
-    if not config.lookup_sizes:
-        return verdicts
-    out = dict(verdicts)
-    lk = df[df["part"] == "lookup"] if "part" in df else df.iloc[:0]
-    for t in config.lookup_tasks:
-        for m in config.lookup_models:
-            need = [{"part": "lookup", "task": t, "model": m, "n_pairs": max(config.lookup_sizes)}]
-            gone = missing_cells(lk, need)
-            if gone and len(lk):
-                out[f"lookup/{t}/{m}"] = not_measured(gone)
-    return out
+def _lookup_cells(config) -> dict[str, list[dict]]:
+    """Each lookup claim's cell: its (task, model) at the largest ``lookup_sizes``; a smaller list never stands in."""
+    top = max(config.lookup_sizes, default=0)
+    return {
+        f"lookup/{t}/{m}": [{"part": "lookup", "task": t, "model": m, "n_pairs": top}]
+        for t in config.lookup_tasks
+        for m in config.lookup_models
+    }
 
 
 # ---- max retrieval (Fig. 2, the table, Prop. 3.1) ----

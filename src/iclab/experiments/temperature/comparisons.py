@@ -18,7 +18,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from iclab.experiments._judge import Claim, missing_cells, not_measured
+from iclab.experiments._judge import Claim, unmeasured
+from iclab.experiments.temperature.cells import claim_cells
 from iclab.stats import AGREES, DISAGREES, NOT_JUDGED, Verdict, fmt, judge_direction, judge_equivalence, quantile
 from iclab.stats import grid_floor_ci, refusal
 
@@ -429,29 +430,22 @@ def _cov_verdicts(df: pd.DataFrame) -> dict[str, Verdict]:
 
 
 def _fade_verdicts(config, df: pd.DataFrame) -> dict[str, Verdict]:
-    """The harm at the shortest minus at the longest configured l (fig2a at the largest configured σ_test): when
-    either end failed, "not measured" — never the ends that happen to be there, never another σ_test."""
-    out, ends = {}, sorted({min(config.l_values), max(config.l_values)})
-    sigma = {"sigma_test": float(max(config.noise_sigmas))} if config.noise_sigmas else None
-    for cid, part, eq in (("fig1c-task-harm-fades", "task", {}), ("fig2a-noise-harm-fades", "noise", sigma)):
-        sub = _part(df, part)
-        if eq is None or not len(sub):
-            continue
-        gone = missing_cells(sub, [{"part": part, "l": l, **eq} for l in ends])
-        sub = sub[np.isclose(sub["sigma_test"], eq["sigma_test"])] if eq else sub
-        verdict = not_measured(gone) if gone else _fades(sub[sub["l"].isin(ends)].sort_values("l"))
-        if verdict is not None:
-            out[cid] = verdict
+    out = {}
+    task = _fades(_part(df, "task"))
+    if task is not None:
+        out["fig1c-task-harm-fades"] = task
+    noise = _part(df, "noise")
+    if len(noise):
+        noise = _fades(noise[noise["sigma_test"] == noise["sigma_test"].max()].sort_values("l"))
+        if noise is not None:
+            out["fig2a-noise-harm-fades"] = noise
     return out
 
 
-def _noise_ld_verdicts(config, df: pd.DataFrame) -> dict[str, Verdict]:
+def _noise_ld_verdicts(df: pd.DataFrame) -> dict[str, Verdict]:
     sub = _part(df, "noise_ld", "sigma_test")
     if len(sub) < 2:
         return {}
-    ends = [{"sigma_test": float(s)} for s in sorted({min(config.sigma_tests), max(config.sigma_tests)})]
-    if gone := missing_cells(sub, ends):  # the smallest and largest σ_test the claims name; no other stands in
-        return dict.fromkeys(("fig2b-tau-opt-closes-gap", "fig2c-tau-opt-grows-with-noise"), not_measured(gone))
     lo, hi = sub.iloc[0], sub.iloc[-1]
     n = int(hi["n_test"])
     gap = hi.G1_mc - hi.bayes_test
@@ -547,16 +541,18 @@ def _surrogate_verdicts(df: pd.DataFrame) -> dict[str, Verdict]:
 
 
 def compare(config, df: pd.DataFrame) -> dict[str, Verdict]:
-    """The verdict of every claim the cells measured (the others are "not measured" in the report)."""
+    """The verdict of every claim the cells measured (the others are "not measured" in the report); a claim whose
+    named cells failed is "not measured", naming them (:func:`~iclab.experiments.temperature.cells.claim_cells`)."""
     return {
         **_simcheck_verdicts(df),
         **_curve_verdicts(df),
         **_no_shift_verdicts(df),
         **_cov_verdicts(df),
         **_fade_verdicts(config, df),
-        **_noise_ld_verdicts(config, df),
+        **_noise_ld_verdicts(df),
         **_mean_verdicts(df),
         **_surrogate_verdicts(df),
+        **unmeasured(df, claim_cells(config)),
     }
 
 
