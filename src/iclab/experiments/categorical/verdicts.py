@@ -63,8 +63,10 @@ def _bayes_text(rows: pd.DataFrame) -> str:
 
 
 def acc_verdict(rows: pd.DataFrame, paper: float) -> Verdict:
-    """Paper value for a mean accuracy over replicates: ``|m - paper| <= t·sqrt(SE² + s_W² + PAPER_SEED_SD²/5)``
-    with s_W the spread between W_e draws (the authors' W_e is one draw); not judged while not converged."""
+    """Paper value for a mean accuracy over replicates (one row per (seed, W_e draw)): disagrees when
+    ``|m - paper| > t·sqrt(SE² + s_W² + PAPER_SEED_SD²/5)`` with s_W the spread between W_e draws (the authors' W_e
+    is one draw), agrees inside only when that band is within ±``ACC_TOL`` (:func:`iclab.stats.judge_value`); not
+    judged while not converged."""
     rows = one_per_unit(rows, _KEY)
     m, se, n = mean_se(rows["acc"])
     measured = f"{m:.3f} ({_bayes_text(rows)})"

@@ -8,7 +8,7 @@ Conventions, fixed before any run (docs/papers/multihead.md §7):
   k = 3 for the two tables (27 rows, family-wise false-alarm rate near 7 %), and for pooled-model values k the
   two-sided 95 % Student-t quantile over the models. SE_paper is the Monte Carlo error of the authors' own number
   (their prompt counts, with the per-prompt spread iclab measures for the same quantity) or half the last printed
-  digit.
+  digit. Inside the band a value agrees only when the band is within the claim's tolerance (else too little power).
 * Trained errors are judged as the paired difference to debiased GD at η* on the same prompts (``n_eval`` of
   them), never as a raw error: with one seed its SE is over prompts (normal quantile), with several over seeds
   (Student t with seeds − 1 degrees of freedom; Welch–Satterthwaite for a difference of two such estimates).
