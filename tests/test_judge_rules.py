@@ -92,23 +92,6 @@ def test_a_categorical_accuracy_5_or_8_se_away_is_not_an_agreement(ses_away):
     assert v.verdict == NOT_JUDGED and "too few units" in v.reason, v
 
 
-def test_a_beta_drawn_uniformly_from_the_grid_no_longer_agrees():
-    """``fig6/beta/H=2``, ``H=3``: per-seed β* drawn uniformly from the β grid (no relation to P(H)) agreed in 72-90 %
-    of tables under the old band; the claim's ±0.25 tolerance leaves at most the nominal few percent (here ≤ 1 %)."""
-    from iclab.experiments.dispersion.claims import BETA_TOL
-    from iclab.experiments.dispersion.comparisons import _t_value
-    from iclab.theory.dispersion import beta_of_entropy
-
-    rng = np.random.default_rng(0)
-    grid = np.round(np.arange(1.0, 5.0 + 1e-9, DISPERSION.beta_step), 10)
-    for h in (2.0, 3.0):
-        p = float(beta_of_entropy(h))
-        draws = [rng.choice(grid, DISPERSION.seeds) for _ in range(1000)]
-        old = np.mean([_old_band_agrees(b, p, DISPERSION.beta_step / 2) for b in draws])
-        new = np.mean([_t_value(b, p, 0.05, "seeds", BETA_TOL, DISPERSION.beta_step).verdict == AGREES for b in draws])
-        assert old > 0.5 and new <= 0.01, (h, old, new)
-
-
 # ---- 2. NaN or zero uncertainty passes ------------------------------------------------------------------------
 
 

@@ -57,14 +57,12 @@ _T_BAND = "t·√(SE² + "
 _T_DOF = (
     "t: the two-sided 95 % Student-t quantile with (seeds judged) − 1 dof, 4.30 for 3 seeds, 2.57 for 6; "
     "fewer than 3 seeds: not judged; it agrees only when that band is within the tolerance (±3 points for an "
-    "accuracy, ±0.25 for β), else not judged (too little power)"
+    "accuracy), else not judged (too little power)"
 )
-# paper values' tolerances (the smallest difference that matters, iclab.stats.judge_value): an accuracy of the table
-# within ±3 points — about the largest adaptive gain the table reports (3.9 points at n = 1024), so a band any wider
-# cannot place the softmax row apart from the adaptive one; β* within ±0.25 — 2.5 steps of the β grid, about 10 % of
-# P(H) at H = 2, 3 and a third of P's rise from H = 1 to 2 (1.27 → 2.10)
+# a paper accuracy's tolerance (the smallest difference that matters, iclab.stats.judge_value): ±3 points — about the
+# largest adaptive gain the table reports (3.9 points at n = 1024), so a band any wider cannot place the softmax row
+# apart from the adaptive one
 TABLE_TOL = 3.0
-BETA_TOL = 0.25
 
 
 def claims(config) -> list[Claim]:

@@ -20,8 +20,8 @@ import pandas as pd
 
 from iclab.experiments._judge import Claim, unmeasured
 from iclab.experiments.temperature.cells import claim_cells
-from iclab.stats import AGREES, DISAGREES, NOT_JUDGED, Verdict, fmt, judge_direction, judge_equivalence, quantile
 from iclab.stats import grid_floor_ci, refusal
+from iclab.stats import AGREES, DISAGREES, NOT_JUDGED, Verdict, fmt, judge_direction, judge_equivalence, quantile
 
 __all__ = ["claims", "compare", "notes"]
 
