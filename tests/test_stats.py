@@ -78,7 +78,9 @@ def test_paper_value_band_and_no_uncertainty():
     assert judge_value(0.406, 0.01, 0.40).verdict == AGREES
     assert judge_value(0.5, 0.01, 0.40).verdict == DISAGREES
     assert judge_value(0.5, float("nan"), 0.40).verdict == NOT_JUDGED
-    assert judge_value(0.41, float("nan"), 0.40, paper_se=0.01).verdict == AGREES
+    # a NaN measured SE is no uncertainty even when the paper has a spread; only an exact value may have SE 0
+    assert judge_value(0.41, float("nan"), 0.40, paper_se=0.01).verdict == NOT_JUDGED
+    assert judge_value(0.41, 0.0, 0.40, paper_se=0.01, exact=True).verdict == AGREES
 
 
 def test_verdict_contract():

@@ -140,8 +140,14 @@ def test_iclab_erase_head_identity_is_not_a_claim(verdicts):
 
 
 def test_paper_values_use_the_spread_between_draws_and_show_the_bayes_ceiling(verdicts):
+    # W_e draws 0.05 apart in difficulty make the band ±0.13, wider than the claim's ±0.02: too little power (it
+    # agreed before the power rule); the same accuracies without the draw-to-draw shift agree
     v = verdicts[True]["acc/L=2048/gd"]
-    assert v.verdict == AGREES and "Bayes ceiling 0.783, 0.760–0.810" in v.measured
+    assert (
+        v.verdict == NOT_JUDGED and "too little power" in v.reason and "Bayes ceiling 0.783, 0.760–0.810" in v.measured
+    )
+    flat = synthetic_table(True).assign(acc=lambda d: d["acc"] - d["embedding_seed"].map(DRAWS))
+    assert compare(CFG, flat)["acc/L=2048/gd"].verdict == AGREES
     shifted = synthetic_table(True).assign(acc=lambda d: d["acc"] - 0.15)
     assert compare(CFG, shifted)["acc/L=2048/gd"].verdict == DISAGREES
     unconverged = synthetic_table(True).assign(val_plateau=0.05)

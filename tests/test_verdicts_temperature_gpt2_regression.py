@@ -138,13 +138,14 @@ def test_identical_errors_give_zero_gain():
     assert stats["cf_gain_all"] == 0.0 and stats["theory_gain_all"] == 0.0
 
 
-def test_re_tuning_that_picks_tau_1_is_no_effect():
-    """Both halves pick τ = 1: the per-prompt differences are exactly 0 (SE 0) — "τ helps" disagrees."""
+def test_re_tuning_that_picks_tau_1_is_not_judged_without_uncertainty():
+    """Both halves pick τ = 1: the per-prompt differences are exactly 0 (SE 0). A zero-width interval is never a
+    verdict (it used to disagree here, and a NaN SE made one that agreed): "not judged: no uncertainty"."""
     df = _table(True)
     sel = df["shift"] == "cov_x*2"
     df.loc[sel, "cf_gain_all"], df.loc[sel, "cf_gain_all_se"] = 0.0, 0.0
     v = _verdicts(df)["gpt2/tau-helps/cov_x*2"]
-    assert v.verdict == DISAGREES and "no effect" in v.reason
+    assert v.verdict == NOT_JUDGED and "no uncertainty" in v.reason
 
 
 def test_mean_shift_is_judged_on_the_raw_error():

@@ -3,9 +3,12 @@ r"""Uncertainty and verdicts for comparing a measurement with a paper's claim.
 A verdict is a test fixed before the run. Three kinds, one function each:
 
 - **paper value** (:func:`judge_value`): the paper reports a number $p$; iclab measures $m \pm s$ (standard error
-  over seeds or repeats). It agrees when $|m - p| \le k\sqrt{s^2 + s_p^2}$, with $s_p$ the paper's own spread (or
-  half its last printed digit), and disagrees otherwise. Without any uncertainty ($s = s_p = 0$) nothing can be
-  judged.
+  over $n$ units: seeds, models, W_e draws, question groups, prompts). With $\sigma = \sqrt{s^2 + s_p^2}$ ($s_p$
+  the paper's own spread, or half its last printed digit) and $k$ the band (Student t with $n - 1$ dof when the
+  SE comes from few units), it disagrees when $|m - p| > k\sigma$; it agrees only when also $k\sigma \le$ the
+  claim's tolerance $\Delta$ (the smallest difference that matters; :data:`DEFAULT_REL_TOL` of $|p|$ when the claim
+  states none) — a band wider than $\Delta$ contains values the claim rules out, so it is *not judged (too little
+  power)*, with the number of units that would shrink it to $\Delta$.
 - **theory vs simulation** (:func:`judge_equivalence`): an equivalence test. Monte Carlo gives $m \pm s$ for a
   closed form $t$ that is allowed a relative error $\epsilon$ (an approximation such as dropped $O(1/l)$ terms).
   With $z$ the two-sided quantile, it agrees when the whole interval $m \pm z s$ lies within
@@ -23,6 +26,17 @@ A verdict is a test fixed before the run. Three kinds, one function each:
   interval that contains zero disagrees when it also excludes every effect at least as large as the smallest
   effect of interest $\delta$ (the effect is absent), and is otherwise *not judged (too little power)*. A null
   effect therefore never agrees.
+
+Two refusals come before every test (:func:`refusal`), the same in all three:
+
+- **no uncertainty**: a NaN, zero or missing standard error (or a zero-width or NaN interval) is *not judged: no
+  uncertainty* — never a zero-width interval, never NaN read as 0. Only a value the caller declares exact (a
+  closed form, ``exact=True`` in :func:`judge_value`) may have SE 0, and then the paper's own spread is the band.
+- **too few units**: a Student-t band from $n$ units (``dof`` $= n - 1$) needs $n \ge$ :data:`MIN_UNITS` $= 3$.
+  With 2 units t(1) makes the 95 % band ±12.7 SE and the SE itself rests on one degree of freedom (its 95 % range
+  is 0.03–2.2 times the true SE): no paper value can fail such a band, and one lost seed of three would turn a
+  disagreement into an agreement. With 3 units t(2) = 4.3 and the power rule above decides whether that is narrow
+  enough.
 
 Helpers give the uncertainty: :func:`mean_se`, :func:`bootstrap_ci` (percentile bootstrap, seeded) and
 :func:`paired_differences`.
@@ -43,13 +57,17 @@ __all__ = [
     "VERDICTS",
     "KINDS",
     "Verdict",
+    "MIN_UNITS",
+    "DEFAULT_REL_TOL",
     "judge_value",
+    "refusal",
     "judge_equivalence",
     "judge_direction",
     "not_judged",
     "mean_se",
     "bootstrap_ci",
     "binary_floor_ci",
+    "grid_floor_ci",
     "paired_differences",
     "judge_absence",
     "judge_every_cell",
@@ -60,6 +78,12 @@ __all__ = [
 AGREES, DISAGREES, NOT_JUDGED = "agrees", "disagrees", "not judged"
 VERDICTS = (AGREES, DISAGREES, NOT_JUDGED)
 KINDS = ("paper value", "theory vs simulation", "effect direction")
+#: fewest units (seeds, models, draws) behind a Student-t band: t(1) is ±12.7 SE wide (module docstring)
+MIN_UNITS = 3
+#: a paper value's tolerance when its claim states none: 10 % of the paper's value (a number 10 % off is another
+#: number in every paper iclab checks: their tables print two to three significant digits)
+DEFAULT_REL_TOL = 0.10
+NO_UNCERTAINTY = "no uncertainty"
 
 
 @dataclass(frozen=True)
@@ -130,6 +154,9 @@ def judge_absence(
     if not (math.isfinite(estimate) and all(math.isfinite(float(c)) for c in ci)):
         return not_judged("not measured (no finite effect or interval)", fmt(estimate))
     lo, hi = sorted(float(c) for c in ci)
+    refused = refusal(ci=(lo, hi), measured=fmt(estimate))  # a zero-width interval must not read "no effect"
+    if refused is not None:
+        return refused
     unc = f"95 % CI [{fmt(lo, 3)}, {fmt(hi, 3)}]{unit}"
     stat = f"effect {fmt(estimate, 3)}{unit}, {unc} vs no effect: ±{fmt(smallest, 3)}{unit}"
     if -smallest < lo and hi < smallest:
@@ -230,19 +257,115 @@ def binary_floor_ci(estimate: float, lo: float, hi: float, n: int) -> tuple[floa
     return min(lo, estimate - floor), max(hi, estimate + floor)
 
 
-def judge_value(measured: float, se: float, paper: float, *, k: float = 2.0, paper_se: float = 0.0) -> Verdict:
-    """Paper value: agrees when ``|measured - paper| <= k * sqrt(se^2 + paper_se^2)`` (see module docstring)."""
+def grid_floor_ci(estimate: float, lo: float, hi: float, grid: Sequence[float]) -> tuple[float, float]:
+    """``(lo, hi)`` widened to at least ``estimate ±`` half the smallest step of ``grid``: an argmin read off a grid
+    is resolved to half a step at best, so models or bootstrap draws that all pick one grid point give an interval
+    of that width, never a zero-width one (pass log values for a geometric grid)."""
+    g = np.unique(np.asarray(grid, dtype=float))
+    if g.size < 2:
+        return lo, hi
+    half = 0.5 * float(np.diff(g).min())
+    return min(lo, estimate - half), max(hi, estimate + half)
+
+
+def refusal(
+    se: float | None = None, *, ci: tuple[float, float] | None = None, dof: float | None = None, measured: str = "—"
+) -> Verdict | None:
+    """The verdict every test gives before testing, or None: *not judged: no uncertainty* for a NaN, zero or
+    missing ``se`` (or, with ``ci``, a NaN or zero-width interval); *not judged: too few units* for a Student-t
+    band with ``dof + 1 <`` :data:`MIN_UNITS` (module docstring)."""
+    if ci is not None:
+        lo, hi = (float(x) for x in ci)
+        if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
+            return not_judged(f"{NO_UNCERTAINTY}: the interval [{fmt(lo, 3)}, {fmt(hi, 3)}] has no width", measured)
+    elif se is None or not math.isfinite(float(se)) or float(se) <= 0:
+        return not_judged(f"{NO_UNCERTAINTY}: the standard error is {se} (one unit, or none measured)", measured)
+    if dof is not None and math.isfinite(dof) and dof + 1 < MIN_UNITS:
+        return not_judged(
+            f"too few units: a Student-t band from {fmt(dof + 1, 3)} unit(s) (t({fmt(dof, 3)}) = "
+            f"{quantile(0.95, max(dof, 1e-3)):.3g} SE wide) cannot fail; it needs at least {MIN_UNITS}",
+            measured,
+        )
+    return None
+
+
+def judge_value(
+    measured: float,
+    se: float | None,
+    paper: float,
+    *,
+    k: float | None = None,
+    paper_se: float = 0.0,
+    tol: float | None = None,
+    rel_tol: float | None = None,
+    n: int | None = None,
+    dof: float | None = None,
+    exact: bool = False,
+    unit: str = "units",
+) -> Verdict:
+    """Paper value (module docstring): disagrees when ``|measured - paper| > k * sqrt(se^2 + paper_se^2)``, agrees
+    when not and the band's half-width is within the tolerance (``tol``, or ``rel_tol * |paper|``, default
+    :data:`DEFAULT_REL_TOL`), else not judged (too little power).
+
+    ``k`` defaults to the 95 % Student-t quantile with ``dof`` degrees of freedom (2 without ``dof``); ``n`` is the
+    number of ``unit`` behind ``se`` (to say how many would decide); ``exact`` says ``measured`` is a closed form
+    (SE 0 allowed: the band is the paper's spread)."""
     if not (math.isfinite(measured) and math.isfinite(paper)):
         return not_judged("not measured (no finite value)", fmt(measured))
-    spread = math.sqrt((se if math.isfinite(se) else 0.0) ** 2 + paper_se**2)
-    unc = f"± {fmt(se, 2)} (SE)" if math.isfinite(se) and se > 0 else "—"
-    if spread == 0:
-        return not_judged(
-            "no uncertainty: neither a standard error nor the paper's spread is known", fmt(measured), unc
-        )
+    if paper_se is None or not math.isfinite(paper_se) or paper_se < 0:
+        return not_judged(f"{NO_UNCERTAINTY}: the paper's spread is {paper_se}", fmt(measured))
+    if exact and se == 0:
+        if paper_se == 0:
+            return not_judged(f"{NO_UNCERTAINTY}: an exact value against a paper value without spread", fmt(measured))
+        unc = "0 (exact)"
+    else:
+        refused = refusal(se, dof=dof, measured=fmt(measured))
+        if refused is not None:
+            return refused
+        unc = f"± {fmt(se, 2)} (SE)"
+    se = float(se or 0.0)
+    k_given = k is not None
+    k = float(k) if k_given else (quantile(0.95, dof) if dof is not None else 2.0)
+    spread = math.sqrt(se**2 + paper_se**2)
+    half = k * spread
+    tolerance = float(tol) if tol is not None else (DEFAULT_REL_TOL if rel_tol is None else rel_tol) * abs(paper)
     z = (measured - paper) / spread
-    stat = f"z = {z:+.2f} (band ±{k:g}·{fmt(spread, 2)})"
-    return Verdict(AGREES if abs(z) <= k else DISAGREES, fmt(measured), unc, stat)
+    stat = f"z = {z:+.2f} (band ±{k:.3g}·{fmt(spread, 2)} = ±{fmt(half, 2)}; tolerance ±{fmt(tolerance, 2)})"
+    if abs(z) > k:
+        return Verdict(DISAGREES, fmt(measured), unc, stat)
+    if half <= tolerance:
+        return Verdict(AGREES, fmt(measured), unc, stat)
+    return Verdict(
+        NOT_JUDGED,
+        fmt(measured),
+        unc,
+        stat,
+        f"too little power: the band ±{fmt(half, 2)} is wider than the claim's tolerance ±{fmt(tolerance, 2)}; "
+        + _units_to_decide(n, se, paper_se, tolerance, k, None if k_given else dof, unit),
+    )
+
+
+def _units_to_decide(n, se: float, paper_se: float, tol: float, k: float, dof: float | None, unit: str) -> str:
+    """How many units n' shrink the band ``k·√(se²·n/n' + paper_se²)`` to ``tol`` (SE ∝ 1/√n), with a Student-t
+    ``k`` recomputed at n' − 1 dof when the band is Student t (``dof`` given)."""
+    k_at = (lambda m: quantile(0.95, m - 1)) if dof is not None else (lambda m: k)
+    if se > 0 and not n:
+        return f"deciding needs more {unit} (a narrower band)"
+    if se <= 0 or (tol / k_at(math.inf)) ** 2 <= paper_se**2:
+        return "no number of units decides: the spread added to the SE (the paper's, or between draws) is too wide"
+
+    def fits(m: float) -> bool:
+        return k_at(m) * math.sqrt(se * se * n / m + paper_se**2) <= tol
+
+    lo, hi = int(n), int(n) + 1
+    while not fits(hi):
+        lo, hi = hi, hi * 2
+        if hi > 1e15:
+            return f"deciding needs an impractically large sample (now {n:,} {unit})"
+    while hi - lo > 1:  # the smallest count that fits
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if fits(mid) else (mid, hi)
+    return f"deciding needs about {hi:,} {unit} (now {n:,})"
 
 
 def _needed(n: int | None, se: float, margin: float, z: float) -> str:
@@ -269,8 +392,9 @@ def judge_equivalence(
     """Theory vs simulation: is ``estimate`` within ``rel_tol`` of ``target``, with confidence?"""
     if not (math.isfinite(estimate) and math.isfinite(target)):
         return not_judged("not measured (no finite value)", fmt(estimate))
-    if not math.isfinite(se) or se <= 0:
-        return not_judged("no standard error for the simulation", fmt(estimate))
+    refused = refusal(se, dof=dof, measured=fmt(estimate))
+    if refused is not None:
+        return refused
     z = quantile(confidence, dof)
     tol = abs(target) * rel_tol
     gap = estimate - target
@@ -318,9 +442,10 @@ def judge_direction(
         raise ValueError("sign must be +1 or -1")
     if not math.isfinite(estimate):
         return not_judged("not measured (no finite effect)")
+    refused = refusal(se, ci=ci, dof=dof, measured=fmt(estimate))
+    if refused is not None:
+        return refused
     if ci is None:
-        if se is None or not math.isfinite(se) or se <= 0:
-            return not_judged("no uncertainty for the effect (one seed or repeat?)", fmt(estimate))
         z = quantile(confidence, dof)
         ci = (estimate - z * se, estimate + z * se)
     lo, hi = sorted(ci)

@@ -6,6 +6,16 @@ run, ``compare(config, results) -> {claim id: Verdict}`` judges each claim with 
 :mod:`iclab.stats`. A claim may name the paper's settings it needs (``paper_settings``: config field -> the
 paper's value); when the run's config differs, the verdict is "not judged (settings differ)", naming the fields,
 and the measured value is still shown.
+
+The rules every experiment's ``compare`` shares live here, once (the tests themselves are :mod:`iclab.stats`):
+
+- :func:`downgrade`: a verdict that cannot count (settings differ, unreliable source, not converged, not
+  comparable) becomes "not judged" and keeps what the test gave at these settings.
+- :func:`one_per_unit`: rows are merged or counted only after de-duplication by the setting and the unit of
+  replication (seed, model, W_e draw, question group, prompt): a repeated row is one unit, never two.
+- :func:`unmeasured` (with :func:`missing_cells`, :func:`not_measured`): a claim is judged on the cells it names or
+  not at all; when they failed or are missing it is "not measured", naming them, and no other setting (another σ,
+  a smaller size) stands in.
 """
 
 from __future__ import annotations
@@ -14,11 +24,23 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from iclab.stats import KINDS, NOT_JUDGED, Verdict, not_judged
 
-__all__ = ["Claim", "Comparison", "COMPARISON_FIELDS", "judge_run", "settings_differ"]
+__all__ = [
+    "Claim",
+    "Comparison",
+    "COMPARISON_FIELDS",
+    "judge_run",
+    "settings_differ",
+    "downgrade",
+    "one_per_unit",
+    "missing_cells",
+    "not_measured",
+    "unmeasured",
+]
 
 COMPARISON_FIELDS = (
     "paper",
@@ -109,6 +131,65 @@ def settings_differ(config: Any, paper_settings: Mapping[str, Any]) -> str:
     return "settings differ: " + ", ".join(diffs) if diffs else ""
 
 
+def downgrade(verdict: Verdict, why: str) -> Verdict:
+    """``verdict`` as "not judged" because ``why`` (e.g. "settings differ: steps = 30 (paper 500000)"): a judged
+    verdict keeps its measured value and statistic and says "(at these settings the test gave: V)"; a verdict that
+    was already not judged gets ``why`` before its own reason. ``why`` empty: ``verdict`` unchanged."""
+    if not why:
+        return verdict
+    if verdict.verdict == NOT_JUDGED:
+        return dataclasses.replace(verdict, reason=f"{why}; {verdict.reason}")
+    return dataclasses.replace(
+        verdict, verdict=NOT_JUDGED, reason=f"{why} (at these settings the test gave: {verdict.verdict})"
+    )
+
+
+def one_per_unit(rows: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    """``rows`` with one row per unit of replication: rows equal on every column of ``keys`` that ``rows`` has —
+    the setting and the unit (seed, model, W_e draw, question group, prompt) — are one unit, and the first is kept
+    (a cell run twice, or a table merged twice, gives the same row again; counting it twice would shrink the
+    standard error by √2 with no new information)."""
+    cols = [k for k in keys if k in rows.columns]
+    if not cols or len(rows) < 2:
+        return rows
+    return rows.loc[~rows[cols].astype(str).duplicated(keep="first")]
+
+
+def missing_cells(rows: pd.DataFrame, cells: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The ``cells`` (each a mapping column → value, numbers compared to 1e-9) that have no row in ``rows``, as
+    ``"col = value, …"``."""
+    gone = []
+    for cell in cells:
+        hit = np.ones(len(rows), dtype=bool)
+        for col, want in cell.items():
+            if col not in rows.columns:
+                hit[:] = False
+                break
+            got = rows[col]
+            if isinstance(want, (int, float)) and not isinstance(want, bool):
+                hit &= np.isclose(pd.to_numeric(got, errors="coerce").to_numpy(float), float(want), rtol=1e-9, atol=0)
+            else:
+                hit &= (got == want).to_numpy()
+        if not hit.any():
+            gone.append(", ".join(f"{c} = {_short(v)}" for c, v in cell.items()))
+    return gone
+
+
+def not_measured(missing: Sequence[str]) -> Verdict:
+    """ "not measured", naming the ``missing`` cells (from :func:`missing_cells`) the claim needs."""
+    return not_judged(
+        f"not measured: no result for the cell(s) it names ({'; '.join(missing)}) — a failed cell or one not run; "
+        "no other setting stands in for it"
+    )
+
+
+def unmeasured(rows: pd.DataFrame, named: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, Verdict]:
+    """``{claim id: "not measured"}`` for every claim of ``named`` (claim id → the cells it is judged on) with a
+    named cell missing from ``rows``: ``compare`` puts these over its own verdicts, so a claim is never judged on
+    the cells that happen to be there (the shortest l left, a smaller σ_test, a shorter list)."""
+    return {cid: not_measured(gone) for cid, cells in named.items() if (gone := missing_cells(rows, cells))}
+
+
 def _short(value: Any, limit: int = 60) -> str:
     text = ",".join(map(str, value)) if isinstance(value, (tuple, list)) else str(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -171,11 +252,6 @@ def judge_run(
             and f"unreliable source: {claim.unreliable}"
             or settings_differ(config, claim.paper_settings)
         )
-        if override and verdict.verdict != NOT_JUDGED:
-            verdict = dataclasses.replace(
-                verdict, verdict=NOT_JUDGED, reason=f"{override} (at these settings the test gave: {verdict.verdict})"
-            )
-        elif override:
-            verdict = dataclasses.replace(verdict, reason=f"{override}; {verdict.reason}")
+        verdict = downgrade(verdict, override)
         rows.append(_row(claim, verdict, paper, experiment))
     return rows, errors

@@ -14,6 +14,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from iclab.experiments._judge import unmeasured
 from iclab.experiments.dispersion.claims import (
     BETA_ENTROPIES,
     BETA_MAX_STEP,
@@ -27,6 +28,7 @@ from iclab.experiments.dispersion.claims import (
     RATE_TOL,
     SMALLEST_GAIN,
     SMALLEST_SLOPE,
+    TABLE_TOL,
     claims,
 )
 from iclab.experiments.dispersion.lookup import lookup_summary
@@ -50,7 +52,6 @@ from iclab.stats import (
     judge_value,
     mean_se,
     not_judged,
-    quantile,
 )
 from iclab.theory.dispersion import beta_of_entropy, required_spread
 
@@ -68,14 +69,17 @@ def _t_direction(values, *, sign: int = +1, smallest: float = 0.0, unit: str = "
     return judge_direction(m, se, sign=sign, smallest=smallest, n=n, dof=n - 1 if n > 1 else None, unit=unit)
 
 
-def _t_value(values, paper: float, paper_se: float, what: str) -> Verdict:
-    """Paper value from ``values`` (one per seed): agrees when the mean lies within t·√(SE² + paper_se²) of
-    ``paper``, t the two-sided 95 % Student-t quantile with n − 1 dof (a band of 2 would misjudge about 18 % of
-    true agreements with 3 seeds); one value has no SE: not judged."""
+def _t_value(values, paper: float, paper_se: float, what: str, tol: float, step: float = 0.0) -> Verdict:
+    """Paper value from ``values`` (one per seed): disagrees outside t·√(SE² + paper_se²) of ``paper``, t the
+    two-sided 95 % Student-t quantile with n − 1 dof (a band of 2 would misjudge about 18 % of true agreements with
+    3 seeds); agrees inside only when that band is within ±``tol`` (:func:`iclab.stats.judge_value`). Values read
+    off a grid of ``step`` are resolved only to its rounding error step/√12: the SE is at least that (seeds that
+    all pick one grid point have SE 0, which is no uncertainty, not certainty)."""
     m, se, n = mean_se(values)
+    se = max(se, step / math.sqrt(12)) if math.isfinite(se) else se
     if n < 2:
         return not_judged(f"not judged: {n} {what} (a mean ± SE needs at least 2)", f"{m:.3g}")
-    return judge_value(m, se, paper, k=quantile(0.95, n - 1), paper_se=paper_se)
+    return judge_value(m, se, paper, paper_se=paper_se, tol=tol, n=n, dof=n - 1, unit="seeds")
 
 
 def compare(config, df: pd.DataFrame) -> dict[str, Verdict]:
@@ -86,6 +90,17 @@ def compare(config, df: pd.DataFrame) -> dict[str, Verdict]:
         **_clrs_verdicts(config, df),
         **_real_verdicts(config, df),
         **_lookup_verdicts(df),
+        **unmeasured(df, _lookup_cells(config)),
+    }
+
+
+def _lookup_cells(config) -> dict[str, list[dict]]:
+    """Each lookup claim's cell: its (task, model) at the largest ``lookup_sizes``; a smaller list never stands in."""
+    top = max(config.lookup_sizes, default=0)
+    return {
+        f"lookup/{t}/{m}": [{"part": "lookup", "task": t, "model": m, "n_pairs": top}]
+        for t in config.lookup_tasks
+        for m in config.lookup_models
     }
 
 
@@ -121,7 +136,8 @@ def _retrieval_verdicts(config, df: pd.DataFrame) -> dict[str, Verdict]:
         j = int(np.flatnonzero(n == size)[0])
         ps, pa, _, _ = PAPER_TABLE[size]
         out[f"table/softmax/n={size}"] = _say(
-            _t_value(s["acc"][:, j], ps, 0.05, "softmax seed(s)"), f"{s['acc'][:, j].mean():.1f} % ({k} seeds)"
+            _t_value(s["acc"][:, j], ps, 0.05, "softmax seed(s)", TABLE_TOL),
+            f"{s['acc'][:, j].mean():.1f} % ({k} seeds)",
         )
         if size > 16:
             out[f"table/gain/n={size}"] = _say(

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from iclab.experiments._judge import one_per_unit
 from iclab.experiments.dispersion.config import beta_grid
 from iclab.theory.dispersion import best_beta_per_bin, fit_beta_polynomial
 
@@ -49,14 +50,19 @@ ONSET_N = 1024  # δ of the onset claim (Lemma 2.1) is read at the largest measu
 PAPER_DELTA = {"Gemma 2B": (2.28, 14.78, 5.69, 2.05), "Gemma 7B": (0.09, 32.74, 5.82, 2.61)}  # [PN; δ-repl]
 
 
+#: the columns that name a cell (docs/papers/dispersion.md §5): its setting and its unit of replication (seed)
+CELL_KEYS = ("part", "normaliser", "model", "task", "n_pairs", "attention", "seed")
+
+
 def rows(df: pd.DataFrame, **eq) -> pd.DataFrame:
-    """The rows of ``df`` whose columns equal ``eq`` (none when a column is missing)."""
+    """The rows of ``df`` whose columns equal ``eq`` (none when a column is missing), one per cell: a repeated row
+    of the same cell is one unit, never two (:func:`iclab.experiments._judge.one_per_unit`)."""
     sel = df
     for k, v in eq.items():
         if k not in sel.columns:
             return sel.iloc[0:0]
         sel = sel[sel[k] == v]
-    return sel
+    return one_per_unit(sel, CELL_KEYS)
 
 
 def stack(rows: pd.DataFrame, col: str) -> np.ndarray:

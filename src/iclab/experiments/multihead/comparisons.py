@@ -8,7 +8,7 @@ Conventions, fixed before any run (docs/papers/multihead.md §7):
   k = 3 for the two tables (27 rows, family-wise false-alarm rate near 7 %), and for pooled-model values k the
   two-sided 95 % Student-t quantile over the models. SE_paper is the Monte Carlo error of the authors' own number
   (their prompt counts, with the per-prompt spread iclab measures for the same quantity) or half the last printed
-  digit.
+  digit. Inside the band a value agrees only when the band is within the claim's tolerance (else too little power).
 * Trained errors are judged as the paired difference to debiased GD at η* on the same prompts (``n_eval`` of
   them), never as a raw error: with one seed its SE is over prompts (normal quantile), with several over seeds
   (Student t with seeds − 1 degrees of freedom; Welch–Satterthwaite for a difference of two such estimates).
@@ -27,7 +27,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from iclab.experiments._judge import Claim
+from iclab.experiments._judge import Claim, downgrade
 from iclab.experiments.multihead.config import ACTIVATION_NAMES
 from iclab.experiments.multihead.paper_values import (
     FIG24_PROMPTS,
@@ -52,13 +52,17 @@ from iclab.experiments.multihead.results import (
     seed_estimate,
     value_at,
 )
-from iclab.stats import NOT_JUDGED, Verdict, fmt, judge_direction, judge_equivalence, judge_value, not_judged, quantile
+from iclab.stats import Verdict, fmt, judge_direction, judge_equivalence, judge_value, not_judged
 from iclab.theory import multihead as th
 
 __all__ = ["claims", "compare", "notes", "TRAINED_MIN_STEPS"]
 
 TRAINED_MIN_STEPS = 20_000  # Adam steps at lr 1e-3 from which a trained-model claim is judged (stage I done)
 K_TABLE = 3.0  # k of the k·SE band for the 27 rows of Figs. 2.4 and 2.5
+# a table value agrees only when its band is within ±5 % of the error level: the figures draw H = 2, 4, 8 (within 3 %)
+# and debiased GD, GD, the two-head model (1-6 % apart) as one curve, and H = 1, Nadaraya-Watson, Bayes (>= 40 % off)
+# as others; the authors' own Monte Carlo error is about ±2 % of the error at k = 3
+TABLE_REL_TOL = 0.05
 PAPER_TRAINING = {**PAPER_SETUP, "lr": 1e-3, "batch_size": 256}
 PAPER_LENGTHGEN = {**PAPER_TRAINING, "lengthgen_train": 40}  # Figs. 2.4 and 4.1 train at L = 40
 _SEEDS_SE = "one seed: SE over the n_eval prompts, normal quantile; several: SE over seeds, Student t"
@@ -68,7 +72,10 @@ STAGE_II_STEPS = 500_000  # the paper's training length, after which it reports 
 # what the trained-model claims' tests add: the training they need and how they pool models
 _NEEDS_TRAINING = f"; needs ≥ {TRAINED_MIN_STEPS:,} Adam steps"
 _NEEDS_STAGE_II = f"; needs the H ≥ 2 models trained {STAGE_II_STEPS:,} steps (the paper's)"
-_POOLED_T = "mean over every trained H ≥ 2 model (all seeds), SE over models, Student-t band"
+_POOLED_T = (
+    "mean over every trained H ≥ 2 model (all seeds), SE over models, Student-t band (≥ 3 models; it agrees only "
+    "within ±10 %, a purity within ±(1 − paper))"
+)
 _CI = f"95 % CI ({_SEEDS_SE})"
 MT_CODE = {"mt_law": "code", "mt_n": 48, "mt_d": 6}
 TABLE_LENGTHS = (10, 40, 100)
@@ -97,8 +104,8 @@ def _table_claims() -> list[Claim]:
                     f"Risk E(ŷ − y_q)² of the {label} at L = {L} (d = 5, σ² = 0.1)",
                     f"{_SRC_CODE}, Fig. 2.5",
                     "paper value",
-                    f"|iclab − paper| ≤ {K_TABLE:g}·√(SE² + SE_paper²); SE_paper = the authors' Monte Carlo error "
-                    f"({FIG25_PROMPTS:,} prompts, iclab's per-prompt spread); closed forms have SE 0",
+                    f"|iclab − paper| ≤ {K_TABLE:g}·√(SE² + SE_paper²), a band within ±{TABLE_REL_TOL:.0%} of the paper; "
+                    f"SE_paper = the authors' MC error ({FIG25_PROMPTS:,} prompts, iclab's spread); closed forms: SE 0",
                     f"{FIG25_ESTIMATORS[key][L]:.4f}",
                     paper_settings={"d": 5, "sigma2": 0.1},
                 )
@@ -115,7 +122,8 @@ def _table_claims() -> list[Claim]:
                     "debiased-GD risk",
                     "paper value",
                     f"paired difference model − debiased GD(η*) on the same n_eval prompts vs the paper's; "
-                    f"|Δ − Δ_paper| ≤ {K_TABLE:g}·√(SE² + SE_paper²), SE_paper from the authors' "
+                    f"|Δ − Δ_paper| ≤ {K_TABLE:g}·√(SE² + SE_paper²), a band within ±{TABLE_REL_TOL:.0%} of the error; "
+                    f"SE_paper from the authors' "
                     f"{FIG24_PROMPTS[H]:,} test prompts; needs ≥ {TRAINED_MIN_STEPS:,} steps",
                     f"{gap:+.4f} (= {ref:.4f} − {ref - gap:.4f})",
                     paper_settings=PAPER_TRAINING,
@@ -482,11 +490,7 @@ def _budget(cfg, verdict: Verdict) -> Verdict:
         f"settings differ: steps = {cfg.steps} (a trained-model claim needs ≥ {TRAINED_MIN_STEPS:,} Adam steps, "
         "stage I finished; the paper trains 5·10⁵)"
     )
-    if verdict.verdict == NOT_JUDGED:
-        return dataclasses.replace(verdict, reason=f"{why}; {verdict.reason}")
-    return dataclasses.replace(
-        verdict, verdict=NOT_JUDGED, reason=f"{why} (at these settings the test gave: {verdict.verdict})"
-    )
+    return downgrade(verdict, why)
 
 
 def _with(verdict: Verdict, measured: str | None = None, uncertainty: str | None = None) -> Verdict:
@@ -495,10 +499,6 @@ def _with(verdict: Verdict, measured: str | None = None, uncertainty: str | None
         **({"measured": measured} if measured is not None else {}),
         **({"uncertainty": uncertainty} if uncertainty is not None else {}),
     )
-
-
-def _t_band(dof: float | None) -> float:
-    return quantile(0.95, dof) if dof is not None else quantile(0.95)
 
 
 def _fig25(cfg, base: pd.Series) -> dict[str, Verdict]:
@@ -511,7 +511,10 @@ def _fig25(cfg, base: pd.Series) -> dict[str, Verdict]:
             v, se_mc = float(base[col][i]), float(base[se_col][i])
             exact = col.startswith("th_")
             paper_se = se_mc * math.sqrt(cfg.n_mc / FIG25_PROMPTS)  # the same spread over the authors' prompts
-            verdict = judge_value(v, 0.0 if exact else se_mc, FIG25_ESTIMATORS[key][n], k=K_TABLE, paper_se=paper_se)
+            p = FIG25_ESTIMATORS[key][n]
+            verdict = judge_value(
+                v, 0.0 if exact else se_mc, p, k=K_TABLE, paper_se=paper_se, rel_tol=TABLE_REL_TOL, exact=exact
+            )
             out[f"fig2.5/{key}/L{n}"] = _with(verdict, f"{v:.4f}", "0 (closed form)" if exact else None)
     return out
 
@@ -523,14 +526,15 @@ def _fig24(cfg, iso: pd.DataFrame) -> dict[str, Verdict]:
         if rows.empty:
             continue
         for n in TABLE_LENGTHS:
-            diff, se, _ = seed_estimate(rows, "dgd_diff", "dgd_diff_se", n)
+            diff, se, dof = seed_estimate(rows, "dgd_diff", "dgd_diff_se", n)
             if not math.isfinite(diff):
                 continue
             err = seed_estimate(rows, "err", None, n)[0]
             cv = seed_estimate(rows, "err_sd", None, n)[0] / err  # per-prompt spread of the squared error
             ref = FIG24_TRAINED[H][n] - 0.1
             ref_gap = ref - float(th.gd_risk(th.eta_star(5, 40, 0.1), 5, n, 0.1))
-            verdict = judge_value(diff, se, ref_gap, k=K_TABLE, paper_se=cv * ref / math.sqrt(FIG24_PROMPTS[H]))
+            p_se, tol = cv * ref / math.sqrt(FIG24_PROMPTS[H]), TABLE_REL_TOL * ref  # of the error, not the gap
+            verdict = judge_value(diff, se, ref_gap, k=K_TABLE, paper_se=p_se, tol=tol, dof=dof, n=len(rows))
             out[f"fig2.4/H{H}/L{n}"] = _budget(
                 cfg, _with(verdict, f"{diff:+.4f} (error {err:.4f})", f"± {fmt(se, 2)} (SE)")
             )
@@ -613,10 +617,9 @@ def _length_generalisation(cfg, lg: pd.DataFrame) -> dict[str, Verdict]:
     return out
 
 
-def _pooled_value(rows: pd.DataFrame, key: str, paper: float, paper_se: float, digits: int = 4) -> Verdict:
+def _pooled_value(rows: pd.DataFrame, key: str, paper: float, paper_se: float, digits: int, tol: float) -> Verdict:
     m, se, n = pooled(rows, key)
-    dof = n - 1 if n > 1 else None
-    v = judge_value(m, se, paper, k=_t_band(dof), paper_se=paper_se)
+    v = judge_value(m, se, paper, paper_se=paper_se, tol=tol, n=n, dof=n - 1 if n > 1 else None, unit="models")
     return _with(v, f"{m:.{digits}g} ({n} models)")
 
 
@@ -626,22 +629,23 @@ def _stage2(cfg, rows: pd.DataFrame, verdict: Verdict) -> Verdict:
     fewest = int(steps.min())
     if fewest >= STAGE_II_STEPS:
         return verdict
-    why = f"settings differ: the H ≥ 2 models trained {fewest} steps (paper {STAGE_II_STEPS})"
-    if verdict.verdict == NOT_JUDGED:
-        return dataclasses.replace(verdict, reason=f"{why}; {verdict.reason}")
-    return dataclasses.replace(
-        verdict, verdict=NOT_JUDGED, reason=f"{why} (at these settings the test gave: {verdict.verdict})"
-    )
+    return downgrade(verdict, f"settings differ: the H ≥ 2 models trained {fewest} steps (paper {STAGE_II_STEPS})")
+
+
+def _pure(key: str) -> tuple[float, float, int, float]:
+    return PURITY[key], 5e-6, 6, 1.0 - PURITY[key]
 
 
 def _patterns(cfg, multi: pd.DataFrame) -> dict[str, Verdict]:
     out = {
-        cid: _stage2(cfg, multi, _pooled_value(multi, key, paper, paper_se, digits))
-        for cid, key, paper, paper_se, digits in (
-            ("fig2.8/omega-limit", "diag_gamma", PAPER_OMEGA_LOGIT, OMEGA_PRINTED_SE, 4),
-            ("fig2.8/mu-plus-limit", "diag_mu_plus", PAPER_MU, MU_PLUS_PRINTED_SE, 4),
-            ("fig2.2/kq-diagonal", "diag_kq_diag_mass", PURITY["kq_diag_mass"], 5e-6, 6),
-            ("fig2.2/ov-last-entry", "diag_ov_last_mass", PURITY["ov_last_mass"], 5e-6, 6),
+        cid: _stage2(cfg, multi, _pooled_value(multi, key, paper, paper_se, digits, tol))
+        # tolerances: |ω| and Σμ₊ within 10 % (printed with two digits, 0.13 and 3.45); a purity within its own
+        # off-pattern mass 1 − paper (the band must tell the reported leakage from twice as much)
+        for cid, key, paper, paper_se, digits, tol in (
+            ("fig2.8/omega-limit", "diag_gamma", PAPER_OMEGA_LOGIT, OMEGA_PRINTED_SE, 4, 0.1 * PAPER_OMEGA_LOGIT),
+            ("fig2.8/mu-plus-limit", "diag_mu_plus", PAPER_MU, MU_PLUS_PRINTED_SE, 4, 0.1 * PAPER_MU),
+            ("fig2.2/kq-diagonal", "diag_kq_diag_mass", *_pure("kq_diag_mass")),
+            ("fig2.2/ov-last-entry", "diag_ov_last_mass", *_pure("ov_last_mass")),
         )
     }
     eta = th.eta_star(cfg.d, cfg.n_train, cfg.sigma2)

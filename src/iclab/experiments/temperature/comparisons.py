@@ -18,7 +18,9 @@ import math
 import numpy as np
 import pandas as pd
 
-from iclab.experiments._judge import Claim
+from iclab.experiments._judge import Claim, unmeasured
+from iclab.experiments.temperature.cells import claim_cells
+from iclab.stats import grid_floor_ci, refusal
 from iclab.stats import AGREES, DISAGREES, NOT_JUDGED, Verdict, fmt, judge_direction, judge_equivalence, quantile
 from iclab.stats import judge_every_cell  # "at every l" (thm4.2-vs-mc/curves-l>=d)
 
@@ -309,6 +311,8 @@ def _rms_verdict(gaps: np.ndarray, ses: np.ndarray, per_cell: int, tol: float, n
 
     ``gaps``/``ses`` are ``(cells, per_cell)`` relative gaps and their relative SEs; the terms of one cell come from
     the same prompts, so their variances are combined as if perfectly correlated (conservative)."""
+    if (refused := refusal(float(np.min(ses)) if np.isfinite(ses).all() else float("nan"))) is not None:
+        return refused  # a cell without a standard error: no zero-width interval
     terms = gaps**2 - ses**2  # (cells, per_cell): unbiased for the squared true gap
     sd = np.sqrt(4 * gaps**2 * ses**2 + 2 * ses**4)  # (cells, per_cell): SD of each term
     k = terms.size
@@ -504,8 +508,13 @@ def _mean_verdicts(df: pd.DataFrame) -> dict[str, Verdict]:
     }
 
 
-def _interval_verdict(est: float, lo: float, hi: float, target: float, factor: float) -> Verdict:
-    """Is the interval ``[lo, hi]`` of ``est`` inside ``[target/factor, target·factor]``?"""
+def _interval_verdict(est: float, lo: float, hi: float, target: float, factor: float, taus=None) -> Verdict:
+    """Is the interval ``[lo, hi]`` of ``est`` (a grid argmin: at least ± half a step of ``taus``) inside
+    ``[target/factor, target·factor]``?"""
+    if isinstance(taus, (list, tuple, np.ndarray)):
+        lo, hi = np.exp(grid_floor_ci(math.log(est), math.log(lo), math.log(hi), np.log(taus)))
+    if (refused := refusal(ci=(lo, hi), measured=fmt(est, 3))) is not None:
+        return refused
     band = (target / factor, target * factor)
     stat = (
         f"softmax's best τ {fmt(est, 3)}, 95 % bootstrap interval [{fmt(lo, 3)}, {fmt(hi, 3)}] vs τ_opt "
@@ -545,13 +554,14 @@ def _surrogate_verdicts(df: pd.DataFrame) -> dict[str, Verdict]:
     return {
         "surrogate-tracks-softmax": track,
         "surrogate-tau-opt-transfers": _interval_verdict(
-            r.tau_best_soft, r.tau_best_soft_lo, r.tau_best_soft_hi, r.tau_opt_theory, 1 + TOL_TAU
+            r.tau_best_soft, r.tau_best_soft_lo, r.tau_best_soft_hi, r.tau_opt_theory, 1 + TOL_TAU, r.get("taus")
         ),
     }
 
 
 def compare(config, df: pd.DataFrame) -> dict[str, Verdict]:
-    """The verdict of every claim the cells measured (the others are "not measured" in the report)."""
+    """The verdict of every claim the cells measured (the others are "not measured" in the report); a claim whose
+    named cells failed is "not measured", naming them (:func:`~iclab.experiments.temperature.cells.claim_cells`)."""
     return {
         **_simcheck_verdicts(df),
         **_curve_verdicts(df),
@@ -561,6 +571,7 @@ def compare(config, df: pd.DataFrame) -> dict[str, Verdict]:
         **_noise_ld_verdicts(df),
         **_mean_verdicts(df),
         **_surrogate_verdicts(df),
+        **unmeasured(df, claim_cells(config)),
     }
 
 

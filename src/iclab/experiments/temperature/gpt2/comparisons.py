@@ -17,10 +17,10 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from iclab.experiments._judge import Claim
+from iclab.experiments._judge import Claim, one_per_unit
 from iclab.experiments.temperature.gpt2.config import TemperatureGPT2Config
 from iclab.experiments.temperature.gpt2.shifts import shift_distribution, zero_predictor_error
-from iclab.stats import NOT_JUDGED, Verdict, judge_direction, judge_equivalence, quantile
+from iclab.stats import NOT_JUDGED, Verdict, grid_floor_ci, judge_direction, judge_equivalence, quantile
 
 __all__ = ["claims", "compare", "notes", "HELPED_SHIFTS"]
 
@@ -103,7 +103,8 @@ def claims(cfg: TemperatureGPT2Config) -> list[Claim]:
 
 
 def _by_seed(df: pd.DataFrame, shift: str) -> pd.DataFrame:
-    return df[df["shift"] == shift].sort_values("train_seed").set_index("train_seed")
+    """The rows of ``shift``, one per trained model (a repeated row is one model, never two), indexed by seed."""
+    return one_per_unit(df[df["shift"] == shift], ["train_seed"]).sort_values("train_seed").set_index("train_seed")
 
 
 def _combine(values: np.ndarray, ses: np.ndarray) -> tuple[float, float, float | None, str]:
@@ -152,9 +153,9 @@ def _tau_helps(cfg, df: pd.DataFrame) -> dict[str, Verdict]:
             continue
         est, se, dof, how = _combine(g["cf_gain_all"].to_numpy(float), g["cf_gain_all_se"].to_numpy(float))
         err1 = float(g["err_tau1"].mean())
-        # both halves picking τ = 1 gives exactly zero difference on every prompt: a zero-width interval at 0
-        ci = None if se > 0 else (est, est)
-        v = judge_direction(est, se, ci=ci, smallest=REL_SMALLEST * err1, dof=dof, n=cfg.n_test)
+        # a NaN or zero SE (e.g. both halves picked τ = 1: no difference on any prompt) is "not judged: no
+        # uncertainty" (iclab.stats.refusal), never a zero-width interval that could agree
+        v = judge_direction(est, se, smallest=REL_SMALLEST * err1, dof=dof, n=cfg.n_test)
         picked = ", ".join(f"{t:g}" for taus in g["cf_taus_all"] for t in taus)
         out[f"gpt2/tau-helps/{shift}"] = _with_note(
             v,
@@ -167,23 +168,25 @@ def _tau_helps(cfg, df: pd.DataFrame) -> dict[str, Verdict]:
 
 def _log_best_interval(cfg, df: pd.DataFrame, shift: str) -> tuple[float, tuple[float, float], str] | None:
     """log best τ under ``shift`` minus without shift: estimate and 95 % interval (over models when ≥ 3, else a
-    bootstrap over prompts). Grid-best τ values are discrete: models that all pick the same grid points have zero
-    spread, so the half-width across models is at least half the grid's smallest step in log τ."""
+    bootstrap over prompts). Grid-best τ values are discrete: models (or bootstrap draws) that all pick the same grid
+    points have zero spread, so either interval is at least ± half the grid's smallest step in log τ."""
     A, B = _by_seed(df, shift), _by_seed(df, "none")
     seeds = A.index.intersection(B.index)
     if not len(seeds):
         return None
     per_model = np.log(A.loc[seeds, "best_tau_all"].to_numpy(float) / B.loc[seeds, "best_tau_all"].to_numpy(float))
     est = float(per_model.mean())
+    grid = np.log(cfg.taus)
     if len(seeds) >= 3:
         half = quantile(0.95, len(seeds) - 1) * per_model.std(ddof=1) / math.sqrt(len(seeds))
-        half = max(half, 0.5 * float(np.diff(np.log(sorted(set(cfg.taus)))).min()))
-        return est, (est - half, est + half), f"t interval across {len(seeds)} models (at least ± half a grid step)"
+        ci = grid_floor_ci(est, est - half, est + half, grid)
+        return est, ci, f"t interval across {len(seeds)} models (at least ± half a grid step)"
     boot = np.mean(
         [np.log(np.asarray(A.loc[s, "best_tau_all_boot"]) / np.asarray(B.loc[s, "best_tau_all_boot"])) for s in seeds],
         axis=0,
     )  # (n_boot,): the two cells' own prompts, resampled with the same bootstrap indices
-    return est, (float(np.quantile(boot, 0.025)), float(np.quantile(boot, 0.975))), "bootstrap over prompts"
+    ci = grid_floor_ci(est, float(np.quantile(boot, 0.025)), float(np.quantile(boot, 0.975)), grid)
+    return est, ci, "bootstrap over prompts (at least ± half a grid step)"
 
 
 def _best_tau_grows(cfg, df: pd.DataFrame) -> dict[str, Verdict]:

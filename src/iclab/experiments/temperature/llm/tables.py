@@ -15,6 +15,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from iclab.stats import grid_floor_ci
+
 __all__ = ["BOOT", "cell_summary", "summary_table", "screen_table", "trend", "best_index"]
 
 BOOT = 1000  # bootstrap draws
@@ -106,7 +108,9 @@ def summary_table(cfg, df: pd.DataFrame) -> pd.DataFrame:
 
 def trend(cfg, df: pd.DataFrame) -> tuple[float, float, float, int]:
     """Slope of log(best τ) on the noise ratio over the noise sweep rows of ``df`` (one model and task):
-    ``(slope, low, high, noise cells)``; each noise cell's groups are resampled independently."""
+    ``(slope, low, high, noise cells)``; each noise cell's groups are resampled independently. Each best τ is a grid
+    argmin, known to ± half a step h of log τ: the interval is at least ± h·Σ|r − r̄| / Σ(r − r̄)² wide (the slope's
+    largest move under such errors; :func:`iclab.stats.grid_floor_ci`), never zero-width."""
     d = df[df["part"] == "noise"].sort_values("noise_ratio")
     if len(d) < 2:
         return float("nan"), float("nan"), float("nan"), len(d)
@@ -122,7 +126,7 @@ def trend(cfg, df: pd.DataFrame) -> tuple[float, float, float, int]:
     slope = float(rc @ (np.asarray(logs) - np.mean(logs)) / (rc @ rc))
     boot = np.stack(draws, 1)  # (B, R)
     slopes = (boot - boot.mean(1, keepdims=True)) @ rc / (rc @ rc)
-    return slope, *_ci(slopes), len(d)
+    return slope, *grid_floor_ci(slope, *_ci(slopes), np.log(cfg.taus) * np.abs(rc).sum() / (rc @ rc)), len(d)
 
 
 def screen_table(cfg, df: pd.DataFrame) -> pd.DataFrame:
