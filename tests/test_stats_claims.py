@@ -44,7 +44,7 @@ def test_every_cell_agrees_only_when_each_cell_does():
     assert open_.verdict == NOT_JUDGED and "1 of 20 cells undecided (l=19)" in open_.reason
     assert judge_every_cell([], rel_tol=0.05).verdict == NOT_JUDGED
     no_se = judge_every_cell([("a", 1.0, 0.0, 1.0)], rel_tol=0.05)
-    assert no_se.verdict == NOT_JUDGED and "no standard error" in no_se.reason
+    assert no_se.verdict == NOT_JUDGED and "no uncertainty" in no_se.reason  # the one refusal (stats.refusal)
 
 
 def test_every_cell_error_rates_at_the_margin():
@@ -66,3 +66,13 @@ def test_every_cell_error_rates_at_the_margin():
         [judge_every_cell(_cells(edge + rng.normal(0, 0.01, 20)), rel_tol=0.05).verdict == DISAGREES for _ in range(n)]
     )
     assert disagree <= 0.05 + tol
+
+
+def test_absence_refuses_an_interval_without_width():
+    """A zero-width (or NaN) interval is no evidence of absence: "not judged: no uncertainty", never "agrees"."""
+    from iclab.stats import judge_absence
+
+    for ci in ((0.0, 0.0), (0.01, 0.01), (float("nan"), 0.1)):
+        v = judge_absence(0.0, ci, smallest=0.05)
+        assert v.verdict == "not judged" and ("no uncertainty" in v.reason or "not measured" in v.reason), ci
+    assert judge_absence(0.0, (-0.01, 0.01), smallest=0.05).verdict == "agrees"

@@ -1,145 +1,25 @@
-r"""Uncertainty and verdicts for comparing a measurement with a paper's claim.
-
-A verdict is a test fixed before the run. Three kinds, one function each:
-
-- **paper value** (:func:`judge_value`): the paper reports a number $p$; iclab measures $m \pm s$ (standard error
-  over $n$ units: seeds, models, W_e draws, question groups, prompts). With $\sigma = \sqrt{s^2 + s_p^2}$ ($s_p$
-  the paper's own spread, or half its last printed digit) and $k$ the band (Student t with $n - 1$ dof when the
-  SE comes from few units), it disagrees when $|m - p| > k\sigma$; it agrees only when also $k\sigma \le$ the
-  claim's tolerance $\Delta$ (the smallest difference that matters; :data:`DEFAULT_REL_TOL` of $|p|$ when the claim
-  states none) — a band wider than $\Delta$ contains values the claim rules out, so it is *not judged (too little
-  power)*, with the number of units that would shrink it to $\Delta$.
-- **theory vs simulation** (:func:`judge_equivalence`): an equivalence test. Monte Carlo gives $m \pm s$ for a
-  closed form $t$ that is allowed a relative error $\epsilon$ (an approximation such as dropped $O(1/l)$ terms).
-  With $z$ the two-sided quantile, it agrees when the whole interval $m \pm z s$ lies within
-  $t(1 \pm \epsilon)$, disagrees when the whole interval lies outside, and is *not judged (too little power)*
-  when the interval straddles the boundary — with the sample size that would decide it.
-- **absence, both sides** (:func:`judge_absence`): the paper claims *no* effect. It agrees only when the interval
-  excludes every effect at least $\delta$ in size *on both sides* (two one-sided tests), so an effect of the
-  opposite sign is a disagreement, never "no effect".
-- **at every cell** (:func:`judge_every_cell`): theory vs simulation claimed at every point of a family (every l).
-  It agrees when each cell's interval lies within the tolerance (an intersection–union test: its level is each
-  cell's, no correction needed) and disagrees when some cell's Bonferroni interval lies wholly outside (the first
-  step of Holm's procedure, so the family-wise error of a "disagrees" is at most $1 -$ confidence).
-- **effect direction** (:func:`judge_direction`): the paper claims an effect of a sign. The confidence interval
-  of the effect must exclude zero on the claimed side to agree. An interval on the other side disagrees; an
-  interval that contains zero disagrees when it also excludes every effect at least as large as the smallest
-  effect of interest $\delta$ (the effect is absent), and is otherwise *not judged (too little power)*. A null
-  effect therefore never agrees.
-
-Two refusals come before every test (:func:`refusal`), the same in all three:
-
-- **no uncertainty**: a NaN, zero or missing standard error (or a zero-width or NaN interval) is *not judged: no
-  uncertainty* — never a zero-width interval, never NaN read as 0. Only a value the caller declares exact (a
-  closed form, ``exact=True`` in :func:`judge_value`) may have SE 0, and then the paper's own spread is the band.
-- **too few units**: a Student-t band from $n$ units (``dof`` $= n - 1$) needs $n \ge$ :data:`MIN_UNITS` $= 3$.
-  With 2 units t(1) makes the 95 % band ±12.7 SE and the SE itself rests on one degree of freedom (its 95 % range
-  is 0.03–2.2 times the true SE): no paper value can fail such a band, and one lost seed of three would turn a
-  disagreement into an agreement. With 3 units t(2) = 4.3 and the power rule above decides whether that is narrow
-  enough.
-
-Helpers give the uncertainty: :func:`mean_se`, :func:`bootstrap_ci` (percentile bootstrap, seeded) and
-:func:`paired_differences`.
-"""
+"""The tests behind every verdict: paper value, theory vs simulation, effect direction, absence on both sides and
+at every cell (:mod:`iclab.stats`, whose docstring states each rule)."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 
-__all__ = [
-    "AGREES",
-    "DISAGREES",
-    "NOT_JUDGED",
-    "VERDICTS",
-    "KINDS",
-    "Verdict",
-    "MIN_UNITS",
-    "DEFAULT_REL_TOL",
-    "judge_value",
-    "refusal",
-    "judge_equivalence",
-    "judge_direction",
-    "not_judged",
-    "mean_se",
-    "bootstrap_ci",
-    "binary_floor_ci",
-    "grid_floor_ci",
-    "paired_differences",
-    "judge_absence",
-    "judge_every_cell",
-    "quantile",
-    "fmt",
-]
-
-AGREES, DISAGREES, NOT_JUDGED = "agrees", "disagrees", "not judged"
-VERDICTS = (AGREES, DISAGREES, NOT_JUDGED)
-KINDS = ("paper value", "theory vs simulation", "effect direction")
-#: fewest units (seeds, models, draws) behind a Student-t band: t(1) is ±12.7 SE wide (module docstring)
-MIN_UNITS = 3
-#: a paper value's tolerance when its claim states none: 10 % of the paper's value (a number 10 % off is another
-#: number in every paper iclab checks: their tables print two to three significant digits)
-DEFAULT_REL_TOL = 0.10
-NO_UNCERTAINTY = "no uncertainty"
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """The outcome of one test: ``verdict`` (one of :data:`VERDICTS`), the measured value and its uncertainty as
-    text, the test ``statistic`` as text, and the ``reason`` (always given for "not judged")."""
-
-    verdict: str
-    measured: str = "—"
-    uncertainty: str = "—"
-    statistic: str = "—"
-    reason: str = ""
-
-    def __post_init__(self) -> None:
-        if self.verdict not in VERDICTS:
-            raise ValueError(f"verdict {self.verdict!r} is not one of {VERDICTS}")
-        if self.verdict == NOT_JUDGED and not self.reason:
-            raise ValueError("a 'not judged' verdict needs a reason")
-
-
-def fmt(x: float, digits: int = 4) -> str:
-    """``x`` with ``digits`` significant digits (``nan`` and ``inf`` as words)."""
-    if x is None or not math.isfinite(float(x)):
-        return str(x)
-    return f"{float(x):.{digits}g}"
-
-
-def quantile(confidence: float = 0.95, dof: float | None = None) -> float:
-    """Two-sided critical value: the normal quantile, or Student's t with ``dof`` degrees of freedom."""
-    from scipy import stats
-
-    q = 0.5 + confidence / 2
-    return float(stats.norm.ppf(q) if dof is None or not math.isfinite(dof) else stats.t.ppf(q, dof))
-
-
-def not_judged(reason: str, measured: str = "—", uncertainty: str = "—") -> Verdict:
-    """A verdict that cannot be given: settings differ, unreliable source, too little power, or not measured."""
-    return Verdict(NOT_JUDGED, measured, uncertainty, "—", reason)
-
-
-def mean_se(values: Sequence[float]) -> tuple[float, float, int]:
-    """Mean, standard error of the mean (``nan`` for one value) and count of the finite ``values``."""
-    x = np.asarray(values, dtype=float)
-    x = x[np.isfinite(x)]
-    n = x.size
-    if n == 0:
-        return float("nan"), float("nan"), 0
-    return float(x.mean()), float(x.std(ddof=1) / math.sqrt(n)) if n > 1 else float("nan"), n
-
-
-def paired_differences(a: Sequence[float], b: Sequence[float]) -> np.ndarray:
-    """``a - b`` element by element (two measurements on the same prompts, questions or seeds)."""
-    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if x.shape != y.shape:
-        raise ValueError(f"paired samples need equal shapes, got {x.shape} and {y.shape}")
-    return x - y
+from iclab.stats._verdict import (
+    AGREES,
+    DEFAULT_REL_TOL,
+    DISAGREES,
+    NO_UNCERTAINTY,
+    NOT_JUDGED,
+    Verdict,
+    fmt,
+    not_judged,
+    quantile,
+    refusal,
+)
 
 
 def judge_absence(
@@ -224,69 +104,6 @@ def judge_every_cell(
         f"{len(open_)} of {m} cells undecided ({', '.join(lab for lab, _ in open_[:4])}"
         f"{', …' if len(open_) > 4 else ''}); {open_[0][0]}: {open_[0][1].reason}",
     )
-
-
-def bootstrap_ci(
-    values: Sequence[float],
-    stat: Callable[[np.ndarray], float] = np.mean,
-    *,
-    confidence: float = 0.95,
-    n_boot: int = 4000,
-    seed: int = 0,
-) -> tuple[float, float, float]:
-    """``(estimate, low, high)``: ``stat`` of ``values`` and its percentile-bootstrap interval (seeded, vectorised
-    when ``stat`` takes an ``axis``)."""
-    x = np.asarray(values, dtype=float)
-    if x.size == 0:
-        return float("nan"), float("nan"), float("nan")
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, x.size, size=(n_boot, x.size))  # (n_boot, n)
-    try:
-        boots = np.asarray(stat(x[idx], axis=1), dtype=float)  # (n_boot,)
-    except TypeError:
-        boots = np.array([stat(x[i]) for i in idx], dtype=float)
-    alpha = (1 - confidence) / 2
-    return float(stat(x)), float(np.quantile(boots, alpha)), float(np.quantile(boots, 1 - alpha))
-
-
-def binary_floor_ci(estimate: float, lo: float, hi: float, n: int) -> tuple[float, float]:
-    """``(lo, hi)`` widened to at least ``estimate ± 3/n``: the rule of three (95 % upper bound 3/n on the rate of
-    changed outcomes among n paired 0/1 outcomes). A bootstrap of paired 0/1 differences has zero width when no
-    outcome changed; this keeps "no change seen" from reading as "no effect possible"."""
-    floor = 3.0 / max(int(n), 1)
-    return min(lo, estimate - floor), max(hi, estimate + floor)
-
-
-def grid_floor_ci(estimate: float, lo: float, hi: float, grid: Sequence[float]) -> tuple[float, float]:
-    """``(lo, hi)`` widened to at least ``estimate ±`` half the smallest step of ``grid``: an argmin read off a grid
-    is resolved to half a step at best, so models or bootstrap draws that all pick one grid point give an interval
-    of that width, never a zero-width one (pass log values for a geometric grid)."""
-    g = np.unique(np.asarray(grid, dtype=float))
-    if g.size < 2:
-        return lo, hi
-    half = 0.5 * float(np.diff(g).min())
-    return min(lo, estimate - half), max(hi, estimate + half)
-
-
-def refusal(
-    se: float | None = None, *, ci: tuple[float, float] | None = None, dof: float | None = None, measured: str = "—"
-) -> Verdict | None:
-    """The verdict every test gives before testing, or None: *not judged: no uncertainty* for a NaN, zero or
-    missing ``se`` (or, with ``ci``, a NaN or zero-width interval); *not judged: too few units* for a Student-t
-    band with ``dof + 1 <`` :data:`MIN_UNITS` (module docstring)."""
-    if ci is not None:
-        lo, hi = (float(x) for x in ci)
-        if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
-            return not_judged(f"{NO_UNCERTAINTY}: the interval [{fmt(lo, 3)}, {fmt(hi, 3)}] has no width", measured)
-    elif se is None or not math.isfinite(float(se)) or float(se) <= 0:
-        return not_judged(f"{NO_UNCERTAINTY}: the standard error is {se} (one unit, or none measured)", measured)
-    if dof is not None and math.isfinite(dof) and dof + 1 < MIN_UNITS:
-        return not_judged(
-            f"too few units: a Student-t band from {fmt(dof + 1, 3)} unit(s) (t({fmt(dof, 3)}) = "
-            f"{quantile(0.95, max(dof, 1e-3)):.3g} SE wide) cannot fail; it needs at least {MIN_UNITS}",
-            measured,
-        )
-    return None
 
 
 def judge_value(

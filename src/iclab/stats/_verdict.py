@@ -1,0 +1,81 @@
+"""Verdicts: the three outcomes, :class:`Verdict`, and the two refusals every test makes first (no uncertainty,
+too few units; :mod:`iclab.stats`)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+AGREES, DISAGREES, NOT_JUDGED = "agrees", "disagrees", "not judged"
+
+VERDICTS = (AGREES, DISAGREES, NOT_JUDGED)
+
+KINDS = ("paper value", "theory vs simulation", "effect direction")
+
+#: fewest units (seeds, models, draws) behind a Student-t band: t(1) is ±12.7 SE wide (module docstring)
+MIN_UNITS = 3
+
+#: a paper value's tolerance when its claim states none: 10 % of the paper's value (a number 10 % off is another
+#: number in every paper iclab checks: their tables print two to three significant digits)
+DEFAULT_REL_TOL = 0.10
+
+NO_UNCERTAINTY = "no uncertainty"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of one test: ``verdict`` (one of :data:`VERDICTS`), the measured value and its uncertainty as
+    text, the test ``statistic`` as text, and the ``reason`` (always given for "not judged")."""
+
+    verdict: str
+    measured: str = "—"
+    uncertainty: str = "—"
+    statistic: str = "—"
+    reason: str = ""
+
+    def __post_init__(self) -> None:
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict {self.verdict!r} is not one of {VERDICTS}")
+        if self.verdict == NOT_JUDGED and not self.reason:
+            raise ValueError("a 'not judged' verdict needs a reason")
+
+
+def fmt(x: float, digits: int = 4) -> str:
+    """``x`` with ``digits`` significant digits (``nan`` and ``inf`` as words)."""
+    if x is None or not math.isfinite(float(x)):
+        return str(x)
+    return f"{float(x):.{digits}g}"
+
+
+def quantile(confidence: float = 0.95, dof: float | None = None) -> float:
+    """Two-sided critical value: the normal quantile, or Student's t with ``dof`` degrees of freedom."""
+    from scipy import stats
+
+    q = 0.5 + confidence / 2
+    return float(stats.norm.ppf(q) if dof is None or not math.isfinite(dof) else stats.t.ppf(q, dof))
+
+
+def not_judged(reason: str, measured: str = "—", uncertainty: str = "—") -> Verdict:
+    """A verdict that cannot be given: settings differ, unreliable source, too little power, or not measured."""
+    return Verdict(NOT_JUDGED, measured, uncertainty, "—", reason)
+
+
+def refusal(
+    se: float | None = None, *, ci: tuple[float, float] | None = None, dof: float | None = None, measured: str = "—"
+) -> Verdict | None:
+    """The verdict every test gives before testing, or None: *not judged: no uncertainty* for a NaN, zero or
+    missing ``se`` (or, with ``ci``, a NaN or zero-width interval); *not judged: too few units* for a Student-t
+    band with ``dof + 1 <`` :data:`MIN_UNITS` (module docstring)."""
+    if ci is not None:
+        lo, hi = (float(x) for x in ci)
+        if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
+            return not_judged(f"{NO_UNCERTAINTY}: the interval [{fmt(lo, 3)}, {fmt(hi, 3)}] has no width", measured)
+    elif se is None or not math.isfinite(float(se)) or float(se) <= 0:
+        return not_judged(f"{NO_UNCERTAINTY}: the standard error is {se} (one unit, or none measured)", measured)
+    if dof is not None and math.isfinite(dof) and dof + 1 < MIN_UNITS:
+        return not_judged(
+            f"too few units: a Student-t band from {fmt(dof + 1, 3)} unit(s) (t({fmt(dof, 3)}) = "
+            f"{quantile(0.95, max(dof, 1e-3)):.3g} SE wide) cannot fail; it needs at least {MIN_UNITS}",
+            measured,
+        )
+    return None
