@@ -21,7 +21,7 @@ def _build_wheel(tmp_path: Path) -> Path:
     """Build the wheel from a copy of the source (the build writes nothing into the checkout)."""
     source = tmp_path / "source"
     shutil.copytree(ROOT / "src", source / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-    for name in ("pyproject.toml", "README.md", "LICENSE"):
+    for name in ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "LICENSE"):
         shutil.copy2(ROOT / name, source / name)
     subprocess.run(
         [sys.executable, "-m", "build", "--wheel", "--outdir", str(tmp_path / "dist"), str(source)],
