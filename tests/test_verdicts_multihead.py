@@ -15,6 +15,7 @@ from iclab.experiments import get_experiment
 from iclab.experiments._judge import judge_run
 from iclab import stats
 from iclab.experiments.multihead import comparisons as cmp
+from iclab.experiments.multihead.conventions import FIG25
 from iclab.experiments.multihead.paper_values import (
     FIG24_TRAINED,
     FIG25_ESTIMATORS,
@@ -23,6 +24,7 @@ from iclab.experiments.multihead.paper_values import (
     PURITY,
 )
 from iclab.experiments.multihead.results import seed_estimate
+from iclab.experiments.multihead.verdicts import sign_matching, task_gap, welch_dof
 from iclab.theory import multihead as th
 
 LENGTHS = [10, 20, 40, 100]
@@ -39,7 +41,7 @@ def _dgd(n: int) -> float:
 
 def _baseline(effect: bool) -> dict:
     row = {"part": "baseline", "seed": 0, "lengths": LENGTHS}
-    for key, col, se_col, _ in cmp._FIG25:
+    for key, col, se_col, _ in FIG25:
         row[col] = [FIG25_ESTIMATORS[key].get(n, 0.3) + (0.0 if effect else 0.1) for n in LENGTHS]
         # a per-prompt spread 1.5 times the risk over the authors' 5·10⁴ prompts (it was a flat 0.003, twice the
         # authors' own error at L = 100: too wide for the rows' ±5 % tolerance)
@@ -320,10 +322,10 @@ def test_several_seeds_use_student_t(cfg):
 
 
 def test_welch_degrees_of_freedom():
-    assert cmp._welch_dof((0.1, None), (0.2, None)) is None
-    assert cmp._welch_dof((0.1, 2.0), (0.1, 2.0)) == pytest.approx(4.0)
-    assert cmp._welch_dof((0.1, 2.0), (1e-9, None)) == pytest.approx(2.0)
-    assert 2.0 <= cmp._welch_dof((0.1, 2.0), (0.3, 5.0)) <= 7.0
+    assert welch_dof((0.1, None), (0.2, None)) is None
+    assert welch_dof((0.1, 2.0), (0.1, 2.0)) == pytest.approx(4.0)
+    assert welch_dof((0.1, 2.0), (1e-9, None)) == pytest.approx(2.0)
+    assert 2.0 <= welch_dof((0.1, 2.0), (0.3, 5.0)) <= 7.0
 
 
 def test_zero_sum_needs_most_of_the_mass_to_cancel(cfg):
@@ -346,19 +348,19 @@ def _sign_rows(n_models: int, frac: float, live: int) -> pd.DataFrame:
 
 def test_sign_matching_takes_the_model_as_the_unit():
     # 60 % of 600 pooled heads: as independent heads this excluded chance and agreed; it is far from "every head"
-    assert cmp._sign_matching(_sign_rows(3, 0.6, 200)).verdict != "agrees"
-    assert cmp._sign_matching(_sign_rows(40, 0.6, 2)).verdict == "disagrees"
-    assert cmp._sign_matching(_sign_rows(40, 1.0, 2)).verdict == "agrees"
-    few = cmp._sign_matching(_sign_rows(3, 1.0, 4))  # 3 models cannot show ≥ 90 %, however many heads
+    assert sign_matching(_sign_rows(3, 0.6, 200)).verdict != "agrees"
+    assert sign_matching(_sign_rows(40, 0.6, 2)).verdict == "disagrees"
+    assert sign_matching(_sign_rows(40, 1.0, 2)).verdict == "agrees"
+    few = sign_matching(_sign_rows(3, 1.0, 4))  # 3 models cannot show ≥ 90 %, however many heads
     assert few.verdict == "not judged" and "too little power" in few.reason
-    assert cmp._sign_matching(_sign_rows(2, 1.0, 0)).reason.startswith("not measured")
+    assert sign_matching(_sign_rows(2, 1.0, 0)).reason.startswith("not measured")
 
 
 def test_multitask_gap_is_paired_over_tasks_when_recorded():
     row = pd.Series({"dgd_diff_per_task": [0.01, 0.03], "dgd_diff_se_per_task": [0.002, 0.002]})
-    assert cmp._task_gap(row) == pytest.approx((0.02, np.sqrt(8e-6) / 2))  # older rows: as if independent
+    assert task_gap(row) == pytest.approx((0.02, np.sqrt(8e-6) / 2))  # older rows: as if independent
     paired = pd.Series({**row.to_dict(), "dgd_diff_mean": 0.02, "dgd_diff_mean_se": 0.0019})
-    assert cmp._task_gap(paired) == pytest.approx((0.02, 0.0019))
+    assert task_gap(paired) == pytest.approx((0.02, 0.0019))
 
 
 def test_seed_estimate_keeps_the_se_of_the_finite_row():

@@ -8,6 +8,7 @@ import pytest
 from iclab.experiments import get_experiment
 from iclab.experiments._judge import judge_run
 from iclab.experiments.temperature import comparisons as C
+from iclab.experiments.temperature.claims import CURVE_PARTS, TOL
 from iclab.stats import AGREES, DISAGREES, NOT_JUDGED
 
 EXP = get_experiment("temperature")
@@ -179,10 +180,10 @@ def test_every_l_claim_is_tested_at_every_cell():
     disagrees and names the cell; one whose interval straddles 5 % leaves the claim not judged; the effect table
     (every cell 1 % off) still agrees."""
     df = _one_cell_off(_table(effect=True), 0.20)
-    long = df[df["part"].isin(C.CURVE_PARTS) & (df["l"] >= df["d"])]
+    long = df[df["part"].isin(CURVE_PARTS) & (df["l"] >= df["d"])]
     gaps = [(long[f"{c}_mc"] - long[f"{c}_theory"]) / long[f"{c}_theory"] for c in ("G1", "Gopt")]
     ses = [long[f"{c}_se"] / long[f"{c}_theory"] for c in ("G1", "Gopt")]
-    old = C._rms_verdict(pd.concat(gaps, axis=1).to_numpy(), pd.concat(ses, axis=1).to_numpy(), 2, C.TOL, 2000, "")
+    old = C._rms_verdict(pd.concat(gaps, axis=1).to_numpy(), pd.concat(ses, axis=1).to_numpy(), 2, TOL, 2000, "")
     assert old.verdict == AGREES  # the pooled RMS hides the cell
     v = _verdicts(df)["thm4.2-vs-mc/curves-l>=d"]
     assert v.verdict == DISAGREES and "cov l=100 τ=1" in v.reason and "Bonferroni" in v.statistic
