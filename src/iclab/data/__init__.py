@@ -1,7 +1,7 @@
 """Prompt distributions, shifts and offline corpora: frozen dataclasses with ``sample(batch, generator) -> Batch``
 and shift constructors; every draw is a pure function of ``(seed, *keys)`` (``generator_for``)."""
 
-from iclab.data._rng import derive_seed, generator_for
+from iclab.data._rng import derive_seed, generator_for, seeded_init
 from iclab.data._gaussian import (
     GaussianRegression,
     RegressionBatch,
@@ -76,6 +76,7 @@ __all__ = [
     "as_mean",
     "derive_seed",
     "generator_for",
+    "seeded_init",
     "GaussianRegression",
     "RegressionBatch",
     "token_matrix",

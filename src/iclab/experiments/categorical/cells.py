@@ -107,7 +107,7 @@ def cells(cfg: CategoricalConfig) -> list[dict]:
     """Per seed, the selected ``parts`` in a fixed order (synthetic ones once per ``embedding_seeds`` draw);
     duplicates dropped, first occurrence kept."""
     out, seen = [], set()
-    for seed in range(cfg.seed, cfg.seed + cfg.n_seeds):
+    for seed in range(cfg.n_seeds):
         for part, part_cells in _PART_CELLS:
             if part not in cfg.parts:
                 continue

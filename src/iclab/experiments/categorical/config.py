@@ -33,7 +33,8 @@ class CategoricalConfig(Config):
     """Settings of the ``categorical`` experiment (docs/papers/categorical.md §5).
 
     Fields:
-        seed: base seed; the seeds are ``seed .. seed + n_seeds - 1``.
+        seed: base seed; the cells' seeds are the replicates ``0 .. n_seeds - 1``, each keying its draws by
+            ``derive_seed(seed, "replicate", r)``.
         n_seeds: seeds per setting.
         parts: cell families to run, a subset of synthetic, blocks, features, language, stationarity.
         n_classes: C, classes of the synthetic prompts (25, §5.1).

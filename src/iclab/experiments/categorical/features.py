@@ -18,7 +18,7 @@ import ast
 
 import torch
 
-from iclab.data import FeatureClassPrompts, generator_for
+from iclab.data import FeatureClassPrompts, derive_seed, generator_for
 from iclab.experiments.categorical.training import evaluate, fit_classifier
 from iclab.models import FunctionalGDModel
 
@@ -183,7 +183,7 @@ def linear_probe(batch, steps: int = 300, lr: float = 0.05, weight_decay: float 
 
 def features_cell(cfg, cell: dict, shared) -> dict:
     """GD model (``blocks`` > 0) or the linear probe (``blocks`` = 0) on unseen-class contexts of a dataset."""
-    seed = cell["seed"]
+    seed = derive_seed(cfg.seed, "replicate", cell["seed"])
     f, y, _ = shared[cell["dataset"]]
     need = cfg.shots + 1
     n_test = cfg.digits_test_classes if cell["dataset"] == "digits" else cfg.sentence_test_classes
@@ -196,7 +196,7 @@ def features_cell(cfg, cell: dict, shared) -> dict:
         return out | linear_probe(test, steps=cfg.probe_steps)
     val = train_data.sample(cfg.n_val, generator_for(seed, "val"))
     model = FunctionalGDModel(
-        f.shape[1], cfg.n_way, cfg.n_way, cell["blocks"], cell["kernel"], generator=torch.Generator().manual_seed(seed)
+        f.shape[1], cfg.n_way, cfg.n_way, cell["blocks"], cell["kernel"], generator=generator_for(seed, "init")
     )
     model, info = fit_classifier(
         model,

@@ -8,7 +8,7 @@ import math
 
 import torch
 
-from iclab.data import CharCorpus, TokenBatch, generator_for, pydoc_text
+from iclab.data import CharCorpus, TokenBatch, derive_seed, generator_for, pydoc_text, seeded_init
 from iclab.models import GDLanguageModel, OneHotLM
 from iclab.train import TrainConfig, train
 
@@ -40,16 +40,16 @@ def _held_out_nll(model, test: TokenBatch, chunk: int = 64) -> float:
 
 def language_cell(cfg, cell: dict) -> dict:
     """Train one model (``gd``, ``gd_ff`` or ``transformer``) and report held-out perplexity."""
-    seed = cell["seed"]
+    seed = derive_seed(cfg.seed, "replicate", cell["seed"])
     text = pydoc_text()
     tr = CharCorpus(text, cfg.lm_seq_len, "train")
     te = CharCorpus(text, cfg.lm_seq_len, "test", vocab=tr.vocab)
     V = len(tr.vocab)
-    torch.manual_seed(seed)
-    if cell["model"] == "transformer":
-        model = OneHotLM(V, cfg.lm_width, cfg.lm_heads, cfg.lm_seq_len)
-    else:
-        model = GDLanguageModel(V, cfg.lm_width, cfg.lm_heads, cfg.lm_seq_len, ff=cell["model"] == "gd_ff")
+    with seeded_init(seed, "init", cell["model"]):
+        if cell["model"] == "transformer":
+            model = OneHotLM(V, cfg.lm_width, cfg.lm_heads, cfg.lm_seq_len)
+        else:
+            model = GDLanguageModel(V, cfg.lm_width, cfg.lm_heads, cfg.lm_seq_len, ff=cell["model"] == "gd_ff")
     tc = TrainConfig(
         steps=cfg.lm_steps,
         batch_size=cfg.lm_batch,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from iclab.data import CategoricalICL, generator_for
+from iclab.data import CategoricalICL, derive_seed, generator_for
 from iclab.experiments.categorical.training import fit_classifier
 from iclab.models import FunctionalGDModel, stationarity_check
 
@@ -28,7 +28,7 @@ def stationarity_cell(cfg, cell: dict) -> dict:
     """z, RMS of the mean gradient and RMS of its standard error per group (``free``, ``x_coupling``, ``other``,
     ``W_e``), ``init_*`` at the random GD configuration and ``trained_*`` after ``stationarity_steps`` Adam steps on
     the GD parameters."""
-    seed = cell["seed"]
+    seed = derive_seed(cfg.seed, "replicate", cell["seed"])
     data = CategoricalICL(
         n_classes=7, d=5, d_embed=3, n_context=15, n_clusters=3, scale=3.0, covariate=cell["covariate"]
     )
@@ -39,9 +39,11 @@ def stationarity_cell(cfg, cell: dict) -> dict:
         n_blocks=cell["blocks"],
         kernel=cell["kernel"],
         dtype=torch.float64,
-        generator=torch.Generator().manual_seed(seed),
+        generator=generator_for(seed, "init"),
     )
-    before = stationarity_check(data, gd, n_prompts=cfg.stationarity_prompts, n_chunks=16, seed=seed)
+    before = stationarity_check(
+        data, gd, n_prompts=cfg.stationarity_prompts, n_chunks=16, seed=derive_seed(seed, "check", "init")
+    )
     val = data.sample(512, generator_for(seed, "val"), dtype=torch.float64)
     fit_classifier(
         gd,
@@ -56,7 +58,9 @@ def stationarity_cell(cfg, cell: dict) -> dict:
         eval_every=max(1, cfg.stationarity_steps // 5),
         schedule="cosine",
     )
-    after = stationarity_check(data, gd, n_prompts=cfg.stationarity_prompts, n_chunks=16, seed=seed + 1)
+    after = stationarity_check(
+        data, gd, n_prompts=cfg.stationarity_prompts, n_chunks=16, seed=derive_seed(seed, "check", "trained")
+    )
     out = {}
     for tag, r in (("init", before), ("trained", after)):
         for grp, v in r.items():

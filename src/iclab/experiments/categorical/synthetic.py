@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from iclab.data import CategoricalICL, generator_for
+from iclab.data import CategoricalICL, derive_seed, generator_for
 from iclab.experiments.categorical.training import evaluate, fit_classifier, val_plateau
 from iclab.models import FunctionalGDModel, TrainedCategoricalTransformer
 from iclab.theory.categorical import functional_gd
@@ -31,7 +31,7 @@ def synthetic_data(cfg, embedding_seed: int = 42) -> CategoricalICL:
 
 
 def _make_model(cfg, kind: str, blocks: int, kernel: str, seed: int, erase: str):
-    g = torch.Generator().manual_seed(seed)
+    g = generator_for(seed, "init")
     if kind == "gd":
         return FunctionalGDModel(cfg.d, cfg.n_classes, cfg.d_embed, blocks, kernel, generator=g, erase=erase)
     return TrainedCategoricalTransformer(cfg.d, cfg.n_classes, cfg.d_embed, blocks, kernel, generator=g, erase=erase)
@@ -94,7 +94,7 @@ def functional_gd_gap(model: FunctionalGDModel, test, chunk: int = 256) -> dict[
 def synthetic_cell(cfg, cell: dict) -> dict:
     """One (model, kernel, blocks, erase, L, embedding_seed, seed) point of the L sweep or the blocks sweep
     (docs/papers/categorical.md §5.2)."""
-    seed, erase = cell["seed"], cell.get("erase", "distance")
+    seed, erase = derive_seed(cfg.seed, "replicate", cell["seed"]), cell.get("erase", "distance")
     data = synthetic_data(cfg, cell.get("embedding_seed", 42))
     val = data.sample(cfg.n_val, generator_for(seed, "val"))
     test = data.sample(cfg.n_test, generator_for(seed, "test"))

@@ -13,6 +13,7 @@ import pandas as pd
 import torch
 
 from iclab.attention import adaptive_softmax
+from iclab.data import generator_for
 from iclab.theory.dispersion import beta_of_entropy, softmax_entropy
 
 __all__ = ["fig4_rows"]
@@ -24,7 +25,7 @@ SCALES = np.logspace(-1.0, 1.4, 36)  # logit standard deviations: entropies from
 def fig4_rows(seed: int = 0) -> pd.DataFrame:
     """One row per (n, scale): entropy H of softmax(e), β applied by ``adaptive_softmax``, ``max(P(H), 1)``
     (``beta_formula``) and the entropy after."""
-    g = torch.Generator().manual_seed(seed)
+    g = generator_for(seed, "fig4")
     out = []
     for n in SIZES:
         z = torch.randn(n, generator=g, dtype=torch.float64)

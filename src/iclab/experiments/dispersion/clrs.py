@@ -14,7 +14,7 @@ from __future__ import annotations
 import torch
 
 from iclab.attention import get_normaliser
-from iclab.data import AlgorithmicTask, derive_seed, generator_for
+from iclab.data import AlgorithmicTask, derive_seed, generator_for, seeded_init
 from iclab.models import TinyTransformer
 from iclab.train import TrainConfig, train
 
@@ -30,16 +30,16 @@ def run_clrs_cell(config, cell: dict) -> dict:
     """Train one tiny transformer on ``task`` with ``attention`` in every head; exact match and token accuracy per
     test length."""
     task = AlgorithmicTask(cell["task"], 4, config.clrs_train_max, config.clrs_vocab)
-    torch.manual_seed(derive_seed(config.seed, "clrs-init", cell["task"], cell["attention"], cell["seed"]))
-    model = TinyTransformer(
-        task.d_in,
-        task.vocab,
-        config.clrs_d_model,
-        config.clrs_layers,
-        config.clrs_heads,
-        attention=cell["attention"],
-        causal=task.causal,
-    )
+    with seeded_init(config.seed, "clrs-init", cell["task"], cell["attention"], cell["seed"]):
+        model = TinyTransformer(
+            task.d_in,
+            task.vocab,
+            config.clrs_d_model,
+            config.clrs_layers,
+            config.clrs_heads,
+            attention=cell["attention"],
+            causal=task.causal,
+        )
     tc = TrainConfig(
         steps=config.clrs_steps,
         batch_size=config.clrs_batch,

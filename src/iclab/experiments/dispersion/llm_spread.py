@@ -11,7 +11,6 @@ The paper fed Gemma its own ``modules.py`` source; no such file ships here.
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 from iclab.data import country_text
 from iclab.experiments.dispersion.config import DELTA_BINS
@@ -43,7 +42,6 @@ def _summary(d: np.ndarray) -> dict:
 
 def run_delta_cell(config, cell: dict) -> dict:
     """δ of one pretrained ``model`` (``minilm`` or ``smollm2``) on the country text of ``seed``."""
-    torch.manual_seed(0)
     name = cell["model"]
     model, tok, src = shared_model(name)  # loaded once per worker process
     causal = name != "minilm"

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from iclab.data import generator_for
+from iclab.data import derive_seed, generator_for
 
 __all__ = ["lookup_lists", "passkey_haystacks", "lookup_prompts", "run_lookup_cell", "lookup_summary", "LOOKUP_TASKS"]
 
@@ -139,7 +139,7 @@ def lookup_summary(df, seed: int = 0, boot: int = 2000):
     rows = []
     for _, r in df.iterrows():
         s, a, g = (np.asarray(r[c]) for c in ("em_softmax", "em_adaptive", "list"))
-        draws = _two_level((a - s).astype(float), g, boot, seed)
+        draws = _two_level((a - s).astype(float), g, boot, derive_seed(seed, "lookup-bootstrap"))
         rows.append(
             {
                 "model": r["model"],

@@ -44,10 +44,10 @@ def _special_tokens(tok) -> tuple[list[int], list[int]]:
     return [], []
 
 
-def _segment_ids(config, tok, seed: int, length: int) -> list[int]:
-    """``length`` text tokens of segment ``seed``; a :class:`~iclab.errors.ConfigError` when the text is too short."""
+def _segment_ids(config, tok, segment: int, length: int) -> list[int]:
+    """``length`` text tokens of segment ``segment`` (the cell's ``seed``); a :class:`~iclab.errors.ConfigError` when the text is too short."""
     if config.real_text == "country":
-        ids = tok(country_text(seed), add_special_tokens=False, verbose=False)["input_ids"]  # sliced below
+        ids = tok(country_text(segment), add_special_tokens=False, verbose=False)["input_ids"]  # sliced below
         if length > len(ids):
             raise ConfigError(
                 "real_sizes",
@@ -57,13 +57,13 @@ def _segment_ids(config, tok, seed: int, length: int) -> list[int]:
             )
         return ids[:length]
     ids = tok(pydoc_text(), add_special_tokens=False, verbose=False)["input_ids"]  # sliced below
-    start = seed * max(config.real_sizes)
+    start = segment * max(config.real_sizes)
     if start + length > len(ids):
         raise ConfigError(
             "real_sizes",
             config.real_sizes,
             message=f"invalid real_sizes={config.real_sizes}: real_text 'pydoc' has {len(ids)} tokens: segment "
-            f"{seed} of {length} tokens does not fit; use fewer real_segments or smaller real_sizes",
+            f"{segment} of {length} tokens does not fit; use fewer real_segments or smaller real_sizes",
         )
     return ids[start : start + length]
 
@@ -99,7 +99,6 @@ def _measure(model, causal: bool, head: list[int], tail: list[int], text: list[i
 def run_real_cell(config, cell: dict) -> dict:
     """Row statistics of one pretrained ``model`` on text segment ``seed`` at every context length of
     ``real_sizes`` that the model accepts; ``available = 0`` (and the reason) when the model cannot be loaded here."""
-    torch.manual_seed(0)
     name = cell["model"]
     try:
         model, tok, src = shared_model(name)  # loaded once per worker process

@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from iclab.attention import adaptive_softmax, logit_spread, normalise, row_entropy, softmax
-from iclab.data import MaxRetrieval, derive_seed, generator_for
+from iclab.data import MaxRetrieval, derive_seed, generator_for, seeded_init
 from iclab.experiments.dispersion.config import beta_grid
 from iclab.models import MaxRetrievalNet
 from iclab.train import TrainConfig, train
@@ -35,9 +35,9 @@ def _attention_params(config, name: str) -> dict:
 
 
 def _train(config, variant: str, seed: int) -> MaxRetrievalNet:
-    torch.manual_seed(derive_seed(config.seed, "init", variant, seed))
     data = MaxRetrieval(config.train_min, config.train_max, 10)
-    model = MaxRetrievalNet(data.d_item, 10, config.d, config.depth, variant, _attention_params(config, variant))
+    with seeded_init(config.seed, "init", variant, seed):
+        model = MaxRetrievalNet(data.d_item, 10, config.d, config.depth, variant, _attention_params(config, variant))
 
     def loss_fn(m, b):
         return torch.nn.functional.cross_entropy(m(b.items, b.query, b.mask), b.target)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from iclab.data import generator_for, toeplitz_cov
+from iclab.data import derive_seed, generator_for, toeplitz_cov
 from iclab.estimators import bayes_posterior_mean, predict_with, preconditioned_gd
 from iclab.experiments.multihead.training import eval_prompts, mse, paired_mean, train_model, train_prompts
 from iclab.models import corr_with, kq_block, pattern_diagnostics
@@ -56,6 +56,6 @@ def anisotropic_cell(cfg, cell: dict) -> dict:
     model, row = train_model(cfg, cell, train_prompts(cfg, cfg.n_train, cov), int(cell["H"]), "softmax")
     row.update(_learned_kq(cfg, model, cov, prec))
     row.update({f"diag_{k}": v for k, v in pattern_diagnostics(model).items()})
-    b = test.sample(cfg.n_eval, generator_for(cell["seed"], "aniso-eval"))
+    b = test.sample(cfg.n_eval, generator_for(derive_seed(cfg.seed, "replicate", cell["seed"]), "aniso-eval"))
     row.update(_test_errors(cfg, model, b, prec))
     return row

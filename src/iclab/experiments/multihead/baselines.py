@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from iclab.data import generator_for
+from iclab.data import derive_seed, generator_for
 from iclab.estimators import bayes_posterior_mean, debiased_gd, kernel_regression, one_step_gd, predict_with
 from iclab.experiments.multihead.paper_values import PAPER_ETA, PAPER_MU, PAPER_OMEGA
 from iclab.experiments.multihead.training import eval_prompts
@@ -42,7 +42,9 @@ def _monte_carlo(cfg, cell: dict, lengths: list[int], row: dict[str, Any]) -> No
     for key in est:
         row[f"mc_{key}"], row[f"se_{key}"] = [], []
     for n in lengths:
-        b = eval_prompts(cfg, n).sample(cfg.n_mc, generator_for(cell["seed"], "baseline", n))
+        b = eval_prompts(cfg, n).sample(
+            cfg.n_mc, generator_for(derive_seed(cfg.seed, "replicate", cell["seed"]), "baseline", n)
+        )
         for key, f in est.items():
             err = (f(b).double() - b.target.double()) ** 2  # (M,)
             row[f"mc_{key}"].append(float(err.mean()))
@@ -58,7 +60,7 @@ def _closed_forms(cfg, lengths: list[int], eta: float, row: dict[str, Any]) -> N
     row["th_gd_star"] = [float(th.gd_risk(eta, d, n, s2, False)) for n in lengths]
     row["th_dgd_paper"] = [float(th.gd_risk(PAPER_ETA, d, n, s2)) for n in lengths]
     row["th_gd_paper"] = [float(th.gd_risk(PAPER_ETA, d, n, s2, False)) for n in lengths]
-    row["th_bayes"] = [th.bayes_risk(d, n, s2, n_mc=2000, seed=n)[0] for n in lengths]
+    row["th_bayes"] = [th.bayes_risk(d, n, s2, n_mc=2000, seed=derive_seed(cfg.seed, "bayes", n))[0] for n in lengths]
     e_lg = th.eta_star(d, cfg.lengthgen_train, s2)
     row["th_dgd_lg"] = [float(th.gd_risk(e_lg, d, n, s2)) for n in lengths]
     row["th_linear_lg"] = [float(th.gd_risk(e_lg * n / cfg.lengthgen_train, d, n, s2, False)) for n in lengths]

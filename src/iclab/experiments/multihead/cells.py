@@ -1,6 +1,7 @@
 """Cells of the ``multihead`` experiment (arXiv:2503.12734; docs/papers/multihead.md §5.1): every cell names
 its ``part`` (``baseline``, ``ratio``, ``iso``, ``lengthgen``, ``aniso``, ``multitask``, ``activation``) and its
-``seed``; trained parts add the head count ``H`` and the ``attention`` normaliser."""
+``seed``, the replicate index ``0 .. seeds - 1`` (a cell's draws are keyed by ``derive_seed(config seed, "replicate",
+seed)``); trained parts add the head count ``H`` and the ``attention`` normaliser."""
 
 from __future__ import annotations
 
@@ -42,9 +43,9 @@ def _trained_cells(cfg: MultiheadConfig, seed: int) -> list[dict]:
 
 def cells(cfg: MultiheadConfig) -> list[dict]:
     """One ``baseline`` and one ``ratio`` cell, then the trained models of each of the ``seeds`` seeds."""
-    out: list[dict] = [{"part": p, "seed": cfg.seed} for p in ("baseline", "ratio") if p in cfg.kinds]
+    out: list[dict] = [{"part": p, "seed": 0} for p in ("baseline", "ratio") if p in cfg.kinds]
     for s in range(cfg.seeds):
-        out += _trained_cells(cfg, cfg.seed + s)
+        out += _trained_cells(cfg, s)
     return out
 
 

@@ -25,7 +25,8 @@ class MultiheadConfig(Config):
 
     Fields:
         seed: base seed (initialisation, batches, evaluation prompts).
-        seeds: trained seeds per setting.
+        seeds: trained seeds per setting (replicates ``0 .. seeds - 1``; each keys its draws by
+            ``derive_seed(seed, "replicate", r)``).
         d: input dimension (paper: 5).
         n_train: training context length (paper: 40).
         sigma2: noise variance σ² (paper: 0.1).

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from iclab.attention import activation_slope
-from iclab.data import generator_for
+from iclab.data import derive_seed, generator_for
 from iclab.experiments.multihead.training import evaluate_lengths, eval_prompts, train_model, train_prompts
 from iclab.models import distance_to_debiased_gd, pattern_diagnostics
 from iclab.theory import multihead as th
@@ -37,10 +37,11 @@ def isotropic_cell(cfg, cell: dict, n_train: int) -> dict:
     eta = th.eta_star(cfg.d, n_train, cfg.sigma2)
     row["lengths"] = list(cfg.eval_lengths)
     row["eta_star"] = eta
-    row.update(evaluate_lengths(cfg, model, lambda n: eval_prompts(cfg, n), int(cell["seed"]), cfg.eval_lengths, eta))
+    seed = derive_seed(cfg.seed, "replicate", cell["seed"])
+    row.update(evaluate_lengths(cfg, model, lambda n: eval_prompts(cfg, n), seed, cfg.eval_lengths, eta))
     diag = pattern_diagnostics(model)
     row.update({f"diag_{k}": v for k, v in diag.items()})
-    held = eval_prompts(cfg, n_train).sample(cfg.n_eval, generator_for(cell["seed"], "held-out"))
+    held = eval_prompts(cfg, n_train).sample(cfg.n_eval, generator_for(seed, "held-out"))
     row.update({f"dgd_{k}": v for k, v in distance_to_debiased_gd(model, held).items()})
     if att != "linear":
         c_f = activation_slope(att, **params)

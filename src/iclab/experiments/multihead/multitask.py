@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import numpy as np
 import torch
 
-from iclab.data import MultiTaskRegression, generator_for
+from iclab.data import MultiTaskRegression, derive_seed, generator_for
 from iclab.estimators import debiased_gd
 from iclab.experiments.multihead.training import paired_mean, train_model
 from iclab.models import head_parameters
@@ -75,7 +75,7 @@ def multitask_cell(cfg, cell: dict) -> dict:
     model, row = train_model(cfg, cell, data, int(cell["H"]), "softmax", n_out=len(data.supports))
     p = head_parameters(model)
     row.update(_head_roles(p["omega_vec"], p["mu_mat"], data.masks.numpy()))
-    b = data.sample(cfg.n_eval, generator_for(cell["seed"], "mt-eval"))
+    b = data.sample(cfg.n_eval, generator_for(derive_seed(cfg.seed, "replicate", cell["seed"]), "mt-eval"))
     tgt = b.y[:, -1].double()  # (B, N)
     with torch.no_grad():
         e_full = (model(b.x, b.y).double() - tgt) ** 2  # (B, N)

@@ -40,7 +40,9 @@ def ratio_cell(cfg, cell: dict) -> dict:
     row: dict = {f"ratio_{k}": [] for k in _KEYS}
     row["ratio_sweep"] = []
     for d, L, sweep in ratio_grid(cfg):
-        r = th.risk_ratio_mc(d, L, cfg.sigma2, cfg.n_ratio, seed=derive_seed(int(cell["seed"]), "ratio", d, L))
+        r = th.risk_ratio_mc(
+            d, L, cfg.sigma2, cfg.n_ratio, seed=derive_seed(cfg.seed, "replicate", cell["seed"], "ratio", d, L)
+        )
         for k in _KEYS:
             row[f"ratio_{k}"].append(r[k])
         row["ratio_sweep"].append(sweep)

@@ -14,7 +14,7 @@ import torch
 
 import math
 
-from iclab.data import GaussianRegression, derive_seed, generator_for
+from iclab.data import GaussianRegression, derive_seed, generator_for, seeded_init
 from iclab.estimators import bayes_posterior_mean, debiased_gd, predict_with
 from iclab.models import MultiHeadRegressionAttention, pattern_diagnostics, regression_mse
 from iclab.train import TrainConfig, train
@@ -84,16 +84,16 @@ def train_model(
     """Train one model with the iclab trainer (Adam, :func:`trained_steps` steps); returns it on the CPU and its
     curves.
 
-    The initialisation is seeded by ``(seed, "init", part, H, attention)``, the held-out monitor prompts by
-    ``(seed, "monitor", part)``. The curves are the held-out MSE and, for single-output models, the traced
+    With ``seed = derive_seed(cfg.seed, "replicate", cell["seed"])``, the initialisation is seeded by
+    ``(seed, "init", part, H, attention)``, the held-out monitor prompts by ``(seed, "monitor", part)``. The curves are the held-out MSE and, for single-output models, the traced
     KQ/OV pattern statistics, every ``log_every`` steps; plus wall time, steps/s and the steps trained.
     """
-    seed = int(cell["seed"])
+    seed = derive_seed(cfg.seed, "replicate", cell["seed"])
     steps = trained_steps(cfg, cell["part"], H, attention)
-    torch.manual_seed(derive_seed(seed, "init", cell["part"], H, attention))
-    model = MultiHeadRegressionAttention(
-        data.d, H, attention, n_out=n_out, linear_length=linear_length, attention_params=attention_params
-    )
+    with seeded_init(seed, "init", cell["part"], H, attention):
+        model = MultiHeadRegressionAttention(
+            data.d, H, attention, n_out=n_out, linear_length=linear_length, attention_params=attention_params
+        )
     monitor = data.sample(cfg.n_monitor, generator_for(seed, "monitor", cell["part"]))
     probes = {} if n_out > 1 else {"p": _pattern_probe}
     tcfg = TrainConfig(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from iclab.data import FeaturePrompts, overlap_features
+from iclab.data import FeaturePrompts, derive_seed, overlap_features
 from iclab.models import MergedQStack
 from iclab.theory import ood as T
 from iclab.train import TrainConfig, train
@@ -45,10 +45,10 @@ _ROWS = (
 )
 
 
-def finetune_stack(cfg, Q0, V, Vp, gammas: list[tuple[float, float]], sgd_seed: int | None = None) -> dict:
+def finetune_stack(cfg, Q0, V, Vp, gammas: list[tuple[float, float]], repeat: int = 0) -> dict:
     """SGD fine-tuning on U_g (overlaps γ_g) from Q0, each run to its own stopping time (note §4.8): the final
-    ``Q`` (G, d, d), the sets ``U`` (G, d, K) and each run's ``stop_step`` (-1: budget exhausted). ``sgd_seed``
-    seeds the prompt batches (default: config seed + 1)."""
+    ``Q`` (G, d, d), the sets ``U`` (G, d, K) and each run's ``stop_step`` (-1: budget exhausted). The prompt
+    batches are keyed by ``(seed, "finetune", repeat)`` (``repeat`` 0: the cell's own run)."""
     U = torch.stack([overlap_features(V, Vp, g) for g in gammas])  # (G, d, K)
     model = MergedQStack(Q0, U)
     Un = U.numpy()
@@ -74,7 +74,7 @@ def finetune_stack(cfg, Q0, V, Vp, gammas: list[tuple[float, float]], sgd_seed: 
             lr=cfg.lr,
             optimizer="sgd",
             log_every=cfg.log_every,
-            seed=cfg.seed + 1 if sgd_seed is None else sgd_seed,
+            seed=derive_seed(cfg.seed, "finetune", repeat),
         ),
         stop_rule=stop,
     )
@@ -139,8 +139,8 @@ def forgetting_cell(cfg, cell, shared) -> dict:
 
 
 def _repeats(cfg, run, g1: float, g2s: list[float], F: list[float], before) -> dict:
-    """For a table γ1, F at every table γ2 from the cell's fine-tuning and ``ft_repeats`` more (batch seeds
-    ``seed + 1 + 1000 r``): ``rep_gamma2`` and ``rep_F`` (one list of F values per table γ2)."""
+    """For a table γ1, F at every table γ2 from the cell's fine-tuning and ``ft_repeats`` more (batches keyed
+    by repeat ``r`` = 1, 2, ...): ``rep_gamma2`` and ``rep_F`` (one list of F values per table γ2)."""
     if not any(np.isclose(g1, g) for g in cfg.gamma1_table):
         return {"rep_gamma2": [], "rep_F": []}
     table = [float(g) for g in cfg.gamma2_table]
@@ -152,7 +152,7 @@ def _repeats(cfg, run, g1: float, g2s: list[float], F: list[float], before) -> d
             torch.as_tensor(run["V"]),
             torch.as_tensor(run["Vp"]),
             [(g1, g2) for g2 in table],
-            sgd_seed=cfg.seed + 1 + 1000 * r,
+            repeat=r,
         )
         for g in range(len(table)):
             after = T.feature_losses(T.logit_matrix(ft["Q"][g], run["V"]), None, cfg.n_tokens, cfg.c)

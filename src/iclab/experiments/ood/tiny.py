@@ -17,7 +17,15 @@ import math
 
 import torch
 
-from iclab.data import FeaturePrompts, feature_basis, generator_for, overlap_features, rotated_features
+from iclab.data import (
+    FeaturePrompts,
+    derive_seed,
+    feature_basis,
+    generator_for,
+    overlap_features,
+    rotated_features,
+    seeded_init,
+)
 from iclab.models import FeatureTransformer, prompt_mse_loss
 from iclab.theory import ood as T
 from iclab.train import TrainConfig, train
@@ -101,18 +109,18 @@ def _finetune_row(cfg, model, src, V, Vp, g2: float, before: dict, S1, ft_cfg) -
 
 def tiny_cell(cfg, cell) -> dict:
     """One depth: pre-train on V, OOD error vs θ, fine-tune on U(γ1, γ2) for each γ2, F and its sign."""
-    torch.manual_seed(cfg.seed)
     layers, d = int(cell["layers"]), cfg.tiny_d
     V, Vp = feature_basis(d, _K, generator_for(cfg.seed, "tiny-basis"))
     src = FeaturePrompts(V, n_tokens=cfg.tiny_n_tokens)
-    model = FeatureTransformer(d, d_model=cfg.tiny_width, n_layers=layers)
+    with seeded_init(cfg.seed, "tiny-init", layers):
+        model = FeatureTransformer(d, d_model=cfg.tiny_width, n_layers=layers)
     tc = TrainConfig(
         steps=cfg.tiny_steps,
         batch_size=cfg.tiny_batch,
         lr=cfg.tiny_lr,
         optimizer="adam",
         log_every=max(1, cfg.tiny_steps // 10),
-        seed=cfg.seed,
+        seed=derive_seed(cfg.seed, "tiny-train"),
     )
     res = train(model, src, _float_loss(cfg.c), tc)
     before = _eval(model, src, cfg.tiny_eval, cfg.seed, "src", cfg.c)
@@ -143,7 +151,11 @@ def tiny_cell(cfg, cell) -> dict:
         "gamma2_list": list(cfg.tiny_gamma2),
     }
     ft_cfg = tc.with_overrides(
-        {"steps": cfg.tiny_ft_steps, "seed": cfg.seed + 1, "log_every": max(1, cfg.tiny_ft_steps // 5)}
+        {
+            "steps": cfg.tiny_ft_steps,
+            "seed": derive_seed(cfg.seed, "tiny-finetune"),
+            "log_every": max(1, cfg.tiny_ft_steps // 5),
+        }
     )
     rows = {k: [] for k in _ROWS}
     for g2 in cfg.tiny_gamma2:

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from iclab.attention import normalise
-from iclab.data import generator_for
+from iclab.data import derive_seed, generator_for
 from iclab.experiments.temperature.montecarlo import mean_se, pretrained_weights, sample_prompts, test_distribution
 from iclab.models import ICLAttention
 from iclab.theory import temperature as theory
@@ -91,7 +91,7 @@ def evaluate_surrogate(cell: dict, taus: np.ndarray) -> dict:
     ya, ys = _outputs(a, u, coefs.tau_opt)
     ea, es = (fn - ya) ** 2 + s2, (fn - ys) ** 2 + s2
     k = int(np.argmin(err_s.mean(1)))
-    lo, hi = _best_tau_interval(err_s, taus, int(cell["seed"]))
+    lo, hi = _best_tau_interval(err_s, taus, derive_seed(int(cell["seed"]), "best-tau", int(cell["d"]), int(cell["l"])))
     res = {
         "c": coefs.c,
         "tau_opt_theory": coefs.tau_opt,

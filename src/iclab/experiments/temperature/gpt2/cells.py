@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from iclab.budget import Need
+from iclab.data import derive_seed, generator_for
 from iclab.experiments.temperature.gpt2.config import TemperatureGPT2Config
 from iclab.experiments.temperature.gpt2.shifts import shift_distribution, theory_tau, zero_predictor_error
 from iclab.experiments.temperature.gpt2.training import build_model, train_models
@@ -131,7 +132,6 @@ def _bayes_error(batch, dist) -> float:
 
 def run_cell(cfg: TemperatureGPT2Config, cell: dict, shared: dict) -> dict:
     """Error vs τ (all layers and first layer only) for one (shift, trained model), normalised by Tr(AB) + σ²."""
-    from iclab.data import generator_for
 
     model = build_model(cfg)
     model.load_state_dict(shared[cell["train_seed"]]["state"])
@@ -147,7 +147,9 @@ def run_cell(cfg: TemperatureGPT2Config, cell: dict, shared: dict) -> dict:
     }
     for first, suffix in ((False, "all"), (True, "first")):
         err = squared_errors(model, batch, cfg.taus, first, cfg.n_layer) / norm  # (n_tau, B), normalised
-        res.update(tau_statistics(err, cfg.taus, th, cell["seed"] * 1000 + cell["train_seed"], suffix))
+        res.update(
+            tau_statistics(err, cfg.taus, th, derive_seed(cell["seed"], "bootstrap", cell["train_seed"]), suffix)
+        )
     i1 = list(cfg.taus).index(1.0)
     res["err_tau1"], res["err_tau1_se"] = res["err_all"][i1], res["se_all"][i1]
     return res

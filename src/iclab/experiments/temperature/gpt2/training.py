@@ -11,7 +11,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 import torch
 
-from iclab.data import GaussianRegression
+from iclab.data import GaussianRegression, derive_seed, seeded_init
 from iclab.experiments.temperature.gpt2.config import TemperatureGPT2Config
 from iclab.models import GPT2Regressor
 
@@ -36,8 +36,8 @@ def _train_one(cfg: TemperatureGPT2Config, s: int, progress: bool = True) -> dic
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        torch.manual_seed(cfg.seed * 1000 + s)
-        model = build_model(cfg)
+        with seeded_init(cfg.seed, "init", s):
+            model = build_model(cfg)
         data = GaussianRegression(cfg.d, cfg.n, sigma=cfg.sigma_train, dtype=torch.float32)
         tc = TrainConfig(
             steps=cfg.steps,
@@ -46,7 +46,7 @@ def _train_one(cfg: TemperatureGPT2Config, s: int, progress: bool = True) -> dic
             schedule="cosine",
             warmup_steps=max(1, cfg.steps // 20),
             grad_clip=1.0,
-            seed=cfg.seed * 1000 + s,
+            seed=derive_seed(cfg.seed, "train", s),
             log_every=max(1, cfg.steps // 10),
             device=cfg.device,
             progress=progress,

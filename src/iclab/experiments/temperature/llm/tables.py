@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from iclab.data import derive_seed
 from iclab.stats import grid_floor_ci
 
 __all__ = ["BOOT", "cell_summary", "summary_table", "screen_table", "trend", "best_index"]
@@ -102,7 +103,7 @@ def summary_table(cfg, df: pd.DataFrame) -> pd.DataFrame:
         if r["part"] == "screen":
             continue
         keys = {k: r[k] for k in ("part", "model", "task", "noise_ratio", "n_demos")}
-        rows.append({**keys, **cell_summary(cfg.taus, r, cfg.seed)})
+        rows.append({**keys, **cell_summary(cfg.taus, r, derive_seed(cfg.seed, "summary"))})
     return pd.DataFrame(rows)
 
 
@@ -118,7 +119,7 @@ def trend(cfg, df: pd.DataFrame) -> tuple[float, float, float, int]:
     logs, draws = [], []
     for k, (_, row) in enumerate(d.iterrows()):
         em, group = np.asarray(row["em"], dtype=float), np.asarray(row["group"])
-        counts = _counts(int(group.max()) + 1, cfg.seed + 1 + k)
+        counts = _counts(int(group.max()) + 1, derive_seed(cfg.seed, "trend", k))
         sums, n = _group_sums(em, group), np.bincount(group).astype(float)
         logs.append(np.log(cfg.taus[int(best_index(cfg.taus, em.mean(1)))]))
         draws.append(np.log(np.asarray(cfg.taus)[best_index(cfg.taus, (counts @ sums.T) / (counts @ n)[:, None])]))
@@ -137,7 +138,7 @@ def screen_table(cfg, df: pd.DataFrame) -> pd.DataFrame:
     for _, r in df[df["part"] == "screen"].iterrows() if len(df) else []:
         clean, noisy = np.asarray(r["em_clean"], dtype=float), np.asarray(r["em_noisy"], dtype=float)
         group = np.asarray(r["group"])
-        harm, lo, hi = _paired_gain(clean, noisy, group, _counts(int(group.max()) + 1, cfg.seed))
+        harm, lo, hi = _paired_gain(clean, noisy, group, _counts(int(group.max()) + 1, derive_seed(cfg.seed, "screen")))
         rows.append(
             {
                 "model": r["model"],
