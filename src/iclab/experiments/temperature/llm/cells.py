@@ -21,6 +21,7 @@ once per worker process; the device is checked once in the driver.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import numpy as np
@@ -99,21 +100,14 @@ def screen_group_size(cfg: TemperatureLLMConfig) -> int:
 
 def _screen(cfg: TemperatureLLMConfig, cell: dict, model, tok, task, pool: list[int]) -> dict:
     """EM at τ = 1 of the screening questions with their demonstrations clean and noisy (the same demonstrations)."""
-    from iclab.hf import greedy_match
-
     questions, own_pool = screen_split(pool, cfg.screen_questions, cell["n_demos"])
     size = screen_group_size(cfg)
     groups = demo_groups(
         task, questions, own_pool, cell["n_demos"], cell["noise_ratio"], cfg.seed, size, "screen-demos"
     )
+    clean = [dataclasses.replace(g, prefix=g.clean_prefix) for g in groups]
     em = {
-        kind: np.concatenate(
-            [
-                greedy_match(model, tok, getattr(g, attr), g.queries, g.answers, batch_size=cfg.batch_size)
-                for g in groups
-            ]
-        )
-        for kind, attr in (("clean", "clean_prefix"), ("noisy", "prefix"))
+        kind: evaluate_groups(model, tok, gs, 1.0, cfg.batch_size) for kind, gs in (("clean", clean), ("noisy", groups))
     }
     return {
         "em_clean": em["clean"].astype(int).tolist(),
