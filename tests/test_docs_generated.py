@@ -66,10 +66,11 @@ def test_every_shipped_reference_verdict_is_in_its_note_and_counted_in_the_readm
     for exp in all_experiments():
         if exp.name not in shipped:
             continue
-        rows = reference_summary(exp.name)["comparisons"]
+        summary = reference_summary(exp.name)
+        rows = summary["comparisons"]
         note = generated[f"docs/papers/{exp.paper}.md"]
         section = note.split(f"### `{exp.name}`\n", 1)[1].split("\n### ", 1)[0]
-        assert str(reference_summary(exp.name)["meta"]["commit"])[:7] in section
+        assert str(summary["meta"]["commit"])[:7] in section
         for row in rows:
             line = next(x for x in section.splitlines() if x.startswith(("| `", "| ★ `")) and f"`{row['id']}`:" in x)
             assert line.rstrip(" |").split("| ")[-1].replace("**", "").startswith(row["verdict"]), row["id"]
