@@ -261,3 +261,13 @@ def test_cli_report_reference_writes_the_shipped_report_and_refuses_bad_flags(tm
         err = capsys.readouterr().err
         assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, (argv, err)
     assert (foreign / "reference" / "notes.txt").read_text() == "keep me" and len(list(foreign.rglob("*"))) == 2
+
+
+def test_reproduce_says_where_the_paper_settings_verdicts_come_from(tmp_path, capsys):
+    root = tmp_path / "runs"
+    assert main(["reproduce", "--only", "fx_sweep", "--root", str(root), "--executor", "serial"]) == 0
+    said = capsys.readouterr().out
+    assert "paper-settings verdicts beside this run's: reference runs shipped for 0 of 1 experiment(s)" in said
+    md = (root / "report" / "report.md").read_text()
+    assert md.count("| — (no reference shipped) |") == 3 + 3 + 1  # ledger rows, comparison rows, summary row
+    assert "Reference runs are shipped for 0 of these 1 experiment(s)." in md

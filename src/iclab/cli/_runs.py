@@ -185,7 +185,7 @@ def reproduce(
 ) -> None:
     """Run every registered experiment, then write runs/report/index.html, report.md and screenshot.png."""
     from iclab.experiments import experiment_names, get_experiment, sweep_for
-    from iclab.report import run_and_report, write_combined_report
+    from iclab.report import reference_runs, run_and_report, write_combined_report
     from iclab.runs import default_run_dir
 
     root = _folder_option("--root", root)
@@ -235,6 +235,11 @@ def reproduce(
             typer.echo(f"error in {name}: {exc}", err=True)
     page = write_combined_report(run_dirs, root / "report", failures)
     typer.echo(f"report: {page}")
+    shipped = sorted(set(names) & set(reference_runs()))
+    typer.echo(
+        f"paper-settings verdicts beside this run's: reference runs shipped for {len(shipped)} of {len(names)} "
+        "experiment(s); that report alone: iclab report --reference"
+    )
     _screenshot(page)
     if failures:
         typer.echo("failed experiments:\n  " + "\n  ".join(failures), err=True)
