@@ -13,7 +13,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export RAY_AUTH_MODE := disabled
 
-.PHONY: install run test lint bench docs docs-gen lock clean
+.PHONY: install run test lint bench docs docs-gen lock clean reference-snapshot
 
 $(STAMP): requirements.txt pyproject.toml setup.py src/iclab_lm_eval.pth
 	@# WordNet (antonym task of temperature-llm) comes from Debian; best effort where apt-get is usable.
@@ -50,6 +50,10 @@ docs: install
 # The paper-settings verdicts in README.md and docs/papers/*.md, from the shipped reference runs (src/iclab/reference/).
 docs-gen: install
 	$(PY) docs/gen_reference.py
+
+# Re-judge the shipped reference runs and rewrite the verdict snapshot (prints every verdict that changed).
+reference-snapshot: install
+	$(PY) -m iclab.report._snapshot tests/data/reference_verdicts.json
 
 # pip-tools resolves pyproject.toml (+ LOCK_EXTRAS) against the package index with torch held at TORCH_PIN.
 lock: install

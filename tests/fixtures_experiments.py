@@ -192,7 +192,7 @@ for _name, _paper, _order in (("fx_sweep", "temperature", 1), ("fx_other", "ood"
             title=f"Fixture sweep ({_name})",
             claim="The log-normal mean $E[e^{x/\\tau}] = e^{1/(2\\tau^2)}$ for $x \\sim N(0, 1)$.",
             config_cls=FixtureConfig,
-            presets={"quick": FixtureConfig(), "full": FixtureConfig(n_cells=20)},
+            presets={"quick": FixtureConfig(), "full": FixtureConfig(n_cells=20), "paper": FixtureConfig(n_cells=8)},
             cells=_cells,
             run_cell=fixture_cell,
             figures=_figures,

@@ -1,6 +1,7 @@
 """The built wheel works outside the checkout: it declares its dependencies, installs into a fresh virtual
 environment from the package index (pinned by the lock, so torch is the 2.13.0 CPU build), and `iclab --version`,
-`iclab list` and `iclab theory tau-opt` run from another folder. Metadata: licence, py.typed, one version."""
+`iclab list`, `iclab theory tau-opt` and `iclab report --reference` (the shipped reference runs, package data) run
+from another folder. Metadata: licence, py.typed, one version."""
 
 import os
 import shutil
@@ -65,6 +66,10 @@ def test_wheel_installs_into_a_fresh_venv_and_runs_outside_the_checkout(tmp_path
         files = archive.namelist()
         metadata = archive.read(next(f for f in files if f.endswith(".dist-info/METADATA"))).decode()
     assert "iclab/py.typed" in files and any(f.endswith("licenses/LICENSE") for f in files)
+    # The shipped reference runs (package data): every file of src/iclab/reference, at the same place.
+    shipped = {p.relative_to(ROOT / "src").as_posix() for p in (ROOT / "src/iclab/reference").rglob("*") if p.is_file()}
+    assert shipped <= set(files), sorted(shipped - set(files))
+    assert {f for f in files if f.startswith("iclab/reference/")} == shipped
     # `lm_eval --model iclab-hf`: the .pth at the wheel's root imports the hook module when Python starts.
     assert "iclab_lm_eval.pth" in files and "_iclab_lm_eval_hook.py" in files
     assert "License-Expression: MIT" in metadata and "Requires-Dist: typer" in metadata
@@ -97,6 +102,9 @@ def test_wheel_installs_into_a_fresh_venv_and_runs_outside_the_checkout(tmp_path
         "theory", "tau-opt", "--d", "50", "--l", "100", "--cov-scale", "2", "--sigma", "0.5", "--train-sigma", "0.1"
     )
     assert "tau_opt = " in out and float(out.split("tau_opt = ")[1].split()[0]) > 1
+    # The paper-settings report from the installed reference runs, judged by the installed code.
+    assert "paper-settings report:" in iclab_cli("report", "--reference", "--root", "out")
+    assert (elsewhere / "out" / "reference" / "index.html").is_file()
     where = subprocess.run(
         [str(bindir / "python"), "-c", "import iclab, torch; print(iclab.__file__, torch.__version__)"],
         cwd=elsewhere,

@@ -118,7 +118,9 @@ def test_comparisons_csv_and_summary_json_carry_every_field(two_runs):
         "statistic",
         "verdict",
         "reason",
+        "paper_settings_verdict",
     ]
+    assert (rows["paper_settings_verdict"] == "— (no reference shipped)").all()  # the fixtures ship none
     assert len(rows) == 6 and set(rows["verdict"]) <= {"agrees", "disagrees", "not judged"}
     assert (rows["test"] != "").all() and (rows["kind"] != "").all()
     assert (rows.loc[rows["verdict"] == "not judged", "reason"] != "").all()

@@ -48,20 +48,21 @@ def _check_executor(
     make_executor(executor, workers, address, cell_timeout)
 
 
-def _check_report_folder(folder: Path) -> None:
-    """Refuse, before any run, a report folder holding files iclab did not write (its ``figures/`` is replaced)."""
+def _check_report_folder(folder: Path, title: str = "iclab reproduction report") -> None:
+    """Refuse, before any run, a report folder holding files iclab did not write (its ``figures/`` is replaced):
+    one with an ``index.html`` whose page is titled ``title`` (the reproduction or the paper-settings report)."""
     try:
         if folder.exists() and not folder.is_dir():
             raise RunFolderError(f"{folder} is a file; pass --root with a new folder")
         if not folder.exists() or not any(folder.iterdir()):
             return
         page = folder / "index.html"
-        ours = page.is_file() and "iclab reproduction report" in page.read_text(errors="replace")[:20000]
+        ours = page.is_file() and f"<title>{title}</title>" in page.read_text(errors="replace")[:20000]
     except OSError as exc:
         raise RunFolderError(f"cannot use {folder} for the report: {exc.strerror or exc}") from None
     if not ours:
         raise RunFolderError(
-            f"{folder} holds files iclab did not write (no iclab index.html); the report would "
+            f"{folder} holds files iclab did not write (no index.html of an {title}); the report would "
             "replace them: pass --root with a new folder"
         )
 
@@ -184,7 +185,7 @@ def reproduce(
 ) -> None:
     """Run every registered experiment, then write runs/report/index.html, report.md and screenshot.png."""
     from iclab.experiments import experiment_names, get_experiment, sweep_for
-    from iclab.report import run_and_report, write_combined_report
+    from iclab.report import reference_runs, run_and_report, write_combined_report
     from iclab.runs import default_run_dir
 
     root = _folder_option("--root", root)
@@ -234,6 +235,11 @@ def reproduce(
             typer.echo(f"error in {name}: {exc}", err=True)
     page = write_combined_report(run_dirs, root / "report", failures)
     typer.echo(f"report: {page}")
+    shipped = sorted(set(names) & set(reference_runs()))
+    typer.echo(
+        f"paper-settings verdicts beside this run's: reference runs shipped for {len(shipped)} of {len(names)} "
+        "experiment(s); that report alone: iclab report --reference"
+    )
     _screenshot(page)
     if failures:
         typer.echo("failed experiments:\n  " + "\n  ".join(failures), err=True)
@@ -258,15 +264,29 @@ def _screenshot(page: Path) -> None:
 
 @app.command("report")
 def report(
-    run_dir: Path = typer.Argument(..., help="a run folder"),
+    run_dir: Optional[Path] = typer.Argument(None, help="a run folder (or none, with --reference)"),
     force: bool = typer.Option(False, "--force", help="report a folder written by another iclab version or code"),
+    reference: bool = typer.Option(
+        False,
+        "--reference",
+        help="instead of a run folder: the paper-settings report alone (every shipped reference run, the `paper` "
+        "preset of each experiment, judged by this iclab; seconds, nothing recomputed) into ROOT/reference",
+    ),
+    root: Optional[str] = typer.Option(None, "--root", help="with --reference: folder for the report (default runs)"),
 ) -> None:
-    """Rewrite figures and report.md of a finished run folder (no cell is recomputed). A folder written by another
-    iclab version or code is refused without --force; with it, the report and the terminal say so."""
+    """Rewrite figures and report.md of a finished run folder (no cell is recomputed), each claim beside its
+    paper-settings verdict (the shipped reference run, judged now). A folder written by another iclab version or
+    code is refused without --force; with it, the report and the terminal say so. With --reference: write the
+    paper-settings report alone (ROOT/reference/index.html, report.md, comparisons.csv)."""
     from iclab.experiments import get_experiment, load_run
     from iclab.report import write_run_report
     from iclab.runs import RunFolder, RunResult
 
+    if reference or root is not None:
+        _reference_report(run_dir, force, reference, root)
+        return
+    if run_dir is None:
+        raise ConfigError("RUN_DIR", "(none)", "a run folder, or --reference for the paper-settings report")
     run = load_run(run_dir)
     foreign = "; ".join(RunFolder.foreign_code(run.meta))
     if foreign and not force:
@@ -282,6 +302,22 @@ def report(
         )
     result = RunResult(RunFolder(run.path, run.meta), run.config, run.results, run.failed, 0, 0)
     typer.echo(str(write_run_report(get_experiment(run.experiment), run.config, result)))
+
+
+def _reference_report(run_dir: Optional[Path], force: bool, reference: bool, root: Optional[str]) -> None:
+    """``iclab report --reference [--root ROOT]``: one clear error for a flag that does not go with it."""
+    from iclab.report import REFERENCE_REPORT_TITLE, write_reference_report
+
+    if not reference:
+        raise ConfigError("--root", root, "only with --reference (a run folder's report is written into it)")
+    if run_dir is not None:
+        raise ConfigError("RUN_DIR", str(run_dir), "no run folder with --reference (it reports the reference runs)")
+    if force:
+        raise ConfigError("--force", "true", "not with --reference (the reference runs are this iclab's own)")
+    folder = (_folder_option("--root", root) or Path("runs")) / "reference"
+    _check_report_folder(folder, REFERENCE_REPORT_TITLE)
+    page = write_reference_report(folder)
+    typer.echo(f"paper-settings report: {page} (and {page.with_name('report.md')})")
 
 
 @app.command("export")

@@ -11,63 +11,52 @@ to ``runs/report/comparisons.csv``.
 
 from __future__ import annotations
 
-import base64
 import csv
 import html
 import json
 import shutil
-import struct
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 from iclab.experiments import get_experiment
 from iclab.experiments import COMPARISON_FIELDS, Comparison
 from iclab.report._html import html_table, md_to_html, page, slug, verdict_cell
-from iclab.report._run_report import comparison_table_md, fmt_seconds, rejudged_summary, tally, tally_line
+from iclab.report._judging import rejudged_summary
+from iclab.report._reference import Reference, load_reference
+from iclab.report._run_report import (
+    REFERENCE_COLUMN,
+    fmt_seconds,
+    reference_cell_md,
+    reference_tally_line,
+    tally,
+    tally_line,
+)
+from iclab.report._sections import PAPERS, ReportRun, anchor, paper_sections, reference_cell_html
 from iclab.runs import git_revision, iclab_version
 from iclab.stats import AGREES, DISAGREES, NOT_JUDGED
 
-__all__ = ["write_combined_report", "PAPERS"]
+__all__ = ["write_combined_report", "write_report_pages", "PAPERS"]
 
-# Paper keys and titles, in report order (arXiv ids in docs/papers/).
-PAPERS = {
-    "temperature": "Optimal attention temperature under distribution shift (Demir & Doğan)",
-    "ood": "Attention dynamics for out-of-distribution ICL (α/β weights, forgetting)",
-    "dispersion": "Softmax is not enough: dispersion and adaptive temperature (Veličković et al.)",
-    "multihead": "Multi-head softmax attention for in-context linear regression",
-    "categorical": "Attention-based ICL for categorical data (functional GD)",
-}
+#: The first heading of a combined report (``iclab reproduce``): how a report folder is known as iclab's.
+TITLE = "iclab reproduction report"
 
 
-@dataclass
-class _Run:
-    path: Path
-    meta: dict
-    exp: object
-    summary: dict
-
-    @property
-    def comparisons(self) -> list[Comparison]:
-        return [Comparison(**c) for c in self.summary.get("comparisons", [])]
-
-
-def _load(run_dir: Path) -> _Run:
+def _load(run_dir: Path, reference_root: Path | None) -> ReportRun:
     meta = json.loads((run_dir / "config.json").read_text())
     exp = get_experiment(meta["experiment"])
     path = run_dir / "summary.json"
     summary = json.loads(path.read_text()) if path.exists() else rejudged_summary(run_dir, exp)
-    return _Run(run_dir, meta, exp, summary)
+    return ReportRun(run_dir, meta, exp, summary, load_reference(exp.name, reference_root))
 
 
-def _by_paper(runs: list[_Run]) -> list[tuple[str, list[_Run]]]:
+def _by_paper(runs: list[ReportRun]) -> list[tuple[str, list[ReportRun]]]:
     keys = list(PAPERS) + sorted({r.exp.paper for r in runs} - set(PAPERS))
     groups = [(k, sorted((r for r in runs if r.exp.paper == k), key=lambda r: (r.exp.order, r.exp.name))) for k in keys]
     return [(k, rs) for k, rs in groups if rs]
 
 
-def _summary_rows(runs: list[_Run]) -> list[list[str]]:
+def _summary_rows(runs: list[ReportRun]) -> list[list[str]]:
     rows = []
     for r in runs:
         cells = r.summary.get("cells", {})
@@ -84,9 +73,18 @@ def _summary_rows(runs: list[_Run]) -> list[list[str]]:
                 str(t[NOT_JUDGED]),
                 fmt_seconds(r.summary.get("cell_seconds")),
                 fmt_seconds(r.summary.get("wall_seconds")),
+                _reference_counts(r.reference),
             ]
         )
     return rows
+
+
+def _reference_counts(ref: Reference | None) -> str:
+    """``4fc6a15: 14/7/0`` (the reference run's commit, then agree/disagree/not judged) or "—"."""
+    if ref is None or not ref.shipped:
+        return "— (no reference shipped)"
+    t = tally(list(ref.rows.values()))["all"]
+    return f"{str(ref.meta.get('commit') or '?')[:7]}: {t[AGREES]}/{t[DISAGREES]}/{t[NOT_JUDGED]}"
 
 
 _SUMMARY_HEADER = [
@@ -100,248 +98,142 @@ _SUMMARY_HEADER = [
     "not judged",
     "compute time",
     "wall time",
+    "paper settings (reference run: agree/disagree/not judged)",
 ]
 
 
-def _copy_figures(run: _Run, out: Path) -> list[tuple[Path, Path | None]]:
-    """Copy each figure (and its CSV) to ``out/figures``; return (png, csv-or-None) pairs of the copies."""
-    copies = []
-    for rel in run.summary.get("figures", []):
-        png = run.path / rel
-        if not png.exists():
-            continue
-        target = out / "figures" / f"{run.exp.name}-{png.name}"
-        shutil.copyfile(png, target)
-        csv = png.with_suffix(".csv")
-        csv_copy = None
-        if csv.exists():
-            csv_copy = target.with_suffix(".csv")
-            shutil.copyfile(csv, csv_copy)
-        copies.append((target, csv_copy))
-    return copies
-
-
-def _anchor(experiment: str, claim_id: str) -> str:
-    return f"cmp-{slug(experiment)}-{slug(claim_id)}"
-
-
-def _html_figures(name: str, figures: list[tuple[Path, Path | None]]) -> list[str]:
-    if not figures:
-        return []
-    out = ["<h4>Figures</h4><div class='figs'>"]
-    for png, csv_copy in figures:
-        data = base64.b64encode(png.read_bytes()).decode()
-        link = f" · <a href='figures/{html.escape(csv_copy.name)}'>data (CSV)</a>" if csv_copy else ""
-        w, h = struct.unpack(">II", png.read_bytes()[16:24]) if png.suffix == ".png" else (1, 1)
-        wide = " class='wide'" if w > 1.6 * h else ""  # multi-panel figures span the full width
-        out.append(
-            f"<figure{wide}><img alt='{html.escape(name)}: {html.escape(png.stem)}' "
-            f"src='data:image/png;base64,{data}'><figcaption>{html.escape(png.stem)}{link}</figcaption>"
-            "</figure>"
-        )
-    return out + ["</div>"]
-
-
-def _html_comparisons(name: str, rows: list[Comparison]) -> list[str]:
-    if not rows:
-        return []
-    body = []
-    for c in rows:
-        measured = html.escape(c.measured) + (
-            "" if c.uncertainty in ("", "—") else f" <span class='muted'>{html.escape(c.uncertainty)}</span>"
-        )
-        reason = f"<br><span class='muted'>{html.escape(c.reason)}</span>" if c.reason else ""
+def _ledger_table(rows: list[tuple[ReportRun, Comparison]], ref_first: bool) -> tuple[str, list[str]]:
+    """One ledger table (HTML, markdown lines): verdict, claim, experiment, kind, evidence — and where the runs have
+    a reference, the paper-settings verdict beside this run's, first when ``ref_first``."""
+    with_ref = rows[0][0].reference is not None
+    ours = ["this run"] if with_ref else ["verdict"]
+    verdicts = ([REFERENCE_COLUMN] + ours if ref_first else ours + [REFERENCE_COLUMN]) if with_ref else ours
+    header = verdicts + ["claim", "experiment", "kind"]
+    body, md = [], ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for r, c in rows:
+        cells = {"this run": verdict_cell(c.verdict), "verdict": verdict_cell(c.verdict)}
+        mds = {"this run": c.verdict, "verdict": c.verdict}
+        if with_ref:
+            cells[REFERENCE_COLUMN] = reference_cell_html(r.reference, c.id, short=True)
+            mds[REFERENCE_COLUMN] = reference_cell_md(r.reference, c.id, short=True)
         star = "★ " if c.headline else ""
+        link = f"<a href='#{anchor(r.exp.name, c.id)}'>row</a>"
         body.append(
-            [
-                f"<td id='{_anchor(name, c.id)}'>{star}{html.escape(c.claim)}<br>"
-                f"<span class='muted'>{html.escape(c.source)}</span></td>",
-                html.escape(c.kind),
-                html.escape(c.paper_value),
-                measured,
-                html.escape(c.test),
-                html.escape(c.statistic),
-                verdict_cell(c.verdict, reason),
-            ]
+            [cells[v] for v in verdicts]
+            + [star + html.escape(c.claim), html.escape(r.exp.name)]
+            + [html.escape(c.kind), link]
         )
-    return [
-        "<h4>Claims: paper reports / iclab measures / verdict</h4>",
-        f"<p class='meta'>{html.escape(tally_line(rows))}</p>",
-        html_table(
-            ["claim (source)", "kind", "paper reports", "iclab measures", "test", "statistic", "verdict"],
-            body,
-            cls="cmp",
-        ),
-    ]
+        md.append("| " + " | ".join([mds[v] for v in verdicts] + [star + c.claim, r.exp.name, c.kind]) + " |")
+    return html_table(header + ["evidence"], body, cls="ledger"), md
 
 
-def _html_run(run: _Run, figures: list[tuple[Path, Path | None]]) -> str:
-    exp, meta, s = run.exp, run.meta, run.summary
-    cells = s.get("cells", {})
-    out = [
-        f"<section id='{slug(exp.name)}'><h3>{html.escape(exp.title)}</h3>",
-        f"<p class='meta'>experiment <code>{html.escape(exp.name)}</code> · preset {html.escape(str(meta.get('preset')))}"
-        f" · seed {meta.get('seed')} · config <code>{html.escape(str(meta.get('config_hash')))}</code> · "
-        f"{cells.get('done', '?')} cells done, {cells.get('failed', '?')} failed · compute "
-        f"{fmt_seconds(s.get('cell_seconds'))}, wall {fmt_seconds(s.get('wall_seconds'))} · run folder "
-        f"<code>{html.escape(str(run.path))}</code></p>",
-        "<h4>What the paper claims</h4>",
-        f"<div class='claim'>{md_to_html(exp.claim)}</div>",
-    ]
-    out += _html_figures(exp.name, figures) + _html_comparisons(exp.name, run.comparisons)
-    if s.get("notes"):
-        out.append(f"<h4>Where they disagree, and why</h4><div class='notes'>{md_to_html(s['notes'])}</div>")
-    if cells.get("failed"):
-        errs = "".join(f"<li><code>{html.escape(e)}</code></li>" for e in cells.get("failed_errors", []))
-        out.append(
-            f"<p class='error'>{cells['failed']} cell(s) failed (rerun with <code>iclab run {exp.name} "
-            f"--retry-failed</code>):</p><ul>{errs}</ul>"
-        )
-    out += [f"<p class='error'>report error: {html.escape(e)}</p>" for e in s.get("errors", [])]
-    out.append("</section>")
-    return "\n".join(out)
-
-
-def _md_run(run: _Run, figures: list[tuple[Path, Path | None]]) -> list[str]:
-    exp, s = run.exp, run.summary
-    cells = s.get("cells", {})
-    md = [
-        f"### {exp.title}",
-        "",
-        f"`{exp.name}` — run folder `{run.path}`, preset {run.meta.get('preset')}, "
-        f"{cells.get('done', '?')} cells done, {cells.get('failed', '?')} failed, compute "
-        f"{fmt_seconds(s.get('cell_seconds'))}, wall {fmt_seconds(s.get('wall_seconds'))}.",
-        "",
-        "**What the paper claims.** " + exp.claim.strip(),
-        "",
-    ]
-    if run.comparisons:
-        md += [comparison_table_md(run.comparisons), ""]
-    if s.get("notes"):
-        md += ["**Where they disagree, and why.**", "", s["notes"].strip(), ""]
-    md += [
-        f"![{exp.name} {png.stem}](figures/{png.name})" + (f" ([data](figures/{csv.name}))" if csv else "")
-        for png, csv in figures
-    ]
-    md += [f"> report error: {e}" for e in s.get("errors", [])]
-    return md + [""]
-
-
-def _ledger(groups: list[tuple[str, list[_Run]]]) -> tuple[list[str], list[str]]:
-    """The claims ledger (HTML, markdown): per paper every judged claim, headline claims first, with its
-    verdict, its kind and a link to its evidence; counts split by kind."""
+def _ledger(groups: list[tuple[str, list[ReportRun]]]) -> tuple[list[str], list[str]]:
+    """The claims ledger (HTML, markdown): per paper every judged claim, headline claims first — each with its
+    verdict, its paper-settings verdict (headline claims: that one first), its kind and a link to its evidence;
+    the counts of this run (split by kind) and of the reference runs."""
     html_out = [
         "<h2 id='ledger'>Claims ledger</h2><p class='meta'>★ headline claim · a verdict is a test fixed "
         "before the run; “not judged” says why (settings differ from the paper's, unreliable source, too "
-        "little power, or not measured).</p>"
+        "little power, or not measured) · the paper-settings verdict is the experiment's shipped reference run "
+        "(its <code>paper</code> preset) judged by this iclab; — where none is shipped.</p>"
     ]
     md = ["## Claims ledger", ""]
     for key, rs in groups:
-        rows = [(r.exp.name, c) for r in rs for c in r.comparisons]
+        rows = [(r, c) for r in rs for c in r.comparisons]
         if not rows:
             continue
-        rows.sort(key=lambda rc: not rc[1].headline)
-        counts = tally_line([c for _, c in rows])
+        claims = [c for _, c in rows]
+        counts = tally_line(claims)
+        if any(r.reference is not None for r in rs):
+            refs = {r.exp.name: r.reference for r in rs if r.reference is not None}
+            counts = f"This run: {counts} Reference runs (paper settings): {reference_tally_line(claims, refs)}"
         html_out.append(f"<h3>{html.escape(PAPERS.get(key, key))}</h3><p class='meta'>{html.escape(counts)}</p>")
-        html_out.append(
-            html_table(
-                ["verdict", "claim", "experiment", "kind", "evidence"],
-                [
-                    [
-                        verdict_cell(c.verdict),
-                        ("★ " if c.headline else "") + html.escape(c.claim),
-                        html.escape(name),
-                        html.escape(c.kind),
-                        f"<a href='#{_anchor(name, c.id)}'>row</a>",
-                    ]
-                    for name, c in rows
-                ],
-                cls="ledger",
-            )
-        )
-        md += [
-            f"### {PAPERS.get(key, key)}",
-            "",
-            counts,
-            "",
-            "| verdict | claim | experiment | kind |",
-            "|---|---|---|---|",
-        ]
-        md += [f"| {c.verdict} | {'★ ' if c.headline else ''}{c.claim} | {name} | {c.kind} |" for name, c in rows]
-        md.append("")
+        md += [f"### {PAPERS.get(key, key)}", "", counts, ""]
+        split = rows[0][0].reference is not None
+        parts = [(True, [rc for rc in rows if rc[1].headline]), (False, [rc for rc in rows if not rc[1].headline])]
+        for headline, part in parts if split else [(False, sorted(rows, key=lambda rc: not rc[1].headline))]:
+            if not part:
+                continue
+            if split:
+                what = "★ Headline claims (paper-settings verdict first)" if headline else "Other claims"
+                html_out.append(f"<h4>{what}</h4>")
+                md += [f"**{what}**", ""]
+            table, lines = _ledger_table(part, ref_first=headline)
+            html_out.append(table)
+            md += lines + [""]
     return html_out, md
 
 
-def write_comparisons_csv(runs: Sequence[_Run], path: Path) -> Path:
-    """Every comparison row of ``runs`` to ``path`` with the fields ``COMPARISON_FIELDS``."""
+def write_comparisons_csv(runs: Sequence[ReportRun], path: Path) -> Path:
+    """Every comparison row of ``runs`` to ``path`` with the fields ``COMPARISON_FIELDS``, and where the runs have a
+    reference, ``paper_settings_verdict`` (the reference run's verdict of the claim, or "— (…)" saying why none)."""
+    with_ref = any(r.reference is not None for r in runs)
     with open(path, "w", newline="") as fh:
         writer = csv.writer(fh)
-        writer.writerow(COMPARISON_FIELDS)
+        writer.writerow(list(COMPARISON_FIELDS) + (["paper_settings_verdict"] if with_ref else []))
         for r in runs:
             for c in r.comparisons:
-                writer.writerow([getattr(c, f) for f in COMPARISON_FIELDS])
+                extra = [] if not with_ref else [_csv_verdict(r.reference, c.id)]
+                writer.writerow([getattr(c, f) for f in COMPARISON_FIELDS] + extra)
     return path
 
 
-def _sections(groups: list[tuple[str, list[_Run]]], out: Path) -> tuple[list[str], list[str], list[str]]:
-    """Table-of-contents entries, HTML sections and markdown of every paper's runs."""
-    toc, sections, md = [], [], []
-    for key, rs in groups:
-        title = PAPERS.get(key, key)
-        toc.append(
-            f"<li><a href='#paper-{slug(key)}'>{html.escape(title)}</a><ul>"
-            + "".join(f"<li><a href='#{slug(r.exp.name)}'>{html.escape(r.exp.title)}</a></li>" for r in rs)
-            + "</ul></li>"
-        )
-        sections.append(
-            f"<h2 id='paper-{slug(key)}'>{html.escape(title)}</h2>"
-            f"<p class='meta'>paper key <code>{html.escape(key)}</code></p>"
-        )
-        md += [f"## {title}", ""]
-        for r in rs:
-            try:
-                figures = _copy_figures(r, out)
-                sections.append(_html_run(r, figures))
-                md += _md_run(r, figures)
-            except Exception as exc:  # noqa: BLE001 - one odd summary must not lose the whole report
-                why = f"{type(exc).__name__}: {exc}"
-                sections.append(
-                    f"<section id='{slug(r.exp.name)}'><h3>{html.escape(r.exp.title)}</h3>"
-                    f"<p class='error'>report error: {html.escape(why)}</p></section>"
-                )
-                md += [f"### {r.exp.title}", "", f"> report error: {why}", ""]
-    return toc, sections, md
+def _csv_verdict(ref: Reference | None, claim_id: str) -> str:
+    row = None if ref is None else ref.row(claim_id)
+    return row.verdict if row is not None else reference_cell_md(ref or Reference(""), claim_id)
 
 
 def write_combined_report(
-    run_dirs: Sequence[Path], out_dir: str | Path = "runs/report", failures: Sequence[str] = ()
+    run_dirs: Sequence[Path],
+    out_dir: str | Path = "runs/report",
+    failures: Sequence[str] = (),
+    *,
+    reference_root: Path | None = None,
 ) -> Path:
     """Combine finished run folders into ``out_dir/index.html``, ``report.md`` and ``comparisons.csv``; return the
-    HTML path.
+    HTML path. Beside each verdict: the claim's paper-settings verdict, the shipped reference run of its experiment
+    (under ``reference_root``, default the package's) re-judged once per process by the installed code.
 
     ``failures``: lines ``"experiment: error"`` for experiments that could not run at all (shown at the top).
     """
-    out = Path(out_dir)
+    runs = [_load(Path(d), reference_root) for d in run_dirs]
+    claims = [c for r in runs for c in r.comparisons]
+    refs = {r.exp.name: r.reference for r in runs}
+    shipped = sorted(name for name, ref in refs.items() if ref.shipped)
+    papers = len({r.exp.paper for r in runs})
+    headline = (
+        f"{len(runs)} experiment(s) over {papers} paper(s). This run: {tally_line(claims)} Reference runs (paper "
+        f"settings, re-judged by this iclab): {reference_tally_line(claims, refs)} Reference runs are shipped for "
+        f"{len(shipped)} of these {len(runs)} experiment(s)" + (f" ({', '.join(shipped)})." if shipped else ".")
+    )
+    return write_report_pages(Path(out_dir), TITLE, headline, runs, _SUMMARY_HEADER, _summary_rows, failures)
+
+
+def write_report_pages(
+    out: Path,
+    title: str,
+    headline: str,
+    runs: Sequence[ReportRun],
+    summary_header: Sequence[str],
+    summary_rows,
+    failures: Sequence[str] = (),
+) -> Path:
+    """Write ``out/index.html``, ``report.md``, ``comparisons.csv`` and ``figures/`` of ``runs``: title, a stamp,
+    ``headline`` (markdown), failures, the claims ledger, the summary table (``summary_rows(runs)`` under
+    ``summary_header``; its second cell, the experiment, links to its section) and one section per paper."""
     if (out / "figures").exists():
         shutil.rmtree(out / "figures")
     (out / "figures").mkdir(parents=True, exist_ok=True)
-    runs = [_load(Path(d)) for d in run_dirs]
-    groups = _by_paper(runs)
-    rows = _summary_rows([r for _, rs in groups for r in rs])
+    groups = _by_paper(list(runs))
+    rows = summary_rows([r for _, rs in groups for r in rs])
     stamp = (
         f"Generated {time.strftime('%Y-%m-%d %H:%M:%S %Z')} by iclab {iclab_version()}"
         f" (git {(git_revision() or 'unknown')[:12]})."
     )
-    headline = f"{len(runs)} experiment(s) over {len(groups)} paper(s); " + tally_line(
-        [c for r in runs for c in r.comparisons]
-    )
     ledger_html, ledger_md = _ledger(groups)
-    toc, sections, sections_md = _sections(groups, out)
-    md = ["# iclab reproduction report", "", stamp, "", headline, ""]
-    body = [
-        f"<h1>iclab reproduction report</h1><p class='meta'>{html.escape(stamp)}</p>",
-        f"<p>{html.escape(headline)}</p>",
-    ]
+    toc, sections, sections_md = paper_sections(groups, out)
+    md = [f"# {title}", "", stamp, "", headline, ""]
+    body = [f"<h1>{html.escape(title)}</h1><p class='meta'>{html.escape(stamp)}</p>", md_to_html(headline)]
     if failures:
         body.append(
             "<p class='error'><strong>Experiments that could not run:</strong></p><ul>"
@@ -351,7 +243,7 @@ def write_combined_report(
         md += ["**Experiments that could not run:**", ""] + [f"- `{f}`" for f in failures] + [""]
     md += (
         ledger_md
-        + ["## Summary", "", "| " + " | ".join(_SUMMARY_HEADER) + " |", "|" + "---|" * len(_SUMMARY_HEADER)]
+        + ["## Summary", "", "| " + " | ".join(summary_header) + " |", "|" + "---|" * len(summary_header)]
         + ["| " + " | ".join(r) + " |" for r in rows]
         + [""]
     )
@@ -363,14 +255,9 @@ def write_combined_report(
         "<nav class='toc'><strong>Contents</strong><ul><li><a href='#ledger'>Claims ledger</a></li>"
         "<li><a href='#summary'>Summary</a></li>" + "".join(toc) + "</ul></nav>"
     )
-    body += [
-        nav,
-        *ledger_html,
-        "<h2 id='summary'>Summary</h2>",
-        html_table(_SUMMARY_HEADER, links, cls="summary"),
-        *sections,
-    ]
+    body += [nav, *ledger_html, "<h2 id='summary'>Summary</h2>", html_table(summary_header, links, cls="summary")]
+    body += sections
     (out / "report.md").write_text("\n".join(md + sections_md) + "\n")
-    (out / "index.html").write_text(page("iclab reproduction report", "\n".join(body)))
+    (out / "index.html").write_text(page(title, "\n".join(body)))
     write_comparisons_csv(runs, out / "comparisons.csv")
     return out / "index.html"

@@ -208,6 +208,8 @@ thead th{border-bottom:2px solid var(--fg);white-space:nowrap}tbody tr:nth-child
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .ok{color:var(--ok);font-weight:600;white-space:nowrap}.bad{color:var(--bad);font-weight:700;white-space:nowrap}
 .na{color:var(--na);white-space:nowrap}
+td.ok .muted,td.bad .muted,td.na .muted{white-space:normal;overflow-wrap:anywhere;font-weight:normal}
+table.cmp thead th,table.ledger thead th,table.summary thead th{white-space:normal}
 nav.toc{background:var(--zebra);border:1px solid var(--line);border-radius:6px;padding:.6em 1.2em;margin:1em 0}
 nav.toc ul{margin:.2em 0;padding-left:1.2em}nav.toc>ul{padding-left:0;list-style:none}
 .claim{border-left:4px solid var(--accent);padding:.1em 1em;background:#f3f8fc}

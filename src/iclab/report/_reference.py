@@ -8,27 +8,41 @@ A reference run is a run folder stripped to what judging needs, under ``iclab/re
 - ``reference.json`` — how it was made: commit, date, machine, wall and CPU seconds, cells done and failed.
 
 Nothing is recomputed: :func:`reference_summary` loads the cells and judges every declared claim with the installed
-``claims``/``compare`` (:func:`iclab.report._run_report.rejudged_summary`), so a change of the judge shows up as a
-change of a reference verdict (guarded by ``tests/test_reference.py`` against a committed snapshot).
-:func:`ship_reference` makes one from a finished run folder.
+``claims``/``compare`` (:func:`iclab.report._judging.rejudged_summary`), once per process and folder, so a change of
+the judge shows up as a change of a reference verdict (guarded by ``tests/test_reference.py`` against the committed
+snapshot ``tests/data/reference_verdicts.json``, rewritten by ``make reference-snapshot``). :func:`load_reference`
+gives the reports one :class:`Reference` per experiment — "none shipped" included — and :func:`ship_reference` makes
+a reference from a finished run folder.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import platform
 import shutil
 import sqlite3
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
-from iclab.errors import RunFolderError
-from iclab.experiments import get_experiment
-from iclab.report._run_report import rejudged_summary
+from iclab.errors import IclabError, RunFolderError
+from iclab.experiments import Comparison, get_experiment
+from iclab.report._judging import rejudged_summary
 
-__all__ = ["REFERENCE_DIR", "reference_runs", "reference_summary", "reference_meta", "ship_reference"]
+__all__ = [
+    "REFERENCE_DIR",
+    "Reference",
+    "load_reference",
+    "reference_runs",
+    "reference_summary",
+    "reference_meta",
+    "reference_verdicts",
+    "verdict_changes",
+    "ship_reference",
+]
 
 #: Where the shipped reference runs live (package data of ``iclab``).
 REFERENCE_DIR = Path(__file__).resolve().parents[1] / "reference"
@@ -54,14 +68,86 @@ def reference_meta(folder: Path) -> dict[str, Any]:
     return json.loads(path.read_text()) if path.is_file() else {}
 
 
+_JUDGED: dict[tuple, dict[str, Any]] = {}  # (experiment, folder, file stamps) -> rejudged summary, per process
+
+
 def reference_summary(experiment: str, root: Path | None = None) -> dict[str, Any] | None:
     """The shipped ``paper`` run of ``experiment`` re-judged by the installed code: ``{"comparisons": [...],
-    "errors": [...], "meta": reference.json, "path": folder}``; ``None`` when none is shipped."""
+    "errors": [...], "meta": reference.json, "path": folder}``; ``None`` when none is shipped. Judged once per
+    process and folder (a changed file is judged again); each call gets its own copy."""
     folder = reference_runs(root).get(experiment)
     if folder is None:
         return None
-    summary = rejudged_summary(folder, get_experiment(experiment))
-    return {**summary, "meta": reference_meta(folder), "path": str(folder)}
+    stamp = tuple((f.name, f.stat().st_mtime_ns, f.stat().st_size) for f in sorted(folder.iterdir()) if f.is_file())
+    key = (experiment, str(folder.resolve()), stamp)
+    if key not in _JUDGED:
+        _JUDGED[key] = rejudged_summary(folder, get_experiment(experiment))
+    return {**copy.deepcopy(_JUDGED[key]), "meta": reference_meta(folder), "path": str(folder)}
+
+
+@dataclass(frozen=True)
+class Reference:
+    """The paper-settings verdicts of one experiment: its shipped reference run re-judged by the installed code
+    (``rows``: claim id -> comparison), or none shipped (``path`` None, no rows)."""
+
+    experiment: str
+    rows: Mapping[str, Comparison] = field(default_factory=dict)
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    errors: tuple[str, ...] = ()
+    path: Path | None = None
+
+    @property
+    def shipped(self) -> bool:
+        return self.path is not None
+
+    def row(self, claim_id: str) -> Comparison | None:
+        return self.rows.get(claim_id)
+
+
+def load_reference(experiment: str, root: Path | None = None) -> Reference:
+    """The :class:`Reference` of ``experiment`` (:func:`reference_summary`); one that cannot be judged (an
+    experiment not registered here, an unreadable ``config.json``) keeps its folder and says why in ``errors``."""
+    try:
+        summary = reference_summary(experiment, root)
+    except (IclabError, OSError, ValueError, KeyError) as exc:
+        folder = reference_runs(root).get(experiment)
+        meta = reference_meta(folder) if folder else {}
+        return Reference(experiment, {}, meta, (f"reference run not judged: {type(exc).__name__}: {exc}",), folder)
+    if summary is None:
+        return Reference(experiment)
+    rows = {c["id"]: Comparison(**c) for c in summary["comparisons"]}
+    return Reference(experiment, rows, summary["meta"], tuple(summary["errors"]), Path(summary["path"]))
+
+
+def reference_verdicts(root: Path | None = None) -> dict[str, dict[str, str]]:
+    """``{experiment: {claim id: verdict}}`` of every shipped reference run, re-judged now (the snapshot's form)."""
+    out = {}
+    for name in reference_runs(root):
+        ref = load_reference(name, root)
+        if ref.errors and not ref.rows:
+            raise IclabError(f"reference run of {name} not judged: {'; '.join(ref.errors)}")
+        out[name] = {cid: c.verdict for cid, c in sorted(ref.rows.items())}
+    return out
+
+
+def verdict_changes(old: Mapping[str, Mapping[str, str]], root: Path | None = None) -> list[str]:
+    """One readable line per claim whose verdict differs from the snapshot ``old`` ({experiment: {id: verdict}}):
+    ``experiment / claim id: old -> new (reason, or the statistic of a judged verdict)``, claims and experiments that appeared or went included."""
+    lines = []
+    for name in sorted(set(old) | set(reference_runs(root))):
+        ref = load_reference(name, root) if name in reference_runs(root) else None
+        now = {} if ref is None else {cid: c.verdict for cid, c in ref.rows.items()}
+        if ref is None:
+            lines.append(f"{name}: reference run no longer shipped (snapshot has {len(old[name])} claims)")
+            continue
+        for cid in sorted(set(old.get(name, {})) | set(now)):
+            before, after = old.get(name, {}).get(cid, "(not in the snapshot)"), now.get(cid, "(no such claim now)")
+            if before != after:
+                c = ref.rows.get(cid)
+                why = "" if c is None else (c.reason or c.statistic)  # a judged verdict's why is its statistic
+                lines.append(f"{name} / {cid}: {before} -> {after}" + (f" ({why})" if why else ""))
+        lines += [f"{name}: {e}" for e in ref.errors]
+    return lines
 
 
 def ship_reference(run_dir: str | Path, root: Path | None = None, *, cpu_seconds: float | None = None) -> Path:

@@ -1,4 +1,6 @@
-"""``report.md`` of one run folder: the paper's claim, figures, and the "paper reports / iclab measures" table."""
+"""``report.md`` of one run folder: the paper's claim, figures, and the "paper reports / iclab measures" table, with
+the paper-settings verdict of each claim beside this run's: the experiment's shipped reference run (its ``paper``
+preset) re-judged by the installed code (:mod:`iclab.report._reference`), "—" where none is shipped."""
 
 from __future__ import annotations
 
@@ -6,11 +8,10 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-import pandas as pd
-
-from iclab.errors import IclabError
-from iclab.experiments import Experiment, get_experiment, load_run, run_experiment
-from iclab.experiments import Comparison, judge_run
+from iclab.experiments import Experiment, get_experiment, run_experiment
+from iclab.experiments import Comparison
+from iclab.report._judging import judge, rejudged_summary
+from iclab.report._reference import Reference, load_reference
 from iclab.runs import ResultStore, RunFolder, RunResult
 from iclab.stats import AGREES, DISAGREES, KINDS, NOT_JUDGED, VERDICTS
 
@@ -28,7 +29,16 @@ __all__ = [
     "rejudged_summary",
     "tally",
     "tally_line",
+    "REFERENCE_COLUMN",
+    "reference_cell_md",
+    "reference_line",
+    "reference_tally_line",
 ]
+
+#: The column that puts the paper-settings verdict beside this run's.
+REFERENCE_COLUMN = "paper-settings verdict (reference run)"
+NO_REFERENCE = "— (no reference shipped)"
+NOT_IN_REFERENCE = "— (claim not in the reference run)"
 
 
 def fmt_seconds(seconds: float | None) -> str:
@@ -71,31 +81,73 @@ def run_timing(folder: Path, result: RunResult) -> dict:
     return {"cell_seconds": cell_seconds, "wall_seconds": wall, "sweeps": len(sweeps), "executors": executors}
 
 
-def judge(exp: Experiment, config, result: RunResult) -> tuple[list[Comparison], list[str]]:
-    """Every declared claim of the run with its verdict (:func:`iclab.experiments.judge_run`), and errors."""
-    return judge_run(
-        paper=exp.paper,
-        experiment=exp.name,
-        config=config,
-        results=result.results,
-        failed=result.failed,
-        claims=exp.claims,
-        compare=exp.compare,
+def _measured(c: Comparison) -> str:
+    return c.measured + ("" if c.uncertainty in ("", "—") else f" {c.uncertainty}")
+
+
+def reference_cell_md(reference: Reference, claim_id: str, *, short: bool = False) -> str:
+    """The paper-settings verdict of ``claim_id`` in markdown: ``**disagrees**: measured 6.2 % [5.1, 7.1]`` (a
+    "not judged" one with its reason; ``short``: the verdict alone), or "—" saying why there is none."""
+    if not reference.shipped:
+        return NO_REFERENCE
+    c = reference.row(claim_id)
+    if c is None:
+        return NOT_IN_REFERENCE
+    verdict = c.verdict if c.verdict != DISAGREES else f"**{c.verdict}**"
+    if short:
+        return verdict
+    return f"{verdict}: measured {_measured(c)}" + (f" ({c.reason})" if c.verdict == NOT_JUDGED and c.reason else "")
+
+
+def reference_line(reference: Reference) -> str:
+    """Where the paper-settings verdicts of one experiment come from: the reference run's commit (short), date,
+    machine, wall time and cells — or that none is shipped."""
+    m = reference.meta
+    if not reference.shipped:
+        return f"No paper-settings reference run is shipped for `{reference.experiment}`: its column reads —."
+    cpu = f", CPU {fmt_seconds(m['cpu_seconds'])}" if m.get("cpu_seconds") is not None else ""
+    return (
+        f"Paper-settings verdicts: the reference run of `{reference.experiment}` (`paper` preset, shipped with "
+        f"iclab), commit `{str(m.get('commit') or '?')[:7]}`, {m.get('date') or m.get('shipped') or '?'}, "
+        f"{m.get('machine', '?')} ({m.get('device', '?')}), wall {fmt_seconds(m.get('wall_seconds'))}{cpu}, "
+        f"{m.get('cells_done', '?')} cells done, {m.get('cells_failed', '?')} failed; re-judged by this iclab now."
+    ) + "".join(f" Reference error: {e}" for e in reference.errors)
+
+
+def reference_tally_line(rows: Sequence[Comparison], references: Mapping[str, Reference]) -> str:
+    """``"14 agree, 7 disagree, 0 not judged; 165 with no reference verdict (—)."``: the paper-settings verdicts
+    over the claims ``rows`` of this run, each looked up by experiment and claim id in ``references``."""
+    counts = {v: 0 for v in VERDICTS}
+    missing = 0
+    for c in rows:
+        ref = references.get(c.experiment)
+        row = None if ref is None else ref.row(c.id)
+        if row is None:
+            missing += 1
+        else:
+            counts[row.verdict] += 1
+    return (
+        f"{counts[AGREES]} agree, {counts[DISAGREES]} disagree, "
+        f"{counts[NOT_JUDGED]} not judged" + (f"; {missing} with no reference verdict (—)" if missing else "") + "."
     )
 
 
-def comparison_table_md(rows: Sequence[Comparison]) -> str:
-    """The comparison rows as a markdown table (claim, kind, paper, measured ± uncertainty, test, verdict)."""
+def comparison_table_md(rows: Sequence[Comparison], reference: Reference | None = None) -> str:
+    """The comparison rows as a markdown table (claim, kind, paper, measured ± uncertainty, test, verdict); with
+    ``reference`` (the experiment's, shipped or not) a last column gives each claim's paper-settings verdict."""
+    extra = reference is not None
     lines = [
-        "| claim | kind | paper reports | iclab measures | test | statistic | verdict |",
-        "|---|---|---|---|---|---|---|",
+        "| claim | kind | paper reports | iclab measures | test | statistic | verdict |"
+        + (f" {REFERENCE_COLUMN} |" if extra else ""),
+        "|---|---|---|---|---|---|---|" + ("---|" if extra else ""),
     ]
     for c in rows:
         verdict = c.verdict if c.verdict != DISAGREES else f"**{c.verdict}**"
         if c.reason:
             verdict += f" ({c.reason})"
-        measured = c.measured + ("" if c.uncertainty in ("", "—") else f" {c.uncertainty}")
-        cells = [f"{c.claim} [{c.source}]", c.kind, c.paper_value, measured, c.test, c.statistic, verdict]
+        cells = [f"{c.claim} [{c.source}]", c.kind, c.paper_value, _measured(c), c.test, c.statistic, verdict]
+        if extra:
+            cells.append(reference_cell_md(reference, c.id))
         lines.append("| " + " | ".join(str(x).replace("|", "\\|").replace("\n", " ") for x in cells) + " |")
     return "\n".join(lines)
 
@@ -120,9 +172,12 @@ def run_summary(exp: Experiment, config: Config, result: RunResult) -> dict[str,
     return {"figures": figures, "comparisons": comparisons, "notes": notes, "errors": errors}
 
 
-def write_run_report(exp: Experiment, config: Config, result: RunResult) -> Path:
-    """Write ``figures/``, ``summary.json`` and ``report.md`` into the run folder; return the report path."""
+def write_run_report(exp: Experiment, config: Config, result: RunResult, reference: Reference | None = None) -> Path:
+    """Write ``figures/``, ``summary.json`` and ``report.md`` into the run folder; return the report path.
+    ``reference``: the paper-settings verdicts beside this run's (default: the shipped reference run of ``exp``,
+    :func:`iclab.report._reference.load_reference`)."""
     summary = run_summary(exp, config, result)
+    reference = load_reference(exp.name) if reference is None else reference
     folder = result.folder.path
     lines = [
         f"# {exp.title}",
@@ -159,9 +214,12 @@ def write_run_report(exp: Experiment, config: Config, result: RunResult) -> Path
         lines += [
             "## Claims: paper reports / iclab measures / verdict",
             "",
-            tally_line(summary["comparisons"]),
+            f"This run: {tally_line(summary['comparisons'])} Reference run (paper settings): "
+            + reference_tally_line(summary["comparisons"], {exp.name: reference}),
             "",
-            comparison_table_md(summary["comparisons"]),
+            reference_line(reference),
+            "",
+            comparison_table_md(summary["comparisons"], reference),
             "",
         ]
     if summary["notes"]:
@@ -207,28 +265,3 @@ def run_and_report(
     result = run_experiment(name, preset, overrides, seed, **kwargs)
     write_run_report(get_experiment(name), result.config, result)
     return result
-
-
-def rejudged_summary(run_dir: Path, exp: Experiment) -> dict[str, Any]:
-    """The comparisons of a run folder without ``summary.json`` (a run stopped before its report): every declared
-    claim judged on the cells it holds — "not measured" where they are missing — so the ledger's counts never
-    drop an experiment's claims."""
-    try:
-        run = load_run(run_dir)
-        results, failed, config = run.results, run.failed, run.config
-    except IclabError as exc:  # an unreadable store: the claims are declared all the same, none measured
-        config = exp.config_cls.from_dict(json.loads((run_dir / "config.json").read_text())["config"])
-        results = failed = pd.DataFrame()
-        errors = [f"results not read: {exc}"]
-    else:
-        errors = []
-    rows, judge_errors = judge_run(
-        paper=exp.paper,
-        experiment=exp.name,
-        config=config,
-        results=results,
-        failed=failed,
-        claims=exp.claims,
-        compare=exp.compare,
-    )
-    return {"comparisons": [r.as_dict() for r in rows], "errors": errors + judge_errors}
