@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from iclab.experiments import Experiment, all_experiments
+from iclab.experiments import Experiment, paper_experiments
 from iclab.report import fmt_seconds
 from iclab.report._reference import REFERENCE_DIR, reference_runs, reference_summary
 from iclab.stats import AGREES, DISAGREES, NOT_JUDGED
@@ -197,7 +197,7 @@ def readme_block(experiments: list[Experiment], summaries: dict[str, dict | None
 def blocks(reference_root: Path | None = None) -> dict[str, str]:
     """``{file relative to the repository root: generated block}`` for ``README.md`` and every paper note, from the
     reference runs under ``reference_root`` (default: the installed package's)."""
-    experiments = all_experiments()
+    experiments = paper_experiments()
     shipped = reference_runs(REFERENCE_DIR if reference_root is None else reference_root)
     summaries = {e.name: reference_summary(e.name, reference_root) if e.name in shipped else None for e in experiments}
     out = {"README.md": readme_block(experiments, summaries)}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from iclab.experiments import all_experiments
+from iclab.experiments import paper_experiments
 from iclab.report._reference import reference_runs, reference_summary
 
 pytestmark = pytest.mark.slow  # judging the reference runs takes seconds each
@@ -45,7 +45,7 @@ def _copy_docs(dest: Path) -> Path:
 
 
 def test_committed_docs_equal_the_generated_blocks(generated):
-    assert set(generated) == {"README.md", *(f"docs/papers/{e.paper}.md" for e in all_experiments())}
+    assert set(generated) == {"README.md", *(f"docs/papers/{e.paper}.md" for e in paper_experiments())}
     assert GEN.stale(generated) == [], REGENERATE
 
 
@@ -63,7 +63,7 @@ def test_every_shipped_reference_verdict_is_in_its_note_and_counted_in_the_readm
     shipped = reference_runs()
     assert shipped, "no reference run is shipped"
     readme = generated["README.md"]
-    for exp in all_experiments():
+    for exp in paper_experiments():
         if exp.name not in shipped:
             continue
         summary = reference_summary(exp.name)
@@ -88,7 +88,7 @@ def test_any_subset_of_reference_runs_renders_and_names_the_missing_ones(tmp_pat
         shutil.copytree(reference_runs()[name], refs / f"{name}-paper")
     generated = GEN.blocks(refs)
     readme = generated["README.md"]
-    for exp in all_experiments():
+    for exp in paper_experiments():
         note = generated[f"docs/papers/{exp.paper}.md"]
         section = note.split(f"### `{exp.name}`\n", 1)[1].split("\n### ", 1)[0]
         ids = [c.id for c in exp.claims(exp.config("paper"))]
@@ -124,3 +124,15 @@ def test_no_verdict_count_is_typed_outside_the_generated_blocks():
             text = text.split(GEN.BEGIN)[0] + text.split(GEN.END, 1)[1]
         found += [f"{path.relative_to(ROOT)}: {m.group(0)}" for m in COUNT.finditer(text)]
     assert not found, "verdict counts typed by hand (the generated blocks give them): " + "; ".join(found)
+
+
+def test_experiments_of_other_modules_stay_out_of_the_generated_docs(monkeypatch):
+    """A user's or a test's experiment (``ICLAB_EXPERIMENT_MODULES``, here the fixtures) is registered beside the
+    paper packages but has no reference run and no paper note: the generated docs cover the paper packages only."""
+    import fixtures_experiments  # noqa: F401 - registers fx_sweep and fx_other
+
+    from iclab.experiments import all_experiments
+
+    names = {e.name for e in paper_experiments()}
+    assert {"fx_sweep", "fx_other"} <= {e.name for e in all_experiments()}
+    assert not names & {"fx_sweep", "fx_other"} and "temperature" in names

@@ -14,6 +14,7 @@ from iclab.experiments._judge import Comparison as Comparison
 from iclab.experiments._judge import judge_run as judge_run
 from iclab.experiments._registry import PAPER_PACKAGES as PAPER_PACKAGES
 from iclab.experiments._registry import all_experiments as all_experiments
+from iclab.experiments._registry import paper_experiments as paper_experiments
 from iclab.experiments._registry import experiment_names as experiment_names
 from iclab.experiments._registry import get_experiment as get_experiment
 from iclab.experiments._registry import register as register
@@ -35,6 +36,7 @@ __all__ = [
     "get_experiment",
     "experiment_names",
     "all_experiments",
+    "paper_experiments",
     "PAPER_PACKAGES",
     "run_experiment",
     "sweep_for",

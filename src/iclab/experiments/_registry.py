@@ -10,21 +10,25 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 
 from iclab.errors import ConfigError
 from iclab.experiments._contract import Experiment
 
-__all__ = ["register", "get_experiment", "experiment_names", "all_experiments", "PAPER_PACKAGES"]
+__all__ = ["register", "get_experiment", "experiment_names", "all_experiments", "paper_experiments", "PAPER_PACKAGES"]
 
 # One sub-package per paper, in report order.
 PAPER_PACKAGES = ("temperature", "ood", "dispersion", "multihead", "categorical")
 _REGISTRY: dict[str, Experiment] = {}
+_BUILT_IN: set[str] = set()  # the names the paper packages registered (not a user's or a test's modules)
 _loaded = False
 
 
 def register(exp: Experiment) -> Experiment:
     """Add ``exp`` to the registry (a later registration of the same name replaces the earlier one)."""
     _REGISTRY[exp.name] = exp
+    caller = sys._getframe(1).f_globals.get("__name__", "")
+    (_BUILT_IN.add if caller.startswith("iclab.experiments.") else _BUILT_IN.discard)(exp.name)
     return exp
 
 
@@ -43,6 +47,12 @@ def all_experiments() -> list[Experiment]:
     """Every registered experiment, in report order."""
     _load_all()
     return sorted(_REGISTRY.values(), key=lambda e: (e.order, e.name))
+
+
+def paper_experiments() -> list[Experiment]:
+    """The experiments of iclab's own paper packages, in report order (without those of
+    ``ICLAB_EXPERIMENT_MODULES``): what the reference runs and the generated docs cover."""
+    return [e for e in all_experiments() if e.name in _BUILT_IN]
 
 
 def experiment_names() -> list[str]:
