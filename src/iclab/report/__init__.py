@@ -7,6 +7,7 @@ from iclab.report._html import md_to_html
 from iclab.report._run_report import (
     comparison_table_md,
     fmt_seconds,
+    rejudged_summary,
     run_and_report,
     run_summary,
     run_timing,
@@ -18,6 +19,7 @@ __all__ = [
     "run_and_report",
     "write_combined_report",
     "run_summary",
+    "rejudged_summary",
     "run_timing",
     "fmt_seconds",
     "comparison_table_md",

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Sequence
 
 from iclab.experiments import get_experiment
-from iclab.experiments import COMPARISON_FIELDS, Comparison
+from iclab.experiments import COMPARISON_FIELDS, Comparison, chance_line
 from iclab.report._html import html_table, md_to_html, page, slug, verdict_cell
 from iclab.report._run_report import comparison_table_md, fmt_seconds, rejudged_summary, tally, tally_line
 from iclab.runs import git_revision, iclab_version
@@ -241,7 +241,7 @@ def _ledger(groups: list[tuple[str, list[_Run]]]) -> tuple[list[str], list[str]]
         if not rows:
             continue
         rows.sort(key=lambda rc: not rc[1].headline)
-        counts = tally_line([c for _, c in rows])
+        counts = f"{tally_line([c for _, c in rows])} {chance_line([r.summary for r in rs])}."
         html_out.append(f"<h3>{html.escape(PAPERS.get(key, key))}</h3><p class='meta'>{html.escape(counts)}</p>")
         html_out.append(
             html_table(

@@ -10,7 +10,7 @@ import pandas as pd
 
 from iclab.errors import IclabError
 from iclab.experiments import Experiment, get_experiment, load_run, run_experiment
-from iclab.experiments import Comparison, judge_run
+from iclab.experiments import Comparison, chance_line, family_summary, judge_run
 from iclab.runs import ResultStore, RunFolder, RunResult
 from iclab.stats import AGREES, DISAGREES, KINDS, NOT_JUDGED, VERDICTS
 
@@ -117,7 +117,8 @@ def run_summary(exp: Experiment, config: Config, result: RunResult) -> dict[str,
                 notes = exp.notes(config, result.results)
             except Exception as exc:  # noqa: BLE001
                 errors.append(f"notes failed: {type(exc).__name__}: {exc}")
-    return {"figures": figures, "comparisons": comparisons, "notes": notes, "errors": errors}
+    summary = {"figures": figures, "comparisons": comparisons, "notes": notes, "errors": errors}
+    return summary | family_summary(comparisons)  # chance agreements and the Holm family
 
 
 def write_run_report(exp: Experiment, config: Config, result: RunResult) -> Path:
@@ -161,6 +162,8 @@ def write_run_report(exp: Experiment, config: Config, result: RunResult) -> Path
             "",
             tally_line(summary["comparisons"]),
             "",
+            chance_line([summary]) + ".",
+            "",
             comparison_table_md(summary["comparisons"]),
             "",
         ]
@@ -181,6 +184,8 @@ def write_run_report(exp: Experiment, config: Config, result: RunResult) -> Path
                     str(p.relative_to(folder)) if p.is_relative_to(folder) else str(p) for p in summary["figures"]
                 ],
                 "comparisons": [c.as_dict() for c in summary["comparisons"]],
+                "chance_agrees": summary["chance_agrees"],
+                "holm": summary["holm"],
                 "notes": summary["notes"],
                 "errors": summary["errors"],
                 "cells": {
@@ -231,4 +236,4 @@ def rejudged_summary(run_dir: Path, exp: Experiment) -> dict[str, Any]:
         claims=exp.claims,
         compare=exp.compare,
     )
-    return {"comparisons": [r.as_dict() for r in rows], "errors": errors + judge_errors}
+    return {"comparisons": [r.as_dict() for r in rows], "errors": errors + judge_errors} | family_summary(rows)
