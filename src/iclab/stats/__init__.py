@@ -28,6 +28,9 @@ A verdict is a test fixed before the run. Three kinds, one function each:
   interval that contains zero disagrees when it also excludes every effect at least as large as the smallest
   effect of interest $\delta$ (the effect is absent), and is otherwise *not judged (too little power)*. A null
   effect therefore never agrees.
+- **explicit intervals**: an interval $[\hat\theta - L, \hat\theta + H]$ (a bootstrap) is tested at its wider
+  side, $\hat\theta \pm \max(L, H)$, by the direction and absence tests: a short side toward the boundary, from a
+  skewed resampling distribution, would agree more often than the interval's level (``docs/calibration.md``).
 
 Two refusals come before every test (:func:`refusal`), the same in all three:
 

@@ -39,6 +39,7 @@ from iclab.stats._rules import (
     absence_rule,
     direction_rule,
     interval_rule,
+    symmetric,
     value_can_agree,
     value_rule,
 )
@@ -168,7 +169,7 @@ def _direction(r, draws, rng) -> list[tuple[str, np.ndarray]]:
     else:
         low, high, sd = _ci_shape(r)
         est = rng.normal(0.0, sd, draws)
-        lo, hi = est - low, est + high
+        lo, hi = symmetric(est, est - low, est + high)
     return [("true effect 0", direction_rule(lo, hi, r["sign"], r["smallest"]))]
 
 
@@ -177,7 +178,8 @@ def _absence(r, draws, rng) -> list[tuple[str, np.ndarray]]:
     out = []
     for side in (+1, -1):
         est = side * r["smallest"] + rng.normal(0.0, sd, draws)  # (draws,)
-        out.append((f"true effect {side * r['smallest']:+.3g}", absence_rule(est - low, est + high, r["smallest"])))
+        lo, hi = symmetric(est, est - low, est + high)
+        out.append((f"true effect {side * r['smallest']:+.3g}", absence_rule(lo, hi, r["smallest"])))
     return out
 
 

@@ -21,6 +21,7 @@ from iclab.stats._verdict import (
     quantile,
     refusal,
 )
+from iclab.stats._intervals import _needed, _units_to_decide
 from iclab.stats._rules import (
     AGREE,
     DISAGREE,
@@ -32,6 +33,7 @@ from iclab.stats._rules import (
     interval_rule,
     p_direction,
     p_tost,
+    symmetric,
     units_to_agree,
     value_can_agree,
     value_rule,
@@ -46,6 +48,16 @@ def _tested(verdict: Verdict, record: dict) -> Verdict:
 
 def _f(x: float | None) -> float | None:
     return None if x is None else float(x)
+
+
+def _interval_text(estimate: float, lo: float, hi: float, confidence: float, unit: str) -> str:
+    """``95 % CI [lo, hi]``, and the symmetric interval a test uses when ``[lo, hi]`` is lopsided
+    (:func:`iclab.stats._rules.symmetric`)."""
+    text = f"{confidence:.0%} CI [{fmt(lo, 3)}, {fmt(hi, 3)}]{unit}"
+    s_lo, s_hi = (float(x) for x in symmetric(estimate, lo, hi))
+    if fmt(s_lo, 3) != fmt(lo, 3) or fmt(s_hi, 3) != fmt(hi, 3):
+        text += f" (tested at its wider side: [{fmt(s_lo, 3)}, {fmt(s_hi, 3)}])"
+    return text
 
 
 def judge_absence(
@@ -63,11 +75,12 @@ def judge_absence(
     refused = refusal(ci=(lo, hi), measured=fmt(estimate))  # a zero-width interval must not read "no effect"
     if refused is not None:
         return refused
-    unc = f"95 % CI [{fmt(lo, 3)}, {fmt(hi, 3)}]{unit}"
+    record = {"judge": "absence", "estimate": float(estimate), "ci": [lo, hi], "smallest": float(smallest)}
+    unc = _interval_text(estimate, lo, hi, 0.95, unit)
+    lo, hi = (float(x) for x in symmetric(estimate, lo, hi))
     stat = f"effect {fmt(estimate, 3)}{unit}, {unc} vs no effect: ±{fmt(smallest, 3)}{unit}"
     z = quantile(0.95)
     p = p_tost(estimate, smallest, (estimate - lo) / z, (hi - estimate) / z)
-    record = {"judge": "absence", "estimate": float(estimate), "ci": [lo, hi], "smallest": float(smallest)}
     record |= {"confidence": 0.95, "n": n, "p": p}
     code = int(absence_rule(lo, hi, smallest))
     if code == AGREE:
@@ -245,40 +258,6 @@ def _too_few_to_agree(k: float, dof: float | None, n: int | None, k_given: bool)
     )
 
 
-def _units_to_decide(n, se: float, paper_se: float, tol: float, k: float, dof: float | None, unit: str) -> str:
-    """How many units n' shrink the band ``k·√(se²·n/n' + paper_se²)`` to ``tol`` (SE ∝ 1/√n), with a Student-t
-    ``k`` recomputed at n' − 1 dof when the band is Student t (``dof`` given)."""
-    k_at = (lambda m: quantile(0.95, m - 1)) if dof is not None else (lambda m: k)
-    if se > 0 and not n:
-        return f"deciding needs more {unit} (a narrower band)"
-    if se <= 0 or (tol / k_at(math.inf)) ** 2 <= paper_se**2:
-        return "no number of units decides: the spread added to the SE (the paper's, or between draws) is too wide"
-
-    def fits(m: float) -> bool:
-        return k_at(m) * math.sqrt(se * se * n / m + paper_se**2) <= tol
-
-    lo, hi = int(n), int(n) + 1
-    while not fits(hi):
-        lo, hi = hi, hi * 2
-        if hi > 1e15:
-            return f"deciding needs an impractically large sample (now {n:,} {unit})"
-    while hi - lo > 1:  # the smallest count that fits
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if fits(mid) else (mid, hi)
-    return f"deciding needs about {hi:,} {unit} (now {n:,})"
-
-
-def _needed(n: int | None, se: float, margin: float, z: float) -> str:
-    """Sample size at which ``z * se * sqrt(n / n_needed)`` shrinks to ``margin`` (SE ∝ 1/sqrt(n))."""
-    if not n or margin <= 0 or not math.isfinite(se) or se <= 0:
-        return "a larger sample"
-    ratio = z * se / margin
-    needed = n * ratio * ratio if ratio < 1e7 else math.inf
-    if not math.isfinite(needed) or needed > 1e15:
-        return f"an impractically large sample (now {n:,})"
-    return f"about {math.ceil(needed):,} samples (now {n:,})"
-
-
 def judge_equivalence(
     estimate: float,
     se: float,
@@ -357,7 +336,9 @@ def judge_direction(
         z = quantile(confidence, dof)
         ci = (estimate - z * se, estimate + z * se)
     lo, hi = sorted(ci)
-    unc = f"{confidence:.0%} CI [{fmt(lo, 3)}, {fmt(hi, 3)}]{unit}"
+    unc = _interval_text(estimate, lo, hi, confidence, unit)
+    if given is not None:
+        lo, hi = (float(x) for x in symmetric(estimate, lo, hi))
     stat = f"effect {fmt(estimate, 3)}{unit}, " + unc + (" (claimed > 0)" if sign > 0 else " (claimed < 0)")
     record = {"judge": "direction", "estimate": float(estimate), "se": _f(se) if given is None else None}
     record |= {"ci": given, "sign": sign, "smallest": float(smallest), "confidence": float(confidence)}

@@ -78,6 +78,15 @@ def interval_rule(lo, hi, low_edge: float, high_edge: float):
     return np.where(inside, AGREE, np.where(outside, DISAGREE, OPEN))
 
 
+def symmetric(estimate, lo, hi):
+    """``(estimate - w, estimate + w)`` with ``w`` the wider half of ``[lo, hi]`` around ``estimate``: an explicit
+    interval (a percentile bootstrap) is trusted only at its wider side, so a short side toward the boundary, from
+    a skewed resampling distribution, cannot make a test agree more often than its level."""
+    est = np.asarray(estimate, dtype=float)
+    w = np.maximum(est - np.asarray(lo, dtype=float), np.asarray(hi, dtype=float) - est)
+    return est - w, est + w
+
+
 def direction_rule(lo, hi, sign: int, smallest: float):
     """Effect direction: with ``[s_lo, s_hi]`` the interval in the claimed direction, agree when ``s_lo > 0``;
     disagree when ``s_hi < 0``, or when ``smallest > 0`` and ``s_hi < smallest`` (no effect); else open."""
