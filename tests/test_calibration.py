@@ -214,7 +214,7 @@ def test_holm_demotes_a_headline_agreement_the_family_cannot_carry():
     assert summary["holm"]["demoted"] == ["a"] and summary["holm"]["family"] == 4
     assert 0 < summary["chance_agrees"]["expected"] < 4 * (NOMINAL + 0.05) and summary["chance_agrees"]["judged"] == 4
     line = chance_line([json.loads(json.dumps(summary))])
-    assert line.startswith("expected agreements by chance under no effect: ") and "of 4 judged claims" in line
+    assert line.startswith("Expected agreements by chance under no effect: ") and "of 4 judged claims" in line
     assert "Holm family-wise α = 0.05" in line
 
 
@@ -236,7 +236,7 @@ def test_calibrate_command(tmp_path, capsys, monkeypatch):
     assert main(["run", "fx_sweep", "--executor", "serial", "--out", str(run), "--set", "n_cells=4"]) == 0
     summary = json.loads((run / "summary.json").read_text())
     assert summary["chance_agrees"]["claims"] == len(summary["comparisons"]) and "holm" in summary
-    assert "expected agreements by chance under no effect: " in (run / "report.md").read_text()
+    assert "Expected agreements by chance under no effect: " in (run / "report.md").read_text()
     before = {p.name: p.stat().st_mtime_ns for p in run.iterdir()}
     capsys.readouterr()
     table = tmp_path / "cal.csv"

@@ -344,16 +344,16 @@ def family_summary(rows: Sequence[Comparison], draws: int = CHANCE_DRAWS, seed: 
 
 
 def chance_line(summaries: Sequence[Mapping[str, Any]]) -> str:
-    """One ledger line from the ``summary.json`` of one run or of several: "expected agreements by chance under no
+    """One ledger line from the ``summary.json`` of one run or of several: "Expected agreements by chance under no
     effect: X (of N judged claims); headline claims: Holm family-wise α = 0.05" (summaries without the count, from
     an older iclab, are named)."""
     have = [s["chance_agrees"] for s in summaries if isinstance(s.get("chance_agrees"), Mapping)]
     if not have:
-        return "expected agreements by chance under no effect: not computed (summaries from an older iclab)"
+        return "Expected agreements by chance under no effect: not computed (summaries from an older iclab)"
     expected, judged = sum(c["expected"] for c in have), sum(c["judged"] for c in have)
     missing = len(summaries) - len(have)
     return (
-        f"expected agreements by chance under no effect: {expected:.2f} (of {judged} judged claims"
+        f"Expected agreements by chance under no effect: {expected:.2f} (of {judged} judged claims"
         + (f"; {missing} run(s) without the count" if missing else "")
         + f"); headline claims: Holm family-wise α = {FAMILY_ALPHA:g}"
     )
