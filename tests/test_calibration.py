@@ -226,6 +226,11 @@ def test_holm_leaves_other_claims_and_gates_alone():
     assert summary["holm"]["family"] == 0 and summary["chance_agrees"]["judged"] == 3
     old = Comparison(**{k: v for k, v in rows[0].as_dict().items() if k != "test_record"})  # an older summary.json
     assert old.test_record is None and family_summary([old])["chance_agrees"]["judged"] == 0
+    by_hand, _ = _run({"a": Verdict(AGREES, "1", "—", "by hand")})  # a headline "agrees" no test stands behind
+    summary = family_summary(by_hand)
+    assert summary["holm"]["outside"] == ["a"] and "1 headline agreement(s) without a test record" in chance_line(
+        [summary]
+    )
 
 
 def test_calibrate_command(tmp_path, capsys, monkeypatch):

@@ -320,7 +320,8 @@ def family_summary(rows: Sequence[Comparison], draws: int = CHANCE_DRAWS, seed: 
     favourable false claim (:func:`iclab.stats.calibrate`, ``draws`` tables each, seeded by ``seed`` and the claim;
     before Holm, so an upper bound for the headline claims). ``untested`` counts claims without a test record
     (refused, not measured, gated, or a verdict built by hand). ``holm`` names the family, the adjusted p-values and
-    the demoted claims."""
+    the demoted claims; ``outside`` the headline "agrees" without a test record (a verdict built by hand), which no
+    family correction covers."""
     judged = [r for r in rows if _judged(r)]
     rates = [calibrate(r.test_record, draws, claim_rng(seed, r.experiment, r.id)).rate for r in judged]
     family = {r.id: r.test_record["holm"]["p_adjusted"] for r in rows if "holm" in (r.test_record or {})}
@@ -339,6 +340,7 @@ def family_summary(rows: Sequence[Comparison], draws: int = CHANCE_DRAWS, seed: 
             "p_adjusted": family,
             "demoted": [r.id for r in rows if (r.test_record or {}).get("holm", {}).get("demoted")],
             "headline_untested": [r.id for r in rows if r.headline and r.id not in family],
+            "outside": [r.id for r in rows if r.headline and r.verdict == AGREES and r.id not in family],
         },
     }
 
@@ -352,8 +354,10 @@ def chance_line(summaries: Sequence[Mapping[str, Any]]) -> str:
         return "Expected agreements by chance under no effect: not computed (summaries from an older iclab)"
     expected, judged = sum(c["expected"] for c in have), sum(c["judged"] for c in have)
     missing = len(summaries) - len(have)
+    outside = [i for s in summaries for i in (s.get("holm") or {}).get("outside", [])]
     return (
         f"Expected agreements by chance under no effect: {expected:.2f} (of {judged} judged claims"
         + (f"; {missing} run(s) without the count" if missing else "")
         + f"); headline claims: Holm family-wise α = {FAMILY_ALPHA:g}"
+        + (f" ({len(outside)} headline agreement(s) without a test record stand outside it)" if outside else "")
     )
