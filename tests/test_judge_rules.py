@@ -229,7 +229,10 @@ def test_a_student_t_band_from_too_few_units_is_refused(measured, se, dof):
         judge_equivalence(measured, se, 1.0, rel_tol=0.5, dof=dof),
     ):
         assert v.verdict == NOT_JUDGED and "too few units" in v.reason
-    assert judge_value(0.0, se, 0.0, dof=MIN_UNITS - 1, tol=1e9).verdict == AGREES  # three units are enough
+    three = judge_value(0.0, se, 0.0, dof=MIN_UNITS - 1, tol=1e9)  # three units may disagree, not agree: t(2)
+    assert three.verdict == NOT_JUDGED and "too few units to agree" in three.reason  # lets 5 SE off agree 28 %
+    assert judge_value(10 * se, se, 0.0, dof=MIN_UNITS - 1, tol=1e9).verdict == DISAGREES
+    assert judge_value(0.0, se, 0.0, dof=4, tol=1e9).verdict == AGREES  # five units are enough (4.5 %)
 
 
 @settings(max_examples=200)
@@ -249,7 +252,9 @@ def test_power_rule(paper, offset, se, paper_se, tol, dof):
     if abs(offset) > half * (1 + 1e-9):
         assert v.verdict == DISAGREES
     elif v.verdict == AGREES:
-        assert half <= tol * (1 + 1e-9)
+        assert half <= tol * (1 + 1e-9) and dof != 2
+    elif dof == 2 and half <= tol:  # t(2): a band from three units cannot agree (docs/calibration.md)
+        assert v.verdict == NOT_JUDGED and "too few units to agree" in v.reason
     else:
         assert v.verdict == NOT_JUDGED and "too little power" in v.reason and half > tol * (1 - 1e-9)
 

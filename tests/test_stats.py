@@ -53,7 +53,9 @@ def test_direction_with_student_t_and_explicit_interval():
     # three seeds: t(2) is much wider than the normal quantile
     assert judge_direction(1.0, 0.3).verdict == AGREES
     assert judge_direction(1.0, 0.3, dof=2).verdict == NOT_JUDGED
-    assert judge_direction(0.1, ci=(0.02, 0.2)).verdict == AGREES
+    assert judge_direction(0.1, ci=(0.02, 0.18)).verdict == AGREES
+    lopsided = judge_direction(0.1, ci=(0.02, 0.2))  # tested at its wider side: [0, 0.2] does not exclude 0
+    assert lopsided.verdict == NOT_JUDGED and "tested at its wider side: [0, 0.2]" in lopsided.uncertainty
     assert judge_direction(0.1, ci=(-0.02, 0.2)).verdict == NOT_JUDGED
 
 

@@ -147,7 +147,8 @@ def test_paper_values_use_the_spread_between_draws_and_show_the_bayes_ceiling(ve
         v.verdict == NOT_JUDGED and "too little power" in v.reason and "Bayes ceiling 0.783, 0.760–0.810" in v.measured
     )
     flat = synthetic_table(True).assign(acc=lambda d: d["acc"] - d["embedding_seed"].map(DRAWS))
-    assert compare(CFG, flat)["acc/L=2048/gd"].verdict == AGREES
+    three = compare(CFG, flat)["acc/L=2048/gd"]  # three W_e draws: a t(2) band may disagree but not agree
+    assert three.verdict == NOT_JUDGED and "too few units to agree" in three.reason and "at least 5" in three.reason
     shifted = synthetic_table(True).assign(acc=lambda d: d["acc"] - 0.15)
     assert compare(CFG, shifted)["acc/L=2048/gd"].verdict == DISAGREES
     unconverged = synthetic_table(True).assign(val_plateau=0.05)

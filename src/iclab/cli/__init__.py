@@ -1,4 +1,4 @@
-"""``iclab`` command line: list, run, reproduce, report, export, theory …, hf …, models ….
+"""``iclab`` command line: list, run, reproduce, report, export, calibrate, theory …, hf …, models ….
 
 Every error iclab raises on purpose (:class:`iclab.errors.IclabError`), and every operating-system error
 (a file that cannot be read or written, a full disk), is printed as one line ``error: …`` with exit status 2,
@@ -32,7 +32,7 @@ app.callback()(global_options)
 
 __all__ = ["app", "main", "show_progress", "one_line"]
 
-_SUBCOMMANDS = ("_runs", "_show", "_theory", "_hf", "_models")
+_SUBCOMMANDS = ("_runs", "_show", "_theory", "_hf", "_models", "_calibrate")
 
 
 def _load_subcommands() -> None:

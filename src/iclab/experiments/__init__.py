@@ -12,6 +12,8 @@ from iclab.experiments._judge import Claim as Claim
 from iclab.experiments._judge import COMPARISON_FIELDS as COMPARISON_FIELDS
 from iclab.experiments._judge import Comparison as Comparison
 from iclab.experiments._judge import judge_run as judge_run
+from iclab.experiments._judge import family_summary as family_summary
+from iclab.experiments._judge import chance_line as chance_line
 from iclab.experiments._registry import PAPER_PACKAGES as PAPER_PACKAGES
 from iclab.experiments._registry import all_experiments as all_experiments
 from iclab.experiments._registry import paper_experiments as paper_experiments
@@ -30,6 +32,8 @@ __all__ = [
     "Comparison",
     "COMPARISON_FIELDS",
     "judge_run",
+    "family_summary",
+    "chance_line",
     "PRESETS",
     "lazy",
     "register",

@@ -16,6 +16,10 @@ The rules every experiment's ``compare`` shares live here, once (the tests thems
 - :func:`unmeasured` (with :func:`missing_cells`, :func:`not_measured`): a claim is judged on the cells it names or
   not at all; when they failed or are missing it is "not measured", naming them, and no other setting (another σ,
   a smaller size) stands in.
+- :func:`holm`: the headline claims of a run are one family; an "agrees" stands only when its Holm-adjusted p-value
+  (Holm 1979, step-down, family-wise α = :data:`FAMILY_ALPHA`) is at most α, else it is "not judged (Holm: …)".
+- :func:`family_summary`: the number of agreements expected by chance under no effect (the sum over judged claims
+  of each test's false-agree rate, :func:`iclab.stats.calibrate`) and the Holm family, for ``summary.json``.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from iclab.stats import KINDS, NOT_JUDGED, Verdict, not_judged
+from iclab.stats import AGREES, KINDS, NOT_JUDGED, Verdict, calibrate, claim_rng, not_judged
 
 __all__ = [
     "Claim",
@@ -40,7 +44,17 @@ __all__ = [
     "missing_cells",
     "not_measured",
     "unmeasured",
+    "holm",
+    "family_summary",
+    "chance_line",
+    "FAMILY_ALPHA",
 ]
+
+#: the family-wise error rate of a run's headline "agrees" (:func:`holm`)
+FAMILY_ALPHA = 0.05
+
+#: draws per claim behind the chance count of :func:`family_summary` (modest: it runs with every report)
+CHANCE_DRAWS = 400
 
 COMPARISON_FIELDS = (
     "paper",
@@ -111,6 +125,7 @@ class Comparison:
     reason: str
     id: str = ""
     headline: bool = False
+    test_record: dict | None = field(default=None, compare=False)
 
     def as_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -137,10 +152,14 @@ def downgrade(verdict: Verdict, why: str) -> Verdict:
     was already not judged gets ``why`` before its own reason. ``why`` empty: ``verdict`` unchanged."""
     if not why:
         return verdict
+    record = None if verdict.test_record is None else {**verdict.test_record, "gate": why}
     if verdict.verdict == NOT_JUDGED:
-        return dataclasses.replace(verdict, reason=f"{why}; {verdict.reason}")
+        return dataclasses.replace(verdict, reason=f"{why}; {verdict.reason}", test_record=record)
     return dataclasses.replace(
-        verdict, verdict=NOT_JUDGED, reason=f"{why} (at these settings the test gave: {verdict.verdict})"
+        verdict,
+        verdict=NOT_JUDGED,
+        reason=f"{why} (at these settings the test gave: {verdict.verdict})",
+        test_record=record,
     )
 
 
@@ -211,6 +230,7 @@ def _row(claim: Claim, verdict: Verdict, paper: str, experiment: str) -> Compari
         verdict.reason,
         claim.id,
         claim.headline,
+        verdict.test_record,
     )
 
 
@@ -254,4 +274,90 @@ def judge_run(
         )
         verdict = downgrade(verdict, override)
         rows.append(_row(claim, verdict, paper, experiment))
-    return rows, errors
+    return holm(rows), errors
+
+
+def _judged(row: Comparison) -> bool:
+    """The test ran and decides the row: a test record, no gate put over it (``downgrade`` marks one; any other
+    change of the test's own verdict but Holm's counts as one)."""
+    rec = row.test_record
+    if not rec or rec.get("gate"):
+        return False
+    return row.verdict == rec.get("verdict") or bool(rec.get("holm", {}).get("demoted"))
+
+
+def holm(rows: Sequence[Comparison], alpha: float = FAMILY_ALPHA) -> list[Comparison]:
+    r"""``rows`` with Holm's step-down (Holm 1979) over the headline claims that were judged: with the family's m
+    p-values sorted, :math:`p_{(1)} \le \dots \le p_{(m)}`, the adjusted
+    :math:`\tilde p_{(i)} = \max_{j \le i} \min(1, (m - j + 1)\,p_{(j)})`; an "agrees" with
+    :math:`\tilde p > \alpha` becomes "not judged (Holm: …)". Each test's p is that of its "agrees"
+    (:mod:`iclab.stats._rules`); a missing p counts as 1. Every family member's record gets ``holm``."""
+    family = [i for i, r in enumerate(rows) if r.headline and _judged(r)]
+    ps = {i: float(rows[i].test_record.get("p", 1.0)) for i in family}
+    ps = {i: (p if np.isfinite(p) else 1.0) for i, p in ps.items()}
+    m, out, running = len(family), list(rows), 0.0
+    for rank, i in enumerate(sorted(family, key=lambda i: ps[i])):
+        running = max(running, min(1.0, (m - rank) * ps[i]))
+        row = rows[i]
+        demote = row.verdict == AGREES and running > alpha
+        record = {**row.test_record, "holm": {"family": m, "p_adjusted": running, "alpha": alpha, "demoted": demote}}
+        change = {"test_record": record}
+        if demote:
+            change |= {
+                "verdict": NOT_JUDGED,
+                "reason": f"Holm: family of {m} headline claims, adjusted p = {running:.3g} > {alpha:g} "
+                f"(the test gave: agrees, p = {ps[i]:.3g})",
+            }
+        out[i] = dataclasses.replace(row, **change)
+    return out
+
+
+def family_summary(rows: Sequence[Comparison], draws: int = CHANCE_DRAWS, seed: int = 0) -> dict:
+    """``{"chance_agrees": …, "holm": …}`` of one run's rows (from :func:`judge_run`), for ``summary.json``.
+
+    ``chance_agrees["expected"]`` is the number of "agrees" expected by chance under no effect: the sum over the
+    ``judged`` claims (a test ran and no gate decided instead) of each test's false-agree rate under its least
+    favourable false claim (:func:`iclab.stats.calibrate`, ``draws`` tables each, seeded by ``seed`` and the claim;
+    before Holm, so an upper bound for the headline claims). ``untested`` counts claims without a test record
+    (refused, not measured, gated, or a verdict built by hand). ``holm`` names the family, the adjusted p-values and
+    the demoted claims; ``outside`` the headline "agrees" without a test record (a verdict built by hand), which no
+    family correction covers."""
+    judged = [r for r in rows if _judged(r)]
+    rates = [calibrate(r.test_record, draws, claim_rng(seed, r.experiment, r.id)).rate for r in judged]
+    family = {r.id: r.test_record["holm"]["p_adjusted"] for r in rows if "holm" in (r.test_record or {})}
+    return {
+        "chance_agrees": {
+            "expected": float(sum(rates)),
+            "judged": len(judged),
+            "claims": len(rows),
+            "untested": len(rows) - len(judged),
+            "draws": draws,
+            "seed": seed,
+        },
+        "holm": {
+            "alpha": FAMILY_ALPHA,
+            "family": len(family),
+            "p_adjusted": family,
+            "demoted": [r.id for r in rows if (r.test_record or {}).get("holm", {}).get("demoted")],
+            "headline_untested": [r.id for r in rows if r.headline and r.id not in family],
+            "outside": [r.id for r in rows if r.headline and r.verdict == AGREES and r.id not in family],
+        },
+    }
+
+
+def chance_line(summaries: Sequence[Mapping[str, Any]]) -> str:
+    """One ledger line from the ``summary.json`` of one run or of several: "Expected agreements by chance under no
+    effect: X (of N judged claims); headline claims: Holm family-wise α = 0.05" (summaries without the count, from
+    an older iclab, are named)."""
+    have = [s["chance_agrees"] for s in summaries if isinstance(s.get("chance_agrees"), Mapping)]
+    if not have:
+        return "Expected agreements by chance under no effect: not computed (summaries from an older iclab)"
+    expected, judged = sum(c["expected"] for c in have), sum(c["judged"] for c in have)
+    missing = len(summaries) - len(have)
+    outside = [i for s in summaries for i in (s.get("holm") or {}).get("outside", [])]
+    return (
+        f"Expected agreements by chance under no effect: {expected:.2f} (of {judged} judged claims"
+        + (f"; {missing} run(s) without the count" if missing else "")
+        + f"); headline claims: Holm family-wise α = {FAMILY_ALPHA:g}"
+        + (f" ({len(outside)} headline agreement(s) without a test record stand outside it)" if outside else "")
+    )

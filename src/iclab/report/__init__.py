@@ -11,6 +11,7 @@ from iclab.report._sections import PAPERS
 from iclab.report._run_report import (
     comparison_table_md,
     fmt_seconds,
+    rejudged_summary,
     run_and_report,
     run_summary,
     run_timing,
@@ -29,6 +30,7 @@ __all__ = [
     "reference_summary",
     "ship_reference",
     "run_summary",
+    "rejudged_summary",
     "run_timing",
     "fmt_seconds",
     "comparison_table_md",

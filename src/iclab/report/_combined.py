@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Sequence
 
 from iclab.experiments import get_experiment
-from iclab.experiments import COMPARISON_FIELDS, Comparison
+from iclab.experiments import COMPARISON_FIELDS, Comparison, chance_line
 from iclab.report._html import html_table, md_to_html, page, slug, verdict_cell
 from iclab.report._judging import rejudged_summary
 from iclab.report._reference import Reference, load_reference
@@ -147,6 +147,7 @@ def _ledger(groups: list[tuple[str, list[ReportRun]]]) -> tuple[list[str], list[
         if any(r.reference is not None for r in rs):
             refs = {r.exp.name: r.reference for r in rs if r.reference is not None}
             counts = f"This run: {counts} Reference runs (paper settings): {reference_tally_line(claims, refs)}"
+        counts = f"{counts} {chance_line([r.summary for r in rs])}."
         html_out.append(f"<h3>{html.escape(PAPERS.get(key, key))}</h3><p class='meta'>{html.escape(counts)}</p>")
         md += [f"### {PAPERS.get(key, key)}", "", counts, ""]
         split = rows[0][0].reference is not None

@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from iclab.errors import IclabError
-from iclab.experiments import Comparison, Experiment, judge_run, load_run
+from iclab.experiments import Comparison, Experiment, family_summary, judge_run, load_run
 from iclab.runs import RunResult
 
 __all__ = ["judge", "rejudged_summary"]
@@ -52,4 +52,4 @@ def rejudged_summary(run_dir: Path, exp: Experiment) -> dict[str, Any]:
         claims=exp.claims,
         compare=exp.compare,
     )
-    return {"comparisons": [r.as_dict() for r in rows], "errors": errors + judge_errors}
+    return {"comparisons": [r.as_dict() for r in rows], "errors": errors + judge_errors} | family_summary(rows)

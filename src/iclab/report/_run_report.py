@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from iclab.experiments import Experiment, get_experiment, run_experiment
-from iclab.experiments import Comparison
+from iclab.experiments import Comparison, chance_line, family_summary
 from iclab.report._judging import judge, rejudged_summary
 from iclab.report._reference import Reference, load_reference
 from iclab.runs import ResultStore, RunFolder, RunResult
@@ -169,7 +169,8 @@ def run_summary(exp: Experiment, config: Config, result: RunResult) -> dict[str,
                 notes = exp.notes(config, result.results)
             except Exception as exc:  # noqa: BLE001
                 errors.append(f"notes failed: {type(exc).__name__}: {exc}")
-    return {"figures": figures, "comparisons": comparisons, "notes": notes, "errors": errors}
+    summary = {"figures": figures, "comparisons": comparisons, "notes": notes, "errors": errors}
+    return summary | family_summary(comparisons)  # chance agreements and the Holm family
 
 
 def write_run_report(exp: Experiment, config: Config, result: RunResult, reference: Reference | None = None) -> Path:
@@ -219,6 +220,8 @@ def write_run_report(exp: Experiment, config: Config, result: RunResult, referen
             "",
             reference_line(reference),
             "",
+            chance_line([summary]) + ".",
+            "",
             comparison_table_md(summary["comparisons"], reference),
             "",
         ]
@@ -239,6 +242,8 @@ def write_run_report(exp: Experiment, config: Config, result: RunResult, referen
                     str(p.relative_to(folder)) if p.is_relative_to(folder) else str(p) for p in summary["figures"]
                 ],
                 "comparisons": [c.as_dict() for c in summary["comparisons"]],
+                "chance_agrees": summary["chance_agrees"],
+                "holm": summary["holm"],
                 "notes": summary["notes"],
                 "errors": summary["errors"],
                 "cells": {

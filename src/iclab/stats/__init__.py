@@ -8,7 +8,9 @@ A verdict is a test fixed before the run. Three kinds, one function each:
   SE comes from few units), it disagrees when $|m - p| > k\sigma$; it agrees only when also $k\sigma \le$ the
   claim's tolerance $\Delta$ (the smallest difference that matters; :data:`DEFAULT_REL_TOL` of $|p|$ when the claim
   states none) — a band wider than $\Delta$ contains values the claim rules out, so it is *not judged (too little
-  power)*, with the number of units that would shrink it to $\Delta$.
+  power)*, with the number of units that would shrink it to $\Delta$. A band that a value $5\sigma$ away falls
+  inside more than 5 % of the time cannot agree (*too few units to agree*): a Student-t band from 3 units
+  (t(2) = 4.30: 28 %) or 4 units (10 %) may disagree, but agreeing needs 5 (4.5 %; ``docs/calibration.md``).
 - **theory vs simulation** (:func:`judge_equivalence`): an equivalence test. Monte Carlo gives $m \pm s$ for a
   closed form $t$ that is allowed a relative error $\epsilon$ (an approximation such as dropped $O(1/l)$ terms).
   With $z$ the two-sided quantile, it agrees when the whole interval $m \pm z s$ lies within
@@ -26,6 +28,9 @@ A verdict is a test fixed before the run. Three kinds, one function each:
   interval that contains zero disagrees when it also excludes every effect at least as large as the smallest
   effect of interest $\delta$ (the effect is absent), and is otherwise *not judged (too little power)*. A null
   effect therefore never agrees.
+- **explicit intervals**: an interval $[\hat\theta - L, \hat\theta + H]$ (a bootstrap) is tested at its wider
+  side, $\hat\theta \pm \max(L, H)$, by the direction and absence tests: a short side toward the boundary, from a
+  skewed resampling distribution, would agree more often than the interval's level (``docs/calibration.md``).
 
 Two refusals come before every test (:func:`refusal`), the same in all three:
 
@@ -40,6 +45,11 @@ Two refusals come before every test (:func:`refusal`), the same in all three:
 
 Helpers give the uncertainty: :func:`mean_se`, :func:`bootstrap_ci` (percentile bootstrap, seeded) and
 :func:`paired_differences`.
+
+Every verdict a test gives carries the test (``Verdict.test_record``: statistic, SE or interval, dof, thresholds,
+and the p-value of an "agrees"); :func:`rejudge` runs it again, and :func:`calibrate` simulates it under its least
+favourable false claim at the run's own noise level and returns its false-agree rate (``docs/calibration.md``;
+:func:`calibration_table` for a whole run).
 """
 
 from iclab.stats._verdict import (
@@ -59,6 +69,14 @@ from iclab.stats._verdict import (
 )
 from iclab.stats._intervals import binary_floor_ci, bootstrap_ci, grid_floor_ci, mean_se, paired_differences
 from iclab.stats._judges import judge_absence, judge_direction, judge_equivalence, judge_every_cell, judge_value
+from iclab.stats._calibration import (
+    NOMINAL,
+    Calibration,
+    calibrate,
+    calibration_table,
+    claim_rng,
+    rejudge,
+)
 
 __all__ = [
     "AGREES",
@@ -83,4 +101,10 @@ __all__ = [
     "judge_every_cell",
     "quantile",
     "fmt",
+    "NOMINAL",
+    "Calibration",
+    "calibrate",
+    "calibration_table",
+    "claim_rng",
+    "rejudge",
 ]

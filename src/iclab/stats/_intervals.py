@@ -1,5 +1,6 @@
-"""Uncertainty of a measurement: mean and standard error, paired differences, the seeded percentile bootstrap, and
-the floors that keep an interval from reading narrower than the data can resolve (:mod:`iclab.stats`)."""
+"""Uncertainty of a measurement: mean and standard error, paired differences, the seeded percentile bootstrap, the
+floors that keep an interval from reading narrower than the data can resolve, and how many units would shrink an
+interval enough to decide a test (:mod:`iclab.stats`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import math
 from typing import Callable, Sequence
 
 import numpy as np
+
+from iclab.stats._verdict import quantile
 
 
 def mean_se(values: Sequence[float]) -> tuple[float, float, int]:
@@ -67,3 +70,37 @@ def grid_floor_ci(estimate: float, lo: float, hi: float, grid: Sequence[float]) 
         return lo, hi
     half = 0.5 * float(np.diff(g).min())
     return min(lo, estimate - half), max(hi, estimate + half)
+
+
+def _units_to_decide(n, se: float, paper_se: float, tol: float, k: float, dof: float | None, unit: str) -> str:
+    """How many units n' shrink the band ``k·√(se²·n/n' + paper_se²)`` to ``tol`` (SE ∝ 1/√n), with a Student-t
+    ``k`` recomputed at n' − 1 dof when the band is Student t (``dof`` given)."""
+    k_at = (lambda m: quantile(0.95, m - 1)) if dof is not None else (lambda m: k)
+    if se > 0 and not n:
+        return f"deciding needs more {unit} (a narrower band)"
+    if se <= 0 or (tol / k_at(math.inf)) ** 2 <= paper_se**2:
+        return "no number of units decides: the spread added to the SE (the paper's, or between draws) is too wide"
+
+    def fits(m: float) -> bool:
+        return k_at(m) * math.sqrt(se * se * n / m + paper_se**2) <= tol
+
+    lo, hi = int(n), int(n) + 1
+    while not fits(hi):
+        lo, hi = hi, hi * 2
+        if hi > 1e15:
+            return f"deciding needs an impractically large sample (now {n:,} {unit})"
+    while hi - lo > 1:  # the smallest count that fits
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if fits(mid) else (mid, hi)
+    return f"deciding needs about {hi:,} {unit} (now {n:,})"
+
+
+def _needed(n: int | None, se: float, margin: float, z: float) -> str:
+    """Sample size at which ``z * se * sqrt(n / n_needed)`` shrinks to ``margin`` (SE ∝ 1/sqrt(n))."""
+    if not n or margin <= 0 or not math.isfinite(se) or se <= 0:
+        return "a larger sample"
+    ratio = z * se / margin
+    needed = n * ratio * ratio if ratio < 1e7 else math.inf
+    if not math.isfinite(needed) or needed > 1e15:
+        return f"an impractically large sample (now {n:,})"
+    return f"about {math.ceil(needed):,} samples (now {n:,})"

@@ -3,6 +3,7 @@ at every cell (:mod:`iclab.stats`, whose docstring states each rule)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Sequence
 
@@ -20,6 +21,43 @@ from iclab.stats._verdict import (
     quantile,
     refusal,
 )
+from iclab.stats._intervals import _needed, _units_to_decide
+from iclab.stats._rules import (
+    AGREE,
+    DISAGREE,
+    NOMINAL,
+    SHIFT_SE,
+    band_false_agree,
+    absence_rule,
+    direction_rule,
+    interval_rule,
+    p_direction,
+    p_tost,
+    symmetric,
+    units_to_agree,
+    value_can_agree,
+    value_rule,
+)
+
+
+def _tested(verdict: Verdict, record: dict) -> Verdict:
+    """``verdict`` carrying its test: ``record`` (the judge's inputs and thresholds) with the verdict it gave."""
+    clean = {k: (float(v) if isinstance(v, (np.floating, np.integer)) else v) for k, v in record.items()}
+    return dataclasses.replace(verdict, test_record={**clean, "verdict": verdict.verdict})
+
+
+def _f(x: float | None) -> float | None:
+    return None if x is None else float(x)
+
+
+def _interval_text(estimate: float, lo: float, hi: float, confidence: float, unit: str) -> str:
+    """``95 % CI [lo, hi]``, and the symmetric interval a test uses when ``[lo, hi]`` is lopsided
+    (:func:`iclab.stats._rules.symmetric`)."""
+    text = f"{confidence:.0%} CI [{fmt(lo, 3)}, {fmt(hi, 3)}]{unit}"
+    s_lo, s_hi = (float(x) for x in symmetric(estimate, lo, hi))
+    if fmt(s_lo, 3) != fmt(lo, 3) or fmt(s_hi, 3) != fmt(hi, 3):
+        text += f" (tested at its wider side: [{fmt(s_lo, 3)}, {fmt(s_hi, 3)}])"
+    return text
 
 
 def judge_absence(
@@ -37,24 +75,35 @@ def judge_absence(
     refused = refusal(ci=(lo, hi), measured=fmt(estimate))  # a zero-width interval must not read "no effect"
     if refused is not None:
         return refused
-    unc = f"95 % CI [{fmt(lo, 3)}, {fmt(hi, 3)}]{unit}"
+    record = {"judge": "absence", "estimate": float(estimate), "ci": [lo, hi], "smallest": float(smallest)}
+    unc = _interval_text(estimate, lo, hi, 0.95, unit)
+    lo, hi = (float(x) for x in symmetric(estimate, lo, hi))
     stat = f"effect {fmt(estimate, 3)}{unit}, {unc} vs no effect: ±{fmt(smallest, 3)}{unit}"
-    if -smallest < lo and hi < smallest:
-        return Verdict(AGREES, fmt(estimate), unc, stat)
-    if lo >= smallest or hi <= -smallest:
-        side = "above +" if lo >= smallest else "below −"
-        return Verdict(
-            DISAGREES, fmt(estimate), unc, stat, f"an effect: the interval lies {side}{fmt(smallest, 3)}{unit}"
-        )
     z = quantile(0.95)
+    p = p_tost(estimate, smallest, (estimate - lo) / z, (hi - estimate) / z)
+    record |= {"confidence": 0.95, "n": n, "p": p}
+    code = int(absence_rule(lo, hi, smallest))
+    if code == AGREE:
+        return _tested(Verdict(AGREES, fmt(estimate), unc, stat), record)
+    if code == DISAGREE:
+        side = "above +" if lo >= smallest else "below −"
+        return _tested(
+            Verdict(
+                DISAGREES, fmt(estimate), unc, stat, f"an effect: the interval lies {side}{fmt(smallest, 3)}{unit}"
+            ),
+            record,
+        )
     margin = abs(smallest - abs(estimate))
-    return Verdict(
-        NOT_JUDGED,
-        fmt(estimate),
-        unc,
-        stat,
-        f"too little power: the interval straddles ±{fmt(smallest, 3)}{unit}; deciding needs "
-        + _needed(n, (hi - lo) / 2 / z, margin, z),
+    return _tested(
+        Verdict(
+            NOT_JUDGED,
+            fmt(estimate),
+            unc,
+            stat,
+            f"too little power: the interval straddles ±{fmt(smallest, 3)}{unit}; deciding needs "
+            + _needed(n, (hi - lo) / 2 / z, margin, z),
+        ),
+        record,
     )
 
 
@@ -91,19 +140,37 @@ def judge_every_cell(
         + (f" ({', '.join(outside[:4])}{', …' if len(outside) > 4 else ''})" if outside else "")
         + f"; worst: {each[worst][1].statistic}"
     )
+    record = _every_cell_record(cells, each, rel_tol, confidence, n)
     if outside:
-        return Verdict(DISAGREES, measured, unc, stat, f"outside ±{rel_tol:.0%} at {', '.join(outside[:4])}")
-    if inside == m:
-        return Verdict(AGREES, measured, unc, stat)
-    open_ = [(lab, v) for lab, v in each if v.verdict != AGREES]
-    return Verdict(
-        NOT_JUDGED,
-        measured,
-        unc,
-        stat,
-        f"{len(open_)} of {m} cells undecided ({', '.join(lab for lab, _ in open_[:4])}"
-        f"{', …' if len(open_) > 4 else ''}); {open_[0][0]}: {open_[0][1].reason}",
-    )
+        verdict = Verdict(DISAGREES, measured, unc, stat, f"outside ±{rel_tol:.0%} at {', '.join(outside[:4])}")
+    elif inside == m:
+        verdict = Verdict(AGREES, measured, unc, stat)
+    else:
+        open_ = [(lab, v) for lab, v in each if v.verdict != AGREES]
+        verdict = Verdict(
+            NOT_JUDGED,
+            measured,
+            unc,
+            stat,
+            f"{len(open_)} of {m} cells undecided ({', '.join(lab for lab, _ in open_[:4])}"
+            f"{', …' if len(open_) > 4 else ''}); {open_[0][0]}: {open_[0][1].reason}",
+        )
+    return verdict if record is None else _tested(verdict, record)
+
+
+def _every_cell_record(cells, each, rel_tol: float, confidence: float, n: int | None) -> dict | None:
+    """The test record of :func:`judge_every_cell`: every cell, the thresholds, and the intersection–union p (the
+    largest cell's TOST p); ``None`` when a cell was refused (no uncertainty), as the family was then not tested."""
+    if any(v.test_record is None for _, v in each):
+        return None
+    return {
+        "judge": "every_cell",
+        "cells": [[str(lab), float(e), float(s), float(t)] for lab, e, s, t in cells],
+        "rel_tol": float(rel_tol),
+        "confidence": float(confidence),
+        "n": n,
+        "p": max(float(v.test_record["p"]) for _, v in each),
+    }
 
 
 def judge_value(
@@ -122,7 +189,9 @@ def judge_value(
 ) -> Verdict:
     """Paper value (module docstring): disagrees when ``|measured - paper| > k * sqrt(se^2 + paper_se^2)``, agrees
     when not and the band's half-width is within the tolerance (``tol``, or ``rel_tol * |paper|``, default
-    :data:`DEFAULT_REL_TOL`), else not judged (too little power).
+    :data:`DEFAULT_REL_TOL`), else not judged (too little power). A band that contains a value 5 SE away more than
+    5 % of the time (a Student-t band from fewer than 5 units: :func:`iclab.stats._rules.band_false_agree`) may
+    disagree but not agree: "not judged (too few units to agree)".
 
     ``k`` defaults to the 95 % Student-t quantile with ``dof`` degrees of freedom (2 without ``dof``); ``n`` is the
     number of ``unit`` behind ``se`` (to say how many would decide); ``exact`` says ``measured`` is a closed form
@@ -148,52 +217,45 @@ def judge_value(
     tolerance = float(tol) if tol is not None else (DEFAULT_REL_TOL if rel_tol is None else rel_tol) * abs(paper)
     z = (measured - paper) / spread
     stat = f"z = {z:+.2f} (band ±{k:.3g}·{fmt(spread, 2)} = ±{fmt(half, 2)}; tolerance ±{fmt(tolerance, 2)})"
-    if abs(z) > k:
-        return Verdict(DISAGREES, fmt(measured), unc, stat)
-    if half <= tolerance:
-        return Verdict(AGREES, fmt(measured), unc, stat)
-    return Verdict(
-        NOT_JUDGED,
-        fmt(measured),
-        unc,
-        stat,
-        f"too little power: the band ±{fmt(half, 2)} is wider than the claim's tolerance ±{fmt(tolerance, 2)}; "
-        + _units_to_decide(n, se, paper_se, tolerance, k, None if k_given else dof, unit),
+    record = {"judge": "value", "estimate": float(measured), "se": se, "paper": float(paper)}
+    record |= {"paper_se": float(paper_se), "k": k, "tol": tolerance, "dof": _f(dof), "n": n, "exact": bool(exact)}
+    record["p"] = p_tost(measured - paper, tolerance, spread, dof=dof)
+    can_agree = value_can_agree(k, dof, exact and se == 0)
+    code = int(value_rule(measured - paper, spread, k, tolerance, can_agree))
+    if code == DISAGREE:
+        return _tested(Verdict(DISAGREES, fmt(measured), unc, stat), record)
+    if code == AGREE:
+        return _tested(Verdict(AGREES, fmt(measured), unc, stat), record)
+    if half <= tolerance:  # inside the band, narrow enough, but a band this wide cannot fail a value 5 SE away
+        return _tested(Verdict(NOT_JUDGED, fmt(measured), unc, stat, _too_few_to_agree(k, dof, n, k_given)), record)
+    return _tested(
+        Verdict(
+            NOT_JUDGED,
+            fmt(measured),
+            unc,
+            stat,
+            f"too little power: the band ±{fmt(half, 2)} is wider than the claim's tolerance ±{fmt(tolerance, 2)}; "
+            + _units_to_decide(n, se, paper_se, tolerance, k, None if k_given else dof, unit),
+        ),
+        record,
     )
 
 
-def _units_to_decide(n, se: float, paper_se: float, tol: float, k: float, dof: float | None, unit: str) -> str:
-    """How many units n' shrink the band ``k·√(se²·n/n' + paper_se²)`` to ``tol`` (SE ∝ 1/√n), with a Student-t
-    ``k`` recomputed at n' − 1 dof when the band is Student t (``dof`` given)."""
-    k_at = (lambda m: quantile(0.95, m - 1)) if dof is not None else (lambda m: k)
-    if se > 0 and not n:
-        return f"deciding needs more {unit} (a narrower band)"
-    if se <= 0 or (tol / k_at(math.inf)) ** 2 <= paper_se**2:
-        return "no number of units decides: the spread added to the SE (the paper's, or between draws) is too wide"
-
-    def fits(m: float) -> bool:
-        return k_at(m) * math.sqrt(se * se * n / m + paper_se**2) <= tol
-
-    lo, hi = int(n), int(n) + 1
-    while not fits(hi):
-        lo, hi = hi, hi * 2
-        if hi > 1e15:
-            return f"deciding needs an impractically large sample (now {n:,} {unit})"
-    while hi - lo > 1:  # the smallest count that fits
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if fits(mid) else (mid, hi)
-    return f"deciding needs about {hi:,} {unit} (now {n:,})"
-
-
-def _needed(n: int | None, se: float, margin: float, z: float) -> str:
-    """Sample size at which ``z * se * sqrt(n / n_needed)`` shrinks to ``margin`` (SE ∝ 1/sqrt(n))."""
-    if not n or margin <= 0 or not math.isfinite(se) or se <= 0:
-        return "a larger sample"
-    ratio = z * se / margin
-    needed = n * ratio * ratio if ratio < 1e7 else math.inf
-    if not math.isfinite(needed) or needed > 1e15:
-        return f"an impractically large sample (now {n:,})"
-    return f"about {math.ceil(needed):,} samples (now {n:,})"
+def _too_few_to_agree(k: float, dof: float | None, n: int | None, k_given: bool) -> str:
+    """The reason of a band that may disagree but not agree (:func:`iclab.stats._rules.band_false_agree`)."""
+    need = units_to_agree(k if k_given else None)
+    band = f"±{k:.3g} SE" + (
+        f" with the SE from {fmt(dof + 1, 3)} units ({fmt(dof, 3)} dof)" if dof is not None else ""
+    )
+    return (
+        f"too few units to agree: the band {band} contains a value {SHIFT_SE:g} SE from the paper's "
+        f"{band_false_agree(k, dof):.0%} of the time (more than {NOMINAL:.0%}); "
+        + (
+            f"agreeing needs at least {need} units" + (f" (now {n})" if n else "")
+            if need
+            else "no number of units does (a band this wide even with a known SE)"
+        )
+    )
 
 
 def judge_equivalence(
@@ -225,17 +287,24 @@ def judge_equivalence(
         else f"gap {fmt(gap, 3)}"
     )
     unc = f"± {fmt(se, 2)} (SE)"
-    if -tol <= lo and hi <= tol:
-        return Verdict(AGREES, fmt(estimate), unc, stat)
-    if hi < -tol or lo > tol:
-        return Verdict(DISAGREES, fmt(estimate), unc, stat)
+    record = {"judge": "equivalence", "estimate": float(estimate), "se": float(se), "target": float(target)}
+    record |= {"rel_tol": float(rel_tol), "confidence": float(confidence), "dof": _f(dof), "n": n}
+    record["p"] = p_tost(gap, tol, float(se), dof=dof)
+    code = int(interval_rule(lo, hi, -tol, tol))
+    if code == AGREE:
+        return _tested(Verdict(AGREES, fmt(estimate), unc, stat), record)
+    if code == DISAGREE:
+        return _tested(Verdict(DISAGREES, fmt(estimate), unc, stat), record)
     margin = abs(abs(gap) - tol)
-    return Verdict(
-        NOT_JUDGED,
-        fmt(estimate),
-        unc,
-        stat,
-        f"too little power: the interval straddles ±{rel_tol:.0%}; deciding needs " + _needed(n, se, margin, z),
+    return _tested(
+        Verdict(
+            NOT_JUDGED,
+            fmt(estimate),
+            unc,
+            stat,
+            f"too little power: the interval straddles ±{rel_tol:.0%}; deciding needs " + _needed(n, se, margin, z),
+        ),
+        record,
     )
 
 
@@ -262,33 +331,42 @@ def judge_direction(
     refused = refusal(se, ci=ci, dof=dof, measured=fmt(estimate))
     if refused is not None:
         return refused
+    given = None if ci is None else [float(c) for c in sorted(ci)]
     if ci is None:
         z = quantile(confidence, dof)
         ci = (estimate - z * se, estimate + z * se)
     lo, hi = sorted(ci)
-    s_lo, s_hi = sorted((sign * lo, sign * hi))  # the interval of the effect in the claimed direction
-    unc = f"{confidence:.0%} CI [{fmt(lo, 3)}, {fmt(hi, 3)}]{unit}"
+    unc = _interval_text(estimate, lo, hi, confidence, unit)
+    if given is not None:
+        lo, hi = (float(x) for x in symmetric(estimate, lo, hi))
     stat = f"effect {fmt(estimate, 3)}{unit}, " + unc + (" (claimed > 0)" if sign > 0 else " (claimed < 0)")
-    if s_lo > 0:
-        return Verdict(AGREES, fmt(estimate), unc, stat)
-    if s_hi < 0:
-        return Verdict(DISAGREES, fmt(estimate), unc, stat, "the effect has the opposite sign")
-    if smallest > 0 and s_hi < smallest:
-        return Verdict(
-            DISAGREES,
+    record = {"judge": "direction", "estimate": float(estimate), "se": _f(se) if given is None else None}
+    record |= {"ci": given, "sign": sign, "smallest": float(smallest), "confidence": float(confidence)}
+    record |= {"dof": _f(dof) if given is None else None, "n": n}
+    side = se if given is None else (estimate - lo if sign > 0 else hi - estimate) / quantile(confidence)
+    record["p"] = p_direction(estimate, side, sign, dof if given is None else None)
+    code = int(direction_rule(lo, hi, sign, smallest))
+    if code == AGREE:
+        return _tested(Verdict(AGREES, fmt(estimate), unc, stat), record)
+    if code == DISAGREE:
+        s_hi = max(sign * lo, sign * hi)  # the interval's far end in the claimed direction
+        why = (
+            "the effect has the opposite sign"
+            if s_hi < 0
+            else f"no effect: the interval excludes every effect ≥ {fmt(smallest, 3)}{unit}"
+        )
+        return _tested(Verdict(DISAGREES, fmt(estimate), unc, stat, why), record)
+    half = (hi - lo) / 2
+    target = max(abs(estimate), smallest)
+    return _tested(
+        Verdict(
+            NOT_JUDGED,
             fmt(estimate),
             unc,
             stat,
-            f"no effect: the interval excludes every effect ≥ {fmt(smallest, 3)}{unit}",
-        )
-    half = (hi - lo) / 2
-    target = max(abs(estimate), smallest)
-    return Verdict(
-        NOT_JUDGED,
-        fmt(estimate),
-        unc,
-        stat,
-        "too little power: the interval contains zero; detecting an effect of "
-        f"{fmt(target, 3)}{unit} needs "
-        + _needed(n, half / quantile(confidence, dof), target, quantile(confidence, dof)),
+            "too little power: the interval contains zero; detecting an effect of "
+            f"{fmt(target, 3)}{unit} needs "
+            + _needed(n, half / quantile(confidence, dof), target, quantile(confidence, dof)),
+        ),
+        record,
     )

@@ -4,7 +4,7 @@ too few units; :mod:`iclab.stats`)."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 AGREES, DISAGREES, NOT_JUDGED = "agrees", "disagrees", "not judged"
 
@@ -25,13 +25,20 @@ NO_UNCERTAINTY = "no uncertainty"
 @dataclass(frozen=True)
 class Verdict:
     """The outcome of one test: ``verdict`` (one of :data:`VERDICTS`), the measured value and its uncertainty as
-    text, the test ``statistic`` as text, and the ``reason`` (always given for "not judged")."""
+    text, the test ``statistic`` as text, and the ``reason`` (always given for "not judged").
+
+    ``test_record`` is the test that gave it, as JSON-ready data (``None`` for a verdict built by hand or a
+    refusal): ``judge`` (``"value"``, ``"equivalence"``, ``"direction"``, ``"absence"``, ``"every_cell"``), the
+    estimate, its standard error or interval, degrees of freedom and units, every threshold, the test's own
+    ``verdict`` and ``p`` (the p-value of an "agrees", :mod:`iclab.stats._rules`). :func:`iclab.stats.rejudge`
+    runs the test again from it and :func:`iclab.stats.calibrate` simulates it. It takes no part in equality."""
 
     verdict: str
     measured: str = "—"
     uncertainty: str = "—"
     statistic: str = "—"
     reason: str = ""
+    test_record: dict | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
