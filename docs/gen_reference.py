@@ -194,6 +194,49 @@ def readme_block(experiments: list[Experiment], summaries: dict[str, dict | None
     return "\n".join(lines) + "\n"
 
 
+CALIBRATION_DRAWS = 2000  # per claim: ≥ 1000 (issue 21), the Monte Carlo SE of a 5 % rate is then 0.5 points
+
+
+def calibration_block(experiments: list[Experiment], summaries: dict[str, dict | None]) -> str:
+    """``docs/calibration.md``'s table: every judged claim of every shipped reference run with its false-agree rate
+    under the least favourable false claim (:func:`iclab.stats.calibration_table`, ``CALIBRATION_DRAWS`` draws, seed
+    0 keyed by experiment and claim) against the nominal 5 %; claims without a test record are counted, not hidden."""
+    from iclab.stats import calibration_table
+
+    lines = [HEADER, ""]
+    tables = [calibration_table(summaries[e.name], CALIBRATION_DRAWS, 0) for e in experiments if summaries[e.name]]
+    if not tables:
+        return "\n".join(lines + [f"No reference run is shipped yet ({NOT_SHIPPED}).", ""])
+    import pandas as pd
+
+    table = pd.concat(tables, ignore_index=True)
+    tested = table[table["draws"] > 0]
+    worst = tested.loc[tested["false_agree"].idxmax()] if len(tested) else None
+    lines += [
+        f"{len(table)} claims of the shipped reference runs "
+        f"({', '.join(f'`{e.name}`' for e in experiments if summaries[e.name])}); {len(tested)} carry a test record "
+        f"and were simulated at {CALIBRATION_DRAWS} draws each; {int((tested['passes'] == False).sum())} exceed "  # noqa: E712
+        "the nominal 5 % by more than 2 Monte Carlo SE"
+        + (
+            f"; the worst is `{worst['experiment']}` `{worst['claim_id']}` ({worst['judge']}): "
+            f"{worst['false_agree']:.2%} ± {worst['mc_se']:.2%}."
+            if worst is not None
+            else "."
+        ),
+        "",
+        "| experiment | claim | verdict | test | least favourable false claim | false agrees ± MC SE | passes |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for _, r in table.iterrows():
+        rate = "—" if not r["draws"] else f"{r['false_agree']:.2%} ± {r['mc_se']:.2%}"
+        passes = "—" if r["passes"] is None else ("yes" if r["passes"] else "**no**")
+        lines.append(
+            f"| `{r['experiment']}` | {'★ ' if r['headline'] else ''}`{r['claim_id']}` | {cell(r['verdict'])} "
+            f"| {cell(r['judge'])} | {cell(r['null'])} | {rate} | {passes} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def blocks(reference_root: Path | None = None) -> dict[str, str]:
     """``{file relative to the repository root: generated block}`` for ``README.md`` and every paper note, from the
     reference runs under ``reference_root`` (default: the installed package's)."""
@@ -201,6 +244,7 @@ def blocks(reference_root: Path | None = None) -> dict[str, str]:
     shipped = reference_runs(REFERENCE_DIR if reference_root is None else reference_root)
     summaries = {e.name: reference_summary(e.name, reference_root) if e.name in shipped else None for e in experiments}
     out = {"README.md": readme_block(experiments, summaries)}
+    out["docs/calibration.md"] = calibration_block(experiments, summaries)
     for paper in sorted({e.paper for e in experiments}):
         out[f"docs/papers/{paper}.md"] = note_block(paper, [e for e in experiments if e.paper == paper], summaries)
     return out

@@ -39,13 +39,18 @@ def generated():
 def _copy_docs(dest: Path) -> Path:
     (dest / "docs" / "papers").mkdir(parents=True)
     shutil.copy(ROOT / "README.md", dest / "README.md")
+    shutil.copy(ROOT / "docs" / "calibration.md", dest / "docs" / "calibration.md")
     for note in (ROOT / "docs" / "papers").glob("*.md"):
         shutil.copy(note, dest / "docs" / "papers" / note.name)
     return dest
 
 
 def test_committed_docs_equal_the_generated_blocks(generated):
-    assert set(generated) == {"README.md", *(f"docs/papers/{e.paper}.md" for e in paper_experiments())}
+    assert set(generated) == {
+        "README.md",
+        "docs/calibration.md",
+        *(f"docs/papers/{e.paper}.md" for e in paper_experiments()),
+    }
     assert GEN.stale(generated) == [], REGENERATE
 
 
@@ -136,3 +141,13 @@ def test_experiments_of_other_modules_stay_out_of_the_generated_docs(monkeypatch
     names = {e.name for e in paper_experiments()}
     assert {"fx_sweep", "fx_other"} <= {e.name for e in all_experiments()}
     assert not names & {"fx_sweep", "fx_other"} and "temperature" in names
+
+
+def test_the_calibration_table_lists_every_shipped_claim(generated):
+    """docs/calibration.md's generated table has one row per claim of every shipped reference run, each simulated
+    (a rate) or marked as having no test record; none is silently dropped."""
+    block = generated["docs/calibration.md"]
+    for name in reference_runs():
+        ids = [c["id"] for c in reference_summary(name)["comparisons"]]
+        rows = [line for line in block.splitlines() if line.startswith(f"| `{name}` |")]
+        assert len(rows) == len(ids) and all(f"`{i}`" in "".join(rows) for i in ids)
