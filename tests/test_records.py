@@ -144,7 +144,7 @@ def test_named_statistics_note_and_gate():
     assert v.verdict == AGREES and v.statistic.startswith("5 units; halved; effect 0.0")
     gated = Measure(m.where, "acc", ("seed",), base=m.base, gates=(gate,))
     g = _judge(_rec(gated, Rule("direction", smallest=0.01)), _table(0.1))
-    assert g.verdict == NOT_JUDGED and g.reason == "gated"
+    assert g.verdict == NOT_JUDGED and g.reason == "gated (at these settings the test gave: agrees)"
 
 
 def test_declared_follows_the_config():

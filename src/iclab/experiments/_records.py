@@ -38,9 +38,8 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from iclab.experiments._judge import Claim, missing_cells, not_measured, one_per_unit
+from iclab.experiments._judge import Claim, downgrade, missing_cells, not_measured, one_per_unit
 from iclab.stats import (
-    NOT_JUDGED,
     Verdict,
     judge_absence,
     judge_direction,
@@ -123,7 +122,8 @@ class Measure:
         scale: a named ``config -> float`` factor on the selection's column and SE (a change of units).
         combine: the named rule ``(config, Sample) -> Estimate`` (default :func:`across_units`).
         note: a named ``(config, Sample, Estimate) -> str`` diagnostic put before the test statistic.
-        gates: named ``(config, Sample) -> reason`` checks; a non-empty reason makes the verdict "not judged".
+        gates: named ``(config, Sample) -> reason`` checks; a non-empty reason makes the verdict "not judged"
+            (:func:`~iclab.experiments._judge.downgrade`: the test's own result stays in the reason).
     """
 
     where: Mapping[str, Any]
@@ -299,9 +299,7 @@ def _judge_one(rec: ClaimRecord, config: Any, results: pd.DataFrame) -> Verdict:
     stat = "; ".join(p for p in (note, est.how, v.statistic) if p)
     v = dataclasses.replace(v, statistic=stat, **({"measured": measured} if measured else {}))
     for gate in m.gates:
-        why = gate(config, sample)
-        if why:
-            v = dataclasses.replace(v, verdict=NOT_JUDGED, reason=why)
+        v = downgrade(v, gate(config, sample))
     return v
 
 
