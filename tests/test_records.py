@@ -183,3 +183,15 @@ def test_gpt2_claims_are_records_judged_by_the_generic_judge():
     assert [c.id for c in declared_claims] == [r.id for r in gpt2.RECORDS]
     fewer = cfg.with_overrides({"shifts": ("none", "noise=2")})
     assert [c.id for c in exp.claims(fewer)] == ["gpt2/tau-helps/noise=2", "gpt2/best-tau-grows/noise=2"]
+
+
+def test_every_cell_pairs_within_each_cell_and_names_a_missing_baseline():
+    df = _table(0.0, seeds=8)
+    m = Measure({"part": "p", "arm": "b"}, "acc", ("seed",), base={"part": "p", "arm": "a"})
+    rule = Rule("every cell", rel_tol=0.5, target="theory", by=("l",))
+    # the paired difference is ~0 in every cell, its target (the column "theory") 1.0: outside in every cell
+    v = _judge(_rec(m, rule, kind="theory vs simulation"), df)
+    assert v.verdict == DISAGREES and "l = 0" in v.reason and "l = 1" in v.reason
+    gone = df[~((df["arm"] == "a") & (df["l"] == 1))]
+    w = _judge(_rec(m, rule, kind="theory vs simulation"), gone)
+    assert w.verdict == NOT_JUDGED and "not measured" in w.reason

@@ -354,10 +354,13 @@ def _every_cell(rec: ClaimRecord, config: Any, results: pd.DataFrame) -> Verdict
         return not_judged(sample)
     cells = []
     for key, g in sample.rows.reset_index().groupby(list(t.by), sort=True):
-        part = dataclasses.replace(m, where={**m.where, **dict(zip(t.by, np.atleast_1d(key)))})
-        sub = sample_of(part, config, results)
+        cell = dict(zip(t.by, np.atleast_1d(key)))
+        base = None if m.base is None else {**m.base, **cell}  # paired within the cell
+        sub = sample_of(dataclasses.replace(m, where={**m.where, **cell}, base=base), config, results)
+        if isinstance(sub, str):
+            return not_judged(sub)
         est = m.combine(config, sub)
-        label = ", ".join(f"{c} = {k}" for c, k in zip(t.by, np.atleast_1d(key)))
+        label = ", ".join(f"{c} = {k}" for c, k in cell.items())
         se = est.se if est.se is not None else float("nan")
         cells.append((label, est.value, se, float(g[t.target].mean())))
     n = getattr(config, t.n) if t.n else None
