@@ -92,20 +92,25 @@ class Sample:
 @dataclass(frozen=True)
 class Estimate:
     """A combined measurement: ``value`` with a standard error ``se`` (and ``dof`` for a Student-t band; None: normal)
-    or an explicit 95 % interval ``ci``; ``how`` says how it was combined (put before the test statistic)."""
+    or an explicit 95 % interval ``ci``, from ``n`` units (None: the number of per-unit values); ``how`` says how it
+    was combined (put before the test statistic), ``tail`` what follows it; ``paper_se`` (a paper value) the spread
+    the band adds to the SE when the combine rule measures it (e.g. between draws the paper made once)."""
 
     value: float
     se: float | None = None
     ci: tuple[float, float] | None = None
     dof: float | None = None
+    n: int | None = None
     how: str = ""
+    tail: str = ""
+    paper_se: float | None = None
 
 
 def across_units(config: Any, sample: Sample) -> Estimate:
     """The default combine rule: the mean of the per-unit values and its standard error across the units, with a
     Student-t band of n − 1 dof (one unit: no uncertainty; two: too few units — :func:`iclab.stats.refusal`)."""
     m, se, n = mean_se(sample.values)
-    return Estimate(m, se, dof=n - 1 if n > 1 else None)
+    return Estimate(m, se, dof=n - 1 if n > 1 else None, n=n)
 
 
 @dataclass(frozen=True)
@@ -122,6 +127,7 @@ class Measure:
         scale: a named ``config -> float`` factor on the selection's column and SE (a change of units).
         combine: the named rule ``(config, Sample) -> Estimate`` (default :func:`across_units`).
         note: a named ``(config, Sample, Estimate) -> str`` diagnostic put before the test statistic.
+        measured: a named ``(config, Sample, Estimate) -> str`` text that replaces the measured value's.
         gates: named ``(config, Sample) -> reason`` checks; a non-empty reason makes the verdict "not judged"
             (:func:`~iclab.experiments._judge.downgrade`: the test's own result stays in the reason).
     """
@@ -135,6 +141,7 @@ class Measure:
     scale: Callable[[Any], float] | None = None
     combine: Callable[[Any, Sample], Estimate] = across_units
     note: Callable[[Any, Sample, Estimate], str] | None = None
+    measured: Callable[[Any, Sample, Estimate], str] | None = None
     gates: tuple[Callable[[Any, Sample], str], ...] = ()
 
     def __post_init__(self) -> None:
@@ -159,6 +166,7 @@ class Rule:
         target: equivalence: a number, or :data:`BASE` (the baseline's mean); every cell: the target column.
         paper, paper_se, k: value: the paper's number, its own spread, and the band (default Student t).
         n: a config field with the sample size behind the SE (prompts), to say how many would decide; "" the units.
+        units: value: what the units are called ("replicates"), to say how many would decide.
         unit: text put after effects (``" (log τ)"``).
         against: what an equivalence target is, in the statistic (default "theory").
         digits: format of the measured text "estimate vs target" of an equivalence against :data:`BASE`.
@@ -176,6 +184,7 @@ class Rule:
     paper_se: float = 0.0
     k: float | None = None
     n: str = ""
+    units: str = "units"
     unit: str = ""
     against: str = "theory"
     digits: str = ".4g"
@@ -198,10 +207,12 @@ class Rule:
 @dataclass(frozen=True)
 class ClaimRecord(Claim):
     """A claim as data: the :class:`~iclab.experiments._judge.Claim` fields, ``runs_if`` (the config values that
-    run its cells), ``measure`` and ``rule`` (module docstring). It is a ``Claim``: ``judge_run`` and the report read
-    it as one."""
+    run its cells), ``measure`` and ``rule`` (module docstring), and ``not_run``: a named ``(config, record) -> str``
+    saying why this config runs none of the claim's cells although it declares the claim ("" when it does), which
+    makes it "not judged" with that reason. It is a ``Claim``: ``judge_run`` and the report read it as one."""
 
     runs_if: Mapping[str, Any] = field(default_factory=dict)
+    not_run: Callable[[Any, Any], str] | None = None
     measure: Measure | None = None
     rule: Rule | None = None
 
@@ -289,14 +300,19 @@ def _judge_one(rec: ClaimRecord, config: Any, results: pd.DataFrame) -> Verdict:
     m, t = rec.measure, rec.rule
     if t.kind == "every cell":
         return _every_cell(rec, config, results)
+    why = rec.not_run(config, rec) if rec.not_run is not None else ""
+    if why:
+        return not_judged(why)
     sample = sample_of(m, config, results)
     if isinstance(sample, str):
         return not_judged(sample)
     est = m.combine(config, sample)
-    n = getattr(config, t.n) if t.n else len(sample.values)
+    n = getattr(config, t.n) if t.n else (est.n if est.n is not None else len(sample.values))
     v, measured = _test(t, est, sample, n)
+    if m.measured is not None:
+        measured = m.measured(config, sample, est)
     note = m.note(config, sample, est) if m.note is not None else ""
-    stat = "; ".join(p for p in (note, est.how, v.statistic) if p)
+    stat = "; ".join(p for p in (note, est.how, v.statistic, est.tail) if p)
     v = dataclasses.replace(v, statistic=stat, **({"measured": measured} if measured else {}))
     for gate in m.gates:
         v = downgrade(v, gate(config, sample))
@@ -324,8 +340,18 @@ def _test(t: Rule, est: Estimate, sample: Sample, n: int) -> tuple[Verdict, str]
         return judge_absence(est.value, ci, smallest=smallest, n=n, unit=t.unit), ""
     if t.kind == "value":
         tol = t.tol * _reference(t, sample) if (t.tol is not None and t.relative_to) else t.tol
+        paper_se = t.paper_se if est.paper_se is None else est.paper_se
         v = judge_value(
-            est.value, est.se, t.paper, k=t.k, paper_se=t.paper_se, tol=tol, rel_tol=t.rel_tol, n=n, dof=est.dof
+            est.value,
+            est.se,
+            t.paper,
+            k=t.k,
+            paper_se=paper_se,
+            tol=tol,
+            rel_tol=t.rel_tol,
+            n=n,
+            dof=est.dof,
+            unit=t.units,
         )
         return v, ""
     # equivalence: against a number, or against the baseline's mean (the estimate is then baseline + effect)
