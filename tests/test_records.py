@@ -96,9 +96,9 @@ def test_equivalence_against_a_number_and_against_the_baseline():
     assert _judge(near, df).verdict == AGREES
     far = _rec(Measure({"part": "p", "arm": "b"}, "acc", ("seed",)), Rule("equivalence", rel_tol=0.01, target=3.0))
     assert _judge(far, df).verdict == DISAGREES
-    same = _rec(PAIRED, Rule("equivalence", rel_tol=0.1, target=BASE, against="arm a", digits=".3f"))
+    same = _rec(PAIRED, Rule("equivalence", rel_tol=0.1, target=BASE, against="arm a"))
     v = _judge(same, df)
-    assert v.verdict == AGREES and " vs " in v.measured and "of arm a" in v.statistic
+    assert v.verdict == AGREES and "of arm a" in v.statistic
     assert _judge(same, _table(0.5)).verdict == DISAGREES
 
 

@@ -169,7 +169,6 @@ class Rule:
         units: value: what the units are called ("replicates"), to say how many would decide.
         unit: text put after effects (``" (log τ)"``).
         against: what an equivalence target is, in the statistic (default "theory").
-        digits: format of the measured text "estimate vs target" of an equivalence against :data:`BASE`.
         by: every cell: the columns that make a cell.
     """
 
@@ -187,7 +186,6 @@ class Rule:
     units: str = "units"
     unit: str = ""
     against: str = "theory"
-    digits: str = ".4g"
     by: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
@@ -308,12 +306,11 @@ def _judge_one(rec: ClaimRecord, config: Any, results: pd.DataFrame) -> Verdict:
         return not_judged(sample)
     est = m.combine(config, sample)
     n = getattr(config, t.n) if t.n else (est.n if est.n is not None else len(sample.values))
-    v, measured = _test(t, est, sample, n)
+    v = _test(t, est, sample, n)
     if m.measured is not None:
-        measured = m.measured(config, sample, est)
+        v = dataclasses.replace(v, measured=m.measured(config, sample, est))
     note = m.note(config, sample, est) if m.note is not None else ""
-    stat = "; ".join(p for p in (note, est.how, v.statistic, est.tail) if p)
-    v = dataclasses.replace(v, statistic=stat, **({"measured": measured} if measured else {}))
+    v = dataclasses.replace(v, statistic="; ".join(p for p in (note, est.how, v.statistic, est.tail) if p))
     for gate in m.gates:
         v = downgrade(v, gate(config, sample))
     return v
@@ -325,23 +322,20 @@ def _reference(t: Rule, sample: Sample) -> float:
     return float(rows[t.relative_to].mean())
 
 
-def _test(t: Rule, est: Estimate, sample: Sample, n: int) -> tuple[Verdict, str]:
-    """The stats test of ``t`` on ``est`` and the measured text it replaces ("" to keep the test's)."""
-    if t.kind == "direction":
+def _test(t: Rule, est: Estimate, sample: Sample, n: int) -> Verdict:
+    """The stats test of ``t`` on ``est``."""
+    if t.kind in ("direction", "absence"):
         smallest = t.smallest * _reference(t, sample) if t.relative_to else t.smallest
-        v = judge_direction(est.value, est.se, ci=est.ci, sign=t.sign, smallest=smallest, dof=est.dof, n=n, unit=t.unit)
-        return v, ""
-    if t.kind == "absence":
-        smallest = t.smallest * _reference(t, sample) if t.relative_to else t.smallest
+        if t.kind == "direction":
+            return judge_direction(
+                est.value, est.se, ci=est.ci, sign=t.sign, smallest=smallest, dof=est.dof, n=n, unit=t.unit
+            )
         refused = None if est.ci is not None else refusal(est.se, dof=est.dof)
-        if refused is not None:
-            return refused, ""
-        ci = est.ci or _interval(est)
-        return judge_absence(est.value, ci, smallest=smallest, n=n, unit=t.unit), ""
+        return refused or judge_absence(est.value, est.ci or _interval(est), smallest=smallest, n=n, unit=t.unit)
     if t.kind == "value":
         tol = t.tol * _reference(t, sample) if (t.tol is not None and t.relative_to) else t.tol
         paper_se = t.paper_se if est.paper_se is None else est.paper_se
-        v = judge_value(
+        return judge_value(
             est.value,
             est.se,
             t.paper,
@@ -353,18 +347,12 @@ def _test(t: Rule, est: Estimate, sample: Sample, n: int) -> tuple[Verdict, str]
             dof=est.dof,
             unit=t.units,
         )
-        return v, ""
-    # equivalence: against a number, or against the baseline's mean (the estimate is then baseline + effect)
-    if t.target == BASE:
-        target = float(sample.b.mean())
-        estimate = target + est.value
-    else:
-        target, estimate = float(t.target), est.value
-    v = judge_equivalence(estimate, est.se, target, rel_tol=t.rel_tol, n=n, dof=est.dof)
-    if t.target != BASE:
-        return v, ""
-    v = dataclasses.replace(v, statistic=v.statistic.replace("of theory", f"of {t.against}"))
-    return v, f"{estimate:{t.digits}} vs {target:{t.digits}}"
+    if t.target != BASE:  # equivalence against a number
+        return judge_equivalence(est.value, est.se, float(t.target), rel_tol=t.rel_tol, n=n, dof=est.dof)
+    # against the baseline's mean: the estimate is the baseline plus the paired effect
+    target = float(sample.b.mean())
+    v = judge_equivalence(target + est.value, est.se, target, rel_tol=t.rel_tol, n=n, dof=est.dof)
+    return dataclasses.replace(v, statistic=v.statistic.replace("of theory", f"of {t.against}"))
 
 
 def _interval(est: Estimate) -> tuple[float, float]:
