@@ -25,8 +25,11 @@ as they are. Settings gates and unreliable sources stay in :func:`~iclab.experim
 A package writes code only for what this vocabulary cannot say, each a small named pure function the record
 references: a combine rule (``combine``: ``(config, Sample) -> Estimate``), a factor on the measured column
 (``scale``: ``config -> float``), the diagnostic text put before the test statistic (``note``:
-``(config, Sample, Estimate) -> str``) and gates that make a judged claim "not judged" (``gates``:
-``(config, Sample) -> reason or ""``).
+``(config, Sample, Estimate) -> str``), the measured text (``measured``, same signature), gates that make a judged
+claim "not judged" through :func:`~iclab.experiments._judge.downgrade` (``gates``: ``(config, Sample) -> reason or
+""``), and why a declared claim's cells are not run by this config (``ClaimRecord.not_run``). A table of records
+can be static (:func:`declared` picks those a config runs) or built per config when the cells it names depend on
+it (the largest block count, the smallest training-set size).
 """
 
 from __future__ import annotations
