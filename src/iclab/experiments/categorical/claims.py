@@ -1,5 +1,7 @@
 """The claims of Wang et al., arXiv:2405.17248 that the ``categorical`` experiment judges, declared before the run
-(:func:`claims`; docs/papers/categorical.md §7), each with its test; :mod:`.comparisons` judges them.
+(:func:`claims`; docs/papers/categorical.md §7), each with its test; :mod:`.comparisons` judges them. The synthetic
+claims (accuracies, GD vs trained TF, more blocks, GD-like trained matrices) are records
+(:mod:`iclab.experiments._records`): their measure and rule are data, read by the generic judge.
 
 Replicates are (seed, W_e draw) pairs: accuracies are means over them with Student-t intervals, and paired
 differences (GD − trained TF, K blocks − 1 block) are taken within a replicate. Claims whose paper settings a
@@ -11,15 +13,27 @@ blocks on, so iclab's exact-GD cells there are "not judged (not comparable)".
 from __future__ import annotations
 
 from iclab.experiments._judge import Claim
+from iclab.experiments._records import ClaimRecord, Measure, Rule
 from iclab.experiments.categorical.paper_values import PAPER_BLOCKS, PAPER_L_SWEEP
-from iclab.experiments.categorical.verdicts import STATIONARITY_TOL
+from iclab.experiments.categorical.verdicts import (
+    ACC_TOL,
+    GD_LIKE,
+    REPLICATE,
+    STATIONARITY_TOL,
+    acc_measured,
+    draw_spread,
+    not_comparable,
+    not_converged,
+    paired_measured,
+    qk_gd_likeness,
+    vp_gd_likeness,
+)
 
 __all__ = ["claims", "blocks_erase", "stationarity_claims", "real_data_claims", "FGD_TOL", "DATA_LAW", "GD_LIKE"]
 
 SRC = "arXiv:2405.17248"
 FGD_TOL = 1e-3  # functional-GD check: allowed mean total-variation distance between the two predictions
 DATA_LAW = {"n_classes": 25, "d": 10, "d_embed": 5, "n_context": 125}  # the authors' synthetic setting (§5.1)
-GD_LIKE = 3.0  # "≈ scalar × identity": diagonal RMS at least this many times the off-diagonal RMS
 _ACC_TEST = (
     "mean accuracy over (seed, W_e draw) replicates against the paper's: disagrees when |Δ| > "
     "t(0.975, n−1)·√(SE² + s_W² + 0.003²/5), s_W the spread of accuracy between W_e draws (the authors' W_e "
@@ -32,6 +46,34 @@ _ACC_TEST = (
 def _tf_budget(L: int) -> dict:
     """The authors' training budget of the trained transformer at pool size L: 5000 passes at minibatch 512."""
     return {"batch_size": 512, "steps": 5000 * L // 512}
+
+
+def _syn(**where) -> dict:
+    """The synthetic cells ``where`` names."""
+    return {"part": "synthetic", **where}
+
+
+def _acc_measure(where: dict) -> Measure:
+    """Mean accuracy over (seed, W_e draw) replicates, judged once converged (:func:`.verdicts.draw_spread`)."""
+    return Measure(_syn(**where), "acc", REPLICATE, combine=draw_spread, measured=acc_measured, gates=(not_converged,))
+
+
+def _acc_rule(paper: float) -> Rule:
+    return Rule("value", paper=paper, tol=ACC_TOL, units="replicates")
+
+
+def not_run(cfg, claim: Claim) -> str:
+    """Why this preset runs no cell for ``claim`` ("" when it does)."""
+    head, tail = claim.id.split("/")[0], claim.id.split("/")[-1]
+    blocks_row = claim.id.startswith("acc/blocks=") or head == "blocks-help"
+    models = cfg.blocks_models if blocks_row else cfg.models
+    needs = {"tf"} if tail == "tf" or head == "tf-gd-like" else {"gd", "tf"} if head == "gd-beats-tf" else {"gd"}
+    missing = sorted(needs - set(models))
+    if not missing:
+        return ""
+    return f"not run in this preset: `{'blocks_models' if blocks_row else 'models'}` lacks {', '.join(missing)}" + (
+        " (the trained transformer at the authors' budget needs a GPU)" if "tf" in missing else ""
+    )
 
 
 def _has(cfg, part: str) -> bool:
@@ -51,7 +93,7 @@ def _l_sweep_claims(cfg) -> list[Claim]:
         for j, model in enumerate(("gd", "tf")):
             name = "GD model" if model == "gd" else "trained transformer"
             out.append(
-                Claim(
+                ClaimRecord(
                     f"acc/L={L}/{model}",
                     f"{name}, 2 blocks, softmax kernel, L = {L}: query accuracy",
                     f"{SRC}, training-set-size figure (authors' notebook output)",
@@ -59,6 +101,9 @@ def _l_sweep_claims(cfg) -> list[Claim]:
                     _ACC_TEST,
                     f"{PAPER_L_SWEEP[L][j]:.3f}",
                     paper_settings=DATA_LAW | ({} if model == "gd" else _tf_budget(L)),
+                    not_run=not_run,
+                    measure=_acc_measure({"model": model, "kernel": "softmax", "blocks": 2, "L": L}),
+                    rule=_acc_rule(float(f"{PAPER_L_SWEEP[L][j]:.3f}")),
                 )
             )
     return out
@@ -72,8 +117,9 @@ def _blocks_claims(cfg) -> list[Claim]:
         for model, j in (("gd", 0), ("tf", 2)):
             who = ("authors'" if blocks_erase(cfg, K) == "dot" else "exact") + " erase head"
             name = f"GD model ({who})" if model == "gd" else "trained transformer"
+            erase = blocks_erase(cfg, K) if model == "gd" else "distance"
             out.append(
-                Claim(
+                ClaimRecord(
                     f"acc/blocks={K}/{model}",
                     f"{name}, {K} block(s), softmax kernel, L = 2048: query accuracy",
                     f"{SRC}, number-of-blocks figure (authors' notebook output)",
@@ -81,6 +127,9 @@ def _blocks_claims(cfg) -> list[Claim]:
                     _ACC_TEST,
                     f"{PAPER_BLOCKS[K][j]:.3f}",
                     paper_settings=DATA_LAW | ({} if model == "gd" else _tf_budget(2048)),
+                    not_run=not_run,
+                    measure=_acc_measure({"model": model, "kernel": "softmax", "blocks": K, "L": 2048, "erase": erase}),
+                    rule=_acc_rule(float(f"{PAPER_BLOCKS[K][j]:.3f}")),
                 )
             )
     return out
@@ -94,8 +143,9 @@ def _gd_vs_tf_claims(cfg) -> list[Claim]:
     for kernel in cfg.kernels:
         L = min(sizes[kernel])
         for K in cfg.layers:
+            cell = {"kernel": kernel, "blocks": K, "erase": "distance", "L": L}
             out.append(
-                Claim(
+                ClaimRecord(
                     f"gd-beats-tf/{kernel}/K={K}",
                     f"with few training contexts the GD model beats the fully trained "
                     f"transformer ({kernel} kernel, {K} block(s), L = {L})",
@@ -106,6 +156,16 @@ def _gd_vs_tf_claims(cfg) -> list[Claim]:
                     "GD better at small L (0.718 vs 0.524 at L = 2048, softmax, 2 blocks)",
                     headline=kernel == "softmax",
                     paper_settings=DATA_LAW | _tf_budget(L),
+                    not_run=not_run,
+                    measure=Measure(
+                        _syn(model="gd", **cell),
+                        "acc",
+                        REPLICATE,
+                        base=_syn(model="tf", **cell),
+                        measured=paired_measured,
+                        gates=(not_comparable,),
+                    ),
+                    rule=Rule("direction", smallest=0.01),
                 )
             )
     return out
@@ -118,8 +178,9 @@ def _blocks_help_claims(cfg) -> list[Claim]:
     out = []
     for erase in cfg.blocks_erase:
         who = "the authors' erase head (dot-product score)" if erase == "dot" else "iclab's exact erase head"
+        top = erase if K >= 3 else "distance"
         out.append(
-            Claim(
+            ClaimRecord(
                 f"blocks-help/{erase}",
                 f"more blocks improve the GD model: accuracy at {K} blocks > at 1 block ({who})",
                 f"{SRC}, number-of-blocks figure",
@@ -128,6 +189,15 @@ def _blocks_help_claims(cfg) -> list[Claim]:
                 "on the positive side (smallest effect of interest 0.005)",
                 "0.702 → 0.727 (1 → 6 blocks)",
                 paper_settings=DATA_LAW,
+                not_run=not_run,
+                measure=Measure(
+                    _syn(model="gd", kernel="softmax", blocks=K, L=cfg.blocks_L, erase=top),
+                    "acc",
+                    REPLICATE,
+                    base=_syn(model="gd", kernel="softmax", blocks=1, L=cfg.blocks_L, erase="distance"),
+                    measured=paired_measured,
+                ),
+                rule=Rule("direction", smallest=0.005),
             )
         )
     return out
@@ -137,7 +207,7 @@ def _tf_gd_like_claims(cfg) -> list[Claim]:
     if not _has(cfg, "synthetic"):
         return []
     return [
-        Claim(
+        ClaimRecord(
             f"tf-gd-like/{key}",
             f"after training, the trained transformer's {what}",
             f"{SRC}, trained-TF visualisation (authors' trained_tf_visualization.py)",
@@ -147,10 +217,13 @@ def _tf_gd_like_claims(cfg) -> list[Claim]:
             "side",
             "identity / diagonal pattern",
             paper_settings=DATA_LAW | _tf_budget(2048),
+            not_run=not_run,
+            measure=Measure(_syn(model="tf"), column, ("kernel", "blocks", "erase", "L") + REPLICATE),
+            rule=Rule("direction"),
         )
-        for key, what in (
-            ("qk", "head-1 Q_x K_xᵀ is ≈ a scalar × identity"),
-            ("vp", "label → f block of V·P is ≈ diagonal"),
+        for key, what, column in (
+            ("qk", "head-1 Q_x K_xᵀ is ≈ a scalar × identity", qk_gd_likeness),
+            ("vp", "label → f block of V·P is ≈ diagonal", vp_gd_likeness),
         )
     ]
 

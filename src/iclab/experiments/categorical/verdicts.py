@@ -1,8 +1,9 @@
-"""The tests behind the claims of the ``categorical`` experiment (Wang et al., arXiv:2405.17248;
-docs/papers/categorical.md §7): each function turns result rows into one :class:`iclab.stats.Verdict` with the
-shared rules of :mod:`iclab.stats` — paper values with a t·SE band that includes the spread between draws of the
-class embeddings W_e, paired direction tests within (seed, W_e draw) replicates, and equivalence tests for the
-functional-GD and stationarity checks."""
+"""The statistics of the ``categorical`` experiment's own (Wang et al., arXiv:2405.17248; docs/papers/categorical.md
+§7), with the shared rules of :mod:`iclab.stats`. For the synthetic claims, which are records
+(:mod:`iclab.experiments._records`), the named pieces the records reference: the accuracy band that adds the spread
+between draws of the class embeddings W_e (:func:`draw_spread`), the measured texts with the Bayes ceiling, the
+convergence and "not comparable" gates and the GD-likeness of the trained matrices. For the claims not yet records,
+one verdict function each: functional GD and stationarity (equivalence per case, combined) and real features."""
 
 from __future__ import annotations
 
@@ -13,17 +14,15 @@ import numpy as np
 import pandas as pd
 
 from iclab.experiments._judge import downgrade, one_per_unit
+from iclab.experiments._records import Estimate, Sample
 from iclab.stats import (
     AGREES,
     DISAGREES,
     NOT_JUDGED,
     Verdict,
     fmt,
-    judge_direction,
     judge_equivalence,
-    judge_value,
     mean_se,
-    not_judged,
     quantile,
 )
 
@@ -33,8 +32,14 @@ __all__ = [
     "PAPER_SEED_SD",
     "PLATEAU_TOL",
     "STATIONARITY_TOL",
-    "acc_verdict",
-    "paired_direction",
+    "acc_measured",
+    "draw_spread",
+    "GD_LIKE",
+    "qk_gd_likeness",
+    "vp_gd_likeness",
+    "not_comparable",
+    "not_converged",
+    "paired_measured",
     "fgd_verdict",
     "stationarity_verdict",
     "features_verdict",
@@ -52,7 +57,8 @@ PAPER_SEED_SD = 0.003  # the authors' seed std of GD accuracy (notebook), over t
 ACC_TOL = 0.02
 PLATEAU_TOL = 0.01  # the validation NLL may fall at most this fraction over the last quarter of training
 STATIONARITY_TOL = 0.05  # off-pattern gradient allowed, as a fraction of the free GD gradient at the random start
-_KEY = ["seed", "embedding_seed"]  # one replicate
+GD_LIKE = 3.0  # "≈ scalar × identity": diagonal RMS at least this many times the off-diagonal RMS
+REPLICATE = ("seed", "embedding_seed")  # the unit of replication: one (seed, W_e draw) pair
 
 
 def _bayes_text(rows: pd.DataFrame) -> str:
@@ -62,41 +68,59 @@ def _bayes_text(rows: pd.DataFrame) -> str:
     return f"Bayes ceiling {per_draw.mean():.3f}{rng}"
 
 
-def acc_verdict(rows: pd.DataFrame, paper: float) -> Verdict:
-    """Paper value for a mean accuracy over replicates (one row per (seed, W_e draw)): disagrees when
-    ``|m - paper| > t·sqrt(SE² + s_W² + PAPER_SEED_SD²/5)`` with s_W the spread between W_e draws (the authors' W_e
-    is one draw), agrees inside only when that band is within ±``ACC_TOL`` (:func:`iclab.stats.judge_value`); not
-    judged while not converged."""
-    rows = one_per_unit(rows, _KEY)
-    m, se, n = mean_se(rows["acc"])
-    measured = f"{m:.3f} ({_bayes_text(rows)})"
-    if n < 2:
-        return not_judged("one replicate: no uncertainty (more W_e draws or seeds would judge it)", measured)
-    draws = rows.groupby("embedding_seed")["acc"].mean()
+def draw_spread(cfg, s: Sample) -> Estimate:
+    """The combine rule of an accuracy claim: the mean over (seed, W_e draw) replicates with its Student-t SE, and the
+    spread the paper value's band adds: ``sqrt(s_W² + PAPER_SEED_SD²/5)`` with s_W the spread between W_e draws (the
+    authors' W_e is one unknown draw) (:func:`iclab.stats.judge_value`)."""
+    m, se, n = mean_se(s.values)
+    draws = s.rows.reset_index().groupby("embedding_seed")["acc"].mean()
     s_w = float(draws.std(ddof=1)) if len(draws) > 1 else 0.0
     paper_se = math.sqrt(s_w**2 + PAPER_SEED_SD**2 / 5)
-    v = judge_value(m, se, paper, paper_se=paper_se, tol=ACC_TOL, n=n, dof=n - 1, unit="replicates")
-    v = dataclasses.replace(v, measured=measured, statistic=v.statistic + f"; s_W = {s_w:.3f}, n = {n}")
-    plateau = float(rows["val_plateau"].max()) if "val_plateau" in rows else float("nan")
+    return Estimate(m, se, dof=n - 1, n=n, paper_se=paper_se, tail=f"s_W = {s_w:.3f}, n = {n}" if n > 1 else "")
+
+
+def acc_measured(cfg, s: Sample, est: Estimate) -> str:
+    """The mean accuracy with the Bayes ceiling of its W_e draws."""
+    return f"{est.value:.3f} ({_bayes_text(s.rows.reset_index())})"
+
+
+def paired_measured(cfg, s: Sample, est: Estimate) -> str:
+    """A paired accuracy difference with both means and the Bayes ceiling of the first arm's draws."""
+    return f"{est.value:+.3f} ({s.a.mean():.3f} vs {s.b.mean():.3f}; {_bayes_text(s.rows.reset_index())})"
+
+
+def not_converged(cfg, s: Sample) -> str:
+    """Why an accuracy cannot count yet: its validation NLL still fell more than ``PLATEAU_TOL`` ("" when it did not)."""
+    plateau = float(s.rows["val_plateau"].max()) if "val_plateau" in s.rows else float("nan")
     if plateau > PLATEAU_TOL:
-        return downgrade(
-            v,
+        return (
             f"not converged: the validation NLL still fell {plateau:.1%} over the last quarter of training; "
-            "more steps would judge it",
+            "more steps would judge it"
         )
-    return v
+    return ""
 
 
-def paired_direction(a: pd.DataFrame, b: pd.DataFrame, smallest: float) -> Verdict | None:
-    """Effect direction ``acc(a) - acc(b) > 0``, paired within replicates; None when no replicate has both."""
-    a, b = one_per_unit(a, _KEY), one_per_unit(b, _KEY)  # a repeated replicate would pair with itself twice
-    pairs = a[_KEY + ["acc"]].merge(b[_KEY + ["acc"]], on=_KEY, suffixes=("_a", "_b"))
-    if not len(pairs):
-        return None
-    m, se, n = mean_se(pairs["acc_a"] - pairs["acc_b"])
-    v = judge_direction(m, se, sign=+1, smallest=smallest, n=n, dof=n - 1 if n > 1 else None)
-    measured = f"{m:+.3f} ({pairs['acc_a'].mean():.3f} vs {pairs['acc_b'].mean():.3f}; {_bayes_text(a)})"
-    return dataclasses.replace(v, measured=measured)
+def not_comparable(cfg, s: Sample) -> str:
+    """The authors' RBF and linear models are not functional GD from 2 blocks on (``COMPARABLE_NOTE``)."""
+    kernel, blocks = s.rows["kernel"].iloc[0], int(s.rows["blocks"].iloc[0])
+    return "" if kernel == "softmax" or blocks == 1 else f"not comparable: {COMPARABLE_NOTE[kernel]}"
+
+
+def _gd_likeness(rows: pd.DataFrame, col: str) -> np.ndarray:
+    """``log10(rows[col]) − log10(GD_LIKE)`` per row: how far a trained matrix's diagonal / off-diagonal RMS ratio is
+    above "≈ scalar × identity" (NaN where the column is absent)."""
+    x = rows[col].to_numpy(float) if col in rows else np.full(len(rows), np.nan)
+    return np.log10(x) - math.log10(GD_LIKE)
+
+
+def qk_gd_likeness(rows: pd.DataFrame) -> np.ndarray:
+    """:func:`_gd_likeness` of the head-1 Q_x K_xᵀ block."""
+    return _gd_likeness(rows, "qk_diag_ratio")
+
+
+def vp_gd_likeness(rows: pd.DataFrame) -> np.ndarray:
+    """:func:`_gd_likeness` of the label → f block of V·P."""
+    return _gd_likeness(rows, "vp_wf_diag_ratio")
 
 
 def _combine(parts: list[tuple[str, Verdict, float]], what: str, unit: str = "") -> Verdict:

@@ -1,0 +1,206 @@
+"""Claims as data (:mod:`iclab.experiments._records`, issue 21 item 1): the generic judge of claim records on made-up
+tables — selection and missing cells, one row per unit, pairing on the unit, each test kind with the refusals of
+:mod:`iclab.stats` — and the records of ``temperature-gpt2-regression``, the first package converted."""
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from iclab.experiments import get_experiment
+from iclab.experiments._judge import Claim
+from iclab.experiments._records import (
+    BASE,
+    ClaimRecord,
+    Estimate,
+    Measure,
+    Rule,
+    across_units,
+    declared,
+    judge_records,
+)
+from iclab.experiments.temperature.gpt2 import comparisons as gpt2
+from iclab.stats import AGREES, DISAGREES, NOT_JUDGED
+
+
+@dataclass(frozen=True)
+class Cfg:
+    arms: tuple = ("a", "b")
+    n_test: int = 500
+
+
+def _rec(measure: Measure, rule: Rule, **kw) -> ClaimRecord:
+    base = dict(id="x/claim", claim="a claim", source="arXiv:0000.00000, Fig. 1", kind="effect direction", test="t")
+    return ClaimRecord(**(base | kw), measure=measure, rule=rule)
+
+
+def _table(effect: float, seeds: int = 5, noise: float = 0.01, arms=("a", "b")) -> pd.DataFrame:
+    """Arm ``b`` is arm ``a`` plus ``effect`` on the same seeds (a paired design), with per-seed noise."""
+    rng = np.random.default_rng(3)
+    rows = []
+    for s in range(seeds):
+        base = 1.0 + rng.normal(0, 0.3)  # a large seed effect that pairing removes
+        for arm in arms:
+            acc = base + (effect if arm == "b" else 0.0) + rng.normal(0, noise)
+            rows.append({"part": "p", "arm": arm, "seed": s, "acc": acc, "theory": 1.0, "l": s % 2})
+    return pd.DataFrame(rows)
+
+
+PAIRED = Measure({"part": "p", "arm": "b"}, "acc", ("seed",), base={"part": "p", "arm": "a"})
+
+
+def _judge(rec, df, cfg=Cfg()):
+    return judge_records([rec], cfg, df)[rec.id]
+
+
+def test_a_paired_effect_agrees_and_no_effect_is_absent():
+    rec = _rec(PAIRED, Rule("direction", smallest=0.05))
+    assert _judge(rec, _table(0.1)).verdict == AGREES
+    null = _judge(rec, _table(0.0))
+    assert null.verdict == DISAGREES and "no effect" in null.reason
+    assert _judge(_rec(PAIRED, Rule("direction", sign=-1, smallest=0.02)), _table(0.1)).verdict == DISAGREES
+
+
+def test_pairing_removes_the_unit_effect():
+    """Unpaired, the seed-to-seed spread (0.3) hides a 0.1 effect; paired on the seed it does not."""
+    unpaired = _rec(Measure({"part": "p", "arm": "b"}, "acc", ("seed",)), Rule("direction", smallest=0.02))
+    ci = _judge(unpaired, _table(0.1)).uncertainty
+    paired = _judge(_rec(PAIRED, Rule("direction", smallest=0.02)), _table(0.1))
+    assert paired.verdict == AGREES and paired.uncertainty != ci
+
+
+def test_missing_cells_are_named_and_nothing_stands_in():
+    df = _table(0.1, arms=("a", "c"))
+    v = _judge(_rec(PAIRED, Rule("direction", smallest=0.02)), df)
+    assert v.verdict == NOT_JUDGED and "not measured" in v.reason and "arm = b" in v.reason
+
+
+def test_a_repeated_row_is_one_unit():
+    df = _table(0.1, seeds=3)
+    rec = _rec(PAIRED, Rule("direction", smallest=0.02))
+    assert _judge(rec, pd.concat([df, df], ignore_index=True)) == _judge(rec, df)
+
+
+def test_too_few_units_and_no_uncertainty_are_refused():
+    rec = _rec(PAIRED, Rule("direction", smallest=0.02))
+    two = _judge(rec, _table(0.1, seeds=2))
+    assert two.verdict == NOT_JUDGED and "too few units" in two.reason
+    one = _judge(rec, _table(0.1, seeds=1))
+    assert one.verdict == NOT_JUDGED and "no uncertainty" in one.reason
+
+
+def test_equivalence_against_a_number_and_against_the_baseline():
+    df = _table(0.0)
+    near = _rec(Measure({"part": "p", "arm": "b"}, "acc", ("seed",)), Rule("equivalence", rel_tol=1.0, target=1.0))
+    assert _judge(near, df).verdict == AGREES
+    far = _rec(Measure({"part": "p", "arm": "b"}, "acc", ("seed",)), Rule("equivalence", rel_tol=0.01, target=3.0))
+    assert _judge(far, df).verdict == DISAGREES
+    same = _rec(PAIRED, Rule("equivalence", rel_tol=0.1, target=BASE, against="arm a"))
+    v = _judge(same, df)
+    assert v.verdict == AGREES and "of arm a" in v.statistic
+    assert _judge(same, _table(0.5)).verdict == DISAGREES
+
+
+def test_absence_excludes_effects_on_both_sides():
+    rec = _rec(PAIRED, Rule("absence", smallest=0.05))
+    assert _judge(rec, _table(0.0)).verdict == AGREES
+    for effect in (0.2, -0.2):  # an effect of either sign is not "no effect"
+        assert _judge(rec, _table(effect)).verdict == DISAGREES
+
+
+def test_paper_value_band_and_power():
+    m = Measure({"part": "p", "arm": "b"}, "acc", ("seed",))
+    df = _table(0.0, seeds=8)
+    mean = float(df[df["arm"] == "b"]["acc"].mean())
+    assert _judge(_rec(m, Rule("value", paper=mean + 5.0, tol=0.5), kind="paper value"), df).verdict == DISAGREES
+    wide = _judge(_rec(m, Rule("value", paper=mean, tol=1e-4), kind="paper value"), df)
+    assert wide.verdict == NOT_JUDGED and "too little power" in wide.reason
+    assert _judge(_rec(m, Rule("value", paper=mean, tol=0.5), kind="paper value"), df).verdict == AGREES
+
+
+def test_every_cell_names_the_cell_that_fails():
+    df = _table(0.0, seeds=8, noise=0.01)
+    m = Measure({"part": "p", "arm": "a"}, "acc", ("seed",))
+    rule = Rule("every cell", rel_tol=2.0, target="theory", by=("l",))
+    assert _judge(_rec(m, rule, kind="theory vs simulation"), df).verdict == AGREES
+    df.loc[(df["l"] == 1) & (df["arm"] == "a"), "acc"] += 50.0
+    v = _judge(_rec(m, rule, kind="theory vs simulation"), df)
+    assert v.verdict == DISAGREES and "l = 1" in v.reason
+
+
+def test_named_statistics_note_and_gate():
+    def half(cfg, s):
+        return Estimate(float(s.values.mean()) / 2, 0.01, how="halved")
+
+    def note(cfg, s, est):
+        return f"{len(s.units)} units"
+
+    def gate(cfg, s):
+        return "gated" if len(s.units) > 3 else ""
+
+    m = Measure({"part": "p", "arm": "b"}, "acc", ("seed",), base={"part": "p", "arm": "a"}, combine=half, note=note)
+    v = _judge(_rec(m, Rule("direction", smallest=0.01)), _table(0.1))
+    assert v.verdict == AGREES and v.statistic.startswith("5 units; halved; effect 0.0")
+    gated = Measure(m.where, "acc", ("seed",), base=m.base, gates=(gate,))
+    g = _judge(_rec(gated, Rule("direction", smallest=0.01)), _table(0.1))
+    assert g.verdict == NOT_JUDGED and g.reason == "gated (at these settings the test gave: agrees)"
+
+
+def test_declared_follows_the_config():
+    a = _rec(PAIRED, Rule("direction"), id="x/a", runs_if={"arms": ("a", "b")})
+    c = _rec(PAIRED, Rule("direction"), id="x/c", runs_if={"arms": "c", "n_test": 500})
+    assert [r.id for r in declared([a, c], Cfg())] == ["x/a"]
+    assert [r.id for r in declared([a, c], Cfg(arms=("a", "b", "c")))] == ["x/a", "x/c"]
+    assert declared([a, c], Cfg(arms=("c",), n_test=10)) == []
+
+
+def test_records_refuse_incomplete_definitions():
+    with pytest.raises(ValueError, match="kind"):
+        Rule("vibes")
+    with pytest.raises(ValueError, match="rel_tol"):
+        Rule("equivalence", target=1.0)
+    with pytest.raises(ValueError, match="unit"):
+        Measure({"part": "p"}, "acc", ())
+    with pytest.raises(ValueError, match="baseline"):
+        _rec(Measure({"part": "p"}, "acc", ("seed",)), Rule("equivalence", rel_tol=0.1, target=BASE))
+    with pytest.raises(ValueError, match="measure"):
+        ClaimRecord("x", "c", "s", "effect direction", "t")
+
+
+def test_across_units_is_the_student_t_default():
+    est = across_units(None, type("S", (), {"values": np.array([1.0, 2.0, 3.0])})())
+    assert est.value == 2.0 and est.dof == 2 and est.se == pytest.approx(1 / np.sqrt(3))
+
+
+def test_gpt2_claims_are_records_judged_by_the_generic_judge():
+    exp = get_experiment("temperature-gpt2-regression")
+    cfg = exp.config("quick")
+    declared_claims = exp.claims(cfg)
+    assert len(declared_claims) == 9 and all(
+        isinstance(c, ClaimRecord) and isinstance(c, Claim) for c in declared_claims
+    )
+    assert [c.id for c in declared_claims] == [r.id for r in gpt2.RECORDS]
+    fewer = cfg.with_overrides({"shifts": ("none", "noise=2")})
+    assert [c.id for c in exp.claims(fewer)] == ["gpt2/tau-helps/noise=2", "gpt2/best-tau-grows/noise=2"]
+
+
+def test_every_cell_pairs_within_each_cell_and_names_a_missing_baseline():
+    df = _table(0.0, seeds=8)
+    m = Measure({"part": "p", "arm": "b"}, "acc", ("seed",), base={"part": "p", "arm": "a"})
+    rule = Rule("every cell", rel_tol=0.5, target="theory", by=("l",))
+    # the paired difference is ~0 in every cell, its target (the column "theory") 1.0: outside in every cell
+    v = _judge(_rec(m, rule, kind="theory vs simulation"), df)
+    assert v.verdict == DISAGREES and "l = 0" in v.reason and "l = 1" in v.reason
+    gone = df[~((df["arm"] == "a") & (df["l"] == 1))]
+    w = _judge(_rec(m, rule, kind="theory vs simulation"), gone)
+    assert w.verdict == NOT_JUDGED and "not measured" in w.reason
+
+
+def test_categorical_synthetic_claims_are_records():
+    exp = get_experiment("categorical")
+    for preset in ("quick", "paper"):
+        by_kind = {c.id: isinstance(c, ClaimRecord) for c in exp.claims(exp.config(preset))}
+        heads = ("acc/", "gd-beats-tf/", "blocks-help/", "tf-gd-like/")
+        assert {k for k, rec in by_kind.items() if rec} == {k for k in by_kind if k.startswith(heads)}
+        assert sum(by_kind.values()) >= 9
