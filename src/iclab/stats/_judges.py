@@ -212,7 +212,9 @@ def judge_value(
     se = float(se or 0.0)
     k_given = k is not None
     k = float(k) if k_given else (quantile(0.95, dof) if dof is not None else 2.0)
-    spread = math.sqrt(se**2 + paper_se**2)
+    spread = math.hypot(se, paper_se)  # hypot: no underflow to 0 for a tiny spread (sqrt(x² + y²) would)
+    if not (spread > 0 and math.isfinite(spread)):
+        return not_judged(f"{NO_UNCERTAINTY}: the combined spread is {spread}", fmt(measured))
     half = k * spread
     tolerance = float(tol) if tol is not None else (DEFAULT_REL_TOL if rel_tol is None else rel_tol) * abs(paper)
     z = (measured - paper) / spread
