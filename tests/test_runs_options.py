@@ -79,13 +79,15 @@ def test_run_experiment_with_options_or_keywords_or_a_built_sweep_gives_one_resu
 def test_sweep_keys_are_the_cell_hashes_and_a_repeated_cell_is_refused():
     sweep = sweep_for("fx_sweep", overrides={"n_cells": 4})
     keys = sweep.keys()
-    tasks = SweepTasks(sweep, keys, np.array([2, 0]))
+    tasks = sweep.tasks(np.array([2, 0]))
+    assert isinstance(tasks, SweepTasks) and len(sweep.tasks()) == 4
     assert keys.dtype == np.uint64 and len(set(keys.tolist())) == 4
     assert [(t.idx, t.cell) for t in tasks] == [(2, sweep.cells[2]), (0, sweep.cells[0])]
     assert key_ints([t.key for t in tasks]).tolist() == [keys[2], keys[0]]
     twice = type(sweep)(sweep.name, sweep.preset, sweep.config, sweep.cells + [sweep.cells[1]], sweep.run_cell)
     with pytest.raises(ConfigError, match="the same cell twice"):
         twice.keys()
+    assert sweep.keys() is keys  # computed once per sweep
 
 
 def test_task_queue_hands_out_in_order_and_put_back_tasks_first():

@@ -107,17 +107,17 @@ class Sweep:
                               f"produces the same cell twice ({dup}); remove repeated values from {where}")
         return keys
 
-    def tasks(self, keys: np.ndarray, which: np.ndarray | None = None) -> SweepTasks:
-        """The tasks of the cells at grid positions ``which`` (default: all), keyed by ``keys`` (:meth:`keys`)."""
-        return SweepTasks(self, keys, np.arange(len(keys)) if which is None else which)
+    def tasks(self, which: np.ndarray | None = None) -> SweepTasks:
+        """The tasks of the cells at grid positions ``which`` (default: all), made as they are drawn."""
+        return SweepTasks(self, np.arange(len(self.cells)) if which is None else which)
 
 
 class SweepTasks(Sequence[CellTask]):
     """The tasks of some cells of a sweep, made one at a time as an executor draws them (the driver holds two
     integers a cell: its key and its grid position, not a :class:`CellTask`)."""
 
-    def __init__(self, sweep: Sweep, keys: np.ndarray, which: np.ndarray) -> None:
-        self.sweep, self.keys, self.which = sweep, keys, which
+    def __init__(self, sweep: Sweep, which: np.ndarray) -> None:
+        self.sweep, self.keys, self.which = sweep, sweep.keys(), which
 
     def __len__(self) -> int:
         return len(self.which)
@@ -253,7 +253,7 @@ def run_sweep(sweep: Sweep, out: str | Path, options: RunOptions | None = None) 
             if options.on_cell is not None:
                 _report_stored(store, keys, rerun, options.on_cell)
             if len(todo):
-                computed = _execute(sweep, sweep.tasks(keys, todo), len(keys), store, checks.executor, options)
+                computed = _execute(sweep, sweep.tasks(todo), len(keys), store, checks.executor, options)
                 runner_name = options.executor
             results, failed = store.table("done", keys), store.table("failed", keys)
     return RunResult(folder, sweep.config, results, failed, computed, int(done.sum()),
