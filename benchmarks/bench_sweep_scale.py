@@ -13,9 +13,13 @@ sizes, at 20 and 40 cells) and reports:
 * wall: the whole ``run_experiment`` call, start-up, store and the returned results table included;
 * driver memory: the peak resident memory the sweep added (the kernel's ``VmHWM`` reset through
   ``/proc/self/clear_refs`` after the imports and warm-up, then ``VmHWM - VmRSS`` before), at ``N_SMALL`` and
-  ``N_LARGE`` cells, and the size of the results table the call returns (``memory_usage(deep=True)``): the
-  growth per cell beside the table's own bytes per cell says how much of it is the table (and the rows it is
-  built from) rather than the sweep.
+  ``N_LARGE`` cells; its growth per cell (KiB/cell, between the two sizes) is what the driver holds per cell. The
+  first sweep of a process also pays the allocators' one-off reservations (pymalloc arenas, the arena pyarrow's
+  string columns come from), which land between the two sizes; a second sweep of as many cells in the same process
+  ("again") shows the steady state a long-lived driver (``iclab reproduce``) sees.
+  Beside it: the size of the results table the call returns (``memory_usage(deep=True)``) and of the experiment's
+  grid (the list of cell dicts ``Experiment.cells`` makes, measured by ``tracemalloc``), both per cell, which the
+  engine cannot do without; the rest is the engine's own.
 
 Then on the serial store of ``N_LARGE`` finished cells: resume (the same ``run_experiment`` again: every cell is
 read back as done, none recomputed), and ``iclab report`` / ``iclab export`` (CSV, Parquet) as the user runs them
@@ -50,11 +54,12 @@ def _sweep_child(executor: str, sizes: list[int], root: str) -> list[dict]:
 
     bench_executors.worker_environment()
     from iclab.experiments import run_experiment
+    from iclab.runs import RunOptions
+
+    options = RunOptions(executor=executor, workers=WORKERS, progress=False)
 
     def sweep(cells: int, folder: str):
-        return run_experiment(
-            "bench_noop", overrides={"n_cells": cells}, out=folder, executor=executor, workers=WORKERS, progress=False
-        )
+        return run_experiment("bench_noop", overrides={"n_cells": cells}, out=folder, options=options)
 
     if executor == "ray":
         from iclab.runs import ray_init
@@ -92,7 +97,31 @@ def _measured(sweep, executor: str, n: int, out: str) -> dict:
         again = sweep(n, out)
         row["resume"], row["resume_cpu"] = time.perf_counter() - start, time.process_time() - cpu
         assert again.computed == 0 and again.reused == n and len(again.results) == n
+    row["grid_mib"] = _grid_bytes(n) / 2**20
+    del res
+    with open("/proc/self/clear_refs", "w") as fh:
+        fh.write("5")
+    base = _status("VmRSS")
+    again = sweep(n, out + "-again")
+    row["again_peak_mib"] = (_status("VmHWM") - base) / 2**20
+    assert again.computed == n and len(again.results) == n
     return row
+
+
+def _grid_bytes(n: int) -> int:
+    """Bytes of the grid of ``n`` no-op cells (the list of cell dicts the experiment makes), by ``tracemalloc``."""
+    import tracemalloc
+
+    from iclab.experiments import get_experiment
+
+    exp = get_experiment("bench_noop")
+    config = exp.config("quick", {"n_cells": n})
+    tracemalloc.start()
+    cells = exp.cells(config)
+    size = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    del cells
+    return size
 
 
 def _child(executor: str, sizes: list[int], root: str) -> list[dict]:
@@ -143,17 +172,25 @@ def main(smoke: bool = False) -> None:
     )
     print(
         f"{'executor':9s} {'per cell':>9s} {'goal':>6s} {'driver CPU':>11s} {'wall':>8s} {'start-up':>9s} "
-        f"{f'peak MiB @{small}':>15s} {f'@{large}':>8s} {'KiB/cell':>9s} {'table KiB/cell':>15s}"
+        f"{f'peak MiB @{small}':>15s} {f'@{large}':>8s} {'KiB/cell':>9s} {'of it: table':>13s} {'grid':>6s} "
+        f"{'again':>6s}"
     )
     for executor in ("serial", "local", "ray"):
         a, b = rows[executor, small], rows[executor, large]
-        per_cell_kib = (b["peak_mib"] - a["peak_mib"]) * 1024 / (large - small)
-        table_kib = (b["table_mib"] - a["table_mib"]) * 1024 / (large - small)
+        per_cell_kib, table_kib, grid_kib, again_kib = (
+            (b[k] - a[k]) * 1024 / (large - small) for k in ("peak_mib", "table_mib", "grid_mib", "again_peak_mib")
+        )
         print(
             f"{executor + (' warm' if executor == 'ray' else ''):9s} {b['per_cell'] * 1e3:6.2f} ms "
             f"{'' if executor == 'serial' else '≤ 2 ms':>6s} {b['cpu_per_cell'] * 1e3:8.3f} ms {b['wall']:7.1f}s {b['startup']:8.2f}s "
-            f"{a['peak_mib']:15.1f} {b['peak_mib']:8.1f} {per_cell_kib:9.2f} {table_kib:15.2f}"
+            f"{a['peak_mib']:15.1f} {b['peak_mib']:8.1f} {per_cell_kib:9.2f} {table_kib:13.2f} {grid_kib:6.2f} "
+            f"{again_kib:6.2f}"
         )
+    print(
+        "KiB/cell: the driver's peak memory growth per cell, first sweep of the process; of it the table it returns "
+        "and the grid it is given;\nagain: the same for a second sweep in the same process (allocators warm). Goal: "
+        "flat beyond the grid and the table."
+    )
     print(
         f"resume of {large} finished cells (run_experiment again, nothing recomputed): "
         f"{rows['serial', large]['resume']:.2f} s, {rows['serial', large]['resume_cpu']:.2f} s CPU (goal ≤ 2 s)"

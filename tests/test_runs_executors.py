@@ -9,8 +9,7 @@ import torch
 
 import fixtures_experiments  # noqa: F401 - registers fx_sweep / fx_other in this process
 from fixtures_experiments import METRICS, FixtureConfig, fixture_cell, fixture_env
-from iclab.errors import ConfigError
-from iclab.runs import CellTask, SerialExecutor, execute_cell, jsonable, make_executor
+from iclab.runs import CellTask, RunOptions, SerialExecutor, execute_cell, jsonable, make_executor
 from iclab.experiments import run_experiment
 
 
@@ -83,12 +82,9 @@ def test_jsonable_converts_numpy_and_torch_and_rejects_objects():
 
 
 def test_make_executor_validates():
-    assert make_executor("serial").name == "serial"
-    assert make_executor("local", workers=3).workers == 3
-    with pytest.raises(ConfigError, match="executor"):
-        make_executor("dask")
-    with pytest.raises(ConfigError, match="workers"):
-        make_executor("local", workers=0)
+    assert make_executor(RunOptions(executor="serial")).name == "serial"
+    assert make_executor(RunOptions(workers=3)).workers == 3
+    assert make_executor(RunOptions(executor="serial", cell_timeout=2.5)).timeout == 2.5
 
 
 def test_ray_executor_connects_to_an_address_or_starts_a_loopback_ray(monkeypatch):
@@ -104,8 +100,8 @@ def test_ray_executor_connects_to_an_address_or_starts_a_loopback_ray(monkeypatc
     monkeypatch.setattr(ray, "init", lambda **kw: calls.append(kw))
     monkeypatch.setattr(_ray, "_check_reachable", lambda address, seconds: probed.append(address))
     monkeypatch.setattr(_ray, "_reap_with_this_driver", lambda: None)
-    assert make_executor("ray", workers=3, address="10.0.0.5:6379").address == "10.0.0.5:6379"
-    assert isinstance(make_executor("ray"), RayExecutor)
+    assert make_executor(RunOptions(executor="ray", workers=3, address="10.0.0.5:6379")).address == "10.0.0.5:6379"
+    assert isinstance(make_executor(RunOptions(executor="ray")), RayExecutor)
     ray_init("10.0.0.5:6379")
     ray_init(None, num_cpus=3)
     assert calls[0]["address"] == "10.0.0.5:6379" and "num_cpus" not in calls[0]

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from fixtures_experiments import fixture_env
-from iclab.runs import CellTask, LocalExecutor
+from iclab.runs import CellTask, LocalExecutor, RunOptions
 from iclab.runs._local import visible_gpus, worker_environment
 from iclab.runs._ray import task_resources
 
@@ -42,7 +42,9 @@ def test_worker_environments_one_per_visible_gpu(four_gpus, monkeypatch):
     assert pool.plan(tasks(2, "cuda")) == [{"CUDA_VISIBLE_DEVICES": "0"}, {"CUDA_VISIBLE_DEVICES": "1"}]
     assert pool.plan(tasks(9, "cpu")) == [{}] * min(9, os.cpu_count() or 1)  # CPU cells: no pinning
     assert pool.plan(tasks(9, "cuda:1")) == [{}] * min(9, os.cpu_count() or 1)  # an explicit GPU is left alone
-    assert [e["CUDA_VISIBLE_DEVICES"] for e in LocalExecutor(workers=6).plan(tasks(9, "cuda"))] == list("012301")
+    assert [e["CUDA_VISIBLE_DEVICES"] for e in LocalExecutor(RunOptions(workers=6)).plan(tasks(9, "cuda"))] == list(
+        "012301"
+    )
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "5,7")
     assert LocalExecutor().plan(tasks(9, "cuda")) == [{"CUDA_VISIBLE_DEVICES": "5"}, {"CUDA_VISIBLE_DEVICES": "7"}]
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")

@@ -81,11 +81,11 @@ def test_ray_cell_timeout_fails_the_hung_cell_and_goes_on(ray_session, tmp_path)
     import time
 
     from iclab.experiments import sweep_for
-    from iclab.runs import run_sweep
+    from iclab.runs import RunOptions, run_sweep
 
     sweep = sweep_for("fx_sweep", overrides={"n_cells": 4, "hang_cells": "2"})
     start = time.monotonic()
-    result = run_sweep(sweep, tmp_path / "r", executor="ray", cell_timeout=1.0, progress=False)
+    result = run_sweep(sweep, tmp_path / "r", RunOptions(executor="ray", cell_timeout=1.0, progress=False))
     assert time.monotonic() - start < 100  # the hung cell sleeps 120 s
     assert sorted(result.results["i"]) == [0, 1, 3]
     assert result.failed["_error"].iloc[0].startswith("timed out after 1 s")

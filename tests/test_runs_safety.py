@@ -18,7 +18,7 @@ from fixtures_experiments import fixture_env
 from iclab.cli import main
 from iclab.errors import RunFolderError
 from iclab.experiments import run_experiment, sweep_for
-from iclab.runs import ResultStore, export_results, load_results, read_export, run_sweep
+from iclab.runs import ResultStore, RunOptions, export_results, load_results, read_export, run_sweep
 
 
 @pytest.fixture(autouse=True)
@@ -186,7 +186,7 @@ def test_a_grid_without_cells_and_executor_arguments_are_refused_before_the_fold
 def test_serial_cell_timeout_fails_the_hung_cell_and_goes_on(tmp_path):
     sweep = sweep_for("fx_sweep", overrides={"n_cells": 3, "hang_cells": "1"})
     start = time.monotonic()
-    result = run_sweep(sweep, tmp_path / "r", executor="serial", cell_timeout=0.5, progress=False)
+    result = run_sweep(sweep, tmp_path / "r", RunOptions(executor="serial", cell_timeout=0.5, progress=False))
     assert time.monotonic() - start < 30  # the hung cell sleeps 120 s
     assert sorted(result.results["i"]) == [0, 2]
     assert result.failed["_error"].iloc[0].startswith("timed out after 0.5 s")
@@ -198,7 +198,7 @@ def test_local_pool_kills_a_worker_its_timer_cannot_stop(tmp_path):
     worker HARD_STOP_GRACE seconds later, records the cell as timed out, and finishes the others."""
     sweep = sweep_for("fx_sweep", overrides={"n_cells": 4, "hang_cells": "1", "hang_blocks_alarm": "true"})
     start = time.monotonic()
-    result = run_sweep(sweep, tmp_path / "r", executor="local", workers=1, cell_timeout=1.0, progress=False)
+    result = run_sweep(sweep, tmp_path / "r", RunOptions(executor="local", workers=1, cell_timeout=1.0, progress=False))
     assert time.monotonic() - start < 100  # far below the cell's 120 s
     assert sorted(result.results["i"]) == [0, 2, 3]
     assert "timed out after 1 s" in result.failed["_error"].iloc[0] and "killed" in result.failed["_error"].iloc[0]

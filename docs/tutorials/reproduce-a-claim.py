@@ -28,7 +28,8 @@
 #
 # `run_and_report` is what `iclab run` does: run (or resume) the cells, then write the figures, `report.md` and
 # `summary.json` into the run folder. The overrides shrink the quick preset (input dimension $d = 8$, a few
-# context lengths, fewer prompts); `executor="serial"` runs the cells in this process, which suits a notebook.
+# context lengths, fewer prompts); `executor="serial"` (a field of `iclab.runs.RunOptions`, which `options=` takes
+# whole) runs the cells in this process, which suits a notebook.
 # The run folder records the config, its hash and every finished cell: running it again reads them back instead
 # of computing them.
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
 if TYPE_CHECKING:
-    from iclab.runs import RunChecks, Sweep
+    from iclab.runs import RunChecks, RunOptions, Sweep
 
 __all__ = ["RunPlan", "plan_run"]
 
@@ -38,36 +38,16 @@ def _folder_state(checks: RunChecks) -> str:
 
 
 def plan_run(
-    name: str,
-    preset: str,
-    overrides: Mapping[str, Any],
-    seed: int | None,
-    out: Path | None,
-    *,
-    executor: str = "local",
-    workers: int | None = None,
-    address: str | None = None,
-    cell_timeout: float | None = None,
-    budget_check: bool = True,
-    force: bool = False,
+    name: str, preset: str, overrides: Mapping[str, Any], seed: int | None, out: Path | None, options: RunOptions
 ) -> RunPlan:
-    """Check the run of experiment ``name`` as the run itself does (raising its error) and describe it; runs and
-    writes nothing."""
+    """Build the sweep of experiment ``name`` (once: the run runs this one) and check its run as the run itself does
+    with ``options`` (raising its error); describe it. Runs and writes nothing."""
     from iclab.experiments import run_dir_for, sweep_for
     from iclab.runs import check_run
 
     sweep = sweep_for(name, preset, overrides, seed)
     folder = run_dir_for(sweep, customised=bool(overrides) or seed is not None, out=out)
-    checks = check_run(
-        sweep,
-        folder,
-        executor=executor,
-        workers=workers,
-        address=address,
-        cell_timeout=cell_timeout,
-        budget_check=budget_check,
-        force=force,
-    )
+    checks = check_run(sweep, folder, options)
     parts = Counter(str(cell.get("part", "-")) for cell in sweep.cells)
     by_part = ", ".join(f"{part}: {count}" for part, count in parts.items()) if len(parts) > 1 else ""
     return RunPlan(
@@ -75,7 +55,7 @@ def plan_run(
         checks.path,
         [
             f"{name}: preset {preset}, config hash {sweep.config_hash}",
-            f"{len(sweep.cells)} cells" + (f" ({by_part})" if by_part else "") + f" on the {executor} executor",
+            f"{len(sweep.cells)} cells" + (f" ({by_part})" if by_part else "") + f" on the {options.executor} executor",
             f"run folder {folder}: {_folder_state(checks)}",
         ],
     )

@@ -13,6 +13,7 @@ from iclab.cli._plan import plan_run
 from iclab.cli._tracking import TRACKER_HELP, check_tracker, start_tracking
 from iclab.config import check_choice, parse_overrides, read_config_file
 from iclab.errors import ConfigError, IclabError, RunFolderError
+from iclab.runs import RunOptions
 
 
 @app.command("list")
@@ -33,19 +34,27 @@ def _folder_option(flag: str, value: Optional[str]) -> Optional[Path]:
     return Path(value)
 
 
-def _check_executor(
-    executor: str, workers: Optional[int], address: Optional[str], cell_timeout: Optional[float]
-) -> None:
-    """Every executor argument checked once, before any run folder is made (a Ray --address is also reached)."""
-    from iclab.config import check_int, check_positive
-    from iclab.runs import EXECUTORS, make_executor
-
-    check_choice("--executor", executor, EXECUTORS)
-    if workers is not None:
-        check_int("--workers", workers)
-    if cell_timeout is not None:
-        check_positive("--cell-timeout", cell_timeout)
-    make_executor(executor, workers, address, cell_timeout)
+def _run_options(
+    executor: str,
+    workers: Optional[int],
+    address: Optional[str],
+    force: bool,
+    retry_failed: bool,
+    cell_timeout: Optional[float],
+    no_budget_check: bool,
+) -> RunOptions:
+    """The run options of ``iclab run`` / ``reproduce``, made (and so checked) once from the flags, before any run
+    folder is made; each run adds only its tracker's ``on_cell``."""
+    return RunOptions(
+        executor=executor,
+        workers=workers,
+        address=address,
+        force=force,
+        retry_failed=retry_failed,
+        progress=show_progress(),
+        cell_timeout=cell_timeout,
+        budget_check=not no_budget_check,
+    )
 
 
 def _check_report_folder(folder: Path, title: str = "iclab reproduction report") -> None:
@@ -124,19 +133,11 @@ def run(
     from iclab.report import run_and_report
 
     out_dir = _folder_option("--out", out)
-    _check_executor(executor, workers, address, cell_timeout)
+    options = _run_options(executor, workers, address, force, retry_failed, cell_timeout, no_budget_check)
     check_tracker(tracker)
     overrides = {**(read_config_file(config_file) if config_file else {}), **parse_overrides(set_)}
     preset = _preset(quick, full, preset)
-    runs = dict(
-        executor=executor,
-        workers=workers,
-        address=address,
-        cell_timeout=cell_timeout,
-        budget_check=not no_budget_check,
-        force=force,
-    )
-    plan = plan_run(experiment, preset, overrides, seed, out_dir, **runs)
+    plan = plan_run(experiment, preset, overrides, seed, out_dir, options)  # the sweep, built once, and its checks
     if dry_run:
         typer.echo("\n".join(plan.lines + ["dry run: every check passed; nothing was run or written"]))
         return
@@ -144,17 +145,7 @@ def run(
         logger.info(line)
     live = start_tracking(tracker, plan.sweep, plan.folder)  # before the first cell
     try:
-        result = run_and_report(
-            experiment,
-            preset,
-            overrides=overrides,
-            seed=seed,
-            out=plan.folder,
-            retry_failed=retry_failed,
-            progress=show_progress(),
-            on_cell=live.on_cell,
-            **runs,
-        )
+        result = run_and_report(plan.sweep, out=plan.folder, options=RunOptions.of(options, on_cell=live.on_cell))
     except BaseException:
         live.abort()
         raise
@@ -184,39 +175,27 @@ def reproduce(
     tracker: Optional[str] = typer.Option(None, "--tracker", help=TRACKER_HELP),
 ) -> None:
     """Run every registered experiment, then write runs/report/index.html, report.md and screenshot.png."""
-    from iclab.experiments import experiment_names, get_experiment, sweep_for
+    from iclab.experiments import experiment_names, sweep_for
     from iclab.report import reference_runs, run_and_report, write_combined_report
-    from iclab.runs import default_run_dir
+    from iclab.runs import default_run_dir, make_executor
 
     root = _folder_option("--root", root)
-    _check_executor(executor, workers, address, cell_timeout)
+    options = _run_options(executor, workers, address, force, retry_failed, cell_timeout, no_budget_check)
+    make_executor(options)  # a Ray --address is reached before anything runs
     _check_report_folder(root / "report")
     check_tracker(tracker)
     preset = _preset(quick, full, preset)
     names = list(only) or experiment_names()
-    for name in names:
-        get_experiment(name).config(preset)  # validate every name and preset before running anything
+    sweeps = [sweep_for(name, preset) for name in names]  # every name and preset checked before anything runs
     run_dirs, failures = [], []
-    for name in names:
+    for sweep in sweeps:
+        name = sweep.name
         typer.echo(f"== {name} ({preset})", err=True)
         out = default_run_dir(name, preset, root)
         live = None
         try:
-            live = start_tracking(tracker, sweep_for(name, preset), out)  # before the experiment's first cell
-            result = run_and_report(
-                name,
-                preset,
-                out=out,
-                on_cell=live.on_cell,
-                executor=executor,
-                workers=workers,
-                address=address,
-                force=force,
-                retry_failed=retry_failed,
-                progress=show_progress(),
-                cell_timeout=cell_timeout,
-                budget_check=not no_budget_check,
-            )
+            live = start_tracking(tracker, sweep, out)  # before the experiment's first cell
+            result = run_and_report(sweep, out=out, options=RunOptions.of(options, on_cell=live.on_cell))
         except Exception as exc:  # noqa: BLE001 - one broken experiment must not lose the others
             if live is not None:
                 live.abort()

@@ -1,5 +1,6 @@
-"""Run a registered experiment: its preset config (with ``--set``/``--seed``) -> a :class:`iclab.runs.Sweep`
--> the result store of its run folder. Figures and ``report.md`` are written by :mod:`iclab.report`."""
+"""Run a registered experiment: its preset config (with ``--set``/``--seed``) -> a :class:`iclab.runs.Sweep`, built
+once -> the result store of its run folder, run as one :class:`iclab.runs.RunOptions` says. Figures and
+``report.md`` are written by :mod:`iclab.report`."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ from typing import Any, Mapping
 
 import pandas as pd
 
+from iclab.errors import ConfigError
 from iclab.experiments._device import check_config_device
 from iclab.experiments._registry import get_experiment
-from iclab.runs import OnCell, ResultStore, RunFolder, RunResult, Sweep, default_run_dir, load_results, run_sweep
+from iclab.runs import ResultStore, RunFolder, RunOptions, RunResult, Sweep, default_run_dir, load_results, run_sweep
 
 __all__ = ["run_experiment", "sweep_for", "run_dir_for", "load_run", "LoadedRun"]
 
@@ -27,45 +29,39 @@ def sweep_for(
 
 
 def run_experiment(
-    name: str,
-    preset: str = "quick",
+    experiment: str | Sweep,
+    preset: str | None = None,
     overrides: Mapping[str, Any] | None = None,
     seed: int | None = None,
     out: str | Path | None = None,
-    executor: str = "local",
-    workers: int | None = None,
-    address: str | None = None,
-    force: bool = False,
-    retry_failed: bool = False,
-    progress: bool = True,
-    cell_timeout: float | None = None,
-    budget_check: bool = True,
-    on_cell: OnCell | None = None,
+    options: RunOptions | None = None,
+    **option_fields: Any,
 ) -> RunResult:
-    """Run (or resume) experiment ``name``; return its results.
+    """Run (or resume) an experiment as ``options`` say (:class:`iclab.runs.RunOptions`: executor, workers, cell
+    timeout, ...; see :func:`iclab.runs.run_sweep`); return its results.
 
-    ``cell_timeout`` (seconds) fails a cell that runs longer; ``budget_check=False`` skips the memory/time estimate
-    of the experiment's ``budget`` (its availability checks still run); ``on_cell(idx, row)`` hears of each cell
-    as it is stored. See :func:`iclab.runs.run_sweep`.
+    ``experiment`` is a registered name (with ``preset``, default ``quick``, ``overrides`` and ``seed``), or the
+    :class:`~iclab.runs.Sweep` that :func:`sweep_for` already built (``iclab run`` builds it once for its checks and
+    runs that one): then ``out`` is required and ``preset``, ``overrides`` and ``seed`` are the sweep's own.
+    ``option_fields`` (``executor="serial"``, ``progress=False``, ...) are a shorthand for the same fields of
+    ``options``: :meth:`RunOptions.of <iclab.runs.RunOptions.of>` makes the one options object from both.
 
     The run folder is ``out``, else ``runs/NAME-PRESET``; a customised config (``overrides`` or ``seed``) without
     ``out`` gets its own folder ``runs/NAME-PRESET-<config hash>``, so it never collides with the preset's run.
     """
-    sweep = sweep_for(name, preset, overrides, seed)
-    out = run_dir_for(sweep, customised=bool(overrides) or seed is not None, out=out)
-    return run_sweep(
-        sweep,
-        out,
-        executor=executor,
-        workers=workers,
-        address=address,
-        force=force,
-        retry_failed=retry_failed,
-        progress=progress,
-        cell_timeout=cell_timeout,
-        budget_check=budget_check,
-        on_cell=on_cell,
-    )
+    options = RunOptions.of(options, **option_fields)
+    if not isinstance(experiment, Sweep):
+        sweep = sweep_for(experiment, preset or "quick", overrides, seed)
+        return run_sweep(sweep, run_dir_for(sweep, customised=bool(overrides) or seed is not None, out=out), options)
+    if preset is not None or overrides or seed is not None:
+        raise ConfigError(
+            "preset/overrides/seed",
+            {"preset": preset, "overrides": overrides, "seed": seed},
+            f"none with a Sweep (sweep {experiment.name!r} has its own config)",
+        )
+    if out is None:
+        raise ConfigError("out", out, f"a run folder for the sweep {experiment.name!r} (a Sweep has no default folder)")
+    return run_sweep(experiment, out, options)
 
 
 def run_dir_for(sweep: Sweep, customised: bool, out: str | Path | None = None) -> Path:

@@ -12,7 +12,7 @@ from iclab.experiments import Experiment, get_experiment, run_experiment
 from iclab.experiments import Comparison, chance_line, family_summary
 from iclab.report._judging import judge, rejudged_summary
 from iclab.report._reference import Reference, load_reference
-from iclab.runs import ResultStore, RunFolder, RunResult
+from iclab.runs import ResultStore, RunFolder, RunResult, Sweep
 from iclab.stats import AGREES, DISAGREES, KINDS, NOT_JUDGED, VERDICTS
 
 if TYPE_CHECKING:
@@ -263,10 +263,16 @@ def write_run_report(exp: Experiment, config: Config, result: RunResult, referen
 
 
 def run_and_report(
-    name: str, preset: str = "quick", overrides: Mapping[str, Any] | None = None, seed: int | None = None, **kwargs: Any
+    experiment: str | Sweep,
+    preset: str | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    seed: int | None = None,
+    **kwargs: Any,
 ) -> RunResult:
-    """Run (or resume) experiment ``name`` (:func:`iclab.experiments.run_experiment`, same arguments), then write
-    its figures, ``summary.json`` and ``report.md``."""
-    result = run_experiment(name, preset, overrides, seed, **kwargs)
+    """Run (or resume) ``experiment`` (:func:`iclab.experiments.run_experiment`, same arguments: a name or a built
+    :class:`~iclab.runs.Sweep`, ``out``, ``options`` or its fields), then write its figures, ``summary.json`` and
+    ``report.md``."""
+    result = run_experiment(experiment, preset, overrides, seed, **kwargs)
+    name = experiment.name if isinstance(experiment, Sweep) else experiment
     write_run_report(get_experiment(name), result.config, result)
     return result

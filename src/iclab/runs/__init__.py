@@ -1,11 +1,15 @@
-"""Run folders, the SQLite result store, executors (serial / local process pool / Ray) and the driver.
+"""Run folders, the SQLite result store, executors (serial / local process pool / Ray), the run options and the
+driver.
 
-``RayExecutor`` lives in ``iclab.runs._ray`` and is imported lazily (``make_executor("ray")``): ray is heavy.
+``ray`` itself is imported only when a Ray executor runs (``RunOptions(executor="ray")``): it is heavy.
 """
 
-from iclab.runs._execute import (CELL_SECONDS_LIMIT, OnCell, RunChecks, RunResult, Sweep, check_run, default_run_dir,
-                                 folder_lock, load_results, make_executor, run_sweep)
-from iclab.runs._executors import EXECUTORS, CellOutcome, CellTask, SerialExecutor, execute_cell, jsonable
+from iclab.runs._execute import (CELL_SECONDS_LIMIT, RunChecks, RunResult, Sweep, SweepTasks, check_run,
+                                 default_run_dir, folder_lock, load_results, run_sweep)
+from iclab.runs._executors import CellOutcome, CellTask, SerialExecutor, TaskQueue, execute_cell, jsonable
+from iclab.runs._execute import make_executor
+from iclab.runs._options import EXECUTORS, OnCell, RunOptions
+from iclab.runs._ray import RayExecutor, ray_init
 from iclab.runs._export import EXPORT_FORMATS, export_results, read_export
 from iclab.runs._local import LocalExecutor
 from iclab.runs._folder import RunFolder, code_hash, environment_versions, git_revision, iclab_version
@@ -13,6 +17,9 @@ from iclab.runs._store import ResultStore
 
 __all__ = [
     "Sweep",
+    "SweepTasks",
+    "RunOptions",
+    "TaskQueue",
     "CELL_SECONDS_LIMIT",
     "RunResult",
     "run_sweep",
@@ -26,6 +33,8 @@ __all__ = [
     "CellOutcome",
     "SerialExecutor",
     "LocalExecutor",
+    "RayExecutor",
+    "ray_init",
     "execute_cell",
     "make_executor",
     "jsonable",
@@ -41,11 +50,3 @@ __all__ = [
     "code_hash",
 ]
 
-
-def __getattr__(name: str):
-    """``iclab.runs.RayExecutor`` / ``ray_init`` load ``ray`` only when first used."""
-    if name in ("RayExecutor", "ray_init"):
-        from iclab.runs import _ray
-
-        return getattr(_ray, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,11 +1,17 @@
 """Run a sweep: a config's grid of cells -> executor -> result store, resumably.
 
 A :class:`Sweep` is everything this layer knows of an experiment: its name, preset and config, the cells, and
-the cell function (a picklable module-level function or reference, shipped to workers as its name). Cells are
-keyed by a hash of ``(experiment, config hash, cell)``; cells already ``done`` in the store are read back, never
-recomputed. Failed cells are rerun only with ``retry_failed=True``. The driver holds an exclusive lock on the
-run folder while it runs (released by the OS even on SIGKILL), so two processes never write one folder at once.
-Figures and reports are written by the layer above (``iclab.report``), not here.
+the cell function (a picklable module-level function or reference, shipped to workers as its name); how it runs is
+one :class:`~iclab.runs.RunOptions`. Cells are keyed by a hash of ``(experiment, config hash, cell)``; cells
+already ``done`` in the store are read back, never recomputed. Failed cells are rerun only with
+``retry_failed=True``. The driver holds an exclusive lock on the run folder while it runs (released by the OS even
+on SIGKILL), so two processes never write one folder at once. Figures and reports are written by the layer above
+(``iclab.report``), not here.
+
+The driver's memory stays flat in the number of cells beyond the grid itself and the table it returns: a cell's
+key is held as one 64-bit integer, its task is made only when an executor draws it (:class:`~iclab.runs.TaskQueue`),
+each outcome goes to the store as it arrives, and the results table is read back from the store column by column
+(:meth:`ResultStore.table`), never as a list of row dicts.
 
 Everything that can be checked is checked before the run folder is touched: the grid (no repeated, at least one
 cell), the executor's arguments, and the target folder (:meth:`RunFolder.check_target`: a non-empty folder
@@ -15,32 +21,36 @@ sweep with one :class:`~iclab.runs._store.StoreWriteError` saying that every fin
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import time
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, fields, is_dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
+import numpy as np
 import pandas as pd
 from filelock import FileLock, Timeout
 from tqdm.auto import tqdm
 
 from iclab.budget import check_budget
-from iclab.config import check_choice, check_positive, config_hash
+from iclab.config import config_hash
 from iclab.errors import ConfigError, IclabError, RunFolderError
-from iclab.runs._executors import EXECUTORS, CellTask, Executor, SerialExecutor
-from iclab.runs._local import LocalExecutor
+from iclab.runs._executors import CellTask, Executor, SerialExecutor
 from iclab.runs._folder import RunFolder
+from iclab.runs._local import LocalExecutor
+from iclab.runs._options import OnCell, RunOptions
+from iclab.runs._ray import RayExecutor
 from iclab.runs._store import ResultStore, StoreUnreadableError, StoreWriteError, results_row
+from iclab.runs._table import key_ints
 
-__all__ = ["Sweep", "RunResult", "RunChecks", "check_run", "run_sweep", "load_results", "default_run_dir",
-           "folder_lock", "make_executor", "CELL_SECONDS_LIMIT", "OnCell"]
+__all__ = ["Sweep", "SweepTasks", "RunResult", "RunChecks", "check_run", "run_sweep", "load_results",
+           "default_run_dir", "folder_lock", "make_executor", "CELL_SECONDS_LIMIT"]
 
 MAX_CELLS = 1_000_000
 CELL_SECONDS_LIMIT = float(os.environ.get("ICLAB_CELL_SECONDS_LIMIT", 24 * 3600))  # CPU seconds one cell may need
-OnCell = Callable[[int, dict], None]  # on_cell(index in the grid, results row) of run_sweep
 
 
 @dataclass(frozen=True)
@@ -69,27 +79,53 @@ class Sweep:
     def config_hash(self) -> str:
         return config_hash({"experiment": self.name, "config": self.config.to_dict()})
 
-    def tasks(self) -> list[CellTask]:
-        """One task per cell, keyed by ``(config hash, cell)``; a repeated cell is a ConfigError."""
-        h = self.config_hash
-        tasks = [CellTask(config_hash({"h": h, "cell": cell}), i, self.name, self.config, cell, self.run_cell)
-                 for i, cell in enumerate(self.cells)]
-        if len(tasks) > MAX_CELLS:
-            raise ConfigError("config", len(tasks), message=f"experiment {self.name!r}: the config makes "
-                              f"{len(tasks)} cells, more than {MAX_CELLS} (one SQLite row each); shrink the grid")
-        if not tasks:  # e.g. --set parts=
+    def keys(self) -> np.ndarray:
+        """The key of every cell, in grid order: the 16 hex digits of ``config_hash((config hash, cell))`` as one
+        unsigned 64-bit integer each (:func:`~iclab.runs._table.key_ints`), computed once per sweep (8 bytes a cell).
+        No cells, too many, or a repeated cell is a ConfigError."""
+        return self._keys
+
+    @functools.cached_property
+    def _keys(self) -> np.ndarray:
+        if len(self.cells) > MAX_CELLS:
+            raise ConfigError("config", len(self.cells), message=f"experiment {self.name!r}: the config makes "
+                              f"{len(self.cells)} cells, more than {MAX_CELLS} (one SQLite row each); shrink the grid")
+        if not self.cells:  # e.g. --set parts=
             raise ConfigError("config", self.name, message=f"experiment {self.name!r}: the config produces no cells "
                               "(is a grid field empty?)")
-        if len({t.key for t in tasks}) != len(tasks):  # e.g. --set l_values=10,10
-            seen: set[str] = set()
-            dup = next(t.cell for t in tasks if t.key in seen or seen.add(t.key))
+        h = self.config_hash
+        keys = key_ints(config_hash({"h": h, "cell": cell}) for cell in self.cells)
+        ordered = np.sort(keys)
+        repeated = ordered[1:][ordered[1:] == ordered[:-1]]
+        if len(repeated):  # e.g. --set l_values=10,10
+            dup = self.cells[int(np.flatnonzero(keys == repeated[0])[0])]
             names = [f.name for f in fields(self.config)] if is_dataclass(self.config) else []
             values = {k: getattr(self.config, k) for k in names}
-            repeated = [k for k, v in values.items() if isinstance(v, (tuple, list)) and len(set(map(repr, v))) < len(v)]
-            where = ", ".join(repeated) if repeated else "the grid fields"
-            raise ConfigError(repeated[0] if repeated else "config", dup, message=f"experiment {self.name!r}: the config "
+            grid = [k for k, v in values.items() if isinstance(v, (tuple, list)) and len(set(map(repr, v))) < len(v)]
+            where = ", ".join(grid) if grid else "the grid fields"
+            raise ConfigError(grid[0] if grid else "config", dup, message=f"experiment {self.name!r}: the config "
                               f"produces the same cell twice ({dup}); remove repeated values from {where}")
-        return tasks
+        return keys
+
+    def tasks(self, which: np.ndarray | None = None) -> SweepTasks:
+        """The tasks of the cells at grid positions ``which`` (default: all), made as they are drawn."""
+        return SweepTasks(self, np.arange(len(self.cells)) if which is None else which)
+
+
+class SweepTasks(Sequence[CellTask]):
+    """The tasks of some cells of a sweep, made one at a time as an executor draws them (the driver holds two
+    integers a cell: its key and its grid position, not a :class:`CellTask`)."""
+
+    def __init__(self, sweep: Sweep, which: np.ndarray) -> None:
+        self.sweep, self.keys, self.which = sweep, sweep.keys(), which
+
+    def __len__(self) -> int:
+        return len(self.which)
+
+    def __getitem__(self, i: int) -> CellTask:  # type: ignore[override] - (no slices: executors draw one at a time)
+        idx = int(self.which[i])
+        s = self.sweep
+        return CellTask(f"{int(self.keys[idx]):016x}", idx, s.name, s.config, s.cells[idx], s.run_cell)
 
 
 @dataclass
@@ -146,7 +182,7 @@ def load_results(path: str | Path, status: str | None = "done") -> pd.DataFrame:
 
     Reads only: a missing folder or store is a RunFolderError, and nothing is created or changed."""
     with ResultStore(path, readonly=True) as store:
-        return pd.DataFrame(list(store.rows(status)))
+        return store.table(status)
 
 
 def _open_store(path: Path, force: bool) -> ResultStore:
@@ -164,98 +200,96 @@ def _open_store(path: Path, force: bool) -> ResultStore:
 
 @dataclass(frozen=True)
 class RunChecks:
-    """What :func:`check_run` found: the cells, the executor (made, nothing started), the run folder and, when the
-    folder already holds this run, its ``config.json`` record (else None)."""
+    """What :func:`check_run` found: the cells' keys (:meth:`Sweep.keys`), the executor (made, nothing started), the
+    run folder and, when the folder already holds this run, its ``config.json`` record (else None)."""
 
-    tasks: list[CellTask]
+    keys: np.ndarray
     executor: Executor
     path: Path
     recorded: dict | None
 
 
-def check_run(sweep: Sweep, out: str | Path, *, executor: str = "local", workers: int | None = None,
-              address: str | None = None, cell_timeout: float | None = None, budget_check: bool = True,
-              force: bool = False) -> RunChecks:
+def check_run(sweep: Sweep, out: str | Path, options: RunOptions | None = None) -> RunChecks:
     """Every check :func:`run_sweep` makes before it touches the run folder, creating and writing nothing: the grid
     (at least one cell, none repeated), the devices and models the cells need (``sweep.budget``), their memory and
-    CPU time against this machine (unless ``budget_check=False``), the executor's arguments, and the folder
-    ``out`` (new, empty, or a run folder of this very run; another run's only with ``force``). Raises the error
-    the run would raise. ``iclab run --dry-run`` calls it and stops."""
-    tasks = sweep.tasks()
+    CPU time against this machine (unless ``options.budget_check`` is False), the executor (a Ray address is
+    reached), and the folder ``out`` (new, empty, or a run folder of this very run; another run's only with
+    ``options.force``). Raises the error the run would raise. ``iclab run --dry-run`` calls it and stops."""
+    options = options or RunOptions()
+    keys = sweep.keys()
     needs = sweep.budget(sweep.config) if sweep.budget is not None else []  # raises if the machine lacks a device
-    if budget_check:
+    if options.budget_check:
         check_budget(needs, CELL_SECONDS_LIMIT)
-    runner = make_executor(executor, workers, address, cell_timeout)  # checks the arguments; starts nothing
+    runner = make_executor(options)  # starts nothing
     path = RunFolder.check_target(out)
-    recorded = RunFolder.check_reuse(path, experiment=sweep.name, config_hash=sweep.config_hash, force=force)
-    return RunChecks(tasks, runner, path, recorded)
+    recorded = RunFolder.check_reuse(path, experiment=sweep.name, config_hash=sweep.config_hash, force=options.force)
+    return RunChecks(keys, runner, path, recorded)
 
 
-def run_sweep(sweep: Sweep, out: str | Path, *, executor: str = "local", workers: int | None = None,
-              address: str | None = None, force: bool = False, retry_failed: bool = False,
-              progress: bool = True, cell_timeout: float | None = None, budget_check: bool = True,
-              on_cell: OnCell | None = None) -> RunResult:
-    """Run (or resume) ``sweep`` in the run folder ``out``; return its results (figures are not drawn here).
+def run_sweep(sweep: Sweep, out: str | Path, options: RunOptions | None = None) -> RunResult:
+    """Run (or resume) ``sweep`` in the run folder ``out`` as ``options`` say (default ``RunOptions()``: the local
+    pool); return its results (figures are not drawn here).
 
-    :func:`check_run` runs first (nothing is written when it refuses). ``cell_timeout`` (seconds) fails a cell that
-    runs longer (``timed out after N s``); the sweep goes on. ``sweep.budget`` is checked against this machine
-    (memory, and :data:`CELL_SECONDS_LIMIT` of CPU per cell) unless ``budget_check=False``.
+    :func:`check_run` runs first (nothing is written when it refuses). ``options.cell_timeout`` (seconds) fails a
+    cell that runs longer (``timed out after N s``); the sweep goes on. ``sweep.budget`` is checked against this
+    machine (memory, and :data:`CELL_SECONDS_LIMIT` of CPU per cell) unless ``options.budget_check`` is False.
 
-    ``on_cell(idx, row)`` hears of every cell with an outcome, ``idx`` its index in the grid and ``row`` its
+    ``options.on_cell(idx, row)`` hears of every cell with an outcome, ``idx`` its index in the grid and ``row`` its
     results row (as :func:`load_results` gives it, ``_status`` ``done`` or ``failed``): first the cells read back
     from the store, then each cell as soon as it is stored. It runs in the driver between cells; an exception
     it raises stops the sweep (every stored cell is kept)."""
     start = time.perf_counter()
-    checks = check_run(sweep, out, executor=executor, workers=workers, address=address, cell_timeout=cell_timeout,
-                       budget_check=budget_check, force=force)
-    tasks, runner = checks.tasks, checks.executor
+    options = options or RunOptions()
+    checks = check_run(sweep, out, options)
+    keys = checks.keys
     with folder_lock(checks.path):
         folder = RunFolder.open(checks.path, experiment=sweep.name, preset=sweep.preset, config=sweep.config.to_dict(),
-                                config_hash=sweep.config_hash, seed=sweep.config.seed, force=force)
+                                config_hash=sweep.config_hash, seed=sweep.config.seed, force=options.force)
         computed, runner_name = 0, ""
-        with _open_store(folder.path, force) as store:
-            status = store.statuses()
-            todo = [t for t in tasks if status.get(t.key) != "done" and (retry_failed or status.get(t.key) != "failed")]
-            reused = sum(1 for t in tasks if status.get(t.key) == "done")
-            if on_cell is not None:
-                _report_stored(store, tasks, {t.key for t in todo}, on_cell)
-            if todo:
-                computed = _execute(sweep, todo, len(tasks), store, runner, workers, progress, on_cell)
-                runner_name = executor
-            keys = {t.key for t in tasks}
-            rows = [r for r in store.rows("done") if r["_key"] in keys]
-            failed_rows = [r for r in store.rows("failed") if r["_key"] in keys]
-    return RunResult(folder, sweep.config, pd.DataFrame(rows), pd.DataFrame(failed_rows), computed, reused,
+        with _open_store(folder.path, options.force) as store:
+            done = np.isin(keys, store.keys("done"))
+            rerun = ~done if options.retry_failed else ~(done | np.isin(keys, store.keys("failed")))
+            todo = np.flatnonzero(rerun)  # grid positions of the cells to run, in grid order
+            if options.on_cell is not None:
+                _report_stored(store, keys, rerun, options.on_cell)
+            if len(todo):
+                computed = _execute(sweep, sweep.tasks(todo), len(keys), store, checks.executor, options)
+                runner_name = options.executor
+            results, failed = store.table("done", keys), store.table("failed", keys)
+    return RunResult(folder, sweep.config, results, failed, computed, int(done.sum()),
                      time.perf_counter() - start if computed else 0.0, runner_name)
 
 
-def _report_stored(store: ResultStore, tasks: list[CellTask], todo: set[str], on_cell: OnCell) -> None:
-    """``on_cell`` for each cell of ``tasks`` the store holds and this sweep does not rerun, in grid order."""
-    index = {t.key: t.idx for t in tasks}
+def _report_stored(store: ResultStore, keys: np.ndarray, rerun: np.ndarray, on_cell: OnCell) -> None:
+    """``on_cell`` for each cell of the grid (``keys``) the store holds and this sweep does not rerun, in grid
+    order."""
+    order = np.argsort(keys)
     for row in store.rows(None):
-        if row["_key"] in index and row["_key"] not in todo:
-            on_cell(index[row["_key"]], row)
+        k = key_ints([row["_key"]])
+        at = int(np.searchsorted(keys, k[0], sorter=order))
+        if at < len(keys) and keys[order[at]] == k[0] and not rerun[order[at]]:
+            on_cell(int(order[at]), row)
 
 
-def _execute(sweep: Sweep, todo: list[CellTask], total: int, store: ResultStore, runner: Executor,
-             workers: int | None, progress: bool, on_cell: OnCell | None = None) -> int:
+def _execute(sweep: Sweep, todo: SweepTasks, total: int, store: ResultStore, runner: Executor,
+             options: RunOptions) -> int:
     """Run ``todo`` on the executor, writing each outcome to the store as it arrives (any order), then telling
-    ``on_cell``."""
+    ``options.on_cell``."""
     shared = sweep.shared(sweep.config) if sweep.shared is not None else None  # once per run, in the driver
-    sweep_id = store.start_sweep(runner.name, workers, len(todo))
+    sweep_id = store.start_sweep(runner.name, options.workers, len(todo))
     computed = failed = 0
     bar = tqdm(total=total, initial=total - len(todo), desc=f"{sweep.name} [{runner.name}]", unit="cell",
-               disable=not progress, file=sys.stderr, dynamic_ncols=True, smoothing=0.1)
+               disable=not options.progress, file=sys.stderr, dynamic_ncols=True, smoothing=0.1)
     error: BaseException | None = None
     try:
         with closing(runner.run(todo, shared)) as outcomes:  # closed at once on an error: workers stop
             for outcome in outcomes:
                 store.put(outcome.key, outcome.idx, outcome.cell, result=outcome.result, error=outcome.error,
                           seconds=outcome.seconds)
-                if on_cell is not None:
+                if options.on_cell is not None:
                     status = "failed" if outcome.error is not None else "done"  # as the store records it
-                    on_cell(outcome.idx, results_row(outcome.key, outcome.cell, status, outcome.result,
-                                                     outcome.error, outcome.seconds))
+                    options.on_cell(outcome.idx, results_row(outcome.key, outcome.cell, status, outcome.result,
+                                                             outcome.error, outcome.seconds))
                 computed += 1
                 bar.update(1)
                 if outcome.error is not None:
@@ -276,24 +310,15 @@ def _execute(sweep: Sweep, todo: list[CellTask], total: int, store: ResultStore,
     return computed
 
 
-def make_executor(name: str, workers: int | None = None, address: str | None = None,
-                  cell_timeout: float | None = None) -> Executor:
-    """``serial`` | ``local`` | ``ray`` (the Ray executor lives in ``iclab.runs._ray``; imported lazily).
-
-    Checks every argument and starts nothing: ``address`` only with ``ray``, ``cell_timeout`` > 0."""
-    check_choice("executor", name, EXECUTORS)
-    if cell_timeout is not None:
-        check_positive("cell_timeout", cell_timeout)
-    if address is not None and name != "ray":
-        raise ConfigError("--address", address, f"no address with --executor {name} (it is for --executor ray)")
-    if name == "serial":
-        return SerialExecutor(cell_timeout)
-    if name == "local":
-        return LocalExecutor(workers, timeout=cell_timeout)
+def make_executor(options: RunOptions) -> Executor:
+    """The executor ``options.executor`` names, configured by ``options`` (workers, address, cell timeout); it
+    starts nothing (a Ray ``address`` is probed, so an unreachable one fails here, before any run folder is made)."""
+    if options.executor == "serial":
+        return SerialExecutor(options)
+    if options.executor == "local":
+        return LocalExecutor(options)
     try:
         import ray  # noqa: F401 - imported lazily: ray is heavy
     except ImportError:
         raise IclabError("--executor ray needs Ray: pip install ray==2.60.0 (make install does)") from None
-    from iclab.runs._ray import RayExecutor
-
-    return RayExecutor(address=address, workers=workers, timeout=cell_timeout)
+    return RayExecutor(options)

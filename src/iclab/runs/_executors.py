@@ -1,7 +1,9 @@
 """Executors run independent cells: ``serial`` (in the driver, here), ``local`` (a pool of spawned processes,
 the default; :mod:`iclab.runs._local`) and ``ray`` (a Ray cluster; :mod:`iclab.runs._ray`).
 
-All share one interface: ``run(tasks, shared) -> iterator of CellOutcome`` in completion order. A cell is
+All share one interface: ``run(tasks, shared) -> iterator of CellOutcome`` in completion order, each made from the
+run's :class:`~iclab.runs.RunOptions` (workers, address, cell timeout). ``tasks`` is a sequence the executors draw
+from lazily (a :class:`TaskQueue`), so a sweep of many cells never holds all its tasks at once. A cell is
 shipped as a :class:`CellTask` (config, cell dict, and the experiment's cell function, which pickles by
 reference: a module-level function or a ``lazy`` name), never as a closure. A cell that
 raises becomes a failed outcome carrying its error text, and the sweep goes on. ``shared`` (heavy inputs
@@ -24,12 +26,14 @@ import time
 import traceback
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Protocol
+from collections import deque
+from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence
+
+from iclab.runs._options import RunOptions
 
 __all__ = ["CellTask", "CellOutcome", "Executor", "SerialExecutor", "execute_cell", "CellTimeout",
-           "EXECUTORS", "jsonable", "timed_out", "can_time_out_here"]
+           "jsonable", "timed_out", "can_time_out_here", "TaskQueue"]
 
-EXECUTORS = ("serial", "local", "ray")
 
 
 @dataclass(frozen=True)
@@ -138,10 +142,33 @@ def execute_cell(task: CellTask, shared: Any, timeout: float | None = None) -> C
         torch.set_num_threads(threads)
 
 
+class TaskQueue:
+    """The tasks still to hand out, in order: drawn one at a time from ``tasks`` (a list, or the lazy sequence of a
+    sweep, which makes each task when it is drawn), with tasks put back ahead of the rest (a dead worker's)."""
+
+    def __init__(self, tasks: Sequence[CellTask]) -> None:
+        self._tasks, self._next, self._back = tasks, 0, deque()
+
+    def __len__(self) -> int:
+        return len(self._back) + len(self._tasks) - self._next
+
+    def pop(self) -> CellTask:
+        """The next task (IndexError when none is left)."""
+        if self._back:
+            return self._back.popleft()
+        task = self._tasks[self._next]
+        self._next += 1
+        return task
+
+    def put_back(self, tasks: Iterable[CellTask]) -> None:
+        """``tasks``, in their order, ahead of every task not handed out yet."""
+        self._back.extendleft(reversed(list(tasks)))
+
+
 class Executor(Protocol):
     name: str
 
-    def run(self, tasks: list[CellTask], shared: Any) -> Iterator[CellOutcome]: ...
+    def run(self, tasks: Sequence[CellTask], shared: Any) -> Iterator[CellOutcome]: ...
 
 
 class SerialExecutor:
@@ -150,10 +177,10 @@ class SerialExecutor:
 
     name = "serial"
 
-    def __init__(self, timeout: float | None = None) -> None:
-        self.timeout = timeout
+    def __init__(self, options: RunOptions | None = None) -> None:
+        self.timeout = options.cell_timeout if options is not None else None
 
-    def run(self, tasks: list[CellTask], shared: Any) -> Iterator[CellOutcome]:
+    def run(self, tasks: Sequence[CellTask], shared: Any) -> Iterator[CellOutcome]:
         if self.timeout and not can_time_out_here():
             from iclab.errors import ConfigError
 

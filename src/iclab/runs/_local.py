@@ -21,17 +21,18 @@ import os
 import time
 from collections import deque
 from multiprocessing.connection import wait as mp_wait
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 from iclab.errors import IclabError
-from iclab.runs._executors import CellOutcome, CellTask, execute_cell, timed_out
+from iclab.runs._executors import CellOutcome, CellTask, TaskQueue, execute_cell, timed_out
+from iclab.runs._options import RunOptions
 
 __all__ = ["LocalExecutor", "HARD_STOP_GRACE", "cuda_cells", "visible_gpus", "worker_environment"]
 
 HARD_STOP_GRACE = 5.0  # seconds past --cell-timeout before the driver kills a worker its own timer did not stop
 
 
-def cuda_cells(tasks: list[CellTask]) -> bool:
+def cuda_cells(tasks: Sequence[CellTask]) -> bool:
     """True when the cells' config asks for ``device="cuda"`` (any GPU: the pool pins one per worker; an explicit
     ``cuda:N`` is left alone)."""
     return bool(tasks) and getattr(tasks[0].config, "device", "cpu") == "cuda"
@@ -134,7 +135,8 @@ class _Worker:
 
 
 class LocalExecutor:
-    """``workers`` spawned local processes (one torch thread each), each with up to ``prefetch`` cells queued.
+    """``options.workers`` spawned local processes (one torch thread each), each with up to ``prefetch`` cells
+    queued; ``options.cell_timeout`` arms the hard stop (module docstring).
 
     ``shared`` is pickled once per worker process at start-up (and again only for a replacement worker). A worker
     runs its cells in the order it received them, so when it dies the oldest cell it had not answered is the
@@ -143,18 +145,14 @@ class LocalExecutor:
 
     name = "local"
 
-    def __init__(self, workers: int | None = None, prefetch: int = 2, timeout: float | None = None) -> None:
-        from iclab.config import check_int, check_positive
+    def __init__(self, options: RunOptions | None = None, prefetch: int = 2) -> None:
+        from iclab.config import check_int
 
-        if workers is not None:
-            check_int("workers", workers)
         check_int("prefetch", prefetch)
-        if timeout is not None:
-            check_positive("cell_timeout", timeout)
-        self.requested = workers
-        self.workers = workers or max(1, os.cpu_count() or 1)
+        self.requested = options.workers if options is not None else None  # (checked by RunOptions)
+        self.workers = self.requested or max(1, os.cpu_count() or 1)
         self.prefetch = prefetch
-        self.timeout = timeout
+        self.timeout = options.cell_timeout if options is not None else None
 
     def _overdue(self, pool: list[_Worker]) -> tuple[list[int], float | None]:
         """Indices of workers past the hard stop, and seconds until the next one is due (None: no timeout)."""
@@ -170,29 +168,28 @@ class LocalExecutor:
                     wait = left if wait is None else min(wait, left)
         return late, wait
 
-    def plan(self, tasks: list[CellTask]) -> list[dict[str, str]]:
+    def plan(self, tasks: Sequence[CellTask]) -> list[dict[str, str]]:
         """One environment per worker to start: one worker per visible GPU (pinned) when the cells run on CUDA and
         ``workers`` was not given, else ``workers`` CPU workers (capped at the number of cells)."""
         gpus = visible_gpus() if cuda_cells(tasks) else []
         n = self.requested or (len(gpus) if gpus else self.workers)
         return [worker_environment(i, gpus) for i in range(min(n, len(tasks)))]
 
-    def run(self, tasks: list[CellTask], shared: Any) -> Iterator[CellOutcome]:
-        if not tasks:
+    def run(self, tasks: Sequence[CellTask], shared: Any) -> Iterator[CellOutcome]:
+        if not len(tasks):
             return
         ctx = mp.get_context("spawn")
-        queue = deque(tasks)
+        queue = TaskQueue(tasks)  # drawn as workers need them: the driver never holds every task
         pool: list[_Worker] = []
         envs = self.plan(tasks)
 
         def fill(i: int) -> None:
             while queue and len(pool[i].tasks) < self.prefetch:
-                task = queue.popleft()
+                task = queue.pop()
                 try:
                     pool[i].give(task)
                 except OSError:  # died while idle: not the cell's fault; requeue everything it held
-                    queue.appendleft(task)
-                    queue.extendleft(reversed(pool[i].tasks))
+                    queue.put_back([*pool[i].tasks, task])
                     pool[i].tasks.clear()
                     pool[i].stop()
                     pool[i] = _Worker(ctx, shared, envs[i], self.timeout)
@@ -238,7 +235,7 @@ class LocalExecutor:
                             f"worker process died while running this cell ({why})",
                             time.perf_counter() - w.started,
                         )
-                        queue.extendleft(reversed(w.tasks))
+                        queue.put_back(w.tasks)
                         w.tasks.clear()
                         w.stop()
                         if queue:
@@ -254,11 +251,11 @@ class LocalExecutor:
             for w in pool:
                 w.stop(timeout=0.5)
 
-    def _hard_stop(self, pool: list[_Worker], i: int, queue: deque, ctx, shared: Any) -> CellOutcome:
+    def _hard_stop(self, pool: list[_Worker], i: int, queue: TaskQueue, ctx, shared: Any) -> CellOutcome:
         """Kill worker ``i`` (its cell ran past the timeout); fail that cell, requeue the rest, start a new one."""
         w = pool[i]
         culprit = w.tasks.popleft()
-        queue.extendleft(reversed(w.tasks))
+        queue.put_back(w.tasks)
         w.tasks.clear()
         w.proc.kill()
         w.stop(timeout=5)

@@ -33,36 +33,24 @@ import os
 import signal
 import threading
 import time
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
-from iclab.config import check_int, check_positive
-from iclab.errors import ConfigError, IclabError
-from iclab.runs._executors import CellOutcome, CellTask, execute_cell, timed_out
+from iclab.errors import IclabError
+from iclab.runs._executors import CellOutcome, CellTask, TaskQueue, execute_cell, timed_out
 from iclab.runs._local import cuda_cells
+from iclab.runs._options import RunOptions, check_address
 
-__all__ = ["RayExecutor", "ray_init", "task_resources", "check_address", "CONNECT_TIMEOUT", "HARD_STOP_GRACE"]
+__all__ = ["RayExecutor", "ray_init", "task_resources", "CONNECT_TIMEOUT", "HARD_STOP_GRACE"]
 
 CONNECT_TIMEOUT = float(os.environ.get("ICLAB_RAY_CONNECT_TIMEOUT", "30"))
 HARD_STOP_GRACE = 60.0  # seconds past --cell-timeout (a Ray worker may take this long to start on a small machine)
 BATCH_SECONDS = 0.05  # work one Ray task carries once cells are known to be short (module docstring)
 MAX_BATCH = 256
-_ADDRESS_HELP = "HOST:PORT of a Ray head node's GCS (e.g. 127.0.0.1:6379), ray://HOST:PORT, or auto"
 
 # Environment a worker needs to import the same modules as the driver (user / test experiment modules).
 _FORWARD_ENV = ("ICLAB_EXPERIMENT_MODULES", "PYTHONPATH", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 
 _SHARED_CACHE: dict[str, Any] = {}  # per worker process: object-ref hex -> shared value
-
-
-def check_address(address: str) -> tuple[str, int] | None:
-    """``(host, port)`` of ``HOST:PORT`` or ``ray://HOST:PORT``; None for ``auto``; ConfigError otherwise."""
-    if address == "auto":
-        return None
-    host, sep, port = address.removeprefix("ray://").rpartition(":")
-    host = host.strip("[]")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536 or any(c.isspace() for c in host):
-        raise ConfigError("--address", address, _ADDRESS_HELP)
-    return host, int(port)
 
 
 def _tcp_reachable(host: str, port: int, seconds: float) -> str | None:
@@ -239,30 +227,26 @@ def ray_init(address: str | None = None, num_cpus: int | None = None) -> bool:
     return True
 
 
-def task_resources(tasks: list[CellTask]) -> dict[str, int]:
+def task_resources(tasks: Sequence[CellTask]) -> dict[str, int]:
     """Ray resources of one cell: one CPU, and one GPU when the cells run on ``device="cuda"``."""
     return {"num_cpus": 1, "num_gpus": 1 if cuda_cells(tasks) else 0}
 
 
 class RayExecutor:
-    """Run cells as Ray tasks (one CPU each). ``workers`` caps the cells in flight (default: cluster CPUs)."""
+    """Run cells as Ray tasks (one CPU each) on ``options.address`` (else a local Ray); ``options.workers`` caps the
+    cells in flight (default: cluster CPUs); ``options.cell_timeout`` as in the module docstring."""
 
     name = "ray"
 
-    def __init__(self, address: str | None = None, workers: int | None = None, timeout: float | None = None) -> None:
-        if workers is not None:
-            check_int("workers", workers)
-        if address is not None:
-            check_address(address)
+    def __init__(self, options: RunOptions | None = None) -> None:
+        self.address = options.address if options is not None else None  # (checked by RunOptions)
+        self.workers = options.workers if options is not None else None
+        self.timeout = options.cell_timeout if options is not None else None
+        if self.address is not None:
             import ray
 
             if not ray.is_initialized():
-                _check_reachable(address, CONNECT_TIMEOUT)  # before the run folder is made
-        if timeout is not None:
-            check_positive("cell_timeout", timeout)
-        self.address = address
-        self.workers = workers
-        self.timeout = timeout
+                _check_reachable(self.address, CONNECT_TIMEOUT)  # before the run folder is made
 
     def _overdue(self, inflight: dict) -> list:
         """Refs whose task ran past ``timeout + HARD_STOP_GRACE`` since it was submitted."""
@@ -280,8 +264,8 @@ class RayExecutor:
             return 1
         return max(1, min(int(BATCH_SECONDS * seen / max(seconds, 1e-9)), MAX_BATCH, -(-left // limit)))
 
-    def run(self, tasks: list[CellTask], shared: Any) -> Iterator[CellOutcome]:
-        if not tasks:
+    def run(self, tasks: Sequence[CellTask], shared: Any) -> Iterator[CellOutcome]:
+        if not len(tasks):
             return
         import ray
 
@@ -293,7 +277,7 @@ class RayExecutor:
         limit = self.workers or max(1, int(ray.cluster_resources().get(unit, 1)))
         if not self.timeout:  # keep workers busy while the driver writes results (with a timeout: one per worker,
             limit = max(limit * 2, limit + 2)  # so a task starts when it is submitted and its clock is fair)
-        queue = list(reversed(tasks))
+        queue = TaskQueue(tasks)  # drawn as tasks are submitted: the driver never holds every task
         alone: list[CellTask] = []  # cells of a batch whose worker died: rerun one per task
         seen, seconds = 0, 0.0  # cells seen so far and their run time (sizes the batches)
         inflight: dict[Any, tuple[list[CellTask], float]] = {}

@@ -28,7 +28,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
+import numpy as np
+import pandas as pd
+
 from iclab.errors import RunFolderError
+from iclab.runs._table import among, key_ints, results_table
 
 __all__ = ["ResultStore", "StoreDamagedError", "StoreUnreadableError", "StoreWriteError", "results_row"]
 
@@ -310,6 +314,19 @@ class ResultStore:
         with self._reading():
             return dict(self._db.execute("SELECT status, COUNT(*) FROM cells GROUP BY status"))
 
-    def statuses(self) -> dict[str, str]:
+    def keys(self, status: str) -> np.ndarray:
+        """The keys of the cells with ``status`` (``done``, ``failed``) as :func:`key_ints`, in no order."""
+        if self.readonly and not self.has_cells_table():
+            return np.zeros(0, dtype=np.uint64)
         with self._reading():
-            return dict(self._db.execute("SELECT key, status FROM cells"))
+            return key_ints(k for (k,) in self._db.execute("SELECT key FROM cells WHERE status = ?", (status,)))
+
+    def table(self, status: str | None = "done", keys: np.ndarray | None = None) -> pd.DataFrame:
+        """The rows of :meth:`rows` as one DataFrame (:func:`results_table`), only those whose key is in ``keys``
+        (:func:`key_ints`) when given. The rows are filtered in bounded chunks, never all held at once (and not at
+        all when every stored row is of ``keys``, the usual case)."""
+        rows = self.rows(status)
+        if keys is not None and (status is None or not np.isin(self.keys(status), keys).all()):
+            rows = among(rows, np.sort(keys))
+        return results_table(rows)
+
