@@ -78,15 +78,12 @@ def test_short_cells_travel_in_batches_and_a_crashed_batch_fails_only_its_culpri
 
 def test_ray_cell_timeout_fails_the_hung_cell_and_goes_on(ray_session, tmp_path):
     """The worker's own timer stops the cell (Ray runs a task on its worker's main thread)."""
-    import time
-
     from iclab.experiments import sweep_for
     from iclab.runs import RunOptions, run_sweep
 
     sweep = sweep_for("fx_sweep", overrides={"n_cells": 4, "hang_cells": "2"})
-    start = time.monotonic()
     result = run_sweep(sweep, tmp_path / "r", RunOptions(executor="ray", cell_timeout=1.0, progress=False))
-    assert time.monotonic() - start < 100  # the hung cell sleeps 120 s
+    # the hung cell sleeps 120 s: its timeout error (not a result) shows the worker's timer fired
     assert sorted(result.results["i"]) == [0, 1, 3]
     assert result.failed["_error"].iloc[0].startswith("timed out after 1 s")
 
