@@ -24,7 +24,7 @@ from typing import Any
 
 from iclab.experiments import Experiment, paper_experiments
 from iclab.report import fmt_seconds
-from iclab.report._reference import REFERENCE_DIR, reference_runs, reference_summary
+from iclab.report._reference import reference_runs, reference_summary
 from iclab.stats import AGREES, DISAGREES, NOT_JUDGED
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -241,7 +241,7 @@ def blocks(reference_root: Path | None = None) -> dict[str, str]:
     """``{file relative to the repository root: generated block}`` for ``README.md`` and every paper note, from the
     reference runs under ``reference_root`` (default: the installed package's)."""
     experiments = paper_experiments()
-    shipped = reference_runs(REFERENCE_DIR if reference_root is None else reference_root)
+    shipped = reference_runs(reference_root)
     summaries = {e.name: reference_summary(e.name, reference_root) if e.name in shipped else None for e in experiments}
     out = {"README.md": readme_block(experiments, summaries)}
     out["docs/calibration.md"] = calibration_block(experiments, summaries)

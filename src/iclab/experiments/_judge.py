@@ -42,6 +42,7 @@ __all__ = [
     "downgrade",
     "one_per_unit",
     "missing_cells",
+    "cell_mask",
     "not_measured",
     "unmeasured",
     "holm",
@@ -177,21 +178,25 @@ def one_per_unit(rows: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
 def missing_cells(rows: pd.DataFrame, cells: Sequence[Mapping[str, Any]]) -> list[str]:
     """The ``cells`` (each a mapping column → value, numbers compared to 1e-9) that have no row in ``rows``, as
     ``"col = value, …"``."""
-    gone = []
-    for cell in cells:
-        hit = np.ones(len(rows), dtype=bool)
-        for col, want in cell.items():
-            if col not in rows.columns:
-                hit[:] = False
-                break
-            got = rows[col]
-            if isinstance(want, (int, float)) and not isinstance(want, bool):
-                hit &= np.isclose(pd.to_numeric(got, errors="coerce").to_numpy(float), float(want), rtol=1e-9, atol=0)
-            else:
-                hit &= (got == want).to_numpy()
-        if not hit.any():
-            gone.append(", ".join(f"{c} = {_short(v)}" for c, v in cell.items()))
-    return gone
+    return [
+        ", ".join(f"{c} = {_short(v)}" for c, v in cell.items()) for cell in cells if not cell_mask(rows, cell).any()
+    ]
+
+
+def cell_mask(rows: pd.DataFrame, cell: Mapping[str, Any]) -> np.ndarray:
+    """(len(rows),) bool: the rows of ``cell`` (column → value; numbers compared to 1e-9 relative, a column the
+    rows lack matches none) — the one notion of "the rows of a cell" that :func:`missing_cells` and the claim
+    records' selection share."""
+    hit = np.ones(len(rows), dtype=bool)
+    for col, want in cell.items():
+        if col not in rows.columns:
+            return np.zeros(len(rows), dtype=bool)
+        got = rows[col]
+        if isinstance(want, (int, float)) and not isinstance(want, bool):
+            hit &= np.isclose(pd.to_numeric(got, errors="coerce").to_numpy(float), float(want), rtol=1e-9, atol=0)
+        else:
+            hit &= (got == want).to_numpy()
+    return hit
 
 
 def not_measured(missing: Sequence[str]) -> Verdict:

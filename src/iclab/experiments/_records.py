@@ -41,7 +41,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from iclab.experiments._judge import Claim, downgrade, missing_cells, not_measured, one_per_unit
+from iclab.experiments._judge import Claim, cell_mask, downgrade, missing_cells, not_measured, one_per_unit
 from iclab.stats import (
     Verdict,
     judge_absence,
@@ -250,15 +250,13 @@ def judge_records(records: Sequence[ClaimRecord], config: Any, results: pd.DataF
 
 def _select(df: pd.DataFrame, where: Mapping[str, Any], unit: Sequence[str]) -> pd.DataFrame:
     """The rows of the cells ``where``, one per unit, sorted and indexed by the unit."""
-    hit = np.ones(len(df), dtype=bool)
-    for col, want in where.items():
-        hit &= (df[col] == want).to_numpy()
-    rows = one_per_unit(df[hit], list(where) + list(unit))
+    rows = one_per_unit(df[cell_mask(df, where)], list(where) + list(unit))
     return rows.sort_values(list(unit)).set_index(list(unit))
 
 
-def _column(rows: pd.DataFrame, column) -> np.ndarray:
-    return np.asarray(column(rows) if callable(column) else rows[column].to_numpy(float), dtype=float)
+def _column(rows: pd.DataFrame, column, scale: float | None = None) -> np.ndarray:
+    values = np.asarray(column(rows) if callable(column) else rows[column].to_numpy(float), dtype=float)
+    return values if scale is None else values * scale
 
 
 def sample_of(m: Measure, config: Any, results: pd.DataFrame) -> Sample | str:
@@ -273,15 +271,14 @@ def sample_of(m: Measure, config: Any, results: pd.DataFrame) -> Sample | str:
     rows = _select(results, m.where, m.unit)
     scale = m.scale(config) if m.scale is not None else None
     if m.base is None:
-        a = _column(rows, m.column) if scale is None else _column(rows, m.column) * scale
+        a = _column(rows, m.column, scale)
         ses = _se(rows, m.se_column, scale)
         return Sample(rows, None, rows.index, a, None, a, ses)
     base = _select(results, m.base, m.unit)
     units = rows.index.intersection(base.index)
     if not len(units):
         return "not measured: no unit of replication has both the cells and the baseline cells"
-    a = _column(rows.loc[units], m.column)
-    a = a if scale is None else a * scale
+    a = _column(rows.loc[units], m.column, scale)
     b = _column(base.loc[units], m.column)
     values = a - b if m.contrast == "minus" else np.log(a / b)
     ses = None

@@ -47,7 +47,6 @@ __all__ = [
 #: Where the shipped reference runs live (package data of ``iclab``).
 REFERENCE_DIR = Path(__file__).resolve().parents[1] / "reference"
 _PRESET = "paper"
-_FILES = ("config.json", "results.sqlite")
 
 
 def reference_runs(root: Path | None = None) -> dict[str, Path]:
@@ -133,9 +132,9 @@ def reference_verdicts(root: Path | None = None) -> dict[str, dict[str, str]]:
 def verdict_changes(old: Mapping[str, Mapping[str, str]], root: Path | None = None) -> list[str]:
     """One readable line per claim whose verdict differs from the snapshot ``old`` ({experiment: {id: verdict}}):
     ``experiment / claim id: old -> new (reason, or the statistic of a judged verdict)``, claims and experiments that appeared or went included."""
-    lines = []
-    for name in sorted(set(old) | set(reference_runs(root))):
-        ref = load_reference(name, root) if name in reference_runs(root) else None
+    lines, shipped = [], reference_runs(root)
+    for name in sorted(set(old) | set(shipped)):
+        ref = load_reference(name, root) if name in shipped else None
         now = {} if ref is None else {cid: c.verdict for cid, c in ref.rows.items()}
         if ref is None:
             lines.append(f"{name}: reference run no longer shipped (snapshot has {len(old[name])} claims)")
