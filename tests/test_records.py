@@ -20,7 +20,7 @@ from iclab.experiments._records import (
     declared,
     judge_records,
 )
-from iclab.experiments.temperature.gpt2 import comparisons as gpt2
+from iclab.experiments.temperature.gpt2 import claims as gpt2
 from iclab.stats import AGREES, DISAGREES, NOT_JUDGED
 
 

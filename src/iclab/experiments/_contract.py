@@ -17,8 +17,11 @@ files, which :meth:`Experiment.in_package` wires up by name:
 ``cells.py``              ``cells(config)``, ``run_cell(config, cell, shared)``, ``shared(config)``,
                           ``budget(config)``
 ``figures.py``            ``figures(config, results, figure_dir) -> [png paths]``
-``comparisons.py``        ``claims(config) -> [Claim]`` (declared before the run), ``compare(config, results)
-                          -> {claim id: Verdict}`` and ``notes(config, results)``
+``claims.py``             the claims as records (:mod:`iclab.experiments._records`): ``claims(config) ->
+                          [ClaimRecord]`` (declared before the run) and ``compare(config, results) -> {claim
+                          id: Verdict}``
+``statistics.py``         (only where needed) the package's own statistics that its records name
+``notes.py``              ``notes(config, results) -> str``: where the run and the paper differ, and why
 ========================  ==========================================================================
 
 ``budget(config) -> list[iclab.budget.Need]`` is what the largest cell needs from the machine: each entry names the
@@ -32,6 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -125,6 +129,8 @@ class Experiment:
         order: int = 100,
     ) -> "Experiment":
         """An experiment laid out in ``package`` with the standard file names (module docstring)."""
+        # TRANSITION (issue 21): packages not yet converted to claim records still judge in ``comparisons.py``
+        judged = "comparisons" if importlib.util.find_spec(f"{package}.comparisons") else "claims"
         return cls(
             name=name,
             paper=paper,
@@ -136,9 +142,9 @@ class Experiment:
             run_cell=lazy(f"{package}.cells:run_cell"),
             shared=lazy(f"{package}.cells:shared"),
             figures=lazy(f"{package}.figures:figures"),
-            compare=lazy(f"{package}.comparisons:compare"),
-            notes=lazy(f"{package}.comparisons:notes"),
-            claims=lazy(f"{package}.comparisons:claims"),
+            compare=lazy(f"{package}.{judged}:compare"),
+            notes=lazy(f"{package}.notes:notes"),
+            claims=lazy(f"{package}.{judged}:claims"),
             budget=lazy(f"{package}.cells:budget"),
             order=order,
         )

@@ -1,0 +1,87 @@
+"""The notes of ``temperature-llm``: the models and data against the paper's (arXiv:2511.01292 §5.3), the screen,
+the per-cell table and how to read it (docs/papers/temperature.md §5.3–5.4, §6.7).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from iclab.experiments.temperature.llm.config import TemperatureLLMConfig
+from iclab.experiments.temperature.llm.tables import screen_table, summary_table, trend
+
+__all__ = ["notes"]
+
+
+def _fmt(v, spec=".3f") -> str:
+    return "—" if v is None or not np.isfinite(v) else format(v, spec)
+
+
+def _ci(r, name) -> str:
+    if f"{name}_gain" not in r or not np.isfinite(r[f"{name}_gain"]):
+        return "—"
+    return f"{r[f'{name}_gain']:+.3f} [{r[f'{name}_lo']:+.3f}, {r[f'{name}_hi']:+.3f}]"
+
+
+def _table_lines(tab: pd.DataFrame) -> list[str]:
+    lines = [
+        "| model | task | noise | k | Q | EM τ=1 | best τ [95% CI] | EM best | held-out gain [CI] | "
+        "spread-rule gmean τ_ℓ | spread-rule gain [CI] | adaptive gain [CI] |",
+        "|" + "---|" * 12,
+    ]
+    for _, r in tab.sort_values(["model", "task", "part", "noise_ratio", "n_demos"]).iterrows():
+        lines.append(
+            f"| {r['model']} | {r['task']} | {r['noise_ratio']:g} | {r['n_demos']} | {r['n_questions']} | "
+            f"{r['em_tau1']:.3f} | {r['best_tau']:g} [{r['best_tau_lo']:g}, {r['best_tau_hi']:g}] | "
+            f"{r['best_em']:.3f} | {_ci(r, 'heldout')} | {_fmt(r.get('moment_tau'), '.2f')} | "
+            f"{_ci(r, 'moment')} | {_ci(r, 'adaptive')} |"
+        )
+    return lines + [""]
+
+
+def notes(cfg: TemperatureLLMConfig, df: pd.DataFrame) -> str:
+    """Models and data against the paper's (note §6.7), the per-cell table, and how to read it."""
+    sources = sorted(set(df["source"])) if "source" in df and len(df) else list(cfg.models)
+    tab = summary_table(cfg, df) if len(df) else pd.DataFrame()
+    lines = [
+        "Models: " + "; ".join(sources) + ". The paper used Llama-2-7B and GPT-2 on SciQ with Gao et al.'s noisy "
+        "answers; offline, iclab runs the base Gemma 3 270M and SmolLM2-135M-Instruct on country/WordNet tasks "
+        "whose wrong answers are plausible answers of the same type, plus `continent-label` (regions renamed by "
+        "arbitrary words), where only the demonstrations can give the answer. On the knowledge tasks noisy "
+        "demonstrations change EM little (docs/papers/temperature.md §5.3), and at these sizes neither model learns "
+        "continent-label from its demonstrations (§6.5b), so the offline tasks give the paper's trend little room: a "
+        "null trend here is weak evidence against it.",
+        "",
+        "EM is greedy exact match (the answer's tokens, then a line end), per question; questions of a group "
+        f"share {cfg.n_demos} demonstrations (groups of {cfg.group_size}), and every interval is a 95% "
+        "percentile bootstrap over groups, paired across τ. 'best τ' is the grid argmax on all questions "
+        "(its CI from the bootstrap); the held-out gain picks τ on one half of the groups and scores the other "
+        "(the honest gain); the spread rule is τ_ℓ = σ_ℓ^noisy/σ_ℓ^clean (docs/papers/temperature.md §5.4), "
+        "from the clean and noisy versions of the same prompts.",
+        "",
+    ]
+    screen = screen_table(cfg, df) if len(df) else pd.DataFrame()
+    if not screen.empty:
+        lines += [
+            f"Screen (questions of a separate split, τ = 1, the same {cfg.n_demos} demonstrations clean and noisy): a "
+            f"model and task are judged only when noise lowers EM by ≥ {cfg.screen_harm:g} with the 95% interval "
+            "above 0.",
+            "",
+            "| model | task | noise | questions | EM clean | EM noisy | harm [95% CI] | judged |",
+            "|" + "---|" * 8,
+        ]
+        for _, r in screen.iterrows():
+            lines.append(
+                f"| {r['model']} | {r['task']} | {r['noise_ratio']:g} | {r['questions']} | {r['em_clean']:.3f} | "
+                f"{r['em_noisy']:.3f} | {r['harm']:+.3f} [{r['harm_lo']:+.3f}, {r['harm_hi']:+.3f}] | "
+                f"{'yes' if r['passes'] else 'no'} |"
+            )
+        lines.append("")
+    if not tab.empty:
+        lines += _table_lines(tab)
+        for (m, t), g in df[df["part"] == "noise"].groupby(["model", "task"]):
+            slope, lo, hi, cells = trend(cfg, g)
+            if cells >= 2:
+                lines.append(f"- {m}, {t}: slope of log(best τ) on noise ratio {slope:+.3f} [{lo:+.3f}, {hi:+.3f}]")
+        lines.append("")
+    return "\n".join(lines)
