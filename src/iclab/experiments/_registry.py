@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import sys
 
 from iclab.errors import ConfigError
 from iclab.experiments._contract import Experiment
@@ -20,15 +19,12 @@ __all__ = ["register", "get_experiment", "experiment_names", "all_experiments", 
 # One sub-package per paper, in report order.
 PAPER_PACKAGES = ("temperature", "ood", "dispersion", "multihead", "categorical")
 _REGISTRY: dict[str, Experiment] = {}
-_BUILT_IN: set[str] = set()  # the names the paper packages registered (not a user's or a test's modules)
 _loaded = False
 
 
 def register(exp: Experiment) -> Experiment:
     """Add ``exp`` to the registry (a later registration of the same name replaces the earlier one)."""
     _REGISTRY[exp.name] = exp
-    caller = sys._getframe(1).f_globals.get("__name__", "")
-    (_BUILT_IN.add if caller.startswith("iclab.experiments.") else _BUILT_IN.discard)(exp.name)
     return exp
 
 
@@ -52,7 +48,15 @@ def all_experiments() -> list[Experiment]:
 def paper_experiments() -> list[Experiment]:
     """The experiments of iclab's own paper packages, in report order (without those of
     ``ICLAB_EXPERIMENT_MODULES``): what the reference runs and the generated docs cover."""
-    return [e for e in all_experiments() if e.name in _BUILT_IN]
+    return [e for e in all_experiments() if _in_paper_package(e)]
+
+
+def _in_paper_package(exp: Experiment) -> bool:
+    """Whether ``exp`` is laid out in one of iclab's paper packages (``Experiment.in_package``): its cell function
+    is a ``lazy`` reference into ``iclab.experiments.<paper>``. A user's or a test's experiment, even one registered
+    under a paper experiment's name, is not."""
+    target = getattr(exp.cells, "target", "")
+    return any(target.startswith(f"iclab.experiments.{paper}.") for paper in PAPER_PACKAGES)
 
 
 def experiment_names() -> list[str]:
