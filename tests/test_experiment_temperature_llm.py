@@ -15,7 +15,8 @@ from iclab.experiments.temperature.llm.comparisons import claims, compare
 from iclab.experiments.temperature.llm.config import TemperatureLLMConfig
 from iclab.experiments.temperature.llm.prompts import demo_groups, question_split
 from iclab.experiments.temperature.llm.tables import summary_table, trend
-from iclab.hf import LABEL_WORDS, answer_argmax, get_task, greedy_match, n_noisy
+from iclab.data import LABEL_WORDS, get_task, n_noisy
+from iclab.hf import answer_argmax, greedy_match
 
 
 def _byte_tokenizer():

@@ -19,7 +19,7 @@ class TemperatureLLMConfig(Config):
 
     Fields:
         models: causal LMs, each ``gemma3-270m``, ``smollm2`` (installed packages), a local folder or a hub id.
-        tasks: task names of :data:`iclab.hf.QA_TASKS`; ``continent-label`` is the one whose answers only the
+        tasks: task names of :data:`iclab.data.QA_TASKS`; ``continent-label`` is the one whose answers only the
             demonstrations can give.
         noise_ratios: fractions of corrupted demonstrations (best τ vs noise; paper Fig. 3b).
         n_demos: demonstrations per prompt for the noise sweep (paper: 6).
