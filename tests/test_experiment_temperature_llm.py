@@ -6,12 +6,13 @@ test on the real Gemma 3 270M."""
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
 from iclab.errors import ConfigError
 from iclab.experiments.temperature.llm import cells as E
-from iclab.experiments.temperature.llm.comparisons import claims, compare
+from iclab.experiments.temperature.llm.claims import claims, compare
 from iclab.experiments.temperature.llm.config import TemperatureLLMConfig
 from iclab.experiments.temperature.llm.prompts import demo_groups, question_split
 from iclab.experiments.temperature.llm.tables import summary_table, trend
@@ -149,8 +150,6 @@ def _synthetic_rows(taus, noise, gain_at, Q=120, G=12, seed=0, harm: float | Non
                 "layer_tau": [gain_at[r]] * 3,
             }
         )
-    import pandas as pd
-
     return pd.DataFrame(rows)
 
 
@@ -204,6 +203,57 @@ def test_the_screen_judges_only_where_noise_hurts():
     v = compare(off, _synthetic_rows(list(taus), cfg.noise_ratios, gain, harm=None))
     assert v["m/continent-label/gain/0.8"].verdict == "agrees" and "m/continent-label/noise-hurts" not in v
     assert {c.id for c in claims(off)} == set(v)
+
+
+def test_the_claims_are_records_and_every_judged_verdict_carries_its_test():
+    """Issue 21: every claim is a record read by the generic judge, so every "agrees"/"disagrees" carries the test
+    record that ``iclab calibrate`` and the chance count replay; a screened-out claim is gated (never counted as
+    judged) and keeps what the test gave."""
+    from iclab.experiments import get_experiment, judge_run
+    from iclab.experiments._judge import family_summary
+    from iclab.experiments._records import ClaimRecord
+
+    exp = get_experiment("temperature-llm")
+    for preset in ("quick", "paper"):
+        assert all(isinstance(c, ClaimRecord) for c in exp.claims(exp.config(preset)))
+    taus = (0.7, 1.0, 1.4, 2.0)
+    cfg = TemperatureLLMConfig(
+        models=("m",), tasks=("continent-label",), noise_ratios=(0.0, 0.4, 0.8), taus=taus, demo_counts=()
+    )
+    for harm in (0.25, 0.0):  # the screen passes; it fails
+        df = _synthetic_rows(list(taus), cfg.noise_ratios, {0.0: 1.0, 0.4: 1.4, 0.8: 2.0}, harm=harm)
+        rows, errors = judge_run(
+            paper="temperature",
+            experiment=exp.name,
+            config=cfg,
+            results=df,
+            failed=df.iloc[:0],
+            claims=claims,
+            compare=compare,
+        )
+        assert not errors and len(rows) == 5
+        decided = [r for r in rows if r.verdict in ("agrees", "disagrees")]
+        assert all(r.test_record is not None for r in decided)
+        gated = [r for r in rows if (r.test_record or {}).get("gate")]
+        assert family_summary(rows, draws=20)["chance_agrees"]["judged"] == len(rows) - len(gated) - sum(
+            r.test_record is None for r in rows
+        )
+        if harm == 0.0:
+            assert len(gated) == 4 and all("(at these settings the test gave: agrees)" in r.reason for r in gated)
+        else:
+            assert len(decided) == 5 and not gated
+
+
+def test_a_repeated_cell_is_one_cell():
+    """Issue 21 item 2: a cell run twice (or a table merged twice) is one cell; the trend's slope was taken over the
+    repeated noise cells as if they were more noise ratios."""
+    taus = (0.7, 1.0, 1.4, 2.0)
+    cfg = TemperatureLLMConfig(
+        models=("m",), tasks=("continent-label",), noise_ratios=(0.0, 0.4, 0.8), taus=taus, demo_counts=()
+    )
+    df = _synthetic_rows(list(taus), cfg.noise_ratios, {0.0: 1.0, 0.4: 1.4, 0.8: 2.0})
+    once, twice = compare(cfg, df), compare(cfg, pd.concat([df, df.iloc[1:3]], ignore_index=True))
+    assert once == twice and once["m/continent-label/trend"].verdict == "agrees"
 
 
 def test_the_screening_questions_come_from_the_pool_never_the_evaluation():

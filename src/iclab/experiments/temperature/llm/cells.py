@@ -6,7 +6,7 @@ A cell is one (model, task, noise ratio, #demonstrations); its ``part`` is ``noi
 demonstrations, Fig. 3b), ``demos`` (the #demonstrations sweep at ``demo_noise``, Fig. 3a) or ``screen`` (per model
 and task, on ``screen_questions`` questions of a separate split: ``em_clean`` and ``em_noisy (Q,)``, greedy EM at
 τ = 1 with the same demonstrations clean and at the largest noise ratio, which decides whether the claims of that
-model and task are judged, :mod:`.comparisons`). A noise or demos cell keeps, per
+model and task are judged, :mod:`.claims`). A noise or demos cell keeps, per
 question, the greedy exact match (EM, ``iclab.hf.greedy_match``: one teacher-forced forward, the group's shared
 demonstrations run once)
 

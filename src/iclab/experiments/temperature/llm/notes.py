@@ -1,6 +1,6 @@
 """The notes of ``temperature-llm``: the models and data against the paper's (arXiv:2511.01292 §5.3), the screen,
-the per-cell table and how to read it (docs/papers/temperature.md §5.3–5.4, §6.7).
-"""
+the per-cell table and how to read it (docs/papers/temperature.md §5.3–5.4, §6.7); the screen's harm and the trend's
+slope are the claims' own rows."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from iclab.experiments.temperature.llm.config import TemperatureLLMConfig
-from iclab.experiments.temperature.llm.tables import screen_table, summary_table, trend
+from iclab.experiments.temperature.llm.tables import summary_table
 
 __all__ = ["notes"]
 
@@ -53,35 +53,19 @@ def notes(cfg: TemperatureLLMConfig, df: pd.DataFrame) -> str:
         "null trend here is weak evidence against it.",
         "",
         "EM is greedy exact match (the answer's tokens, then a line end), per question; questions of a group "
-        f"share {cfg.n_demos} demonstrations (groups of {cfg.group_size}), and every interval is a 95% "
-        "percentile bootstrap over groups, paired across τ. 'best τ' is the grid argmax on all questions "
-        "(its CI from the bootstrap); the held-out gain picks τ on one half of the groups and scores the other "
-        "(the honest gain); the spread rule is τ_ℓ = σ_ℓ^noisy/σ_ℓ^clean (docs/papers/temperature.md §5.4), "
-        "from the clean and noisy versions of the same prompts.",
+        f"share {cfg.n_demos} demonstrations (groups of {cfg.group_size}), the unit every interval resamples. 'best "
+        "τ' is the grid argmax on all questions; the spread rule is τ_ℓ = σ_ℓ^noisy/σ_ℓ^clean "
+        "(docs/papers/temperature.md §5.4), from the clean and noisy versions of the same prompts.",
         "",
     ]
-    screen = screen_table(cfg, df) if len(df) else pd.DataFrame()
-    if not screen.empty:
+    if cfg.screen_questions and max(cfg.noise_ratios) > 0:
         lines += [
             f"Screen (questions of a separate split, τ = 1, the same {cfg.n_demos} demonstrations clean and noisy): a "
             f"model and task are judged only when noise lowers EM by ≥ {cfg.screen_harm:g} with the 95% interval "
-            "above 0.",
+            "above 0; the `noise-hurts` claims report the harm, and the claims of a model and task that fail it "
+            "read 'not judged' with it.",
             "",
-            "| model | task | noise | questions | EM clean | EM noisy | harm [95% CI] | judged |",
-            "|" + "---|" * 8,
         ]
-        for _, r in screen.iterrows():
-            lines.append(
-                f"| {r['model']} | {r['task']} | {r['noise_ratio']:g} | {r['questions']} | {r['em_clean']:.3f} | "
-                f"{r['em_noisy']:.3f} | {r['harm']:+.3f} [{r['harm_lo']:+.3f}, {r['harm_hi']:+.3f}] | "
-                f"{'yes' if r['passes'] else 'no'} |"
-            )
-        lines.append("")
     if not tab.empty:
         lines += _table_lines(tab)
-        for (m, t), g in df[df["part"] == "noise"].groupby(["model", "task"]):
-            slope, lo, hi, cells = trend(cfg, g)
-            if cells >= 2:
-                lines.append(f"- {m}, {t}: slope of log(best τ) on noise ratio {slope:+.3f} [{lo:+.3f}, {hi:+.3f}]")
-        lines.append("")
     return "\n".join(lines)

@@ -1,5 +1,5 @@
 r"""Statistics of ``temperature-llm`` (arXiv:2511.01292 §5.2, Fig. 3; docs/papers/temperature.md §5.4), shared by its
-figures and comparisons. Questions of one demonstration group are not independent, so every interval is a
+figures and claims. Questions of one demonstration group are not independent, so every interval is a
 percentile bootstrap that resamples whole groups (with their questions), paired across τ: for a group-resample
 with counts :math:`c_g` the EM of τ is :math:`\sum_g c_g S_{g\tau} / \sum_g c_g n_g` (``S`` the group's EM sum).
 
@@ -97,14 +97,14 @@ def cell_summary(taus, row: pd.Series, seed: int = 0) -> dict:
 
 
 def summary_table(cfg, df: pd.DataFrame) -> pd.DataFrame:
-    """:func:`cell_summary` of every finished noise and demos cell, with its keys."""
-    rows = []
-    for _, r in df.iterrows():
+    """:func:`cell_summary` of every finished noise and demos cell, with its keys (indexed as its row of ``df``)."""
+    rows = {}
+    for i, r in df.iterrows():
         if r["part"] == "screen":
             continue
         keys = {k: r[k] for k in ("part", "model", "task", "noise_ratio", "n_demos")}
-        rows.append({**keys, **cell_summary(cfg.taus, r, derive_seed(cfg.seed, "summary"))})
-    return pd.DataFrame(rows)
+        rows[i] = {**keys, **cell_summary(cfg.taus, r, derive_seed(cfg.seed, "summary"))}
+    return pd.DataFrame.from_dict(rows, orient="index")
 
 
 def trend(cfg, df: pd.DataFrame) -> tuple[float, float, float, int]:
@@ -131,26 +131,24 @@ def trend(cfg, df: pd.DataFrame) -> tuple[float, float, float, int]:
 
 
 def screen_table(cfg, df: pd.DataFrame) -> pd.DataFrame:
-    """Per screened model and task: the harm of noisy demonstrations, EM(clean) − EM(noisy) at τ = 1 on the
-    screening questions (paired, group bootstrap), and whether it passes the screen's rule: ``harm >= screen_harm``
-    with the interval's low end above 0."""
-    rows = []
-    for _, r in df[df["part"] == "screen"].iterrows() if len(df) else []:
+    """Per screened model and task: the harm of noisy demonstrations (``harm_gain``), EM(clean) − EM(noisy) at τ = 1 on
+    the screening questions (paired, group bootstrap), and whether it passes the screen's rule: ``harm >= screen_harm``
+    with the interval's low end above 0 (indexed as the screening cell's row of ``df``)."""
+    rows = {}
+    for i, r in df[df["part"] == "screen"].iterrows() if len(df) else []:
         clean, noisy = np.asarray(r["em_clean"], dtype=float), np.asarray(r["em_noisy"], dtype=float)
         group = np.asarray(r["group"])
         harm, lo, hi = _paired_gain(clean, noisy, group, _counts(int(group.max()) + 1, derive_seed(cfg.seed, "screen")))
-        rows.append(
-            {
-                "model": r["model"],
-                "task": r["task"],
-                "noise_ratio": float(r["noise_ratio"]),
-                "questions": len(clean),
-                "em_clean": clean.mean(),
-                "em_noisy": noisy.mean(),
-                "harm": harm,
-                "harm_lo": lo,
-                "harm_hi": hi,
-                "passes": bool(lo > 0 and harm >= cfg.screen_harm),
-            }
-        )
-    return pd.DataFrame(rows)
+        rows[i] = {
+            "model": r["model"],
+            "task": r["task"],
+            "noise_ratio": float(r["noise_ratio"]),
+            "questions": len(clean),
+            "em_clean": clean.mean(),
+            "em_noisy": noisy.mean(),
+            "harm_gain": harm,
+            "harm_lo": lo,
+            "harm_hi": hi,
+            "passes": bool(lo > 0 and harm >= cfg.screen_harm),
+        }
+    return pd.DataFrame.from_dict(rows, orient="index")

@@ -1,0 +1,153 @@
+"""The claims of ``temperature-llm`` as records: arXiv:2511.01292 (Demir & Doğan), §5.2, Fig. 3
+(docs/papers/temperature.md §5.3–5.4). The paper reports figures only, so every claim is an effect direction, judged
+by the generic judge (:mod:`iclab.experiments._records`) on a group-bootstrap interval of one cell (:mod:`.tables`).
+τ can only repair what noise breaks: a screen fixed before the run (:func:`.tables.screen_table`, its own claim
+``noise-hurts``) makes the other claims of a model and task where noisy demonstrations do not lower EM at τ = 1 by
+``screen_harm`` (interval above 0) "not judged", with the measured harm (the gate :func:`screen_gate`)."""
+
+from __future__ import annotations
+
+from functools import partial
+from itertools import product
+
+import numpy as np
+import pandas as pd
+
+from iclab.experiments._records import ClaimRecord, Estimate, Measure, Rule, Sample, judge_records
+from iclab.experiments.temperature.llm.config import TemperatureLLMConfig
+from iclab.experiments.temperature.llm.tables import screen_table, summary_table, trend
+from iclab.stats import Verdict, binary_floor_ci
+
+__all__ = ["claims", "compare", "judged_table", "SMALLEST_GAIN", "SMALLEST_SLOPE"]
+
+SOURCE = "arXiv:2511.01292 §5.2, Fig. 3"
+SMALLEST_GAIN = 0.02  # EM: a gain below 2 points is no gain worth the name
+SMALLEST_SLOPE = float(np.log(1.25) / 0.8)  # best τ up by 25 % from noise 0 to 0.8
+CELL = ("noise_ratio",)  # one row per (part, model, task) and noise ratio: the cell is the replicate
+_CI = f"group-bootstrap CI (at least ±3/questions wide) > 0 (disagrees: CI < {SMALLEST_GAIN})"
+#: id suffix -> claim, source, test, paper value ({m} model, {t} task, {r} noise ratio, {top} the largest)
+TEXTS = {
+    "noise-hurts": (
+        "{m}, {t}: noisy demonstrations (noise {top:g}) lower EM at τ = 1",
+        SOURCE + " (the premise of Fig. 3)",
+        "EM(clean) − EM(noisy), the same demonstrations, on {q} screening questions, paired, " + _CI + "; the other "
+        "claims of this model and task are judged only when the harm is ≥ {harm:g} with its CI above 0",
+        "EM drops with noise",
+    ),
+    "trend": (
+        "{m}, {t}: the best τ grows with the noise ratio",
+        SOURCE,
+        f"bootstrap CI of the slope of log(best τ) on the noise ratio excludes 0 upward (disagrees: CI below "
+        f"{SMALLEST_SLOPE:.2f})",
+        "increasing, τ_opt > 1",
+    ),
+    "gain/{r:g}": (
+        "{m}, {t}, noise {r:g}: tuning τ improves EM over τ = 1",
+        SOURCE,
+        "EM gain of the τ chosen on the other half of the questions, paired, " + _CI,
+        "gains (no numbers)",
+    ),
+    "moment": (
+        "{m}, {t}, noise {top:g}: the moment (spread) rule's τ_ℓ improves EM over τ = 1",
+        SOURCE + " (rule stated in words; note §5.4)",
+        "paired EM gain, " + _CI,
+        "τ from score moments helps",
+    ),
+}
+
+
+def judged_table(cfg: TemperatureLLMConfig, df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with each cell's statistics: the gains ``{heldout,moment}_{gain,lo,hi}``, ``n_questions`` and
+    ``best_tau`` of :func:`.tables.summary_table`, the harm ``harm_{gain,lo,hi}`` and ``questions`` of
+    :func:`.tables.screen_table`, and ``screen``: the screen's verdict on the row's model and task
+    (:func:`screened_out`)."""
+    df = df.reset_index(drop=True)
+    screen, tab = screen_table(cfg, df), summary_table(cfg, df)
+    stats = [f"{g}_{s}" for g in ("heldout", "moment") for s in ("gain", "lo", "hi")] + ["n_questions", "best_tau"]
+    out = df.join(tab.reindex(columns=stats)).join(
+        screen.reindex(columns=["harm_gain", "harm_lo", "harm_hi", "questions"])
+    )
+    out["screen"] = [screened_out(cfg, screen, m, t) for m, t in zip(out["model"], out["task"])]
+    return out
+
+
+def screened_out(cfg: TemperatureLLMConfig, screen: pd.DataFrame, m: str, t: str) -> str:
+    """Why model ``m`` on task ``t`` is not judged (the screen failed or did not finish), or ""."""
+    if not cfg.screen_questions or max(cfg.noise_ratios) == 0:
+        return ""
+    row = screen[(screen["model"] == m) & (screen["task"] == t)] if len(screen) else screen
+    if not len(row):
+        return f"not measured: the screening cell of {m}, {t} did not finish (it decides whether this is judged)"
+    r = row.iloc[0]
+    if r["passes"]:
+        return ""
+    return (
+        f"noise does not hurt {m} on {t} enough to test this: EM {r['em_clean']:.3f} clean vs {r['em_noisy']:.3f} "
+        f"at noise {r['noise_ratio']:g}, harm {r['harm_gain']:+.3f} [{r['harm_lo']:+.3f}, {r['harm_hi']:+.3f}] on "
+        f"{r['questions']} screening questions; the rule (fixed before the run) needs ≥ {cfg.screen_harm:g} with "
+        "the interval above 0"
+    )
+
+
+def floored_gain(name: str, n: str, cfg, s: Sample) -> Estimate:
+    """The cell's paired EM gain ``name`` (held-out τ, spread rule, or the screen's harm) over ``n`` questions with
+    its group-bootstrap interval, at least ±3/n wide (:func:`iclab.stats.binary_floor_ci`: when the chosen τ changes
+    no greedy answer the bootstrap has zero width)."""
+    r = s.rows.iloc[0]
+    est, n = float(r[f"{name}_gain"]), int(r[n])
+    return Estimate(est, ci=binary_floor_ci(est, r[f"{name}_lo"], r[f"{name}_hi"], n), n=n)
+
+
+def log_tau_slope(cfg, s: Sample) -> Estimate:
+    """The slope of log(best τ) on the noise ratio over the finished noise cells with its bootstrap interval, floored
+    at the grid's resolution (:func:`.tables.trend`); ``n = 0``: more questions need not narrow it (the floor), so a
+    "too little power" verdict asks for "a larger sample"."""
+    slope, lo, hi, _ = trend(cfg, s.rows.reset_index())
+    return Estimate(slope, ci=(lo, hi), n=0)
+
+
+def two_noise_cells(cfg, s: Sample) -> str:
+    return "" if len(s.rows) >= 2 else "fewer than two noise ratios finished"
+
+
+def screen_gate(cfg, s: Sample) -> str:
+    """The screen's reason for the model and task of the selected rows (:func:`screened_out`)."""
+    return str(s.rows["screen"].iloc[0])
+
+
+def claims(cfg: TemperatureLLMConfig) -> list[ClaimRecord]:
+    """Per model and task: noise hurts (the screen) and the best τ grows with noise; per noisy cell: the held-out τ
+    beats τ = 1; at the largest noise ratio: the spread rule's τ_ℓ beats τ = 1."""
+    top, out = max(cfg.noise_ratios), []
+    gain, slope = Rule("direction", smallest=SMALLEST_GAIN), Rule("direction", smallest=SMALLEST_SLOPE)
+    harm, held = partial(floored_gain, "harm", "questions"), partial(floored_gain, "heldout", "n_questions")
+    moment = partial(floored_gain, "moment", "n_questions")
+    for m, t in product(cfg.models, cfg.tasks):
+        cell, judged = {"part": "noise", "model": m, "task": t}, (screen_gate,)
+        rows = []
+        if cfg.screen_questions and top > 0:
+            rows.append(
+                ("noise-hurts", top, Measure({**cell, "part": "screen"}, "harm_gain", CELL, combine=harm), gain)
+            )
+        if len(cfg.noise_ratios) >= 2:
+            gates = (two_noise_cells, *judged)
+            rows.append(("trend", top, Measure(cell, "best_tau", CELL, combine=log_tau_slope, gates=gates), slope))
+        for r in (r for r in cfg.noise_ratios if r > 0):
+            where = {**cell, "noise_ratio": r}
+            rows.append(("gain/{r:g}", r, Measure(where, "heldout_gain", CELL, combine=held, gates=judged), gain))
+        if cfg.moment_rule and top > 0:
+            where = {**cell, "noise_ratio": top}
+            rows.append(("moment", top, Measure(where, "moment_gain", CELL, combine=moment, gates=judged), gain))
+        for key, r, measure, rule in rows:
+            fill = {"m": m, "t": t, "r": r, "top": top, "q": cfg.screen_questions, "harm": cfg.screen_harm}
+            texts = [text.format(**fill) for text in TEXTS[key]]
+            texts.insert(2, "effect direction")
+            out.append(
+                ClaimRecord(f"{m}/{t}/" + key.format(**fill), *texts, key == "trend", measure=measure, rule=rule)
+            )
+    return out
+
+
+def compare(cfg: TemperatureLLMConfig, df: pd.DataFrame) -> dict[str, Verdict]:
+    """The verdict of every declared claim: the generic judge on the cells with their statistics."""
+    return judge_records(claims(cfg), cfg, judged_table(cfg, df))
