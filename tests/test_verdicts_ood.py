@@ -1,6 +1,7 @@
 """Verdicts of the ``ood`` experiment (arXiv:2609.36448; docs/papers/ood.md §6) on made-up results tables: a table
 where every claimed effect is absent never "agrees" on a direction or equivalence claim, a table with the effects
-agrees, unreliable second-hand numbers are never judged, and missing parts give "not measured"."""
+agrees, unreliable second-hand numbers are never judged, missing parts give "not measured", every tested claim
+carries its test record (issue 21: the paper values are one record each) and a duplicated cell counts once."""
 
 import math
 
@@ -10,10 +11,11 @@ import pytest
 
 from iclab.experiments import get_experiment
 from iclab.experiments._judge import judge_run
-from iclab.experiments.ood.claims import PV
-from iclab.experiments.ood.comparisons import claims, compare, exact_verdict, share_verdict
+from iclab.experiments.ood.claims import PV, claims, compare
 from iclab.experiments.ood.minilm_shift import peak_prominences, second_peak_excess
-from iclab.stats import AGREES, NOT_JUDGED
+from iclab.experiments.ood.reference import PAPER_F, PAPER_TINY
+from iclab.experiments.ood.statistics import share
+from iclab.stats import AGREES, DISAGREES, NOT_JUDGED, judge_equivalence
 
 CFG = get_experiment("ood").config("quick")
 TABLE_G1 = (0.5, 0.8, 1.0)
@@ -237,12 +239,36 @@ def test_settings_that_differ_from_the_paper_are_not_judged():
     assert row.verdict == NOT_JUDGED and "settings differ: threshold" in row.reason
 
 
-def test_share_and_exact_verdicts():
-    assert share_verdict(96, 96).verdict == AGREES
-    assert share_verdict(48, 96).verdict == "disagrees"
-    assert share_verdict(10, 10).verdict == NOT_JUDGED  # too few points to tell 100 % from 90 %
-    assert exact_verdict(1 + 1e-14, 1.0, 1e-6).verdict == AGREES
-    assert exact_verdict(1.1, 1.0, 1e-6).verdict == "disagrees"
+@pytest.mark.parametrize("hits, n, verdict", [(96, 96, AGREES), (48, 96, DISAGREES), (10, 10, NOT_JUDGED)])
+def test_a_share_of_points_is_judged_with_its_clopper_pearson_se(hits, n, verdict):
+    est, text = share(hits, n)  # 10 of 10: too few points to tell 100 % from 90 %
+    assert judge_equivalence(est.value, est.se, 1.0, rel_tol=0.05, n=n).verdict == verdict
+    assert text == f"{hits}/{n} = {hits / n:.1%}" and "Clopper–Pearson 95 %" in est.tail
+
+
+def test_every_tested_claim_carries_its_test_record_and_paper_values_are_one_record_each():
+    """Issue 21: the combined paper values were built by hand (no test record, never calibrated); each paper value
+    is now a record of its own, judged by ``judge_value``."""
+    ids = {c.id for c in claims(CFG)}
+    assert not {"forget-paper-values", "tiny-paper-values"} & ids
+    assert {f"forget-paper-{g2:g}" for (_, g2), ref in PAPER_F.items() if ref} <= ids
+    assert {f"tiny-paper-{n}-layer-{g2:g}" for n in PAPER_TINY for g2 in (-0.75, 0.0, 0.75)} <= ids
+    for effect in (True, False):
+        for cid, v in compare(CFG, _table(effect)).items():
+            if v.verdict != NOT_JUDGED or "too little power" in v.reason:
+                assert v.test_record is not None, (cid, v)
+        rows = _judged(_table(effect))
+        assert rows["forget-paper--0.9"].test_record["judge"] == "value"
+        assert rows["tiny-paper-3-layer--0.75"].test_record["paper"] == PAPER_TINY[3][0]
+
+
+def test_a_duplicated_forget_cell_counts_once():
+    """Issue 21: a cell merged twice is the same replicate; the pooled forget claims count its points once."""
+    table = _table(False)
+    twice = pd.concat([table, table[table["part"] == "forget"]], ignore_index=True)
+    once, dup = compare(CFG, table), compare(CFG, twice)
+    for cid in ("forget-sign-rule", "forget-alpha-rises", "forget-F-vs-gd"):
+        assert dup[cid].measured == once[cid].measured and dup[cid].statistic == once[cid].statistic, cid
 
 
 @pytest.mark.parametrize("curve, peaks", [([0, 1, 2, 3, 2, 1], 1), ([0, 2, 0.5, 3, 1, 0], 2), ([1, 1, 1, 1], 0)])

@@ -1,27 +1,37 @@
-"""The claims the ``ood`` experiment judges, declared before the run (arXiv:2609.36448; docs/papers/ood.md §2, §6).
+"""The claims the ``ood`` experiment judges, as records read by the one judge (arXiv:2609.36448; docs/papers/ood.md
+§2, §5.10, §6; :mod:`iclab.experiments._records`).
 
 Sources: "arXiv:2609.36448, abstract" for what the abstract states; "second-hand summary (…)" for the paper's
-numbers and formulas known only through the summary (several do not reproduce; those the note shows cannot come
-from the model as specified are ``unreliable``: shown, never judged); "docs/papers/ood.md §N" for iclab's own
-derivations, which the theory-vs-simulation rows compare the simulation with (never with a paper number).
+numbers and formulas known only through the summary (those the note shows cannot come from the model as specified
+are ``unreliable``: shown, never judged); "docs/papers/ood.md §N" for iclab's own derivations, which the
+theory-vs-simulation rows compare the simulation with (never with a paper number).
+
+Each record names its cells (``part``, and γ1 or the depth) and a reading rule of
+:mod:`iclab.experiments.ood.statistics` that turns the cells' rows (replicates in lists) into one estimate.
 
 Not claims: what holds for any run of the model as specified is a test (``tests/test_claim_identities.py``): the
-conservation law α_k + Σ_m β_mk = 0 (v̄ᵀ∇Q = 0 under any objective, every token having the same projection on v̄),
-random guessing c(K−1)/K = 0.375 for span U ⟂ span V (Q stays in span V, so every logit is 0), and the training
-loss 0.0024 at T1 (the stopping rule max_k L_k ≤ 0.0025 pins it). Each agreed with any table the run could give.
+conservation law α_k + Σ_m β_mk = 0 (v̄ᵀ∇Q = 0 under any objective), random guessing c(K−1)/K for span U ⟂ span V
+(every logit is 0), and the training loss 0.0024 at T1 (the stopping rule pins it).
 """
 
 from __future__ import annotations
 
-from iclab.experiments._judge import Claim
-from iclab.experiments.ood.reference import PAPER_ENCODER_F, PAPER_F, PAPER_OOD, PAPER_TINY
+from functools import partial
 
-__all__ = ["claims", "TV", "PV", "ED"]
+from iclab.experiments._records import ClaimRecord, Measure, Rule, judge_records
+from iclab.experiments.ood import statistics as st
+from iclab.experiments.ood.reference import PAPER_ENCODER_F, PAPER_F, PAPER_OOD, PAPER_TINY
+from iclab.stats import Verdict
+
+__all__ = ["claims", "compare", "TV", "PV", "ED"]
 
 TV, PV, ED = "theory vs simulation", "paper value", "effect direction"
 SUMMARY = "second-hand summary"
 SYNTHETIC = {"K": 4, "d": 8, "threshold": 0.0025, "c": 0.5}  # the paper's synthetic setting (second-hand)
 _DIRECTION = "95 % interval of the effect must exclude 0 on the claimed side"
+_GD = "— (iclab's population GD at N)"
+_EXACT = "— (iclab's exact formula at N)"
+_BERT = "BERT-base in the paper; here MiniLM on country → region sentences (docs/papers/ood.md §5.6, §5.9)"
 
 _UNRELIABLE_OOD = (
     "docs/papers/ood.md §6.2: the two second-hand OOD errors are not one common factor away from the "
@@ -40,9 +50,21 @@ _UNRELIABLE_TINY = (
 )
 
 
-def _pretraining() -> list[Claim]:
+def _m(read, part: str, unit: tuple = ("part",), base: dict | None = None, **where) -> Measure:
+    """The cells ``part`` (+ ``where``) read by ``read(config, sample) -> (Estimate, measured text)``."""
+    return Measure(
+        {"part": part, **where},
+        st.row_only,
+        unit,
+        base=base,
+        combine=partial(st.combine, read),
+        measured=partial(st.measured, read),
+    )
+
+
+def _pretraining() -> list[ClaimRecord]:
     return [
-        Claim(
+        ClaimRecord(
             "beta-symmetric",
             "At the stopping time every β_{v_m,v_k} = −α*/(K−1) (balanced features)",
             f"{SUMMARY} (β^(T1) = −α*_(K,ε)/(K−1)); docs/papers/ood.md §4.5",
@@ -50,17 +72,21 @@ def _pretraining() -> list[Claim]:
             "largest relative deviation of a β_mk from −α_k/(K−1), mean ± SE over SGD runs (t), within 5 %",
             "β = −α*/(K−1)",
             paper_settings={"K": 4, "d": 8},
+            measure=_m(st.beta_symmetry, "pretrain"),
+            rule=Rule("equivalence", rel_tol=0.05, target=1.0),
         ),
-        Claim(
+        ClaimRecord(
             "alpha-star-vs-gd",
             "SGD stops at the α* of exact population gradient descent at the same N (the paper "
             "gives no number; the derived large-N limit is 2.872, docs/papers/ood.md §5.8)",
             "docs/papers/ood.md §4.3–4.5 (derived)",
             TV,
             "α* mean ± SE over SGD runs (t) within 2 % of population GD at N",
-            "— (iclab's population GD at N)",
+            _GD,
+            measure=_m(st.alpha_star, "pretrain"),
+            rule=Rule("equivalence", rel_tol=0.02, target=1.0),
         ),
-        Claim(
+        ClaimRecord(
             "stop-steps-vs-gd",
             "SGD meets the stopping rule max_k L_k ≤ ε/K after as many steps as exact population "
             "gradient descent at the same N",
@@ -68,27 +94,30 @@ def _pretraining() -> list[Claim]:
             TV,
             "stopping step mean ± SE over SGD runs (t; plus the check interval's quantisation) within 5 % of "
             "population GD at N",
-            "— (iclab's population GD at N)",
+            _GD,
+            measure=_m(st.stop_steps, "pretrain"),
+            rule=Rule("equivalence", rel_tol=0.05, target=1.0),
         ),
     ]
 
 
-def _ood() -> list[Claim]:
-    out = []
-    for deg in (30, 60):
-        out.append(
-            Claim(
-                f"ood-error-formula-{deg}",
-                f"The OOD error under rotation θ = {deg}° follows the exact "
-                "formula: S^U = MᵀSM and the count-averaged loss at N",
-                "docs/papers/ood.md §4.6–4.7 (derived)",
-                TV,
-                "Monte-Carlo error (sampled w) within 10 % of the exact value at N, 95 % CI",
-                "— (iclab's exact formula at N)",
-            )
+def _ood(cfg) -> list[ClaimRecord]:
+    out = [
+        ClaimRecord(
+            f"ood-error-formula-{deg}",
+            f"The OOD error under rotation θ = {deg}° follows the exact formula: S^U = MᵀSM and the count-averaged "
+            "loss at N",
+            "docs/papers/ood.md §4.6–4.7 (derived)",
+            TV,
+            "Monte-Carlo error (sampled w) within 10 % of the exact value at N, 95 % CI",
+            _EXACT,
+            measure=_m(partial(st.ood_formula, deg), "ood"),
+            rule=Rule("equivalence", rel_tol=0.1, target=1.0, n="ood_prompts"),
         )
+        for deg in (30, 60)
+    ]
     out.append(
-        Claim(
+        ClaimRecord(
             "ood-error-grows",
             "The OOD error grows sharply with the rotation angle: L(π/3) > L(π/6)",
             f"arXiv:2609.36448, abstract; {SUMMARY} (main table)",
@@ -97,28 +126,27 @@ def _ood() -> list[Claim]:
             f"{PAPER_OOD[30]} → {PAPER_OOD[60]}",
             headline=True,
             paper_settings=SYNTHETIC,
+            measure=_m(st.ood_growth, "ood"),
+            rule=Rule("direction", smallest=cfg.threshold, n="ood_prompts"),
         )
     )
-    for deg in (30, 60):
-        out.append(
-            Claim(
-                f"ood-error-paper-{deg}",
-                f"OOD error under rotation θ = {deg}° (K = 4, d = 8)",
-                f"{SUMMARY} (main table)",
-                PV,
-                "|MC − paper| ≤ 2 SE",
-                f"{PAPER_OOD[deg]}",
-                paper_settings=SYNTHETIC,
-                unreliable=_UNRELIABLE_OOD,
-            )
+    out += [
+        ClaimRecord(
+            f"ood-error-paper-{deg}",
+            f"OOD error under rotation θ = {deg}° (K = 4, d = 8)",
+            f"{SUMMARY} (main table)",
+            PV,
+            "|MC − paper| ≤ 2 SE",
+            f"{PAPER_OOD[deg]}",
+            paper_settings=SYNTHETIC,
+            unreliable=_UNRELIABLE_OOD,
+            measure=_m(partial(st.ood_error, deg), "ood"),
+            rule=Rule("value", paper=PAPER_OOD[deg], n="ood_prompts"),
         )
-    return out
-
-
-def _ood_structure() -> list[Claim]:
-    """The closed form of the OOD confidence and the rotation scenarios' shape."""
-    return [
-        Claim(
+        for deg in (30, 60)
+    ]
+    return out + [
+        ClaimRecord(
             "ood-closed-form",
             "For any alignment M = VᵀU the trained model's OOD confidence u_kᵀQu_k is "
             "(Kα*/(K−1))[(MᵀM)_kk − K⟨u_k, v̄⟩²]",
@@ -126,17 +154,21 @@ def _ood_structure() -> list[Claim]:
             TV,
             "measured / closed-form α_(u_k) for a random M (‖M‖₂ = 0.9), mean ± SE over the K features (t), within 5 %",
             "closed form (M, ⟨u_k, v̄⟩)",
+            measure=_m(st.closed_form, "ood"),
+            rule=Rule("equivalence", rel_tol=0.05, target=1.0),
         ),
-        Claim(
+        ClaimRecord(
             "inspan-formula",
-            "Rotating the (v1, v2) plane inside span V by 30° and 60°: the per-feature OOD error "
-            "follows the exact formula",
+            "Rotating the (v1, v2) plane inside span V by 30° and 60°: the per-feature OOD error follows the exact "
+            "formula",
             "docs/papers/ood.md §4.6–4.7 (derived)",
             TV,
             "mean of MC / exact-at-N over the 2 × K per-feature errors (SE propagated) within 10 %",
-            "— (iclab's exact formula at N)",
+            _EXACT,
+            measure=_m(st.inspan, "ood"),
+            rule=Rule("equivalence", rel_tol=0.1, target=1.0, n="ood_prompts"),
         ),
-        Claim(
+        ClaimRecord(
             "query-vbar-uniform",
             "A query at the mean training feature v̄ gets uniform attention 1/K",
             f"{SUMMARY} (Corollary 5.2 (1)); docs/papers/ood.md §4.7",
@@ -145,8 +177,10 @@ def _ood_structure() -> list[Claim]:
             "rounding, every prompt has the same counts)",
             "1/K = 0.250",
             paper_settings={"K": 4},
+            measure=_m(st.vbar_attention, "ood"),
+            rule=Rule("equivalence", rel_tol=0.01, target=1 / cfg.K),
         ),
-        Claim(
+        ClaimRecord(
             "query-vbar-error-paper",
             "A query at v̄ has error 0.375 (random guessing)",
             f"{SUMMARY} (main table, Corollary 5.2 (1))",
@@ -155,23 +189,28 @@ def _ood_structure() -> list[Claim]:
             "0.375",
             paper_settings=SYNTHETIC,
             unreliable=_UNRELIABLE_VBAR,
+            measure=_m(st.vbar_error, "ood"),
+            rule=Rule("value", paper=0.375, n="ood_prompts"),
         ),
     ]
 
 
-def _forgetting() -> list[Claim]:
+def _forgetting() -> list[ClaimRecord]:
+    every = ("gamma1",)  # every forget cell: one per γ1
     out = [
-        Claim(
+        ClaimRecord(
             "forget-sign-rule",
             "Fine-tuning on U (K = 2) raises feature k's source loss iff −γ_kγ_m > γ_k², and lowers it otherwise",
             f"arXiv:2609.36448, abstract; {SUMMARY} (phase condition); docs/papers/ood.md §4.9",
             TV,
-            "share of (γ1, γ2, k) whose measured sign of change equals the rule's, "
-            "within 5 % of 1 (Clopper–Pearson 95 % interval)",
+            "share of (γ1, γ2, k) whose measured sign of change equals the rule's, within 5 % of 1 (Clopper–Pearson 95 % "
+            "interval)",
             "every point",
             headline=True,
+            measure=_m(st.sign_rule, "forget", every),
+            rule=Rule("equivalence", rel_tol=0.05, target=1.0),
         ),
-        Claim(
+        ClaimRecord(
             "forget-alpha-rises",
             "Fine-tuning on OOD data raises the confidence α_{v_k} in the source features",
             "arXiv:2609.36448, abstract; docs/papers/ood.md §4.8",
@@ -179,67 +218,79 @@ def _forgetting() -> list[Claim]:
             "share of (γ1, γ2, k) with γ_k ≠ 0 where the source α rises, within 5 % of 1 (Clopper–Pearson)",
             "always",
             headline=True,
+            measure=_m(st.alpha_rises, "forget", every),
+            rule=Rule("equivalence", rel_tol=0.05, target=1.0),
         ),
-        Claim(
+        ClaimRecord(
             "forget-F-vs-gd",
             "SGD fine-tuning's forgetting F equals that of exact population fine-tuning at N",
             "docs/papers/ood.md §4.8–4.9 (derived)",
             TV,
             "F / F_theory over the table points with |F_theory| ≥ 1e-5, mean ± SE (t), within 10 %",
-            "— (iclab's population GD at N)",
+            _GD,
+            measure=_m(st.forgetting_vs_gd, "forget", every),
+            rule=Rule("equivalence", rel_tol=0.1, target=1.0),
         ),
     ]
-    for g2, ref in sorted(PAPER_F.items(), key=lambda kv: kv[0][1]):
-        if ref == 0:
-            continue
-        sign = "forgets the source (F > 0)" if ref > 0 else "improves the source (F < 0, backward transfer)"
-        out.append(
-            Claim(
-                f"forget-sign-paper-{g2[1]:g}",
-                f"γ1 = 1, γ2 = {g2[1]:g}: fine-tuning {sign}",
-                f"{SUMMARY} (forgetting table, γ1 = 1)",
-                ED,
-                f"F mean over SGD fine-tuning runs (t); {_DIRECTION}",
-                f"{ref:+.3f}",
-                paper_settings={"c": 0.5, "threshold": 0.0025},
-            )
+    signs = ("improves the source (F < 0, backward transfer)", "forgets the source (F > 0)")
+    paper = [(g1, g2, ref) for (g1, g2), ref in PAPER_F.items() if ref]  # γ2 = 0.95 'F ≈ 0': see notes.py
+    out += [
+        ClaimRecord(
+            f"forget-sign-paper-{g2:g}",
+            f"γ1 = 1, γ2 = {g2:g}: fine-tuning {signs[ref > 0]}",
+            f"{SUMMARY} (forgetting table, γ1 = 1)",
+            ED,
+            f"F mean over SGD fine-tuning runs (t); {_DIRECTION}",
+            f"{ref:+.3f}",
+            paper_settings={"c": 0.5, "threshold": 0.0025},
+            measure=_m(partial(st.forgetting_runs, g2), "forget", gamma1=g1),
+            rule=Rule("direction", sign=1 if ref > 0 else -1),
         )
-    out.append(
-        Claim(
-            "forget-paper-values",
-            "F = +0.421 / −0.112 / −0.084 / −0.053 / 0.000 at γ1 = 1, γ2 = −0.9 / −0.2 / 0 / 0.5 / 0.95",
+        for g1, g2, ref in paper
+    ]
+    return out + [
+        ClaimRecord(
+            f"forget-paper-{g2:g}",
+            f"γ1 = 1, γ2 = {g2:g}: forgetting F = {ref:+.3f}",
             f"{SUMMARY} (forgetting table)",
             PV,
-            "each |F − paper| ≤ 2 SE",
-            " / ".join(f"{v:+.3f}" for v in PAPER_F.values()),
+            "|F − paper| within the Student-t band of the mean over SGD fine-tuning runs",
+            f"{ref:+.3f}",
             unreliable=_UNRELIABLE_F,
+            measure=_m(partial(st.forgetting_runs, g2), "forget", gamma1=g1),
+            rule=Rule("value", paper=ref, units="SGD fine-tunings"),
         )
-    )
-    return out
+        for g1, g2, ref in paper  # a paper value of 0 has no relative tolerance
+    ]
 
 
-def _tiny() -> list[Claim]:
+def _tiny() -> list[ClaimRecord]:
     tiny = {"tiny_gamma1": 1.0, "tiny_width": 16}
-    return [
-        Claim(
+    source = f"{SUMMARY} (forgetting table, TinyTransformer)"
+    out = [
+        ClaimRecord(
             "tiny-forgets-anti",
             "Tiny transformer (1 layer, width 16), γ1 = 1, γ2 = −0.75: fine-tuning forgets the source (F > 0)",
-            f"{SUMMARY} (forgetting table, TinyTransformer)",
+            source,
             ED,
             f"F on the same evaluation prompts before/after (paired); {_DIRECTION}",
             f"{PAPER_TINY[1][0]:+.2f}",
             paper_settings=tiny,
+            measure=_m(partial(st.tiny_F, -0.75), "tiny", layers=1),
+            rule=Rule("direction", n="tiny_eval"),
         ),
-        Claim(
+        ClaimRecord(
             "tiny-bwt-orthogonal",
             "Tiny transformer (1 layer), γ1 = 1, γ2 = 0: fine-tuning improves the source (F < 0)",
-            f"{SUMMARY} (forgetting table, TinyTransformer)",
+            source,
             ED,
             f"F on the same evaluation prompts (paired); {_DIRECTION}",
             f"{PAPER_TINY[1][1]:+.2f}",
             paper_settings=tiny,
+            measure=_m(partial(st.tiny_F, 0.0), "tiny", layers=1),
+            rule=Rule("direction", sign=-1, n="tiny_eval"),
         ),
-        Claim(
+        ClaimRecord(
             "tiny-depth-amplifies",
             "Depth amplifies forgetting: F at γ2 = −0.75 is larger with 3 layers than with 1 (+46 %)",
             f"{SUMMARY} (forgetting table, key findings)",
@@ -247,79 +298,103 @@ def _tiny() -> list[Claim]:
             f"F(3 layers) − F(1 layer), SEs combined as independent; {_DIRECTION}",
             f"{PAPER_TINY[1][0]:+.2f} → {PAPER_TINY[3][0]:+.2f}",
             paper_settings=tiny,
+            measure=_m(partial(st.tiny_F, -0.75), "tiny", base={"part": "tiny", "layers": 1}, layers=3),
+            rule=Rule("direction", n="tiny_eval"),
         ),
-        Claim(
-            "tiny-paper-values",
-            "Tiny transformers' F at γ2 = −0.75 / 0 / +0.75 for 1, 2, 3 layers",
+    ]
+    return out + [
+        ClaimRecord(
+            f"tiny-paper-{layers}-layer-{g2:g}",
+            f"Tiny transformer ({layers} layer{'s' if layers > 1 else ''}), γ1 = 1, γ2 = {g2:g}: F = {ref:+.2f}",
             f"{SUMMARY} (forgetting table)",
             PV,
-            "each |F − paper| ≤ 2 SE",
-            "; ".join(" / ".join(f"{v:+.2f}" for v in PAPER_TINY[n]) for n in (1, 2, 3)),
+            "|F − paper| ≤ 2 SE (evaluation prompts)",
+            f"{ref:+.2f}",
             unreliable=_UNRELIABLE_TINY,
-        ),
+            measure=_m(partial(st.tiny_F, g2), "tiny", layers=layers),
+            rule=Rule("value", paper=ref, n="tiny_eval", units="evaluation prompts"),
+        )
+        for layers, refs in PAPER_TINY.items()
+        for g2, ref in zip((-0.75, 0.0, 0.75), refs)
     ]
 
 
-def _minilm() -> list[Claim]:
-    bert = "BERT-base in the paper; here MiniLM on country → region sentences (docs/papers/ood.md §5.6, §5.9)"
+def _minilm() -> list[ClaimRecord]:
+    paired = "paired over test sentences"
+    prominence = "second-largest peak prominence minus 10 % of the curve's range over one turn, bootstrap 95 % interval"
     return [
-        Claim(
+        ClaimRecord(
             "minilm-ood-drop",
             "Rotating a real encoder's hidden states raises the source model's loss",
-            f"{SUMMARY} (main table, BERT-base MRPC, scenario 1); {bert}",
+            f"{SUMMARY} (main table, BERT-base MRPC, scenario 1); {_BERT}",
             ED,
-            f"cross-entropy at θ = 90° minus unrotated, paired over test sentences; {_DIRECTION}",
+            f"cross-entropy at θ = 90° minus unrotated, {paired}; {_DIRECTION}",
             "CE 0.35 → 1.28",
+            measure=_m(st.minilm_drop, "minilm"),
+            rule=Rule("direction"),
         ),
-        Claim(
+        ClaimRecord(
             "minilm-forget-pi",
             "Fine-tuning on inputs rotated by θ = π forgets the source (F > 0)",
-            f"{SUMMARY} (forgetting table, BERT-base MRPC); {bert}",
+            f"{SUMMARY} (forgetting table, BERT-base MRPC); {_BERT}",
             ED,
-            f"source CE after − before fine-tuning, paired over test sentences; {_DIRECTION}",
+            f"source CE after − before fine-tuning, {paired}; {_DIRECTION}",
             f"{PAPER_ENCODER_F[180]:+.2f}",
+            measure=_m(partial(st.minilm_F, 180), "minilm"),
+            rule=Rule("direction"),
         ),
-        Claim(
+        ClaimRecord(
             "minilm-protect-half-pi",
             "Fine-tuning on inputs rotated by θ = π/2 does not hurt the source (F < 0, 'orthogonal protection')",
-            f"{SUMMARY} (forgetting table, BERT-base MRPC); {bert}",
+            f"{SUMMARY} (forgetting table, BERT-base MRPC); {_BERT}",
             ED,
-            f"source CE after − before, paired over test sentences; {_DIRECTION}; smallest effect 0.03",
+            f"source CE after − before, {paired}; {_DIRECTION}; smallest effect 0.03",
             f"{PAPER_ENCODER_F[90]:+.2f}",
+            measure=_m(partial(st.minilm_F, 90), "minilm"),
+            rule=Rule("direction", sign=-1, smallest=abs(PAPER_ENCODER_F[90])),
         ),
-        Claim(
+        ClaimRecord(
             "minilm-gap-single-peak",
-            "Rotating hidden dimensions with a large weight gap (scenario 1) gives an OOD "
-            "loss that rises to a single peak",
-            f"{SUMMARY} (main table, BERT-base MRPC, scenario 1); {bert}",
+            "Rotating hidden dimensions with a large weight gap (scenario 1) gives an OOD loss that rises to a single "
+            "peak",
+            f"{SUMMARY} (main table, BERT-base MRPC, scenario 1); {_BERT}",
             ED,
-            "second-largest peak prominence minus 10 % of the curve's range over one turn, bootstrap 95 % interval "
-            "over test sentences, must lie below 0",
+            f"{prominence} over test sentences, must lie below 0",
             "monotone, single peak",
+            measure=_m(partial(st.second_peak, "gap1"), "minilm_shift"),
+            rule=Rule("direction", sign=-1),
         ),
-        Claim(
+        ClaimRecord(
             "minilm-gap-two-peaks",
             "Rotating hidden dimensions with a small weight gap (scenario 2) gives a non-monotone, two-peaked OOD loss",
-            f"{SUMMARY} (main table, BERT-base MRPC, scenario 2); {bert}",
+            f"{SUMMARY} (main table, BERT-base MRPC, scenario 2); {_BERT}",
             ED,
-            "second-largest peak prominence minus 10 % of the curve's range over one turn, bootstrap 95 % interval "
-            "over test sentences, must lie above 0",
+            f"{prominence} over test sentences, must lie above 0",
             "two peaks",
+            measure=_m(partial(st.second_peak, "gap2"), "minilm_shift"),
+            rule=Rule("direction"),
         ),
-        Claim(
+        ClaimRecord(
             "minilm-domain-similarity",
-            "Under a natural domain shift the loss grows as the cosine similarity "
-            "between source and target domain falls",
-            f"{SUMMARY} (main table, BERT-base, MNLI genres); {bert}",
+            "Under a natural domain shift the loss grows as the cosine similarity between source and target domain "
+            "falls",
+            f"{SUMMARY} (main table, BERT-base, MNLI genres); {_BERT}",
             ED,
             "Spearman ρ between similarity and CE over the sources of each target domain, mean over targets ± SE "
             f"(t); {_DIRECTION} (ρ < 0); smallest effect |ρ| = 0.2",
             "CE 0.38 → 0.62 as similarity falls",
+            measure=_m(st.domain_similarity, "minilm_shift"),
+            rule=Rule("direction", sign=-1, smallest=0.2),
         ),
     ]
 
 
-def claims(config) -> list[Claim]:
+def claims(config) -> list[ClaimRecord]:
     """Every claim the ``ood`` experiment judges (ids stable across presets; the MiniLM ones only with ``minilm``)."""
-    out = _pretraining() + _ood() + _ood_structure() + _forgetting() + _tiny()
+    out = _pretraining() + _ood(config) + _forgetting() + _tiny()
     return out + (_minilm() if config.minilm else [])
+
+
+def compare(config, results) -> dict[str, Verdict]:
+    """``{claim id: Verdict}`` for every declared claim: the one judge on the records."""
+    return judge_records(claims(config), config, results)

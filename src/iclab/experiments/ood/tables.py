@@ -1,4 +1,4 @@
-"""Views of the ``ood`` results table (arXiv:2609.36448; docs/papers/ood.md §5) used by the figures and comparisons:
+"""Views of the ``ood`` results table (arXiv:2609.36448; docs/papers/ood.md §5) used by the figures, notes and claim statistics:
 the rows of one part, and the ``forget`` cells unrolled into one row per (γ1, γ2)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["part_rows", "first_row", "forget_table", "forget_repeats", "within_target_spearman"]
+__all__ = ["part_rows", "first_row", "forget_table", "within_target_spearman"]
 
 _FORGET_COLUMNS = (
     "F",
@@ -47,16 +47,6 @@ def forget_table(df: pd.DataFrame) -> pd.DataFrame:
         for i, g2 in enumerate(r["gamma2_list"]):
             rows.append({"gamma1": float(r["gamma1"]), "gamma2": float(g2), **{k: r[k][i] for k in _FORGET_COLUMNS}})
     return pd.DataFrame(rows)
-
-
-def forget_repeats(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per table point (γ1, γ2) of the ``forget`` cells with its F over the SGD repeats (column ``F_runs``:
-    the cell's own fine-tuning first)."""
-    rows = []
-    for _, r in part_rows(df, "forget").iterrows():
-        for g2, runs in zip(r.get("rep_gamma2") or [], r.get("rep_F") or []):
-            rows.append({"gamma1": float(r["gamma1"]), "gamma2": float(g2), "F_runs": list(runs)})
-    return pd.DataFrame(rows, columns=["gamma1", "gamma2", "F_runs"])
 
 
 def within_target_spearman(sim, ce) -> list[float]:
