@@ -204,3 +204,13 @@ def test_categorical_synthetic_claims_are_records():
         heads = ("acc/", "gd-beats-tf/", "blocks-help/", "tf-gd-like/")
         assert {k for k, rec in by_kind.items() if rec} == {k for k in by_kind if k.startswith(heads)}
         assert sum(by_kind.values()) >= 9
+
+
+def test_a_paper_value_of_zero_is_a_value_and_needs_an_absolute_tolerance():
+    with pytest.raises(ValueError, match="absolute tol"):
+        Rule("value", paper=0.0)
+    with pytest.raises(ValueError, match="needs paper"):
+        Rule("value")
+    diff = _rec(PAIRED, Rule("value", paper=0.0, tol=0.05), kind="paper value")
+    assert _judge(diff, _table(0.0, seeds=8)).verdict == AGREES  # arm b − arm a is 0 within ±0.05
+    assert _judge(diff, _table(0.3, seeds=8)).verdict == DISAGREES

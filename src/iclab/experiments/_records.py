@@ -201,8 +201,11 @@ class Rule:
             "absence": ("smallest",),
         }.get(self.kind, ())
         for name in needs:
-            if getattr(self, name) in (None, 0.0, ()):
+            value = getattr(self, name)
+            if value is None or (value in (0.0, ()) and name != "paper"):  # a paper value may be 0
                 raise ValueError(f"a {self.kind} test needs {name}")
+        if self.kind == "value" and self.paper == 0 and self.tol is None:
+            raise ValueError("a paper value of 0 needs an absolute tol (a relative tolerance of 0 is 0)")
 
 
 @dataclass(frozen=True)
