@@ -64,7 +64,7 @@ def test_tiny_run_end_to_end(tmp_path):
     real = df[df["part"] == "real"]
     assert (real["available"] == 1).all() and all(len(v) == 6 * 12 * 3 for v in real["real_max_coef"])
     report = (tmp_path / "run" / "report.md").read_text()
-    assert "paired t-test" in report and "minilm" in report and "Key–value lookup" in report
+    assert "beside the paper's table" in report and "minilm" in report and "Lookup on pretrained LMs" in report
     figs = {p.name for p in (tmp_path / "run" / "figures").glob("*.png")}
     assert {
         "retrieval_accuracy.png",

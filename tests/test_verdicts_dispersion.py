@@ -14,7 +14,8 @@ import pytest
 
 from iclab.experiments import get_experiment
 from iclab.experiments._judge import judge_run
-from iclab.experiments.dispersion.comparisons import claims, compare, notes
+from iclab.experiments.dispersion.claims import claims, compare
+from iclab.experiments.dispersion.notes import notes
 from iclab.experiments.dispersion.config import beta_grid
 from iclab.experiments.dispersion.tables import PAPER_TABLE
 from iclab.theory.dispersion import beta_of_entropy, required_spread
@@ -241,6 +242,7 @@ def test_effect_table_agrees():
     rows = _judge(PAPER, _table(PAPER, effect=True))
     bad = {cid: (r.verdict, r.statistic, r.reason) for cid, r in rows.items() if r.verdict != "agrees"}
     assert not bad
+    assert all(r.test_record for r in rows.values())  # every judged claim comes from the one stats test
     assert all(r.measured not in ("", "—") for r in rows.values())
 
 
@@ -278,7 +280,7 @@ def test_quick_preset_rows_needing_paper_settings_are_not_judged():
 def test_notes_render_on_both_tables():
     for effect in (False, True):
         text = notes(PAPER, _table(PAPER, effect=effect))
-        assert "### Dispersion of real transformers" in text and "### CLRS-style tasks" in text
+        assert "### Real transformers against Thm 2.2" in text and "### Max retrieval beside the paper's table" in text
 
 
 def test_lookup_absence_claim_needs_a_narrow_interval():
@@ -460,3 +462,22 @@ def test_beta_value_is_not_agreed_by_a_random_grid_beta(h):
     coarse = PAPER.with_overrides({"beta_step": 0.5})
     v = compare(coarse, _uniform_beta_table(coarse, rng, p, 0.1))[cid]
     assert v.verdict == "not judged" and "not judgeable at this grid" in v.reason
+
+
+@pytest.mark.parametrize(
+    "cid", ["table/softmax/n=256", "table/softmax/n=1024", "table/softmax/n=4096", "fig6/beta/H=1"]
+)
+def test_a_lost_softmax_seed_does_not_turn_a_paper_value_into_agrees(cid):
+    """Issue 21: with one of three softmax seeds lost, Student t(1) made the band ±12.7 SE and these four claims
+    turned from disagrees into agrees. Three seeds well off the paper's value disagree; two are too few units."""
+    if cid.startswith("fig6"):
+        p = float(beta_of_entropy(1.0))
+        config = PAPER.with_overrides({"seeds": 3})
+        df = _uniform_beta_table(config, np.random.default_rng(3), p + 1.5, 0.1)
+    else:
+        size = int(cid.split("=")[1])
+        ps = PAPER_TABLE[size][0]
+        config, df = _softmax_at(PAPER, size, [ps - 4.0, ps - 3.0, ps - 2.0])
+    assert compare(config, df)[cid].verdict == "disagrees", compare(config, df)[cid]
+    lost = compare(config, df[~((df["normaliser"] == "softmax") & (df["seed"] == 1))])[cid]
+    assert lost.verdict == "not judged" and "too few units" in lost.reason, lost

@@ -8,8 +8,9 @@ SmolLM2-135M), ``clrs`` (a tiny transformer on CLRS-style tasks: softmax, adapti
 inference, and adaptive at inference only) and ``real`` (the largest attention coefficient of every head of real
 transformers as the context grows, Thm 2.2). Modules: ``config`` (settings), ``cells`` (the grid and the cell
 function), ``retrieval``, ``llm_spread``, ``clrs``, ``real_dispersion`` (one per part), ``tables`` (the paper's
-numbers and the measured tables), ``claims`` (declared before the run), ``comparisons`` (their verdicts), ``notes``,
-``figures`` and ``adaptive_check`` (the Fig. 4 code made visible). Only ``config`` is imported here, so ``iclab
+numbers and the measured tables), ``claims`` (the claim records, declared before the run and judged), ``statistics``
+(the measured quantities the records name), ``notes``, ``figures`` and ``adaptive_check`` (the Fig. 4 code made
+visible). Only ``config`` is imported here, so ``iclab
 list`` stays light.
 """
 

@@ -1,7 +1,9 @@
 """The claims of arXiv:2410.01104 ("Softmax is not enough") that the ``dispersion`` experiment judges, declared before
 the run (docs/papers/dispersion.md §2, §6): one function per part — max retrieval (Fig. 2, the max-retrieval table,
 Prop. 3.1), the β(H) refit (Fig. 4/6), the CLRS-style tasks, and dispersion in real transformers (Thm 2.2, Lemma 2.1).
-Each claim names its test, fixed here; :mod:`iclab.experiments.dispersion.comparisons` runs it.
+Each claim is a record (:mod:`iclab.experiments._records`) judged by the generic judge; what the vocabulary cannot
+say is a named function of :mod:`.statistics`. Units: seeds (max retrieval, β(H); softmax and adaptive paired on the
+same test sets), seeds or tasks (CLRS-style), text segments (real transformers), queries in lists (lookup).
 
 The paper's numbers are second-hand (docs/papers/dispersion.md §1.2): the max-retrieval table and the Gemma δ table
 come from a summary [PN]; the CLRS-Text statements from [PN] and from v1 quoted in a pull request [PR]. Only the
@@ -11,80 +13,63 @@ Fig. 4 code was read first-hand.
 from __future__ import annotations
 
 import math
+from functools import partial
 
-from iclab.experiments._judge import Claim
+import pandas as pd
+
+from iclab.experiments._records import ClaimRecord, Measure, Rule, across_units, judge_records
+from iclab.experiments.dispersion import statistics as st
 from iclab.experiments.dispersion.config import PAPER_D, PAPER_TEST_SIZES
+from iclab.experiments.dispersion.statistics import ONSET_TOKENS
 from iclab.experiments.dispersion.tables import ONSET_N, PAPER_TABLE
+from iclab.stats import Verdict
 from iclab.theory.dispersion import beta_of_entropy
 
-__all__ = [
-    "claims",
-    "OOD_PAPER_SIZES",
-    "BETA_ENTROPIES",
-    "SMALLEST_GAIN",
-    "SMALLEST_SLOPE",
-    "RATE_TOL",
-    "ONSET_TOKENS",
-    "ONSET_N",
-    "FIG2_SMALLEST",
-    "CLRS_SMALLEST",
-    "LOOKUP_SMALLEST",
-    "BETA_TOL",
-    "BETA_MAX_STEP",
-]
+__all__ = ["claims", "compare"]
 
 _SRC = "arXiv:2410.01104"
 _TABLE_SRC = "second-hand summary [PN] of the max-retrieval table, " + _SRC
 # App. A (second-hand [reimpl]) and the table's sizes: what the per-size max-retrieval rows need
-_RETRIEVAL_SETTINGS = {
-    "d": PAPER_D,
-    "train_min": 5,
-    "train_max": 16,
-    "batch_size": 128,
-    "lr": 1e-3,
-    "weight_decay": 1e-3,
-    "test_sizes": PAPER_TEST_SIZES,
-}
+_RETRIEVAL_SETTINGS = dict(d=PAPER_D, train_min=5, train_max=16, batch_size=128, lr=1e-3, weight_decay=1e-3)
+_RETRIEVAL_SETTINGS["test_sizes"] = PAPER_TEST_SIZES
 OOD_PAPER_SIZES = tuple(n for n, v in sorted(PAPER_TABLE.items()) if n > 16 and "PN" in v[3])  # 64 … 16384
 BETA_ENTROPIES = (1.0, 2.0, 3.0)  # nats where iclab's best β is compared with the Fig. 4 polynomial
 SMALLEST_GAIN = 0.5  # accuracy points: the smallest OOD gain of interest for the pooled adaptive-temperature claim
 FIG2_SMALLEST = 0.05  # |log-log slope| of the trained head's max coefficient below which it does not disperse
 SMALLEST_SLOPE = 0.1  # the same for the heads of real transformers
 RATE_TOL = 0.25  # Θ(1/n): the log-log slope within −1 ± 0.25
-ONSET_TOKENS = 1000  # "dispersion sets in after a few hundred tokens": the bound of the median head < 1/2 by then
 CLRS_SMALLEST = 1.0  # exact-match points
 LOOKUP_SMALLEST = 0.05  # lookup accuracy: a change below 5 points, either way, is no change worth the name
 # β*(H) against P(H): within ±0.5 (5 steps of the default 0.1 grid); a β* drawn uniformly from the [1, 5] grid fails
 BETA_TOL = 0.5
 BETA_MAX_STEP = BETA_TOL / 2.5  # coarser grids put fewer than 5 points in P(H) ± BETA_TOL: not judgeable there
-# the band of a paper value from a mean over seeds: Student's t, since 3-6 seeds make a band of 2 SE too narrow
 _T_BAND = "t·√(SE² + "
 _T_DOF = (
     "t: the two-sided 95 % Student-t quantile with (seeds judged) − 1 dof, 4.30 for 3 seeds, 2.57 for 6; "
     "fewer than 3 seeds: not judged; it agrees only when that band is within the tolerance (±3 points for an "
     "accuracy), else not judged (too little power)"
 )
-# a paper accuracy's tolerance (the smallest difference that matters, iclab.stats.judge_value): ±3 points — about the
-# largest adaptive gain the table reports (3.9 points at n = 1024), so a band any wider cannot place the softmax row
-# apart from the adaptive one
+# a paper accuracy's tolerance: ±3 points, about the largest adaptive gain of the table (3.9 at n = 1024)
 TABLE_TOL = 3.0
 
 
-def claims(config) -> list[Claim]:
-    """Every claim the experiment judges, in report order."""
-    return (
-        _retrieval_claims()
-        + _prop31_claims()
-        + _beta_claims(config)
-        + _clrs_claims(config)
-        + _real_claims(config)
-        + _lookup_claims(config)
-    )
+_SOFTMAX = {"part": "retrieval", "normaliser": "softmax"}  # the softmax-trained max-retrieval models
+SEED = ("seed",)
 
 
-def _retrieval_claims() -> list[Claim]:
+def claims(config) -> list[ClaimRecord]:
+    """Every claim the experiment judges, in report order (built for ``config``: its tasks, models and sizes)."""
+    return [*_retrieval(config), *_beta(config), *_clrs(config), *_real(config), *_lookup(config)]
+
+
+def compare(config, df: pd.DataFrame) -> dict[str, Verdict]:
+    """The verdict of every declared claim (the generic judge of :mod:`iclab.experiments._records`)."""
+    return judge_records(claims(config), config, df)
+
+
+def _retrieval(config) -> list[ClaimRecord]:
     out = [
-        Claim(
+        ClaimRecord(
             "fig2/disperses",
             "A softmax head trained on sets of ≤ 16 items disperses out of distribution: its "
             "largest attention coefficient falls as the set grows",
@@ -96,8 +81,10 @@ def _retrieval_claims() -> list[Claim]:
             "sharp on the max item at n = 16, spreading as n doubles",
             headline=True,
             paper_settings={"train_min": 5, "train_max": 16},
+            measure=Measure(_SOFTMAX, partial(st.slope_beyond, config.train_max), SEED, measured=st.slope_measured),
+            rule=Rule("direction", sign=-1, smallest=FIG2_SMALLEST),
         ),
-        Claim(
+        ClaimRecord(
             "table/gain-ood",
             "Adaptive temperature applied at inference only raises out-of-distribution max-retrieval accuracy",
             _TABLE_SRC,
@@ -108,31 +95,34 @@ def _retrieval_claims() -> list[Claim]:
             "+0.2 to +3.9 points, significant at every OOD size",
             headline=True,
             paper_settings={"train_min": 5, "train_max": 16},
-        ),
-        Claim(
-            "table/softmax/n=16",
-            "In distribution (n = 16) softmax retrieves the maximum's class 98.6 % of the time",
-            _TABLE_SRC,
-            "paper value",
-            f"mean accuracy over softmax seeds within {_T_BAND}0.05²) of 98.6 (0.05: half the last printed "
-            f"digit; {_T_DOF})",
-            "98.6 %",
-            paper_settings=_RETRIEVAL_SETTINGS,
+            measure=Measure(_SOFTMAX, partial(st.ood_gain, config.train_max), SEED, measured=st.gain_ood_measured),
+            rule=Rule("direction", smallest=SMALLEST_GAIN, unit=" points"),
         ),
     ]
-    for n in OOD_PAPER_SIZES:
+    for n in (16,) + OOD_PAPER_SIZES:
         ps, pa, pp, _ = PAPER_TABLE[n]
-        out += [
-            Claim(
+        out.append(
+            ClaimRecord(
                 f"table/softmax/n={n}",
-                f"Softmax max-retrieval accuracy at n = {n} is {ps} %",
+                f"In distribution (n = 16) softmax retrieves the maximum's class {ps} % of the time"
+                if n == 16
+                else f"Softmax max-retrieval accuracy at n = {n} is {ps} %",
                 _TABLE_SRC,
                 "paper value",
-                f"mean accuracy over softmax seeds within {_T_BAND}0.05²) of {ps} ({_T_DOF})",
+                f"mean accuracy over softmax seeds within {_T_BAND}0.05²) of {ps} "
+                + ("(0.05: half the last printed digit; " if n == 16 else "(")
+                + f"{_T_DOF})",
                 f"{ps} %",
                 paper_settings=_RETRIEVAL_SETTINGS,
-            ),
-            Claim(
+                not_run=partial(st.size_not_run, n),
+                measure=Measure(_SOFTMAX, partial(st.acc_at, n), SEED, measured=partial(st.softmax_measured, n)),
+                rule=Rule("value", paper=ps, paper_se=0.05, tol=TABLE_TOL, units="seeds"),
+            )
+        )
+        if n == 16:
+            continue
+        out.append(
+            ClaimRecord(
                 f"table/gain/n={n}",
                 f"At n = {n}, adaptive temperature at inference raises accuracy over softmax",
                 _TABLE_SRC,
@@ -142,14 +132,13 @@ def _retrieval_claims() -> list[Claim]:
                 f"paper's gain (+{pa - ps:.1f} points)",
                 f"{ps} → {pa} % (+{pa - ps:.1f}, p = {pp})",
                 paper_settings=_RETRIEVAL_SETTINGS,
-            ),
-        ]
-    return out
-
-
-def _prop31_claims() -> list[Claim]:
-    return [
-        Claim(
+                not_run=partial(st.size_not_run, n),
+                measure=Measure(_SOFTMAX, partial(st.gain_at, n), SEED, measured=partial(st.gain_measured, n)),
+                rule=Rule("direction", smallest=pa - ps, unit=" points"),
+            )
+        )
+    out.append(
+        ClaimRecord(
             "prop3.1/weights-limit",
             "The trained head disperses because its weights are too small to stay sharp at "
             "large n: the logit spread its query and key weights allow (Prop. 3.1) is below the log((n − 1)(1 − ε)/ε) "
@@ -162,16 +151,21 @@ def _prop31_claims() -> list[Claim]:
             "mean ± SE over seeds (Student t); agrees when the 95 % CI is above 0 (weights too small), disagrees when "
             "below 0 (the weights allow sharpness: the dispersion has another cause)",
             "sharpness needs weights that grow like log n",
+            measure=Measure(
+                _SOFTMAX, partial(st.spread_shortfall, config.sharp_eps), SEED, measured=st.spread_measured
+            ),
+            rule=Rule("direction"),
         )
-    ]
+    )
+    return out
 
 
-def _beta_claims(config) -> list[Claim]:
+def _beta(config) -> list[ClaimRecord]:
     out = []
     for h in BETA_ENTROPIES:
         p = float(beta_of_entropy(h))
         out.append(
-            Claim(
+            ClaimRecord(
                 f"fig6/beta/H={h:g}",
                 f"The inverse temperature that best re-sharpens a head of entropy {h:g} nats is "
                 f"P({h:g}) = {p:.2f}, the Fig. 4 polynomial",
@@ -185,12 +179,21 @@ def _beta_claims(config) -> list[Claim]:
                 f"wholly outside (a β* drawn uniformly from the grid fails); not judgeable when beta_step > "
                 f"{BETA_MAX_STEP:g}",
                 f"{p:.2f}",
+                measure=Measure(
+                    _SOFTMAX,
+                    partial(st.best_beta, config, h),
+                    SEED,
+                    combine=st.grid_mean,
+                    measured=st.beta_measured,
+                    gates=(partial(st.beta_gate, h, BETA_MAX_STEP, BETA_TOL),),
+                ),
+                rule=Rule("equivalence", rel_tol=BETA_TOL / p, target=p),
             )
         )
     lo, hi = BETA_ENTROPIES[0], BETA_ENTROPIES[-1]
     rise = float(beta_of_entropy(hi) - beta_of_entropy(lo))
     out.append(
-        Claim(
+        ClaimRecord(
             "fig6/beta-rises",
             f"The best inverse temperature rises with the head's entropy between {lo:g} and {hi:g} nats",
             f"{_SRC}, Fig. 4 code (fit of Fig. 6)",
@@ -199,12 +202,20 @@ def _beta_claims(config) -> list[Claim]:
             "when the 95 % CI is above 0; disagrees when below 0, or when it contains 0 and excludes every rise ≥ "
             "2·beta_step",
             f"P({hi:g}) − P({lo:g}) = +{rise:.2f}",
+            measure=Measure(
+                _SOFTMAX,
+                partial(st.beta_rise, config, lo, hi),
+                SEED,
+                measured=st.rise_measured,
+                gates=(partial(st.rise_gate, lo, hi),),
+            ),
+            rule=Rule("direction", smallest=2 * config.beta_step),
         )
     )
     return out
 
 
-def _clrs_claims(config) -> list[Claim]:
+def _clrs(config) -> list[ClaimRecord]:
     src = f"{_SRC}, CLRS-Text with Gemma 2B (second-hand [PN]); judged on iclab's CLRS-style miniature"
     src_v1 = f"{_SRC} v1 on CLRS-Text, quoted in llama.cpp PR #10057 [PR]; judged on iclab's CLRS-style miniature"
     paired = (
@@ -216,8 +227,22 @@ def _clrs_claims(config) -> list[Claim]:
         "per task the mean over seeds; mean ± SE over tasks (Student t, tasks − 1 dof); agrees when the 95 % "
         "CI is above 0; disagrees when below 0"
     )
+
+    def arms(inference: bool, **task) -> Measure:
+        """adaptive-trained − softmax-trained arm (read with adaptive at inference when ``inference``), paired on
+        the seed; pooled over tasks without ``task``."""
+        cell, per_task = {"part": "clrs", **task}, bool(task)
+        return Measure(
+            {**cell, "attention": "adaptive_softmax"},
+            partial(st.ood_exact, config.clrs_train_max, inference),
+            SEED if per_task else ("task", "seed"),
+            base={**cell, "attention": "softmax"},
+            combine=across_units if per_task else st.over_tasks,
+            measured=st.paired_measured if per_task else st.tasks_measured,
+        )
+
     out = [
-        Claim(
+        ClaimRecord(
             "clrs/trained",
             "Adaptive temperature in every head, in training and at inference, raises "
             "out-of-distribution exact match on most algorithmic tasks",
@@ -226,8 +251,10 @@ def _clrs_claims(config) -> list[Claim]:
             "OOD exact match (lengths > clrs_train_max) adaptive − softmax: " + pooled,
             "better on the vast majority of 30 algorithms",
             headline=True,
+            measure=arms(False),
+            rule=Rule("direction", unit=" points"),
         ),
-        Claim(
+        ClaimRecord(
             "clrs/inference-only",
             "Switching to adaptive temperature only at inference does not give what "
             "training with it gives: the trained-adaptive arm beats the inference-only arm out of "
@@ -236,31 +263,37 @@ def _clrs_claims(config) -> list[Claim]:
             "effect direction",
             "OOD exact match, trained adaptive − softmax-trained with adaptive at inference: " + pooled,
             'inference-only "does not empirically work well" on CLRS-Text',
+            measure=arms(True),
+            rule=Rule("direction", unit=" points"),
         ),
     ]
     for t in config.clrs_tasks:
         out += [
-            Claim(
+            ClaimRecord(
                 f"clrs/trained/{t}",
                 f"{t}: adaptive temperature in training and inference raises OOD exact match",
                 src,
                 "effect direction",
                 "OOD exact match adaptive − softmax, " + paired,
                 "better on most algorithms",
+                measure=arms(False, task=t),
+                rule=Rule("direction", smallest=CLRS_SMALLEST, unit=" points"),
             ),
-            Claim(
+            ClaimRecord(
                 f"clrs/inference-only/{t}",
                 f"{t}: the trained-adaptive arm beats the inference-only arm OOD",
                 src_v1,
                 "effect direction",
                 "OOD exact match trained adaptive − inference-only adaptive, " + paired,
                 "inference-only does not work well",
+                measure=arms(True, task=t),
+                rule=Rule("direction", smallest=CLRS_SMALLEST, unit=" points"),
             ),
         ]
     return out
 
 
-def _real_claims(config) -> list[Claim]:
+def _real(config) -> list[ClaimRecord]:
     thm = f"{_SRC}, Thm 2.2 (statement second-hand [PN])"
     slope = (
         "per text segment, the mean over global heads of the log–log slope of the head's mean largest "
@@ -269,8 +302,9 @@ def _real_claims(config) -> list[Claim]:
     )
     out = []
     for m in config.real_models:
+        segments = partial(Measure, {"part": "real", "model": m}, unit=SEED, gates=(st.model_loaded,))
         out += [
-            Claim(
+            ClaimRecord(
                 f"thm2.2/disperses/{m}",
                 f"{m}: on average over the global heads, a head's largest attention coefficient falls as the "
                 "context grows (Thm 2.2 says every global head's does; the test is on the mean slope)",
@@ -280,8 +314,10 @@ def _real_claims(config) -> list[Claim]:
                 f"excludes every slope steeper than −{SMALLEST_SLOPE}",
                 "every coefficient → 0 as n grows",
                 headline=True,
+                measure=segments(column=st.real_slope, measured=st.real_measured),
+                rule=Rule("direction", sign=-1, smallest=SMALLEST_SLOPE),
             ),
-            Claim(
+            ClaimRecord(
                 f"thm2.2/rate/{m}",
                 f"{m}: the largest attention coefficient of the global heads falls like Θ(1/n)",
                 thm,
@@ -290,8 +326,10 @@ def _real_claims(config) -> list[Claim]:
                 "lies wholly outside (Thm 2.2 is asymptotic; this tests the measured sizes only)",
                 "log–log slope −1",
                 headline=True,
+                measure=segments(column=st.real_slope, measured=st.real_measured),
+                rule=Rule("equivalence", rel_tol=RATE_TOL, target=-1.0),
             ),
-            Claim(
+            ClaimRecord(
                 f"lemma2.1/onset/{m}",
                 f"{m}: the heads' logit spread δ is small enough that dispersion sets in "
                 f"within about {ONSET_TOKENS} tokens, as for Gemma (δ ≈ 5.7, e^δ ≈ 300)",
@@ -302,6 +340,9 @@ def _real_claims(config) -> list[Claim]:
                 f"(Student t): agrees when the 95 % CI is above 0 (the Lemma 2.1 top-coefficient bound e^δ/(e^δ + n − 1) of the median head is "
                 f"below 1/2 by n = {ONSET_TOKENS}), disagrees when below 0",
                 "Gemma 2B δ = 5.69 ± 2.05 → onset ≈ 300 tokens",
+                not_run=st.onset_not_run,
+                measure=segments(column=st.onset_margin, measured=st.onset_measured),
+                rule=Rule("direction"),
             ),
         ]
     return out
@@ -310,7 +351,7 @@ def _real_claims(config) -> list[Claim]:
 _TASK_NAMES = {"kv": "key–value lookup", "passkey": "pass-key retrieval"}
 
 
-def _lookup_claims(config) -> list[Claim]:
+def _lookup(config) -> list[ClaimRecord]:
     src = (
         f"{_SRC} v1 on CLRS-Text, quoted in llama.cpp PR #10057 [PR] (inference-only adaptive temperature "
         "'does not empirically work well'); judged on retrieval tasks with pretrained LMs"
@@ -332,7 +373,7 @@ def _lookup_claims(config) -> list[Claim]:
         + ")"
     )
     return [
-        Claim(
+        ClaimRecord(
             f"lookup/{t}/{m}",
             f"{m}: adaptive temperature switched on only at inference, in every head of a "
             f"pretrained LM, leaves {_TASK_NAMES[t]} accuracy at long inputs unchanged (neither raises nor lowers "
@@ -341,6 +382,14 @@ def _lookup_claims(config) -> list[Claim]:
             "effect direction",
             test,
             "inference-only does not work well",
+            measure=Measure(
+                {"part": "lookup", "task": t, "model": m, "n_pairs": max(config.lookup_sizes, default=0)},
+                st.lookup_diff,
+                SEED,
+                combine=st.lookup_interval,
+                measured=st.lookup_measured,
+            ),
+            rule=Rule("absence", smallest=LOOKUP_SMALLEST),
         )
         for t in config.lookup_tasks
         for m in config.lookup_models

@@ -1,5 +1,5 @@
 """The paper's reported numbers and the measured tables of the ``dispersion`` experiment that its figures and
-comparisons share (arXiv:2410.01104; docs/papers/dispersion.md §1.2, §5, §6).
+claims share (arXiv:2410.01104; docs/papers/dispersion.md §1.2, §5, §6).
 
 Every number of the paper here is second-hand (docs/papers/dispersion.md §1.2 explains the tags): [PN] a summary of
 the ICML version written by a language model, [keras] a third-party implementation's docstring (maybe from arXiv
@@ -27,11 +27,8 @@ __all__ = [
     "poly_summary",
     "loglog_slope",
     "retrieval_seeds",
-    "beta_window_per_seed",
-    "clrs_ood",
     "real_tables",
     "global_heads",
-    "onset_delta",
     "ONSET_N",
 ]
 
@@ -161,7 +158,7 @@ def poly_summary(coeffs) -> str:
     return "[" + ", ".join(f"{c:.3g}" for c in coeffs) + "]"
 
 
-# ---- per-seed tables for the verdicts (docs/papers/dispersion.md §5.7–5.9) ----
+# ---- per-seed tables (docs/papers/dispersion.md §5.7–5.9) ----
 
 
 def loglog_slope(n, y) -> np.ndarray:
@@ -188,50 +185,6 @@ def retrieval_seeds(df: pd.DataFrame) -> dict | None:
     }
     for k in ("allowed_spread", "sigma_q", "sigma_k", "hq_max", "hx_max"):
         out[k] = soft[k].to_numpy(float) if k in soft.columns else np.full(len(soft), np.nan)
-    return out
-
-
-def beta_window_per_seed(config, df: pd.DataFrame, h: float, half_width: float = 0.25) -> tuple[np.ndarray, np.ndarray]:
-    """Per softmax seed: the grid β minimising the readout's summed cross-entropy over the entropy bins whose centre
-    lies within ``half_width`` of ``h`` nats (docs/papers/dispersion.md §4.7), and the number of sets there (β is NaN
-    below 20 sets)."""
-    soft = rows(df, part="retrieval", normaliser="softmax")
-    if not len(soft) or "fit_loss" not in soft.columns:
-        return np.zeros(0), np.zeros(0)
-    grid = beta_grid(config)
-    nb = int(soft["fit_n_bins"].iloc[0])
-    centres = (np.arange(nb) + 0.5) * config.entropy_bin
-    sel = np.abs(centres - h) <= half_width + 1e-9
-    best, counts = [], []
-    for loss, cnt in zip(soft["fit_loss"], soft["fit_counts"]):
-        loss = np.asarray(loss, float).reshape(nb, len(grid))[sel].sum(0)  # (n_betas,)
-        c = float(np.asarray(cnt, float)[sel].sum())
-        best.append(grid[int(np.argmin(loss))] if c >= 20 else np.nan)
-        counts.append(c)
-    return np.array(best), np.array(counts)
-
-
-def clrs_ood(config, df: pd.DataFrame) -> dict:
-    """``{task: {arm: exact match % averaged over the out-of-distribution lengths, a Series indexed by seed}}`` for
-    the arms ``softmax``, ``adaptive`` (trained and used in every head) and ``inference`` (softmax-trained,
-    adaptive at inference only); paired comparisons join the arms on the seed index."""
-    cl = rows(df, part="clrs")
-    out: dict = {}
-    if not len(cl):
-        return out
-    for task in dict.fromkeys(cl["task"]):
-        arms = {}
-        for arm, att, col in (
-            ("softmax", "softmax", "exact"),
-            ("adaptive", "adaptive_softmax", "exact"),
-            ("inference", "softmax", "exact_inference_adaptive"),
-        ):
-            r = cl[(cl["task"] == task) & (cl["attention"] == att)].sort_values("seed")
-            if not len(r) or col not in r.columns or r[col].isna().any():
-                continue
-            ood = np.asarray(r["clrs_sizes"].iloc[0], float) > config.clrs_train_max
-            arms[arm] = pd.Series(100 * stack(r, col)[:, ood].mean(1), index=r["seed"].to_numpy(), name=arm)
-        out[task] = arms
     return out
 
 
@@ -266,13 +219,3 @@ def global_heads(t: dict) -> np.ndarray:
     """Bool ``(L,)``: the layers whose heads see every previous key at every measured n (global layers, and
     sliding-window layers whose window is at least the largest n)."""
     return t["global"] | (t["window"] >= t["n"].max())
-
-
-def onset_delta(t: dict) -> np.ndarray | None:
-    """Per text segment: the median over global heads of the mean δ at the largest measured n ≤ ``ONSET_N``, the
-    δ of the ``lemma2.1/onset`` claim (None when no measured n is that small)."""
-    small = np.flatnonzero(t["n"] <= ONSET_N)
-    if not len(small):
-        return None
-    d = t["delta"][..., int(small[-1])][:, global_heads(t)]  # (segments, L_global, H)
-    return np.median(d.reshape(len(d), -1), 1)
