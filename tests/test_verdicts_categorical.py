@@ -233,7 +233,7 @@ def test_functional_gd_with_no_uncertainty_is_not_judged():
 
 
 def test_stationarity_is_tested_at_every_configuration_and_seed():
-    """"Zero at a GD configuration" is judged at the random and the trained one, per seed: one configuration 20 %
+    """ "Zero at a GD configuration" is judged at the random and the trained one, per seed: one configuration 20 %
     off is a disagreement naming it, whatever the other cells show."""
     st = stationarity_table(True)
     st = pd.concat([st, st.assign(seed=1, trained_x_coupling_rms=0.2)], ignore_index=True)
