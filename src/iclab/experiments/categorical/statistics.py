@@ -15,6 +15,7 @@ import pandas as pd
 
 from iclab.experiments._judge import downgrade
 from iclab.experiments._records import Estimate, Sample, sample_of
+from iclab.experiments.categorical.tables import part_rows
 from iclab.stats import Verdict, mean_se
 
 COMPARABLE_NOTE = {
@@ -119,8 +120,7 @@ def rows(df: pd.DataFrame) -> pd.DataFrame:
     df = df.assign(**defaults)
     if "kernel" in df and "blocks" in df:
         df = df.assign(case=df["kernel"].astype(str) + " K=" + df["blocks"].fillna(-1).astype(int).astype(str))
-    grads = gradient_cells(df[df["part"] == "stationarity"] if "part" in df else df.iloc[0:0])
-    return pd.concat([df, grads], ignore_index=True).assign(exact=1.0)
+    return pd.concat([df, gradient_cells(part_rows(df, "stationarity"))], ignore_index=True).assign(exact=1.0)
 
 
 def gradient_cells(st: pd.DataFrame) -> pd.DataFrame:
