@@ -197,13 +197,11 @@ def test_every_cell_pairs_within_each_cell_and_names_a_missing_baseline():
     assert w.verdict == NOT_JUDGED and "not measured" in w.reason
 
 
-def test_categorical_synthetic_claims_are_records():
+def test_every_categorical_claim_is_a_record():
     exp = get_experiment("categorical")
     for preset in ("quick", "paper"):
-        by_kind = {c.id: isinstance(c, ClaimRecord) for c in exp.claims(exp.config(preset))}
-        heads = ("acc/", "gd-beats-tf/", "blocks-help/", "tf-gd-like/")
-        assert {k for k, rec in by_kind.items() if rec} == {k for k in by_kind if k.startswith(heads)}
-        assert sum(by_kind.values()) >= 9
+        declared_claims = exp.claims(exp.config(preset))
+        assert len(declared_claims) >= 15 and all(isinstance(c, ClaimRecord) for c in declared_claims)
 
 
 def test_a_paper_value_of_zero_is_a_value_and_needs_an_absolute_tolerance():

@@ -9,7 +9,7 @@ import pytest
 
 from iclab.experiments import get_experiment
 from iclab.experiments._judge import judge_run
-from iclab.experiments.categorical.comparisons import claims, compare
+from iclab.experiments.categorical.claims import claims, compare
 from iclab.experiments.categorical.config import CategoricalConfig
 from iclab.stats import AGREES, DISAGREES, NOT_JUDGED
 
@@ -212,3 +212,31 @@ def test_settings_that_differ_are_not_judged():
     # the trained transformer needs the authors' budget even at N = 125
     assert "steps = 3000 (paper 20000)" in _judge(CFG, table(True))["gd-beats-tf/softmax/K=2"].reason
     assert rows["fgd-steps/dot"].verdict == AGREES  # needs no paper setting
+
+
+def test_every_judged_claim_carries_its_test_record(verdicts):
+    """Issue 21: each verdict comes from the one stats test the judge calls (stationarity and fgd-steps/dot were
+    hand-built verdicts without one)."""
+    for effect, table_verdicts in verdicts.items():
+        judged = {cid: v for cid, v in table_verdicts.items() if v.verdict != NOT_JUDGED}
+        assert {"fgd-steps/dot", "stationarity/x-coupling/softmax"} <= set(judged)
+        assert all(v.test_record is not None for v in judged.values()), effect
+
+
+def test_functional_gd_with_no_uncertainty_is_not_judged():
+    """A NaN SE of the functional-GD distance counted as 0 (pandas skips NaN in a sum): the authors' head agreed on
+    a table with no uncertainty at all; it is refused now."""
+    t = synthetic_table(True)
+    t.loc[t["erase"] == "dot", "fgd_tv_se"] = np.nan
+    v = compare(CFG, t)["fgd-steps/dot"]
+    assert v.verdict == NOT_JUDGED and "no uncertainty" in v.reason
+
+
+def test_stationarity_is_tested_at_every_configuration_and_seed():
+    """ "Zero at a GD configuration" is judged at the random and the trained one, per seed: one configuration 20 %
+    off is a disagreement naming it, whatever the other cells show."""
+    st = stationarity_table(True)
+    st = pd.concat([st, st.assign(seed=1, trained_x_coupling_rms=0.2)], ignore_index=True)
+    v = compare(CFG, st)["stationarity/x-coupling/softmax"]
+    assert v.verdict == DISAGREES and "trained (seed 1)" in v.reason and "init" not in v.reason
+    assert v.test_record is not None and len(v.test_record["cells"]) == 4

@@ -5,9 +5,9 @@ data", arXiv:2405.17248 — attention-based ICL for categorical outcomes as func
 Modules: ``config`` (config and presets), ``cells`` (the grid and the cell function), ``synthetic`` (GD model vs
 trained transformer on synthetic prompts), ``stationarity`` (the gradient check of Theorems 1–2), ``features``
 (unseen-class classification on real features vs a linear probe), ``language`` (character-level language models),
-``training`` (fit and evaluate a classifier), ``figures``, ``claims`` (the declared claims), ``comparisons``
-(their verdicts), ``verdicts`` (the tests behind them), ``notes``, ``paper_values`` (the authors' numbers) and
-``tables`` (reading the results table). Importing this package imports only the config.
+``training`` (fit and evaluate a classifier), ``figures``, ``claims`` (the claims as records and their verdicts),
+``statistics`` (the package's own statistics the records name), ``notes``, ``paper_values`` (the authors' numbers)
+and ``tables`` (reading the results table). Importing this package imports only the config.
 """
 
 from iclab.experiments import Experiment, register
