@@ -4,6 +4,8 @@ tables — selection and missing cells, one row per unit, pairing on the unit, e
 
 from dataclasses import dataclass
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -212,3 +214,17 @@ def test_a_paper_value_of_zero_is_a_value_and_needs_an_absolute_tolerance():
     diff = _rec(PAIRED, Rule("value", paper=0.0, tol=0.05), kind="paper value")
     assert _judge(diff, _table(0.0, seeds=8)).verdict == AGREES  # arm b − arm a is 0 within ±0.05
     assert _judge(diff, _table(0.3, seeds=8)).verdict == DISAGREES
+
+
+def test_every_cell_by_a_text_and_a_number_column_finds_its_cells_and_applies_not_run_and_gates():
+    df = _table(0.0, seeds=8)
+    df["kind"] = np.where(df["seed"] % 2 == 0, "even", "odd")
+    m = Measure({"part": "p", "arm": "b"}, "acc", ("seed",))
+    rule = Rule("every cell", rel_tol=0.5, target="theory", by=("kind", "l"))
+    v = _judge(_rec(m, rule, kind="theory vs simulation"), df)
+    assert "not measured" not in v.reason and "kind = even, l = 0" in v.reason  # l stayed a number: the cell is found
+    gated = _rec(dataclasses.replace(m, gates=(lambda cfg, s: "the free gradient is not 0",)), rule)
+    g = _judge(gated, df)
+    assert g.verdict == NOT_JUDGED and "free gradient" in g.reason
+    not_run = _rec(m, rule, not_run=lambda cfg, rec: "this config runs no such cell")
+    assert _judge(not_run, df).reason.startswith("this config runs no such cell")

@@ -364,14 +364,19 @@ def _interval(est: Estimate) -> tuple[float, float]:
 
 
 def _every_cell(rec: ClaimRecord, config: Any, results: pd.DataFrame) -> Verdict:
-    """Every-cell test: one estimate per cell (``rule.by``) against the cell's ``rule.target`` column."""
+    """Every-cell test: one estimate per cell (``rule.by``) against the cell's ``rule.target`` column; ``not_run``
+    before it and the gates after it, on the whole selection (``note`` and ``measured`` read one estimate, which
+    an every-cell test does not have)."""
     m, t = rec.measure, rec.rule
+    why = rec.not_run(config, rec) if rec.not_run is not None else ""
+    if why:
+        return not_judged(why)
     sample = sample_of(m, config, results)
     if isinstance(sample, str):
         return not_judged(sample)
     cells = []
     for key, g in sample.rows.reset_index().groupby(list(t.by), sort=True):
-        cell = dict(zip(t.by, np.atleast_1d(key)))
+        cell = dict(zip(t.by, key if isinstance(key, tuple) else (key,)))  # a text and a number keep their types
         base = None if m.base is None else {**m.base, **cell}  # paired within the cell
         sub = sample_of(dataclasses.replace(m, where={**m.where, **cell}, base=base), config, results)
         if isinstance(sub, str):
@@ -381,4 +386,7 @@ def _every_cell(rec: ClaimRecord, config: Any, results: pd.DataFrame) -> Verdict
         se = est.se if est.se is not None else float("nan")
         cells.append((label, est.value, se, float(g[t.target].mean())))
     n = getattr(config, t.n) if t.n else None
-    return judge_every_cell(cells, rel_tol=t.rel_tol, n=n)
+    v = judge_every_cell(cells, rel_tol=t.rel_tol, n=n)
+    for gate in m.gates:
+        v = downgrade(v, gate(config, sample))
+    return v

@@ -315,4 +315,4 @@ def claims(cfg) -> list[ClaimRecord]:
 def compare(cfg, df: pd.DataFrame) -> dict[str, Verdict]:
     """The verdict of every declared claim: the one judge on the rows the records read (:func:`.statistics.rows`)."""
     records, rows = claims(cfg), st.rows(df)
-    return st.every_cell_gates(records, cfg, rows, judge_records(records, cfg, rows))
+    return judge_records(records, cfg, rows)

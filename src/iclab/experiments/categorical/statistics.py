@@ -13,10 +13,9 @@ import math
 import numpy as np
 import pandas as pd
 
-from iclab.experiments._judge import downgrade
-from iclab.experiments._records import Estimate, Sample, sample_of
+from iclab.experiments._records import Estimate, Sample
 from iclab.experiments.categorical.tables import part_rows
-from iclab.stats import Verdict, mean_se
+from iclab.stats import mean_se
 
 COMPARABLE_NOTE = {
     kernel: f"the authors' {kernel}-kernel model is not functional GD from 2 blocks on (their code divides the erase "
@@ -156,18 +155,6 @@ def not_at_optimum(cfg, s: Sample) -> str:
             "would judge it"
         )
     return ""
-
-
-def every_cell_gates(records, cfg, results: pd.DataFrame, verdicts: dict[str, Verdict]) -> dict[str, Verdict]:
-    """``verdicts`` with the gates of the every-cell records applied (:func:`~iclab.experiments._judge.downgrade`),
-    which :func:`~iclab.experiments._records.judge_records` applies to the other tests only."""
-    out = dict(verdicts)
-    for rec in records:
-        if rec.rule.kind == "every cell" and rec.measure.gates:
-            s = sample_of(rec.measure, cfg, results)
-            for gate in () if isinstance(s, str) else rec.measure.gates:
-                out[rec.id] = downgrade(out[rec.id], gate(cfg, s))
-    return out
 
 
 def seeds_or_binomial(cfg, s: Sample) -> Estimate:
