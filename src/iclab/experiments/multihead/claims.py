@@ -89,8 +89,8 @@ def _tables() -> list[ClaimRecord]:
 def _equal_to_dgd(cfg, where: dict, measured) -> dict:
     """The model's error (debiased GD's exact risk at η* + the paired difference) within ±3 % of that risk."""
     R, n = st.dgd_risk(cfg, cfg.n_train), cfg.n_train
-    return dict(measure=Measure(where, st.at("dgd_diff", n, R), SEED, gates=GATES, measured=measured,
-                                combine=partial(st.seed_mean, st.at("dgd_diff_se", n))),
+    return dict(measure=Measure(where, st.at("dgd_diff", n), SEED, gates=GATES, measured=measured,
+                                combine=partial(st.seed_mean, st.at("dgd_diff_se", n), plus=R)),
                 rule=Rule("equivalence", rel_tol=0.03, target=R, n="n_eval"))  # fmt: skip
 
 

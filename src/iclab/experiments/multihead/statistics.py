@@ -121,14 +121,14 @@ def _seed_estimate(v: np.ndarray, s: np.ndarray | None, drop_nan: bool = True) -
     return float(v.mean()), float(v.std(ddof=1) / np.sqrt(v.size)), float(v.size - 1)
 
 
-def seed_mean(se, cfg, s: Sample, drop_nan=True, value=None, below=None, above_base=False) -> Estimate:
+def seed_mean(se, cfg, s: Sample, drop_nan=True, value=None, below=None, above_base=False, plus=0.0) -> Estimate:
     """Mean over seeds of the measure (or of ``value(rows)``; the finite ones, all with ``drop_nan`` False) and its
     SE: over seeds (Student t, seeds − 1 dof) from two seeds on, else the one seed's own SE over prompts ``se(rows)``
     (normal). ``below``: the estimate is ``below`` − the mean; ``above_base``: the mean − the baseline's mean (the
-    measure's column on the same cells, which an equivalence against the baseline adds back)."""
+    measure's column on the same cells, which an equivalence against the baseline adds back); ``plus``: + a level."""
     v = value(s.rows) if value is not None else s.values
     m, sd, dof = _seed_estimate(v, se(s.rows) if se is not None else None, drop_nan)
-    m = below - m if below is not None else (m - float(s.b.mean()) if above_base else m)
+    m = below - m if below is not None else (m - float(s.b.mean()) if above_base else m + plus)
     return Estimate(m, sd, dof=dof, n=len(v))
 
 
@@ -276,7 +276,7 @@ def aniso_text(cfg, s: Sample, est: Estimate) -> str:
 
 
 def zero_sum_text(cfg, s: Sample, est: Estimate) -> str:
-    return f"|Σμ|/Σ|μ| = {ZERO_SUM_MAX - est.value:.4f} ({est.n} models)"
+    return f"|Σμ|/Σ|μ| = {ZERO_SUM_MAX - est.value:.4f} ({est.n} models)" if math.isfinite(est.value) else "—"
 
 
 def sign_text(cfg, s: Sample, est: Estimate) -> str:
