@@ -1,4 +1,4 @@
-"""Verdicts of the ``multihead`` comparisons (arXiv:2503.12734; docs/papers/multihead.md §7) on made-up result
+"""Verdicts of the ``multihead`` claim records (arXiv:2503.12734; docs/papers/multihead.md §7) on made-up result
 tables: one where every claimed effect is there, one where it is absent (null), one with failed cells and missing
 parts. A null effect never agrees; missing parts give "not judged (not measured)" and the denominator stays fixed."""
 
@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -14,7 +15,10 @@ import pytest
 from iclab.experiments import get_experiment
 from iclab.experiments._judge import judge_run
 from iclab import stats
-from iclab.experiments.multihead import comparisons as cmp
+from iclab.experiments._records import Sample, judge_records
+from iclab.experiments.multihead import claims as cmp
+from iclab.experiments.multihead import statistics as st
+from iclab.experiments.multihead.notes import notes
 from iclab.experiments.multihead.conventions import FIG25
 from iclab.experiments.multihead.paper_values import (
     FIG24_TRAINED,
@@ -23,8 +27,6 @@ from iclab.experiments.multihead.paper_values import (
     PAPER_OMEGA_LOGIT,
     PURITY,
 )
-from iclab.experiments.multihead.results import seed_estimate
-from iclab.experiments.multihead.verdicts import sign_matching, task_gap, welch_dof
 from iclab.theory import multihead as th
 
 LENGTHS = [10, 20, 40, 100]
@@ -329,10 +331,10 @@ def test_several_seeds_use_student_t(cfg):
 
 
 def test_welch_degrees_of_freedom():
-    assert welch_dof((0.1, None), (0.2, None)) is None
-    assert welch_dof((0.1, 2.0), (0.1, 2.0)) == pytest.approx(4.0)
-    assert welch_dof((0.1, 2.0), (1e-9, None)) == pytest.approx(2.0)
-    assert 2.0 <= welch_dof((0.1, 2.0), (0.3, 5.0)) <= 7.0
+    assert st.welch_dof((0.1, None), (0.2, None)) is None
+    assert st.welch_dof((0.1, 2.0), (0.1, 2.0)) == pytest.approx(4.0)
+    assert st.welch_dof((0.1, 2.0), (1e-9, None)) == pytest.approx(2.0)
+    assert 2.0 <= st.welch_dof((0.1, 2.0), (0.3, 5.0)) <= 7.0
 
 
 def test_zero_sum_needs_most_of_the_mass_to_cancel(cfg):
@@ -348,9 +350,16 @@ def test_zero_sum_needs_most_of_the_mass_to_cancel(cfg):
 
 def _sign_rows(n_models: int, frac: float, live: int) -> pd.DataFrame:
     return pd.DataFrame(
-        {"diag_n_plus": [live // 2] * n_models, "diag_n_minus": [live - live // 2] * n_models,
-         "diag_sign_match": [frac] * n_models}
+        {"part": "iso", "attention": "softmax", "H": 2, "seed": range(n_models), "diag_n_plus": [live // 2] * n_models,
+         "diag_n_minus": [live - live // 2] * n_models, "diag_sign_match": [frac] * n_models}
     )  # fmt: skip
+
+
+def sign_matching(df: pd.DataFrame):
+    """The ``fig2.2/sign-matching`` record judged on ``df`` at the paper's full budget (no gate)."""
+    cfg = get_experiment("multihead").config("full")
+    rec = [r for r in cmp.claims(cfg) if r.id == "fig2.2/sign-matching"]
+    return judge_records(rec, cfg, df)["fig2.2/sign-matching"]
 
 
 def test_sign_matching_takes_the_model_as_the_unit():
@@ -361,28 +370,31 @@ def test_sign_matching_takes_the_model_as_the_unit():
     few = sign_matching(_sign_rows(3, 1.0, 4))  # 3 models cannot show ≥ 90 %, however many heads
     assert few.verdict == "not judged" and "too little power" in few.reason
     assert sign_matching(_sign_rows(2, 1.0, 0)).reason.startswith("not measured")
+    assert sign_matching(pd.concat([_sign_rows(40, 1.0, 2)] * 2)).test_record["n"] == 40  # a repeated row is one model
 
 
 def test_multitask_gap_is_paired_over_tasks_when_recorded():
     row = pd.Series({"dgd_diff_per_task": [0.01, 0.03], "dgd_diff_se_per_task": [0.002, 0.002]})
-    assert task_gap(row) == pytest.approx((0.02, np.sqrt(8e-6) / 2))  # older rows: as if independent
+    assert st.task_gap(row) == pytest.approx((0.02, np.sqrt(8e-6) / 2))  # older rows: as if independent
     paired = pd.Series({**row.to_dict(), "dgd_diff_mean": 0.02, "dgd_diff_mean_se": 0.0019})
-    assert task_gap(paired) == pytest.approx((0.02, 0.0019))
+    assert st.task_gap(paired) == pytest.approx((0.02, 0.0019))
 
 
-def test_seed_estimate_keeps_the_se_of_the_finite_row():
+def test_seed_mean_keeps_the_se_of_the_finite_row():
     rows = pd.DataFrame({"v": [float("nan"), 0.5], "v_se": [0.1, 0.02]})
-    assert seed_estimate(rows, "v", "v_se", None) == (0.5, 0.02, None)
+    v = rows["v"].to_numpy()
+    est = st.seed_mean(partial(st.scalar, "v_se"), None, Sample(rows, None, rows.index, v, None, v, None))
+    assert (est.value, est.se, est.dof) == (0.5, 0.02, None)
 
 
 def test_notes_derive_the_ratio_and_stage_one_from_the_results(cfg):
     df = _table(True)  # the made-up ratio lies 0.1 below the bound everywhere
-    text = cmp.notes(dataclasses.replace(cfg, stage2_steps=0), df)
+    text = notes(dataclasses.replace(cfg, stage2_steps=0), df)
     assert "below the bound" in text and "above the bound" not in text
     assert "3 of 3 H ≥ 2 softmax models show it" in text
-    text = cmp.notes(cfg, df[df["part"] != "ratio"])
+    text = notes(cfg, df[df["part"] != "ratio"])
     assert "ratio cell did not run" in text and "ratio exceeds the bound" not in text
-    null = cmp.notes(dataclasses.replace(cfg, stage2_steps=0), _table(False))
+    null = notes(dataclasses.replace(cfg, stage2_steps=0), _table(False))
     assert "0 of 3 H ≥ 2 softmax models show it" in null
 
 
@@ -412,3 +424,30 @@ def test_fig24_uses_the_paired_difference_and_the_papers_monte_carlo_error(cfg):
     z = float(row.statistic.split()[2])
     se_paper = 1.5 * (FIG24_TRAINED[8][40] - 0.1) / np.sqrt(20_000)
     assert z == pytest.approx((0.004 - (FIG24_TRAINED[8][40] - 0.1 - _dgd(40))) / np.hypot(3e-4, se_paper), abs=0.01)
+
+
+def test_every_judged_claim_carries_its_test_record_and_the_gates_are_the_judges(cfg):
+    """Issue 21: a judged verdict comes from one stats test (its record calibrates it); the training and stage-II
+    gates are ``downgrade``s the record marks, never a hand-written "settings differ"."""
+    full = get_experiment("multihead").config("full")
+    for config, table in ((full, _table(True)), (full, _table(False)), (cfg, _table(True))):
+        for cid, row in _judge(config, table).items():
+            if row.verdict != "not judged":
+                assert row.test_record is not None and row.test_record["verdict"] == row.verdict, (cid, row)
+    short = _judge(dataclasses.replace(cfg, steps=1500, stage2_steps=0), _table(True))
+    row = short["fig2.2/ov-zero-sum"]
+    assert row.test_record["gate"].startswith("settings differ: steps = 1500") and "agrees" in row.reason
+
+
+@pytest.mark.parametrize("lost", [4, 8])
+def test_losing_the_h4_or_h8_model_leaves_mu_plus_not_judged(lost):
+    """Issue 21: 3.0, 3.2, 3.1 against the paper's 3.45 disagree; losing either model leaves two, whose t(1) band
+    (±12.7 SE) cannot fail: not judged (too few units), never agrees."""
+    cfg = get_experiment("multihead").config("full")
+    df = _table(True)
+    iso = (df["part"] == "iso") & (df["attention"] == "softmax")
+    for H, mu in ((2, 3.0), (4, 3.2), (8, 3.1)):
+        df.loc[iso & (df["H"] == H), "diag_mu_plus"] = mu
+    assert _judge(cfg, df)["fig2.8/mu-plus-limit"].verdict == "disagrees"
+    row = _judge(cfg, df[~(iso & (df["H"] == lost))])["fig2.8/mu-plus-limit"]
+    assert row.verdict == "not judged" and "too few units" in row.reason, row

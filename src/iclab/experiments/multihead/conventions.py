@@ -1,7 +1,7 @@
 """The conventions by which the ``multihead`` experiment judges arXiv:2503.12734, fixed before any run
 (docs/papers/multihead.md §7): the thresholds, the paper settings a claim needs, the rows of Figs. 2.4 and 2.5,
-and the words every claim's test shares. :mod:`.claims` and :mod:`.extension_claims` declare the claims with them,
-:mod:`.comparisons` and :mod:`.verdicts` judge them.
+and the words every claim's test shares. :mod:`.claims` declares the claims with them as records, with the statistics
+of :mod:`.statistics`.
 
 * Paper values are judged with :func:`iclab.stats.judge_value`: |measured − paper| ≤ k·√(SE² + SE_paper²), with
   k = 3 for the two tables (27 rows, family-wise false-alarm rate near 7 %), and for pooled-model values k the
@@ -21,28 +21,6 @@ from __future__ import annotations
 
 from iclab.experiments.multihead.paper_values import PAPER_SETUP
 
-__all__ = [
-    "TRAINED_MIN_STEPS",
-    "K_TABLE",
-    "TABLE_REL_TOL",
-    "PAPER_TRAINING",
-    "PAPER_LENGTHGEN",
-    "SEEDS_SE",
-    "ZERO_SUM_MAX",
-    "SIGN_MATCH_MIN",
-    "STAGE_II_STEPS",
-    "NEEDS_TRAINING",
-    "NEEDS_STAGE_II",
-    "POOLED_T",
-    "CI",
-    "MT_CODE",
-    "TABLE_LENGTHS",
-    "FIG24_HEADS",
-    "FIG25",
-    "SRC",
-    "SRC_CODE",
-]
-
 TRAINED_MIN_STEPS = 20_000  # Adam steps at lr 1e-3 from which a trained-model claim is judged (stage I done)
 K_TABLE = 3.0  # k of the k·SE band for the 27 rows of Figs. 2.4 and 2.5
 # a table value agrees only when its band is within ±5 % of the error level: the figures draw H = 2, 4, 8 (within 3 %)
@@ -51,7 +29,6 @@ K_TABLE = 3.0  # k of the k·SE band for the 27 rows of Figs. 2.4 and 2.5
 TABLE_REL_TOL = 0.05
 PAPER_TRAINING = {**PAPER_SETUP, "lr": 1e-3, "batch_size": 256}
 PAPER_LENGTHGEN = {**PAPER_TRAINING, "lengthgen_train": 40}  # Figs. 2.4 and 4.1 train at L = 40
-SEEDS_SE = "one seed: SE over the n_eval prompts, normal quantile; several: SE over seeds, Student t"
 ZERO_SUM_MAX = 0.1  # zero-sum OV: |Σμ|/Σ|μ| below this (a single-sign head set has 1)
 SIGN_MATCH_MIN = 0.9  # "every head matches signs": the per-model fraction of matching live heads above this
 STAGE_II_STEPS = 500_000  # the paper's training length, after which it reports the limits of |ω|, Σμ₊ and purity
@@ -62,7 +39,7 @@ POOLED_T = (
     "mean over every trained H ≥ 2 model (all seeds), SE over models, Student-t band (≥ 3 models; it agrees only "
     "within ±10 %, a purity within ±(1 − paper))"
 )
-CI = f"95 % CI ({SEEDS_SE})"
+CI = "95 % CI (one seed: SE over the n_eval prompts, normal quantile; several: SE over seeds, Student t)"
 MT_CODE = {"mt_law": "code", "mt_n": 48, "mt_d": 6}
 TABLE_LENGTHS = (10, 40, 100)
 FIG24_HEADS = (1, 2, 4, 8)

@@ -29,13 +29,9 @@ def notes(cfg, df: pd.DataFrame) -> str:
         f"- Thm 1's Bayes factor is asymptotic. At d = {cfg.d}, L = {cfg.n_train} the exact debiased-GD risk carries "
         f"an extra η*/L = {eta / cfg.n_train:.4f} that the bound {bound:.3f} does not count "
         f"(docs/papers/multihead.md §4.9); {_ratio_note(cfg, ratio_row(df))}",
-        "- The paper's |ω| ≈ 0.13 comes from a logging helper that divides by √(d+2) = √7; as a logit coefficient "
-        f"(÷√(d+1), iclab's convention) it is {PAPER_OMEGA_LOGIT:.3f}. The reference lines in the dynamics figure are "
-        f"at ±{PAPER_OMEGA_LOGIT:.2f}.",
-        "- The pattern-purity helper of the paper is unpublished; iclab's definitions (squared-entry masses) may "
-        "differ from it, so a disagreement there can be one of definitions.",
-        "- The second-hand summary's table (an AI-written note, not the paper) is listed as unreliable and never "
-        "judged: its errors lie below the Bayes risk at its (d, n), and its H = 8 ≠ H = 4 contradicts the authors.",
+        "- The paper's |ω| ≈ 0.13 is logged ÷√(d+2) = √7; iclab's logit coefficient (÷√(d+1)) is "
+        f"{PAPER_OMEGA_LOGIT:.3f}, the dynamics figure's reference lines. The pattern-purity helper is unpublished "
+        "(iclab's squared-entry masses may differ from it); the second-hand table is unreliable (§6.4).",
         f"- Multi-task data: this run uses the {cfg.mt_law!r} law (L = {cfg.mt_n}); "
         + (
             "the authors' code (independent β_n ~ N(0, I), noise std √d_n·σ, noiseless query), as behind their figures."

@@ -1,5 +1,5 @@
-"""Reading the ``multihead`` results frame (one row per cell) for the figures and comparisons: rows of one part,
-the baseline row, seed-averaged curves and values at one length."""
+"""Reading the ``multihead`` results frame (one row per cell) for the figures and notes: rows of one part, the
+baseline row, seed-averaged curves and values at one length."""
 
 from __future__ import annotations
 
@@ -13,8 +13,6 @@ __all__ = [
     "lengthgen_rows",
     "mean_curve",
     "value_at",
-    "seed_estimate",
-    "pooled",
 ]
 
 
@@ -51,38 +49,6 @@ def lengthgen_rows(cfg, df: pd.DataFrame) -> pd.DataFrame:
         return iso
     keep = ((iso["attention"] == "softmax") & (iso["H"] == cfg.lengthgen_heads)) | (iso["attention"] == "linear")
     return iso[keep]
-
-
-def seed_estimate(rows: pd.DataFrame, key: str, se_key: str | None, n) -> tuple[float, float, float | None]:
-    """Mean over seeds of the list column ``key`` at length ``n`` (or of a scalar column when ``n`` is None), and its
-    uncertainty: the standard error over seeds (with its degrees of freedom) when there are two or more, else the
-    single seed's own standard error over prompts ``se_key`` (dof None: normal). NaN when nothing is there."""
-    vals, ses = [], []
-    for _, r in rows.iterrows():
-        if n is None:
-            vals.append(float(r[key]))
-            ses.append(float(r[se_key]) if se_key else float("nan"))
-        else:
-            vals.append(value_at(r["lengths"], r[key], n))
-            ses.append(value_at(r["lengths"], r[se_key], n) if se_key else float("nan"))
-    v, s = np.asarray(vals, float), np.asarray(ses, float)
-    keep = np.isfinite(v)
-    v, s = v[keep], s[keep]
-    if v.size == 0:
-        return float("nan"), float("nan"), None
-    if v.size == 1:
-        return float(v[0]), float(s[0]), None
-    return float(v.mean()), float(v.std(ddof=1) / np.sqrt(v.size)), float(v.size - 1)
-
-
-def pooled(rows: pd.DataFrame, key: str) -> tuple[float, float, int]:
-    """Mean of the scalar column ``key`` over the models in ``rows`` (e.g. every H ≥ 2 model of every seed, the
-    paper's claim being the same for all of them), its standard error over models and their count."""
-    v = np.asarray(rows[key], float) if key in rows else np.array([])
-    v = v[np.isfinite(v)]
-    if v.size == 0:
-        return float("nan"), float("nan"), 0
-    return float(v.mean()), (float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else float("nan")), int(v.size)
 
 
 def mean_curve(rows: pd.DataFrame, key: str = "err") -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,337 @@
+"""The ``multihead`` package's own statistics, named by its claim records (arXiv:2503.12734; docs/papers/multihead.md
+§7; the vocabulary: :mod:`iclab.experiments._records`): columns read at one prompt length; the seed mean (one seed:
+its own SE over the n_eval prompts, normal; several: the SE over seeds, Student t with seeds − 1 dof); the Welch
+difference of two seed means; values pooled over the trained H ≥ 2 models; sign matching with the model as the unit
+(Clopper–Pearson); the multi-task head sharing and task gap; length generalisation; the slack to Thm 1's
+Bayes-ratio bound; the measured texts; and the two training gates (stage I finished, the paper's stage II).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import partial
+
+import numpy as np
+import pandas as pd
+
+from iclab.experiments._records import Estimate, Sample
+from iclab.experiments.multihead.conventions import SIGN_MATCH_MIN, STAGE_II_STEPS, TRAINED_MIN_STEPS, ZERO_SUM_MAX
+from iclab.experiments.multihead.paper_values import FIG25_PROMPTS, SEED_SUMMARY, SEED_SUMMARY_LENGTHGEN
+from iclab.stats import fmt
+from iclab.theory import multihead as th
+
+NAN = float("nan")
+
+# --- columns: rows -> (rows,) values -----------------------------------------------------------------------------
+
+
+def _at(col: str, n: int, plus: float, rows: pd.DataFrame) -> np.ndarray:
+    def one(r) -> float:
+        lengths = list(r["lengths"])
+        return float(r[col][lengths.index(n)]) if n in lengths else NAN
+
+    return np.array([one(r) for _, r in rows.iterrows()], dtype=float) + plus
+
+
+def at(col: str, n: int, plus: float = 0.0):
+    """The list column ``col`` at prompt length ``n`` (NaN where it was not evaluated), plus ``plus``."""
+    return partial(_at, col, n, plus)
+
+
+def scalar(col: str, rows: pd.DataFrame) -> np.ndarray:
+    """The scalar column ``col`` (NaN where the rows lack it)."""
+    return rows[col].to_numpy(float) if col in rows else np.full(len(rows), NAN)
+
+
+def _h2(rows: pd.DataFrame) -> np.ndarray:
+    return rows.reset_index()["H"].to_numpy(float) >= 2
+
+
+def multi(col: str, rows: pd.DataFrame) -> np.ndarray:
+    """``col`` of the trained H ≥ 2 models (NaN for H = 1: the claims pool every H ≥ 2 model of every seed)."""
+    return np.where(_h2(rows), scalar(col, rows), NAN)
+
+
+def zero_sum(h2: bool, rows: pd.DataFrame) -> np.ndarray:
+    """:data:`ZERO_SUM_MAX` − |Σμ|/Σ|μ| per model (of the H ≥ 2 models with ``h2``): > 0 when the OV circuits cancel."""
+    return ZERO_SUM_MAX - (multi if h2 else scalar)("diag_ov_zero_sum", rows)
+
+
+def whole_row(rows: pd.DataFrame) -> np.ndarray:
+    """A placeholder column of a measure that its combine rule reads from the whole row."""
+    return np.zeros(len(rows))
+
+
+def per_row(f, part: int, rows: pd.DataFrame) -> np.ndarray:
+    """Entry ``part`` (0 the value, 1 its SE) of the per-row statistic ``f``."""
+    return np.array([f(r)[part] for _, r in rows.iterrows()], dtype=float)
+
+
+def sharing(r: pd.Series) -> tuple[float, float]:
+    """The smaller share of the two tasks for the head the weights say serves both most, and its SE."""
+    serve = np.asarray(r["serve"], float)  # (H, N)
+    h = int(np.argmax((serve / serve.max(0, keepdims=True)).min(1)))
+    err = np.asarray(r["err_per_task"], float)
+    share = np.asarray(r["ablation_rise"], float)[h] / err  # (N,)
+    n = int(np.argmin(share))
+    return float(share[n]), float(np.asarray(r["ablation_rise_se"], float)[h][n] / err[n])
+
+
+def task_gap(r: pd.Series) -> tuple[float, float]:
+    """The model's error minus per-task debiased GD's, averaged over the tasks, and its SE: paired per prompt over
+    both tasks (``dgd_diff_mean``) when the row has it; else (older results) the per-task SEs as if independent."""
+    se = r.get("dgd_diff_mean_se", NAN)
+    if se is not None and math.isfinite(float(se)):
+        return float(r["dgd_diff_mean"]), float(se)
+    d, s = np.asarray(r["dgd_diff_per_task"], float), np.asarray(r["dgd_diff_se_per_task"], float)
+    return float(d.mean()), float(np.sqrt((s**2).sum()) / len(s))
+
+
+def dgd_level(rows: pd.DataFrame) -> np.ndarray:
+    """Per-task debiased GD's error on the task's support, averaged over the tasks."""
+    return np.array([np.mean(r["err_dgd_per_task"]) for _, r in rows.iterrows()], dtype=float)
+
+
+def mt_error(rows: pd.DataFrame) -> np.ndarray:
+    """The multi-task model's mean task error: per-task debiased GD's plus the paired :func:`task_gap`."""
+    return dgd_level(rows) + per_row(task_gap, 0, rows)
+
+
+def finite_mean(x: np.ndarray) -> float:
+    x = x[np.isfinite(x)]
+    return float(x.mean()) if x.size else NAN
+
+
+def dgd_risk(cfg, n: int) -> float:
+    """The exact risk of debiased GD at η* (d, n_train, σ² of ``cfg``) at prompt length n."""
+    return float(th.gd_risk(th.eta_star(cfg.d, cfg.n_train, cfg.sigma2), cfg.d, n, cfg.sigma2))
+
+
+# --- combine rules: (config, Sample) -> Estimate -----------------------------------------------------------------
+
+
+def _seed_estimate(v: np.ndarray, s: np.ndarray | None, drop_nan: bool = True) -> tuple[float, float, float | None]:
+    if drop_nan:
+        keep = np.isfinite(v)
+        v, s = v[keep], (None if s is None else s[keep])
+    if v.size == 0:
+        return NAN, NAN, None
+    if v.size == 1:
+        return float(v[0]), float(s[0]) if s is not None else NAN, None
+    return float(v.mean()), float(v.std(ddof=1) / np.sqrt(v.size)), float(v.size - 1)
+
+
+def seed_mean(se, cfg, s: Sample, drop_nan=True, value=None, below=None, above_base=False, plus=0.0) -> Estimate:
+    """Mean over seeds of the measure (or of ``value(rows)``; the finite ones, all with ``drop_nan`` False) and its
+    SE: over seeds (Student t, seeds − 1 dof) from two seeds on, else the one seed's own SE over prompts ``se(rows)``
+    (normal). ``below``: the estimate is ``below`` − the mean; ``above_base``: the mean − the baseline's mean (the
+    measure's column on the same cells, which an equivalence against the baseline adds back); ``plus``: + a level."""
+    v = value(s.rows) if value is not None else s.values
+    m, sd, dof = _seed_estimate(v, se(s.rows) if se is not None else None, drop_nan)
+    m = below - m if below is not None else (m - float(s.b.mean()) if above_base else m + plus)
+    return Estimate(m, sd, dof=dof, n=len(v))
+
+
+def welch_dof(*parts: tuple[float, float | None]) -> float | None:
+    """Welch–Satterthwaite degrees of freedom of a sum or difference of independent estimates, each given as
+    ``(se, dof)`` (dof None: normal, infinite); None when every part is normal."""
+    if all(dof is None for _, dof in parts):
+        return None
+    den = sum(se**4 / dof for se, dof in parts if dof is not None)
+    return sum(se**2 for se, _ in parts) ** 2 / den if den > 0 else None
+
+
+def welch(gap, se, cfg, s: Sample, drop_nan: bool = True) -> Estimate:
+    """The selection's seed mean of ``gap`` minus the baseline's (each over all its own seeds, as :func:`seed_mean`),
+    SE √(SE_a² + SE_b²) and Welch–Satterthwaite dof."""
+    a, sa, da = _seed_estimate(gap(s.rows), se(s.rows), drop_nan)
+    b, sb, db = _seed_estimate(gap(s.base), se(s.base), drop_nan)
+    return Estimate(a - b, math.hypot(sa, sb), dof=welch_dof((sa, da), (sb, db)))
+
+
+def pooled(cfg, s: Sample) -> Estimate:
+    """Mean over the models with a finite value, its SE over models (NaN for one), Student t with models − 1 dof."""
+    v = s.values[np.isfinite(s.values)]
+    if v.size == 0:
+        return Estimate(NAN, NAN, n=0)
+    se = float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else NAN
+    return Estimate(float(v.mean()), se, dof=v.size - 1 if v.size > 1 else None, n=int(v.size))
+
+
+def fig25(se_col: str, n: int, exact: bool, cfg, s: Sample) -> Estimate:
+    """A baseline value at L = n; SE_paper: iclab's per-prompt spread over the authors' prompts. A closed form is exact:
+    its band is the paper's Monte Carlo error alone, carried as the SE of the difference (the vocabulary has no
+    exact value)."""
+    se_mc = float(at(se_col, n)(s.rows)[0])
+    paper_se = se_mc * math.sqrt(cfg.n_mc / FIG25_PROMPTS)
+    if exact:
+        return Estimate(float(s.values[0]), paper_se, paper_se=0.0, how="closed form (exact): the band is SE_paper")
+    return Estimate(float(s.values[0]), se_mc, paper_se=paper_se)
+
+
+def fig24(prompts: int, ref: float, n: int, cfg, s: Sample) -> Estimate:
+    """The paired difference model − debiased GD at L' = n (seed mean); SE_paper: the authors' ``prompts`` with the
+    per-prompt spread iclab measures (err_sd / err, of the error ``ref``, not of the gap)."""
+    est = seed_mean(at("dgd_diff_se", n), cfg, s)
+    cv = finite_mean(at("err_sd", n)(s.rows)) / finite_mean(at("err", n)(s.rows))
+    return Estimate(est.value, est.se, dof=est.dof, n=est.n, paper_se=cv * ref / math.sqrt(prompts))
+
+
+def _sign_counts(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    rows = rows[_h2(rows)]
+    live = (rows["diag_n_plus"] + rows["diag_n_minus"]).to_numpy(float)  # live heads per model
+    frac = rows["diag_sign_match"].to_numpy(float)  # matching fraction of its live heads, per model
+    keep = (live > 0) & np.isfinite(frac)
+    return live[keep], frac[keep]
+
+
+def sign_matching(cfg, s: Sample) -> Estimate:
+    """Fraction of matching live heads − :data:`SIGN_MATCH_MIN` with the model as the unit (heads of one model are not
+    independent): each H ≥ 2 model with live heads is one trial scoring its fraction; Clopper–Pearson 95 %."""
+    from scipy import stats
+
+    live, frac = _sign_counts(s.rows)
+    n, k = float(frac.size), float(frac.sum())
+    if n == 0:
+        return Estimate(NAN, n=0)
+    lo = float(stats.beta.ppf(0.025, k, n - k + 1)) if k > 0 else 0.0
+    hi = float(stats.beta.ppf(0.975, k + 1, n - k)) if k < n else 1.0
+    return Estimate(k / n - SIGN_MATCH_MIN, ci=(lo - SIGN_MATCH_MIN, hi - SIGN_MATCH_MIN), n=int(n))
+
+
+def _lengthgen(cfg, rows: pd.DataFrame, sign: int):
+    Ls = list(rows.iloc[0]["lengths"])
+    a_n, b_n = cfg.lengthgen_train, max(Ls)
+    a, b, sa, sb = (np.array([float(r[c][Ls.index(k)]) if k in Ls else NAN for _, r in rows.iterrows()])
+                    for c, k in (("err", a_n), ("err", b_n), ("err_sd", a_n), ("err_sd", b_n)))  # fmt: skip
+    return sign * (b - a), np.hypot(sa, sb) / math.sqrt(cfg.n_eval), a, b, b_n
+
+
+def lengthgen(sign: int, cfg, s: Sample) -> Estimate:
+    """``sign``·(error at the longest test length − at the training length) per seed (independent prompt sets): one
+    seed: its SE over prompts, normal; several: the SE over seeds, Student t."""
+    e, se, *_ = _lengthgen(cfg, s.rows, sign)
+    m, sd, dof = _seed_estimate(e, se, drop_nan=False)
+    return Estimate(float(e.mean()), sd, dof=dof)
+
+
+def _ratio_index(which: str, cfg, r: pd.Series) -> int | None:
+    sweep, ds, Ls = list(r["ratio_sweep"]), list(r["ratio_d"]), list(r["ratio_L"])
+    if which == "d":  # the largest d of the sweep at fixed ξ
+        big = [i for i, w in enumerate(sweep) if w == "d"]
+        return max(big, key=lambda j: ds[j]) if big else None
+    return next((i for i, w in enumerate(sweep) if w == "L" and ds[i] == cfg.d and Ls[i] == cfg.n_train), None)
+
+
+def ratio_point(which: str, cfg, s: Sample) -> Estimate:
+    """Bound − E(debiased GD)/Bayes of the ``ratio`` cell at its largest d (``which = "d"``) or at (d, n_train)."""
+    r = s.rows.iloc[0]
+    i = _ratio_index(which, cfg, r)
+    return Estimate(NAN) if i is None else Estimate(r["ratio_bound"][i] - r["ratio_ratio"][i], r["ratio_ratio_se"][i])
+
+
+def bayes_slack(cfg, s: Sample) -> Estimate:
+    """Thm 1's bound at (d, n_train) − the trained model's error over the Bayes error (:func:`seed_mean` at n_train)."""
+    est = seed_mean(at("bayes_ratio_se", cfg.n_train), cfg, s)
+    return Estimate(th.bayes_ratio_bound(cfg.d / cfg.n_train, cfg.sigma2) - est.value, est.se, dof=est.dof)
+
+
+# --- measured texts: (config, Sample, Estimate) -> str -------------------------------------------------------------
+
+
+def text(form: str, below: float | None = None):
+    """The estimate ``v`` (``m`` = ``below`` − v) and its units ``n``, formatted by ``form`` ("—" without a value)."""
+    return partial(_text, form, below)
+
+
+def _text(form: str, below: float | None, cfg, s: Sample, est: Estimate) -> str:
+    if not math.isfinite(est.value):
+        return "—"
+    return form.format(v=est.value, n=est.n, m=below - est.value if below is not None else NAN)
+
+
+def fig24_text(n: int, cfg, s: Sample, est: Estimate) -> str:
+    return f"{est.value:+.4f} (error {finite_mean(at('err', n)(s.rows)):.4f})"
+
+
+def h2_text(cfg, s: Sample, est: Estimate) -> str:
+    rel = finite_mean(scalar("dgd_rel_fit", s.rows))
+    gap = est.value - dgd_risk(cfg, cfg.n_train)
+    return f"{fmt(est.value)} (paired difference {gap:+.4f}; relative distance of ŷ to debiased GD {rel:.4f})"
+
+
+def patterns_text(cfg, s: Sample, est: Estimate) -> str:
+    kq, ov = (float(s.rows[k].mean()) for k in ("diag_kq_diag_mass", "diag_ov_last_mass"))
+    return f"{fmt(est.value)} (KQ diag. mass {kq:.4f}, OV last-entry mass {ov:.4f})"
+
+
+def eta_text(cfg, s: Sample, est: Estimate) -> str:
+    w = float(s.b.mean())
+    return f"fitted step {est.value + w:.4f} vs 2C_f‖ω‖∞‖μ‖∞ = {w:.4f}"
+
+
+def aniso_text(cfg, s: Sample, est: Estimate) -> str:
+    c, i = (float(s.rows[k].mean()) for k in ("corr_sigma_inv", "corr_identity"))
+    return f"{fmt(est.value, 3)} (corr(KQ, Σ⁻¹) {c:.3f}, corr(KQ, I) {i:.3f})"
+
+
+def zero_sum_text(cfg, s: Sample, est: Estimate) -> str:
+    return f"|Σμ|/Σ|μ| = {ZERO_SUM_MAX - est.value:.4f} ({est.n} models)" if math.isfinite(est.value) else "—"
+
+
+def sign_text(cfg, s: Sample, est: Estimate) -> str:
+    live, frac = _sign_counts(s.rows)
+    heads = f"{int(round(float((frac * live).sum())))} of {int(live.sum())} live heads match"
+    return f"{est.value + SIGN_MATCH_MIN:.3f} per model ({heads}; {frac.size} models)" if frac.size else "—"
+
+
+def lengthgen_text(sign: int, cfg, s: Sample, est: Estimate) -> str:
+    _, _, a, b, b_n = _lengthgen(cfg, s.rows, sign)
+    return f"{np.mean(a):.4f} (L = {cfg.lengthgen_train}) → {np.mean(b):.4f} (L = {b_n})"
+
+
+def slack_text(which: str, cfg, s: Sample, est: Estimate) -> str:
+    r = s.rows.iloc[0]
+    i = _ratio_index(which, cfg, r)
+    out = f"ratio {r['ratio_ratio'][i]:.4f} vs bound {r['ratio_bound'][i]:.4f} (slack {est.value:+.4f})"
+    return f"d = {r['ratio_d'][i]}, L = {r['ratio_L'][i]}: {out}" if which == "d" else out
+
+
+def bayes_text(cfg, s: Sample, est: Estimate) -> str:
+    bound = th.bayes_ratio_bound(cfg.d / cfg.n_train, cfg.sigma2)
+    return f"ratio {bound - est.value:.4f} vs bound {bound:.4f} (slack {est.value:+.4f})"
+
+
+def below_bayes(key: str, cfg, rec) -> str:
+    """Why a second-hand row is never judged, with iclab's theory at its (d, n) (``ClaimRecord.not_run``)."""
+    s2 = cfg.sigma2
+    if key == "lengthgen":
+        d, ltr, lte, *_ = SEED_SUMMARY_LENGTHGEN
+        e = th.eta_star(d, ltr, s2)
+        dgd, frozen = float(th.gd_risk(e, d, lte, s2)), float(th.gd_risk(e * lte / ltr, d, lte, s2, False))
+        why = "its values lie below the noise floor σ² = 0.1"
+        return why + f" (theory: debiased GD {dgd:.3f}; frozen-1/L GD {frozen:.2f})"
+    d, L, *_ = SEED_SUMMARY[key]
+    dgd, bayes = float(th.gd_risk(th.eta_star(d, L, s2), d, L, s2)), th.bayes_risk(d, L, s2, n_mc=500)[0]
+    return f"its values lie below iclab's Bayes risk (theory: debiased GD {dgd:.3f}, Bayes {bayes:.3f})"
+
+
+# --- gates: (config, Sample) -> reason, or "" ---------------------------------------------------------------------
+
+
+def trained(cfg, s: Sample) -> str:
+    """Settings differ when the run trained fewer than :data:`TRAINED_MIN_STEPS` Adam steps (stage I unfinished)."""
+    if cfg.steps >= TRAINED_MIN_STEPS:
+        return ""
+    return (f"settings differ: steps = {cfg.steps} (a trained-model claim needs ≥ {TRAINED_MIN_STEPS:,} Adam steps, "
+            "stage I finished; the paper trains 5·10⁵)")  # fmt: skip
+
+
+def stage2(cfg, s: Sample) -> str:
+    """Settings differ when a pooled H ≥ 2 model trained fewer than the paper's 5·10⁵ steps (stage II)."""
+    steps = scalar("trained_steps", s.rows[_h2(s.rows)])  # rows without it: results before it was recorded
+    if not steps.size:
+        return ""
+    fewest = int(np.nanmin(steps)) if np.isfinite(steps).any() else cfg.steps
+    why = f"settings differ: the H ≥ 2 models trained {fewest} steps (paper {STAGE_II_STEPS})"
+    return "" if fewest >= STAGE_II_STEPS else why
