@@ -7,9 +7,9 @@ import pytest
 
 from iclab.experiments import get_experiment
 from iclab.experiments._judge import judge_run
-from iclab.experiments.temperature import comparisons as C
-from iclab.experiments.temperature.claims import CURVE_PARTS, TOL
-from iclab.stats import AGREES, DISAGREES, NOT_JUDGED
+from iclab.experiments.temperature import claims as C
+from iclab.experiments.temperature.statistics import CURVE_PARTS, excess_mean_square
+from iclab.stats import AGREES, DISAGREES, NOT_JUDGED, calibrate, judge_direction
 
 EXP = get_experiment("temperature")
 PAPER_CFG = EXP.config("paper")
@@ -21,6 +21,7 @@ def _cell(part, d=50, l=100, *, gap, g1=30.0, tau=1.5, **kw):
     c, gopt, se = 50.0, 20.0, 0.002
     row = {
         "part": part,
+        "seed": 0,
         "d": d,
         "l": l,
         "n_test": 2000,
@@ -83,6 +84,7 @@ def _table(effect: bool) -> pd.DataFrame:
     rows.append(
         {
             "part": "surrogate",
+            "seed": 0,
             "d": 50,
             "l": 100,
             "n_test": 2000,
@@ -144,7 +146,7 @@ def test_missing_cells_are_not_measured():
     df = df[~df["part"].isin(["surrogate", "simcheck_cov"])]
     by = _verdicts(df, failed=pd.DataFrame({"_error": ["boom", "boom"]}))
     for cid in ("surrogate-tracks-softmax", "surrogate-tau-opt-transfers", "thm4.2-vs-mc/check-cov-tau1"):
-        assert by[cid].verdict == NOT_JUDGED and "not measured" in by[cid].reason and "2 failed" in by[cid].reason
+        assert by[cid].verdict == NOT_JUDGED and "no result for the cell(s) it names (part = " in by[cid].reason
     assert by["thm4.2-vs-mc/check-none-tau1"].verdict == AGREES
 
 
@@ -183,8 +185,8 @@ def test_every_l_claim_is_tested_at_every_cell():
     long = df[df["part"].isin(CURVE_PARTS) & (df["l"] >= df["d"])]
     gaps = [(long[f"{c}_mc"] - long[f"{c}_theory"]) / long[f"{c}_theory"] for c in ("G1", "Gopt")]
     ses = [long[f"{c}_se"] / long[f"{c}_theory"] for c in ("G1", "Gopt")]
-    old = C._rms_verdict(pd.concat(gaps, axis=1).to_numpy(), pd.concat(ses, axis=1).to_numpy(), 2, TOL, 2000, "")
-    assert old.verdict == AGREES  # the pooled RMS hides the cell
+    pooled = excess_mean_square(pd.concat(gaps, axis=1).to_numpy(), pd.concat(ses, axis=1).to_numpy(), 2000, "")
+    assert judge_direction(pooled.value, pooled.se, sign=-1).verdict == AGREES  # the pooled RMS hides the cell
     v = _verdicts(df)["thm4.2-vs-mc/curves-l>=d"]
     assert v.verdict == DISAGREES and "cov l=100 τ=1" in v.reason and "Bonferroni" in v.statistic
     assert "20.0%" in v.measured
@@ -199,3 +201,26 @@ def test_every_cell_family_needs_bonferroni_to_disagree():
     (z = 3.2): not judged, never disagrees by chance across many cells; at 7 % (z = 10) it disagrees."""
     assert _verdicts(_one_cell_off(_table(effect=True), 0.055))["thm4.2-vs-mc/curves-l>=d"].verdict == NOT_JUDGED
     assert _verdicts(_one_cell_off(_table(effect=True), 0.07))["thm4.2-vs-mc/curves-l>=d"].verdict == DISAGREES
+
+
+@pytest.mark.parametrize("effect", [True, False])
+def test_every_verdict_is_a_stats_test_and_calibrated(effect):
+    """Issue 21: the noise-corrected RMS gaps (curves at l < d, Thm 4.3's minimiser) and the softmax's best τ were
+    verdicts built by hand, with no test record, so ``iclab calibrate`` skipped them. Every claim is now judged by one
+    test of :mod:`iclab.stats` (the RMS gap: mean square − 5 %² < 0; the best τ: log(τ/τ_opt) inside ±log 1.25),
+    whose false-agree rate at its least favourable false claim stays at the nominal 5 % (+ 2 Monte Carlo SE)."""
+    by = _verdicts(_table(effect=effect))
+    assert all(v.test_record is not None for v in by.values()), [k for k, v in by.items() if v.test_record is None]
+    judges = {k: by[k].test_record["judge"] for k in by}
+    assert judges["thm4.2-vs-mc/curves-l<d"] == judges["thm4.3-vs-mc-minimiser"] == "direction"
+    assert judges["surrogate-tau-opt-transfers"] == "absence" and judges["thm4.2-vs-mc/curves-l>=d"] == "every_cell"
+    for cid in ("thm4.2-vs-mc/curves-l<d", "thm4.3-vs-mc-minimiser", "surrogate-tau-opt-transfers"):
+        assert calibrate(by[cid].test_record, draws=400).passes, cid
+
+
+def test_rms_gap_refuses_a_missing_standard_error():
+    """A curve cell at l < d with a NaN SE: the pooled RMS test has no uncertainty (never a zero-width interval)."""
+    df = _table(effect=True)
+    df.loc[(df["part"] == "none") & (df["l"] == 10), "Gopt_se"] = float("nan")
+    v = _verdicts(df)["thm4.2-vs-mc/curves-l<d"]
+    assert v.verdict == NOT_JUDGED and "no uncertainty" in v.reason and v.measured == "—"
