@@ -14,7 +14,9 @@ import math
 import numpy as np
 import pandas as pd
 
+from iclab.experiments._judge import missing_cells, not_measured
 from iclab.experiments._records import Estimate, Sample
+from iclab.experiments.temperature.cells import cells as grid
 from iclab.stats import Verdict, fmt, grid_floor_ci, judge_every_cell, quantile
 
 __all__ = ["CURVE_PARTS", "TOL", "ratio", "rel_gap", "prompt_se", "excess_mean_square", "log_tau_interval"]
@@ -168,7 +170,12 @@ def empty(field: str, cfg, rec) -> str:
 
 def curves_every_l(cfg, df: pd.DataFrame) -> Verdict | None:
     """``thm4.2-vs-mc/curves-l>=d``: every curve cell with l ≥ d, at τ = 1 and τ_opt, within ±TOL of Theorem 4.2
-    (:func:`iclab.stats.judge_every_cell`); None when there is no such cell."""
+    (:func:`iclab.stats.judge_every_cell`); "not measured", naming them, when some of the config's such cells have no
+    row ("at every l" is not judged on the cells that happen to be there); None when there is no such cell."""
+    keys = ("part", "l", "sigma_test", "mu_x")
+    named = [{k: c[k] for k in keys} for c in grid(cfg) if c["part"] in CURVE_PARTS and c["l"] >= c["d"]]
+    if gone := missing_cells(df, named):
+        return not_measured(gone[:3] + ([f"… {len(gone) - 3} more"] if len(gone) > 3 else []))
     sub = df[df["part"].isin(CURVE_PARTS)] if "part" in df else df.iloc[:0]
     sub = sub[sub["l"] >= sub["d"]]
     what = lambda r: (
