@@ -25,7 +25,7 @@ from __future__ import annotations
 from iclab.budget import Need
 from iclab.experiments.temperature.config import TemperatureConfig
 
-__all__ = ["cells", "claim_cells", "run_cell", "shared", "budget"]
+__all__ = ["cells", "run_cell", "shared", "budget"]
 
 
 def _cell(config: TemperatureConfig, part: str, l: int, **kw) -> dict:
@@ -89,32 +89,6 @@ def cells(config: TemperatureConfig) -> list[dict]:
     if config.simcheck:
         out += _simcheck_cells(config)
     return out + _surrogate_cells(config)
-
-
-def claim_cells(config: TemperatureConfig) -> dict[str, list[dict]]:
-    """The cells each claim is judged on (the ends of ``l_values``, the largest σ_test, …): one missing makes the
-    claim "not measured", naming it; no other l or σ_test stands in (:func:`iclab.experiments._judge.unmeasured`,
-    used by ``compare``)."""
-    l1, s, mu = max(config.l_values), sorted(config.sigma_tests), sorted(config.mean_shifts)
-
-    def ends(part: str, **eq) -> list[dict]:  # the shortest and the longest l
-        return [{"part": part, "l": l, **eq} for l in sorted({min(config.l_values), l1})]
-
-    named = {
-        "fig1a-converges-to-bayes": ends("none"),
-        "cor4.4-emulates-bayes": [{"part": "none", "l": l1}],
-        "fig1b-cov-shift-harms": [{"part": "cov", "l": l1}, {"part": "none", "l": l1}],
-        "fig1b-tau-opt-repairs": [{"part": "cov", "l": l1}],
-        "fig1c-task-harm-fades": ends("task"),
-    }
-    if config.noise_sigmas:
-        named["fig2a-noise-harm-fades"] = ends("noise", sigma_test=float(max(config.noise_sigmas)))
-    if s:
-        named["fig2b-tau-opt-closes-gap"] = [{"part": "noise_ld", "sigma_test": s[-1]}]
-        named["fig2c-tau-opt-grows-with-noise"] = [{"part": "noise_ld", "sigma_test": v} for v in (s[0], s[-1])]
-    for cid in ("rem3.4-linear-harmed-more", "rem3.4-approx-insensitive") if mu else ():
-        named[cid] = [{"part": "mean", "mu_x": v} for v in (mu[0], mu[-1])]
-    return named
 
 
 def run_cell(config: TemperatureConfig, cell: dict, shared=None) -> dict:

@@ -9,15 +9,14 @@ import math
 import numpy as np
 import pandas as pd
 
-from iclab.experiments.temperature.claims import CURVE_PARTS, TOL, TOL_NEAR, TOL_TAU
-from iclab.experiments.temperature.tables import part_rows
+from iclab.experiments.temperature.claims import CURVE_PARTS, TOL_NEAR, TOL_TAU
 
 __all__ = ["notes"]
 
 
 def _surrogate_note(df: pd.DataFrame) -> list[str]:
     """Where the surrogate's τ_opt stops transferring to softmax, per (d, l) of the comparison (note §6.9)."""
-    sub = part_rows(df, "surrogate")
+    sub = df[df["part"] == "surrogate"]
     if sub.empty:
         return []
     rows = sorted(sub.itertuples(), key=lambda r: (r.d, r.l))
@@ -50,16 +49,11 @@ def notes(config, df: pd.DataFrame) -> str:
     main = df[df["part"].isin(CURVE_PARTS)]
     ratio_a1 = (main["mc_a1"] / main["a1"]).to_numpy()
     ratio_l = ((1 - 1 / main["l"]) ** 2).to_numpy()
-    none = part_rows(df, "none")
+    none = df[df["part"] == "none"].sort_values("l")
     lines = [
-        "**How the verdicts are sized.** Theory-vs-simulation claims are equivalence tests at a stated tolerance "
-        f'({TOL:.0%} for Theorems 4.2–4.3, {TOL_NEAR:.0%} for "nearly matches"/"insensitive"/"tracks"); a '
-        'straddling interval is "not judged" with the sample that would decide. One prompt\'s squared error has '
-        "a relative SD of about 1.6, so n prompts give a 95 % interval of ±3.1/√n of G (±5 % at 4000, ±1.0 % at "
-        "100 000): the check cells need ~50 000 prompts to decide their 0.5–3 % finite-l gaps against the 5 % bound "
-        "with power (the `paper` preset runs 100 000). Every error is averaged exactly over the query's own label "
-        "noise (it never reaches a prediction), and differences on the same prompts use the SE of the per-prompt "
-        "difference.",
+        "**Sizes.** One prompt's squared error has a relative SD of about 1.6, so n prompts give a 95 % interval "
+        "of ±3.1/√n of G (±1.0 % at 100 000): the check cells need ~50 000 prompts to decide their 0.5–3 % finite-l "
+        "gaps against the 5 % bound (the `paper` preset runs 100 000).",
         "",
         "**Theorem 4.2 is asymptotic; at finite l its coefficients are off by O(1/l).** Only l − 1 columns carry a "
         "label and the centring includes the query column, so E[C_xy] = (1 − 1/l)²Σx w exactly, not Σx w "
@@ -85,6 +79,6 @@ def notes(config, df: pd.DataFrame) -> str:
         "context pairs as the paper writes it (`bayes_exact`, uncentred, is slightly better); 'train-Bayes' uses "
         "the train prior and noise. Errors are raw G (Var y ≈ d) and G/(Tr(AB) + σ²) (1 = predicting 0); the "
         "paper's normalisation is unknown (docs/papers/temperature.md §5.5). The independent check of "
-        "docs/papers/temperature.md §4.11 is not the paper: its numbers appear in the check rows' statistic only.",
+        "docs/papers/temperature.md §4.11 is not the paper: its numbers appear in the check rows' paper value only.",
     ]
     return "\n".join(lines)

@@ -1,0 +1,189 @@
+"""The one-layer ``temperature`` experiment's own statistics (arXiv:2511.01292, Demir & Doğan; docs/papers/
+temperature.md §5.1, §6): the named pure functions its claim records (:mod:`.claims`) reference where the
+vocabulary of :mod:`iclab.experiments._records` cannot say the measurement.
+
+A cell is one row of one seed with prompt-level SEs (``*_se``); a paired difference of two cells (independent
+prompts) has the hypot of theirs (:func:`prompt_se`). Errors are divided by the cell's ``c`` = Tr(AB) + σ² (the
+error of predicting 0) or by its theory value: "within ε of theory" is the ratio within ε of 1 (:func:`ratio`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from iclab.experiments._judge import missing_cells, not_measured
+from iclab.experiments._records import Estimate, Sample
+from iclab.experiments.temperature.cells import cells as grid
+from iclab.stats import Verdict, fmt, grid_floor_ci, judge_every_cell, quantile
+
+__all__ = ["CURVE_PARTS", "TOL", "ratio", "rel_gap", "prompt_se", "excess_mean_square", "log_tau_interval"]
+
+TOL = 0.05  # Theorem 4.2/4.3 against simulation: the independent check's "1–5 %" (note §4.11)
+CURVE_PARTS = ("none", "cov", "task", "noise", "noise_ld", "mean")
+
+
+def ratio(num: str, den: str | None, rows: pd.DataFrame) -> np.ndarray:
+    """Per row ``num / den`` (``den`` None: ``num`` itself): an error over the cell's c, or over its theory."""
+    value = rows[num].to_numpy(float)
+    return value if den is None else value / rows[den].to_numpy(float)
+
+
+def rel_gap(num: str, den: str, rows: pd.DataFrame) -> np.ndarray:
+    """Per row ``num / den − 1``: the relative difference of one measured error from another."""
+    return ratio(num, den, rows) - 1
+
+
+def whole_rows(rows: pd.DataFrame) -> np.ndarray:
+    """The column of a pooled measure whose combine rule reads the rows themselves: zeros."""
+    return np.zeros(len(rows))
+
+
+def lin_minus_approx(rows: pd.DataFrame) -> np.ndarray:
+    """(linear − approximate-softmax error)/c per row: paired on ‖μx‖, the rise of linear minus that of approx."""
+    return (rows["linear_mc"].to_numpy(float) - rows["G1_mc"].to_numpy(float)) / rows["c"].to_numpy(float)
+
+
+def prompt_se(se_cols: tuple[str, ...], den: str | None, cfg, s: Sample) -> Estimate:
+    """Mean of the per-seed values with the prompt-level SE: each seed's ``se_cols`` (hypot) over ``den``, the
+    baseline's added in quadrature (other prompts); normal, from the cell's ``n_test`` prompts."""
+
+    def ses(rows: pd.DataFrame) -> np.ndarray:
+        se = np.sqrt(sum(rows.loc[s.units, c].to_numpy(float) ** 2 for c in se_cols))
+        return se if den is None else se / rows.loc[s.units, den].to_numpy(float)
+
+    se = ses(s.rows) if s.base is None else np.hypot(ses(s.rows), ses(s.base))
+    n = int(s.rows["n_test"].iloc[-1]) if "n_test" in s.rows else None
+    return Estimate(float(np.mean(s.values)), float(np.sqrt(np.sum(se**2)) / len(se)), n=n)
+
+
+def excess_mean_square(gaps: np.ndarray, ses: np.ndarray, n: int | None, what: str) -> Estimate:
+    """Mean over cells of gap² − SE² (each term unbiased for the squared true relative gap) minus TOL², with its SE:
+    the RMS gap is within TOL when this is < 0. ``gaps``/``ses``: ``(cells, per_cell)`` relative gaps and SEs; the
+    terms of one cell come from the same prompts, so their SDs add (conservative). A cell without a finite positive
+    SE: that SE (refused: no uncertainty), never a zero-width interval."""
+    if not gaps.size:
+        return Estimate(float("nan"), how="no curve cells")
+    bad = float(np.min(ses)) if np.isfinite(ses).all() else float("nan")
+    sd = np.sqrt(4 * gaps**2 * ses**2 + 2 * ses**4)  # (cells, per_cell): SD of each term
+    ms = float(np.nanmean(gaps**2 - np.nan_to_num(ses) ** 2))  # finite without an SE: the refusal names the SE
+    se = float(np.sqrt((sd.sum(1) ** 2).sum()) / gaps.size) if bad > 0 else bad
+    z = quantile(0.95)
+    rms, lo, hi = (math.sqrt(max(x, 0.0)) if math.isfinite(x) else x for x in (ms, ms - z * se, ms + z * se))
+    worst = int(np.nanargmax(np.abs(gaps).max(1))) if np.isfinite(gaps).any() else 0
+    ci = f"95 % CI [{lo:.2%}, {hi:.2%}]" if se > 0 else "no CI (a cell without a standard error)"
+    how = (
+        f"RMS gap {rms:.2%}, {ci} vs allowed {TOL:.0%}, over {gaps.shape[0]} cells ({what}); raw RMS "
+        f"{math.sqrt(float((gaps**2).mean())):.2%}, worst |gap| {np.abs(gaps[worst]).max():.1%} ± "
+        f"{ses[worst].max():.1%} (SE); tested: mean square − {TOL:.0%}² < 0"
+    )
+    return Estimate(ms - TOL**2, se, n=n, how=how)
+
+
+def _curves(s: Sample, long: bool) -> pd.DataFrame:
+    rows = s.rows.reset_index()
+    rows = rows[rows["part"].isin(CURVE_PARTS)]
+    return rows[(rows["l"] >= rows["d"]) == long]
+
+
+def short_curves(cfg, s: Sample) -> Estimate:
+    """Theorem 4.2 along the curves at l < d, τ = 1 and τ_opt: :func:`excess_mean_square`."""
+    sub = _curves(s, False)
+    th = sub[["G1_theory", "Gopt_theory"]].to_numpy(float)
+    gaps, ses = sub[["G1_mc", "Gopt_mc"]].to_numpy(float) / th - 1, sub[["G1_se", "Gopt_se"]].to_numpy(float) / th
+    ls = sorted(set(sub["l"])) or ["—"]
+    return excess_mean_square(gaps, ses, sub["n_test"].min() if len(sub) else None, f"l = {ls[0]}…{ls[-1]}")
+
+
+def minimiser(cfg, s: Sample) -> Estimate:
+    """Eq. 15's τ_opt against the Monte-Carlo minimiser at l ≥ d: :func:`excess_mean_square`."""
+    sub = _curves(s, True)
+    th = sub["tau_opt_theory"].to_numpy(float)[:, None]
+    gaps, ses = sub["tau_opt_mc"].to_numpy(float)[:, None] / th - 1, sub["tau_opt_mc_se"].to_numpy(float)[:, None] / th
+    return excess_mean_square(gaps, ses, sub["n_test"].min() if len(sub) else None, "cells with l ≥ d")
+
+
+def rms_measured(cfg, s: Sample, est: Estimate) -> str:
+    """The noise-corrected RMS relative gap, √max(mean square, 0) ("—" when the test is refused)."""
+    ms = est.value + TOL**2
+    return f"{math.sqrt(max(ms, 0.0)):.2%}" if math.isfinite(ms) and (est.se or 0) > 0 else "—"
+
+
+def log_tau_interval(cfg, s: Sample) -> Estimate:
+    """log(softmax's grid-best τ / Eq. 15's τ_opt), its 95 % bootstrap interval at least ± half a step of the cell's
+    τ grid (a grid argmin has no finer resolution; :func:`iclab.stats.grid_floor_ci`)."""
+    r = s.rows.iloc[0]
+    est, target = math.log(r.tau_best_soft), math.log(r.tau_opt_theory)
+    lo, hi = math.log(r.tau_best_soft_lo), math.log(r.tau_best_soft_hi)
+    if isinstance(taus := r.get("taus"), (list, tuple, np.ndarray)):
+        lo, hi = grid_floor_ci(est, lo, hi, np.log(taus))
+    how = (
+        f"softmax's best τ {fmt(r.tau_best_soft, 3)}, 95 % bootstrap interval [{fmt(math.exp(lo), 3)}, "
+        f"{fmt(math.exp(hi), 3)}] vs τ_opt {fmt(r.tau_opt_theory, 3)}; ratio {r.tau_best_soft / r.tau_opt_theory:.3g}"
+    )
+    return Estimate(est - target, ci=(lo - target, hi - target), n=int(r.n_test), how=how)
+
+
+def measured(col: str, digits: int, cfg, s: Sample, est: Estimate) -> str:
+    """``col`` of the cell (the measured error or τ, where the test reads a ratio, a relative gap or a log)."""
+    return fmt(float(s.rows[col].mean()), digits)
+
+
+def in_unshifted_c(cfg, s: Sample, est: Estimate) -> str:
+    """The error under the mean shift in units of the unshifted c (the shifted c grows with ‖μx‖²)."""
+    return fmt(float(s.rows.iloc[0].G1_mc / s.base.iloc[0].c))
+
+
+def pair_note(cfg, s: Sample, est: Estimate) -> str:
+    """The two cells' own values (``a``, baseline ``b``), each named by the settings that tell them apart."""
+    r, b = s.rows.iloc[0], s.base.iloc[0]
+    keys = [k for k in ("part", "l", "sigma_test", "mu_x") if k in s.rows and k in s.base and r[k] != b[k]]
+    name = lambda x: ", ".join(f"{k} = {x[k]:g}" if isinstance(x[k], float) else f"{k} = {x[k]}" for k in keys)  # noqa: E731
+    return f"per cell: {fmt(float(s.a.mean()))} at {name(r)} vs {fmt(float(s.b.mean()))} at {name(b)}"
+
+
+def simcheck_note(stem: str, cfg, s: Sample, est: Estimate) -> str:
+    r = s.rows.iloc[0]
+    tau = f" (τ_opt = {r['tau_opt_theory']:.3g})" if stem == "Gopt" else ""
+    resolved = abs(r[f"{stem}_mc"] - r[f"{stem}_theory"]) > quantile(0.95) * r[f"{stem}_se"]
+    gap = "" if resolved else " (finite-l gap not resolved from 0)"
+    return f"theory {r[f'{stem}_theory']:.4g}{tau}, MC on {int(r['n_test']):,} prompts{gap}"
+
+
+def closes_note(cfg, s: Sample, est: Estimate) -> str:
+    r = s.rows.iloc[0]
+    closed = r.gain_opt / (r.G1_mc - r.bayes_test) if r.G1_mc > r.bayes_test else float("nan")
+    return f"G/c {r.G1_mc / r.c:.3f} → {r.Gopt_mc / r.c:.3f}, test-Bayes {r.bayes_test / r.c:.3f} ({closed:.0%} closed)"
+
+
+def grows_note(cfg, s: Sample, est: Estimate) -> str:
+    rows = (s.base.iloc[0], s.rows.iloc[0])
+    return "MC minimiser " + ", ".join(f"σ={r.sigma_test:g}: {r.tau_opt_mc:.3g} (Eq. 15 {r.tau_opt_theory:.3g})" for r in rows)  # fmt: skip
+
+
+def empty(field: str, cfg, rec) -> str:
+    """``not_run``: the config names no value of ``field`` (an empty list), so none of the claim's cells runs."""
+    return "" if getattr(cfg, field) else f"not run in this preset: `{field}` is empty"
+
+
+def curves_every_l(cfg, df: pd.DataFrame) -> Verdict | None:
+    """``thm4.2-vs-mc/curves-l>=d``: every curve cell with l ≥ d, at τ = 1 and τ_opt, within ±TOL of Theorem 4.2
+    (:func:`iclab.stats.judge_every_cell`); "not measured", naming them, when some of the config's such cells have no
+    row ("at every l" is not judged on the cells that happen to be there); None when there is no such cell."""
+    keys = ("part", "l", "sigma_test", "mu_x")
+    named = [{k: c[k] for k in keys} for c in grid(cfg) if c["part"] in CURVE_PARTS and c["l"] >= c["d"]]
+    if gone := missing_cells(df, named):
+        return not_measured(gone[:3] + ([f"… {len(gone) - 3} more"] if len(gone) > 3 else []))
+    sub = df[df["part"].isin(CURVE_PARTS)] if "part" in df else df.iloc[:0]
+    sub = sub[sub["l"] >= sub["d"]]
+    what = lambda r: (
+        f" σ_test={r.sigma_test:g}" if "noise" in r.part else f" ‖μx‖={r.mu_x:g}" if r.part == "mean" else ""
+    )  # noqa: E731
+    cells = [
+        (f"{r.part} l={int(r.l)}{what(r)} τ={t}", r[f"{c}_mc"], r[f"{c}_se"], r[f"{c}_theory"])
+        for _, r in sub.iterrows()
+        for c, t in (("G1", "1"), ("Gopt", "τ_opt"))
+    ]
+    return judge_every_cell(cells, rel_tol=TOL, n=int(sub["n_test"].min())) if cells else None
