@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -129,8 +128,6 @@ class Experiment:
         order: int = 100,
     ) -> "Experiment":
         """An experiment laid out in ``package`` with the standard file names (module docstring)."""
-        # TRANSITION (issue 21): packages not yet converted to claim records still judge in ``comparisons.py``
-        judged = "comparisons" if importlib.util.find_spec(f"{package}.comparisons") else "claims"
         return cls(
             name=name,
             paper=paper,
@@ -142,9 +139,9 @@ class Experiment:
             run_cell=lazy(f"{package}.cells:run_cell"),
             shared=lazy(f"{package}.cells:shared"),
             figures=lazy(f"{package}.figures:figures"),
-            compare=lazy(f"{package}.{judged}:compare"),
+            compare=lazy(f"{package}.claims:compare"),
             notes=lazy(f"{package}.notes:notes"),
-            claims=lazy(f"{package}.{judged}:claims"),
+            claims=lazy(f"{package}.claims:claims"),
             budget=lazy(f"{package}.cells:budget"),
             order=order,
         )

@@ -41,6 +41,7 @@ __all__ = [
     "settings_differ",
     "downgrade",
     "one_per_unit",
+    "part_rows",
     "missing_cells",
     "cell_mask",
     "not_measured",
@@ -197,6 +198,16 @@ def cell_mask(rows: pd.DataFrame, cell: Mapping[str, Any]) -> np.ndarray:
         else:
             hit &= (got == want).to_numpy()
     return hit
+
+
+def part_rows(df: pd.DataFrame, part: str, ints: Sequence[str] = (), **cell: Any) -> pd.DataFrame:
+    """The rows of ``part`` (and of the other ``cell`` columns, :func:`cell_mask`); none when the table has no
+    ``part`` column. ``ints`` names columns to give back as integers: a column that other parts leave empty is
+    read back as floats."""
+    out = df[cell_mask(df, {"part": part, **cell})] if "part" in df else df.iloc[0:0]
+    for col in (c for c in ints if c in out and len(out) and out[c].notna().all()):
+        out = out.assign(**{col: out[col].astype(int)})
+    return out
 
 
 def not_measured(missing: Sequence[str]) -> Verdict:

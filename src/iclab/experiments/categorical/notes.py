@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from iclab.experiments.categorical.tables import part_rows
+from iclab.experiments._judge import part_rows
 
 __all__ = ["notes"]
 

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from iclab.experiments._records import Estimate, Sample
-from iclab.experiments.categorical.tables import part_rows
+from iclab.experiments._judge import part_rows
 from iclab.stats import mean_se
 
 COMPARABLE_NOTE = {

@@ -6,12 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["part_rows", "mean_with_se"]
-
-
-def part_rows(df: pd.DataFrame, part: str) -> pd.DataFrame:
-    """The rows whose ``part`` is ``part`` (none when the table has no ``part`` column)."""
-    return df[df["part"] == part] if "part" in df else df.iloc[0:0]
+__all__ = ["mean_with_se"]
 
 
 def mean_with_se(df: pd.DataFrame, keys: list[str], cols: list[str]) -> pd.DataFrame:

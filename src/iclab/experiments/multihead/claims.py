@@ -150,6 +150,7 @@ def _pooled(key: str, digits: int = 4, gates=(st.stage2,), combine=st.pooled, me
 
 def _patterns(cfg) -> list[ClaimRecord]:
     """The ω and μ limits (Fig. 2.8), η_eff (Thm 1), the KQ and OV patterns (Figs. 2.2, 3.1)."""
+
     # tolerances: |ω| and Σμ₊ within 10 % (printed with two digits, 0.13 and 3.45); a purity within its own
     # off-pattern mass 1 − paper (the band must tell the reported leakage from twice as much)
     def purity(key: str) -> Rule:
@@ -207,8 +208,10 @@ def _patterns(cfg) -> list[ClaimRecord]:
 def _multitask() -> list[ClaimRecord]:
     """Multi-task regression and superposition across heads (Figs. 3.2–3.5; the authors' code's data law)."""
     src = f"{SRC}, Figs. 3.2–3.5 (the authors' icl_linear_multitask.ipynb)"
-    share = ("a head's share of task n = the rise of task n's error when the head is removed, over the task's error "
-             "(paired, n_eval prompts); sharing = the smaller share of the head the weights say serves both tasks most")
+    share = (
+        "a head's share of task n = the rise of task n's error when the head is removed, over the task's error "
+        "(paired, n_eval prompts); sharing = the smaller share of the head the weights say serves both tasks most"
+    )
     gap, gap_se = partial(st.per_row, st.task_gap, 0), partial(st.per_row, st.task_gap, 1)
     shared = dict(combine=partial(st.seed_mean, partial(st.per_row, st.sharing, 1), drop_nan=False), gates=GATES)
     indep = "results without that mean: per-task SEs combined as if independent"
@@ -248,12 +251,19 @@ def _multitask() -> list[ClaimRecord]:
 
 def _ratio(cfg) -> list[ClaimRecord]:
     """Thm 1's Bayes-risk ratio bound: debiased GD at large d and at the paper's size; the trained H = 2 model."""
-    test = ("bound − E(debiased GD)/Bayes > 0, both risks exact in β, ε, x_q and paired over n_ratio draws of X; "
-            "95 % CI (delta method)")
+    test = (
+        "bound − E(debiased GD)/Bayes > 0, both risks exact in β, ε, x_q and paired over n_ratio draws of X; "
+        "95 % CI (delta method)"
+    )
 
     def cell(which: str) -> Measure:
-        return Measure({"part": "ratio"}, st.whole_row, SEED, combine=partial(st.ratio_point, which),
-                       measured=partial(st.slack_text, which))
+        return Measure(
+            {"part": "ratio"},
+            st.whole_row,
+            SEED,
+            combine=partial(st.ratio_point, which),
+            measured=partial(st.slack_text, which),
+        )
 
     return [
         _rec("thm1-ratio/dgd-large-d", "Debiased GD at η* is within Thm 1's factor of the Bayes risk (ratio ≤ 1 + "
@@ -316,13 +326,23 @@ def _activation(cfg) -> list[ClaimRecord]:
 
 def _second_hand() -> list[ClaimRecord]:
     """The seed summary's table (an AI-written note): never judged; the reason shows iclab's theory at its (d, n)."""
-    why = ("an AI-written summary, not the paper: its errors lie below the Bayes risk (and the noise floor σ²) at its "
-           "own (d, n), impossible for any predictor (docs/papers/multihead.md §6.4)")
+    why = (
+        "an AI-written summary, not the paper: its errors lie below the Bayes risk (and the noise floor σ²) at its "
+        "own (d, n), impossible for any predictor (docs/papers/multihead.md §6.4)"
+    )
     d, ltr, lte, sm, lin = SEED_SUMMARY_LENGTHGEN
-    rows = [(k, f"Errors at {k}: multi-head, single head, linear, Bayes", ", ".join(map(str, v[2:])), v[2])
-            for k, v in SEED_SUMMARY.items()]
-    rows.append(("lengthgen", f"Length generalisation d = {d}, trained at n = {ltr}, tested at n = {lte}: softmax and "
-                 "linear errors", f"softmax {sm}; linear {lin}", sm))
+    rows = [
+        (k, f"Errors at {k}: multi-head, single head, linear, Bayes", ", ".join(map(str, v[2:])), v[2])
+        for k, v in SEED_SUMMARY.items()
+    ]
+    rows.append(
+        (
+            "lengthgen",
+            f"Length generalisation d = {d}, trained at n = {ltr}, tested at n = {lte}: softmax and linear errors",
+            f"softmax {sm}; linear {lin}",
+            sm,
+        )
+    )
     return [
         _rec(f"second-hand/{key.replace(' ', '')}", claim, "second-hand summary", "paper value",
              "not judged: the source is unreliable", paper, Measure({"part": "baseline"}, st.whole_row, SEED),

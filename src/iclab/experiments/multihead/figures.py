@@ -12,7 +12,8 @@ import numpy as np
 import pandas as pd
 
 from iclab.experiments.multihead.paper_values import FIG24_TRAINED, PAPER_OMEGA_LOGIT
-from iclab.experiments.multihead.results import baseline_row, lengthgen_rows, mean_curve, part_rows, ratio_row, value_at
+from iclab.experiments._judge import part_rows
+from iclab.experiments.multihead.results import INTS, baseline_row, lengthgen_rows, mean_curve, ratio_row, value_at
 from iclab.plotting import color, new_figure, save_figure, theory_vs_sim
 from iclab.theory import multihead as th
 
@@ -283,14 +284,14 @@ def figures(cfg, df: pd.DataFrame, fig_dir: Path) -> list[Path]:
     """Every figure whose parts are in ``df``; returns the PNG paths (a CSV of the data beside each)."""
     out: list[Path] = []
     base = baseline_row(df)
-    iso = part_rows(df, "iso", "softmax")
-    lg, an, mt = lengthgen_rows(cfg, df), part_rows(df, "aniso"), part_rows(df, "multitask")
-    act, rr = part_rows(df, "activation"), ratio_row(df)
+    iso = part_rows(df, "iso", ints=INTS, attention="softmax")
+    lg, an, mt = lengthgen_rows(cfg, df), part_rows(df, "aniso", ints=INTS), part_rows(df, "multitask", ints=INTS)
+    act, rr = part_rows(df, "activation", ints=INTS), ratio_row(df)
     if not iso.empty:
         out.append(_dynamics(cfg, iso, fig_dir))
         out.append(_trained_minus_dgd(cfg, iso, fig_dir))
     if base is not None and not iso.empty:
-        out.append(_error_vs_length(cfg, base, iso, part_rows(df, "iso", "linear"), fig_dir))
+        out.append(_error_vs_length(cfg, base, iso, part_rows(df, "iso", ints=INTS, attention="linear"), fig_dir))
         out.append(_head_ablation(cfg, base, iso, fig_dir))
     if base is not None and not lg.empty:
         out.append(_length_generalisation(cfg, base, lg, fig_dir))

@@ -8,7 +8,8 @@ import pandas as pd
 
 from iclab.experiments.multihead.conventions import STAGE_II_STEPS, ZERO_SUM_MAX
 from iclab.experiments.multihead.paper_values import PAPER_OMEGA_LOGIT
-from iclab.experiments.multihead.results import part_rows, ratio_row
+from iclab.experiments._judge import part_rows
+from iclab.experiments.multihead.results import INTS, ratio_row
 from iclab.stats import fmt
 from iclab.theory import multihead as th
 
@@ -47,7 +48,7 @@ def notes(cfg, df: pd.DataFrame) -> str:
             f"- This run trains {cfg.steps:,} steps at lr {cfg.lr:g} (the paper: 5·10⁵ at 1e-3), too few for stage "
             "II (|ω| decaying toward ≈ 0.14 while Σμ₊ grows), so the limits of |ω|, Σμ₊ and the pattern purity "
             "are not judged; the full preset (5·10⁵ steps) would judge them. Stage I (diagonal KQ, last-entry "
-            f"zero-sum OV, sign matching): {_stage1_note(part_rows(df, 'iso', 'softmax'))} A seed can sit on the "
+            f"zero-sum OV, sign matching): {_stage1_note(part_rows(df, 'iso', ints=INTS, attention='softmax'))} A seed can sit on the "
             "single-head plateau (one dummy head, zero-sum ≈ 1) for a while before escaping."
         )
     return "\n".join(lines)

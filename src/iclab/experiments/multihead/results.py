@@ -6,8 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from iclab.experiments._judge import part_rows
+
 __all__ = [
-    "part_rows",
+    "INTS",
     "baseline_row",
     "ratio_row",
     "lengthgen_rows",
@@ -15,36 +17,27 @@ __all__ = [
     "value_at",
 ]
 
-
-def part_rows(df: pd.DataFrame, part: str, attention: str | None = None) -> pd.DataFrame:
-    """Rows of ``part`` (and of ``attention`` when given), with ``H`` as int."""
-    if "part" not in df:
-        return df.iloc[0:0]
-    out = df[df["part"] == part].copy()
-    if "H" in out and len(out) and out["H"].notna().all():
-        out["H"] = out["H"].astype(int)
-    if attention is not None:
-        out = out[out["attention"] == attention] if "attention" in out else out.iloc[0:0]
-    return out
+#: the integer columns of multihead's parts (read back as floats where other parts leave them empty)
+INTS = ("H",)
 
 
 def baseline_row(df: pd.DataFrame) -> pd.Series | None:
-    b = part_rows(df, "baseline")
+    b = part_rows(df, "baseline", ints=INTS)
     return None if b.empty else b.iloc[0]
 
 
 def ratio_row(df: pd.DataFrame) -> pd.Series | None:
-    r = part_rows(df, "ratio")
+    r = part_rows(df, "ratio", ints=INTS)
     return None if r.empty else r.iloc[0]
 
 
 def lengthgen_rows(cfg, df: pd.DataFrame) -> pd.DataFrame:
     """The length-generalisation models: the ``lengthgen`` part, or, when it was trained at ``n_train`` (the
     paper's setting), the ``iso`` softmax model with ``lengthgen_heads`` heads and the ``iso`` linear model."""
-    lg = part_rows(df, "lengthgen")
+    lg = part_rows(df, "lengthgen", ints=INTS)
     if not lg.empty or cfg.lengthgen_train != cfg.n_train:
         return lg
-    iso = part_rows(df, "iso")
+    iso = part_rows(df, "iso", ints=INTS)
     if iso.empty:
         return iso
     keep = ((iso["attention"] == "softmax") & (iso["H"] == cfg.lengthgen_heads)) | (iso["attention"] == "linear")

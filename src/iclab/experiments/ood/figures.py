@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 
 from iclab.experiments.ood.reference import DERIVED_F, DERIVED_INSPAN, PAPER_ENCODER_F, PAPER_OOD, PAPER_TINY
-from iclab.experiments.ood.tables import first_row, forget_table, part_rows, within_target_spearman
+from iclab.experiments._judge import part_rows
+from iclab.experiments.ood.tables import first_row, forget_table, within_target_spearman
 from iclab.plotting import PALETTE, new_figure, save_figure, theory_vs_sim
 from iclab.theory import ood as T
 

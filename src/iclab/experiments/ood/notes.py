@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from iclab.experiments.ood.tables import first_row, forget_table, part_rows, within_target_spearman
+from iclab.experiments._judge import part_rows
+from iclab.experiments.ood.tables import first_row, forget_table, within_target_spearman
 
 __all__ = ["notes"]
 

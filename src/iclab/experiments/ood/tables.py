@@ -6,7 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["part_rows", "first_row", "forget_table", "within_target_spearman"]
+from iclab.experiments._judge import part_rows
+
+__all__ = ["first_row", "forget_table", "within_target_spearman"]
 
 _FORGET_COLUMNS = (
     "F",
@@ -27,11 +29,6 @@ _FORGET_COLUMNS = (
     "dAlphaV1",
     "dAlphaV2",
 )
-
-
-def part_rows(df: pd.DataFrame, part: str) -> pd.DataFrame:
-    """The rows whose cell has ``part == part`` (empty when there is no ``part`` column)."""
-    return df[df["part"] == part] if "part" in df else df.iloc[0:0]
 
 
 def first_row(df: pd.DataFrame, part: str):

@@ -1,0 +1,40 @@
+"""One shape for every paper package (issue 21 item 5; experiments/_contract.py): the same standard files in all
+five, the claims as records judged by the one judge, no second judging module."""
+
+import importlib
+from pathlib import Path
+
+import pytest
+
+from iclab.experiments import paper_experiments
+from iclab.experiments._records import ClaimRecord
+
+STANDARD = {"__init__", "config", "cells", "figures", "claims", "notes"}
+RETIRED = {"comparisons", "verdicts", "extension_claims"}  # the judging modules the records replaced
+#: the claims that are not records yet, and why (each still judged by one stats test, with its test record)
+NOT_RECORDS = {
+    "thm4.2-vs-mc/curves-l>=d": "two values per cell (τ = 1 and τ_opt), which a record's every-cell rule cannot say",
+}
+
+
+def _packages() -> list[str]:
+    return sorted({e.cells.target.split(":")[0].rsplit(".", 1)[0] for e in paper_experiments()})
+
+
+@pytest.mark.parametrize("package", _packages())
+def test_every_paper_package_has_the_standard_files_and_no_retired_one(package):
+    folder = Path(importlib.import_module(package).__file__).parent
+    modules = {p.stem for p in folder.glob("*.py")}
+    assert STANDARD <= modules, f"{package} lacks {sorted(STANDARD - modules)}"
+    assert not modules & RETIRED, f"{package} still has {sorted(modules & RETIRED)}"
+
+
+@pytest.mark.parametrize("exp", paper_experiments(), ids=lambda e: e.name)
+def test_every_experiment_declares_records_and_judges_them_in_claims_py(exp):
+    package = exp.cells.target.split(":")[0].rsplit(".", 1)[0]
+    assert exp.claims.target == f"{package}.claims:claims" and exp.compare.target == f"{package}.claims:compare"
+    assert exp.notes.target == f"{package}.notes:notes"
+    for preset in exp.presets:
+        declared = exp.claims(exp.config(preset))
+        hand_built = {c.id for c in declared if not isinstance(c, ClaimRecord)}
+        assert declared and hand_built <= set(NOT_RECORDS), (exp.name, preset, hand_built - set(NOT_RECORDS))
