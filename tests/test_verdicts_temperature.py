@@ -192,7 +192,7 @@ def test_every_l_claim_is_tested_at_every_cell():
     assert v.verdict == DISAGREES and "cov l=100 τ=1" in v.reason and "Bonferroni" in v.statistic
     assert "20.0%" in v.measured
     near = _verdicts(_one_cell_off(_table(effect=True), 0.045, se=0.01))["thm4.2-vs-mc/curves-l>=d"]
-    assert near.verdict == NOT_JUDGED and "1 of 214 cells undecided (cov l=100 τ=1)" in near.reason
+    assert near.verdict == NOT_JUDGED and "1 of 214 cells undecided (curve = cov l=100 τ=1)" in near.reason
     assert _verdicts(_table(effect=True))["thm4.2-vs-mc/curves-l>=d"].verdict == AGREES
     assert "every cell" in {c.id: c.test for c in C.claims(PAPER_CFG)}["thm4.2-vs-mc/curves-l>=d"]
 

@@ -1,5 +1,5 @@
 """What an experiment is: a config with presets, a grid of independent cells, a pure cell function, figure
-functions and its comparisons with the paper.
+functions and its claims about the paper, as records.
 
 A *cell* is a small JSON-able dict: one point of the grid. Every cell names its ``part`` (which measurement of
 the experiment it is) and its ``seed``. ``run_cell(config, cell, shared)`` returns a JSON-able dict of metrics

@@ -4,8 +4,8 @@
 judged by the generic judge (:mod:`iclab.experiments._records`) with the package's statistics (:mod:`.statistics`).
 Claims tied to the paper's figure settings carry them in ``paper_settings`` ("not judged (settings differ)" at the
 quick preset's d = 20). Internal checks (τ_opt against Eq. 15, the Marchenko–Pastur Bayes error) are tests.
-``thm4.2-vs-mc/curves-l>=d`` ("at every l") has two values per cell (τ = 1, τ_opt), which a record's every-cell
-rule cannot say: :func:`.statistics.curves_every_l` calls :func:`iclab.stats.judge_every_cell` itself.
+``thm4.2-vs-mc/curves-l>=d`` ("at every l") has two values per curve cell (τ = 1, τ_opt): its record reads them as
+one row each (:func:`.statistics.curve_cells`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from functools import partial
 
 import pandas as pd
 
-from iclab.experiments._judge import Claim
 from iclab.experiments._records import BASE, ClaimRecord, Measure, Rule, judge_records
 from iclab.experiments.temperature import statistics as S
 from iclab.experiments.temperature.statistics import CURVE_PARTS, TOL, prompt_se, ratio, rel_gap
@@ -77,15 +76,19 @@ def _simcheck(cid, part, stem, setting, th, mc) -> ClaimRecord:
         headline=cid == "thm4.2-vs-mc/check-cov-tauopt", settings={})
 
 
-def _theory(cfg) -> list[Claim]:
+def _theory(cfg) -> list[ClaimRecord]:
     curves = f'{PAPER}, Thm 4.2; Figs. 1–2 (theory lines over simulation points, "closely match")'
     return [
-        Claim("thm4.2-vs-mc/curves-l>=d",
-              "Theorem 4.2's G(τ) matches simulation along the curves of Figs. 1–2, at every l ≥ d", curves, _TVS,
-              f"each cell (part, l ≥ d, τ = 1 and τ_opt) on its own: agrees when every cell's 95 % CI of the relative "
-              f"gap (MC − theory)/theory lies within ±{TOL:.0%} (intersection–union test, no correction needed); "
-              f"disagrees when some cell's Bonferroni CI (95 % over the m cells, Holm's first step) lies wholly "
-              f"outside ±{TOL:.0%}", '"closely match"', headline=True, paper_settings=FIG_SETTINGS),
+        _record("thm4.2-vs-mc/curves-l>=d",
+                "Theorem 4.2's G(τ) matches simulation along the curves of Figs. 1–2, at every l ≥ d", curves, _TVS,
+                f"each cell (part, l ≥ d, τ = 1 and τ_opt) on its own: agrees when every cell's 95 % CI of the relative "
+                f"gap (MC − theory)/theory lies within ±{TOL:.0%} (intersection–union test, no correction needed); "
+                f"disagrees when some cell's Bonferroni CI (95 % over the m cells, Holm's first step) lies wholly "
+                f"outside ±{TOL:.0%}",
+                Measure({"part": S.CURVE_CELL}, "G", ("curve",), se_column="G_se", combine=S.one_cell,
+                        gates=(S.curves_missing,)),
+                Rule("every cell", rel_tol=TOL, target="G_theory", by=("curve",), n="n_test"), '"closely match"',
+                headline=True),
         _record("thm4.2-vs-mc/curves-l<d",
                 "Theorem 4.2's G(τ) matches simulation along the curves of Figs. 1–2, at l < d", curves, _TVS,
                 f"RMS over the cells of the relative gap (MC − theory)/theory at τ = 1 and τ_opt, Monte-Carlo noise "
@@ -211,13 +214,15 @@ def _surrogate() -> list[ClaimRecord]:
 # fmt: on
 
 
-def claims(cfg) -> list[Claim]:
+def claims(cfg) -> list[ClaimRecord]:
     """Every claim the experiment judges, fixed before the run (the report's denominator)."""
     return [*(_simcheck(*row) for row in SIMCHECK), *_theory(cfg), *_shifts(cfg), *_mean_shift(cfg), *_surrogate()]
 
 
 def compare(cfg, df: pd.DataFrame) -> dict[str, Verdict]:
-    """The verdict of every declared claim: the records by the generic judge, the every-l claim by its own test."""
-    out = judge_records([c for c in claims(cfg) if isinstance(c, ClaimRecord)], cfg, df)
-    every = S.curves_every_l(cfg, df)
-    return out if every is None else {**out, "thm4.2-vs-mc/curves-l>=d": every}
+    """The verdict of every declared claim by the generic judge; the every-l claim reads its cells one row per
+    (cell, τ) (:func:`.statistics.curve_cells`)."""
+    records = claims(cfg)
+    every = [r for r in records if r.measure.where.get("part") == S.CURVE_CELL]
+    rest = [r for r in records if r not in every]
+    return {**judge_records(rest, cfg, df), **judge_records(every, cfg, S.curve_cells(df))}

@@ -12,7 +12,7 @@ prompts gives ``(f, b, r)`` per prompt and the Monte-Carlo error at every τ of 
 :math:`\epsilon_l` never reaches a prediction, so every squared error is averaged over it exactly:
 :math:`\mathbb E_{\epsilon_l}(y_l-\hat y)^2=(f-\hat y)^2+\sigma^2` with :math:`f=\mathbf w^\top\mathbf x_l`
 (docs/papers/temperature.md §5.1). Every error comes with its standard error over prompts, and the differences the
-comparisons judge (τ = 1 against τ_opt, the model against Bayes) with the standard error of the per-prompt
+claims judge (τ = 1 against τ_opt, the model against Bayes) with the standard error of the per-prompt
 difference on the same prompts.
 """
 

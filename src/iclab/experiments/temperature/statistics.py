@@ -17,9 +17,19 @@ import pandas as pd
 from iclab.experiments._judge import missing_cells, not_measured
 from iclab.experiments._records import Estimate, Sample
 from iclab.experiments.temperature.cells import cells as grid
-from iclab.stats import Verdict, fmt, grid_floor_ci, judge_every_cell, quantile
+from iclab.stats import fmt, grid_floor_ci, quantile
 
-__all__ = ["CURVE_PARTS", "TOL", "ratio", "rel_gap", "prompt_se", "excess_mean_square", "log_tau_interval"]
+__all__ = [
+    "CURVE_CELL",
+    "CURVE_PARTS",
+    "curve_cells",
+    "TOL",
+    "ratio",
+    "rel_gap",
+    "prompt_se",
+    "excess_mean_square",
+    "log_tau_interval",
+]
 
 TOL = 0.05  # Theorem 4.2/4.3 against simulation: the independent check's "1–5 %" (note §4.11)
 CURVE_PARTS = ("none", "cov", "task", "noise", "noise_ld", "mean")
@@ -168,22 +178,54 @@ def empty(field: str, cfg, rec) -> str:
     return "" if getattr(cfg, field) else f"not run in this preset: `{field}` is empty"
 
 
-def curves_every_l(cfg, df: pd.DataFrame) -> Verdict | None:
-    """``thm4.2-vs-mc/curves-l>=d``: every curve cell with l ≥ d, at τ = 1 and τ_opt, within ±TOL of Theorem 4.2
-    (:func:`iclab.stats.judge_every_cell`); "not measured", naming them, when some of the config's such cells have no
-    row ("at every l" is not judged on the cells that happen to be there); None when there is no such cell."""
-    keys = ("part", "l", "sigma_test", "mu_x")
-    named = [{k: c[k] for k in keys} for c in grid(cfg) if c["part"] in CURVE_PARTS and c["l"] >= c["d"]]
-    if gone := missing_cells(df, named):
-        return not_measured(gone[:3] + ([f"… {len(gone) - 3} more"] if len(gone) > 3 else []))
+#: the ``part`` of the rows :func:`curve_cells` derives: one per curve cell with l ≥ d and τ ∈ {1, τ_opt}
+CURVE_CELL = "curve-cell"
+
+
+def curve_cells(df: pd.DataFrame) -> pd.DataFrame:
+    """The curve cells with l ≥ d, one row per (cell, τ = 1 or τ_opt), for ``thm4.2-vs-mc/curves-l>=d`` ("at every
+    l", :func:`iclab.stats.judge_every_cell` through its record): ``part`` = :data:`CURVE_CELL`, ``curve`` the cell's label,
+    ``G``/``G_se``/``G_theory`` the simulated error, its prompt-level SE and Theorem 4.2's value, and the cell's own
+    ``curve_part``, ``l``, ``sigma_test``, ``mu_x`` (which :func:`curves_missing` checks against the grid)."""
     sub = df[df["part"].isin(CURVE_PARTS)] if "part" in df else df.iloc[:0]
     sub = sub[sub["l"] >= sub["d"]]
-    what = lambda r: (
-        f" σ_test={r.sigma_test:g}" if "noise" in r.part else f" ‖μx‖={r.mu_x:g}" if r.part == "mean" else ""
-    )  # noqa: E731
-    cells = [
-        (f"{r.part} l={int(r.l)}{what(r)} τ={t}", r[f"{c}_mc"], r[f"{c}_se"], r[f"{c}_theory"])
+
+    def what(r) -> str:
+        return f" σ_test={r.sigma_test:g}" if "noise" in r.part else f" ‖μx‖={r.mu_x:g}" if r.part == "mean" else ""
+
+    rows = [
+        {
+            "part": CURVE_CELL,
+            "curve": f"{r.part} l={int(r.l)}{what(r)} τ={t}",
+            "curve_part": r.part,
+            "l": r.l,
+            "sigma_test": r.sigma_test,
+            "mu_x": r.mu_x,
+            "G": r[f"{c}_mc"],
+            "G_se": r[f"{c}_se"],
+            "G_theory": r[f"{c}_theory"],
+        }  # fmt: skip
         for _, r in sub.iterrows()
         for c, t in (("G1", "1"), ("Gopt", "τ_opt"))
     ]
-    return judge_every_cell(cells, rel_tol=TOL, n=int(sub["n_test"].min())) if cells else None
+    return pd.DataFrame(rows)
+
+
+def one_cell(cfg, s: Sample) -> Estimate:
+    """One curve cell's simulated error with its prompt-level SE (one row: nothing to combine)."""
+    return Estimate(float(s.values[0]), float(s.ses[0]))
+
+
+def curves_missing(cfg, s: Sample) -> str:
+    """ "not measured", naming them, when some of the config's curve cells with l ≥ d have no row: "at every l" is
+    not judged on the cells that happen to be there."""
+    named = [
+        {"curve_part": c["part"], "l": c["l"], "sigma_test": c["sigma_test"], "mu_x": c["mu_x"]}
+        for c in grid(cfg)
+        if c["part"] in CURVE_PARTS and c["l"] >= c["d"]
+    ]
+    gone = missing_cells(s.rows, named)
+    if not gone:
+        return ""
+    more = [f"… {len(gone) - 3} more"] if len(gone) > 3 else []
+    return not_measured(gone[:3] + more).reason

@@ -8,7 +8,7 @@ is the trained model), or only the first layer's, and the normalised query error
 :math:`\mathbb E(y_l-\hat y_l)^2/(\mathrm{Tr}(\mathbf A\mathbf B)+\sigma^2)` is read for each τ of the grid, with the
 test-prior Bayes error (Eq. 9) as the ideal learner. Every cell's ``part`` is ``"error_vs_tau"``.
 
-Every τ is scored on the same prompts, so the cell also returns paired statistics the comparisons judge
+Every τ is scored on the same prompts, so the cell also returns paired statistics the claims judge
 (docs/papers/temperature.md §5.2): the gain of a re-tuned τ over τ = 1, **cross-fitted** (τ picked on one half of
 the prompts, the per-prompt error difference read on the other half, both ways — picking τ on the prompts it is
 scored on would turn noise into a gain), the gain at the grid τ nearest the one-layer τ_opt, and a bootstrap over
