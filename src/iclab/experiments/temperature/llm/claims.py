@@ -24,35 +24,32 @@ SOURCE = "arXiv:2511.01292 §5.2, Fig. 3"
 SMALLEST_GAIN = 0.02  # EM: a gain below 2 points is no gain worth the name
 SMALLEST_SLOPE = float(np.log(1.25) / 0.8)  # best τ up by 25 % from noise 0 to 0.8
 CELL = ("noise_ratio",)  # one row per (part, model, task) and noise ratio: the cell is the replicate
-#: id suffix -> claim, source, quantity, paper value, extra ({m} model, {t} task, {r} noise ratio, {top} the largest)
+#: id suffix -> the record's texts ({m} model, {t} task, {r} noise ratio, {top} the largest)
 TEXTS = {
-    "noise-hurts": (
-        "{m}, {t}: noisy demonstrations (noise {top:g}) lower EM at τ = 1",
-        SOURCE + " (the premise of Fig. 3)",
-        "EM(clean) − EM(noisy), the same demonstrations, on {q} screening questions, paired",
-        "EM drops with noise",
-        "The other claims of this model and task are judged only when the harm is ≥ {harm:g} with its CI above 0",
+    "noise-hurts": dict(
+        claim="{m}, {t}: noisy demonstrations (noise {top:g}) lower EM at τ = 1",
+        source=SOURCE + " (the premise of Fig. 3)",
+        quantity="EM(clean) − EM(noisy), the same demonstrations, on {q} screening questions, paired",
+        paper_value="EM drops with noise",
+        extra="The other claims of this model and task are judged only when the harm is ≥ {harm:g} with its CI above 0",
     ),
-    "trend": (
-        "{m}, {t}: the best τ grows with the noise ratio",
-        SOURCE,
-        "per noise ratio, the best τ on the grid",
-        "increasing, τ_opt > 1",
-        "",
+    "trend": dict(
+        claim="{m}, {t}: the best τ grows with the noise ratio",
+        source=SOURCE,
+        quantity="per noise ratio, the best τ on the grid",
+        paper_value="increasing, τ_opt > 1",
     ),
-    "gain/{r:g}": (
-        "{m}, {t}, noise {r:g}: tuning τ improves EM over τ = 1",
-        SOURCE,
-        "EM gain over τ = 1 of the τ chosen on the other half of the questions, paired per question",
-        "gains (no numbers)",
-        "",
+    "gain/{r:g}": dict(
+        claim="{m}, {t}, noise {r:g}: tuning τ improves EM over τ = 1",
+        source=SOURCE,
+        quantity="EM gain over τ = 1 of the τ chosen on the other half of the questions, paired per question",
+        paper_value="gains (no numbers)",
     ),
-    "moment": (
-        "{m}, {t}, noise {top:g}: the moment (spread) rule's τ_ℓ improves EM over τ = 1",
-        SOURCE + " (rule stated in words; note §5.4)",
-        "EM gain over τ = 1 of the spread rule's τ_ℓ, paired per question",
-        "τ from score moments helps",
-        "",
+    "moment": dict(
+        claim="{m}, {t}, noise {top:g}: the moment (spread) rule's τ_ℓ improves EM over τ = 1",
+        source=SOURCE + " (rule stated in words; note §5.4)",
+        quantity="EM gain over τ = 1 of the spread rule's τ_ℓ, paired per question",
+        paper_value="τ from score moments helps",
     ),
 }
 
@@ -141,20 +138,10 @@ def claims(cfg: TemperatureLLMConfig) -> list[ClaimRecord]:
             rows.append(("moment", top, Measure(where, "moment_gain", CELL, combine=moment, gates=judged), gain))
         for key, r, measure, rule in rows:
             fill = {"m": m, "t": t, "r": r, "top": top, "q": cfg.screen_questions, "harm": cfg.screen_harm}
-            claim, source, quantity, paper, extra = (text.format(**fill) for text in TEXTS[key])
+            texts = {name: text.format(**fill) for name, text in TEXTS[key].items()}
+            cid, headline = f"{m}/{t}/" + key.format(**fill), key == "trend"
             out.append(
-                ClaimRecord(
-                    f"{m}/{t}/" + key.format(**fill),
-                    claim,
-                    source,
-                    "effect direction",
-                    quantity=quantity,
-                    extra=extra,
-                    paper_value=paper,
-                    headline=key == "trend",
-                    measure=measure,
-                    rule=rule,
-                )  # fmt: skip
+                ClaimRecord(cid, kind="effect direction", headline=headline, measure=measure, rule=rule, **texts)
             )
     return out
 
