@@ -7,6 +7,7 @@ import pytest
 
 from iclab.errors import ConfigError
 from iclab.experiments import get_experiment
+from iclab.experiments._records import RAISED
 
 TINY = {
     "n_context": 7,
@@ -80,6 +81,7 @@ def test_categorical_tiny_end_to_end(tmp_path):
     assert {"fgd-steps/dot", "stationarity/x-coupling/softmax", "features/digits"} <= ids
     assert "fgd-steps/distance" not in ids  # an identity: tests/test_claim_identities.py
     assert all(c["kind"] and c["test"] and c["verdict"] for c in summary["comparisons"])
+    assert not [c["id"] for c in summary["comparisons"] if RAISED in c["reason"]]  # no claim's judging raised
 
 
 def test_config_errors():

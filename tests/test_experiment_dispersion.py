@@ -8,6 +8,7 @@ import pytest
 
 from iclab.errors import ConfigError
 from iclab.experiments import get_experiment
+from iclab.experiments._records import RAISED
 from iclab.theory.dispersion import top_coefficient_bound
 
 TINY = {
@@ -85,6 +86,7 @@ def test_tiny_run_end_to_end(tmp_path):
         "prop3.1/weights-limit",
         "lookup/kv/smollm2",
     } <= ids
+    assert not [r["id"] for r in summary["comparisons"] if RAISED in r["reason"]]  # no claim's judging raised
     again = run_and_report("dispersion", "quick", TINY, out=tmp_path / "run", executor="serial", progress=False)
     assert again.computed == 0 and again.reused == len(res.results)
 

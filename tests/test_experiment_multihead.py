@@ -11,6 +11,7 @@ import torch
 from iclab.data import GaussianRegression, MultiTaskRegression, generator_for, toeplitz_cov
 from iclab.errors import ConfigError
 from iclab.experiments import get_experiment
+from iclab.experiments._records import RAISED
 from iclab.report import run_and_report
 
 TINY = {
@@ -61,6 +62,7 @@ def test_tiny_run_writes_figures_comparison_and_notes(tmp_path):
     rows = {r["id"]: r for r in summary["comparisons"]}
     exp = get_experiment("multihead")
     assert set(rows) == {c.id for c in exp.claims(exp.config("quick", TINY))}  # every declared claim has a row
+    assert not [cid for cid, r in rows.items() if RAISED in r["reason"]]  # no claim's judging raised
     # the closed-form debiased-GD row against the authors' number is exact, whatever the training budget
     assert rows["fig2.5/dgd/L40"]["measured"] == "0.2432" and rows["fig2.5/dgd/L40"]["verdict"] == "agrees"
     assert rows["fig2.4/H2/L40"]["verdict"] == "not judged"  # 30 steps: settings differ

@@ -17,11 +17,14 @@ from iclab.experiments._records import (
     ClaimRecord,
     Estimate,
     Measure,
+    RAISED,
+    TEST_KINDS,
     Rule,
     across_units,
     declared,
     judge_records,
 )
+from iclab.experiments import paper_experiments
 from iclab.experiments.temperature.gpt2 import claims as gpt2
 from iclab.stats import AGREES, DISAGREES, NOT_JUDGED
 
@@ -33,7 +36,7 @@ class Cfg:
 
 
 def _rec(measure: Measure, rule: Rule, **kw) -> ClaimRecord:
-    base = dict(id="x/claim", claim="a claim", source="arXiv:0000.00000, Fig. 1", kind="effect direction", test="t")
+    base = dict(id="x/claim", claim="a claim", source="arXiv:0000.00000, Fig. 1", kind="effect direction", quantity="q")
     return ClaimRecord(**(base | kw), measure=measure, rule=rule)
 
 
@@ -228,3 +231,108 @@ def test_every_cell_by_a_text_and_a_number_column_finds_its_cells_and_applies_no
     assert g.verdict == NOT_JUDGED and "free gradient" in g.reason
     not_run = _rec(m, rule, not_run=lambda cfg, rec: "this config runs no such cell")
     assert _judge(not_run, df).reason.startswith("this config runs no such cell")
+
+
+# --- the test text is generated from the rule (it cannot drift from what the judge does) ------------------------
+
+
+def _records():
+    """Every record of every experiment at its quick and paper presets."""
+    for exp in paper_experiments():
+        for preset in ("quick", "paper"):
+            yield from (c for c in exp.claims(exp.presets[preset]) if isinstance(c, ClaimRecord))
+
+
+def _num(x) -> str:
+    return f"{float(x):.4g}".replace("-", "−")
+
+
+def _pct(x) -> str:
+    return f"{100 * float(x):.3g} %"
+
+
+def _thresholds(rule: Rule) -> dict:
+    """The thresholds a kind's text must state, as (field, text), and a changed value for each."""
+    out = {}
+    if rule.kind in ("direction", "absence") and rule.smallest and not rule.relative_to:
+        out["smallest"] = (_num(rule.smallest), rule.smallest * 1.37)
+    if rule.kind in ("equivalence", "every cell"):
+        out["rel_tol"] = (_pct(rule.rel_tol), rule.rel_tol * 1.37)
+    if rule.kind == "equivalence" and rule.target != BASE:
+        out["target"] = (_num(rule.target), rule.target * 1.37 + 0.1)
+    if rule.kind == "value":
+        out["paper"] = (_num(rule.paper), rule.paper * 1.37 + 0.1)
+        if rule.tol is not None and not rule.relative_to:
+            out["tol"] = (_num(rule.tol), rule.tol * 1.37)
+        if rule.paper_se:
+            out["paper_se"] = (_num(rule.paper_se), rule.paper_se * 1.37)
+        if rule.k is not None:
+            out["k"] = (_num(rule.k), rule.k * 1.37)
+    return out
+
+
+def test_every_record_states_its_rule_and_its_numbers():
+    """For every record of every experiment, of every kind: the test text is the quantity, then the rule's own text
+    (:meth:`Rule.describe`), which names the unit (default combine) and states each threshold with its value."""
+    kinds = set()
+    for rec in _records():
+        kinds.add(rec.rule.kind)
+        assert rec.test.startswith(rec.quantity + "; ") and rec.rule.describe(rec.measure) in rec.test, rec.id
+        for name, (text, _) in _thresholds(rec.rule).items():
+            assert text in rec.test, (rec.id, name, text, rec.test)
+        if rec.measure.combine is across_units:
+            units = rec.rule.units if rec.rule.units != "units" else f"{rec.measure.unit[0]}s"
+            assert f"mean ± SE over {units}" in rec.test or len(rec.measure.unit) > 1, (rec.id, rec.test)
+    assert kinds == set(TEST_KINDS)  # the real records cover every kind
+
+
+def test_changing_a_threshold_changes_the_text():
+    seen = set()
+    for rec in _records():
+        for name, (_, other) in _thresholds(rec.rule).items():
+            if (rec.rule.kind, name) in seen:
+                continue
+            seen.add((rec.rule.kind, name))
+            changed = dataclasses.replace(rec, test="", rule=dataclasses.replace(rec.rule, **{name: other}))
+            assert changed.test != rec.test, (rec.id, name)
+    assert {("direction", "smallest"), ("absence", "smallest"), ("equivalence", "rel_tol")} <= seen
+    assert {("every cell", "rel_tol"), ("value", "paper"), ("value", "tol")} <= seen
+
+
+def test_the_text_states_the_unit_the_band_and_the_power_rule():
+    unit = _rec(PAIRED, Rule("direction", smallest=0.05)).test
+    assert "mean ± SE over seeds, Student t with n − 1 dof (fewer than 3 seeds: not judged)" in unit
+    assert "paired per unit (minus the baseline cells arm = a)" in unit and "excludes every effect ≥ 0.05" in unit
+    value = _rec(Measure({"part": "p"}, "acc", ("seed",)), Rule("value", paper=0.7, paper_se=0.01, tol=0.02)).test
+    assert "|measured − paper| > k·√(SE² + 0.01²)" in value and "within the tolerance ±0.02" in value
+    assert "at least 5 units" in value and "else not judged (too little power)" in value
+    rel = _rec(Measure({"part": "p"}, "acc", ("model",)), Rule("value", paper=2.0, units="models")).test
+    assert "10 % of |2| = 0.2" in rel and "at least 5 models" in rel
+    extra = _rec(PAIRED, Rule("direction"), extra="A gate.").test
+    assert extra.endswith(". A gate.")
+
+
+def test_a_record_cannot_carry_a_hand_written_test():
+    with pytest.raises(ValueError, match="quantity"):
+        _rec(PAIRED, Rule("direction"), test="agrees when I say so")
+    with pytest.raises(ValueError, match="quantity"):
+        _rec(PAIRED, Rule("direction"), quantity=" ")
+    rec = _rec(PAIRED, Rule("direction"))
+    assert dataclasses.replace(rec, headline=True).test == rec.test  # replace passes the generated text back
+
+
+# --- one record's error costs only its own verdict ----------------------------------------------------------------
+
+
+def _odd(rows: pd.DataFrame) -> np.ndarray:
+    raise KeyError("no column 'acc_odd' in this table")
+
+
+def test_a_record_that_raises_is_not_judged_and_the_others_are():
+    good = _rec(PAIRED, Rule("direction", smallest=0.05), id="x/good")
+    bad = _rec(Measure({"part": "p", "arm": "b"}, _odd, ("seed",)), Rule("direction"), id="x/bad")
+    verdicts = judge_records([bad, good], Cfg(), _table(0.2))
+    assert verdicts["x/good"].verdict == AGREES
+    assert verdicts["x/bad"].verdict == NOT_JUDGED
+    assert verdicts["x/bad"].reason.startswith(RAISED) and "KeyError" in verdicts["x/bad"].reason
+    assert "acc_odd" in verdicts["x/bad"].reason

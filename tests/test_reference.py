@@ -20,6 +20,7 @@ from fixtures_experiments import fixture_env
 from iclab.cli import main
 from iclab.errors import RunFolderError
 from iclab.experiments import Comparison, get_experiment, load_run
+from iclab.experiments._records import RAISED
 from iclab.report import run_and_report, write_combined_report, write_reference_report
 from iclab.report._reference import (
     REFERENCE_DIR,
@@ -54,6 +55,14 @@ def test_every_shipped_verdict_equals_the_committed_snapshot():
         + "\n  ".join(changes)
         + "\nif the change is intended, run `make reference-snapshot` and commit the diff for review"
     )
+
+
+def test_no_shipped_verdict_is_a_judging_error():
+    """A record whose judging raised reads "not judged" (:data:`iclab.experiments._records.RAISED`) and the other
+    claims are judged; on a real run that would be a bug the verdict snapshot cannot show (it stays "not judged")."""
+    for name in reference_runs():
+        rows = load_reference(name).rows
+        assert not [cid for cid, c in rows.items() if RAISED in c.reason], name
 
 
 def test_each_shipped_reference_is_a_paper_run_with_its_provenance():

@@ -332,8 +332,8 @@ def test_paper_value_band_is_student_t():
     config, df = _softmax_at(PAPER, 64, [ps])
     assert compare(config, df)["table/softmax/n=64"].verdict == "not judged"
     text = {c.id: c.test for c in claims(PAPER)}
-    assert "Student-t" in text["table/softmax/n=64"] and "2·√" not in text["table/softmax/n=64"]
-    assert "Student-t" in text["fig6/beta/H=1"] and "2·√" not in text["fig6/beta/H=1"]
+    assert "Student-t quantile" in text["table/softmax/n=64"] and "2·√" not in text["table/softmax/n=64"]
+    assert "Student t" in text["fig6/beta/H=1"] and "2·√" not in text["fig6/beta/H=1"]
 
 
 def test_onset_without_a_small_context_is_not_measured_alone():

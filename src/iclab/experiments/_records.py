@@ -1,7 +1,8 @@
 """Claims as data: a paper's claims as records that one generic judge reads (issue 21, item 1).
 
-A :class:`ClaimRecord` is a :class:`~iclab.experiments._judge.Claim` (id, claim text, source, kind, test text, paper
-value, headline, the paper settings it needs) plus three declarative fields:
+A :class:`ClaimRecord` is a :class:`~iclab.experiments._judge.Claim` (id, claim text, source, kind, paper value,
+headline, the paper settings it needs; its test text generated from the rule: ``quantity`` + :meth:`Rule.describe`
++ ``extra``) plus three declarative fields:
 
 - ``runs_if``: the config values that run the claim's cells (``{"shifts": ("none", "cov_x*2")}``: both shifts are
   configured); the claim is declared before the run exactly when the config has them (:func:`declared`).
@@ -10,9 +11,9 @@ value, headline, the paper settings it needs) plus three declarative fields:
   unit of replication (seed, model, W_e draw, question group, prompt). With ``base`` (the cells of a baseline) the
   quantity is paired: per unit, the selection's value minus the baseline's (``contrast="minus"``) or
   ``log(a / b)`` (``"log ratio"``), on the units both have.
-- ``rule`` (:class:`Rule`): which test of :mod:`iclab.stats` decides, and its thresholds: ``sign`` and
-  ``smallest`` (direction, absence), ``rel_tol`` and ``target`` (equivalence, every cell), ``paper``,
-  ``paper_se``, ``k``, ``tol`` (paper value).
+- ``rule`` (:class:`Rule`, :mod:`iclab.experiments._rule`): which test of :mod:`iclab.stats` decides, and its
+  thresholds: ``sign`` and ``smallest`` (direction, absence), ``rel_tol`` and ``target`` (equivalence, every cell),
+  ``paper``, ``paper_se``, ``k``, ``tol`` (paper value).
 
 :func:`judge_records` is the one judge of records. For each record it: selects the rows; refuses to judge a
 claim whose named cells have no row (:func:`~iclab.experiments._judge.missing_cells`: "not measured", naming them,
@@ -20,7 +21,8 @@ never another setting); keeps one row per unit (:func:`~iclab.experiments._judge
 value per unit (paired on the unit when there is a baseline); combines the units — by default the mean and its SE
 across units with a Student-t band of n − 1 dof (:func:`across_units`), or a combine rule the package names; and
 calls the one stats test, whose refusals (NaN or zero SE, fewer than :data:`iclab.stats.MIN_UNITS` units) apply
-as they are. Settings gates and unreliable sources stay in :func:`~iclab.experiments._judge.judge_run`.
+as they are. A record whose judging raises is "not judged" (:data:`RAISED`, the exception's type and message);
+the other records are judged. Settings gates and unreliable sources stay in :func:`~iclab.experiments._judge.judge_run`.
 
 A package writes code only for what this vocabulary cannot say, each a small named pure function the record
 references: a combine rule (``combine``: ``(config, Sample) -> Estimate``), a factor on the measured column
@@ -42,6 +44,7 @@ import numpy as np
 import pandas as pd
 
 from iclab.experiments._judge import Claim, cell_mask, downgrade, missing_cells, not_measured, one_per_unit
+from iclab.experiments._rule import BASE, TEST_KINDS, Rule, mean_over_units
 from iclab.stats import (
     Verdict,
     judge_absence,
@@ -61,6 +64,7 @@ __all__ = [
     "ClaimRecord",
     "Estimate",
     "Measure",
+    "RAISED",
     "Sample",
     "Rule",
     "across_units",
@@ -69,10 +73,8 @@ __all__ = [
     "sample_of",
 ]
 
-#: the test kinds of :class:`Rule`, one per test of :mod:`iclab.stats`
-TEST_KINDS = ("direction", "equivalence", "absence", "value", "every cell")
-#: ``Rule.target`` for an equivalence against the baseline cells (``Measure.base``) instead of a number
-BASE = "base"
+#: the reason of a claim whose judging raised (:func:`judge_records`): "not judged", never the other claims' loss
+RAISED = "error: judging this claim raised"
 _CONTRASTS = ("minus", "log ratio")
 
 
@@ -116,6 +118,9 @@ def across_units(config: Any, sample: Sample) -> Estimate:
     return Estimate(m, se, dof=n - 1 if n > 1 else None, n=n)
 
 
+across_units.describe = mean_over_units  # type: ignore[attr-defined]  # its phrase in the test text (Rule.describe)
+
+
 @dataclass(frozen=True)
 class Measure:
     """The measured quantity of a claim (module docstring).
@@ -155,77 +160,34 @@ class Measure:
 
 
 @dataclass(frozen=True)
-class Rule:
-    """The test of a claim and its thresholds, fixed before the run (the rules are :mod:`iclab.stats`'s).
-
-    Fields:
-        kind: one of :data:`TEST_KINDS`.
-        sign: direction: the claimed sign of the effect (+1 or −1).
-        smallest: direction, absence: the smallest effect that matters (absolute, or relative: ``relative_to``).
-        relative_to: a column: ``smallest`` (or ``tol``) is a fraction of its mean over the reference rows (the
-            baseline's when the measure is paired, else the selection's).
-        rel_tol: equivalence, every cell, value: the allowed relative error.
-        tol: value: the smallest difference that matters (absolute).
-        target: equivalence: a number, or :data:`BASE` (the baseline's mean); every cell: the target column.
-        paper, paper_se, k: value: the paper's number, its own spread, and the band (default Student t).
-        n: a config field with the sample size behind the SE (prompts), to say how many would decide; "" the units.
-        units: value: what the units are called ("replicates"), to say how many would decide.
-        unit: text put after effects (``" (log τ)"``).
-        against: what an equivalence target is, in the statistic (default "theory").
-        by: every cell: the columns that make a cell.
-    """
-
-    kind: str
-    sign: int = +1
-    smallest: float = 0.0
-    relative_to: str = ""
-    rel_tol: float | None = None
-    tol: float | None = None
-    target: float | str | None = None
-    paper: float | None = None
-    paper_se: float = 0.0
-    k: float | None = None
-    n: str = ""
-    units: str = "units"
-    unit: str = ""
-    against: str = "theory"
-    by: tuple[str, ...] = ()
-
-    def __post_init__(self) -> None:
-        if self.kind not in TEST_KINDS:
-            raise ValueError(f"test kind {self.kind!r} is not one of {TEST_KINDS}")
-        needs = {
-            "equivalence": ("rel_tol", "target"),
-            "every cell": ("rel_tol", "target", "by"),
-            "value": ("paper",),
-            "absence": ("smallest",),
-        }.get(self.kind, ())
-        for name in needs:
-            value = getattr(self, name)
-            if value is None or (value in (0.0, ()) and name != "paper"):  # a paper value may be 0
-                raise ValueError(f"a {self.kind} test needs {name}")
-        if self.kind == "value" and self.paper == 0 and self.tol is None:
-            raise ValueError("a paper value of 0 needs an absolute tol (a relative tolerance of 0 is 0)")
-
-
-@dataclass(frozen=True)
 class ClaimRecord(Claim):
     """A claim as data: the :class:`~iclab.experiments._judge.Claim` fields, ``runs_if`` (the config values that
     run its cells), ``measure`` and ``rule`` (module docstring), and ``not_run``: a named ``(config, record) -> str``
     saying why this config runs none of the claim's cells although it declares the claim ("" when it does), which
-    makes it "not judged" with that reason. It is a ``Claim``: ``judge_run`` and the report read it as one."""
+    makes it "not judged" with that reason. It is a ``Claim``: ``judge_run`` and the report read it as one.
 
+    Its ``test`` text is generated, never written by hand: ``quantity`` (what is measured per unit, the one thing
+    the rule cannot say), then :meth:`Rule.describe` of the measure (the combine and the test with its thresholds'
+    values), then ``extra`` (a short sentence, only where the claim truly needs one: a gate, a caveat)."""
+
+    test: str = ""
+    quantity: str = ""
+    extra: str = ""
     runs_if: Mapping[str, Any] = field(default_factory=dict)
     not_run: Callable[[Any, Any], str] | None = None
     measure: Measure | None = None
     rule: Rule | None = None
 
     def __post_init__(self) -> None:
-        super().__post_init__()
         if self.measure is None or self.rule is None:
             raise ValueError(f"claim record {self.id!r} needs a measure and a rule")
         if self.rule.target == BASE and self.measure.base is None:
             raise ValueError(f"claim record {self.id!r}: an equivalence against the baseline needs measure.base")
+        text = f"{self.quantity}; {self.rule.describe(self.measure)}" + (f". {self.extra}" if self.extra else "")
+        if not self.quantity.strip() or self.test not in ("", text):  # ``dataclasses.replace`` passes it back
+            raise ValueError(f"claim record {self.id!r}: state its quantity; the test text is generated")
+        object.__setattr__(self, "test", text)
+        super().__post_init__()
 
 
 def declared(records: Sequence[ClaimRecord], config: Any) -> list[ClaimRecord]:
@@ -247,8 +209,17 @@ def declared(records: Sequence[ClaimRecord], config: Any) -> list[ClaimRecord]:
 
 def judge_records(records: Sequence[ClaimRecord], config: Any, results: pd.DataFrame) -> dict[str, Verdict]:
     """``{claim id: Verdict}`` for every record (module docstring: select, refuse missing cells, one row per unit,
-    per-unit values, combine, the one stats test, note and gates)."""
-    return {rec.id: _judge_one(rec, config, results) for rec in records}
+    per-unit values, combine, the one stats test, note and gates). A record whose judging raises (a statistic
+    meeting a table it cannot read) is "not judged" with :data:`RAISED`, the exception's type and message; every
+    other record is judged."""
+    return {rec.id: _contained(rec, config, results) for rec in records}
+
+
+def _contained(rec: ClaimRecord, config: Any, results: pd.DataFrame) -> Verdict:
+    try:
+        return _judge_one(rec, config, results)
+    except Exception as exc:  # noqa: BLE001 - one claim's error must not cost every other claim its verdict
+        return not_judged(f"{RAISED}: {type(exc).__name__}: {exc}")
 
 
 def _select(df: pd.DataFrame, where: Mapping[str, Any], unit: Sequence[str]) -> pd.DataFrame:

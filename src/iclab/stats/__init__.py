@@ -69,6 +69,7 @@ from iclab.stats._verdict import (
 )
 from iclab.stats._intervals import binary_floor_ci, bootstrap_ci, grid_floor_ci, mean_se, paired_differences
 from iclab.stats._judges import judge_absence, judge_direction, judge_equivalence, judge_every_cell, judge_value
+from iclab.stats._rules import SHIFT_SE, units_to_agree
 from iclab.stats._calibration import (
     NOMINAL,
     Calibration,
@@ -107,4 +108,6 @@ __all__ = [
     "calibration_table",
     "claim_rng",
     "rejudge",
+    "SHIFT_SE",
+    "units_to_agree",
 ]

@@ -43,12 +43,6 @@ LOOKUP_SMALLEST = 0.05  # lookup accuracy: a change below 5 points, either way, 
 # β*(H) against P(H): within ±0.5 (5 steps of the default 0.1 grid); a β* drawn uniformly from the [1, 5] grid fails
 BETA_TOL = 0.5
 BETA_MAX_STEP = BETA_TOL / 2.5  # coarser grids put fewer than 5 points in P(H) ± BETA_TOL: not judgeable there
-_T_BAND = "t·√(SE² + "
-_T_DOF = (
-    "t: the two-sided 95 % Student-t quantile with (seeds judged) − 1 dof, 4.30 for 3 seeds, 2.57 for 6; "
-    "fewer than 3 seeds: not judged; it agrees only when that band is within the tolerance (±3 points for an "
-    "accuracy), else not judged (too little power)"
-)
 # a paper accuracy's tolerance: ±3 points, about the largest adaptive gain of the table (3.9 at n = 1024)
 TABLE_TOL = 3.0
 
@@ -75,10 +69,9 @@ def _retrieval(config) -> list[ClaimRecord]:
             "largest attention coefficient falls as the set grows",
             f"{_SRC}, Fig. 2",
             "effect direction",
-            "per softmax seed, the log–log slope of the mean largest coefficient against n over the test sizes "
-            f"≥ train_max; mean ± SE over seeds (Student t); agrees when the 95 % CI is below 0; disagrees when "
-            f"above 0, or when it contains 0 and excludes every slope steeper than −{FIG2_SMALLEST}",
-            "sharp on the max item at n = 16, spreading as n doubles",
+            quantity="per softmax seed, the log–log slope of the mean largest coefficient against n over the test "
+            "sizes ≥ train_max",
+            paper_value="sharp on the max item at n = 16, spreading as n doubles",
             headline=True,
             paper_settings={"train_min": 5, "train_max": 16},
             measure=Measure(_SOFTMAX, partial(st.slope_beyond, config.train_max), SEED, measured=st.slope_measured),
@@ -89,10 +82,9 @@ def _retrieval(config) -> list[ClaimRecord]:
             "Adaptive temperature applied at inference only raises out-of-distribution max-retrieval accuracy",
             _TABLE_SRC,
             "effect direction",
-            "per softmax seed, the mean over test sizes > train_max of the paired gain (adaptive − softmax on "
-            "the same sets); mean ± SE over seeds (Student t); agrees when the 95 % CI is above 0; disagrees when "
-            f"below 0, or when it contains 0 and excludes every gain ≥ {SMALLEST_GAIN} points",
-            "+0.2 to +3.9 points, significant at every OOD size",
+            quantity="per softmax seed, the mean over test sizes > train_max of the paired gain (adaptive − softmax "
+            "on the same sets)",
+            paper_value="+0.2 to +3.9 points, significant at every OOD size",
             headline=True,
             paper_settings={"train_min": 5, "train_max": 16},
             measure=Measure(_SOFTMAX, partial(st.ood_gain, config.train_max), SEED, measured=st.gain_ood_measured),
@@ -109,10 +101,9 @@ def _retrieval(config) -> list[ClaimRecord]:
                 else f"Softmax max-retrieval accuracy at n = {n} is {ps} %",
                 _TABLE_SRC,
                 "paper value",
-                f"mean accuracy over softmax seeds within {_T_BAND}0.05²) of {ps} "
-                + ("(0.05: half the last printed digit; " if n == 16 else "(")
-                + f"{_T_DOF})",
-                f"{ps} %",
+                quantity=f"per softmax seed, the max-retrieval accuracy (%) at n = {n}",
+                extra="The paper's spread 0.05 is half its last printed digit",
+                paper_value=f"{ps} %",
                 paper_settings=_RETRIEVAL_SETTINGS,
                 not_run=partial(st.size_not_run, n),
                 measure=Measure(_SOFTMAX, partial(st.acc_at, n), SEED, measured=partial(st.softmax_measured, n)),
@@ -127,10 +118,9 @@ def _retrieval(config) -> list[ClaimRecord]:
                 f"At n = {n}, adaptive temperature at inference raises accuracy over softmax",
                 _TABLE_SRC,
                 "effect direction",
-                "paired gain per softmax seed (adaptive − softmax, the same sets); mean ± SE (Student t); agrees "
-                "when the 95 % CI is above 0; disagrees when below 0, or when it contains 0 and excludes the "
-                f"paper's gain (+{pa - ps:.1f} points)",
-                f"{ps} → {pa} % (+{pa - ps:.1f}, p = {pp})",
+                quantity=f"per softmax seed, the paired accuracy gain at n = {n} (adaptive − softmax, the same sets; "
+                "the smallest effect is the paper's gain)",
+                paper_value=f"{ps} → {pa} % (+{pa - ps:.1f}, p = {pp})",
                 paper_settings=_RETRIEVAL_SETTINGS,
                 not_run=partial(st.size_not_run, n),
                 measure=Measure(_SOFTMAX, partial(st.gain_at, n), SEED, measured=partial(st.gain_measured, n)),
@@ -145,12 +135,11 @@ def _retrieval(config) -> list[ClaimRecord]:
             "that (1 − ε)-sharpness at the largest test size needs (Lemma 2.1)",
             f"{_SRC}, Prop. 3.1 and Lemma 2.1 as the explanation of Fig. 2 (iclab's reading)",
             "effect direction",
-            "per softmax seed, ln(required / allowed) with required = ln((n_max − 1)(1 − ε)/ε), ε = sharp_eps, and "
-            "allowed = 2 σ_max(W_Q) σ_max(W_K) max‖h_q‖ max‖h_i‖ / √d over the compact input grid "
-            "(docs/papers/dispersion.md §3.4, §4.2); "
-            "mean ± SE over seeds (Student t); agrees when the 95 % CI is above 0 (weights too small), disagrees when "
-            "below 0 (the weights allow sharpness: the dispersion has another cause)",
-            "sharpness needs weights that grow like log n",
+            quantity="per softmax seed, ln(required / allowed) with required = ln((n_max − 1)(1 − ε)/ε), ε = "
+            "sharp_eps, and allowed = 2 σ_max(W_Q) σ_max(W_K) max‖h_q‖ max‖h_i‖ / √d over the compact input grid "
+            "(docs/papers/dispersion.md §3.4, §4.2); above 0: the weights are too small, below 0: they allow "
+            "sharpness (the dispersion has another cause)",
+            paper_value="sharpness needs weights that grow like log n",
             measure=Measure(
                 _SOFTMAX, partial(st.spread_shortfall, config.sharp_eps), SEED, measured=st.spread_measured
             ),
@@ -171,14 +160,11 @@ def _beta(config) -> list[ClaimRecord]:
                 f"P({h:g}) = {p:.2f}, the Fig. 4 polynomial",
                 f"{_SRC}, Fig. 4 code (fit of Fig. 6)",
                 "paper value",
-                "iclab's reconstructed target (docs/papers/dispersion.md §4.7; the paper's was not recovered): per "
-                "softmax seed the grid β "
-                f"with the least readout cross-entropy over the sets whose head entropy lies within ±0.25 nats of {h:g}; "
-                "mean ± SE over seeds (≥ 2 seeds with ≥ 20 such sets; the grid adds beta_step²/12 per seed), "
-                f"Student-t 95 % CI (seeds − 1 dof): agrees when it lies within P(H) ± {BETA_TOL:g}, disagrees when "
-                f"wholly outside (a β* drawn uniformly from the grid fails); not judgeable when beta_step > "
-                f"{BETA_MAX_STEP:g}",
-                f"{p:.2f}",
+                quantity="iclab's reconstructed target (docs/papers/dispersion.md §4.7; the paper's was not "
+                "recovered): per softmax seed the grid β with the least readout cross-entropy over the sets whose "
+                f"head entropy lies within ±0.25 nats of {h:g} (seeds with ≥ 20 such sets)",
+                extra=f"A β* drawn uniformly from the grid fails; not judgeable when beta_step > {BETA_MAX_STEP:g}",
+                paper_value=f"{p:.2f}",
                 measure=Measure(
                     _SOFTMAX,
                     partial(st.best_beta, config, h),
@@ -198,10 +184,9 @@ def _beta(config) -> list[ClaimRecord]:
             f"The best inverse temperature rises with the head's entropy between {lo:g} and {hi:g} nats",
             f"{_SRC}, Fig. 4 code (fit of Fig. 6)",
             "effect direction",
-            f"per softmax seed, β*({hi:g}) − β*({lo:g}) of the reconstructed target above; mean ± SE (Student t); agrees "
-            "when the 95 % CI is above 0; disagrees when below 0, or when it contains 0 and excludes every rise ≥ "
-            "2·beta_step",
-            f"P({hi:g}) − P({lo:g}) = +{rise:.2f}",
+            quantity=f"per softmax seed, β*({hi:g}) − β*({lo:g}) of the reconstructed target above (the smallest "
+            "rise: 2·beta_step)",
+            paper_value=f"P({hi:g}) − P({lo:g}) = +{rise:.2f}",
             measure=Measure(
                 _SOFTMAX,
                 partial(st.beta_rise, config, lo, hi),
@@ -218,15 +203,6 @@ def _beta(config) -> list[ClaimRecord]:
 def _clrs(config) -> list[ClaimRecord]:
     src = f"{_SRC}, CLRS-Text with Gemma 2B (second-hand [PN]); judged on iclab's CLRS-style miniature"
     src_v1 = f"{_SRC} v1 on CLRS-Text, quoted in llama.cpp PR #10057 [PR]; judged on iclab's CLRS-style miniature"
-    paired = (
-        "paired over training seeds (the same test sequences); mean ± SE (Student t); agrees when the 95 % CI "
-        f"is above 0; disagrees when below 0, or when it contains 0 and excludes every effect ≥ {CLRS_SMALLEST} "
-        "points (one seed: not judged, no uncertainty)"
-    )
-    pooled = (
-        "per task the mean over seeds; mean ± SE over tasks (Student t, tasks − 1 dof); agrees when the 95 % "
-        "CI is above 0; disagrees when below 0"
-    )
 
     def arms(inference: bool, **task) -> Measure:
         """adaptive-trained − softmax-trained arm (read with adaptive at inference when ``inference``), paired on
@@ -248,8 +224,8 @@ def _clrs(config) -> list[ClaimRecord]:
             "out-of-distribution exact match on most algorithmic tasks",
             src,
             "effect direction",
-            "OOD exact match (lengths > clrs_train_max) adaptive − softmax: " + pooled,
-            "better on the vast majority of 30 algorithms",
+            quantity="per (task, training seed), OOD exact match (lengths > clrs_train_max) of the adaptive arm",
+            paper_value="better on the vast majority of 30 algorithms",
             headline=True,
             measure=arms(False),
             rule=Rule("direction", unit=" points"),
@@ -261,8 +237,9 @@ def _clrs(config) -> list[ClaimRecord]:
             "distribution",
             src_v1,
             "effect direction",
-            "OOD exact match, trained adaptive − softmax-trained with adaptive at inference: " + pooled,
-            'inference-only "does not empirically work well" on CLRS-Text',
+            quantity="per (task, training seed), OOD exact match of the trained adaptive arm, against the "
+            "softmax-trained arm with adaptive temperature at inference",
+            paper_value='inference-only "does not empirically work well" on CLRS-Text',
             measure=arms(True),
             rule=Rule("direction", unit=" points"),
         ),
@@ -274,8 +251,8 @@ def _clrs(config) -> list[ClaimRecord]:
                 f"{t}: adaptive temperature in training and inference raises OOD exact match",
                 src,
                 "effect direction",
-                "OOD exact match adaptive − softmax, " + paired,
-                "better on most algorithms",
+                quantity="per training seed, OOD exact match of the adaptive arm (the same test sequences)",
+                paper_value="better on most algorithms",
                 measure=arms(False, task=t),
                 rule=Rule("direction", smallest=CLRS_SMALLEST, unit=" points"),
             ),
@@ -284,8 +261,9 @@ def _clrs(config) -> list[ClaimRecord]:
                 f"{t}: the trained-adaptive arm beats the inference-only arm OOD",
                 src_v1,
                 "effect direction",
-                "OOD exact match trained adaptive − inference-only adaptive, " + paired,
-                "inference-only does not work well",
+                quantity="per training seed, OOD exact match of the trained adaptive arm, against the softmax-trained "
+                "arm with adaptive temperature at inference (the same test sequences)",
+                paper_value="inference-only does not work well",
                 measure=arms(True, task=t),
                 rule=Rule("direction", smallest=CLRS_SMALLEST, unit=" points"),
             ),
@@ -297,8 +275,7 @@ def _real(config) -> list[ClaimRecord]:
     thm = f"{_SRC}, Thm 2.2 (statement second-hand [PN])"
     slope = (
         "per text segment, the mean over global heads of the log–log slope of the head's mean largest "
-        "coefficient against the context length n (real_sizes up to the model's limit); mean ± SE over "
-        "segments (Student t)"
+        "coefficient against the context length n (real_sizes up to the model's limit)"
     )
     out = []
     for m in config.real_models:
@@ -310,24 +287,23 @@ def _real(config) -> list[ClaimRecord]:
                 "context grows (Thm 2.2 says every global head's does; the test is on the mean slope)",
                 thm,
                 "effect direction",
-                slope + f"; agrees when the 95 % CI is below 0; disagrees when above 0, or when it contains 0 and "
-                f"excludes every slope steeper than −{SMALLEST_SLOPE}",
-                "every coefficient → 0 as n grows",
+                quantity=slope,
+                paper_value="every coefficient → 0 as n grows",
                 headline=True,
                 measure=segments(column=st.real_slope, measured=st.real_measured),
-                rule=Rule("direction", sign=-1, smallest=SMALLEST_SLOPE),
+                rule=Rule("direction", sign=-1, smallest=SMALLEST_SLOPE, units="text segments"),
             ),
             ClaimRecord(
                 f"thm2.2/rate/{m}",
                 f"{m}: the largest attention coefficient of the global heads falls like Θ(1/n)",
                 thm,
                 "theory vs simulation",
-                slope + f"; equivalence: agrees when the 95 % CI lies within −1 ± {RATE_TOL}, disagrees when it "
-                "lies wholly outside (Thm 2.2 is asymptotic; this tests the measured sizes only)",
-                "log–log slope −1",
+                quantity=slope,
+                extra="Thm 2.2 is asymptotic; this tests the measured sizes only",
+                paper_value="log–log slope −1",
                 headline=True,
                 measure=segments(column=st.real_slope, measured=st.real_measured),
-                rule=Rule("equivalence", rel_tol=RATE_TOL, target=-1.0),
+                rule=Rule("equivalence", rel_tol=RATE_TOL, target=-1.0, units="text segments"),
             ),
             ClaimRecord(
                 f"lemma2.1/onset/{m}",
@@ -335,14 +311,14 @@ def _real(config) -> list[ClaimRecord]:
                 f"within about {ONSET_TOKENS} tokens, as for Gemma (δ ≈ 5.7, e^δ ≈ 300)",
                 f"second-hand summary [PN, δ-repl] of {_SRC}'s Gemma δ table, with Lemma 2.1",
                 "effect direction",
-                f"per text segment, the median over global heads of δ (mean over the rows at the largest measured "
-                f"n ≤ {ONSET_N}; not measured without one); effect ln {ONSET_TOKENS} − δ, mean ± SE over segments "
-                f"(Student t): agrees when the 95 % CI is above 0 (the Lemma 2.1 top-coefficient bound e^δ/(e^δ + n − 1) of the median head is "
-                f"below 1/2 by n = {ONSET_TOKENS}), disagrees when below 0",
-                "Gemma 2B δ = 5.69 ± 2.05 → onset ≈ 300 tokens",
+                quantity=f"per text segment, ln {ONSET_TOKENS} − δ, δ the median over global heads of the logit "
+                f"spread (mean over the rows at the largest measured n ≤ {ONSET_N}; not measured without one); above "
+                f"0: the Lemma 2.1 top-coefficient bound e^δ/(e^δ + n − 1) of the median head is below 1/2 by "
+                f"n = {ONSET_TOKENS}",
+                paper_value="Gemma 2B δ = 5.69 ± 2.05 → onset ≈ 300 tokens",
                 not_run=st.onset_not_run,
                 measure=segments(column=st.onset_margin, measured=st.onset_measured),
-                rule=Rule("direction"),
+                rule=Rule("direction", units="text segments"),
             ),
         ]
     return out
@@ -356,20 +332,12 @@ def _lookup(config) -> list[ClaimRecord]:
         f"{_SRC} v1 on CLRS-Text, quoted in llama.cpp PR #10057 [PR] (inference-only adaptive temperature "
         "'does not empirically work well'); judged on retrieval tasks with pretrained LMs"
     )
-    test = (
-        "at the largest lookup_sizes, adaptive − softmax greedy exact match paired per query, 95 % CI by a "
-        "two-level bootstrap (lists, then queries; kept at least ±3/queries wide, the rule of three for a "
-        f"difference that never changed); an absence claim on both sides: agrees when the CI lies within "
-        f"±{LOOKUP_SMALLEST:.2f} (no change of {LOOKUP_SMALLEST:.2f} or more either way), disagrees when wholly above "
-        f"+{LOOKUP_SMALLEST:.2f} (adaptive helps) or wholly below −{LOOKUP_SMALLEST:.2f} (adaptive hurts: not "
-        f"'no change'); no change agrees only when 3/queries < {LOOKUP_SMALLEST}, more than "
-        f"{math.ceil(3 / LOOKUP_SMALLEST)} queries per "
-        f"size (here {config.lookup_lists} × {config.lookup_queries} = {config.lookup_lists * config.lookup_queries}"
-        + (
-            "; too few: this preset cannot decide a null, too little power"
-            if 3 / (config.lookup_lists * config.lookup_queries) >= LOOKUP_SMALLEST
-            else ""
-        )
+    queries = config.lookup_lists * config.lookup_queries
+    extra = (
+        f"Above: adaptive helps; below: adaptive hurts (not 'no change'). No change agrees only when 3/queries < "
+        f"{LOOKUP_SMALLEST:g}, more than {math.ceil(3 / LOOKUP_SMALLEST)} queries per size (here "
+        f"{config.lookup_lists} × {config.lookup_queries} = {queries}"
+        + ("; too few: this preset cannot decide a null, too little power" if 3 / queries >= LOOKUP_SMALLEST else "")
         + ")"
     )
     return [
@@ -380,8 +348,9 @@ def _lookup(config) -> list[ClaimRecord]:
             f"it by {LOOKUP_SMALLEST:.2f} or more)",
             src,
             "effect direction",
-            test,
-            "inference-only does not work well",
+            quantity="at the largest lookup_sizes, greedy exact match per query of each list",
+            extra=extra,
+            paper_value="inference-only does not work well",
             measure=Measure(
                 {"part": "lookup", "task": t, "model": m, "n_pairs": max(config.lookup_sizes, default=0)},
                 st.lookup_diff,

@@ -20,11 +20,11 @@ from iclab.experiments._records import BASE, ClaimRecord, Measure, Rule, judge_r
 from iclab.experiments.multihead import statistics as st
 from iclab.experiments.multihead.config import ACTIVATION_NAMES
 from iclab.experiments.multihead.conventions import (
-    CI, FIG24_HEADS, FIG25, K_TABLE, MT_CODE, NEEDS_STAGE_II, NEEDS_TRAINING, PAPER_LENGTHGEN, PAPER_TRAINING,
-    POOLED_T, SIGN_MATCH_MIN, SRC, SRC_CODE, TABLE_LENGTHS, TABLE_REL_TOL, TRAINED_MIN_STEPS, ZERO_SUM_MAX,
+    FIG24_HEADS, FIG25, K_TABLE, MT_CODE, PAPER_LENGTHGEN, PAPER_TRAINING, SIGN_MATCH_MIN, SRC, SRC_CODE,
+    STAGE_II_STEPS, TABLE_LENGTHS, TABLE_REL_TOL, TRAINED_MIN_STEPS, ZERO_SUM_MAX,
 )  # fmt: skip
 from iclab.experiments.multihead.paper_values import (
-    FIG24_PROMPTS, FIG24_TRAINED, FIG25_ESTIMATORS, FIG25_PROMPTS, MU_PLUS_PRINTED_SE, OMEGA_PRINTED_SE, PAPER_MU,
+    FIG24_PROMPTS, FIG24_TRAINED, FIG25_ESTIMATORS, MU_PLUS_PRINTED_SE, OMEGA_PRINTED_SE, PAPER_MU,
     PAPER_OMEGA_LOGIT, PAPER_SETUP, PURITY, SEED_SUMMARY, SEED_SUMMARY_LENGTHGEN,
 )  # fmt: skip
 from iclab.stats import Verdict
@@ -36,17 +36,22 @@ SEED = ("seed",)  # the unit of replication of one trained model (a paired measu
 MODEL = ("H", "seed")  # the unit of a claim pooled over every trained H ≥ 2 model of every seed
 GATES = (st.trained,)
 ISO = {"part": "iso", "attention": "softmax"}
-WELCH = f"{CI[:-1]}; Welch–Satterthwaite degrees of freedom for the difference)"
 SETTINGS = "paper_settings"
+# what the gates add to a test: the training a trained-model claim needs (statistics.trained, statistics.stage2)
+TRAINED = f"Needs ≥ {TRAINED_MIN_STEPS:,} Adam steps"
+STAGE_II = f"Needs the H ≥ 2 models trained {STAGE_II_STEPS:,} steps (the paper's)"
+DIGIT = "SE_paper: half the last printed digit. "
+POOLED = "per trained H ≥ 2 model (all seeds), "
 
 
 def _iso(H: int) -> dict:
     return {**ISO, "H": H}
 
 
-def _rec(cid, claim, source, kind, test, paper, measure, rule, headline=False, settings=None, **kw) -> ClaimRecord:
-    return ClaimRecord(cid, claim, source, kind, test, paper, headline, paper_settings=settings or {},
-                       measure=measure, rule=rule, **kw)  # fmt: skip
+def _rec(cid, claim, source, kind, quantity, paper, measure, rule, headline=False, settings=None, extra=TRAINED,
+         **kw) -> ClaimRecord:  # fmt: skip
+    return ClaimRecord(cid, claim, source, kind, quantity=quantity, extra=extra, paper_value=paper, headline=headline,
+                       paper_settings=settings or {}, measure=measure, rule=rule, **kw)  # fmt: skip
 
 
 def _tables() -> list[ClaimRecord]:
@@ -54,13 +59,12 @@ def _tables() -> list[ClaimRecord]:
     out = [
         _rec(f"fig2.5/{key}/L{n}", f"Risk E(ŷ − y_q)² of the {label} at L = {n} (d = 5, σ² = 0.1)",
              f"{SRC_CODE}, Fig. 2.5", "paper value",
-             f"|iclab − paper| ≤ {K_TABLE:g}·√(SE² + SE_paper²), a band within ±{TABLE_REL_TOL:.0%} of the paper; "
-             f"SE_paper = the authors' MC error ({FIG25_PROMPTS:,} prompts, iclab's spread); closed forms: SE 0",
+             f"the {label}'s risk at L = {n} (a closed form: exact; Monte Carlo: SE over n_mc prompts)",
              f"{FIG25_ESTIMATORS[key][n]:.4f}",
              Measure({"part": "baseline"}, st.at(col, n), SEED, combine=partial(st.fig25, se_col, n, col[:3] == "th_"),
                      measured=st.text("{v:.4f}")),
              Rule("value", paper=FIG25_ESTIMATORS[key][n], k=K_TABLE, rel_tol=TABLE_REL_TOL, n="n_mc", units="prompts"),
-             settings={"d": 5, "sigma2": 0.1})
+             settings={"d": 5, "sigma2": 0.1}, extra="")
         for key, col, se_col, label in FIG25 for n in TABLE_LENGTHS
     ]  # fmt: skip
     for H in FIG24_HEADS:
@@ -74,14 +78,13 @@ def _tables() -> list[ClaimRecord]:
                 f"{SRC_CODE}, Fig. 2.4 (printed value − 0.1, σ² counted twice there) and iclab's exact "
                 "debiased-GD risk",
                 "paper value",
-                f"paired difference model − debiased GD(η*) on the same n_eval prompts vs the paper's; |Δ − Δ_paper| ≤ "
-                f"{K_TABLE:g}·√(SE² + SE_paper²), a band within ±{TABLE_REL_TOL:.0%} of the error; SE_paper from the "
-                f"authors' {FIG24_PROMPTS[H]:,} test prompts; needs ≥ {TRAINED_MIN_STEPS:,} steps",
+                f"per seed, the paired difference model − debiased GD(η*) at L' = {n} on the same n_eval prompts",
                 f"{gap:+.4f} (= {ref:.4f} − {ref - gap:.4f})",
                 Measure(_iso(H), st.at("dgd_diff", n), SEED, combine=cv, measured=partial(st.fig24_text, n),
                         gates=GATES),
                 Rule("value", paper=gap, k=K_TABLE, tol=TABLE_REL_TOL * ref),  # a tolerance of the error, not the gap
-                settings=PAPER_TRAINING,
+                settings=PAPER_TRAINING, extra=f"The tolerance is ±{TABLE_REL_TOL:.0%} of the error {ref:.4f}, not "
+                f"of the gap. {TRAINED}",
             ))  # fmt: skip
     return out
 
@@ -100,42 +103,39 @@ def _models(cfg) -> list[ClaimRecord]:
     gap, level = st.at("dgd_diff", n), st.at("dgd_diff", n, st.dgd_risk(cfg, n))
     welch = partial(st.welch, gap, st.at("dgd_diff_se", n))
     lg = "lengthgen" if cfg.lengthgen_train != cfg.n_train else "iso"  # else the iso models serve
-    lg_test = "95 % CI ({}one seed: SE over prompts, normal; several: SE over seeds, Student t; smallest effect of " \
-              "interest 0.01)" + NEEDS_TRAINING  # fmt: skip
     return [
         ClaimRecord(
             "thm1/trained-is-debiased-gd",
             "With H ≥ 2 heads the trained model is debiased one-step GD at the optimal step η*: the H = 2 model's "
             "risk equals debiased GD's", f"{SRC}, Thm 1 (approximation + optimality), Fig. 2.4", "theory vs simulation",
-            "H = 2 error (paired through debiased GD on n_eval prompts) within ±3 % of the exact debiased-GD risk "
-            f"at η*, {CI}" + NEEDS_TRAINING, "≈ debiased GD", True, PAPER_TRAINING,
+            quantity="per seed, the H = 2 error: debiased GD's exact risk at η* + the paired difference on n_eval "
+            "prompts", extra=TRAINED, paper_value="≈ debiased GD", headline=True, paper_settings=PAPER_TRAINING,
             **_equal_to_dgd(cfg, _iso(2), st.h2_text),
         ),
         _rec("fig2.4/h1-worse", "A single head (a Nadaraya–Watson kernel regressor) is clearly worse than H = 2",
              f"{SRC}, Fig. 2.4", "effect direction",
-             "error(H = 1) − error(H = 2) at L = n_train, both paired with debiased GD on the same prompts; "
-             f"{WELCH} > 0 (smallest effect of interest 0.01)" + NEEDS_TRAINING, "+0.165 (0.406 vs 0.241)",
+             "per seed, the H = 1 error at L = n_train, paired with debiased GD on the same prompts",
+             "+0.165 (0.406 vs 0.241)",
              Measure(_iso(1), gap, SEED, base=_iso(2), combine=welch, gates=GATES),
              Rule("direction", smallest=0.01, n="n_eval"), True, PAPER_TRAINING),
         *[
             _rec(f"fig2.4/H{H}-equals-H2", f"H = {H} reaches the error of H = 2 (all H ≥ 2 coincide)",
                  f"{SRC}, Fig. 2.4", "theory vs simulation",
-                 f"error(H = {H}) − error(H = 2) at L = n_train (paired through debiased GD) within ±3 % of the "
-                 f"H = 2 error, {WELCH}" + NEEDS_TRAINING, "indistinguishable",
+                 f"per seed, the H = {H} error at L = n_train (paired through debiased GD)", "indistinguishable",
                  # the tolerance is of H = 2's error on the seeds both have; the gap is the Welch difference
                  Measure(_iso(H), level, SEED, base=_iso(2), combine=welch, gates=GATES),
                  Rule("equivalence", rel_tol=0.03, target=BASE, n="n_eval"), settings=PAPER_TRAINING)
             for H in (4, 8)
         ],
         _rec("lengthgen/softmax-improves", "A softmax model trained at L = 40 keeps improving on longer prompts",
-             f"{SRC}, Fig. 2.4", "effect direction", "error at the training length − error at the longest test "
-             "length > 0, " + lg_test.format("independent prompt sets; "), "0.241 → 0.168 (H = 2, L' = 100)",
+             f"{SRC}, Fig. 2.4", "effect direction", "per seed, the error at the training length and at the longest "
+             "test length (independent prompt sets)", "0.241 → 0.168 (H = 2, L' = 100)",
              Measure({"part": lg, "attention": "softmax", "H": lh}, st.at("err", n), SEED, gates=GATES,
                      combine=partial(st.lengthgen, -1), measured=partial(st.lengthgen_text, -1)),
              Rule("direction", smallest=0.01, n="n_eval"), True, PAPER_LENGTHGEN),
         _rec("lengthgen/linear-degrades", "Linear attention (1/L frozen at training) gets worse on longer prompts",
-             f"{SRC}, Fig. 4.1", "effect direction", "error at the longest test length − error at the training "
-             "length > 0, " + lg_test.format(""), "grows (no numbers)",
+             f"{SRC}, Fig. 4.1", "effect direction", "per seed, the error at the training length and at the longest "
+             "test length", "grows (no numbers)",
              Measure({"part": lg, "attention": "linear"}, st.at("err", n), SEED, gates=GATES,
                      combine=partial(st.lengthgen, 1), measured=partial(st.lengthgen_text, 1)),
              Rule("direction", smallest=0.01, n="n_eval"), settings=PAPER_LENGTHGEN),
@@ -156,49 +156,47 @@ def _patterns(cfg) -> list[ClaimRecord]:
     def purity(key: str) -> Rule:
         return Rule("value", paper=PURITY[key], paper_se=5e-6, tol=1.0 - PURITY[key], units="models")
 
-    zero_sum = f"{ZERO_SUM_MAX:g} − |Σμ|/Σ|μ| > 0 (|Σμ| below {ZERO_SUM_MAX * 100:g} % of Σ|μ|), "
+    zero_sum = f"{ZERO_SUM_MAX:g} − |Σμ|/Σ|μ| (above 0: |Σμ| below {ZERO_SUM_MAX * 100:g} % of Σ|μ|)"
     eta = th.eta_star(cfg.d, cfg.n_train, cfg.sigma2)
     return [
         _rec("fig2.8/omega-limit", "Every live head of an H ≥ 2 model ends at |ω^(h)| = γ ≈ 0.13 (logged /√7)",
-             f"{SRC_CODE}, Fig. 2.8", "paper value", f"{POOLED_T}; paper 0.13·√(7/6) = {PAPER_OMEGA_LOGIT:.3f} as a "
-             "logit coefficient, SE_paper half its last digit" + NEEDS_STAGE_II,
-             f"{PAPER_OMEGA_LOGIT:.3f} (0.13 logged)",
+             f"{SRC_CODE}, Fig. 2.8", "paper value", f"{POOLED}|ω| of the live heads as a logit coefficient (the "
+             f"paper's 0.13 logged /√7 is 0.13·√(7/6) = {PAPER_OMEGA_LOGIT:.3f})", f"{PAPER_OMEGA_LOGIT:.3f} (0.13 logged)",
              _pooled("diag_gamma"), Rule("value", paper=PAPER_OMEGA_LOGIT, paper_se=OMEGA_PRINTED_SE,
-                                         tol=0.1 * PAPER_OMEGA_LOGIT, units="models"), settings=PAPER_TRAINING),
+                                         tol=0.1 * PAPER_OMEGA_LOGIT, units="models"), settings=PAPER_TRAINING,
+             extra=DIGIT + STAGE_II),
         _rec("fig2.8/mu-plus-limit", "Σ_{h∈H+} μ^(h) ends at ≈ 3.5 (3.45 in the estimator plots) for every H ≥ 2",
-             f"{SRC_CODE}, Fig. 2.8", "paper value", f"{POOLED_T}; SE_paper 0.05" + NEEDS_STAGE_II, f"{PAPER_MU}",
+             f"{SRC_CODE}, Fig. 2.8", "paper value", f"{POOLED}Σ_(h∈H+) μ^(h)", f"{PAPER_MU}",
              _pooled("diag_mu_plus"), Rule("value", paper=PAPER_MU, paper_se=MU_PLUS_PRINTED_SE, tol=0.1 * PAPER_MU,
-                                           units="models"), settings=PAPER_TRAINING),
+                                           units="models"), settings=PAPER_TRAINING, extra=STAGE_II),
         _rec("thm1/eta-eff", "The learned effective step η_eff = Σ_h μ^(h) ω^(h) is Thm 1's η* = (1 + (1+σ²)d/L)⁻¹",
-             f"{SRC}, Thm 1 (optimality)", "theory vs simulation", f"{POOLED_T}; within ±5 % of η*, 95 % CI"
-             + NEEDS_TRAINING, "η* = 0.879 (paper's 2·0.13·3.45 = 0.897)",
+             f"{SRC}, Thm 1 (optimality)", "theory vs simulation", f"{POOLED}η_eff = Σ_h μ^(h) ω^(h)",
+             "η* = 0.879 (paper's 2·0.13·3.45 = 0.897)",
              _pooled("diag_eta_eff", gates=GATES, measured=st.text("{v:.4f} ({n} models)")),
              Rule("equivalence", rel_tol=0.05, target=eta), settings=PAPER_TRAINING),
         _rec("fig2.2/kq-diagonal", "KQ circuits are diagonal: the top-left d×d block of each live head is ω^(h) I_d",
-             f"{SRC_CODE}, Fig. 2.2 (pattern purity cell)", "paper value", f"{POOLED_T}; iclab's KQ diagonal mass "
-             "Σdiag²/Σall² (the paper's helper is unpublished, its definition may differ); SE_paper half the last "
-             "digit" + NEEDS_STAGE_II, f"{PURITY['kq_diag_mass']}", _pooled("diag_kq_diag_mass", 6),
-             purity("kq_diag_mass"), True, PAPER_TRAINING),
+             f"{SRC_CODE}, Fig. 2.2 (pattern purity cell)", "paper value", f"{POOLED}iclab's KQ diagonal mass "
+             "Σdiag²/Σall² (the paper's helper is unpublished, its definition may differ)",
+             f"{PURITY['kq_diag_mass']}", _pooled("diag_kq_diag_mass", 6), purity("kq_diag_mass"), True, PAPER_TRAINING,
+             extra=DIGIT + STAGE_II),
         _rec("fig2.2/ov-last-entry", "OV circuits use only their last entry μ^(h)",
-             f"{SRC_CODE}, Fig. 2.2 (pattern purity cell)", "paper value", f"{POOLED_T}; iclab's OV last-entry mass "
-             "μ²/‖OV_(d+1,:)‖²; SE_paper half the last digit" + NEEDS_STAGE_II, f"{PURITY['ov_last_mass']}",
-             _pooled("diag_ov_last_mass", 6), purity("ov_last_mass"), settings=PAPER_TRAINING),
+             f"{SRC_CODE}, Fig. 2.2 (pattern purity cell)", "paper value", f"{POOLED}iclab's OV last-entry mass "
+             "μ²/‖OV_(d+1,:)‖²", f"{PURITY['ov_last_mass']}",
+             _pooled("diag_ov_last_mass", 6), purity("ov_last_mass"), settings=PAPER_TRAINING, extra=DIGIT + STAGE_II),
         _rec("fig2.2/ov-zero-sum", "OV circuits are zero-sum, Σ_h μ^(h) ≈ 0 (unlike the single-sign kernel "
              "regressor, for which |Σμ|/Σ|μ| = 1)", f"{SRC}, Fig. 2.2", "effect direction",
-             f"{zero_sum}{POOLED_T} (95 % CI)" + NEEDS_TRAINING, "|Σμ|/Σ|μ| ≈ 0",
+             f"{POOLED}{zero_sum}", "|Σμ|/Σ|μ| ≈ 0",
              _pooled(True, gates=GATES, measured=st.zero_sum_text, col=st.zero_sum), Rule("direction"), True,
              PAPER_TRAINING),
         _rec("fig2.2/sign-matching", "Heads match signs: sign ω^(h) = sign μ^(h) for every live head",
-             f"{SRC}, Fig. 2.2", "effect direction", f"fraction of matching live heads − {SIGN_MATCH_MIN:g} > 0, with "
-             "the model as the unit (every trained H ≥ 2 model of every seed is one trial scoring its fraction of "
-             "matching live heads: heads of one model are not independent), Clopper–Pearson 95 % interval"
-             + NEEDS_TRAINING, "all heads",
+             f"{SRC}, Fig. 2.2", "effect direction", f"{POOLED}the fraction of matching live heads − "
+             f"{SIGN_MATCH_MIN:g}", "all heads",
              _pooled("diag_sign_match", gates=GATES, combine=st.sign_matching, measured=st.sign_text),
              Rule("direction"), settings=PAPER_TRAINING),
         _rec("fig3.1/preconditioned", "With anisotropic inputs x ~ N(0, Σ) the heads learn KQ ≈ ±γΣ⁻¹: "
              "preconditioned debiased GD, not plain debiased GD", f"{SRC}, Fig. 3.1", "effect direction",
-             "E(ŷ − ŷ_dgd)² − E(ŷ − ŷ_pgd(Σ⁻¹))² > 0 (each GD at the model's own least-squares step), paired on "
-             f"n_eval prompts, {CI}; Σ_ij = ρ^|i−j| (the paper does not say which Σ)" + NEEDS_TRAINING, "Ω ≈ Σ⁻¹",
+             "per seed, E(ŷ − ŷ_dgd)² − E(ŷ − ŷ_pgd(Σ⁻¹))² (each GD at the model's own least-squares step), paired "
+             "on n_eval prompts; Σ_ij = ρ^|i−j| (the paper does not say which Σ)", "Ω ≈ Σ⁻¹",
              Measure({"part": "aniso"}, partial(st.scalar, "closer_to_pgd"), SEED, measured=st.aniso_text,
                      combine=partial(st.seed_mean, partial(st.scalar, "closer_to_pgd_se")), gates=GATES),
              Rule("direction", n="n_eval")),
@@ -219,30 +217,26 @@ def _multitask() -> list[ClaimRecord]:
     sharing = partial(st.per_row, st.sharing, 0)
     return [
         _rec("multitask/H3-superposition", "With 2 < H < 2N (N = 2 tasks, H = 3) heads serve both tasks at once "
-             "(superposition)", src, "effect direction", share + f"; sharing > 0, {CI[:-1]}; smallest effect of "
-             "interest 0.05)" + NEEDS_TRAINING, "superposition",
+             "(superposition)", src, "effect direction", share + "; per seed, the sharing", "superposition",
              Measure(mt[3], sharing, SEED, measured=st.text("sharing {v:.3f}"), **shared),
              Rule("direction", smallest=0.05, n="n_eval"), settings=MT_CODE),
         _rec("multitask/H4-pairs", "With H = 2N = 4 each head pair serves one task: no head serves both tasks", src,
-             "effect direction", share + f"; for H = 4, 0.05 − sharing > 0, {CI[:-1]}; sharing below the smallest "
-             "effect of interest 0.05; a head that serves both tasks disagrees)" + NEEDS_TRAINING,
+             "effect direction", share + "; per seed, 0.05 − the sharing (a head that serves both tasks disagrees)",
              "one head pair per task",
              Measure(mt[4], sharing, SEED, measured=st.text("sharing {m:.3f} (margin 0.05)", 0.05), combine=partial(
                  st.seed_mean, partial(st.per_row, st.sharing, 1), drop_nan=False, below=0.05), gates=GATES),
              Rule("direction", n="n_eval"), settings=MT_CODE),
         _rec("multitask/H3-equals-H4", "H = 3 learns the same per-task predictors as H = 4", src,
-             "theory vs simulation", "mean task error of H = 3 − H = 4 (each paired through per-task debiased GD, the "
-             f"mean over the two tasks paired per prompt; {indep}) within ±5 % of H = 4's, {WELCH}" + NEEDS_TRAINING,
-             "same predictor",
+             "theory vs simulation", "per seed, the mean task error of H = 3 (paired through per-task debiased GD, the "
+             f"mean over the two tasks paired per prompt; {indep})", "same predictor",
              Measure(mt[3], st.mt_error, SEED, base=mt[4], gates=GATES,
                      combine=partial(st.welch, gap, gap_se, drop_nan=False)),
              Rule("equivalence", rel_tol=0.05, target=BASE, n="n_eval"), settings=MT_CODE),
         # the baseline is per-task debiased GD scored in the same cells (the column); the combine rule gives the
         # model's paired gap above it
         _rec("multitask/H4-is-debiased-gd", "H = 4 implements debiased GD per task on the task's own support", src,
-             "theory vs simulation", "mean task error of H = 4 within ±5 % of per-task debiased GD on its support at "
-             f"the least-squares step, paired per prompt over both tasks ({indep}), {CI}" + NEEDS_TRAINING,
-             "2μ̆ω̆ ≈ 1 per task",
+             "theory vs simulation", "per seed, the mean task error of H = 4 against per-task debiased GD on its "
+             f"support at the least-squares step, paired per prompt over both tasks ({indep})", "2μ̆ω̆ ≈ 1 per task",
              Measure(mt[4], st.dgd_level, SEED, base=mt[4], gates=GATES,
                      combine=partial(st.seed_mean, gap_se, drop_nan=False, value=gap)),
              Rule("equivalence", rel_tol=0.05, target=BASE, n="n_eval"), settings=MT_CODE),
@@ -251,9 +245,8 @@ def _multitask() -> list[ClaimRecord]:
 
 def _ratio(cfg) -> list[ClaimRecord]:
     """Thm 1's Bayes-risk ratio bound: debiased GD at large d and at the paper's size; the trained H = 2 model."""
-    test = (
-        "bound − E(debiased GD)/Bayes > 0, both risks exact in β, ε, x_q and paired over n_ratio draws of X; "
-        "95 % CI (delta method)"
+    slack = (
+        "bound − E(debiased GD)/Bayes, both risks exact in β, ε, x_q and paired over n_ratio draws of X (delta method)"
     )
 
     def cell(which: str) -> Measure:
@@ -268,15 +261,15 @@ def _ratio(cfg) -> list[ClaimRecord]:
     return [
         _rec("thm1-ratio/dgd-large-d", "Debiased GD at η* is within Thm 1's factor of the Bayes risk (ratio ≤ 1 + "
              "σ⁻²{(1+ξσ²)(1+σ²+ξ⁻¹)}⁻¹ as L → ∞, d/L → ξ), here at ξ = 1/8 and the largest d of the sweep",
-             f"{SRC}, Thm 1 (Bayes risk)", "effect direction", test, "ratio ≤ 2.085 at ξ = 1/8, σ² = 0.1",
-             cell("d"), Rule("direction", n="n_ratio"), True, PAPER_SETUP),
+             f"{SRC}, Thm 1 (Bayes risk)", "effect direction", slack, "ratio ≤ 2.085 at ξ = 1/8, σ² = 0.1",
+             cell("d"), Rule("direction", n="n_ratio"), True, PAPER_SETUP, extra=""),
         _rec("thm1-ratio/dgd-paper-size", "Thm 1's asymptotic factor also bounds debiased GD at the paper's own size "
              "d = 5, L = 40", f"{SRC}, Thm 1 (Bayes risk), read at the experiments' d, L", "effect direction",
-             "bound − E(debiased GD)/Bayes > 0 at (d, n_train), as above", "ratio ≤ 2.085", cell("L"),
-             Rule("direction", n="n_ratio"), settings=PAPER_SETUP),
+             f"{slack}, at (d, n_train)", "ratio ≤ 2.085", cell("L"),
+             Rule("direction", n="n_ratio"), settings=PAPER_SETUP, extra=""),
         _rec("thm1-ratio/trained", "The trained H = 2 model is within Thm 1's factor of the Bayes risk",
-             f"{SRC}, Thm 1 (Bayes risk) and Fig. 2.4", "effect direction", "bound − error(model)/error(Bayes) > 0 "
-             f"at L = n_train, paired on n_eval prompts, {CI}" + NEEDS_TRAINING, "ratio ≤ 2.085",
+             f"{SRC}, Thm 1 (Bayes risk) and Fig. 2.4", "effect direction", "per seed, error(model)/error(Bayes) at "
+             "L = n_train, paired on n_eval prompts", "ratio ≤ 2.085",
              Measure(_iso(2), st.at("bayes_ratio", cfg.n_train), SEED, combine=st.bayes_slack,
                      measured=st.bayes_text, gates=GATES),
              Rule("direction", n="n_eval"), settings=PAPER_TRAINING),
@@ -296,10 +289,9 @@ def _activation(cfg) -> list[ClaimRecord]:
         cells = _iso(cfg.activation_heads) if att == "softmax" else {"part": "activation", "attention": att}
         out.append(_rec(
             f"fig4.2/{att}/eta-eff", f"{f}: the trained H = 2 model is debiased GD with step η_eff = 2C_f‖ω‖∞‖μ‖∞",
-            src, "theory vs simulation", "least-squares step of the model's ŷ on debiased GD within ±10 % of "
-            "2C_f‖ω‖∞‖μ‖∞ read off the weights (its mean over seeds, taken as exact), 95 % CI (one seed: robust SE "
-            "over the n_eval held-out prompts, normal quantile; several: SE of the fitted step over seeds, Student t)"
-            + NEEDS_TRAINING, "2C_f‖ω‖∞‖μ‖∞",
+            src, "theory vs simulation", "per seed, the least-squares step of the model's ŷ on debiased GD (robust "
+            "SE over the n_eval held-out prompts), against 2C_f‖ω‖∞‖μ‖∞ read off the weights (its mean over seeds, "
+            "taken as exact)", "2C_f‖ω‖∞‖μ‖∞",
             # the baseline: 2C_f‖ω‖∞‖μ‖∞ of the same cells (the column); the combine rule: the fitted step above it
             Measure(cells, partial(st.scalar, "eta_weights"), SEED, base=cells, measured=st.eta_text, gates=GATES,
                     combine=partial(st.seed_mean, partial(st.scalar, "dgd_eta_fit_se"), above_base=True,
@@ -309,14 +301,14 @@ def _activation(cfg) -> list[ClaimRecord]:
         if att != "softmax":
             out.append(ClaimRecord(
                 f"fig4.2/{att}/debiased-gd", f"{f}: the same patterns give the same predictor, debiased GD at η*", src,
-                "theory vs simulation", f"error (paired through debiased GD at η*) within ±3 % of the exact "
-                f"debiased-GD risk, {CI}" + NEEDS_TRAINING, "same patterns",
+                "theory vs simulation", quantity="per seed, the error: debiased GD's exact risk at η* + the paired "
+                "difference", extra=TRAINED, paper_value="same patterns",
                 **_equal_to_dgd(cfg, cells, st.patterns_text),
             ))  # fmt: skip
     out.append(_rec(
         "fig4.2/ov-zero-sum", "With every activation f the OV circuits are zero-sum", f"{SRC}, Fig. 4.2",
-        "effect direction", f"{ZERO_SUM_MAX:g} − |Σμ|/Σ|μ| > 0 (|Σμ| below {ZERO_SUM_MAX * 100:g} % of Σ|μ|), mean "
-        "over the activation-ablation models, SE over models (95 % Student-t CI)" + NEEDS_TRAINING, "same patterns",
+        "effect direction", f"per activation-ablation model, {ZERO_SUM_MAX:g} − |Σμ|/Σ|μ| (above 0: |Σμ| below "
+        f"{ZERO_SUM_MAX * 100:g} % of Σ|μ|)", "same patterns",
         Measure({"part": "activation"}, partial(st.zero_sum, False), ("attention",) + MODEL, combine=st.pooled,
                 measured=st.zero_sum_text, gates=GATES),
         Rule("direction"),
@@ -345,8 +337,9 @@ def _second_hand() -> list[ClaimRecord]:
     )
     return [
         _rec(f"second-hand/{key.replace(' ', '')}", claim, "second-hand summary", "paper value",
-             "not judged: the source is unreliable", paper, Measure({"part": "baseline"}, st.whole_row, SEED),
-             Rule("value", paper=value), unreliable=why, not_run=partial(st.below_bayes, key))
+             "the summary's row (never read: the source is unreliable)", paper,
+             Measure({"part": "baseline"}, st.whole_row, SEED), Rule("value", paper=value), extra="", unreliable=why,
+             not_run=partial(st.below_bayes, key))
         for key, claim, paper, value in rows
     ]  # fmt: skip
 

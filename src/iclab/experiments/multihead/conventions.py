@@ -1,6 +1,6 @@
 """The conventions by which the ``multihead`` experiment judges arXiv:2503.12734, fixed before any run
 (docs/papers/multihead.md §7): the thresholds, the paper settings a claim needs, the rows of Figs. 2.4 and 2.5,
-and the words every claim's test shares. :mod:`.claims` declares the claims with them as records, with the statistics
+:mod:`.claims` declares the claims with them as records, with the statistics
 of :mod:`.statistics`.
 
 * Paper values are judged with :func:`iclab.stats.judge_value`: |measured − paper| ≤ k·√(SE² + SE_paper²), with
@@ -32,14 +32,6 @@ PAPER_LENGTHGEN = {**PAPER_TRAINING, "lengthgen_train": 40}  # Figs. 2.4 and 4.1
 ZERO_SUM_MAX = 0.1  # zero-sum OV: |Σμ|/Σ|μ| below this (a single-sign head set has 1)
 SIGN_MATCH_MIN = 0.9  # "every head matches signs": the per-model fraction of matching live heads above this
 STAGE_II_STEPS = 500_000  # the paper's training length, after which it reports the limits of |ω|, Σμ₊ and purity
-# what the trained-model claims' tests add: the training they need and how they pool models
-NEEDS_TRAINING = f"; needs ≥ {TRAINED_MIN_STEPS:,} Adam steps"
-NEEDS_STAGE_II = f"; needs the H ≥ 2 models trained {STAGE_II_STEPS:,} steps (the paper's)"
-POOLED_T = (
-    "mean over every trained H ≥ 2 model (all seeds), SE over models, Student-t band (≥ 3 models; it agrees only "
-    "within ±10 %, a purity within ±(1 − paper))"
-)
-CI = "95 % CI (one seed: SE over the n_eval prompts, normal quantile; several: SE over seeds, Student t)"
 MT_CODE = {"mt_law": "code", "mt_n": 48, "mt_d": 6}
 TABLE_LENGTHS = (10, 40, 100)
 FIG24_HEADS = (1, 2, 4, 8)

@@ -31,7 +31,6 @@ FIG_SETTINGS = {"d": 50, "m": 5000, "sigma_tr": 0.1, "l_values": tuple(range(10,
 SEED = ("seed",)  # the unit of replication: a run's seed (each cell's SE is over its test prompts)
 ROW = ("part", "d", "l", "sigma_test", "mu_x", "seed")  # one curve cell of one seed
 NORM = "normalised errors G/c, c = Tr(AB) + σ² (the error of predicting 0)"
-SMALL = f"; a CI around 0 that excludes every effect ≥ {SMALLEST:g}·c disagrees"
 _DIR = "effect direction"
 _TVS = "theory vs simulation"
 _GAIN = Rule("direction", smallest=SMALLEST)  # an effect > 0, at least SMALLEST·c to matter
@@ -49,10 +48,10 @@ SIMCHECK = (
 )
 
 
-def _record(cid, claim, source, kind, test, measure, rule, paper="—", headline=False, settings=FIG_SETTINGS,
-            not_run=None) -> ClaimRecord:  # fmt: skip
-    return ClaimRecord(cid, claim, source, kind, test, paper, headline, settings, measure=measure, rule=rule,
-                       not_run=not_run)  # fmt: skip
+def _record(cid, claim, source, kind, quantity, measure, rule, paper="—", headline=False, settings=FIG_SETTINGS,
+            not_run=None, extra="") -> ClaimRecord:  # fmt: skip
+    return ClaimRecord(cid, claim, source, kind, quantity=quantity, extra=extra, paper_value=paper, headline=headline,
+                       paper_settings=settings, measure=measure, rule=rule, not_run=not_run)  # fmt: skip
 
 
 def _effect(where, col, se, base=None, note=S.pair_note, den="c") -> Measure:
@@ -65,15 +64,14 @@ def _simcheck(cid, part, stem, setting, th, mc) -> ClaimRecord:
     return _record(
         cid, f"Theorem 4.2's closed-form G(τ) matches simulation at d = 50, m = 5000: {setting}",
         f'{PAPER}, Thm 4.2 (Eqs. 12–14){", Thm 4.3" if stem == "Gopt" else ""}; §5.1 "closely match"', _TVS,
-        f"Monte-Carlo G (iclab) against Thm 4.2's G (iclab, same Σ̂): the 95 % CI of the gap within ±{TOL:.0%} of "
-        f"theory agrees, wholly outside disagrees (the O(1/l) terms the theorem drops move G by 0.5–3 % here, "
-        f"note §4.8, §6.2)",
+        "per seed, Monte-Carlo G (iclab) over Thm 4.2's G (iclab, same Σ̂)",
         Measure({"part": part}, partial(ratio, f"{stem}_mc", f"{stem}_theory"), SEED,
                 combine=partial(prompt_se, (f"{stem}_se",), f"{stem}_theory"), note=partial(S.simcheck_note, stem),
                 measured=partial(S.measured, f"{stem}_mc", 4)),
         Rule("equivalence", rel_tol=TOL, target=1.0),
         f"G = Thm 4.2 closed form (an independent check got theory {th}, MC {mc})",
-        headline=cid == "thm4.2-vs-mc/check-cov-tauopt", settings={})
+        headline=cid == "thm4.2-vs-mc/check-cov-tauopt", settings={},
+        extra="The O(1/l) terms the theorem drops move G by 0.5–3 % here (note §4.8, §6.2)")
 
 
 def _theory(cfg) -> list[ClaimRecord]:
@@ -81,34 +79,30 @@ def _theory(cfg) -> list[ClaimRecord]:
     return [
         _record("thm4.2-vs-mc/curves-l>=d",
                 "Theorem 4.2's G(τ) matches simulation along the curves of Figs. 1–2, at every l ≥ d", curves, _TVS,
-                f"each cell (part, l ≥ d, τ = 1 and τ_opt) on its own: agrees when every cell's 95 % CI of the relative "
-                f"gap (MC − theory)/theory lies within ±{TOL:.0%} (intersection–union test, no correction needed); "
-                f"disagrees when some cell's Bonferroni CI (95 % over the m cells, Holm's first step) lies wholly "
-                f"outside ±{TOL:.0%}",
+                "per curve cell (part, l ≥ d, τ = 1 and τ_opt), the Monte-Carlo G against Thm 4.2's",
                 Measure({"part": S.CURVE_CELL}, "G", ("curve",), se_column="G_se", combine=S.one_cell,
                         gates=(S.curves_missing,)),
                 Rule("every cell", rel_tol=TOL, target="G_theory", by=("curve",), n="n_test"), '"closely match"',
                 headline=True),
         _record("thm4.2-vs-mc/curves-l<d",
                 "Theorem 4.2's G(τ) matches simulation along the curves of Figs. 1–2, at l < d", curves, _TVS,
-                f"RMS over the cells of the relative gap (MC − theory)/theory at τ = 1 and τ_opt, Monte-Carlo noise "
-                f"removed (mean of gap² − SE²); agrees when its 95 % upper bound ≤ {TOL:.0%}, disagrees when its "
-                f"lower bound > {TOL:.0%}",
+                f"over the cells at l < d, the squared relative gap (MC − theory)/theory at τ = 1 and τ_opt with "
+                f"Monte-Carlo noise removed, minus {TOL:.0%}² (below 0: the RMS gap is within ±{TOL:.0%})",
                 Measure({}, S.whole_rows, ROW, combine=S.short_curves, measured=S.rms_measured),
                 Rule("direction", sign=-1), '"closely match"'),
         _record("thm4.3-vs-mc-minimiser",
                 "τ_opt of Eq. 15 is the τ that minimises the simulated error (cells with l ≥ d)",
                 f'{PAPER}, Thm 4.3 (Eq. 15); v2: "Theorem 4.3 estimate vs grid search nearly coincide"', _TVS,
-                f"RMS relative gap between Eq. 15 and the exact Monte-Carlo minimiser E[r²]/E[(f − b)r] "
-                f"(delta-method SE), noise removed; 95 % bound against ±{TOL:.0%}",
+                f"over the cells at l ≥ d, the squared relative gap between Eq. 15 and the exact Monte-Carlo minimiser "
+                f"E[r²]/E[(f − b)r] (delta-method SE) with noise removed, minus {TOL:.0%}² (below 0: the RMS gap is "
+                f"within ±{TOL:.0%})",
                 Measure({}, S.whole_rows, ROW, combine=S.minimiser, measured=S.rms_measured),
                 Rule("direction", sign=-1), '"nearly coincide"', headline=True),
         _record("cor4.4-emulates-bayes",
                 "Without shift the model at τ = 1 emulates the Bayes-optimal ridge (its test error nearly matches "
                 "Bayes), at the longest context of Fig. 1a",
                 f"{PAPER}, Cor. 4.4 (v1; Prop. 4.4 in v2), Def. 3.3, Fig. 1a", _TVS,
-                f"MC error at τ = 1 against the test-Bayes MC error on the same prompts (paired SE): 95 % CI within "
-                f"±{TOL_NEAR:.0%} of Bayes agrees, wholly outside disagrees",
+                "per seed, (MC error at τ = 1 − the test-Bayes MC error on the same prompts) / Bayes (paired SE)",
                 Measure({"part": "none", "l": max(cfg.l_values)}, partial(rel_gap, "G1_mc", "bayes_test"), SEED,
                         combine=partial(prompt_se, ("excess1_se",), "bayes_test"),
                         measured=partial(S.measured, "G1_mc", 4)),
@@ -121,22 +115,22 @@ def _shifts(cfg) -> list[ClaimRecord]:
     s = sorted(cfg.sigma_tests) or [float("nan")]
     noise = float(max(cfg.noise_sigmas, default=0))
     cov = {**FIG_SETTINGS, "cov_scale": 2.0}
-    harm = ("harm(l) = G(1) with the pretrained weights minus G(1) with the weights Eq. 11 gives for the test {} "
-            "(same prompts, paired SE{}); harm/c at the shortest l minus at the longest l > 0" + SMALL)
+    harm = ("per seed, harm(l)/c at the shortest l, harm(l) = G(1) with the pretrained weights minus G(1) with the "
+            "weights Eq. 11 gives for the test {} (same prompts, paired SE{})")
     return [
         _record("fig1a-converges-to-bayes",
                 "Without shift the model's excess error over Bayes falls as the context grows",
                 f"{PAPER}, Fig. 1a, §5.1", _DIR,
-                f"(G(1) − Bayes)/c at the shortest minus at the longest l > 0 (paired SE within a cell); {NORM}{SMALL}",
+                f"per seed, (G(1) − Bayes)/c at the shortest l (paired SE within a cell); {NORM}",
                 _effect({"part": "none", "l": l0}, "excess1", ("excess1_se",), {"part": "none", "l": l1}), _GAIN),
         _record("fig1b-cov-shift-harms", "An input-covariance shift Σx = 2I raises the error at τ = 1",
                 f"{PAPER}, §4.2 Case I(ii), Fig. 1b", _DIR,
-                f"G(1)/c under Σx = 2I minus without shift, at the longest l, > 0; {NORM}{SMALL}",
+                f"per seed, G(1)/c under Σx = 2I at the longest l; {NORM}",
                 _effect({"part": "cov", "l": l1}, "G1_mc", ("G1_se",), {"part": "none", "l": l1}), _GAIN,
                 headline=True, settings=cov),
         _record("fig1b-tau-opt-repairs", "Under the covariance shift, τ_opt lowers the error below τ = 1",
                 f'{PAPER}, Thm 4.3, Fig. 1b ("restores alignment with Bayes")', _DIR,
-                f"paired G(1) − G(τ_opt) on the same prompts under Σx = 2I at the longest l, > 0; {NORM}{SMALL}",
+                f"per seed, G(1) − G(τ_opt) on the same prompts under Σx = 2I at the longest l; {NORM}",
                 _effect({"part": "cov", "l": l1}, "gain_opt", ("gain_opt_se",), note=None), _GAIN,
                 headline=True, settings=cov),
         _record("fig1c-task-harm-fades", "The harm of a task shift (Σw = 3I, ‖μw‖ = 1) fades as l grows",
@@ -151,15 +145,14 @@ def _shifts(cfg) -> list[ClaimRecord]:
                 not_run=partial(S.empty, "noise_sigmas")),
         _record("fig2b-tau-opt-closes-gap", "At l = d and the largest test noise, τ_opt lowers the error toward Bayes",
                 f"{PAPER}, Fig. 2b", _DIR,
-                f"paired G(1) − G(τ_opt) on the same prompts at the largest σ_test, l = d, > 0 (fraction of the gap "
-                f"to Bayes closed in the statistic); {NORM}{SMALL}",
+                f"per seed, G(1) − G(τ_opt) on the same prompts at the largest σ_test, l = d (fraction of the gap "
+                f"to Bayes closed in the statistic); {NORM}",
                 _effect({"part": "noise_ld", "sigma_test": s[-1]}, "gain_opt", ("gain_opt_se",), note=S.closes_note),
                 _GAIN, not_run=partial(S.empty, "sigma_tests")),
         _record("fig2c-tau-opt-grows-with-noise", "The optimal temperature grows with the test noise (l = d)",
                 f"{PAPER}, Fig. 2c", _DIR,
-                "Monte-Carlo minimiser E[r²]/E[(f − b)r] at the largest σ_test minus at the smallest, > 0 "
-                "(delta-method SEs; Eq. 15's values in the statistic); a CI around 0 that excludes every rise ≥ 0.05 "
-                "disagrees",
+                "per seed, the Monte-Carlo minimiser E[r²]/E[(f − b)r] at the largest σ_test (delta-method SEs; Eq. 15's "
+                "values in the statistic)",
                 _effect({"part": "noise_ld", "sigma_test": s[-1]}, "tau_opt_mc", ("tau_opt_mc_se",),
                         {"part": "noise_ld", "sigma_test": s[0]}, S.grows_note, den=None),
                 Rule("direction", smallest=0.05), not_run=partial(S.empty, "sigma_tests")),
@@ -174,13 +167,12 @@ def _mean_shift(cfg) -> list[ClaimRecord]:
     return [
         _record("rem3.4-linear-harmed-more",
                 "An input-mean shift harms linear attention more than the approximate softmax", src, _DIR,
-                "rise of G/c from ‖μx‖ = 0 to the largest ‖μx‖ (l = 2d): linear minus approximate softmax, > 0" + SMALL,
+                "per seed, G/c of linear minus approximate softmax attention at the largest ‖μx‖ (l = 2d)",
                 _effect(hi, S.lin_minus_approx, ("linear_se", "G1_se"), lo), _GAIN, headline=True, settings=settings,
                 not_run=off),
         _record("rem3.4-approx-insensitive", "The approximate softmax is insensitive to an input-mean shift", src, _TVS,
-                f"the error at the largest ‖μx‖ against the error at ‖μx‖ = 0 (l = 2d), both divided by the unshifted "
-                f"c (c grows with ‖μx‖², so G/c of each would hide a proportional rise): 95 % CI within "
-                f"±{TOL_NEAR:.0%} agrees, wholly outside disagrees",
+                "per seed, the error at the largest ‖μx‖ (l = 2d), divided by the unshifted c (c grows with ‖μx‖², so "
+                "G/c of each would hide a proportional rise)",
                 Measure(hi, "G1_mc", SEED, base=lo, combine=partial(prompt_se, ("G1_se",), None),
                         measured=S.in_unshifted_c),
                 Rule("equivalence", rel_tol=TOL_NEAR, target=BASE, against="the unshifted error"), "unchanged",
@@ -196,8 +188,8 @@ def _surrogate() -> list[ClaimRecord]:
         _record("surrogate-tracks-softmax",
                 f"The approximate-softmax layer behaves like the softmax layer with the same weights (test error at "
                 f"τ_opt; d = {d}, l = {l}, Lemma 4.1 weights)", src, _TVS,
-                f"softmax-layer error against approximate-softmax error at Eq. 15's τ_opt on the same prompts "
-                f"(paired SE): 95 % CI within ±{TOL_NEAR:.0%} agrees, wholly outside disagrees",
+                "per seed, (softmax-layer error − approximate-softmax error) / approximate at Eq. 15's τ_opt on the "
+                "same prompts (paired SE)",
                 Measure(SURROGATE, partial(rel_gap, "Gs_opt_mc", "Ga_opt_mc"), SEED,
                         combine=partial(prompt_se, ("soft_minus_approx_opt_se",), "Ga_opt_mc"),
                         measured=partial(S.measured, "Gs_opt_mc", 4)),
@@ -205,8 +197,8 @@ def _surrogate() -> list[ClaimRecord]:
         _record("surrogate-tau-opt-transfers",
                 f"Eq. 15's τ_opt is also the best temperature of the softmax layer with the same weights (d = {d}, "
                 f"l = {l})", src, _TVS,
-                f"the τ minimising the softmax layer's error (log grid, 95 % bootstrap interval over prompts) within "
-                f"a factor {1 + TOL_TAU:g} of τ_opt agrees; an interval wholly outside disagrees",
+                f"log(τ minimising the softmax layer's error / τ_opt) (log grid; ±{math.log(1 + TOL_TAU):.3g}: a factor "
+                f"{1 + TOL_TAU:g})",
                 Measure(SURROGATE, "tau_best_soft", SEED, combine=S.log_tau_interval,
                         measured=partial(S.measured, "tau_best_soft", 3)),
                 Rule("absence", smallest=math.log(1 + TOL_TAU), unit=" (log τ)"), "— (implied)", settings={}),

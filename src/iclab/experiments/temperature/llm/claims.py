@@ -24,34 +24,32 @@ SOURCE = "arXiv:2511.01292 §5.2, Fig. 3"
 SMALLEST_GAIN = 0.02  # EM: a gain below 2 points is no gain worth the name
 SMALLEST_SLOPE = float(np.log(1.25) / 0.8)  # best τ up by 25 % from noise 0 to 0.8
 CELL = ("noise_ratio",)  # one row per (part, model, task) and noise ratio: the cell is the replicate
-_CI = f"group-bootstrap CI (at least ±3/questions wide) > 0 (disagrees: CI < {SMALLEST_GAIN})"
-#: id suffix -> claim, source, test, paper value ({m} model, {t} task, {r} noise ratio, {top} the largest)
+#: id suffix -> the record's texts ({m} model, {t} task, {r} noise ratio, {top} the largest)
 TEXTS = {
-    "noise-hurts": (
-        "{m}, {t}: noisy demonstrations (noise {top:g}) lower EM at τ = 1",
-        SOURCE + " (the premise of Fig. 3)",
-        "EM(clean) − EM(noisy), the same demonstrations, on {q} screening questions, paired, " + _CI + "; the other "
-        "claims of this model and task are judged only when the harm is ≥ {harm:g} with its CI above 0",
-        "EM drops with noise",
+    "noise-hurts": dict(
+        claim="{m}, {t}: noisy demonstrations (noise {top:g}) lower EM at τ = 1",
+        source=SOURCE + " (the premise of Fig. 3)",
+        quantity="EM(clean) − EM(noisy), the same demonstrations, on {q} screening questions, paired",
+        paper_value="EM drops with noise",
+        extra="The other claims of this model and task are judged only when the harm is ≥ {harm:g} with its CI above 0",
     ),
-    "trend": (
-        "{m}, {t}: the best τ grows with the noise ratio",
-        SOURCE,
-        f"bootstrap CI of the slope of log(best τ) on the noise ratio excludes 0 upward (disagrees: CI below "
-        f"{SMALLEST_SLOPE:.2f})",
-        "increasing, τ_opt > 1",
+    "trend": dict(
+        claim="{m}, {t}: the best τ grows with the noise ratio",
+        source=SOURCE,
+        quantity="per noise ratio, the best τ on the grid",
+        paper_value="increasing, τ_opt > 1",
     ),
-    "gain/{r:g}": (
-        "{m}, {t}, noise {r:g}: tuning τ improves EM over τ = 1",
-        SOURCE,
-        "EM gain of the τ chosen on the other half of the questions, paired, " + _CI,
-        "gains (no numbers)",
+    "gain/{r:g}": dict(
+        claim="{m}, {t}, noise {r:g}: tuning τ improves EM over τ = 1",
+        source=SOURCE,
+        quantity="EM gain over τ = 1 of the τ chosen on the other half of the questions, paired per question",
+        paper_value="gains (no numbers)",
     ),
-    "moment": (
-        "{m}, {t}, noise {top:g}: the moment (spread) rule's τ_ℓ improves EM over τ = 1",
-        SOURCE + " (rule stated in words; note §5.4)",
-        "paired EM gain, " + _CI,
-        "τ from score moments helps",
+    "moment": dict(
+        claim="{m}, {t}, noise {top:g}: the moment (spread) rule's τ_ℓ improves EM over τ = 1",
+        source=SOURCE + " (rule stated in words; note §5.4)",
+        quantity="EM gain over τ = 1 of the spread rule's τ_ℓ, paired per question",
+        paper_value="τ from score moments helps",
     ),
 }
 
@@ -140,10 +138,10 @@ def claims(cfg: TemperatureLLMConfig) -> list[ClaimRecord]:
             rows.append(("moment", top, Measure(where, "moment_gain", CELL, combine=moment, gates=judged), gain))
         for key, r, measure, rule in rows:
             fill = {"m": m, "t": t, "r": r, "top": top, "q": cfg.screen_questions, "harm": cfg.screen_harm}
-            texts = [text.format(**fill) for text in TEXTS[key]]
-            texts.insert(2, "effect direction")
+            texts = {name: text.format(**fill) for name, text in TEXTS[key].items()}
+            cid, headline = f"{m}/{t}/" + key.format(**fill), key == "trend"
             out.append(
-                ClaimRecord(f"{m}/{t}/" + key.format(**fill), *texts, key == "trend", measure=measure, rule=rule)
+                ClaimRecord(cid, kind="effect direction", headline=headline, measure=measure, rule=rule, **texts)
             )
     return out
 

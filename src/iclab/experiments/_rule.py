@@ -1,0 +1,212 @@
+"""The test of a claim record (:class:`Rule`: which test of :mod:`iclab.stats` decides, and its thresholds) and
+its text, generated from the rule and the measure so the report's "test" column says exactly what the judge does.
+
+A record states only the measured quantity (``ClaimRecord.quantity``: what one unit gives) and, where it truly needs
+one, an extra sentence; :meth:`Rule.describe` writes the rest from the fields the judge reads: the unit of
+replication, the combine rule (its own phrase: :func:`combine_phrase`), and the test with its thresholds and their
+values. The rules stated are :mod:`iclab.stats`'s: a Student-t band of n − 1 dof from at least
+:data:`iclab.stats.MIN_UNITS` units, two one-sided tests for equivalence and absence (a 95 % CI inside the margin),
+the intersection–union test with a Bonferroni "disagrees" for every cell, and for a paper value the band
+k·√(SE² + SE_paper²) that agrees only when its half-width is within the tolerance and a value
+:data:`iclab.stats.SHIFT_SE` SE away falls inside it at most :data:`iclab.stats.NOMINAL` of the time
+(``docs/calibration.md``).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from iclab.stats import DEFAULT_REL_TOL, MIN_UNITS, NOMINAL, SHIFT_SE, units_to_agree
+
+__all__ = ["BASE", "TEST_KINDS", "Rule", "combine_phrase", "units_of"]
+
+#: the test kinds of :class:`Rule`, one per test of :mod:`iclab.stats`
+TEST_KINDS = ("direction", "equivalence", "absence", "value", "every cell")
+#: ``Rule.target`` for an equivalence against the baseline cells (``Measure.base``) instead of a number
+BASE = "base"
+_CI = "the 95 % CI"
+_OPEN = "else not judged (too little power)"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """The test of a claim and its thresholds, fixed before the run (the rules are :mod:`iclab.stats`'s).
+
+    Fields:
+        kind: one of :data:`TEST_KINDS`.
+        sign: direction: the claimed sign of the effect (+1 or −1).
+        smallest: direction, absence: the smallest effect that matters (absolute, or relative: ``relative_to``).
+        relative_to: a column: ``smallest`` (or ``tol``) is a fraction of its mean over the reference rows (the
+            baseline's when the measure is paired, else the selection's).
+        rel_tol: equivalence, every cell, value: the allowed relative error.
+        tol: value: the smallest difference that matters (absolute).
+        target: equivalence: a number, or :data:`BASE` (the baseline's mean); every cell: the target column.
+        paper, paper_se, k: value: the paper's number, its own spread, and the band (default Student t).
+        n: a config field with the sample size behind the SE (prompts), to say how many would decide; "" the units.
+        units: what the units are called ("seeds", "text segments"), in the test text and in how many would decide
+            a paper value; "units": named after ``Measure.unit``.
+        unit: text put after effects (``" (log τ)"``).
+        against: what an equivalence target is, in the statistic (default "theory").
+        by: every cell: the columns that make a cell.
+    """
+
+    kind: str
+    sign: int = +1
+    smallest: float = 0.0
+    relative_to: str = ""
+    rel_tol: float | None = None
+    tol: float | None = None
+    target: float | str | None = None
+    paper: float | None = None
+    paper_se: float = 0.0
+    k: float | None = None
+    n: str = ""
+    units: str = "units"
+    unit: str = ""
+    against: str = "theory"
+    by: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.kind not in TEST_KINDS:
+            raise ValueError(f"test kind {self.kind!r} is not one of {TEST_KINDS}")
+        needs = {
+            "equivalence": ("rel_tol", "target"),
+            "every cell": ("rel_tol", "target", "by"),
+            "value": ("paper",),
+            "absence": ("smallest",),
+        }.get(self.kind, ())
+        for name in needs:
+            value = getattr(self, name)
+            if value is None or (value in (0.0, ()) and name != "paper"):  # a paper value may be 0
+                raise ValueError(f"a {self.kind} test needs {name}")
+        if self.kind == "value" and self.paper == 0 and self.tol is None:
+            raise ValueError("a paper value of 0 needs an absolute tol (a relative tolerance of 0 is 0)")
+
+    def describe(self, measure: Any) -> str:
+        """The test text of this rule on ``measure`` (a :class:`~iclab.experiments._records.Measure`): how the units
+        are paired (a baseline) and combined (the combine's phrase: its ``describe(units)`` or
+        :func:`combine_phrase`), then the test with its thresholds' values, as :mod:`iclab.stats` applies them."""
+        units = units_of(measure.unit, self.units)
+        own = getattr(measure.combine, "describe", None)  # a combine that states itself: ``describe(units)``
+        phrase = own(units) if own is not None else combine_phrase(measure.combine)
+        paired = measure.base is not None
+        if paired:
+            where = measure.where
+            other = ", ".join(f"{k} = {v}" for k, v in measure.base.items() if where.get(k, object()) != v)
+            op = "minus" if measure.contrast == "minus" else "log ratio against"
+            pairing = f"paired per unit ({op} the baseline {'cells ' + other if other else 'on the same cells'})"
+            phrase = f"{pairing}; {phrase}" if phrase else pairing
+        test = {
+            "direction": lambda: _direction(self, paired),
+            "absence": lambda: _absence(self, paired),
+            "equivalence": lambda: _equivalence(self),
+            "every cell": lambda: _every_cell(self),
+            "value": lambda: _value(self, paired),
+        }[self.kind]()
+        return f"{phrase}; {test}" if phrase else test
+
+
+def num(x: float) -> str:
+    """A threshold as text: 4 significant digits, a true minus sign."""
+    return f"{float(x):.4g}".replace("-", "−")
+
+
+def _pct(x: float) -> str:
+    return f"{100 * float(x):.3g} %"
+
+
+def units_of(unit: Sequence[str], name: str) -> str:
+    """What the units are called: the record's ``name`` (``Rule.units``), else the unit column(s) ("seeds",
+    "(task, seed) units")."""
+    if name and name != "units":
+        return name
+    return f"{unit[0]}s" if len(unit) == 1 else f"({', '.join(unit)}) units"
+
+
+def mean_over_units(units: str) -> str:
+    """The phrase of the default combine (:func:`~iclab.experiments._records.across_units`): mean ± SE over the
+    units, Student t with n − 1 dof, at least :data:`iclab.stats.MIN_UNITS` units."""
+    return f"mean ± SE over {units}, Student t with n − 1 dof (fewer than {MIN_UNITS} {units}: not judged)"
+
+
+def combine_phrase(combine: Callable) -> str:
+    """A named combine rule's own phrase: the first sentence of its docstring, markup removed (a ``partial`` is
+    read through to its function, or to its first callable argument when that function is a generic wrapper without
+    a docstring); "" without one (then the record's quantity says how the units are combined)."""
+    fn = combine
+    while isinstance(fn, functools.partial):
+        inner = next((a for a in fn.args if callable(a)), None)
+        fn = fn.func if fn.func.__doc__ or inner is None else inner
+    doc = " ".join((fn.__doc__ or "").split())
+    if not doc:  # a reading rule without a docstring: the record's quantity says how it combines
+        return ""
+    first = re.split(r"(?<=[^.]{3}\.)\s+(?=[A-Za-z(`])", doc, maxsplit=1)[0].rstrip(".")
+    first = re.sub(r"\s*\(:\w+:`[^`]*`\)", "", first)  # "(:func:`x`)": a pointer for readers of the code
+    return re.sub(r":\w+:`~?(?:[\w.]*\.)?([^`]*)`", r"\1", first).replace("``", "")
+
+
+def _smallest(rule: Rule, value: float, paired: bool) -> str:
+    """``value`` as text, or, relative to a column, as that fraction of its mean over the reference rows."""
+    if not rule.relative_to:
+        return f"{num(value)}{rule.unit}"
+    return f"{num(value)} × the mean {rule.relative_to} of the {'baseline' if paired else 'selected'} cells"
+
+
+def _direction(rule: Rule, paired: bool) -> str:
+    want, other = ("above", "below") if rule.sign > 0 else ("below", "above")
+    text = f"effect direction: agrees when {_CI} is {want} 0; disagrees when it is {other} 0"
+    if rule.smallest > 0:
+        edge = _smallest(rule, rule.smallest, paired)
+        text += f", or when it contains 0 and excludes every effect {'≥ ' if rule.sign > 0 else '≤ −'}{edge}"
+    return f"{text}; {_OPEN}"
+
+
+def _absence(rule: Rule, paired: bool) -> str:
+    d = _smallest(rule, rule.smallest, paired)
+    return (
+        f"absence on both sides: agrees when {_CI} lies within ±{d} (no effect that large either way); disagrees "
+        f"when it lies wholly above +{d} or wholly below −{d}; {_OPEN}"
+    )
+
+
+def _equivalence(rule: Rule) -> str:
+    if rule.target == BASE:
+        named = "" if rule.against == "theory" else f" ({rule.against})"
+        where = f"±{_pct(rule.rel_tol)} of the baseline cells' mean{named}"
+    else:
+        t = float(rule.target)
+        lo, hi = sorted((t - abs(t) * rule.rel_tol, t + abs(t) * rule.rel_tol))
+        where = f"{num(t)} ± {_pct(rule.rel_tol)} = [{num(lo)}, {num(hi)}]"
+    return f"equivalence: agrees when {_CI} lies within {where}; disagrees when it lies wholly outside; {_OPEN}"
+
+
+def _every_cell(rule: Rule) -> str:
+    return (
+        f"at every cell ({', '.join(rule.by)}): agrees when every cell's 95 % CI lies within ±{_pct(rule.rel_tol)} "
+        f"of the cell's {rule.target} (intersection–union test, no correction); disagrees when some cell's Bonferroni CI "
+        f"(95 % over the cells) lies wholly outside; {_OPEN}"
+    )
+
+
+def _value(rule: Rule, paired: bool) -> str:
+    p = num(rule.paper)
+    spread = f"√(SE² + {num(rule.paper_se)}²)" if rule.paper_se else "√(SE² + SE_paper²)"
+    k = f"k = {num(rule.k)}" if rule.k is not None else "k the 95 % Student-t quantile (n − 1 dof; 2 for a normal SE)"
+    if not rule.paper_se:
+        k += ", SE_paper the spread the combine adds (else 0)"
+    if rule.tol is not None:
+        tol = _smallest(rule, rule.tol, paired)
+    else:
+        rel = DEFAULT_REL_TOL if rule.rel_tol is None else rule.rel_tol
+        tol = f"{_pct(rel)} of |{p}| = {num(rel * abs(rule.paper))}"
+    need = units_to_agree(rule.k)
+    power = f"a value {SHIFT_SE:g} SE away falls inside the band at most {_pct(NOMINAL)} of the time" + (
+        f" (a Student-t band: at least {need} {rule.units})" if need and rule.k is None else ""
+    )
+    return (
+        f"paper value {p}: disagrees when |measured − paper| > k·{spread}, {k}; agrees only when not, the band's "
+        f"half-width is within the tolerance ±{tol} and {power}; {_OPEN}"
+    )
