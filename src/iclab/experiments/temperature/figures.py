@@ -39,14 +39,20 @@ def _part(df: pd.DataFrame, part: str, by: str = "l") -> pd.DataFrame:
     return df[df["part"] == part].sort_values(by)
 
 
+def _g(ax, x, sub: pd.DataFrame, col: str, norm, *, label: str, i: int) -> None:
+    """G of the columns ``col`` (``G1``: τ = 1, ``Gopt``: τ_opt) over ``norm``: Theorem 4.2 as a line, Monte Carlo as
+    markers ± 1 s.e."""
+    theory_vs_sim(
+        ax, x, sub[f"{col}_theory"] / norm, sub[f"{col}_mc"] / norm, sub[f"{col}_se"] / norm, label=label, i=i
+    )
+
+
 def _vs_x(axes, sub: pd.DataFrame, x: str, train_bayes: bool = False) -> None:
     """G(1) and G(τ_opt) (theory line + MC markers) and Bayes on ``axes = (raw, normalised)``."""
     xs = sub[x].to_numpy(float)
     for ax, norm in zip(axes, (1.0, sub["c"].to_numpy())):
-        theory_vs_sim(ax, xs, sub["G1_theory"] / norm, sub["G1_mc"] / norm, sub["G1_se"] / norm, label="τ = 1", i=0)
-        theory_vs_sim(
-            ax, xs, sub["Gopt_theory"] / norm, sub["Gopt_mc"] / norm, sub["Gopt_se"] / norm, label="τ_opt", i=1
-        )
+        _g(ax, xs, sub, "G1", norm, label="τ = 1", i=0)
+        _g(ax, xs, sub, "Gopt", norm, label="τ_opt", i=1)
         bayes, bayes_se = sub["bayes_test"] / norm, sub["bayes_test_se"] / norm
         curve(ax, xs, bayes, bayes_se, fmt="--", color="k", lw=1.2, label="test-Bayes (MC, Eq. 9)")
         if sub["bayes_mp"].notna().any():
@@ -80,15 +86,7 @@ def _fig_noise_vs_l(df: pd.DataFrame, fig_dir: Path) -> Path | None:
         sub = sub.sort_values("l")
         n = sub["c"].to_numpy()
         for ax, col, tag in ((axes[0], "G1", "τ = 1"), (axes[1], "Gopt", "τ_opt")):
-            theory_vs_sim(
-                ax,
-                sub["l"],
-                sub[f"{col}_theory"] / n,
-                sub[f"{col}_mc"] / n,
-                sub[f"{col}_se"] / n,
-                label=f"σ = {s:g}",
-                i=j,
-            )
+            _g(ax, sub["l"], sub, col, n, label=f"σ = {s:g}", i=j)
             ax.plot(sub["l"], sub["bayes_test"] / n, "--", color=color(j), lw=1)
             panel(
                 ax, title=f"noise shift, {tag} (Fig. 2a; dashed = test-Bayes)", xlabel="context length l", yscale="log"
@@ -156,9 +154,7 @@ def _fig_mean_shift(df: pd.DataFrame, fig_dir: Path) -> Path | None:
         return None
     fig, ax = new_figure(width=5.0)
     n = sub["c"].to_numpy()
-    theory_vs_sim(
-        ax, sub["mu_x"], sub["G1_theory"] / n, sub["G1_mc"] / n, sub["G1_se"] / n, label="approx. softmax τ = 1", i=0
-    )
+    _g(ax, sub["mu_x"], sub, "G1", n, label="approx. softmax τ = 1", i=0)
     theory_vs_sim(ax, sub["mu_x"], None, sub["linear_mc"] / n, sub["linear_se"] / n, label="linear attention", i=1)
     theory_vs_sim(
         ax,
