@@ -47,8 +47,13 @@ def _g(ax, x, sub: pd.DataFrame, col: str, norm, *, label: str, i: int) -> None:
     )
 
 
-def _vs_x(axes, sub: pd.DataFrame, x: str, train_bayes: bool = False) -> None:
-    """G(1) and G(τ_opt) (theory line + MC markers) and Bayes on ``axes = (raw, normalised)``."""
+def _fig_vs(df, fig_dir, part, name, title, x, train_bayes):
+    """G(1) and G(τ_opt) (theory line + MC markers) and Bayes against ``x`` for the cells of ``part``, raw and
+    normalised (two panels); None when ``part`` has no cells."""
+    sub = _part(df, part, x)
+    if sub.empty:
+        return None
+    fig, axes = new_figure(2, 1, width=4.6)
     xs = sub[x].to_numpy(float)
     for ax, norm in zip(axes, (1.0, sub["c"].to_numpy())):
         _g(ax, xs, sub, "G1", norm, label="τ = 1", i=0)
@@ -60,19 +65,8 @@ def _vs_x(axes, sub: pd.DataFrame, x: str, train_bayes: bool = False) -> None:
         if train_bayes:
             bayes, bayes_se = sub["bayes_train"] / norm, sub["bayes_train_se"] / norm
             curve(ax, xs, bayes, bayes_se, i=4, fmt="-.", lw=1.2, label="train-Bayes (MC)")
-    panel(axes[0], yscale="log", ylabel="test error G (raw)")
-    panel(axes[1], yscale="log", ylabel="G / (Tr(AB) + σ²)")
-
-
-def _fig_vs(df, fig_dir, part, name, title, x="l", train_bayes=False):
-    """One (raw, normalised) pair of panels of G vs ``x`` for the cells of ``part``; None when it has none."""
-    sub = _part(df, part, x)
-    if sub.empty:
-        return None
-    fig, axes = new_figure(2, 1, width=4.6)
-    _vs_x(axes, sub, x, train_bayes=train_bayes)
-    panel(axes[0], xlabel=_X_LABELS[x], title=title)
-    panel(axes[1], xlabel=_X_LABELS[x], title=title, legend=7)
+    panel(axes[0], yscale="log", ylabel="test error G (raw)", xlabel=_X_LABELS[x], title=title)
+    panel(axes[1], yscale="log", ylabel="G / (Tr(AB) + σ²)", xlabel=_X_LABELS[x], title=title, legend=7)
     return save_figure(fig, fig_dir / name, sub[[x, *_VS_COLUMNS]])
 
 

@@ -16,17 +16,12 @@ from iclab.plotting import color, log_ticks, new_figure, save_figure
 __all__ = ["figures"]
 
 
-def _panels(tab: pd.DataFrame, width: float = 3.6):
-    keys = sorted({(m, t) for m, t in zip(tab["model"], tab["task"])})
-    fig, axes = new_figure(ncols=len(keys), width=width)
-    return fig, np.atleast_1d(axes), keys
-
-
 def _fig_em_vs_tau(cfg: TemperatureLLMConfig, tab: pd.DataFrame, fig_dir: Path) -> Path:
     """One panel per (model, task): EM vs τ for each noise ratio."""
-    fig, axes, keys = _panels(tab)
+    keys = sorted({(m, t) for m, t in zip(tab["model"], tab["task"])})
+    fig, axes = new_figure(ncols=len(keys), width=3.6)
     rows = []
-    for ax, (m, t) in zip(axes, keys):
+    for ax, (m, t) in zip(np.atleast_1d(axes), keys):
         g = tab[(tab["model"] == m) & (tab["task"] == t)].sort_values("noise_ratio")
         for i, (_, r) in enumerate(g.iterrows()):
             ax.plot(cfg.taus, r["curve"], "o-", ms=3, color=color(i), label=f"noise {r['noise_ratio']:g}")
