@@ -21,7 +21,7 @@ from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from numpy.typing import ArrayLike  # noqa: E402
 
-__all__ = ["PALETTE", "MARKERS", "new_figure", "save_figure", "theory_vs_sim", "color", "log_tau_axis"]
+__all__ = ["PALETTE", "MARKERS", "new_figure", "save_figure", "theory_vs_sim", "color", "log_ticks"]
 
 # Okabe & Ito (2008) colour-universal-design palette.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
@@ -63,15 +63,17 @@ def new_figure(
 
 
 def save_figure(fig: Figure, path: str | Path, data: pd.DataFrame | Mapping[str, Sequence] | None = None) -> Path:
-    """Save ``fig`` as ``path`` (.png) and ``data`` as CSV beside it; close the figure; return the PNG path."""
+    """Save ``fig`` as ``path`` (.png) and ``data`` as CSV beside it (columns of a mapping may differ in length:
+    the shorter end in blanks); close the figure; return the PNG path."""
     path = Path(path).with_suffix(".png")
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
     if data is not None:
-        frame = data if isinstance(data, pd.DataFrame) else pd.DataFrame(dict(data))
-        frame.to_csv(path.with_suffix(".csv"), index=False)
+        if not isinstance(data, pd.DataFrame):
+            data = pd.DataFrame({k: v if pd.api.types.is_scalar(v) else pd.Series(v) for k, v in dict(data).items()})
+        data.to_csv(path.with_suffix(".csv"), index=False)
     return path
 
 
@@ -105,11 +107,12 @@ def theory_vs_sim(
         )
 
 
-def log_tau_axis(ax: Axes, taus: Sequence[float]) -> None:
-    """A log-scale temperature axis labelled at the grid values ``taus`` (no minor labels)."""
+def log_ticks(ax: Axes, values: Sequence[float]) -> None:
+    """A log-scale x axis labelled at the measured ``values`` only (a temperature grid, the test sizes; no minor
+    labels)."""
     from matplotlib.ticker import NullFormatter
 
     ax.set_xscale("log")
-    ax.set_xticks(list(taus))
-    ax.set_xticklabels([f"{t:g}" for t in taus], fontsize=7)
+    ax.set_xticks(list(values))
+    ax.set_xticklabels([f"{v:g}" for v in values], fontsize=7)
     ax.xaxis.set_minor_formatter(NullFormatter())

@@ -15,6 +15,7 @@ from iclab.experiments.categorical.claims import FGD_TOL
 from iclab.experiments.categorical.paper_values import PAPER_BLOCKS, PAPER_L_SWEEP
 from iclab.experiments._judge import part_rows
 from iclab.experiments.categorical.tables import mean_with_se
+from iclab.experiments._plot import curve, panel, paper_values
 from iclab.plotting import MARKERS, color, new_figure, save_figure, theory_vs_sim
 
 __all__ = ["figures"]
@@ -34,6 +35,17 @@ def _bayes_band(ax, syn: pd.DataFrame, col: str) -> None:
     ax.axhline(per_draw.mean(), color="0.6", lw=0.8, label=f"Bayes classifier ({len(per_draw)} W_e draw(s))")
     if len(per_draw) > 1:
         ax.axhspan(per_draw.min(), per_draw.max(), color="0.85", alpha=0.5, lw=0)
+
+
+def _authors_and_bayes(axes, syn: pd.DataFrame, paper: dict, cols, labels: tuple[str, str], xlabel: str) -> None:
+    """On the (accuracy, NLL) panels: the authors' GD (dashed) and TF (dotted) curves, ``paper[x][cols[panel]]``, the
+    Bayes ceiling over the W_e draws, the labels, and the legend on the accuracy panel."""
+    for ax, (jg, jt), name, ylabel in zip(axes, cols, ("acc", "nll"), ("query top-1 accuracy", "query NLL")):
+        paper_values(ax, paper, col=jg, fmt="--", color="0.3", label=labels[0])
+        paper_values(ax, paper, col=jt, fmt=":", color="0.3", label=labels[1])
+        _bayes_band(ax, syn, f"bayes_{name}")
+        panel(ax, xlabel=xlabel, ylabel=ylabel)
+    axes[0].legend(fontsize=6)
 
 
 def _comparable(kernel: str, blocks: int) -> str:
@@ -61,16 +73,12 @@ def _l_sweep_figure(cfg, syn: pd.DataFrame, fig_dir: Path) -> Path:
                 i=i,
                 label=f"{_model_name(model)}, {int(blocks)} block(s), {kernel}{_comparable(kernel, blocks)}",
             )
-    Ls = sorted(PAPER_L_SWEEP)
-    for ax, j, k, name in ((axes[0], 0, 1, "acc"), (axes[1], 2, 3, "nll")):
-        ax.plot(Ls, [PAPER_L_SWEEP[L][j] for L in Ls], "--", color="0.3", label="authors: GD, 2 blocks (N=125)")
-        ax.plot(Ls, [PAPER_L_SWEEP[L][k] for L in Ls], ":", color="0.3", label="authors: TF, 2 blocks (N=125)")
-        _bayes_band(ax, syn, f"bayes_{name}")
+    labels = ("authors: GD, 2 blocks (N=125)", "authors: TF, 2 blocks (N=125)")
+    _authors_and_bayes(
+        axes, syn, PAPER_L_SWEEP, ((0, 1), (2, 3)), labels, f"training contexts L (iclab N={cfg.n_context})"
+    )
+    for ax in axes:
         ax.set_xscale("log", base=2)
-        ax.set_xlabel(f"training contexts L (iclab N={cfg.n_context})")
-    axes[0].set_ylabel("query top-1 accuracy")
-    axes[1].set_ylabel("query NLL")
-    axes[0].legend(fontsize=6)
     return save_figure(fig, fig_dir / "categorical_L_sweep.png", m)
 
 
@@ -94,25 +102,10 @@ def _blocks_figure(cfg, syn: pd.DataFrame, fig_dir: Path) -> Path:
         g = g.sort_values("blocks")
         x = g["blocks"] + 0.06 * (i - (len(curves) - 1) / 2)  # side by side where the curves coincide
         for ax, col in zip(axes, ("acc", "nll")):
-            ax.errorbar(
-                x,
-                g[col],
-                yerr=g[col + "_se"],
-                fmt=MARKERS[i % len(MARKERS)] + "-",
-                color=color(i),
-                capsize=2,
-                lw=0.8,
-                label=f"iclab {_model_name(model, erase)} (N={cfg.n_context})",
-            )
-    B = sorted(PAPER_BLOCKS)
-    for ax, jg, jt, name in ((axes[0], 0, 2, "acc"), (axes[1], 1, 3, "nll")):
-        ax.plot(B, [PAPER_BLOCKS[b][jg] for b in B], "--", color="0.3", label="authors GD (N=125)")
-        ax.plot(B, [PAPER_BLOCKS[b][jt] for b in B], ":", color="0.3", label="authors TF (N=125)")
-        _bayes_band(ax, syn, f"bayes_{name}")
-        ax.set_xlabel("blocks (GD steps)")
-    axes[0].set_ylabel("query top-1 accuracy")
-    axes[1].set_ylabel("query NLL")
-    axes[0].legend(fontsize=6)
+            label = f"iclab {_model_name(model, erase)} (N={cfg.n_context})"
+            curve(ax, x, g[col], g[col + "_se"], i=i, fmt=MARKERS[i % len(MARKERS)] + "-", lw=0.8, label=label)
+    labels = ("authors GD (N=125)", "authors TF (N=125)")
+    _authors_and_bayes(axes, syn, PAPER_BLOCKS, ((0, 2), (1, 3)), labels, "blocks (GD steps)")
     return save_figure(fig, fig_dir / "categorical_blocks.png", m)
 
 
@@ -137,13 +130,9 @@ def _functional_gd_figure(cfg, syn: pd.DataFrame, fig_dir: Path) -> Path:
         )
         axes[1].plot(g["blocks"], g["fgd_tv"].clip(lower=1e-17), "o-", color=color(i), label=name)
     axes[1].axhline(FGD_TOL, color="0.3", ls="--", lw=0.8, label=f"tolerance ({FGD_TOL:g})")
-    axes[1].set_yscale("log")
-    for ax in axes:
-        ax.set_xlabel("blocks K = functional-GD steps")
-    axes[0].set_ylabel("test query NLL (model: markers, functional GD: line)")
-    axes[1].set_ylabel("mean total-variation distance to functional GD")
-    axes[0].legend(fontsize=6)
-    axes[1].legend(fontsize=6)
+    xlabel = "blocks K = functional-GD steps"
+    panel(axes[0], xlabel=xlabel, ylabel="test query NLL (model: markers, functional GD: line)", legend=6)
+    panel(axes[1], yscale="log", xlabel=xlabel, ylabel="mean total-variation distance to functional GD", legend=6)
     return save_figure(fig, fig_dir / "categorical_functional_gd.png", m)
 
 
@@ -166,8 +155,7 @@ def _features_figure(cfg, feat: pd.DataFrame, fig_dir: Path) -> Path:
         )
     ax.axhline(1 / cfg.n_way, color="0.6", lw=0.8, label="chance")
     ax.set_xticks(np.arange(len(ds)) + 0.4 - w / 2, ds)
-    ax.set_ylabel(f"{cfg.n_way}-way {cfg.shots}-shot accuracy, unseen classes")
-    ax.legend(fontsize=6)
+    panel(ax, ylabel=f"{cfg.n_way}-way {cfg.shots}-shot accuracy, unseen classes", legend=6)
     return save_figure(fig, fig_dir / "categorical_features.png", m)
 
 
@@ -199,10 +187,8 @@ def _stationarity_figure(st: pd.DataFrame, fig_dir: Path) -> Path:
         ]
         ax.bar(np.arange(len(labels)) + j * 0.2, vals, 0.2, color=color(j), label=grp)
     ax.axhline(1.0, color="0.3", ls="--", lw=0.8, label="zero expected gradient (z = 1)")
-    ax.set_yscale("log")
     ax.set_xticks(np.arange(len(labels)) + 0.3, labels)
-    ax.set_ylabel("|mean gradient| / standard error (RMS)")
-    ax.legend(fontsize=6)
+    panel(ax, yscale="log", ylabel="|mean gradient| / standard error (RMS)", legend=6)
     return save_figure(fig, fig_dir / "categorical_stationarity.png", zt)
 
 

@@ -25,7 +25,8 @@ from iclab.experiments.dispersion.tables import (
     rows,
     stack,
 )
-from iclab.plotting import color, new_figure, save_figure, theory_vs_sim
+from iclab.experiments._plot import ci_err, curve, panel, paper_values
+from iclab.plotting import color, log_ticks, new_figure, save_figure, theory_vs_sim
 from iclab.theory.dispersion import beta_of_entropy, required_spread, top_coefficient_bound
 
 __all__ = ["figures"]
@@ -55,7 +56,6 @@ def figures(config, df: pd.DataFrame, fig_dir: Path) -> list:
 def _lookup(df: pd.DataFrame, fig_dir: Path) -> Path | None:
     """Key–value lookup accuracy vs list length for each real LM, softmax and adaptive (95% CI of the difference)."""
     from iclab.experiments.dispersion.lookup import lookup_summary
-    from iclab.plotting import color
 
     lk = rows(df, part="lookup")
     if not len(lk):
@@ -66,25 +66,18 @@ def _lookup(df: pd.DataFrame, fig_dir: Path) -> Path | None:
     for ax, task in zip(np.atleast_1d(axes), tasks):
         for i, (m, g) in enumerate(tab[tab["task"] == task].groupby("model")):
             ax.plot(g["tokens"], g["softmax"], "o-", color=color(i), label=f"{m} softmax")
-            err = np.vstack([g["diff"] - g["diff_lo"], g["diff_hi"] - g["diff"]])
-            ax.errorbar(
-                g["tokens"],
-                g["adaptive"],
-                yerr=err,
-                fmt="s--",
-                color=color(i),
-                mfc="white",
-                capsize=2,
-                label=f"{m} adaptive (bars: CI of the difference)",
-            )
-        ax.set(
+            err = ci_err(g, "diff", "diff_lo", "diff_hi")
+            label = f"{m} adaptive (bars: CI of the difference)"
+            curve(ax, g["tokens"], g["adaptive"], err, i=i, fmt="s--", mfc="white", label=label)
+        panel(
+            ax,
             xscale="log",
             xlabel="prompt length (tokens)",
             ylabel="exact match",
             ylim=(-0.03, 1.03),
             title={"kv": "Key–value lookup", "passkey": "Pass-key retrieval"}[task] + " on real LMs",
+            legend=6,
         )
-        ax.legend(fontsize=6)
     return save_figure(fig, fig_dir / "lookup_accuracy", tab)
 
 
@@ -101,16 +94,16 @@ def _retrieval_accuracy(config, tab: pd.DataFrame, fig_dir: Path) -> Path:
     ):
         if col in tab:
             theory_vs_sim(ax, tab["n"], sim=tab[col], sim_err=tab[col + "_sd"], label=label, i=i)
-    pn = sorted(PAPER_TABLE)
-    ax.plot(pn, [PAPER_TABLE[n][0] for n in pn], "--", color="0.5", lw=1, label="paper softmax (2nd-hand)")
-    ax.plot(pn, [PAPER_TABLE[n][1] for n in pn], ":", color="0.2", lw=1, label="paper adaptive (2nd-hand)")
-    ax.set(
+    paper_values(ax, PAPER_TABLE, col=0, fmt="--", color="0.5", lw=1, label="paper softmax (2nd-hand)")
+    paper_values(ax, PAPER_TABLE, col=1, fmt=":", color="0.2", lw=1, label="paper adaptive (2nd-hand)")
+    panel(
+        ax,
         xscale="log",
         xlabel="items n (trained at ≤ %d)" % config.train_max,
         ylabel="accuracy (%)",
         title="Max retrieval out of distribution",
+        legend=True,
     )
-    ax.legend()
     return save_figure(fig, fig_dir / "retrieval_accuracy", tab)
 
 
@@ -128,18 +121,18 @@ def _retrieval_dispersion(tab: pd.DataFrame, fig_dir: Path) -> Path:
     )
     theory_vs_sim(axes[0], n, sim=tab["max_coef_adaptive"], label="adaptive max coef.", i=1)
     axes[0].plot(n, 1 / n, ":", color="0.4", label="1/n")
-    axes[0].set(
+    panel(
+        axes[0],
         xscale="log",
         yscale="log",
         xlabel="items n",
         ylabel="max coefficient",
         title="Lemma 2.1 (δ_sup = %.1f)" % tab["delta_sup"].iloc[0],
+        legend=True,
     )
     theory_vs_sim(axes[1], n, theory=np.log(n), sim=tab["entropy"], label="softmax entropy; ln n", i=0)
     theory_vs_sim(axes[1], n, sim=tab["entropy_adaptive"], label="adaptive entropy", i=1)
-    axes[1].set(xscale="log", xlabel="items n", ylabel="entropy (nats)", title="Dispersion")
-    for ax in axes:
-        ax.legend()
+    panel(axes[1], xscale="log", xlabel="items n", ylabel="entropy (nats)", title="Dispersion", legend=True)
     return save_figure(fig, fig_dir / "retrieval_dispersion", tab)
 
 
@@ -162,13 +155,14 @@ def _beta_fit(config, df: pd.DataFrame, fig_dir: Path) -> Path | None:
         label="best β per entropy bin",
     )
     ax.axvspan(*fit["range"], color="0.93", label="fitted entropy range")
-    ax.set(
+    panel(
+        ax,
         xlabel="entropy H of the trained head (nats)",
         ylabel="β = 1/θ",
         title="Fitting β(H)",
         ylim=(0, max(6.0, config.beta_max + 0.5)),
+        legend=True,
     )
-    ax.legend()
     data = pd.DataFrame({"H": fit["centres"], "best_beta": fit["best"], "count": fit["counts"], "used": u})
     return save_figure(fig, fig_dir / "beta_fit", data)
 
@@ -194,8 +188,13 @@ def _logit_spread(df: pd.DataFrame, fig_dir: Path) -> Path | None:
         data[r["model"]] = dens
     g = PAPER_DELTA["Gemma 2B"]
     ax.axvspan(g[2] - g[3], g[2] + g[3], color="0.85", label="Gemma 2B 5.69 ± 2.05 (2nd-hand)")
-    ax.set(xlabel="logit spread δ per (layer, head, row)", ylabel="density", title="δ of pretrained models")
-    ax.legend()
+    panel(
+        ax,
+        xlabel="logit spread δ per (layer, head, row)",
+        ylabel="density",
+        title="δ of pretrained models",
+        legend=True,
+    )
     return save_figure(fig, fig_dir / "logit_spread", data)
 
 
@@ -224,9 +223,8 @@ def _clrs(config, df: pd.DataFrame, fig_dir: Path) -> Path | None:
             theory_vs_sim(ax, n, sim=ex.mean(0), sim_err=ex.std(0) if len(ex) > 1 else None, label=label, i=i)
             data += [{"task": task, "arm": label, "n": nn, "exact": e} for nn, e in zip(n, ex.mean(0))]
         ax.axvline(config.clrs_train_max, color="0.6", ls=":")
-        ax.set(xscale="log", xlabel="length n", ylabel="exact match (%)", title=task)
-        _size_ticks(ax, config.clrs_test_sizes)
-        ax.legend()
+        panel(ax, xlabel="length n", ylabel="exact match (%)", title=task, legend=True)
+        log_ticks(ax, config.clrs_test_sizes)
     return save_figure(fig, fig_dir / "clrs_size_generalisation", pd.DataFrame(data))
 
 
@@ -246,14 +244,15 @@ def _weight_spread(config, df: pd.DataFrame, tab: pd.DataFrame, fig_dir: Path) -
         for k, v in enumerate(s[key]):
             ax.axhline(v, color=color(2 + j), ls="--" if j == 0 else ":", lw=1, label=label if k == 0 else None)
     ax.plot(n, tab["delta_mean"], "o", color=color(4), label="mean δ of a test set")
-    ax.set(
+    panel(
+        ax,
         xscale="log",
         yscale="log",
         xlabel="items n",
         ylabel="logit spread δ",
         title="Trained heads: spread needed vs available",
+        legend=7,
     )
-    ax.legend(fontsize=7)
     data = pd.DataFrame(
         {
             "n": n,
@@ -280,10 +279,8 @@ def _adaptive_fig4(fig_dir: Path) -> Path:
         r = d[d["n"] == n]
         axes[0].plot(r["H"], r["beta_applied"], "o", ms=3, color=color(i), label=f"adaptive_softmax, n = {n}")
         axes[1].plot(r["H"], r["H_after"], "o", ms=3, color=color(i), label=f"n = {n}")
-    axes[0].set(xlabel="entropy H of softmax(e) (nats)", ylabel="β applied", title="Fig. 4: β(H)")
-    axes[1].set(xlabel="entropy before (nats)", ylabel="entropy after (nats)", title="Fig. 4: sharpening")
-    for ax in axes:
-        ax.legend(fontsize=7)
+    panel(axes[0], xlabel="entropy H of softmax(e) (nats)", ylabel="β applied", title="Fig. 4: β(H)", legend=7)
+    panel(axes[1], xlabel="entropy before (nats)", ylabel="entropy after (nats)", title="Fig. 4: sharpening", legend=7)
     return save_figure(fig, fig_dir / "adaptive_temperature_fig4", d)
 
 
@@ -313,27 +310,18 @@ def _real_dispersion(df: pd.DataFrame, fig_dir: Path) -> Path | None:
         med = np.median(t["delta"][:, g].reshape(-1, len(n)), 0)  # (S,) δ of the median global head row mean
         axes[0, c].plot(n, top_coefficient_bound(med, n), "k:", lw=1.5, label="Lemma 2.1 bound, median δ")
         axes[0, c].plot(n, mc[g].mean(0)[0] * n[0] / n, color="0.5", lw=1.5, label="∝ 1/n")
-        axes[0, c].set(
-            xscale="log",
+        panel(
+            axes[0, c],
             yscale="log",
             xlabel="context n (tokens)",
             ylabel="largest coefficient",
             title=f"{m}: layers light → dark" + ("" if g.all() else ", local dashed"),
+            legend=7,
         )
-        axes[1, c].set(xscale="log", xlabel="context n (tokens)", ylabel="mean logit spread δ", title=f"{m}: δ")
-        axes[0, c].legend(fontsize=7)
+        panel(axes[1, c], xlabel="context n (tokens)", ylabel="mean logit spread δ", title=f"{m}: δ")
         for ax in axes[:, c]:
-            _size_ticks(ax, n)
+            log_ticks(ax, n)
     return save_figure(fig, fig_dir / "real_dispersion", pd.DataFrame(data))
-
-
-def _size_ticks(ax, n) -> None:
-    """Label a log x axis at the measured sizes only."""
-    from matplotlib.ticker import NullFormatter
-
-    ax.set_xticks(list(n))
-    ax.set_xticklabels([f"{int(v)}" for v in n], fontsize=7)
-    ax.xaxis.set_minor_formatter(NullFormatter())
 
 
 def _layer_colour(x: float):

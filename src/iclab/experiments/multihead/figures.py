@@ -14,14 +14,11 @@ import pandas as pd
 from iclab.experiments.multihead.paper_values import FIG24_TRAINED, PAPER_OMEGA_LOGIT
 from iclab.experiments._judge import part_rows
 from iclab.experiments.multihead.results import INTS, baseline_row, lengthgen_rows, mean_curve, ratio_row, value_at
+from iclab.experiments._plot import curve, panel
 from iclab.plotting import color, new_figure, save_figure, theory_vs_sim
 from iclab.theory import multihead as th
 
 __all__ = ["figures"]
-
-
-def _frame(data: dict) -> pd.DataFrame:
-    return pd.DataFrame({k: pd.Series(v) for k, v in data.items()})
 
 
 def _dynamics(cfg, iso: pd.DataFrame, fig_dir: Path) -> Path:
@@ -51,13 +48,11 @@ def _dynamics(cfg, iso: pd.DataFrame, fig_dir: Path) -> Path:
     for a, t in zip(
         ax, ("held-out MSE", "ω^(h) (logit coef.)", "μ^(h) (OV last entry)", "KQ diag. mass (—), OV zero-sum (⋯)")
     ):
-        a.set_xscale("log")
-        a.set_xlabel("step")
-        a.set_title(t)
+        panel(a, xscale="log", xlabel="step", title=t)
     ax[1].axhline(PAPER_OMEGA_LOGIT, color="k", ls=":", lw=1)  # the paper's 0.13 logged /√7 = 0.14 as a logit
     ax[1].axhline(-PAPER_OMEGA_LOGIT, color="k", ls=":", lw=1)
     ax[0].legend()
-    return save_figure(fig, fig_dir / "dynamics", _frame(data))
+    return save_figure(fig, fig_dir / "dynamics", data)
 
 
 def _error_vs_length(cfg, base: pd.Series, iso: pd.DataFrame, lin: pd.DataFrame, fig_dir: Path) -> Path:
@@ -73,18 +68,15 @@ def _error_vs_length(cfg, base: pd.Series, iso: pd.DataFrame, lin: pd.DataFrame,
     for i, (H, rows) in enumerate(iso.groupby("H")):
         m, e = mean_curve(rows)
         theory_vs_sim(ax, rows.iloc[0]["lengths"], None, m, e, label=f"trained H={H}", i=i)
-        data[f"H{H}"] = pd.Series(m)
-        data["L_trained"] = pd.Series(rows.iloc[0]["lengths"])
+        data[f"H{H}"] = m
+        data["L_trained"] = rows.iloc[0]["lengths"]
     if not lin.empty:
         m, e = mean_curve(lin)
         ax.plot(lin.iloc[0]["lengths"], m, "D--", color=color(3), mfc="white", label="trained linear attn.")
-        data["linear"] = pd.Series(m)
+        data["linear"] = m
     ax.axvline(cfg.n_train, color="grey", lw=0.8)
-    ax.set_xlabel("prompt length L")
-    ax.set_ylabel("E(ŷ − y_q)² (incl. σ²)")
-    ax.set_yscale("log")
-    ax.legend(ncol=2)
-    return save_figure(fig, fig_dir / "error_vs_length", _frame(data))
+    panel(ax, xlabel="prompt length L", ylabel="E(ŷ − y_q)² (incl. σ²)", yscale="log", legend={"ncol": 2})
+    return save_figure(fig, fig_dir / "error_vs_length", data)
 
 
 def _head_ablation(cfg, base: pd.Series, iso: pd.DataFrame, fig_dir: Path) -> Path:
@@ -97,14 +89,12 @@ def _head_ablation(cfg, base: pd.Series, iso: pd.DataFrame, fig_dir: Path) -> Pa
         Hs.append(H)
         ms.append(value_at(lengths, m, cfg.n_train))
         es.append(value_at(lengths, e, cfg.n_train))
-    ax.errorbar(Hs, ms, es, fmt="o-", color=color(0), label="trained softmax")
+    curve(ax, Hs, ms, es, i=0, label="trained softmax")
     L = np.asarray(base["lengths"])
     for key, lab, i in (("th_dgd_star", "debiased GD η*", 7), ("th_bayes", "Bayes", 5), ("mc_nw", "single-head NW", 4)):
         ax.axhline(value_at(L, base[key], cfg.n_train), color=color(i), ls="--", lw=1, label=lab)
     ax.set_xscale("log", base=2)
-    ax.set_xlabel("heads H")
-    ax.set_ylabel(f"error at L = {cfg.n_train}")
-    ax.legend()
+    panel(ax, xlabel="heads H", ylabel=f"error at L = {cfg.n_train}", legend=True)
     return save_figure(fig, fig_dir / "head_ablation", {"H": Hs, "err": ms, "se": es})
 
 
@@ -118,14 +108,11 @@ def _length_generalisation(cfg, base: pd.Series, lg: pd.DataFrame, fig_dir: Path
     for i, (att, rows) in enumerate(lg.groupby("attention")):
         m, e = mean_curve(rows)
         theory_vs_sim(ax, rows.iloc[0]["lengths"], None, m, e, label=f"trained {att}", i=i)
-        data[att] = pd.Series(m)
-        data["L_trained"] = pd.Series(rows.iloc[0]["lengths"])
+        data[att] = m
+        data["L_trained"] = rows.iloc[0]["lengths"]
     ax.axvline(cfg.lengthgen_train, color="grey", lw=0.8)
-    ax.set_yscale("log")
-    ax.set_xlabel("test prompt length")
-    ax.set_ylabel("E(ŷ − y_q)²")
-    ax.legend()
-    return save_figure(fig, fig_dir / "length_generalisation", _frame(data))
+    panel(ax, yscale="log", xlabel="test prompt length", ylabel="E(ŷ − y_q)²", legend=True)
+    return save_figure(fig, fig_dir / "length_generalisation", data)
 
 
 def _anisotropic_kq(an: pd.DataFrame, fig_dir: Path) -> Path:
@@ -158,9 +145,9 @@ def _multitask_heads(mt: pd.DataFrame, fig_dir: Path) -> Path:
         ax[1, j].set_title("μ^(h)_n (cols: tasks)", fontsize=8)
         for a in ax[:, j]:
             a.grid(False)
-        data[f"H{int(r['H'])}_omega"] = pd.Series(om.ravel())
-        data[f"H{int(r['H'])}_mu"] = pd.Series(mu.ravel())
-    return save_figure(fig, fig_dir / "multitask_heads", pd.DataFrame(data))
+        data[f"H{int(r['H'])}_omega"] = om.ravel()
+        data[f"H{int(r['H'])}_mu"] = mu.ravel()
+    return save_figure(fig, fig_dir / "multitask_heads", data)
 
 
 def _trained_minus_dgd(cfg, iso: pd.DataFrame, fig_dir: Path) -> Path:
@@ -172,20 +159,23 @@ def _trained_minus_dgd(cfg, iso: pd.DataFrame, fig_dir: Path) -> Path:
         L = np.asarray(rows.iloc[0]["lengths"])
         m, _ = mean_curve(rows, "dgd_diff")
         se = np.asarray(mean_curve(rows, "dgd_diff_se")[0]) if len(rows) == 1 else mean_curve(rows, "dgd_diff")[1]
-        ax.errorbar(L, m, 2 * se, fmt="o-", color=color(i), ms=3, label=f"iclab H={H} (±2 SE)")
-        data[f"L_H{H}"], data[f"diff_H{H}"], data[f"se_H{H}"] = pd.Series(L), pd.Series(m), pd.Series(se)
+        curve(ax, L, m, 2 * se, i=i, ms=3, label=f"iclab H={H} (±2 SE)")
+        data[f"L_H{H}"], data[f"diff_H{H}"], data[f"se_H{H}"] = L, m, se
         if H in FIG24_TRAINED:
             Lp = sorted(FIG24_TRAINED[H])
             ref = [FIG24_TRAINED[H][n] - 0.1 - float(th.gd_risk(th.eta_star(5, 40, 0.1), 5, n, 0.1)) for n in Lp]
             ax.plot(Lp, ref, "s", color=color(i), mfc="white", label=f"paper H={H}")
-            data[f"paper_L_H{H}"], data[f"paper_diff_H{H}"] = pd.Series(Lp), pd.Series(ref)
+            data[f"paper_L_H{H}"], data[f"paper_diff_H{H}"] = Lp, ref
     ax.axhline(0, color="k", lw=0.8)
     ax.axvline(cfg.n_train, color="grey", lw=0.8)
-    ax.set_xlabel("test prompt length L'")
-    ax.set_ylabel("error − debiased GD(η*), same prompts")
     ax.set_yscale("symlog", linthresh=0.01)
-    ax.legend(ncol=2, fontsize=7)
-    return save_figure(fig, fig_dir / "trained_minus_dgd", _frame(data))
+    panel(
+        ax,
+        xlabel="test prompt length L'",
+        ylabel="error − debiased GD(η*), same prompts",
+        legend={"ncol": 2, "fontsize": 7},
+    )
+    return save_figure(fig, fig_dir / "trained_minus_dgd", data)
 
 
 def _bayes_ratio(cfg, rr: pd.Series, iso: pd.DataFrame, fig_dir: Path) -> Path:
@@ -193,46 +183,31 @@ def _bayes_ratio(cfg, rr: pd.Series, iso: pd.DataFrame, fig_dir: Path) -> Path:
     n_train, so at η*(n_train)) and debiased GD at η*(L); (right) across d at ξ = d / n_train."""
     fig, ax = new_figure(2, 1, width=4.2)
     sweep = np.asarray(rr["ratio_sweep"])
-    data = {k: pd.Series(rr[f"ratio_{k}"]) for k in ("d", "L", "ratio", "ratio_se", "bound", "limit_ratio")}
-    data["sweep"] = pd.Series(sweep)
+    data = {k: rr[f"ratio_{k}"] for k in ("d", "L", "ratio", "ratio_se", "bound", "limit_ratio")}
+    data["sweep"] = sweep
     Ls = sweep == "L"
     L = np.asarray(rr["ratio_L"])[Ls]
     ax[0].plot(L, np.asarray(rr["ratio_bound"])[Ls], "k-", label="Thm 1 bound (ξ = d/L)")
     ax[0].plot(L, np.asarray(rr["ratio_limit_ratio"])[Ls], "k:", label="L → ∞ ratio, debiased GD")
-    ax[0].errorbar(
-        L,
-        np.asarray(rr["ratio_ratio"])[Ls],
-        2 * np.asarray(rr["ratio_ratio_se"])[Ls],
-        fmt="o",
-        color=color(7),
-        label="debiased GD η*(L), finite d",
-    )
+    ratio, se = np.asarray(rr["ratio_ratio"]), np.asarray(rr["ratio_ratio_se"])
+    curve(ax[0], L, ratio[Ls], 2 * se[Ls], i=7, fmt="o", label="debiased GD η*(L), finite d")
     for i, (H, rows) in enumerate(iso.groupby("H")):
         m, _ = mean_curve(rows, "bayes_ratio")
         ax[0].plot(rows.iloc[0]["lengths"], m, ".--", color=color(i), lw=1, label=f"trained H={H} (at L={cfg.n_train})")
-        data[f"trained_H{H}"] = pd.Series(m)
+        data[f"trained_H{H}"] = m
     ax[0].axvline(cfg.n_train, color="grey", lw=0.8)
-    ax[0].set_xlabel(f"prompt length L (d = {cfg.d})")
-    ax[0].set_ylabel("risk / Bayes risk")
-    ax[0].set_yscale("log")
-    ax[0].legend(fontsize=7)
+    panel(ax[0], xlabel=f"prompt length L (d = {cfg.d})", ylabel="risk / Bayes risk", yscale="log", legend=7)
     ds = sweep == "d"
     dd = np.asarray(rr["ratio_d"])[ds]
     ax[1].plot(dd, np.asarray(rr["ratio_bound"])[ds], "k-", label="Thm 1 bound")
     ax[1].plot(dd, np.asarray(rr["ratio_limit_ratio"])[ds], "k:", label="L → ∞ ratio")
-    ax[1].errorbar(
-        dd,
-        np.asarray(rr["ratio_ratio"])[ds],
-        2 * np.asarray(rr["ratio_ratio_se"])[ds],
-        fmt="o-",
-        color=color(7),
-        label="debiased GD η*, finite (d, L)",
-    )
+    curve(ax[1], dd, ratio[ds], 2 * se[ds], i=7, label="debiased GD η*, finite (d, L)")
     ax[1].set_xscale("log", base=2)
-    ax[1].set_xlabel(f"d (L = {cfg.n_train // cfg.d if cfg.n_train % cfg.d == 0 else cfg.n_train / cfg.d}·d)")
+    panel(
+        ax[1], xlabel=f"d (L = {cfg.n_train // cfg.d if cfg.n_train % cfg.d == 0 else cfg.n_train / cfg.d}·d)", legend=7
+    )
     ax[1].set_title(f"ξ = d/L = {cfg.d / cfg.n_train:.3g}", fontsize=8)
-    ax[1].legend(fontsize=7)
-    return save_figure(fig, fig_dir / "bayes_ratio", _frame(data))
+    return save_figure(fig, fig_dir / "bayes_ratio", data)
 
 
 def _activation(cfg, base: pd.Series | None, iso: pd.DataFrame, act: pd.DataFrame, fig_dir: Path) -> Path:
@@ -253,31 +228,26 @@ def _activation(cfg, base: pd.Series | None, iso: pd.DataFrame, act: pd.DataFram
             continue
         m, _ = mean_curve(rows)
         ax[0].plot(rows.iloc[0]["lengths"], m, "o-", color=color(i), ms=3, label=att)
-        data[f"err_{att}"] = pd.Series(m)
+        data[f"err_{att}"] = m
         fit, w = float(rows["dgd_eta_fit"].mean()), float(rows["eta_weights"].mean())
-        ax[1].errorbar([w], [fit], [2 * float(rows["dgd_eta_fit_se"].mean())], fmt="o", color=color(i), label=att)
-        data[f"eta_fit_{att}"], data[f"eta_weights_{att}"] = pd.Series([fit]), pd.Series([w])
+        curve(ax[1], [w], [fit], [2 * float(rows["dgd_eta_fit_se"].mean())], i=i, fmt="o", label=att)
+        data[f"eta_fit_{att}"], data[f"eta_weights_{att}"] = [fit], [w]
         for j, (lab, key) in enumerate(stats.items()):
             v = float(rows[key].mean())
             v = 1 - v if lab.startswith("1 −") else v
             ax[2].bar(j + 0.2 * (i - 1.5), v, 0.2, color=color(i), label=att if j == 0 else None)
             bars.append(v)
-            data[f"{key}_{att}"] = pd.Series([v])
+            data[f"{key}_{att}"] = [v]
     if base is not None:
         L = np.asarray(base["lengths"])
         ax[0].plot(L, base["th_dgd_star"], "k--", lw=1, label="debiased GD η*")
-    ax[0].set_xlabel("test prompt length")
-    ax[0].set_ylabel("E(ŷ − y_q)²")
-    ax[0].set_yscale("log")
-    ax[0].legend(fontsize=7)
+    panel(ax[0], xlabel="test prompt length", ylabel="E(ŷ − y_q)²", yscale="log", legend=7)
     lim = ax[1].get_xlim()
     ax[1].plot(lim, lim, "k:", lw=1)
-    ax[1].set_xlabel("2C_f‖ω‖∞‖μ‖∞ (weights)")
-    ax[1].set_ylabel("fitted debiased-GD step")
+    panel(ax[1], xlabel="2C_f‖ω‖∞‖μ‖∞ (weights)", ylabel="fitted debiased-GD step")
     ax[2].set_xticks(range(len(stats)), list(stats), fontsize=7)
-    ax[2].set_ylim(max(0.0, min(bars, default=0.9) - 0.02), 1.002)
-    ax[2].legend(fontsize=7, loc="lower left")
-    return save_figure(fig, fig_dir / "activation_ablation", _frame(data))
+    panel(ax[2], ylim=(max(0.0, min(bars, default=0.9) - 0.02), 1.002), legend={"fontsize": 7, "loc": "lower left"})
+    return save_figure(fig, fig_dir / "activation_ablation", data)
 
 
 def figures(cfg, df: pd.DataFrame, fig_dir: Path) -> list[Path]:

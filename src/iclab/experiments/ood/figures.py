@@ -11,7 +11,8 @@ import pandas as pd
 from iclab.experiments.ood.reference import DERIVED_F, DERIVED_INSPAN, PAPER_ENCODER_F, PAPER_OOD, PAPER_TINY
 from iclab.experiments._judge import part_rows
 from iclab.experiments.ood.tables import first_row, forget_table, within_target_spearman
-from iclab.plotting import PALETTE, new_figure, save_figure, theory_vs_sim
+from iclab.experiments._plot import panel, paper_values
+from iclab.plotting import color, new_figure, save_figure, theory_vs_sim
 from iclab.theory import ood as T
 
 __all__ = ["figures"]
@@ -24,20 +25,15 @@ def _fig_trajectories(r, fig_dir: Path) -> Path:
     for i, (name, sym) in enumerate((("alpha", "α"), ("beta", "β"))):
         th = np.asarray(r[f"theory_{name}"])
         theory_vs_sim(a, st, None, np.asarray(r[f"traj_{name}"]), label=f"{sym} (SGD, N=40)", i=i)
-        a.fill_between(st, r[f"traj_{name}_min"], r[f"traj_{name}_max"], color=PALETTE[i], alpha=0.2)
-        a.plot(np.arange(len(th)), th, "-", color=PALETTE[i], label=f"{sym} population GD, N=40")
+        a.fill_between(st, r[f"traj_{name}_min"], r[f"traj_{name}_max"], color=color(i), alpha=0.2)
+        a.plot(np.arange(len(th)), th, "-", color=color(i), label=f"{sym} population GD, N=40")
         lg = np.asarray(r[f"largeN_{name}"])
-        a.plot(np.arange(len(lg)), lg, ":", color=PALETTE[i], label=f"{sym} large-N theory")
-    a.set_xlabel("step")
-    a.set_ylabel("logit")
-    a.set_title("α/β during pre-training (K=4, d=8)")
-    a.legend(fontsize=7)
+        a.plot(np.arange(len(lg)), lg, ":", color=color(i), label=f"{sym} large-N theory")
+    panel(a, xlabel="step", ylabel="logit", title="α/β during pre-training (K=4, d=8)", legend=7)
     b.semilogy(st, np.maximum(r["traj_conservation"], 1e-18), "o", ms=3, label="max_k |α_k + Σ_m β_mk|")
     b.semilogy(st, np.maximum(r["traj_offspan"], 1e-18), "s", ms=3, mfc="white", label="‖Q − P_V Q P_V‖_F")
     b.axhline(1e-6, color="k", ls="--", lw=1, label="derivation's check level 1e-6")
-    b.set_xlabel("step")
-    b.set_title("conservation law, span (every log step)")
-    b.legend(fontsize=7)
+    panel(b, xlabel="step", title="conservation law, span (every log step)", legend=7)
     data = {
         "step": st,
         "alpha": r["traj_alpha"],
@@ -53,34 +49,18 @@ def _fig_rotation(r, fig_dir: Path) -> Path:
     fig, (a, b) = new_figure(2)
     th = np.asarray(r["theta_deg"])
     theory_vs_sim(a, th, r["L_theory"], r["L_mc"], r["L_se"], label="OOD error, N=40", i=0)
-    a.plot(th, r["L_largeN"], ":", color=PALETTE[0], label="large-N theory (note §4.7)")
+    a.plot(th, r["L_largeN"], ":", color=color(0), label="large-N theory (note §4.7)")
     a.axhline(r["random_guess_N"], color="k", ls="--", lw=1, label="random guessing (uniform attention)")
-    a.plot([30, 60], [PAPER_OOD[30], PAPER_OOD[60]], "x", color="k", ms=8, label="paper (2nd-hand)")
-    a.set_yscale("log")
-    a.set_xlabel("rotation angle θ (degrees)")
-    a.set_ylabel("mean per-feature OOD loss")
-    a.set_title("OOD error under rotation (K=4, d=8)")
-    a.legend(fontsize=7)
+    paper_values(a, PAPER_OOD, keys=(30, 60), label="paper (2nd-hand)")
+    title = "OOD error under rotation (K=4, d=8)"
+    panel(
+        a, yscale="log", xlabel="rotation angle θ (degrees)", ylabel="mean per-feature OOD loss", title=title, legend=7
+    )
     theory_vs_sim(b, th, r["alpha_u_closed"], r["alpha_u"], label="α_u", i=1)
     theory_vs_sim(b, th, r["beta_u_closed"], r["beta_u"], label="β_u", i=2)
-    b.set_xlabel("rotation angle θ (degrees)")
-    b.set_title("OOD α/β: closed form (§4.6) vs UᵀQU")
-    b.legend(fontsize=7)
-    data = {
-        k: r[k]
-        for k in (
-            "theta_deg",
-            "L_mc",
-            "L_se",
-            "L_theory",
-            "L_largeN",
-            "alpha_u",
-            "alpha_u_closed",
-            "beta_u",
-            "beta_u_closed",
-        )
-    }
-    return save_figure(fig, fig_dir / "ood_rotation", data)
+    panel(b, xlabel="rotation angle θ (degrees)", title="OOD α/β: closed form (§4.6) vs UᵀQU", legend=7)
+    cols = ["theta_deg", "L_mc", "L_se", "L_theory", "L_largeN", "alpha_u", "alpha_u_closed", "beta_u", "beta_u_closed"]
+    return save_figure(fig, fig_dir / "ood_rotation", r[cols])
 
 
 def _fig_collapse(r, fig_dir: Path) -> Path:
@@ -90,26 +70,20 @@ def _fig_collapse(r, fig_dir: Path) -> Path:
     x = np.arange(len(cases))
     meas = [r[f"{c}_sgd_err"] for c in cases]
     theo = [r.get(f"{c}_err_theory", 0.0) for c in cases]
-    a.bar(x - 0.2, theo, 0.4, color=PALETTE[0], label="theory (uniform attention)")
-    a.bar(x + 0.2, meas, 0.4, color=PALETTE[1], label="measured (SGD-trained Q)")
+    a.bar(x - 0.2, theo, 0.4, color=color(0), label="theory (uniform attention)")
+    a.bar(x + 0.2, meas, 0.4, color=color(1), label="measured (SGD-trained Q)")
     a.plot(x, [PAPER_OOD[90]] * 3, "x", color="k", ms=8, label=f"paper {PAPER_OOD[90]} (2nd-hand)")
     for i, c in enumerate(cases):
         a.text(i, max(meas[i], theo[i]) + 0.02, f"max|A−1/K|\n{r[f'{c}_sgd_attn_maxdev']:.0e}", ha="center", fontsize=7)
     a.set_xticks(x, ["U ⊥ V", "shared proj.\non v̄", "query = v̄"])
-    a.set_ylabel("loss")
-    a.set_ylim(0, 0.5)
-    a.set_title("collapse cases (K=4, exact counts)")
-    a.legend(fontsize=7)
+    panel(a, ylabel="loss", ylim=(0, 0.5), title="collapse cases (K=4, exact counts)", legend=7)
     k = np.arange(len(r["inspan30_mc"]))
     for i, th in enumerate((30, 60)):
         theory_vs_sim(b, k + 1, r[f"inspan{th}_theory"], r[f"inspan{th}_mc"], label=f"in-span {th}°", i=i)
         if len(k) == len(DERIVED_INSPAN[th]):
-            b.plot(k + 1, DERIVED_INSPAN[th], "x", color=PALETTE[i], ms=8)
-    b.set_xlabel("feature k (x: derived large-N values)")
-    b.set_ylabel("OOD loss of u_k")
-    b.set_yscale("log")
-    b.set_title("rotation of the (v1, v2) plane")
-    b.legend(fontsize=7)
+            b.plot(k + 1, DERIVED_INSPAN[th], "x", color=color(i), ms=8)
+    xlabel = "feature k (x: derived large-N values)"
+    panel(b, xlabel=xlabel, ylabel="OOD loss of u_k", yscale="log", title="rotation of the (v1, v2) plane", legend=7)
     data = {
         "case": list(cases),
         "measured": meas,
@@ -125,14 +99,10 @@ def _fig_forgetting(ft: pd.DataFrame, cfg, fig_dir: Path) -> Path:
     for i, g1 in enumerate(sorted({round(float(g), 6) for g in cfg.gamma1_table})):
         sub = ft[np.isclose(ft["gamma1"], g1)].sort_values("gamma2")
         theory_vs_sim(a, sub["gamma2"], sub["F_theory"], sub["F"], label=f"γ1={g1:g}", i=i)
-        derived = [(g2, f) for (s1, g2), f in DERIVED_F.items() if np.isclose(s1, g1)]
-        if derived:
-            a.plot(*zip(*derived), "x", color=PALETTE[i], ms=8)
+        paper_values(a, {g2: f for (s1, g2), f in DERIVED_F.items() if np.isclose(s1, g1)}, color=color(i))
     a.axhline(0, color="k", lw=0.8)
-    a.set_xlabel("γ2 = ⟨v2, u2⟩  (x: derived large-N values, note §5.8)")
-    a.set_ylabel("forgetting F = ΔL_source")
-    a.set_title("K=2 fine-tuning (F > 0: forgetting)")
-    a.legend(fontsize=7)
+    xlabel = "γ2 = ⟨v2, u2⟩  (x: derived large-N values, note §5.8)"
+    panel(a, xlabel=xlabel, ylabel="forgetting F = ΔL_source", title="K=2 fine-tuning (F > 0: forgetting)", legend=7)
     return save_figure(fig, fig_dir / "ood_forgetting", ft)
 
 
@@ -161,17 +131,16 @@ def _fig_phase(ft: pd.DataFrame, cfg, fig_dir: Path) -> Path:
     sc = a.scatter(ft["gamma1"], ft["gamma2"], c=ft["F"], cmap="RdBu_r", norm=norm, s=70, edgecolors="k", lw=0.4)
     fig.colorbar(sc, ax=a, label="measured F (red: forgetting)")
     t = np.linspace(-1, 1, 3)
-    a.plot(t, -t, "--", color=PALETTE[4], lw=1.2, label="γ1+γ2=0 (per-feature boundary)")
-    a.axvline(0, color=PALETTE[2], ls=":", lw=1.2, label="γ1=0 / γ2=0 (per-feature boundary)")
-    a.axhline(0, color=PALETTE[2], ls=":", lw=1.2)
+    a.plot(t, -t, "--", color=color(4), lw=1.2, label="γ1+γ2=0 (per-feature boundary)")
+    a.axvline(0, color=color(2), ls=":", lw=1.2, label="γ1=0 / γ2=0 (per-feature boundary)")
+    a.axhline(0, color=color(2), ls=":", lw=1.2)
     bad = ft[(ft["forgot1"] != ft["pred1"]) | (ft["forgot2"] != ft["pred2"])]
     if len(bad):
         a.plot(bad["gamma1"], bad["gamma2"], "x", color="m", ms=10, label="sign ≠ prediction")
     a.plot([], [], "k-", label="theory F = 0 (large N)")
-    a.set_xlabel("γ1")
-    a.set_ylabel("γ2")
-    a.set_title("forgetting phase diagram (K=2)")
-    a.legend(fontsize=6, loc="lower left")
+    panel(
+        a, xlabel="γ1", ylabel="γ2", title="forgetting phase diagram (K=2)", legend={"fontsize": 6, "loc": "lower left"}
+    )
     return save_figure(
         fig, fig_dir / "ood_phase", ft[["gamma1", "gamma2", "F", "F_theory", "forgot1", "forgot2", "pred1", "pred2"]]
     )
@@ -186,18 +155,15 @@ def _fig_tiny(df, fig_dir: Path) -> Path:
         theory_vs_sim(a, r["theta_deg"], None, r["ood_loss"], label=f"{n} layer(s)", i=i)
         theory_vs_sim(b, r["gamma2_list"], None, r["F"], label=f"{n} layer(s)", i=i)
         if n in PAPER_TINY:
-            b.plot([-0.75, 0.0, 0.75], PAPER_TINY[n], "x", color=PALETTE[i], ms=8)
+            b.plot([-0.75, 0.0, 0.75], PAPER_TINY[n], "x", color=color(i), ms=8)
         rows += [{"layers": n, "gamma2": g2, "F": f} for g2, f in zip(r["gamma2_list"], r["F"])]
-    a.set_xlabel("rotation angle θ (degrees)")
-    a.set_ylabel("OOD loss")
-    a.set_title("tiny transformers (width 16, K=2)")
-    a.legend(fontsize=7)
+    panel(
+        a, xlabel="rotation angle θ (degrees)", ylabel="OOD loss", title="tiny transformers (width 16, K=2)", legend=7
+    )
     b.axhline(0, color="k", lw=0.8)
-    b.set_xlabel("γ2 (γ1 = tiny_gamma1; x: paper, 2nd-hand)")
-    b.set_ylabel("forgetting F")
     b.set_yscale("symlog", linthresh=1e-3)
-    b.set_title("fine-tuning on U: source forgetting")
-    b.legend(fontsize=7)
+    xlabel = "γ2 (γ1 = tiny_gamma1; x: paper, 2nd-hand)"
+    panel(b, xlabel=xlabel, ylabel="forgetting F", title="fine-tuning on U: source forgetting", legend=7)
     return save_figure(fig, fig_dir / "ood_tiny", pd.DataFrame(rows))
 
 
@@ -210,38 +176,15 @@ def _fig_minilm(r, fig_dir: Path) -> Path:
     theory_vs_sim(a, th, None, r["src_after_acc"], label="fine-tuned, on source", i=2)
     a.axhline(r["source_acc"], color="k", ls="--", lw=1, label="source model on source")
     a.axhline(r["majority_acc"], color="grey", ls=":", lw=1, label="majority class")
-    a.set_xlabel(f"rotation θ after layer {int(r['layer'])} (degrees)")
-    a.set_ylabel("test accuracy (region of country)")
-    a.set_title("MiniLM, hidden states rotated")
-    a.legend(fontsize=7)
+    xlabel = f"rotation θ after layer {int(r['layer'])} (degrees)"
+    panel(a, xlabel=xlabel, ylabel="test accuracy (region of country)", title="MiniLM, hidden states rotated", legend=7)
     theory_vs_sim(b, th, None, r["F_ce"], label="F = ΔCE on source", i=3)
     theory_vs_sim(b, th, None, r["F_ce_vs_control"], label="F minus fine-tuning drift at θ=0", i=4)
-    b.plot(
-        [90, 180],
-        [PAPER_ENCODER_F[90], PAPER_ENCODER_F[180]],
-        "x",
-        color="k",
-        ms=8,
-        label="paper (BERT, MRPC; 2nd-hand)",
-    )
+    paper_values(b, PAPER_ENCODER_F, label="paper (BERT, MRPC; 2nd-hand)")
     b.axhline(0, color="k", lw=0.8)
-    b.set_xlabel("rotation θ (degrees)")
-    b.set_ylabel("source forgetting (cross-entropy)")
-    b.legend(fontsize=7)
-    data = {
-        k: r[k]
-        for k in (
-            "theta_deg",
-            "ood_acc",
-            "adapt_acc",
-            "src_after_acc",
-            "ood_ce",
-            "src_after_ce",
-            "F_ce",
-            "F_ce_vs_control",
-        )
-    }
-    return save_figure(fig, fig_dir / "ood_minilm", data)
+    panel(b, xlabel="rotation θ (degrees)", ylabel="source forgetting (cross-entropy)", legend=7)
+    cols = ["theta_deg", "ood_acc", "adapt_acc", "src_after_acc", "ood_ce", "src_after_ce", "F_ce", "F_ce_vs_control"]
+    return save_figure(fig, fig_dir / "ood_minilm", r[cols])
 
 
 def _fig_scenarios(ood, shift, fig_dir: Path) -> Path:
@@ -252,14 +195,13 @@ def _fig_scenarios(ood, shift, fig_dir: Path) -> Path:
     if ood is not None:
         th = np.asarray(ood["scen_theta_deg"])
         ins = np.asarray(ood["scen_inspan_L"])  # (n_theta, K)
-        a.plot(th, ins.mean(1), "-", color=PALETTE[1], label="in span V: (v1, v2) plane, mean over u_k")
-        a.plot(th, ins[:, 0], ":", color=PALETTE[1], label="in span V: u_1 only")
-        a.plot(th, ood["scen_outspan_L"], "-", color=PALETTE[0], label="out of span: v_k → v_k^⊥ (all k)")
-        a.set_yscale("log")
-        a.set_xlabel("rotation angle θ (degrees)")
-        a.set_ylabel("OOD loss (exact at N)")
-        a.set_title("merged-Q model: small vs large weight gap")
-        a.legend(fontsize=7)
+        a.plot(th, ins.mean(1), "-", color=color(1), label="in span V: (v1, v2) plane, mean over u_k")
+        a.plot(th, ins[:, 0], ":", color=color(1), label="in span V: u_1 only")
+        a.plot(th, ood["scen_outspan_L"], "-", color=color(0), label="out of span: v_k → v_k^⊥ (all k)")
+        title = "merged-Q model: small vs large weight gap"
+        panel(
+            a, yscale="log", xlabel="rotation angle θ (degrees)", ylabel="OOD loss (exact at N)", title=title, legend=7
+        )
         data.update(
             {"theta_deg": th, "inspan_mean": ins.mean(1), "inspan_u1": ins[:, 0], "outspan": ood["scen_outspan_L"]}
         )
@@ -268,13 +210,10 @@ def _fig_scenarios(ood, shift, fig_dir: Path) -> Path:
         for i, key in enumerate(("gap1", "gap2")):
             label = ("scenario 1: large weight gap", "scenario 2: small weight gap")[i]
             theory_vs_sim(b, th, None, shift[f"{key}_L"], shift[f"{key}_L_se"], label=label, i=i + 2)
-        b.set_xlabel("rotation angle θ (degrees)")
-        b.set_ylabel("test cross-entropy")
-        b.set_title(f"MiniLM: {int(shift['gap_planes'])} planes of the head's input rotated")
-        b.legend(fontsize=7)
+        title = f"MiniLM: {int(shift['gap_planes'])} planes of the head's input rotated"
+        panel(b, xlabel="rotation angle θ (degrees)", ylabel="test cross-entropy", title=title, legend=7)
         data.update({"minilm_theta_deg": th, "scenario1": shift["gap1_L"], "scenario2": shift["gap2_L"]})
-    frame = pd.DataFrame({k: pd.Series(v) for k, v in data.items()})
-    return save_figure(fig, fig_dir / "ood_scenarios", frame)
+    return save_figure(fig, fig_dir / "ood_scenarios", data)
 
 
 def _fig_domains(r, fig_dir: Path) -> Path:
@@ -288,8 +227,8 @@ def _fig_domains(r, fig_dir: Path) -> Path:
         s = [i for i in range(len(doms)) if i != t]
         order = np.argsort(sim[s, t])
         x, y = sim[s, t][order], ce[s, t][order]
-        a.plot(x, y, "o-", color=PALETTE[t % len(PALETTE)], ms=4, lw=0.8, label=f"{name} (ρ = {rho[t]:+.2f})")
-        a.plot([1.0], [ce[t, t]], "*", color=PALETTE[t % len(PALETTE)], ms=8)
+        a.plot(x, y, "o-", color=color(t), ms=4, lw=0.8, label=f"{name} (ρ = {rho[t]:+.2f})")
+        a.plot([1.0], [ce[t, t]], "*", color=color(t), ms=8)
         rows += [{"source": doms[i], "target": name, "similarity": sim[i, t], "ce": ce[i, t]} for i in range(len(doms))]
     a.set_xlabel("cosine similarity of source and target domain (centroids)")
     a.set_ylabel("target test cross-entropy of the source head")

@@ -12,77 +12,62 @@ from pathlib import Path
 
 import pandas as pd
 
+from iclab.experiments._plot import ci_err, curve, panel
 from iclab.plotting import color, new_figure, save_figure, theory_vs_sim
 
 __all__ = ["figures"]
+
+_X_LABELS = {"l": "context length l (incl. query)", "sigma_test": "σ_test"}
+#: the CSV columns of a G-vs-x figure, after x
+_VS_COLUMNS = [
+    "G1_theory",
+    "G1_mc",
+    "G1_se",
+    "Gopt_theory",
+    "Gopt_mc",
+    "Gopt_se",
+    "tau_opt_theory",
+    "tau_grid",
+    "bayes_test",
+    "bayes_train",
+    "bayes_mp",
+    "c",
+]
 
 
 def _part(df: pd.DataFrame, part: str, by: str = "l") -> pd.DataFrame:
     return df[df["part"] == part].sort_values(by)
 
 
-def _vs_x(axes, sub: pd.DataFrame, x: str, train_bayes: bool = False) -> None:
-    """G(1) and G(τ_opt) (theory line + MC markers) and Bayes on ``axes = (raw, normalised)``."""
-    xs = sub[x].to_numpy(float)
-    for ax, norm in zip(axes, (1.0, sub["c"].to_numpy())):
-        theory_vs_sim(ax, xs, sub["G1_theory"] / norm, sub["G1_mc"] / norm, sub["G1_se"] / norm, label="τ = 1", i=0)
-        theory_vs_sim(
-            ax, xs, sub["Gopt_theory"] / norm, sub["Gopt_mc"] / norm, sub["Gopt_se"] / norm, label="τ_opt", i=1
-        )
-        ax.errorbar(
-            xs,
-            sub["bayes_test"] / norm,
-            sub["bayes_test_se"] / norm,
-            fmt="k--",
-            lw=1.2,
-            capsize=2,
-            label="test-Bayes (MC, Eq. 9)",
-        )
-        if sub["bayes_mp"].notna().any():
-            ax.plot(xs, sub["bayes_mp"] / norm, ":", color="0.4", label="Bayes (MP formula)")
-        if train_bayes:
-            ax.errorbar(
-                xs,
-                sub["bayes_train"] / norm,
-                sub["bayes_train_se"] / norm,
-                fmt="-.",
-                color=color(4),
-                lw=1.2,
-                capsize=2,
-                label="train-Bayes (MC)",
-            )
-        ax.set_yscale("log")
-    axes[0].set_ylabel("test error G (raw)")
-    axes[1].set_ylabel("G / (Tr(AB) + σ²)")
+def _g(ax, x, sub: pd.DataFrame, col: str, norm, *, label: str, i: int) -> None:
+    """G of the columns ``col`` (``G1``: τ = 1, ``Gopt``: τ_opt) over ``norm``: Theorem 4.2 as a line, Monte Carlo as
+    markers ± 1 s.e."""
+    theory_vs_sim(
+        ax, x, sub[f"{col}_theory"] / norm, sub[f"{col}_mc"] / norm, sub[f"{col}_se"] / norm, label=label, i=i
+    )
 
 
-def _fig_vs(df, part, fig_dir, name, title, x="l", xlabel="context length l (incl. query)", train_bayes=False):
-    """One (raw, normalised) pair of panels of G vs ``x`` for the cells of ``part``; None when it has none."""
+def _fig_vs(df, fig_dir, part, name, title, x, train_bayes):
+    """G(1) and G(τ_opt) (theory line + MC markers) and Bayes against ``x`` for the cells of ``part``, raw and
+    normalised (two panels); None when ``part`` has no cells."""
     sub = _part(df, part, x)
     if sub.empty:
         return None
     fig, axes = new_figure(2, 1, width=4.6)
-    _vs_x(axes, sub, x, train_bayes=train_bayes)
-    for ax in axes:
-        ax.set_xlabel(xlabel)
-        ax.set_title(title)
-    axes[1].legend(fontsize=7)
-    cols = [
-        x,
-        "G1_theory",
-        "G1_mc",
-        "G1_se",
-        "Gopt_theory",
-        "Gopt_mc",
-        "Gopt_se",
-        "tau_opt_theory",
-        "tau_grid",
-        "bayes_test",
-        "bayes_train",
-        "bayes_mp",
-        "c",
-    ]
-    return save_figure(fig, fig_dir / name, sub[cols])
+    xs = sub[x].to_numpy(float)
+    for ax, norm in zip(axes, (1.0, sub["c"].to_numpy())):
+        _g(ax, xs, sub, "G1", norm, label="τ = 1", i=0)
+        _g(ax, xs, sub, "Gopt", norm, label="τ_opt", i=1)
+        bayes, bayes_se = sub["bayes_test"] / norm, sub["bayes_test_se"] / norm
+        curve(ax, xs, bayes, bayes_se, fmt="--", color="k", lw=1.2, label="test-Bayes (MC, Eq. 9)")
+        if sub["bayes_mp"].notna().any():
+            ax.plot(xs, sub["bayes_mp"] / norm, ":", color="0.4", label="Bayes (MP formula)")
+        if train_bayes:
+            bayes, bayes_se = sub["bayes_train"] / norm, sub["bayes_train_se"] / norm
+            curve(ax, xs, bayes, bayes_se, i=4, fmt="-.", lw=1.2, label="train-Bayes (MC)")
+    panel(axes[0], yscale="log", ylabel="test error G (raw)", xlabel=_X_LABELS[x], title=title)
+    panel(axes[1], yscale="log", ylabel="G / (Tr(AB) + σ²)", xlabel=_X_LABELS[x], title=title, legend=7)
+    return save_figure(fig, fig_dir / name, sub[[x, *_VS_COLUMNS]])
 
 
 def _fig_noise_vs_l(df: pd.DataFrame, fig_dir: Path) -> Path | None:
@@ -95,21 +80,12 @@ def _fig_noise_vs_l(df: pd.DataFrame, fig_dir: Path) -> Path | None:
         sub = sub.sort_values("l")
         n = sub["c"].to_numpy()
         for ax, col, tag in ((axes[0], "G1", "τ = 1"), (axes[1], "Gopt", "τ_opt")):
-            theory_vs_sim(
-                ax,
-                sub["l"],
-                sub[f"{col}_theory"] / n,
-                sub[f"{col}_mc"] / n,
-                sub[f"{col}_se"] / n,
-                label=f"σ = {s:g}",
-                i=j,
-            )
+            _g(ax, sub["l"], sub, col, n, label=f"σ = {s:g}", i=j)
             ax.plot(sub["l"], sub["bayes_test"] / n, "--", color=color(j), lw=1)
-            ax.set_title(f"noise shift, {tag} (Fig. 2a; dashed = test-Bayes)")
-            ax.set_xlabel("context length l")
-            ax.set_yscale("log")
-    axes[0].set_ylabel("G / (Tr(AB) + σ²)")
-    axes[0].legend(fontsize=7)
+            panel(
+                ax, title=f"noise shift, {tag} (Fig. 2a; dashed = test-Bayes)", xlabel="context length l", yscale="log"
+            )
+    panel(axes[0], ylabel="G / (Tr(AB) + σ²)", legend=7)
     return save_figure(
         fig,
         fig_dir / "fig2a_noise_vs_l",
@@ -133,10 +109,7 @@ def _fig_tau_vs_sigma(config, df: pd.DataFrame, fig_dir: Path) -> Path | None:
         i=0,
     )
     ax.plot(sub["sigma_test"], sub["tau_opt_iso"], ":", color=color(1), label="isotropic formula (note §4.5)")
-    ax.set_xlabel("σ_test")
-    ax.set_ylabel("τ_opt")
-    ax.set_title(f"τ_opt vs test noise, l = d = {config.d} (Fig. 2c)")
-    ax.legend(fontsize=7)
+    panel(ax, xlabel="σ_test", ylabel="τ_opt", title=f"τ_opt vs test noise, l = d = {config.d} (Fig. 2c)", legend=7)
     return save_figure(
         fig,
         fig_dir / "fig2c_tau_opt_vs_sigma",
@@ -160,11 +133,7 @@ def _fig_formula_vs_grid(config, df: pd.DataFrame, fig_dir: Path) -> Path:
         color="0.85",
         label="± half grid step",
     )
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("τ_opt, Theorem 4.3 (Eq. 15)")
-    ax.set_ylabel("τ by MC grid search")
-    ax.legend(fontsize=6)
+    panel(ax, xscale="log", yscale="log", xlabel="τ_opt, Theorem 4.3 (Eq. 15)", ylabel="τ by MC grid search", legend=6)
     return save_figure(
         fig,
         fig_dir / "fig_tau_formula_vs_grid",
@@ -179,9 +148,7 @@ def _fig_mean_shift(df: pd.DataFrame, fig_dir: Path) -> Path | None:
         return None
     fig, ax = new_figure(width=5.0)
     n = sub["c"].to_numpy()
-    theory_vs_sim(
-        ax, sub["mu_x"], sub["G1_theory"] / n, sub["G1_mc"] / n, sub["G1_se"] / n, label="approx. softmax τ = 1", i=0
-    )
+    _g(ax, sub["mu_x"], sub, "G1", n, label="approx. softmax τ = 1", i=0)
     theory_vs_sim(ax, sub["mu_x"], None, sub["linear_mc"] / n, sub["linear_se"] / n, label="linear attention", i=1)
     theory_vs_sim(
         ax,
@@ -193,11 +160,8 @@ def _fig_mean_shift(df: pd.DataFrame, fig_dir: Path) -> Path | None:
         i=2,
     )
     ax.plot(sub["mu_x"], sub["bayes_test"] / n, "k--", lw=1.2, label="test-Bayes (MC)")
-    ax.set_yscale("log")
-    ax.set_xlabel("‖μx‖ (test input mean)")
-    ax.set_ylabel("G / (Tr(AB) + σ²)")
-    ax.set_title(f"input-mean shift, l = {int(sub['l'].iloc[0])} (Remark 3.4)")
-    ax.legend(fontsize=7)
+    title = f"input-mean shift, l = {int(sub['l'].iloc[0])} (Remark 3.4)"
+    panel(ax, yscale="log", xlabel="‖μx‖ (test input mean)", ylabel="G / (Tr(AB) + σ²)", title=title, legend=7)
     return save_figure(
         fig,
         fig_dir / "fig_mean_shift_linear_vs_approx",
@@ -244,29 +208,18 @@ def _fig_surrogate(config, df: pd.DataFrame, fig_dir: Path) -> Path | None:
         ax_g.plot(g["tau"], g["G_soft_scaled_norm"], ":", color=color(j))
     for j, r in enumerate(sub[sub["l"] == l_max].itertuples()):
         ax_g.plot([r.tau_opt_theory], [r.Ga_opt_mc / r.c], "o", color=color(j), ms=4)
-    ax_g.set_xscale("log")
-    ax_g.set_yscale("log")
-    ax_g.set_ylim(0.01, 3)
-    ax_g.set_xlabel("τ")
-    ax_g.set_ylabel("G / (Tr(AB) + σ²)")
+    panel(ax_g, xscale="log", yscale="log", ylim=(0.01, 3), xlabel="τ", ylabel="G / (Tr(AB) + σ²)", legend=6)
     ax_g.set_title(
         f"l = {l_max}: approx. softmax (solid, ● τ_opt), softmax (dashed; dotted: best output scale)", fontsize=7
     )
-    ax_g.legend(fontsize=6)
     for j, (l, g) in enumerate(sub.groupby("l")):
-        err = [g["tau_best_soft"] - g["tau_best_soft_lo"], g["tau_best_soft_hi"] - g["tau_best_soft"]]
-        ax_t.errorbar(
-            g["d"], g["tau_best_soft"], yerr=err, fmt="s", color=color(j), capsize=2, label=f"softmax best τ, l = {l}"
-        )
+        err = ci_err(g, "tau_best_soft", "tau_best_soft_lo", "tau_best_soft_hi")
+        curve(ax_t, g["d"], g["tau_best_soft"], err, i=j, fmt="s", label=f"softmax best τ, l = {l}")
         ax_t.plot(g["d"], g["tau_opt_theory"], "-", color=color(j), lw=1, label=f"Eq. 15 τ_opt, l = {l}")
     spread = sub.groupby("d")["score_spread"].mean()
     ax_t.plot(spread.index, spread.values, ":", color="0.3", label="score spread")
-    ax_t.set_xscale("log")
-    ax_t.set_yscale("log")
-    ax_t.set_xlabel("d")
-    ax_t.set_ylabel("τ")
+    panel(ax_t, xscale="log", yscale="log", xlabel="d", ylabel="τ", legend=5)
     ax_t.set_title("where τ_opt stops transferring to softmax", fontsize=8)
-    ax_t.legend(fontsize=5)
     dims = sorted(cur["d"].unique())
     for (d, l), g in cur.groupby(["d", "l"]):
         ax_o.plot(
@@ -278,40 +231,23 @@ def _fig_surrogate(config, df: pd.DataFrame, fig_dir: Path) -> Path | None:
             label=f"d = {d}" if l == l_max else None,
         )
     ax_o.axhline(TRACK_TOL, color="k", ls=":", lw=1)
-    ax_o.set_xscale("log")
-    ax_o.set_yscale("log")
-    ax_o.set_ylim(1e-4, 2)
-    ax_o.set_xlabel(f"τ / score spread (solid l = {l_max}, dashed other l)")
-    ax_o.set_ylabel("RMS(ŷ_soft − ŷ_approx) / RMS(ŷ_approx)")
+    xlabel = f"τ / score spread (solid l = {l_max}, dashed other l)"
+    ylabel = "RMS(ŷ_soft − ŷ_approx) / RMS(ŷ_approx)"
+    panel(ax_o, xscale="log", yscale="log", ylim=(1e-4, 2), xlabel=xlabel, ylabel=ylabel, legend=5)
     ax_o.set_title(f"outputs agree (< {TRACK_TOL:.0%}, dotted) only for τ ≫ spread", fontsize=8)
-    ax_o.legend(fontsize=5)
     return save_figure(fig, fig_dir / "fig_surrogate_vs_softmax", cur)
 
 
 def figures(config, df: pd.DataFrame, fig_dir: Path) -> list[Path]:
     """Figs. 1a–1c, 2a–2c, τ formula vs grid search, the input-mean shift, and the surrogate against softmax
     (PNG + CSV each)."""
-    out = [
-        _fig_vs(df, "none", fig_dir, "fig1a_no_shift", "no shift (Fig. 1a)"),
-        _fig_vs(df, "cov", fig_dir, "fig1b_input_cov_shift", f"Σx = {config.cov_scale}·I (Fig. 1b)"),
-        _fig_vs(
-            df,
-            "task",
-            fig_dir,
-            "fig1c_task_shift",
-            f"Σw = {config.task_scale}·I, ‖μw‖ = {config.task_mean} (Fig. 1c)",
-            train_bayes=True,
-        ),
-        _fig_vs(
-            df,
-            "noise_ld",
-            fig_dir,
-            "fig2b_noise_vs_sigma",
-            f"noise shift at l = d = {config.d} (Fig. 2b)",
-            x="sigma_test",
-            xlabel="σ_test",
-            train_bayes=True,
-        ),
+    vs = [  # (part, figure, title, x, train-Bayes curve)
+        ("none", "fig1a_no_shift", "no shift (Fig. 1a)", "l", False),
+        ("cov", "fig1b_input_cov_shift", f"Σx = {config.cov_scale}·I (Fig. 1b)", "l", False),
+        ("task", "fig1c_task_shift", f"Σw = {config.task_scale}·I, ‖μw‖ = {config.task_mean} (Fig. 1c)", "l", True),
+        ("noise_ld", "fig2b_noise_vs_sigma", f"noise shift at l = d = {config.d} (Fig. 2b)", "sigma_test", True),
+    ]
+    out = [_fig_vs(df, fig_dir, *spec) for spec in vs] + [
         _fig_noise_vs_l(df, fig_dir),
         _fig_tau_vs_sigma(config, df, fig_dir),
         _fig_formula_vs_grid(config, df, fig_dir),

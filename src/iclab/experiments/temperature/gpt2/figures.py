@@ -10,7 +10,8 @@ import pandas as pd
 
 from iclab.experiments.temperature.gpt2.config import TemperatureGPT2Config
 from iclab.experiments.temperature.gpt2.shifts import theory_tau
-from iclab.plotting import color, log_tau_axis, new_figure, save_figure
+from iclab.experiments._plot import curve, panel
+from iclab.plotting import color, log_ticks, new_figure, save_figure
 
 __all__ = ["figures"]
 
@@ -38,14 +39,17 @@ def _fig_error_vs_tau(cfg: TemperatureGPT2Config, df: pd.DataFrame, fig_dir: Pat
     cur = _curves(cfg, df, key)
     fig, ax = new_figure(width=5.5, height=3.8)
     for i, (shift, g) in enumerate(cur.groupby("shift", sort=False)):
-        ax.errorbar(g["tau"], g["err"], yerr=g["sd"], marker="o", ms=3, capsize=2, color=color(i), label=shift)
+        curve(ax, g["tau"], g["err"], g["sd"], i=i, ms=3, label=shift)
         ax.axvline(theory_tau(cfg, shift), color=color(i), ls=":", lw=1)
-    log_tau_axis(ax, cfg.taus)
-    ax.set_yscale("log")
-    ax.set_xlabel("inference temperature τ (dotted: one-layer theory τ_opt)")
-    ax.set_ylabel("normalised query error")
-    ax.set_title(f"GPT-2 ({cfg.n_layer}L/{cfg.n_head}H/{cfg.n_embd}) regression, τ in {label}")
-    ax.legend(fontsize=7)
+    log_ticks(ax, cfg.taus)
+    panel(
+        ax,
+        yscale="log",
+        xlabel="inference temperature τ (dotted: one-layer theory τ_opt)",
+        ylabel="normalised query error",
+        title=f"GPT-2 ({cfg.n_layer}L/{cfg.n_head}H/{cfg.n_embd}) regression, τ in {label}",
+        legend=7,
+    )
     return save_figure(fig, fig_dir / f"gpt2_error_vs_tau_{key.split('_')[1]}", cur)
 
 
@@ -59,11 +63,7 @@ def _fig_best_vs_theory(df: pd.DataFrame, fig_dir: Path) -> Path:
     ax.scatter(summ["theory_tau"], summ["best_tau_first"], color=color(1), marker="s", label="first layer")
     for _, r in summ.iterrows():
         ax.annotate(r["shift"], (r["theory_tau"], r["best_tau_all"]), fontsize=6)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("one-layer theory τ_opt")
-    ax.set_ylabel("grid-best τ for GPT-2")
-    ax.legend(fontsize=7)
+    panel(ax, xscale="log", yscale="log", xlabel="one-layer theory τ_opt", ylabel="grid-best τ for GPT-2", legend=7)
     return save_figure(fig, fig_dir / "gpt2_best_tau_vs_theory", summ)
 
 

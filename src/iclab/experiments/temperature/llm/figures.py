@@ -10,22 +10,18 @@ import pandas as pd
 
 from iclab.experiments.temperature.llm.config import TemperatureLLMConfig
 from iclab.experiments.temperature.llm.tables import summary_table
-from iclab.plotting import color, log_tau_axis, new_figure, save_figure
+from iclab.experiments._plot import ci_err, curve, panel
+from iclab.plotting import color, log_ticks, new_figure, save_figure
 
 __all__ = ["figures"]
 
 
-def _panels(tab: pd.DataFrame, width: float = 3.6):
-    keys = sorted({(m, t) for m, t in zip(tab["model"], tab["task"])})
-    fig, axes = new_figure(ncols=len(keys), width=width)
-    return fig, np.atleast_1d(axes), keys
-
-
 def _fig_em_vs_tau(cfg: TemperatureLLMConfig, tab: pd.DataFrame, fig_dir: Path) -> Path:
     """One panel per (model, task): EM vs τ for each noise ratio."""
-    fig, axes, keys = _panels(tab)
+    keys = sorted({(m, t) for m, t in zip(tab["model"], tab["task"])})
+    fig, axes = new_figure(ncols=len(keys), width=3.6)
     rows = []
-    for ax, (m, t) in zip(axes, keys):
+    for ax, (m, t) in zip(np.atleast_1d(axes), keys):
         g = tab[(tab["model"] == m) & (tab["task"] == t)].sort_values("noise_ratio")
         for i, (_, r) in enumerate(g.iterrows()):
             ax.plot(cfg.taus, r["curve"], "o-", ms=3, color=color(i), label=f"noise {r['noise_ratio']:g}")
@@ -33,11 +29,9 @@ def _fig_em_vs_tau(cfg: TemperatureLLMConfig, tab: pd.DataFrame, fig_dir: Path) 
                 {"model": m, "task": t, "noise_ratio": r["noise_ratio"], "tau": x, "em": y}
                 for x, y in zip(cfg.taus, r["curve"])
             ]
-        log_tau_axis(ax, cfg.taus)
-        ax.set_xlabel("attention temperature τ (all layers)")
-        ax.set_ylabel("exact match")
+        log_ticks(ax, cfg.taus)
+        panel(ax, xlabel="attention temperature τ (all layers)", ylabel="exact match", legend=6)
         ax.set_title(f"{m}: {t}, {cfg.n_demos} demos", fontsize=8)
-        ax.legend(fontsize=6)
     return save_figure(fig, fig_dir / "llm_em_vs_tau", pd.DataFrame(rows))
 
 
@@ -46,23 +40,15 @@ def _fig_best_tau_vs_noise(cfg: TemperatureLLMConfig, tab: pd.DataFrame, fig_dir
     fig, axes = new_figure(ncols=2, width=4.2)
     for i, ((m, t), g) in enumerate(tab.groupby(["model", "task"])):
         g = g.sort_values("noise_ratio")
-        err = np.vstack([g["best_tau"] - g["best_tau_lo"], g["best_tau_hi"] - g["best_tau"]])
-        axes[0].errorbar(
-            g["noise_ratio"], g["best_tau"], yerr=err, fmt="o-", color=color(i), capsize=2, label=f"{m} {t}"
-        )
+        err = ci_err(g, "best_tau", "best_tau_lo", "best_tau_hi")
+        curve(axes[0], g["noise_ratio"], g["best_tau"], err, i=i, label=f"{m} {t}")
         if "moment_tau" in g:
             axes[0].plot(g["noise_ratio"], g["moment_tau"], "^--", color=color(i), alpha=0.6)
-        gerr = np.vstack([g["heldout_gain"] - g["heldout_lo"], g["heldout_hi"] - g["heldout_gain"]])
-        axes[1].errorbar(
-            g["noise_ratio"], g["heldout_gain"], yerr=gerr, fmt="s-", color=color(i), capsize=2, label=f"{m} {t}"
-        )
+        gerr = ci_err(g, "heldout_gain", "heldout_lo", "heldout_hi")
+        curve(axes[1], g["noise_ratio"], g["heldout_gain"], gerr, i=i, fmt="s-", label=f"{m} {t}")
     axes[1].axhline(0, color="0.5", lw=0.8)
-    axes[0].set_xlabel("noise ratio")
-    axes[0].set_ylabel("best τ (grid; ▲ spread rule)")
-    axes[1].set_xlabel("noise ratio")
-    axes[1].set_ylabel("held-out EM gain over τ = 1")
-    for ax in axes:
-        ax.legend(fontsize=5)
+    panel(axes[0], xlabel="noise ratio", ylabel="best τ (grid; ▲ spread rule)", legend=5)
+    panel(axes[1], xlabel="noise ratio", ylabel="held-out EM gain over τ = 1", legend=5)
     cols = [c for c in tab.columns if c != "curve"]
     return save_figure(fig, fig_dir / "llm_best_tau_vs_noise", tab[cols])
 
@@ -74,9 +60,7 @@ def _fig_em_vs_demos(cfg: TemperatureLLMConfig, tab: pd.DataFrame, fig_dir: Path
         g = g.sort_values("n_demos")
         ax.plot(g["n_demos"], g["em_tau1"], "o-", color=color(i), label=f"{m} {t} τ=1")
         ax.plot(g["n_demos"], g["best_em"], "s--", color=color(i), mfc="white", label=f"{m} {t} best τ")
-    ax.set_xlabel(f"in-context examples (noise ratio {cfg.demo_noise:g})")
-    ax.set_ylabel("exact match")
-    ax.legend(fontsize=5)
+    panel(ax, xlabel=f"in-context examples (noise ratio {cfg.demo_noise:g})", ylabel="exact match", legend=5)
     return save_figure(fig, fig_dir / "llm_em_vs_demos", tab[[c for c in tab.columns if c != "curve"]])
 
 
