@@ -5,10 +5,10 @@ Every experiment config is a frozen dataclass deriving from :class:`Config`. A f
 is declared (``d: int = int_field(50, low=2)``; the rules and ``*_field`` helpers are in ``_rules``), so a bad value
 raises one :class:`ConfigError` where it enters, naming the field, the value and what is allowed. Before a config's
 own ``__post_init__`` (which keeps only the rules between fields), two rules run on every config: the list rule
-(:func:`check_list_fields`: every list-valued field holds at least one element unless its default is empty or the
-class names it in ``MAY_BE_EMPTY``, and no empty (blank) string element), then :func:`check_fields`, the declared
-rule of each field. Parsing ``--set`` values and config files is in ``_values``; what ``iclab show`` prints, in
-``_fields``.
+(:func:`check_list_fields`: every list-valued field is a list that holds at least one element unless its default
+is empty or the class names it in ``MAY_BE_EMPTY``, and no empty (blank) string element), then
+:func:`check_fields`, the declared rule of each field. Parsing ``--set`` values and config files is in
+``_values``; what ``iclab show`` prints, in ``_fields``.
 """
 
 from __future__ import annotations

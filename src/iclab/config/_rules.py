@@ -75,9 +75,11 @@ class Rule:
     why: str = ""
 
     def ok(self, value: Any) -> bool:
+        """Whether ``value`` meets the rule."""
         raise NotImplementedError
 
     def words(self, many: bool = False) -> str:
+        """What the rule allows: for one value (``an integer >= 2``) or, ``many``, for a list's (``integers >= 2``)."""
         raise NotImplementedError
 
     def allowed(self, optional: bool = False) -> str:
