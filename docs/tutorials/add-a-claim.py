@@ -34,12 +34,14 @@
 # ## The config
 #
 # A frozen dataclass deriving from `iclab.config.Config`, one line per field under `Fields:` (what `iclab show`
-# prints), validated where the values enter: a bad value is one `ConfigError` naming the field.
+# prints), each field's constraint declared on the field (`int_field`, `scale_field`, `scales_field`, …) and checked
+# where the values enter: a bad value is one `ConfigError` naming the field. Only a rule between fields would need
+# a `__post_init__` of its own.
 
 # %%
 from dataclasses import dataclass
 
-from iclab.config import Config, check_int, check_scale
+from iclab.config import Config, int_field, scale_field, scales_field
 
 
 @dataclass(frozen=True)
@@ -55,20 +57,12 @@ class EntropyConfig(Config):
         seed: base seed.
     """
 
-    n_keys: int = 1000
-    sigma: float = 1.0
-    taus: tuple[float, ...] = (0.5, 1.0, 2.0)
-    n_rows: int = 200
-    seeds: int = 4
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        check_int("n_keys", self.n_keys, 2)
-        check_int("n_rows", self.n_rows, 1)
-        check_int("seeds", self.seeds, 2)
-        check_scale("sigma", self.sigma)
-        for tau in self.taus:
-            check_scale("taus", tau)
+    n_keys: int = int_field(1000, low=2)
+    sigma: float = scale_field(1.0)
+    taus: tuple[float, ...] = scales_field((0.5, 1.0, 2.0))
+    n_rows: int = int_field(200)
+    seeds: int = int_field(4, low=2)
+    seed: int = int_field(0, low=0)
 
 
 PRESETS = {"quick": EntropyConfig(), "full": EntropyConfig(n_rows=2000, seeds=10)}

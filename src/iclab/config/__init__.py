@@ -1,10 +1,13 @@
-"""Frozen, validated configuration dataclasses: the ``check_*`` helpers, hashing and the :class:`Config` mixin.
+"""Frozen, validated configuration dataclasses: declared field rules, the ``check_*`` helpers, hashing and the
+:class:`Config` mixin.
 
-Every experiment config is a frozen dataclass deriving from :class:`Config`. Validation happens in
-``__post_init__`` (call the ``check_*`` helpers) so a bad value raises one :class:`ConfigError` where
-it enters, naming the field, the value and what is allowed. Before a config's own ``__post_init__``, one rule
-holds every list-valued field (:func:`check_list_fields`): at least one element unless its default is empty or the
-class names it in ``MAY_BE_EMPTY``, and no empty (blank) string element. Parsing ``--set`` values and config files is in
+Every experiment config is a frozen dataclass deriving from :class:`Config`. A field states its constraint where it
+is declared (``d: int = int_field(50, low=2)``; the rules and ``*_field`` helpers are in ``_rules``), so a bad value
+raises one :class:`ConfigError` where it enters, naming the field, the value and what is allowed. Before a config's
+own ``__post_init__`` (which keeps only the rules between fields), two rules run on every config: the list rule
+(:func:`check_list_fields`: every list-valued field is a list that holds at least one element unless its default
+is empty or the class names it in ``MAY_BE_EMPTY``, and no empty (blank) string element), then
+:func:`check_fields`, the declared rule of each field. Parsing ``--set`` values and config files is in
 ``_values``; what ``iclab show`` prints, in ``_fields``.
 """
 
@@ -14,11 +17,40 @@ import dataclasses
 import functools
 import hashlib
 import json
-import math
+import types
 import typing
-from typing import Any, ClassVar, Iterable, Mapping
+from typing import Any, ClassVar, Mapping
 
 from iclab.config._fields import FieldInfo, describe_fields, field_docs
+from iclab.config._rules import (
+    Choice,
+    Device,
+    Each,
+    Integer,
+    Number,
+    Rule,
+    Scale,
+    check_choice,
+    check_device,
+    check_fields,
+    check_int,
+    check_nonnegative,
+    check_ordered,
+    check_positive,
+    check_probability,
+    check_scale,
+    choice_field,
+    choices_field,
+    device_field,
+    field_rule,
+    int_field,
+    ints_field,
+    number_field,
+    numbers_field,
+    rule_field,
+    scale_field,
+    scales_field,
+)
 from iclab.config._values import CONFIG_FILE_SUFFIXES, coerce_value, parse_overrides, read_config_file
 from iclab.errors import ConfigError, short_repr
 
@@ -42,6 +74,26 @@ __all__ = [
     "field_docs",
     "describe_fields",
     "check_list_fields",
+    "check_fields",
+    "check_ordered",
+    "Rule",
+    "Integer",
+    "Number",
+    "Scale",
+    "Choice",
+    "Device",
+    "Each",
+    "rule_field",
+    "field_rule",
+    "int_field",
+    "ints_field",
+    "number_field",
+    "numbers_field",
+    "scale_field",
+    "scales_field",
+    "choice_field",
+    "choices_field",
+    "device_field",
 ]
 
 MAX_SEEDS = 1000  # seeds or repeats that multiply a grid (more would make a sweep of millions of cells)
@@ -68,86 +120,44 @@ def config_hash(obj: Any, length: int = 16) -> str:
     return hashlib.sha256(stable_json(obj).encode()).hexdigest()[:length]
 
 
-def check_positive(field: str, value: float) -> None:
-    """A ConfigError naming ``field`` unless ``value`` is a finite number > 0 (booleans are not numbers)."""
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) or value <= 0:
-        raise ConfigError(field, value, "a finite number > 0")
-
-
-def check_nonnegative(field: str, value: float) -> None:
-    """A ConfigError naming ``field`` unless ``value`` is a finite number >= 0 (booleans are not numbers)."""
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) or value < 0:
-        raise ConfigError(field, value, "a finite number >= 0")
-
-
-def check_int(field: str, value: int, minimum: int = 1, maximum: int | None = None) -> None:
-    """A ConfigError naming ``field`` unless ``value`` is an integer in ``minimum..maximum`` (not a boolean; no
-    upper bound when ``maximum`` is None)."""
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise ConfigError(
-            field, value, f"an integer >= {minimum}" if maximum is None else f"an integer in {minimum}..{maximum}"
-        )
-    if maximum is not None and value > maximum:
-        raise ConfigError(field, value, f"an integer in {minimum}..{maximum}")
-
-
-SCALE_RANGE = (1e-30, 1e30)  # no product of a few such numbers leaves double precision
-
-
-def check_scale(field: str, value: float, zero_ok: bool = False) -> None:
-    """ConfigError unless ``value`` is a finite number in [1e-30, 1e30] (or 0, when ``zero_ok``): a scale, a noise
-    level or a norm whose powers must stay inside double precision."""
-    if zero_ok and value == 0 and not isinstance(value, bool):
-        return
-    if (
-        not isinstance(value, (int, float))
-        or isinstance(value, bool)
-        or not math.isfinite(value)
-        or not SCALE_RANGE[0] <= value <= SCALE_RANGE[1]
-    ):
-        raise ConfigError(field, value, ("0 or " if zero_ok else "") + "a number in [1e-30, 1e30]")
-
-
-def check_choice(field: str, value: object, allowed: Iterable[object]) -> None:
-    """A ConfigError naming ``field`` and listing ``allowed`` unless ``value`` is one of them."""
-    allowed = list(allowed)
-    if value not in allowed:
-        raise ConfigError(field, value, "one of " + ", ".join(map(repr, allowed)))
-
-
-def check_probability(field: str, value: float) -> None:
-    """A ConfigError naming ``field`` unless ``value`` is a number in [0, 1] (not a boolean)."""
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0.0 <= value <= 1.0:
-        raise ConfigError(field, value, "a number in [0, 1]")
-
-
 @functools.cache
-def _list_fields(cls: type) -> dict[str, bool]:
-    """``{name: may be empty}`` for the fields of the dataclass ``cls`` declared as a tuple or list (alone or in a
-    union): a field may be empty when its class default is empty or ``cls.MAY_BE_EMPTY`` names it."""
+def _list_fields(cls: type) -> dict[str, tuple[bool, bool]]:
+    """``{name: (may be empty, may be None)}`` for the fields of the dataclass ``cls`` declared as a tuple or list,
+    alone or in a union with None: a field may be empty when its class default is empty or ``cls.MAY_BE_EMPTY``
+    names it."""
     hints = typing.get_type_hints(cls)
 
-    def is_list(hint: Any) -> bool:
+    def kinds(hint: Any) -> set[str]:
         origin = typing.get_origin(hint)
-        return origin in (tuple, list) or any(is_list(a) for a in typing.get_args(hint) if origin is not None)
+        if origin in (tuple, list):
+            return {"list"}
+        if origin in (typing.Union, types.UnionType):
+            return set().union(*map(kinds, typing.get_args(hint)))
+        return {"none" if hint is type(None) else "other"}
 
     def empty_default(f: dataclasses.Field) -> bool:
         default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
         return isinstance(default, (tuple, list)) and not default
 
     named = getattr(cls, "MAY_BE_EMPTY", ())
-    return {f.name: f.name in named or empty_default(f) for f in dataclasses.fields(cls) if is_list(hints[f.name])}
+    return {
+        f.name: (f.name in named or empty_default(f), "none" in kinds(hints[f.name]))
+        for f in dataclasses.fields(cls)
+        if kinds(hints[f.name]) <= {"list", "none"} and "list" in kinds(hints[f.name])
+    }
 
 
 def check_list_fields(config: Any) -> None:
-    """The one rule for list-valued fields: ConfigError unless each holds at least one element and no element is
-    an empty or blank string. A field may be empty only where the class says what empty means: its default is
-    empty, or ``MAY_BE_EMPTY`` names it (e.g. "skip that part"). An empty list that a sweep would silently skip
-    (a figure that disappears) is never a setting."""
-    for name, may_be_empty in _list_fields(type(config)).items():
+    """The one rule for list-valued fields: ConfigError unless each is a list (or None, where its type admits it)
+    that holds at least one element and no empty or blank string. A field may be empty only where the class says
+    what empty means: its default is empty, or ``MAY_BE_EMPTY`` names it (e.g. "skip that part"). An empty list
+    that a sweep would silently skip (a figure that disappears) is never a setting."""
+    for name, (may_be_empty, may_be_none) in _list_fields(type(config)).items():
         value = getattr(config, name)
+        if value is None and may_be_none:
+            continue
         if not isinstance(value, (tuple, list)):
-            continue  # None, or a type error the config's own check names
+            raise ConfigError(name, value, "a list")
         if not value and not may_be_empty:
             raise ConfigError(name, value, "a non-empty list")
         if any(isinstance(v, str) and not v.strip() for v in value):
@@ -156,7 +166,7 @@ def check_list_fields(config: Any) -> None:
 
 class Config:
     """Mixin for frozen dataclass configs: ``to_dict``, ``with_overrides`` and a stable ``hash``; every subclass's
-    ``__post_init__`` starts with :func:`check_list_fields`."""
+    ``__post_init__`` starts with :func:`check_list_fields` and :func:`check_fields` (the declared field rules)."""
 
     MAY_BE_EMPTY: ClassVar[tuple[str, ...]] = ()  # list fields for which empty is a documented setting
 
@@ -168,6 +178,7 @@ class Config:
 
         def __post_init__(self, *args: Any) -> None:
             check_list_fields(self)
+            check_fields(self)
             if own is not None:
                 own(self, *args)
 
@@ -210,18 +221,6 @@ class Config:
         hints = typing.get_type_hints(type(self))
         values = {k: coerce_value(k, v, hints[k]) for k, v in overrides.items()}
         return dataclasses.replace(self, **values)  # type: ignore[type-var]
-
-
-_DEVICE_HELP = "'cpu', 'cuda', 'cuda:N' or 'mps'"
-
-
-def check_device(field: str, value: object) -> None:
-    """ConfigError unless ``value`` names a torch device: ``cpu``, ``cuda``, ``cuda:N`` or ``mps`` (its
-    availability is checked before a run, by :func:`check_device_available`, not here: a config recorded on
-    a GPU machine must still load on a laptop)."""
-    kind, _, index = value.partition(":") if isinstance(value, str) else ("", "", "")
-    if kind not in ("cpu", "cuda", "mps") or (index and (kind != "cuda" or not index.isdigit())):
-        raise ConfigError(field, value, _DEVICE_HELP)
 
 
 def check_device_available(field: str, value: str) -> None:

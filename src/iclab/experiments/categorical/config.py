@@ -9,12 +9,13 @@ from dataclasses import dataclass
 from iclab.config import (
     Config,
     MAX_SEEDS,
-    check_choice,
-    check_device,
-    check_int,
-    check_nonnegative,
-    check_positive,
-    check_scale,
+    choice_field,
+    choices_field,
+    device_field,
+    int_field,
+    ints_field,
+    number_field,
+    scale_field,
 )
 from iclab.errors import ConfigError
 
@@ -92,125 +93,61 @@ class CategoricalConfig(Config):
         device: torch device for training (``cpu``, ``cuda`` ...).
     """
 
-    seed: int = 0
-    n_seeds: int = 1
-    parts: tuple[str, ...] = PARTS
-    n_classes: int = 25
-    d: int = 10
-    d_embed: int = 5
-    n_context: int = 125
-    latent_scale: float = 10.0
-    embedding_seeds: tuple[int, ...] = (42, 43, 44)
-    models: tuple[str, ...] = ("gd", "tf")
-    kernels: tuple[str, ...] = ("softmax", "rbf")
-    layers: tuple[int, ...] = (1, 2)
-    train_sizes: tuple[int, ...] = (2048, 4096, 8192, 16384, 32768)
-    rbf_train_sizes: tuple[int, ...] = (2048, 8192, 32768)
-    linear_train_sizes: tuple[int, ...] = (2048,)
-    blocks_sweep: tuple[int, ...] = (1, 2, 3, 4, 5, 6)
-    blocks_models: tuple[str, ...] = ("gd", "tf")
-    blocks_erase: tuple[str, ...] = ("distance", "dot")
-    blocks_L: int = 2048
-    steps: int = 3000
-    stop_plateau: float = 0.0
-    batch_size: int = 512
-    lr_gd: float = 1e-2
-    lr_tf: float = 1e-3
-    grad_clip: float | None = 10.0
-    eval_every: int = 100
-    n_val: int = 1024
-    n_test: int = 2048
-    feature_datasets: tuple[str, ...] = ("digits", "sentences")
-    feature_blocks: tuple[int, ...] = (1, 2, 3)
-    feature_kernel: str = "linear"
-    n_way: int = 5
-    shots: int = 10
-    feature_dim: int = 64
-    digits_test_classes: int = 5
-    sentence_test_classes: int = 6
-    feature_train_contexts: int = 2048
-    feature_steps: int = 2000
-    probe_steps: int = 500
-    max_sentences_per_class: int = 60
-    lm_models: tuple[str, ...] = ("gd", "gd_ff", "transformer")
-    lm_width: int = 128
-    lm_heads: int = 8
-    lm_seq_len: int = 128
-    lm_steps: int = 3000
-    lm_batch: int = 64
-    lm_lr: float = 1e-3
-    lm_eval_windows: int = 1024
-    stationarity_kernels: tuple[str, ...] = ("softmax", "rbf", "linear")
-    stationarity_blocks: int = 2
-    stationarity_steps: int = 1500
-    stationarity_prompts: int = 16384
-    device: str = "cpu"
+    seed: int = int_field(0, low=0)
+    n_seeds: int = int_field(1, high=MAX_SEEDS)
+    parts: tuple[str, ...] = choices_field(PARTS, PARTS)
+    n_classes: int = int_field(25)
+    d: int = int_field(10)
+    d_embed: int = int_field(5)
+    n_context: int = int_field(125)
+    latent_scale: float = scale_field(10.0)
+    embedding_seeds: tuple[int, ...] = ints_field((42, 43, 44), low=0, distinct=True)
+    models: tuple[str, ...] = choices_field(("gd", "tf"), _MODELS)
+    kernels: tuple[str, ...] = choices_field(("softmax", "rbf"), _KERNELS)
+    layers: tuple[int, ...] = ints_field((1, 2))
+    train_sizes: tuple[int, ...] = ints_field((2048, 4096, 8192, 16384, 32768))
+    rbf_train_sizes: tuple[int, ...] = ints_field((2048, 8192, 32768))
+    linear_train_sizes: tuple[int, ...] = ints_field((2048,))
+    blocks_sweep: tuple[int, ...] = ints_field((1, 2, 3, 4, 5, 6))
+    blocks_models: tuple[str, ...] = choices_field(("gd", "tf"), _MODELS)
+    blocks_erase: tuple[str, ...] = choices_field(("distance", "dot"), _ERASE)
+    blocks_L: int = int_field(2048)
+    steps: int = int_field(3000)
+    stop_plateau: float = number_field(0.0, low=0)
+    batch_size: int = int_field(512)
+    lr_gd: float = scale_field(1e-2)
+    lr_tf: float = scale_field(1e-3)
+    grad_clip: float | None = number_field(10.0, above=0)
+    eval_every: int = int_field(100)
+    n_val: int = int_field(1024)
+    n_test: int = int_field(2048)
+    feature_datasets: tuple[str, ...] = choices_field(("digits", "sentences"), _FEATURE_DATASETS)
+    feature_blocks: tuple[int, ...] = ints_field((1, 2, 3))
+    feature_kernel: str = choice_field("linear", _KERNELS)
+    n_way: int = int_field(5)
+    shots: int = int_field(10)
+    feature_dim: int = int_field(64, low=0)
+    digits_test_classes: int = int_field(5)
+    sentence_test_classes: int = int_field(6)
+    feature_train_contexts: int = int_field(2048)
+    feature_steps: int = int_field(2000)
+    probe_steps: int = int_field(500)
+    max_sentences_per_class: int = int_field(60)
+    lm_models: tuple[str, ...] = choices_field(("gd", "gd_ff", "transformer"), _LM_MODELS)
+    lm_width: int = int_field(128)
+    lm_heads: int = int_field(8)
+    lm_seq_len: int = int_field(128)
+    lm_steps: int = int_field(3000)
+    lm_batch: int = int_field(64)
+    lm_lr: float = scale_field(1e-3)
+    lm_eval_windows: int = int_field(1024)
+    stationarity_kernels: tuple[str, ...] = choices_field(("softmax", "rbf", "linear"), _KERNELS)
+    stationarity_blocks: int = int_field(2)
+    stationarity_steps: int = int_field(1500)
+    stationarity_prompts: int = int_field(16384)
+    device: str = device_field("cpu")
 
     def __post_init__(self) -> None:
-        check_int("seed", self.seed, 0)
-        check_int("n_seeds", self.n_seeds, 1, MAX_SEEDS)
-        check_device("device", self.device)
-        if not self.parts:
-            raise ConfigError("parts", self.parts, "a non-empty subset of " + ", ".join(PARTS))
-        for f in (
-            "n_seeds",
-            "n_classes",
-            "d",
-            "d_embed",
-            "n_context",
-            "blocks_L",
-            "steps",
-            "batch_size",
-            "eval_every",
-            "n_val",
-            "n_test",
-            "n_way",
-            "shots",
-            "feature_train_contexts",
-            "feature_steps",
-            "probe_steps",
-            "max_sentences_per_class",
-            "lm_width",
-            "lm_heads",
-            "lm_seq_len",
-            "lm_steps",
-            "lm_batch",
-            "lm_eval_windows",
-            "stationarity_blocks",
-            "stationarity_steps",
-            "stationarity_prompts",
-            "digits_test_classes",
-            "sentence_test_classes",
-        ):
-            check_int(f, getattr(self, f), 1)
-        check_int("feature_dim", self.feature_dim, 0)
-        check_nonnegative("stop_plateau", self.stop_plateau)
-        for f in ("latent_scale", "lr_gd", "lr_tf", "lm_lr"):
-            check_scale(f, getattr(self, f))
-        if self.grad_clip is not None:
-            check_positive("grad_clip", self.grad_clip)
-        tuples = {
-            "parts": PARTS,
-            "models": _MODELS,
-            "blocks_models": _MODELS,
-            "kernels": _KERNELS,
-            "stationarity_kernels": _KERNELS,
-            "feature_datasets": _FEATURE_DATASETS,
-            "lm_models": _LM_MODELS,
-            "blocks_erase": _ERASE,
-        }
-        for f, allowed in tuples.items():
-            for v in getattr(self, f):
-                if v not in allowed:
-                    raise ConfigError(f, getattr(self, f), "values among " + ", ".join(allowed))
-        for f in ("layers", "train_sizes", "rbf_train_sizes", "linear_train_sizes", "blocks_sweep", "feature_blocks"):
-            for v in getattr(self, f):
-                check_int(f, v, 1)
-        if not self.embedding_seeds or len(set(self.embedding_seeds)) != len(self.embedding_seeds):
-            raise ConfigError("embedding_seeds", self.embedding_seeds, "one or more distinct seeds")
-        for v in self.embedding_seeds:
-            check_int("embedding_seeds", v, 0)
-        check_choice("feature_kernel", self.feature_kernel, _KERNELS)
         if self.d_embed > self.n_classes:
             raise ConfigError("d_embed", self.d_embed, f"at most n_classes={self.n_classes}")
         if self.digits_test_classes > 10 - self.n_way or self.digits_test_classes < self.n_way:

@@ -6,13 +6,22 @@ bins of the logit-spread histogram.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 
-from iclab.config import Config, MAX_SEEDS, check_choice, check_int, check_nonnegative, check_scale
+from iclab.config import (
+    Config,
+    MAX_SEEDS,
+    check_int,
+    choice_field,
+    choices_field,
+    int_field,
+    ints_field,
+    number_field,
+    scale_field,
+)
 from iclab.errors import ConfigError
 
 __all__ = ["DispersionConfig", "PRESETS", "PAPER_TEST_SIZES", "PAPER_D", "DELTA_BINS", "beta_grid"]
@@ -82,114 +91,54 @@ class DispersionConfig(Config):
             segments) or ``country`` (countryinfo sentences, one shuffle per segment).
     """
 
-    seed: int = 0
-    seeds: int = 3
-    variants: tuple[str, ...] = _VARIANTS
-    variant_seeds: int = 1
-    sigmoid_bias: float | None = None
-    train_min: int = 5
-    train_max: int = 16
-    test_sizes: tuple[int, ...] = (16, 64, 256, 1024, 4096)
-    eval_sets: int = 500
-    d: int = 64
-    depth: int = 2
-    steps: int = 1000
-    batch_size: int = 128
-    lr: float = 1e-3
-    weight_decay: float = 1e-3
-    fit_sizes: tuple[int, ...] = (16, 64, 256, 1024)
-    fit_sets: int = 256
-    beta_max: float = 5.0
-    beta_step: float = 0.1
-    entropy_bin: float = 0.25
+    seed: int = int_field(0, low=0)
+    seeds: int = int_field(3, high=MAX_SEEDS)
+    variants: tuple[str, ...] = choices_field(_VARIANTS, _VARIANTS, contains="softmax")
+    variant_seeds: int = int_field(1, high=MAX_SEEDS)
+    sigmoid_bias: float | None = number_field(None, why="-log n")
+    train_min: int = int_field(5)
+    train_max: int = 16  # at least train_min (checked below)
+    test_sizes: tuple[int, ...] = ints_field((16, 64, 256, 1024, 4096))
+    eval_sets: int = int_field(500)
+    d: int = int_field(64)
+    depth: int = int_field(2)
+    steps: int = int_field(1000)
+    batch_size: int = int_field(128)
+    lr: float = scale_field(1e-3)
+    weight_decay: float = number_field(1e-3, low=0)
+    fit_sizes: tuple[int, ...] = ints_field((16, 64, 256, 1024))
+    fit_sets: int = int_field(256)
+    beta_max: float = number_field(5.0, low=1)
+    beta_step: float = scale_field(0.1)
+    entropy_bin: float = scale_field(0.25)
     MAY_BE_EMPTY: ClassVar[tuple[str, ...]] = ("delta_models", "lookup_models", "real_models")  # empty: skip
-    delta_models: tuple[str, ...] = ("minilm", "smollm2", "gemma3-270m")
-    delta_tokens: int = 512
-    lookup_models: tuple[str, ...] = ("gemma3-270m", "smollm2")
-    lookup_tasks: tuple[str, ...] = ("kv", "passkey")
-    lookup_sizes: tuple[int, ...] = (8, 32, 128)
-    lookup_lists: int = 3
-    lookup_queries: int = 12
-    clrs_tasks: tuple[str, ...] = _TASKS
-    clrs_seeds: int = 1
-    clrs_train_max: int = 12
-    clrs_test_sizes: tuple[int, ...] = (8, 16, 32, 64)
-    clrs_eval: int = 256
-    clrs_steps: int = 600
-    clrs_batch: int = 64
-    clrs_lr: float = 3e-3
-    clrs_d_model: int = 32
-    clrs_layers: int = 2
-    clrs_heads: int = 2
-    clrs_vocab: int = 32
-    sharp_eps: float = 0.01
-    real_models: tuple[str, ...] = ("minilm", "smollm2")
-    real_sizes: tuple[int, ...] = (32, 64, 128, 256, 512, 1024)
-    real_segments: int = 3
-    real_text: str = "pydoc"
+    delta_models: tuple[str, ...] = choices_field(_REAL_MODELS, _REAL_MODELS)
+    delta_tokens: int = int_field(512)
+    lookup_models: tuple[str, ...] = choices_field(("gemma3-270m", "smollm2"), ("gemma3-270m", "smollm2"))
+    lookup_tasks: tuple[str, ...] = choices_field(("kv", "passkey"), ("kv", "passkey"))
+    lookup_sizes: tuple[int, ...] = ints_field((8, 32, 128))
+    lookup_lists: int = int_field(3)
+    lookup_queries: int = int_field(12)
+    clrs_tasks: tuple[str, ...] = choices_field(_TASKS, _TASKS)
+    clrs_seeds: int = int_field(1, high=MAX_SEEDS)
+    clrs_train_max: int = int_field(12, low=4)
+    clrs_test_sizes: tuple[int, ...] = ints_field((8, 16, 32, 64))
+    clrs_eval: int = int_field(256)
+    clrs_steps: int = int_field(600)
+    clrs_batch: int = int_field(64)
+    clrs_lr: float = scale_field(3e-3)
+    clrs_d_model: int = int_field(32)
+    clrs_layers: int = int_field(2)
+    clrs_heads: int = int_field(2)
+    clrs_vocab: int = int_field(32, low=2)
+    sharp_eps: float = number_field(0.01, above=0, below=1)
+    real_models: tuple[str, ...] = choices_field(("minilm", "smollm2"), _REAL_MODELS)
+    real_sizes: tuple[int, ...] = ints_field((32, 64, 128, 256, 512, 1024))
+    real_segments: int = int_field(3, high=MAX_SEEDS)
+    real_text: str = choice_field("pydoc", _REAL_TEXTS)
 
     def __post_init__(self) -> None:
-        check_int("seed", self.seed, 0)
-        for name in ("seeds", "variant_seeds", "clrs_seeds", "real_segments"):
-            check_int(name, getattr(self, name), 1, MAX_SEEDS)
-        for name in (
-            "seeds",
-            "variant_seeds",
-            "train_min",
-            "eval_sets",
-            "d",
-            "depth",
-            "steps",
-            "batch_size",
-            "fit_sets",
-            "delta_tokens",
-            "lookup_lists",
-            "lookup_queries",
-            "clrs_seeds",
-            "clrs_eval",
-            "clrs_steps",
-            "clrs_batch",
-            "clrs_d_model",
-            "clrs_layers",
-            "clrs_heads",
-            "real_segments",
-        ):
-            check_int(name, getattr(self, name), 1)
         check_int("train_max", self.train_max, self.train_min)
-        check_int("clrs_train_max", self.clrs_train_max, 4)
-        check_int("clrs_vocab", self.clrs_vocab, 2)
-        for name in ("lr", "beta_step", "entropy_bin", "clrs_lr"):
-            check_scale(name, getattr(self, name))
-        check_nonnegative("weight_decay", self.weight_decay)
-        if not self.beta_max >= 1.0:
-            raise ConfigError("beta_max", self.beta_max, "a number >= 1")
-        if self.sigmoid_bias is not None and not math.isfinite(self.sigmoid_bias):
-            raise ConfigError("sigmoid_bias", self.sigmoid_bias, "a finite number or None (-log n)")
-        if "softmax" not in self.variants:
-            raise ConfigError("variants", self.variants, "a tuple containing 'softmax' (plus 'sigmoid', 'ssmax')")
-        for v in self.variants:
-            check_choice("variants", v, _VARIANTS)
-        for t in self.clrs_tasks:
-            check_choice("clrs_tasks", t, _TASKS)
-        for m in self.delta_models:
-            check_choice("delta_models", m, ("minilm", "smollm2", "gemma3-270m"))
-        for m in self.lookup_models:
-            check_choice("lookup_models", m, ("gemma3-270m", "smollm2"))
-        for t in self.lookup_tasks:
-            check_choice("lookup_tasks", t, ("kv", "passkey"))
-        for n in self.lookup_sizes:
-            check_int("lookup_sizes", n, 1)
-        for m in self.real_models:
-            check_choice("real_models", m, _REAL_MODELS)
-        check_choice("real_text", self.real_text, _REAL_TEXTS)
-        if not 0.0 < self.sharp_eps < 1.0:
-            raise ConfigError("sharp_eps", self.sharp_eps, "a number in (0, 1)")
-        for name in ("test_sizes", "fit_sizes", "clrs_test_sizes", "real_sizes"):
-            sizes = getattr(self, name)
-            if not sizes:
-                raise ConfigError(name, sizes, "a non-empty tuple of set sizes >= 1")
-            for n in sizes:
-                check_int(name, n, 1)
         if self.clrs_d_model % self.clrs_heads:
             raise ConfigError("clrs_heads", self.clrs_heads, f"a divisor of clrs_d_model={self.clrs_d_model}")
 

@@ -5,8 +5,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from iclab.config import Config, MAX_SEEDS, check_choice, check_device, check_int, check_scale
-from iclab.errors import ConfigError
+from iclab.config import (
+    Config,
+    MAX_SEEDS,
+    choice_field,
+    choices_field,
+    device_field,
+    int_field,
+    ints_field,
+    number_field,
+    scale_field,
+)
 
 __all__ = ["MultiheadConfig", "PARTS", "PRESETS"]
 
@@ -62,79 +71,38 @@ class MultiheadConfig(Config):
         device: torch device for training.
     """
 
-    seed: int = 0
-    seeds: int = 1
-    d: int = 5
-    n_train: int = 40
-    sigma2: float = 0.1
-    heads: tuple[int, ...] = (1, 2, 4, 8)
+    seed: int = int_field(0, low=0)
+    seeds: int = int_field(1, high=MAX_SEEDS)
+    d: int = int_field(5)
+    n_train: int = int_field(40)
+    sigma2: float = scale_field(0.1)
+    heads: tuple[int, ...] = ints_field((1, 2, 4, 8))
     linear: bool = True
-    steps: int = 1500
-    stage2_steps: int = 0
-    batch_size: int = 256
-    lr: float = 3e-3
-    log_every: int = 50
-    n_monitor: int = 1000
-    n_eval: int = 20000
-    n_mc: int = 20000
-    eval_lengths: tuple[int, ...] = (10, 20, 30, 40, 60, 80, 100)
-    paper_lengths: tuple[int, ...] = (10, 20, 40, 100)
-    lengthgen_train: int = 40
-    lengthgen_heads: int = 2
-    aniso_rho: float = 0.5
-    aniso_heads: int = 2
-    mt_d: int = 6
-    mt_n: int = 40
-    mt_law: str = "post"
-    multitask_heads: tuple[int, ...] = (3, 4)
-    activations: tuple[str, ...] = ACTIVATION_NAMES
-    activation_C: float = 1.0
-    activation_heads: int = 2
-    ratio_dims: tuple[int, ...] = (5, 10, 20, 40)
-    n_ratio: int = 2000
-    kinds: tuple[str, ...] = PARTS
-    device: str = "cpu"
-
-    def __post_init__(self) -> None:
-        for f in (
-            "seeds",
-            "d",
-            "n_train",
-            "steps",
-            "batch_size",
-            "log_every",
-            "n_monitor",
-            "n_eval",
-            "n_mc",
-            "lengthgen_train",
-            "lengthgen_heads",
-            "aniso_heads",
-            "mt_n",
-            "activation_heads",
-            "n_ratio",
-        ):
-            check_int(f, getattr(self, f), 1)
-        check_int("seed", self.seed, 0)
-        check_int("seeds", self.seeds, 1, MAX_SEEDS)
-        check_device("device", self.device)
-        if not self.kinds:
-            raise ConfigError("kinds", self.kinds, "a non-empty subset of " + ", ".join(PARTS))
-        check_int("stage2_steps", self.stage2_steps, 0)
-        check_int("mt_d", self.mt_d, 6)
-        check_scale("sigma2", self.sigma2)
-        check_scale("lr", self.lr)
-        check_scale("activation_C", self.activation_C)
-        check_choice("mt_law", self.mt_law, MT_LAWS)
-        if not 0 <= self.aniso_rho < 1:
-            raise ConfigError("aniso_rho", self.aniso_rho, "a number in [0, 1)")
-        for f in ("heads", "eval_lengths", "paper_lengths", "multitask_heads", "ratio_dims"):
-            vals = getattr(self, f)
-            if not vals or any(not isinstance(v, int) or v < 1 for v in vals):
-                raise ConfigError(f, vals, "a non-empty tuple of integers >= 1")
-        for k in self.kinds:
-            check_choice("kinds", k, PARTS)
-        for a in self.activations:
-            check_choice("activations", a, ACTIVATION_NAMES)
+    steps: int = int_field(1500)
+    stage2_steps: int = int_field(0, low=0)
+    batch_size: int = int_field(256)
+    lr: float = scale_field(3e-3)
+    log_every: int = int_field(50)
+    n_monitor: int = int_field(1000)
+    n_eval: int = int_field(20000)
+    n_mc: int = int_field(20000)
+    eval_lengths: tuple[int, ...] = ints_field((10, 20, 30, 40, 60, 80, 100))
+    paper_lengths: tuple[int, ...] = ints_field((10, 20, 40, 100))
+    lengthgen_train: int = int_field(40)
+    lengthgen_heads: int = int_field(2)
+    aniso_rho: float = number_field(0.5, low=0, below=1)
+    aniso_heads: int = int_field(2)
+    mt_d: int = int_field(6, low=6)
+    mt_n: int = int_field(40)
+    mt_law: str = choice_field("post", MT_LAWS)
+    multitask_heads: tuple[int, ...] = ints_field((3, 4))
+    activations: tuple[str, ...] = choices_field(ACTIVATION_NAMES, ACTIVATION_NAMES)
+    activation_C: float = scale_field(1.0)
+    activation_heads: int = int_field(2)
+    ratio_dims: tuple[int, ...] = ints_field((5, 10, 20, 40))
+    n_ratio: int = int_field(2000)
+    kinds: tuple[str, ...] = choices_field(PARTS, PARTS)
+    device: str = device_field("cpu")
 
 
 PRESETS = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from iclab.config import Config, check_int, check_scale
+from iclab.config import Config, choices_field, int_field, ints_field, number_field, numbers_field, scale_field
 from iclab.errors import ConfigError
 
 __all__ = ["OodConfig", "PRESETS", "DOMAIN_NAMES"]
@@ -77,106 +77,50 @@ class OodConfig(Config):
         minilm_gap_thetas_deg: rotation angles of the weight-gap scenarios (degrees, one full turn).
     """
 
-    seed: int = 0
-    d: int = 8
-    K: int = 4
-    d_k2: int = 4
-    n_tokens: int = 40
-    c: float = 0.5
-    threshold: float = 0.0025
-    batch_size: int = 256
-    lr: float = 1.0
-    max_steps: int = 5000
-    ft_max_steps: int = 5000
-    log_every: int = 5
-    sgd_repeats: int = 2
-    ft_repeats: int = 2
+    seed: int = int_field(0, low=0)
+    d: int = int_field(8, low=2)
+    K: int = int_field(4, low=2)
+    d_k2: int = int_field(4, low=4)
+    n_tokens: int = int_field(40)
+    c: float = scale_field(0.5)
+    threshold: float = scale_field(0.0025)
+    batch_size: int = int_field(256)
+    lr: float = scale_field(1.0)
+    max_steps: int = int_field(5000)
+    ft_max_steps: int = int_field(5000)
+    log_every: int = int_field(5)
+    sgd_repeats: int = int_field(2, low=0)
+    ft_repeats: int = int_field(2, low=0)
     thetas_deg: tuple[float, ...] = (0, 15, 30, 45, 60, 75, 90)
-    ood_prompts: int = 20000
-    gamma1_table: tuple[float, ...] = (0.5, 0.8, 1.0)
-    gamma2_table: tuple[float, ...] = (-0.9, -0.2, 0.0, 0.5, 0.95)
-    dense_gamma2: int = 21
-    phase_grid: int = 9
-    tiny_layers: tuple[int, ...] = (1, 2, 3)
-    tiny_width: int = 16
-    tiny_d: int = 4
-    tiny_n_tokens: int = 20
-    tiny_steps: int = 1500
-    tiny_ft_steps: int = 300
-    tiny_batch: int = 128
-    tiny_lr: float = 1e-3
-    tiny_gamma1: float = 1.0
-    tiny_gamma2: tuple[float, ...] = (-0.75, 0.0, 0.75)
+    ood_prompts: int = int_field(20000)
+    gamma1_table: tuple[float, ...] = numbers_field((0.5, 0.8, 1.0), low=-1, high=1, why="overlaps γ")
+    gamma2_table: tuple[float, ...] = numbers_field((-0.9, -0.2, 0.0, 0.5, 0.95), low=-1, high=1, why="overlaps γ")
+    dense_gamma2: int = int_field(21, high=10001)
+    phase_grid: int = int_field(9, high=1001)  # phase_grid² cells' worth of points
+    tiny_layers: tuple[int, ...] = ints_field((1, 2, 3), high=6, why="depths")
+    tiny_width: int = int_field(16)
+    tiny_d: int = int_field(4, low=4)
+    tiny_n_tokens: int = int_field(20)
+    tiny_steps: int = int_field(1500)
+    tiny_ft_steps: int = int_field(300)
+    tiny_batch: int = int_field(128)
+    tiny_lr: float = scale_field(1e-3)
+    tiny_gamma1: float = number_field(1.0, low=-1, high=1, why="an overlap γ")
+    tiny_gamma2: tuple[float, ...] = numbers_field((-0.75, 0.0, 0.75), low=-1, high=1, why="overlaps γ")
     tiny_thetas_deg: tuple[float, ...] = (0, 30, 60, 90)
-    tiny_eval: int = 4000
+    tiny_eval: int = int_field(4000)
     minilm: bool = True
-    minilm_layer: int = 5
+    minilm_layer: int = int_field(5, low=0, high=5, why="0: embeddings; layers after it see rotated states")
     minilm_thetas_deg: tuple[float, ...] = (0, 30, 60, 90, 180)
-    minilm_steps: int = 300
-    minilm_ft_steps: int = 150
-    minilm_domains: tuple[str, ...] = ("capital", "currency", "telephone", "population", "demonym", "province")
-    minilm_gap_planes: int = 48
+    minilm_steps: int = int_field(300)
+    minilm_ft_steps: int = int_field(150)
+    minilm_domains: tuple[str, ...] = choices_field(DOMAIN_NAMES[:6], DOMAIN_NAMES, distinct=True, at_least=2)
+    minilm_gap_planes: int = int_field(48, high=192, why="MiniLM's width is 384")
     minilm_gap_thetas_deg: tuple[float, ...] = tuple(range(0, 360, 15))
 
     def __post_init__(self) -> None:
-        check_int("seed", self.seed, 0)
-        check_int("phase_grid", self.phase_grid, 1, 1001)  # phase_grid² cells' worth of points
-        check_int("dense_gamma2", self.dense_gamma2, 1, 10001)
-        check_int("d", self.d, 2)
-        check_int("K", self.K, 2)
         if 2 * self.K > self.d:
             raise ConfigError("d", self.d, f">= 2K = {2 * self.K} (rotation out of span V needs K more directions)")
-        check_int("d_k2", self.d_k2, 4)
-        check_int("n_tokens", self.n_tokens, 1)
-        for name in ("c", "threshold", "lr", "tiny_lr"):
-            check_scale(name, getattr(self, name))
-        for name in (
-            "batch_size",
-            "max_steps",
-            "ft_max_steps",
-            "log_every",
-            "ood_prompts",
-            "dense_gamma2",
-            "phase_grid",
-            "tiny_width",
-            "tiny_n_tokens",
-            "tiny_steps",
-            "tiny_ft_steps",
-            "tiny_batch",
-            "tiny_eval",
-            "minilm_steps",
-            "minilm_ft_steps",
-            "minilm_gap_planes",
-        ):
-            check_int(name, getattr(self, name), 1)
-        for name in ("sgd_repeats", "ft_repeats"):
-            check_int(name, getattr(self, name), 0)
-        if self.minilm_gap_planes > 192:
-            raise ConfigError("minilm_gap_planes", self.minilm_gap_planes, "1..192 (MiniLM's width is 384)")
-        if (
-            len(self.minilm_domains) == 1
-            or any(d not in DOMAIN_NAMES for d in self.minilm_domains)
-            or len(set(self.minilm_domains)) != len(self.minilm_domains)
-        ):
-            raise ConfigError(
-                "minilm_domains",
-                self.minilm_domains,
-                "none, or at least two distinct names among " + ", ".join(DOMAIN_NAMES),
-            )
-        check_int("tiny_d", self.tiny_d, 4)
-        check_int("minilm_layer", self.minilm_layer, 0)
-        if self.minilm_layer > 5:
-            raise ConfigError(
-                "minilm_layer", self.minilm_layer, "0..5 (0: embeddings; layers after it see rotated states)"
-            )
-        for name in ("gamma1_table", "gamma2_table", "tiny_gamma2"):
-            vals = getattr(self, name)
-            if not vals or any(not -1 <= float(v) <= 1 for v in vals):
-                raise ConfigError(name, vals, "overlaps gamma in [-1, 1]")
-        if not -1 <= self.tiny_gamma1 <= 1:
-            raise ConfigError("tiny_gamma1", self.tiny_gamma1, "an overlap gamma in [-1, 1]")
-        if any(not 1 <= int(n) <= 6 for n in self.tiny_layers) or not self.tiny_layers:
-            raise ConfigError("tiny_layers", self.tiny_layers, "depths between 1 and 6")
 
 
 _LONG = dict(

@@ -20,8 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from iclab.config import Config, check_choice, check_int, check_scale
-from iclab.errors import ConfigError
+from iclab.config import Config, check_ordered, choice_field, int_field, ints_field, scale_field, scales_field
 
 __all__ = ["TemperatureConfig", "PRESETS"]
 
@@ -59,69 +58,35 @@ class TemperatureConfig(Config):
         seed: base seed.
     """
 
-    d: int = 50
-    m: int = 5000
-    l_values: tuple[int, ...] = tuple(range(10, 201, 10))
-    n_test: int = 2000
-    sigma_tr: float = 0.1
-    cov_scale: float = 2.0
-    task_scale: float = 3.0
-    task_mean: float = 1.0
-    noise_sigmas: tuple[float, ...] = (0.5, 2.0, 5.0)
-    sigma_tests: tuple[float, ...] = (0.1, 0.5, 1.0, 2.0, 5.0, 10.0)
-    mean_shifts: tuple[float, ...] = (0.0, 1.0, 2.0, 4.0, 8.0)
-    mean_l: int = 0
-    tau_min: float = 0.25
-    tau_max: float = 8.0
-    n_tau: int = 41
+    d: int = int_field(50, low=2)
+    m: int = int_field(5000)
+    l_values: tuple[int, ...] = ints_field(tuple(range(10, 201, 10)), low=2, why="context pairs + query")
+    n_test: int = int_field(2000, low=10)
+    sigma_tr: float = scale_field(0.1, zero_ok=True)
+    cov_scale: float = scale_field(2.0)
+    task_scale: float = scale_field(3.0)
+    task_mean: float = scale_field(1.0, zero_ok=True)
+    noise_sigmas: tuple[float, ...] = scales_field((0.5, 2.0, 5.0), zero_ok=True)
+    sigma_tests: tuple[float, ...] = scales_field((0.1, 0.5, 1.0, 2.0, 5.0, 10.0), zero_ok=True)
+    mean_shifts: tuple[float, ...] = scales_field((0.0, 1.0, 2.0, 4.0, 8.0), zero_ok=True)
+    mean_l: int = int_field(0, low=2, zero_ok=True, why="0: l = 2d")
+    tau_min: float = scale_field(0.25)
+    tau_max: float = scale_field(8.0)
+    n_tau: int = int_field(41, low=3)
     simcheck: bool = True
-    simcheck_n_test: int = 4000
-    surrogate_dims: tuple[int, ...] = (1, 2, 5, 10, 20, 50)
-    surrogate_ls: tuple[int, ...] = (20, 50, 100, 200)
-    surrogate_n_test: int = 4000
-    surrogate_tau_min: float = 0.1
-    surrogate_tau_max: float = 1e5
-    surrogate_n_tau: int = 73
-    centring: str = "global"
-    seed: int = 0
+    simcheck_n_test: int = int_field(4000, low=10)
+    surrogate_dims: tuple[int, ...] = ints_field((1, 2, 5, 10, 20, 50))
+    surrogate_ls: tuple[int, ...] = ints_field((20, 50, 100, 200), low=2)
+    surrogate_n_test: int = int_field(4000, low=10)
+    surrogate_tau_min: float = scale_field(0.1)
+    surrogate_tau_max: float = scale_field(1e5)
+    surrogate_n_tau: int = int_field(73, low=3)
+    centring: str = choice_field("global", ("global", "prompt"))
+    seed: int = int_field(0, low=0)
 
     def __post_init__(self) -> None:
-        check_int("d", self.d, 2)
-        check_int("m", self.m, 1)
-        check_int("n_test", self.n_test, 10)
-        check_int("simcheck_n_test", self.simcheck_n_test, 10)
-        check_int("n_tau", self.n_tau, 3)
-        check_int("surrogate_n_test", self.surrogate_n_test, 10)
-        check_int("surrogate_n_tau", self.surrogate_n_tau, 3)
-        for name, low in (("surrogate_dims", 1), ("surrogate_ls", 2)):
-            for v in getattr(self, name):
-                if not isinstance(v, int) or v < low:
-                    raise ConfigError(name, getattr(self, name), f"integers >= {low}")
-        for name in ("surrogate_tau_min", "surrogate_tau_max"):
-            check_scale(name, getattr(self, name))
-        if self.surrogate_tau_min >= self.surrogate_tau_max:
-            raise ConfigError(
-                "surrogate_tau_max", self.surrogate_tau_max, f"a value > surrogate_tau_min={self.surrogate_tau_min}"
-            )
-        check_int("mean_l", self.mean_l, 0)
-        if self.mean_l == 1:
-            raise ConfigError("mean_l", 1, "0 (meaning l = 2d) or a context length >= 2")
-        if not self.l_values:
-            raise ConfigError("l_values", self.l_values, "at least one context length")
-        for l in self.l_values:
-            if not isinstance(l, int) or l < 2:
-                raise ConfigError("l_values", self.l_values, "integers >= 2 (context pairs + query)")
-        for name in ("cov_scale", "task_scale", "tau_min", "tau_max"):
-            check_scale(name, getattr(self, name))
-        for name in ("sigma_tr", "task_mean"):
-            check_scale(name, getattr(self, name), zero_ok=True)
-        for name in ("noise_sigmas", "sigma_tests", "mean_shifts"):
-            for v in getattr(self, name):
-                check_scale(name, v, zero_ok=True)
-        if self.tau_min >= self.tau_max:
-            raise ConfigError("tau_max", self.tau_max, f"a value > tau_min={self.tau_min}")
-        check_choice("centring", self.centring, ("global", "prompt"))
-        check_int("seed", self.seed, 0)
+        check_ordered(self, "tau_min", "tau_max")
+        check_ordered(self, "surrogate_tau_min", "surrogate_tau_max")
 
 
 QUICK = TemperatureConfig(

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from iclab.config import Config, MAX_SEEDS, check_choice, check_device, check_int, check_scale
+from iclab.config import Config, MAX_SEEDS, choices_field, device_field, int_field, numbers_field, scale_field
 from iclab.errors import ConfigError
 
 __all__ = ["SHIFTS", "TemperatureGPT2Config", "PRESETS"]
@@ -53,40 +53,27 @@ class TemperatureGPT2Config(Config):
         seed: base seed.
     """
 
-    d: int = 5
-    n: int = 20
-    sigma_train: float = 0.1
-    n_layer: int = 4
-    n_head: int = 4
-    n_embd: int = 64
-    steps: int = 4000
-    batch_size: int = 128
-    lr: float = 3e-3
-    train_seeds: int = 1
-    taus: tuple[float, ...] = (0.5, 0.7, 0.85, 1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0)
-    shifts: tuple[str, ...] = tuple(SHIFTS)
-    n_test: int = 2000
-    device: str = "cpu"
-    seed: int = 0
+    d: int = int_field(5)
+    n: int = int_field(20)
+    sigma_train: float = scale_field(0.1, zero_ok=True)
+    n_layer: int = int_field(4)
+    n_head: int = int_field(4)
+    n_embd: int = int_field(64)
+    steps: int = int_field(4000)
+    batch_size: int = int_field(128)
+    lr: float = scale_field(3e-3)
+    train_seeds: int = int_field(1, high=MAX_SEEDS)
+    taus: tuple[float, ...] = numbers_field(
+        (0.5, 0.7, 0.85, 1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0), above=0, contains=1.0, why="1.0: the trained model"
+    )
+    shifts: tuple[str, ...] = choices_field(tuple(SHIFTS), SHIFTS)
+    n_test: int = int_field(2000)
+    device: str = device_field("cpu")
+    seed: int = int_field(0, low=0)
 
     def __post_init__(self) -> None:
-        for f in ("d", "n", "n_layer", "n_head", "n_embd", "steps", "batch_size", "train_seeds", "n_test"):
-            check_int(f, getattr(self, f), 1)
         if self.n_embd % self.n_head:
             raise ConfigError("n_embd", self.n_embd, f"a multiple of n_head={self.n_head}")
-        check_scale("sigma_train", self.sigma_train, zero_ok=True)
-        check_scale("lr", self.lr)
-        if not self.taus or any(not isinstance(t, (int, float)) or not t > 0 for t in self.taus):
-            raise ConfigError("taus", self.taus, "a non-empty tuple of temperatures > 0")
-        if 1.0 not in self.taus:
-            raise ConfigError("taus", self.taus, "a grid that contains 1.0 (the trained model)")
-        for s in self.shifts:
-            check_choice("shifts", s, SHIFTS)
-        check_int("seed", self.seed, 0)
-        check_int("train_seeds", self.train_seeds, 1, MAX_SEEDS)
-        check_device("device", self.device)
-        if not self.shifts:
-            raise ConfigError("shifts", self.shifts, "a non-empty subset of " + ", ".join(SHIFTS))
 
 
 _FINE_TAUS = (0.35, 0.5, 0.6, 0.7, 0.85, 1.0, 1.2, 1.4, 1.7, 2.0, 2.5, 3.0, 4.0, 5.0)

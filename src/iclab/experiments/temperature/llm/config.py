@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from iclab.config import Config, check_device, check_int, check_probability
+from iclab.config import Config, device_field, int_field, ints_field, number_field, numbers_field
 from iclab.errors import ConfigError
 
 __all__ = ["TemperatureLLMConfig", "PRESETS", "QUICK", "PAPER", "FULL"]
@@ -46,58 +46,35 @@ class TemperatureLLMConfig(Config):
 
     models: tuple[str, ...] = ("gemma3-270m", "smollm2")
     tasks: tuple[str, ...] = ("continent-label", "capital", "antonym", "continent", "demonym")
-    noise_ratios: tuple[float, ...] = (0.0, 0.2, 0.4, 0.6, 0.8)
-    n_demos: int = 6
-    demo_counts: tuple[int, ...] = (2, 4, 8, 12)
+    noise_ratios: tuple[float, ...] = numbers_field((0.0, 0.2, 0.4, 0.6, 0.8), low=0, high=1)
+    n_demos: int = int_field(6)
+    demo_counts: tuple[int, ...] = ints_field((2, 4, 8, 12))
     MAY_BE_EMPTY: ClassVar[tuple[str, ...]] = ("demo_counts",)  # empty: skip that part
-    demo_noise: float = 0.6
-    taus: tuple[float, ...] = (0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.4, 1.6, 2.0)
+    demo_noise: float = number_field(0.6, low=0, high=1)
+    taus: tuple[float, ...] = numbers_field(
+        (0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.4, 1.6, 2.0), above=0, contains=1.0, why="1.0: the stock model"
+    )
     moment_rule: bool = True
     adaptive: bool = True
-    n_questions: int = 0
-    screen_questions: int = 40
-    screen_harm: float = 0.05
-    group_size: int = 16
-    probe_questions: int = 48
-    batch_size: int = 32
+    n_questions: int = int_field(0, low=2, zero_ok=True, why="0: all; two halves for the held-out τ")
+    screen_questions: int = int_field(40, low=2, zero_ok=True, why="0: no screen")
+    screen_harm: float = number_field(0.05, low=0, high=1)
+    group_size: int = int_field(16)
+    probe_questions: int = int_field(48)
+    batch_size: int = int_field(32)
     dtype: str = "float32"
-    device: str = "cpu"
-    seed: int = 0
+    device: str = device_field("cpu")
+    seed: int = int_field(0, low=0)
 
     def __post_init__(self) -> None:
         from iclab.data import QA_TASKS
         from iclab.hf import parse_dtype
 
-        if not self.models or any(not isinstance(m, str) or not m for m in self.models):
+        if any(not isinstance(m, str) for m in self.models):
             raise ConfigError("models", self.models, "one or more of 'gemma3-270m', 'smollm2', a local path or hub id")
-        if not self.tasks or any(t not in QA_TASKS for t in self.tasks):
+        if any(t not in QA_TASKS for t in self.tasks):
             raise ConfigError("tasks", self.tasks, "a non-empty subset of " + ", ".join(QA_TASKS))
-        for r in (*self.noise_ratios, self.demo_noise):
-            check_probability("noise_ratios", r)
-        if not self.noise_ratios:
-            raise ConfigError("noise_ratios", self.noise_ratios, "at least one noise ratio")
-        check_int("n_demos", self.n_demos, 1)
-        if any(not isinstance(k, int) or k < 1 for k in self.demo_counts):
-            raise ConfigError("demo_counts", self.demo_counts, "integers >= 1")
-        if (
-            not self.taus
-            or any(not isinstance(t, (int, float)) or not t > 0 for t in self.taus)
-            or 1.0 not in self.taus
-        ):
-            raise ConfigError("taus", self.taus, "temperatures > 0 including 1.0 (the stock model)")
-        check_int("n_questions", self.n_questions, 0)
-        if self.n_questions == 1:
-            raise ConfigError("n_questions", 1, "0 (all) or at least 2 (two halves for the held-out τ)")
-        check_int("screen_questions", self.screen_questions, 0)
-        if self.screen_questions == 1:
-            raise ConfigError("screen_questions", 1, "0 (no screen) or at least 2")
-        check_probability("screen_harm", self.screen_harm)
-        check_int("group_size", self.group_size, 1)
-        check_int("probe_questions", self.probe_questions, 1)
-        check_int("batch_size", self.batch_size, 1)
-        check_int("seed", self.seed, 0)
         parse_dtype(self.dtype)
-        check_device("device", self.device)
 
 
 # quick: the task both models solve (continent-label is at chance for both at this size, note §6.5b) and needs no
