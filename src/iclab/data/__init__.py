@@ -2,6 +2,7 @@
 and shift constructors; every draw is a pure function of ``(seed, *keys)`` (``generator_for``)."""
 
 from iclab.data._rng import derive_seed, generator_for, seeded_init
+from iclab.data._precision import Float64Prompts
 from iclab.data._gaussian import (
     GaussianRegression,
     RegressionBatch,
@@ -29,6 +30,9 @@ from iclab.data._multitask import MultiTaskBatch, MultiTaskRegression, toeplitz_
 from iclab.data._char_corpus import pydoc_text, CharCorpus, TokenBatch
 from iclab.data._country_regions import REGION_DOMAINS, WORLD_REGIONS, region_domain_sentences, region_sentences
 from iclab.data._country_text import country_text
+from iclab.data._country_subregions import country_sentences
+from iclab.data._digits import digits_features
+from iclab.data._lookup import lookup_lists, passkey_haystacks
 
 from iclab.data._qa_tasks import (
     QAItem,
@@ -78,6 +82,11 @@ __all__ = [
     "generator_for",
     "seeded_init",
     "GaussianRegression",
+    "country_sentences",
+    "digits_features",
+    "lookup_lists",
+    "passkey_haystacks",
+    "Float64Prompts",
     "RegressionBatch",
     "token_matrix",
     "mean_along_ones",

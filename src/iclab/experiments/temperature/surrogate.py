@@ -22,8 +22,9 @@ import torch
 
 from iclab.attention import normalise
 from iclab.data import derive_seed, generator_for
-from iclab.experiments.temperature.montecarlo import mean_se, pretrained_weights, sample_prompts, test_distribution
+from iclab.experiments.temperature.montecarlo import pretrained_weights, sample_prompts, test_distribution
 from iclab.models import ICLAttention
+from iclab.stats import mean_se
 from iclab.theory import temperature as theory
 
 __all__ = ["evaluate_surrogate", "TRACK_TOL"]
@@ -112,7 +113,7 @@ def evaluate_surrogate(cell: dict, taus: np.ndarray) -> dict:
         "tau_best_soft_scaled": float(taus[ks]),
         "out_diff_opt": float(np.sqrt(np.mean((ys - ya) ** 2) / np.mean(ya**2))),
     }
-    res["Ga_opt_mc"], res["Ga_opt_se"] = mean_se(ea)
-    res["Gs_opt_mc"], res["Gs_opt_se"] = mean_se(es)
-    res["soft_minus_approx_opt"], res["soft_minus_approx_opt_se"] = mean_se(es - ea)
+    res["Ga_opt_mc"], res["Ga_opt_se"] = mean_se(ea)[:2]
+    res["Gs_opt_mc"], res["Gs_opt_se"] = mean_se(es)[:2]
+    res["soft_minus_approx_opt"], res["soft_minus_approx_opt_se"] = mean_se(es - ea)[:2]
     return res
