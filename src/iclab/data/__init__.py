@@ -37,7 +37,6 @@ from iclab.data._lookup import lookup_lists, passkey_haystacks
 from iclab.data._qa_tasks import (
     QAItem,
     QATask,
-    PromptSet,
     QA_TASKS,
     get_task,
     capital_task,
@@ -49,11 +48,17 @@ from iclab.data._qa_tasks import (
     parse_wordnet_antonyms,
     parse_wordnet_tagged,
     wordnet_adj_path,
-    n_noisy,
-    split_items,
-    build_prompts,
     normalise_answer,
     exact_match,
+)
+from iclab.data._qa_prompts import (
+    PromptSet,
+    DemoGroup,
+    n_noisy,
+    split_items,
+    question_split,
+    build_prompts,
+    demo_groups,
 )
 
 __all__ = [
@@ -74,6 +79,9 @@ __all__ = [
     "n_noisy",
     "split_items",
     "build_prompts",
+    "DemoGroup",
+    "question_split",
+    "demo_groups",
     "normalise_answer",
     "exact_match",
     "as_covariance",
