@@ -22,7 +22,6 @@ from iclab.train import TrainConfig, train
 __all__ = [
     "eval_prompts",
     "train_prompts",
-    "mse",
     "trained_steps",
     "train_model",
     "evaluate_lengths",
@@ -43,10 +42,6 @@ def eval_prompts(cfg, n: int, cov_x=None) -> Float64Prompts:
     """Evaluation and Monte Carlo prompts: the law of :func:`train_prompts`, drawn in float32 (≈5× faster than
     float64 on CPUs) and returned in float64."""
     return Float64Prompts(train_prompts(cfg, n, cov_x))
-
-
-def mse(pred: torch.Tensor, target: torch.Tensor) -> float:
-    return float(((pred.double() - target.double()) ** 2).mean())
 
 
 def _pattern_probe(model) -> dict:
