@@ -27,7 +27,7 @@ from iclab.data import derive_seed, generator_for
 from iclab.experiments.temperature.gpt2.config import TemperatureGPT2Config
 from iclab.experiments.temperature.gpt2.shifts import shift_distribution, theory_tau, zero_predictor_error
 from iclab.experiments.temperature.gpt2.training import build_model, train_models
-from iclab.stats import mean_se
+from iclab.stats import bootstrap_argmin, mean_se
 
 __all__ = [
     "cells",
@@ -91,13 +91,6 @@ def cross_fitted_gain(err: np.ndarray, i1: int) -> tuple[float, float, list[int]
     return (*mean_se(diff)[:2], picks)
 
 
-def _bootstrap_best(err: np.ndarray, taus, seed: int) -> list[float]:
-    """Grid-best τ on :data:`_N_BOOT` resamples of the prompts (seeded)."""
-    rng = np.random.default_rng(seed)
-    n = err.shape[1]
-    return [float(taus[int(np.argmin(err[:, rng.integers(0, n, n)].mean(1)))]) for _ in range(_N_BOOT)]
-
-
 def tau_statistics(err: np.ndarray, taus, theory: float, seed: int, suffix: str) -> dict:
     """Means, SEs, best τ, cross-fitted and theory-τ gains (paired) and the bootstrapped best τ of ``err``."""
     taus = list(taus)
@@ -115,7 +108,7 @@ def tau_statistics(err: np.ndarray, taus, theory: float, seed: int, suffix: str)
         f"cf_taus_{suffix}": [taus[k] for k in picks],
         f"theory_gain_{suffix}": th_gain,
         f"theory_gain_{suffix}_se": th_gain_se,
-        f"best_tau_{suffix}_boot": _bootstrap_best(err, taus, seed),
+        f"best_tau_{suffix}_boot": bootstrap_argmin(err, taus, _N_BOOT, seed).tolist(),  # resampled prompts
     }
 
 
