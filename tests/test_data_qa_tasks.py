@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from iclab.errors import ConfigError, IclabError
+from iclab.data import _qa_prompts as P
 from iclab.data import _qa_tasks as T
 
 # Four synsets in WordNet data.adj format (wndb(5WN)): "hot" (head, antonym "cold", similar-to "baking"),
@@ -75,10 +76,10 @@ def test_capital_distractors_come_from_same_region():
     "k,ratio,expected", [(6, 0.0, 0), (6, 0.2, 1), (6, 0.5, 3), (6, 0.6, 4), (5, 0.8, 4), (7, 0.4, 3), (11, 1.0, 11)]
 )
 def test_noise_ratio_exactly_applied(k, ratio, expected):
-    assert T.n_noisy(k, ratio) == expected
+    assert P.n_noisy(k, ratio) == expected
     task = T.capital_task()
-    q, pool = T.split_items(task, 7, seed=3)
-    ps = T.build_prompts(task, q, pool, k, ratio, seed=3)
+    q, pool = P.split_items(task, 7, seed=3)
+    ps = P.build_prompts(task, q, pool, k, ratio, seed=3)
     assert ps.noisy.shape == (7, k)
     assert (ps.noisy.sum(1) == expected).all()
     items = {i.question: i for i in task.items}
@@ -98,12 +99,12 @@ def test_noise_ratio_exactly_applied(k, ratio, expected):
 
 def test_prompts_deterministic_and_disjoint():
     task = T.continent_task()
-    q1, p1 = T.split_items(task, 11, seed=5)
-    q2, p2 = T.split_items(task, 11, seed=5)
+    q1, p1 = P.split_items(task, 11, seed=5)
+    q2, p2 = P.split_items(task, 11, seed=5)
     assert q1 == q2 and p1 == p2 and not set(q1) & set(p1)
-    a = T.build_prompts(task, q1, p1, 5, 0.4, seed=5)
-    b = T.build_prompts(task, q1, p1, 5, 0.4, seed=5)
-    c = T.build_prompts(task, q1, p1, 5, 0.4, seed=6)
+    a = P.build_prompts(task, q1, p1, 5, 0.4, seed=5)
+    b = P.build_prompts(task, q1, p1, 5, 0.4, seed=5)
+    c = P.build_prompts(task, q1, p1, 5, 0.4, seed=6)
     assert a.prompts == b.prompts and torch.equal(a.noisy, b.noisy)
     assert a.prompts != c.prompts
     queries = [p.split("\n")[-2].removeprefix("Country: ") for p in a.prompts]
@@ -114,13 +115,13 @@ def test_prompts_deterministic_and_disjoint():
 
 def test_bad_inputs_raise_config_error():
     task = T.capital_task()
-    q, pool = T.split_items(task, 3, 0)
+    q, pool = P.split_items(task, 3, 0)
     with pytest.raises(ConfigError, match="noise_ratio"):
-        T.build_prompts(task, q, pool, 4, 1.5, 0)
+        P.build_prompts(task, q, pool, 4, 1.5, 0)
     with pytest.raises(ConfigError, match="n_demos"):
-        T.build_prompts(task, q, pool, len(pool) + 1, 0.5, 0)
+        P.build_prompts(task, q, pool, len(pool) + 1, 0.5, 0)
     with pytest.raises(ConfigError, match="n_questions"):
-        T.split_items(task, len(task.items), 0)
+        P.split_items(task, len(task.items), 0)
     with pytest.raises(ConfigError, match="task"):
         T.get_task("rivers")
 

@@ -127,20 +127,12 @@ def test_bad_config_raises_config_error(key, value):
         get_experiment("dispersion").config("quick", {key: value})
 
 
-def test_lookup_prompts_and_paired_summary():
+def test_lookup_paired_summary():
     import numpy as np
     import pandas as pd
 
-    from iclab.experiments.dispersion.lookup import lookup_lists, lookup_summary
+    from iclab.experiments.dispersion.lookup import lookup_summary
 
-    lists = lookup_lists(40, 3, 5, seed=2)
-    assert lists == lookup_lists(40, 3, 5, seed=2) and len(lists) == 3
-    for prefix, queries, answers in lists:
-        lines = prefix.strip().split("\n")
-        assert len(lines) == 40 and len({ln.split(":")[0] for ln in lines}) == 40  # distinct keys
-        for q, a in zip(queries, answers):
-            key = q.split("\n")[1].rstrip(":")
-            assert f"{key}:{a}" in lines and q == f"Look up {key} in the list above.\n{key}:"
     s = np.array([1, 0, 0, 1, 0, 0] * 4)
     df = pd.DataFrame(
         [
@@ -185,22 +177,6 @@ def test_lookup_cell_on_a_tiny_model(monkeypatch):
     assert set(out["em_softmax"]) <= {0, 1} and out["tokens"] > 6 * 4
     out = lookup.run_lookup_cell(cfg, {"part": "lookup", "model": "tiny", "task": "passkey", "n_pairs": 6, "seed": 0})
     assert out["list"] == [0, 0, 0, 0, 1, 1, 1, 1] and len(out["em_adaptive"]) == 8  # 2 haystacks of 4 pass keys
-
-
-def test_passkey_haystacks():
-    from iclab.experiments.dispersion.lookup import passkey_haystacks
-
-    hay = passkey_haystacks(20, 3, seed=1, needles=4)
-    assert hay == passkey_haystacks(20, 3, seed=1, needles=4) and len(hay) == 3
-    for prefix, questions, answers in hay:
-        lines = prefix.strip().split("\n")
-        needles = [ln for ln in lines if ln.startswith("Pass key of ")]
-        assert len(lines) == 24 and len(needles) == 4 == len(questions) == len(answers)
-        assert len({ln.split()[3] for ln in needles}) == 4  # distinct keys
-        for question, answer in zip(questions, answers):
-            key = question.split("?")[0].split()[-1]
-            assert f"Pass key of {key}:{answer}" in lines
-            assert question == f"What is the pass key of {key}?\nPass key of {key}:"
 
 
 def test_fig4_rows_apply_the_polynomial():

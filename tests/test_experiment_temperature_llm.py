@@ -14,9 +14,8 @@ from iclab.errors import ConfigError
 from iclab.experiments.temperature.llm import cells as E
 from iclab.experiments.temperature.llm.claims import claims, compare
 from iclab.experiments.temperature.llm.config import TemperatureLLMConfig
-from iclab.experiments.temperature.llm.prompts import demo_groups, question_split
 from iclab.experiments.temperature.llm.tables import summary_table, trend
-from iclab.data import LABEL_WORDS, get_task, n_noisy
+from iclab.data import get_task, question_split
 from iclab.hf import answer_argmax, greedy_match
 
 
@@ -62,22 +61,6 @@ def test_byte_tokenizer_round_trip():
     tok = _byte_tokenizer()
     text = "Country: Curaçao\nCapital: Willemstad\n\n"
     assert tok.decode(tok(text)["input_ids"]) == text
-
-
-def test_groups_share_demonstrations_with_exact_noise_and_every_label():
-    task = get_task("continent-label")
-    q, pool = question_split(task, 30, seed=3)
-    assert not set(q) & set(pool) and len(q) == 30
-    groups = demo_groups(task, q, pool, 6, 0.5, seed=3, group_size=8)
-    assert [len(g.queries) for g in groups] == [8, 8, 8, 6]
-    for g in groups:
-        demos = g.prefix.split("\n\n")[:-1]
-        clean = g.clean_prefix.split("\n\n")[:-1]
-        assert len(demos) == 6 and sum(a != b for a, b in zip(demos, clean)) == n_noisy(6, 0.5) == g.noisy
-        assert {d.rsplit(" ", 1)[1] for d in clean} == set(LABEL_WORDS)  # every label shown once (stratified)
-        assert all(a.strip() in LABEL_WORDS for a in g.answers)
-    again = demo_groups(task, q, pool, 6, 0.5, seed=3, group_size=8)
-    assert [g.prefix for g in again] == [g.prefix for g in groups]  # a pure function of the seed
 
 
 def test_shared_prefix_argmax_equals_full_forward(tiny_model_dir):
@@ -257,7 +240,7 @@ def test_a_repeated_cell_is_one_cell():
 
 
 def test_the_screening_questions_come_from_the_pool_never_the_evaluation():
-    from iclab.experiments.temperature.llm.prompts import screen_split
+    from iclab.experiments.temperature.llm.cells import screen_split
 
     task = get_task("capital")
     questions, pool = question_split(task, 120, seed=0)

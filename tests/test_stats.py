@@ -115,3 +115,16 @@ def test_bootstrap_interval_contains_its_estimate(values):
 def test_binary_floor_ci_widens_only_a_too_narrow_interval():
     assert binary_floor_ci(0.0, 0.0, 0.0, 120) == (-0.025, 0.025)  # no answer changed: ±3/120
     assert binary_floor_ci(0.1, -0.2, 0.4, 120) == (-0.2, 0.4)  # already wider: unchanged
+
+
+def test_bootstrap_argmin_draws_the_grid_point_of_the_resampled_minimum():
+    from iclab.stats import bootstrap_argmin
+
+    rng = np.random.default_rng(0)
+    grid = [0.5, 1.0, 2.0, 4.0, 8.0]
+    curves = (np.arange(5)[:, None] - 2.0) ** 2 + rng.normal(0, 0.5, (5, 301))  # (G, n): minimum at grid[2]
+    draws = bootstrap_argmin(curves, grid, 200, seed=3)
+    assert draws.shape == (200,) and set(draws) <= set(grid) and np.mean(draws == 2.0) > 0.95
+    assert np.array_equal(draws, bootstrap_argmin(curves, grid, 200, seed=3))
+    flat = rng.normal(0, 1, (5, 41))  # no minimum: the draws spread over the grid
+    assert len(set(bootstrap_argmin(flat, grid, 300, seed=1))) >= 3

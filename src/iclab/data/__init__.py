@@ -2,6 +2,7 @@
 and shift constructors; every draw is a pure function of ``(seed, *keys)`` (``generator_for``)."""
 
 from iclab.data._rng import derive_seed, generator_for, seeded_init
+from iclab.data._precision import Float64Prompts
 from iclab.data._gaussian import (
     GaussianRegression,
     RegressionBatch,
@@ -29,11 +30,13 @@ from iclab.data._multitask import MultiTaskBatch, MultiTaskRegression, toeplitz_
 from iclab.data._char_corpus import pydoc_text, CharCorpus, TokenBatch
 from iclab.data._country_regions import REGION_DOMAINS, WORLD_REGIONS, region_domain_sentences, region_sentences
 from iclab.data._country_text import country_text
+from iclab.data._country_subregions import country_sentences
+from iclab.data._digits import digits_features
+from iclab.data._lookup import lookup_lists, passkey_haystacks
 
 from iclab.data._qa_tasks import (
     QAItem,
     QATask,
-    PromptSet,
     QA_TASKS,
     get_task,
     capital_task,
@@ -45,11 +48,17 @@ from iclab.data._qa_tasks import (
     parse_wordnet_antonyms,
     parse_wordnet_tagged,
     wordnet_adj_path,
-    n_noisy,
-    split_items,
-    build_prompts,
     normalise_answer,
     exact_match,
+)
+from iclab.data._qa_prompts import (
+    PromptSet,
+    DemoGroup,
+    n_noisy,
+    split_items,
+    question_split,
+    build_prompts,
+    demo_groups,
 )
 
 __all__ = [
@@ -70,6 +79,9 @@ __all__ = [
     "n_noisy",
     "split_items",
     "build_prompts",
+    "DemoGroup",
+    "question_split",
+    "demo_groups",
     "normalise_answer",
     "exact_match",
     "as_covariance",
@@ -78,6 +90,11 @@ __all__ = [
     "generator_for",
     "seeded_init",
     "GaussianRegression",
+    "country_sentences",
+    "digits_features",
+    "lookup_lists",
+    "passkey_haystacks",
+    "Float64Prompts",
     "RegressionBatch",
     "token_matrix",
     "mean_along_ones",

@@ -46,6 +46,10 @@ class RegressionBatch:
     def index(self, idx: Any) -> "RegressionBatch":
         return RegressionBatch(self.x[idx], self.y[idx], self.w[idx])
 
+    def double(self) -> "RegressionBatch":
+        """The batch in float64 (drawn in float32 for speed, computed in float64)."""
+        return RegressionBatch(self.x.double(), self.y.double(), self.w.double())
+
     def __len__(self) -> int:
         return self.x.shape[0]
 

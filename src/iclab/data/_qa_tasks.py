@@ -15,17 +15,14 @@ gold answer and wrong answers of the same type:
 - ``continent-label``: country → an arbitrary word for its region (``Peru → river``): only the demonstrations
   can give the mapping, so wrong ones hurt; wrong answers are the other regions' words.
 
-A prompt holds ``k`` demonstrations and the query; exactly :math:`\lfloor rk + 1/2\rfloor` of the ``k``
-demonstrations (noise ratio ``r``) carry a wrong answer, at random positions. Evaluation questions and the
-demonstration pool are disjoint; the demonstrations of question ``i`` are a pure function of ``(seed, i)``, so every
-τ sees the same prompts. Scoring: exact match after lower-casing, stripping and dropping trailing punctuation (HF
+The prompts built from these tasks (``k`` demonstrations, exactly :math:`\lfloor rk + 1/2\rfloor` of them
+wrong) are in :mod:`iclab.data._qa_prompts`. Scoring: exact match after lower-casing, stripping and dropping trailing punctuation (HF
 ``exact_match`` style); the model side (greedy decoding, teacher-forced greedy match) is in :mod:`iclab.hf`.
 """
 
 from __future__ import annotations
 
 import functools
-import math
 import re
 import shutil
 import subprocess
@@ -33,15 +30,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
-import torch
 
-from iclab.data._rng import generator_for
 from iclab.errors import ConfigError, IclabError
 
 __all__ = [
     "QAItem",
     "QATask",
-    "PromptSet",
     "QA_TASKS",
     "get_task",
     "capital_task",
@@ -53,9 +47,6 @@ __all__ = [
     "parse_wordnet_antonyms",
     "parse_wordnet_tagged",
     "wordnet_adj_path",
-    "n_noisy",
-    "split_items",
-    "build_prompts",
     "normalise_answer",
     "exact_match",
 ]
@@ -88,20 +79,6 @@ class QATask:
         """One demonstration (``answer`` given) or the open query (``answer=None``)."""
         head = f"{self.in_label}: {question}\n{self.out_label}:"
         return head if answer is None else f"{head} {answer}\n\n"
-
-
-@dataclass(frozen=True)
-class PromptSet:
-    """Prompts for ``Q`` questions with ``k`` demonstrations each.
-
-    ``prompts`` carry the noisy demonstrations; ``clean_prompts`` the same demonstrations with gold answers
-    (for the clean-vs-noisy moment rule, docs/papers/temperature.md §5.4); ``noisy`` (Q, k) bool marks corrupted ones.
-    """
-
-    prompts: list[str]
-    clean_prompts: list[str]
-    answers: list[str]
-    noisy: torch.Tensor  # (Q, k) bool
 
 
 def _norm(s: str) -> str:
@@ -337,54 +314,6 @@ def get_task(name: str) -> QATask:
     if name not in builders:
         raise ConfigError("task", name, "one of " + ", ".join(QA_TASKS))
     return builders[name]()
-
-
-def n_noisy(k: int, noise_ratio: float) -> int:
-    """Number of corrupted demonstrations among ``k``: ``floor(noise_ratio · k + 1/2)``."""
-    return int(math.floor(noise_ratio * k + 0.5 + 1e-9))
-
-
-def split_items(task: QATask, n_eval: int, seed: int) -> tuple[list[int], list[int]]:
-    """Disjoint (evaluation question indices, demonstration pool indices), fixed by ``seed``."""
-    n = len(task.items)
-    if n_eval >= n - 8:
-        raise ConfigError("n_questions", n_eval, f"at most {n - 9} for task {task.name!r} ({n} items)")
-    perm = torch.randperm(n, generator=generator_for(seed, "split", task.name)).tolist()
-    return perm[:n_eval], perm[n_eval:]
-
-
-def build_prompts(
-    task: QATask, questions: Sequence[int], pool: Sequence[int], k: int, noise_ratio: float, seed: int
-) -> PromptSet:
-    """Prompts with ``k`` demonstrations from ``pool`` per question, ``n_noisy(k, r)`` of them corrupted.
-
-    Question ``i``'s demonstrations, their corrupted positions and wrong answers come from
-    ``generator_for(seed, task, "demos", k, r, i)``: the same for every τ, model and executor.
-    """
-    if not 0.0 <= noise_ratio <= 1.0:
-        raise ConfigError("noise_ratio", noise_ratio, "a number in [0, 1]")
-    if k < 0 or k > len(pool):
-        raise ConfigError("n_demos", k, f"an integer in [0, {len(pool)}]")
-    m = n_noisy(k, noise_ratio)
-    prompts, clean, answers = [], [], []
-    noisy = torch.zeros(len(questions), k, dtype=torch.bool)  # (Q, k)
-    for row, qi in enumerate(questions):
-        g = generator_for(seed, task.name, "demos", k, f"{noise_ratio:.4f}", qi)
-        demo = [pool[j] for j in torch.randperm(len(pool), generator=g)[:k].tolist()]
-        bad = torch.randperm(k, generator=g)[:m] if k else torch.zeros(0, dtype=torch.long)
-        noisy[row, bad] = True
-        picks = torch.randint(0, 1 << 30, (k,), generator=g).tolist()
-        text, text_clean = [], []
-        for j, di in enumerate(demo):
-            item = task.items[di]
-            ans = item.wrong[picks[j] % len(item.wrong)] if noisy[row, j] else item.answer
-            text.append(task.block(item.question, ans))
-            text_clean.append(task.block(item.question, item.answer))
-        query = task.block(task.items[qi].question, None)
-        prompts.append("".join(text) + query)
-        clean.append("".join(text_clean) + query)
-        answers.append(task.items[qi].answer)
-    return PromptSet(prompts, clean, answers, noisy)
 
 
 def normalise_answer(text: str) -> str:

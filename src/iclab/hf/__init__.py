@@ -55,7 +55,15 @@ from iclab.hf._estimate import (
 from iclab.hf._logit_spread import logit_spreads
 from iclab.hf._greedy import answer_argmax, greedy_answers, greedy_match, stop_token_mask
 from iclab.hf._attention_extremes import attention_extremes, EXTREMES
-from iclab.hf._hidden_rotation import givens_rotation, encode_to_layer, run_encoder_layers, rotated_pooled_features
+from iclab.hf._hidden_rotation import (
+    givens_rotation,
+    plane_rotation,
+    encode_to_layer,
+    run_encoder_layers,
+    rotated_pooled_features,
+)
+from iclab.hf._sentence_embeddings import mean_pooled_embeddings
+from iclab.hf._linear_head import fit_head, head_scores, ce_per_example
 
 __all__ = [
     "load_model",
@@ -102,6 +110,11 @@ __all__ = [
     "encode_to_layer",
     "run_encoder_layers",
     "rotated_pooled_features",
+    "mean_pooled_embeddings",
+    "fit_head",
+    "head_scores",
+    "ce_per_example",
+    "plane_rotation",
     "spread_rule_tau",
     "attention_extremes",
     "EXTREMES",

@@ -2,7 +2,8 @@ r"""Rotate the hidden states of a Hugging Face BERT encoder after one layer and 
 real-model shift of arXiv:2609.36448 ("rotated hidden layers"), as iclab builds it (docs/papers/ood.md §5.6).
 
 :func:`givens_rotation` is a fixed orthogonal :math:`R_\theta` made of Givens rotations by θ in ``dim // 2``
-disjoint random planes (every direction moves by θ; θ = π gives −I). :func:`encode_to_layer` caches the hidden
+disjoint random planes (every direction moves by θ; θ = π gives −I); :func:`plane_rotation` rotates chosen coordinate
+planes instead. :func:`encode_to_layer` caches the hidden
 states after layer L (length-sorted buckets); :func:`rotated_pooled_features` applies :math:`h \mapsto hR^\top` to
 every token's state, runs layers L+1.. of the encoder and mean-pools over real tokens. The encoder stays frozen.
 """
@@ -17,7 +18,7 @@ import torch
 if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers
     from transformers import BertModel, PreTrainedTokenizerBase
 
-__all__ = ["givens_rotation", "encode_to_layer", "run_encoder_layers", "rotated_pooled_features"]
+__all__ = ["givens_rotation", "plane_rotation", "encode_to_layer", "run_encoder_layers", "rotated_pooled_features"]
 
 
 def givens_rotation(dim: int, theta: float, seed: int) -> torch.Tensor:
@@ -32,6 +33,16 @@ def givens_rotation(dim: int, theta: float, seed: int) -> torch.Tensor:
     if dim % 2:
         block[-1, -1] = 1.0
     return (basis @ block @ basis.T).float()
+
+
+def plane_rotation(dim: int, pairs: list[tuple[int, int]], theta: float) -> torch.Tensor:
+    """Orthogonal R (dim, dim), float32: rotation by θ in the plane of every coordinate pair (i, j) (disjoint
+    pairs), identity elsewhere — :func:`givens_rotation` in chosen coordinate planes instead of random ones."""
+    R = torch.eye(dim)
+    c, s = math.cos(theta), math.sin(theta)
+    for i, j in pairs:
+        R[i, i], R[j, j], R[i, j], R[j, i] = c, c, -s, s
+    return R
 
 
 def encode_to_layer(

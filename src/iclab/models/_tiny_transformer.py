@@ -39,8 +39,14 @@ class MultiHeadSelfAttention(nn.Module):
         self.n_heads, self.d_head = n_heads, d_model // n_heads
         self.qkv = nn.Linear(d_model, 3 * d_model, bias=False)
         self.out = nn.Linear(d_model, d_model, bias=False)
-        self.normaliser = get_normaliser(attention, **(attention_params or {}))
-        self.attention, self.attention_params, self.causal = attention, dict(attention_params or {}), causal
+        self.causal = causal
+        self.set_attention(attention, **(attention_params or {}))
+
+    def set_attention(self, name: str, **params) -> "MultiHeadSelfAttention":
+        """Switch the normaliser (any registry name) and its parameters; the weights stay as trained."""
+        self.normaliser = get_normaliser(name, **params)  # ConfigError for a bad name/param
+        self.attention, self.attention_params = name, dict(params)
+        return self
 
     def forward(self, h: torch.Tensor, mask: torch.Tensor | None = None, return_weights: bool = False):
         B, n, D = h.shape
@@ -115,6 +121,13 @@ class TinyTransformer(nn.Module):
         self.d_ff = d_ff
         self.ln_f = nn.LayerNorm(d_model)
         self.read_out = nn.Linear(d_model, d_out)
+
+    def set_attention(self, name: str, **params) -> "TinyTransformer":
+        """Use normaliser ``name`` with ``params`` in every head from now on (e.g. adaptive softmax at inference;
+        the weights stay as trained)."""
+        for attn in self.attn:
+            attn.set_attention(name, **params)
+        return self
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, return_weights: bool = False):
         """``x: (B, n, d_in)``, ``mask: (B, n)`` True for real tokens -> ``(B, n, d_out)`` [and per-layer weights]."""

@@ -43,8 +43,8 @@ Two refusals come before every test (:func:`refusal`), the same in all three:
   disagreement into an agreement. With 3 units t(2) = 4.3 and the power rule above decides whether that is narrow
   enough.
 
-Helpers give the uncertainty: :func:`mean_se`, :func:`bootstrap_ci` (percentile bootstrap, seeded) and
-:func:`paired_differences`.
+Helpers give the uncertainty: :func:`mean_se`, :func:`bootstrap_ci` (percentile bootstrap, seeded),
+:func:`bootstrap_argmin` (bootstrap draws of a grid argmin) and :func:`paired_differences`.
 
 Every verdict a test gives carries the test (``Verdict.test_record``: statistic, SE or interval, dof, thresholds,
 and the p-value of an "agrees"); :func:`rejudge` runs it again, and :func:`calibrate` simulates it under its least
@@ -67,7 +67,14 @@ from iclab.stats._verdict import (
     quantile,
     refusal,
 )
-from iclab.stats._intervals import binary_floor_ci, bootstrap_ci, grid_floor_ci, mean_se, paired_differences
+from iclab.stats._intervals import (
+    binary_floor_ci,
+    bootstrap_argmin,
+    bootstrap_ci,
+    grid_floor_ci,
+    mean_se,
+    paired_differences,
+)
 from iclab.stats._judges import judge_absence, judge_direction, judge_equivalence, judge_every_cell, judge_value
 from iclab.stats._rules import SHIFT_SE, units_to_agree
 from iclab.stats._calibration import (
@@ -95,6 +102,7 @@ __all__ = [
     "not_judged",
     "mean_se",
     "bootstrap_ci",
+    "bootstrap_argmin",
     "binary_floor_ci",
     "grid_floor_ci",
     "paired_differences",

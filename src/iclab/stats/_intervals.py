@@ -1,5 +1,5 @@
 """Uncertainty of a measurement: mean and standard error, paired differences, the seeded percentile bootstrap, the
-floors that keep an interval from reading narrower than the data can resolve, and how many units would shrink an
+bootstrap of a grid argmin, the floors that keep an interval from reading narrower than the data can resolve, and how many units would shrink an
 interval enough to decide a test (:mod:`iclab.stats`)."""
 
 from __future__ import annotations
@@ -51,6 +51,16 @@ def bootstrap_ci(
         boots = np.array([stat(x[i]) for i in idx], dtype=float)
     alpha = (1 - confidence) / 2
     return float(stat(x)), float(np.quantile(boots, alpha)), float(np.quantile(boots, 1 - alpha))
+
+
+def bootstrap_argmin(curves: np.ndarray, grid: Sequence[float], n_boot: int, seed: int) -> np.ndarray:
+    r"""``(n_boot,)`` percentile-bootstrap draws of the grid point that minimises a mean curve: ``curves (G, n)``
+    holds one value per grid point (e.g. the error at each τ) and unit (prompt); each draw resamples the ``n`` units
+    with replacement (seeded) and returns :math:`g_{\hat\jmath}` with :math:`\hat\jmath=rg\min_j` of the resampled
+    mean of row j (first minimiser on ties)."""
+    rng = np.random.default_rng(seed)
+    n = curves.shape[1]
+    return np.array([grid[int(np.argmin(curves[:, rng.integers(0, n, n)].mean(1)))] for _ in range(n_boot)], float)
 
 
 def binary_floor_ci(estimate: float, lo: float, hi: float, n: int) -> tuple[float, float]:

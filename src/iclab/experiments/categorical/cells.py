@@ -203,7 +203,7 @@ def budget(cfg: CategoricalConfig) -> list[Need]:
 
 @functools.lru_cache(maxsize=4)
 def _sentence_classes(max_per_class: int) -> int:
-    from iclab.experiments.categorical.features import country_sentences
+    from iclab.data import country_sentences
 
     return len(set(country_sentences(max_per_class)[1]))
 

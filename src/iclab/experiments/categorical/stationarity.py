@@ -7,21 +7,11 @@ from __future__ import annotations
 
 import torch
 
-from iclab.data import CategoricalICL, derive_seed, generator_for
+from iclab.data import CategoricalICL, Float64Prompts, derive_seed, generator_for
 from iclab.experiments.categorical.training import fit_classifier
 from iclab.models import FunctionalGDModel, stationarity_check
 
 __all__ = ["stationarity_cell"]
-
-
-class _Float64Prompts:
-    """``data`` sampled in float64 (the trainer samples in the distribution's default float32)."""
-
-    def __init__(self, data: CategoricalICL):
-        self.data = data
-
-    def sample(self, b, g):
-        return self.data.sample(b, g, dtype=torch.float64)
 
 
 def stationarity_cell(cfg, cell: dict) -> dict:
@@ -47,7 +37,7 @@ def stationarity_cell(cfg, cell: dict) -> dict:
     val = data.sample(512, generator_for(seed, "val"), dtype=torch.float64)
     fit_classifier(
         gd,
-        _Float64Prompts(data),
+        Float64Prompts(data, dtype=torch.float64),  # the trainer would sample in the default float32
         val,
         steps=cfg.stationarity_steps,
         batch_size=256,

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import torch
 
-from iclab.attention import get_normaliser
 from iclab.data import AlgorithmicTask, derive_seed, generator_for, seeded_init
 from iclab.models import TinyTransformer
 from iclab.train import TrainConfig, train
@@ -60,15 +59,9 @@ def run_clrs_cell(config, cell: dict) -> dict:
         "final_loss": float(res.final_loss),
     }
     if cell["attention"] == "softmax":
-        _swap_normaliser(model, "adaptive_softmax")
+        model.set_attention("adaptive_softmax")  # the weights stay as trained
         out.update({k + "_inference_adaptive": v for k, v in _score(model, task, config, cell["seed"]).items()})
     return out
-
-
-def _swap_normaliser(model: TinyTransformer, name: str) -> None:
-    """Use normaliser ``name`` in every head from now on (the weights stay as trained)."""
-    for attn in model.attn:
-        attn.normaliser, attn.attention, attn.attention_params = get_normaliser(name), name, {}
 
 
 @torch.no_grad()

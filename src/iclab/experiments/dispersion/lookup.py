@@ -1,6 +1,7 @@
 r"""Size generalisation of real pretrained LMs, softmax vs adaptive temperature (arXiv:2410.01104 §4's motivation on
 real models; docs/papers/dispersion.md §5.5): two retrieval tasks grown to thousands of tokens.
 
+The prompts come from :func:`iclab.data.lookup_lists` and :func:`iclab.data.passkey_haystacks`.
 ``kv`` (key–value lookup): a list of ``n`` lines ``abcde: 123`` (distinct random five-letter keys, random three-digit
 values) is followed by ``Look up abcde in the list above.\nabcde:`` and the gold answer `` 123``; the list grows,
 and every line is a candidate. ``passkey``: a few lines ``Pass key of abcde: 123`` (``PASSKEY_NEEDLES``) hidden at
@@ -16,66 +17,12 @@ adaptive − softmax difference is a two-level bootstrap (lists, then queries wi
 from __future__ import annotations
 
 import numpy as np
-import torch
 
-from iclab.data import derive_seed, generator_for
+from iclab.data import derive_seed, lookup_lists, passkey_haystacks
 
-__all__ = ["lookup_lists", "passkey_haystacks", "lookup_prompts", "run_lookup_cell", "lookup_summary", "LOOKUP_TASKS"]
+__all__ = ["lookup_prompts", "run_lookup_cell", "lookup_summary", "LOOKUP_TASKS"]
 
 LOOKUP_TASKS = ("kv", "passkey")
-_FILLER = ("The grass is green.", "The sky is blue.", "The sun is yellow.", "Here we go.", "There and back again.")
-
-_LETTERS = "abcdefghijklmnopqrstuvwxyz"
-
-
-def lookup_lists(n_pairs: int, lists: int, queries: int, seed: int) -> list[tuple[str, list[str], list[str]]]:
-    """``lists`` × (prefix with ``n_pairs`` lines, ``queries`` questions about random lines, their answers)."""
-    out = []
-    for li in range(lists):
-        g = generator_for(seed, "lookup", n_pairs, li)
-        keys: dict[str, str] = {}
-        while len(keys) < n_pairs:
-            k = "".join(_LETTERS[i] for i in torch.randint(0, 26, (5,), generator=g).tolist())
-            keys.setdefault(k, str(int(torch.randint(100, 1000, (1,), generator=g))))
-        items = list(keys.items())
-        prefix = "".join(f"{k}: {v}\n" for k, v in items) + "\n"
-        asked = torch.randperm(n_pairs, generator=g)[: min(queries, n_pairs)].tolist()
-        out.append(
-            (
-                prefix,
-                [f"Look up {items[i][0]} in the list above.\n{items[i][0]}:" for i in asked],
-                [f" {items[i][1]}" for i in asked],
-            )
-        )
-    return out
-
-
-def passkey_haystacks(
-    n_lines: int, haystacks: int, seed: int, needles: int = 1
-) -> list[tuple[str, list[str], list[str]]]:
-    """``haystacks`` × (``n_lines`` filler lines with ``needles`` lines ``Pass key of abcde: 123`` (distinct keys) at
-    random positions, a question about each, their answers)."""
-    out = []
-    for hi in range(haystacks):
-        g = generator_for(seed, "passkey", n_lines, hi)
-        keys: dict[str, str] = {}
-        while len(keys) < needles:
-            k = "".join(_LETTERS[i] for i in torch.randint(0, 26, (5,), generator=g).tolist())
-            keys.setdefault(k, str(int(torch.randint(100, 1000, (1,), generator=g))))
-        start = int(torch.randint(0, len(_FILLER), (1,), generator=g))
-        lines = [_FILLER[(start + i) % len(_FILLER)] for i in range(n_lines)]
-        for key, value in keys.items():
-            lines.insert(int(torch.randint(0, len(lines) + 1, (1,), generator=g)), f"Pass key of {key}: {value}")
-        out.append(
-            (
-                "\n".join(lines) + "\n\n",
-                [f"What is the pass key of {k}?\nPass key of {k}:" for k in keys],
-                [f" {v}" for v in keys.values()],
-            )
-        )
-    return out
-
-
 PASSKEY_NEEDLES = 4  # pass-key lines per haystack: its questions share one prefix (and its key/value cache)
 
 

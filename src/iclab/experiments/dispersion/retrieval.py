@@ -22,6 +22,7 @@ import torch
 from iclab.attention import adaptive_softmax, logit_spread, normalise, row_entropy, softmax
 from iclab.data import MaxRetrieval, derive_seed, generator_for, seeded_init
 from iclab.experiments.dispersion.config import beta_grid
+from iclab.experiments.dispersion.tables import DIAGNOSTICS
 from iclab.models import MaxRetrievalNet
 from iclab.train import TrainConfig, train
 
@@ -66,22 +67,7 @@ def _chunks(n_sets: int, n: int):
 @torch.no_grad()
 def _evaluate(model, config, variant: str, seed: int) -> dict:
     """Per test size: accuracy (trained normaliser, and adaptive at inference for softmax models) and diagnostics."""
-    out: dict[str, list] = {
-        k: []
-        for k in (
-            "acc",
-            "acc_adaptive",
-            "max_coef",
-            "max_coef_adaptive",
-            "entropy",
-            "entropy_adaptive",
-            "delta_mean",
-            "delta_max",
-            "min_coef_n",
-            "mass_on_max",
-            "mass_on_max_adaptive",
-        )
-    }
+    out: dict[str, list] = {k: [] for k in ("acc", "acc_adaptive", *DIAGNOSTICS)}
     params = _attention_params(config, variant)
     for n in config.test_sizes:
         b = MaxRetrieval.at_size(n).sample(config.eval_sets, generator_for(config.seed, "test", seed, n))

@@ -30,6 +30,7 @@ __all__ = [
     "real_tables",
     "global_heads",
     "ONSET_N",
+    "DIAGNOSTICS",
 ]
 
 # n: (softmax %, adaptive %, p-value or None, source tag) — the paper's max-retrieval table, all second-hand
@@ -49,6 +50,19 @@ PAPER_DELTA = {"Gemma 2B": (2.28, 14.78, 5.69, 2.05), "Gemma 7B": (0.09, 32.74, 
 
 #: the columns that name a cell (docs/papers/dispersion.md §5): its setting and its unit of replication (seed)
 CELL_KEYS = ("part", "normaliser", "model", "task", "n_pairs", "attention", "seed")
+
+
+DIAGNOSTICS = (  # per test size, softmax models only: attention statistics of the trained and adaptive weights
+    "max_coef",
+    "max_coef_adaptive",
+    "entropy",
+    "entropy_adaptive",
+    "delta_mean",
+    "delta_max",
+    "min_coef_n",
+    "mass_on_max",
+    "mass_on_max_adaptive",
+)
 
 
 def rows(df: pd.DataFrame, **eq) -> pd.DataFrame:
@@ -105,17 +119,7 @@ def retrieval_table(df: pd.DataFrame) -> pd.DataFrame:
         if len(r):
             acc = 100 * stack(r, "acc")
             out[v], out[v + "_sd"] = acc.mean(0), _sd(acc, len(sizes))
-    for k in (
-        "max_coef",
-        "max_coef_adaptive",
-        "entropy",
-        "entropy_adaptive",
-        "delta_mean",
-        "delta_max",
-        "min_coef_n",
-        "mass_on_max",
-        "mass_on_max_adaptive",
-    ):
+    for k in DIAGNOSTICS:
         out[k] = stack(soft, k).mean(0)
     out["delta_sup"] = np.full(len(sizes), float(np.max(soft["delta_sup"])))
     return pd.DataFrame(out)

@@ -8,8 +8,8 @@ import numpy as np
 import torch
 
 from iclab.data import derive_seed, generator_for, toeplitz_cov
-from iclab.estimators import bayes_posterior_mean, predict_with, preconditioned_gd
-from iclab.experiments.multihead.training import eval_prompts, mse, paired_mean, train_model, train_prompts
+from iclab.estimators import bayes_posterior_mean, mse, predict_with, preconditioned_gd
+from iclab.experiments.multihead.training import eval_prompts, paired_mean, train_model, train_prompts
 from iclab.models import corr_with, kq_block, pattern_diagnostics
 
 __all__ = ["anisotropic_cell"]
@@ -34,18 +34,18 @@ def _test_errors(cfg, model, batch, prec: np.ndarray) -> dict:
     with torch.no_grad():
         y_m = model(batch.x, batch.y).double()  # (M,)
     tgt = batch.target.double()
-    row = {"err_model": mse(y_m, tgt)}
+    row = {"err_model": float(mse(y_m, batch))}  # batch.target is float64: E(ŷ − y_q)²
     dist = {}
     for name, om in (("pgd", torch.as_tensor(prec)), ("dgd", None)):
         g = preconditioned_gd(batch, 1.0, om).double()  # (M,)
         eta = float((g * tgt).sum() / (g * g).sum())  # oracle step
-        row[f"err_{name}"] = mse(eta * g, tgt)
+        row[f"err_{name}"] = float(mse(eta * g, batch))
         fit = float((g * y_m).sum() / (g * g).sum())  # the model's own step along this predictor
         dist[name] = (y_m - fit * g) ** 2  # (M,)
         row[f"dist_{name}"] = float(dist[name].mean() / (y_m**2).mean())
     row["closer_to_pgd"], row["closer_to_pgd_se"] = paired_mean(dist["dgd"] - dist["pgd"])
     bayes = bayes_posterior_mean(batch, None, 1.0 / cfg.d, cfg.sigma2**0.5, False)
-    row["err_bayes"] = mse(predict_with(bayes, batch), tgt)
+    row["err_bayes"] = float(mse(predict_with(bayes, batch), batch))
     return row
 
 

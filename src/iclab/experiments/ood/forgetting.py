@@ -16,7 +16,8 @@ import torch
 from iclab.data import FeaturePrompts, derive_seed, overlap_features
 from iclab.models import MergedQStack
 from iclab.theory import ood as T
-from iclab.train import TrainConfig, train
+from iclab.experiments.ood.pretrain import sgd_config
+from iclab.train import train
 
 __all__ = ["finetune_stack", "forgetting_cell"]
 
@@ -68,14 +69,7 @@ def finetune_stack(cfg, Q0, V, Vp, gammas: list[tuple[float, float]], repeat: in
         model,
         data,
         lambda m, b: m.loss(b, cfg.c),
-        TrainConfig(
-            steps=cfg.ft_max_steps,
-            batch_size=cfg.batch_size,
-            lr=cfg.lr,
-            optimizer="sgd",
-            log_every=cfg.log_every,
-            seed=derive_seed(cfg.seed, "finetune", repeat),
-        ),
+        sgd_config(cfg, cfg.ft_max_steps, derive_seed(cfg.seed, "finetune", repeat)),
         stop_rule=stop,
     )
     return {"Q": model.Q.detach().numpy(), "U": Un, "stop_step": stop_step}

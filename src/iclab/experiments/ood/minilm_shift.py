@@ -13,7 +13,7 @@ region; the same countries in train/test in every domain).
   :math:`W_{:,i}` be its weights on coordinate i. The ``minilm_gap_planes`` · 2 coordinates with the largest
   :math:`\|W_{:,i}\|` are paired greedily (the most important free coordinate first) with the free partner of
   largest (scenario 1) or smallest (scenario 2) weight gap :math:`\|W_{:,i}-W_{:,j}\|`, and z is rotated by θ in
-  every pair's plane (a rotation of the last hidden layer's states, mean pooling being linear). Per θ over one full
+  every pair's plane (:func:`iclab.hf.plane_rotation`; a rotation of the last hidden layer's states, mean pooling being linear). Per θ over one full
   turn: the test cross-entropy per sentence, the rise L(180°) − L(0°) and the second-peak statistic of
   :func:`second_peak_excess` with a bootstrap interval over test sentences.
 """
@@ -28,10 +28,10 @@ from torch import nn
 from torch.nn import functional as F
 
 from iclab.data import WORLD_REGIONS, derive_seed, region_domain_sentences, seeded_init
-from iclab.experiments.ood.minilm import ce_per_example, fit_head, load_minilm, paired_se
-from iclab.hf import encode_to_layer, rotated_pooled_features
+from iclab.experiments.ood.minilm import load_minilm, paired_se
+from iclab.hf import ce_per_example, encode_to_layer, fit_head, plane_rotation, rotated_pooled_features
 
-__all__ = ["minilm_shift_cell", "gap_pairs", "plane_rotation", "peak_prominences", "second_peak_excess"]
+__all__ = ["minilm_shift_cell", "gap_pairs", "peak_prominences", "second_peak_excess"]
 
 _LAST = 6  # MiniLM-L6: features after every layer
 _PEAK_FRACTION = 0.1  # a second peak counts when its prominence exceeds 10 % of the curve's range (fixed rule)
@@ -90,15 +90,6 @@ def gap_pairs(W: torch.Tensor, n_planes: int, large: bool) -> list[tuple[int, in
         gaps = (W[:, free] - W[:, i : i + 1]).norm(dim=0)  # (len(free),)
         pairs.append((i, free.pop(int(gaps.argmax() if large else gaps.argmin()))))
     return pairs
-
-
-def plane_rotation(dim: int, pairs: list[tuple[int, int]], theta: float) -> torch.Tensor:
-    """Orthogonal R (dim, dim): rotation by θ in the plane of every coordinate pair (i, j), identity elsewhere."""
-    R = torch.eye(dim)
-    c, s = math.cos(theta), math.sin(theta)
-    for i, j in pairs:
-        R[i, i], R[j, j], R[i, j], R[j, i] = c, c, -s, s
-    return R
 
 
 def peak_prominences(curve) -> list[float]:

@@ -19,9 +19,17 @@ from iclab.models import MergedQAttention, feature_prompt_loss
 from iclab.theory import ood as T
 from iclab.train import TrainConfig, train
 
-__all__ = ["pretrain", "pretrain_cell", "logits_of"]
+__all__ = ["pretrain", "pretrain_cell", "logits_of", "sgd_config"]
 
 _PROBED = ("alpha", "beta", "alpha_min", "alpha_max", "beta_min", "beta_max", "conservation", "offspan", "maxLk")
+
+
+def sgd_config(cfg, steps: int, seed: int) -> TrainConfig:
+    """Plain SGD (batch ``batch_size``, lr ``lr``, the stopping rule checked every ``log_every`` steps) for at most
+    ``steps`` steps: pre-training and fine-tuning alike (note §5.1)."""
+    return TrainConfig(
+        steps=steps, batch_size=cfg.batch_size, lr=cfg.lr, optimizer="sgd", log_every=cfg.log_every, seed=seed
+    )
 
 
 def logits_of(model, V) -> np.ndarray:
@@ -64,14 +72,7 @@ def pretrain(cfg, K: int, d: int, repeat: int = 0) -> dict:
         model,
         data,
         lambda m, b: feature_prompt_loss(m, b, cfg.c, K),
-        TrainConfig(
-            steps=cfg.max_steps,
-            batch_size=cfg.batch_size,
-            lr=cfg.lr,
-            optimizer="sgd",
-            log_every=cfg.log_every,
-            seed=derive_seed(cfg.seed, "pretrain", K, d, repeat),
-        ),
+        sgd_config(cfg, cfg.max_steps, derive_seed(cfg.seed, "pretrain", K, d, repeat)),
         stop_rule=stop,
         probes={"S": _probe(cfg, Vn, K)},
     )

@@ -22,8 +22,9 @@ import torch
 
 from iclab.attention import normalise
 from iclab.data import derive_seed, generator_for
-from iclab.experiments.temperature.montecarlo import mean_se, pretrained_weights, sample_prompts, test_distribution
+from iclab.experiments.temperature.montecarlo import pretrained_weights, sample_prompts, test_distribution
 from iclab.models import ICLAttention
+from iclab.stats import bootstrap_argmin, mean_se
 from iclab.theory import temperature as theory
 
 __all__ = ["evaluate_surrogate", "TRACK_TOL"]
@@ -52,9 +53,7 @@ def _outputs(a: torch.Tensor, u: torch.Tensor, tau: float) -> tuple[np.ndarray, 
 
 def _best_tau_interval(err: np.ndarray, taus: np.ndarray, seed: int) -> tuple[float, float]:
     """95 % percentile-bootstrap interval (over prompts) of the grid τ minimising the mean of ``err (n_tau, N)``."""
-    rng = np.random.default_rng(seed)
-    n = err.shape[1]
-    best = [taus[int(np.argmin(err[:, rng.integers(0, n, n)].mean(1)))] for _ in range(_N_BOOT)]
+    best = bootstrap_argmin(err, taus, _N_BOOT, seed)
     return float(np.quantile(best, 0.025)), float(np.quantile(best, 0.975))
 
 
@@ -112,7 +111,7 @@ def evaluate_surrogate(cell: dict, taus: np.ndarray) -> dict:
         "tau_best_soft_scaled": float(taus[ks]),
         "out_diff_opt": float(np.sqrt(np.mean((ys - ya) ** 2) / np.mean(ya**2))),
     }
-    res["Ga_opt_mc"], res["Ga_opt_se"] = mean_se(ea)
-    res["Gs_opt_mc"], res["Gs_opt_se"] = mean_se(es)
-    res["soft_minus_approx_opt"], res["soft_minus_approx_opt_se"] = mean_se(es - ea)
+    res["Ga_opt_mc"], res["Ga_opt_se"] = mean_se(ea)[:2]
+    res["Gs_opt_mc"], res["Gs_opt_se"] = mean_se(es)[:2]
+    res["soft_minus_approx_opt"], res["soft_minus_approx_opt_se"] = mean_se(es - ea)[:2]
     return res

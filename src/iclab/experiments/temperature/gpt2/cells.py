@@ -27,6 +27,7 @@ from iclab.data import derive_seed, generator_for
 from iclab.experiments.temperature.gpt2.config import TemperatureGPT2Config
 from iclab.experiments.temperature.gpt2.shifts import shift_distribution, theory_tau, zero_predictor_error
 from iclab.experiments.temperature.gpt2.training import build_model, train_models
+from iclab.stats import bootstrap_argmin, mean_se
 
 __all__ = [
     "cells",
@@ -77,10 +78,6 @@ def errors_vs_tau(model, batch, taus, first_only: bool, n_layer: int) -> tuple[l
     return [float(v) for v in err.mean(1)], [float(v) for v in err.std(1, ddof=1) / math.sqrt(err.shape[1])]
 
 
-def _mean_se(v: np.ndarray) -> tuple[float, float]:
-    return float(v.mean()), float(v.std(ddof=1) / math.sqrt(v.size))
-
-
 def cross_fitted_gain(err: np.ndarray, i1: int) -> tuple[float, float, list[int]]:
     """Gain of a re-tuned τ over τ = 1 (index ``i1``), cross-fitted over the two halves (even, odd) of the prompts.
 
@@ -91,14 +88,7 @@ def cross_fitted_gain(err: np.ndarray, i1: int) -> tuple[float, float, list[int]
     diff = np.concatenate(
         [err[i1, halves[1]] - err[picks[0], halves[1]], err[i1, halves[0]] - err[picks[1], halves[0]]]
     )
-    return (*_mean_se(diff), picks)
-
-
-def _bootstrap_best(err: np.ndarray, taus, seed: int) -> list[float]:
-    """Grid-best τ on :data:`_N_BOOT` resamples of the prompts (seeded)."""
-    rng = np.random.default_rng(seed)
-    n = err.shape[1]
-    return [float(taus[int(np.argmin(err[:, rng.integers(0, n, n)].mean(1)))]) for _ in range(_N_BOOT)]
+    return (*mean_se(diff)[:2], picks)
 
 
 def tau_statistics(err: np.ndarray, taus, theory: float, seed: int, suffix: str) -> dict:
@@ -107,7 +97,7 @@ def tau_statistics(err: np.ndarray, taus, theory: float, seed: int, suffix: str)
     i1, ib = taus.index(1.0), int(np.argmin(err.mean(1)))
     j = int(np.argmin(np.abs(np.log(taus) - math.log(theory))))
     gain, gain_se, picks = cross_fitted_gain(err, i1)
-    th_gain, th_gain_se = _mean_se(err[i1] - err[j])
+    th_gain, th_gain_se, _ = mean_se(err[i1] - err[j])
     return {
         f"err_{suffix}": [float(v) for v in err.mean(1)],
         f"se_{suffix}": [float(v) for v in err.std(1, ddof=1) / math.sqrt(err.shape[1])],
@@ -118,7 +108,7 @@ def tau_statistics(err: np.ndarray, taus, theory: float, seed: int, suffix: str)
         f"cf_taus_{suffix}": [taus[k] for k in picks],
         f"theory_gain_{suffix}": th_gain,
         f"theory_gain_{suffix}_se": th_gain_se,
-        f"best_tau_{suffix}_boot": _bootstrap_best(err, taus, seed),
+        f"best_tau_{suffix}_boot": bootstrap_argmin(err, taus, _N_BOOT, seed).tolist(),  # resampled prompts
     }
 
 
@@ -126,7 +116,7 @@ def _bayes_error(batch, dist) -> float:
     """Error of the test-prior Bayes posterior mean (Eq. 9, ``iclab.estimators``): the ideal learner."""
     from iclab.estimators import bayes_for, mse
 
-    b64 = type(batch)(batch.x.double().cpu(), batch.y.double().cpu(), batch.w.double().cpu())
+    b64 = batch.double().to("cpu")
     return float(mse(bayes_for(dist, center=False).predict(b64), b64))
 
 

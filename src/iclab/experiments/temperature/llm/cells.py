@@ -15,7 +15,8 @@ demonstrations run once)
   clean}` (note §5.4) probed on the first ``probe_questions`` prompts, clean vs noisy demonstrations,
 - ``em_adaptive``: ``(Q,)`` under the entropy-adaptive temperature,
 
-and ``group (Q,)``, the demonstration group of each question (the unit the bootstrap resamples). Models are loaded
+and ``group (Q,)``, the demonstration group of each question (the unit the bootstrap resamples; the groups share
+their demonstrations, :func:`iclab.data.demo_groups`). Models are loaded
 once per worker process; the device is checked once in the driver.
 """
 
@@ -27,8 +28,8 @@ import time
 import numpy as np
 
 from iclab.budget import Need
+from iclab.data import DemoGroup, demo_groups, question_split
 from iclab.experiments.temperature.llm.config import TemperatureLLMConfig
-from iclab.experiments.temperature.llm.prompts import DemoGroup, demo_groups, question_split, screen_split
 
 __all__ = ["cells", "run_cell", "shared", "evaluate_groups", "budget", "screen_group_size"]
 
@@ -90,6 +91,21 @@ def _spread_rule(model, tok, groups: list[DemoGroup], cfg: TemperatureLLMConfig)
         probe_prompts(model, tok, clean[:n], **kw), probe_prompts(model, tok, noisy[:n], **kw)
     )
     return [float(t) for t in tau], float(np.mean(valid))
+
+
+def screen_split(pool: list[int], n_screen: int, k: int) -> tuple[list[int], list[int]]:
+    """The screening questions (the last ``n_screen`` items of the demonstration ``pool``, never an evaluation
+    question) and the pool their own demonstrations come from (the rest). The evaluation prompts keep the whole pool."""
+    from iclab.errors import ConfigError
+
+    if n_screen > len(pool) - k:
+        raise ConfigError(
+            "screen_questions",
+            n_screen,
+            f"at most {len(pool) - k} here (a demonstration pool of {len(pool)} items, {k} "
+            "demonstrations per prompt); lower screen_questions or n_questions",
+        )
+    return pool[len(pool) - n_screen :], pool[: len(pool) - n_screen]
 
 
 def screen_group_size(cfg: TemperatureLLMConfig) -> int:
