@@ -128,3 +128,16 @@ def test_bootstrap_argmin_draws_the_grid_point_of_the_resampled_minimum():
     assert np.array_equal(draws, bootstrap_argmin(curves, grid, 200, seed=3))
     flat = rng.normal(0, 1, (5, 41))  # no minimum: the draws spread over the grid
     assert len(set(bootstrap_argmin(flat, grid, 300, seed=1))) >= 3
+
+
+def test_mean_se_keeps_a_failure_visible_when_asked():
+    """Per-prompt Monte-Carlo errors: a NaN or inf is a failed computation, so with ``drop_nonfinite=False`` the mean
+    and SE are NaN (the judge refuses them), where the default drops the lost unit and counts the survivors."""
+    from iclab.stats import mean_se
+
+    vals = [1.0, 2.0, float("inf"), 4.0]
+    m, se, n = mean_se(vals)
+    assert (m, n) == (7 / 3, 3) and math.isfinite(se)
+    m, se, n = mean_se(vals, drop_nonfinite=False)
+    assert math.isnan(m) and math.isnan(se) and n == 4
+    assert mean_se([1.0, 3.0], drop_nonfinite=False)[:2] == mean_se([1.0, 3.0])[:2]

@@ -12,9 +12,15 @@ import numpy as np
 from iclab.stats._verdict import quantile
 
 
-def mean_se(values: Sequence[float]) -> tuple[float, float, int]:
-    """Mean, standard error of the mean (``nan`` for one value) and count of the finite ``values``."""
+def mean_se(values: Sequence[float], *, drop_nonfinite: bool = True) -> tuple[float, float, int]:
+    """Mean, standard error of the mean (``nan`` for one value) and count of the finite ``values``.
+
+    ``drop_nonfinite=False`` is for samples where a non-finite value is a failure, not a lost unit (per-prompt
+    Monte-Carlo errors): any NaN or inf then makes the mean and SE NaN, so the judge refuses it ("no uncertainty")
+    instead of averaging the survivors."""
     x = np.asarray(values, dtype=float)
+    if not drop_nonfinite and not np.isfinite(x).all():
+        return float("nan"), float("nan"), int(x.size)
     x = x[np.isfinite(x)]
     n = x.size
     if n == 0:

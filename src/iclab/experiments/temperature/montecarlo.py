@@ -215,9 +215,9 @@ def _mc_metrics(sim: dict, taus: np.ndarray, tau_th: float, s2: float) -> dict:
         "mc_b2": float(np.mean(b * b)),
     }
     res["tau_opt_mc"], res["tau_opt_mc_se"] = ratio_se(r * r, e * r)  # exact minimiser of the MC error
-    res["G1_mc"], res["G1_se"] = mean_se(e1)[:2]
-    res["Gopt_mc"], res["Gopt_se"] = mean_se(eopt)[:2]
-    res["gain_opt"], res["gain_opt_se"] = mean_se(e1 - eopt)[:2]
+    res["G1_mc"], res["G1_se"] = mean_se(e1, drop_nonfinite=False)[:2]
+    res["Gopt_mc"], res["Gopt_se"] = mean_se(eopt, drop_nonfinite=False)[:2]
+    res["gain_opt"], res["gain_opt_se"] = mean_se(e1 - eopt, drop_nonfinite=False)[:2]
     return res
 
 
@@ -225,8 +225,8 @@ def _bayes_metrics(sim: dict, s2: float, e1: np.ndarray) -> dict:
     """Bayes errors with their standard errors, and the model's excess over test-Bayes at τ = 1 (paired)."""
     res = {}
     for name, key in (("bayes_test", "bayes"), ("bayes_train", "bayes_train"), ("bayes_exact", "bayes_exact")):
-        res[name], res[f"{name}_se"] = mean_se(sim[key] + s2)[:2]
-    res["excess1"], res["excess1_se"] = mean_se(e1 - sim["bayes"])[:2]
+        res[name], res[f"{name}_se"] = mean_se(sim[key] + s2, drop_nonfinite=False)[:2]
+    res["excess1"], res["excess1_se"] = mean_se(e1 - sim["bayes"], drop_nonfinite=False)[:2]
     return res
 
 
@@ -236,8 +236,8 @@ def _harm_metrics(sim: dict, s2: float, e1: np.ndarray) -> dict:
     needs other M or V)."""
     e1m = (sim["f"] - sim["matched_b"] - sim["matched_r"]) ** 2 + s2
     res = {}
-    res["G1_matched"], res["G1_matched_se"] = mean_se(e1m)[:2]
-    res["harm1"], res["harm1_se"] = mean_se(e1 - e1m)[:2]
+    res["G1_matched"], res["G1_matched_se"] = mean_se(e1m, drop_nonfinite=False)[:2]
+    res["harm1"], res["harm1_se"] = mean_se(e1 - e1m, drop_nonfinite=False)[:2]
     return res
 
 
@@ -263,8 +263,8 @@ def _extras_metrics(sim: dict, s2: float) -> dict:
     """Linear attention at τ = 1 and the query-not-a-key variant at τ = 1 and at its own best τ (Remark 3.4)."""
     f, bq, rq = sim["f"], sim["noquery_b"], sim["noquery_r"]
     res = {}
-    res["linear_mc"], res["linear_se"] = mean_se(sim["linear"] + s2)[:2]
-    res["noquery1_mc"], res["noquery1_se"] = mean_se((f - bq - rq) ** 2 + s2)[:2]
+    res["linear_mc"], res["linear_se"] = mean_se(sim["linear"] + s2, drop_nonfinite=False)[:2]
+    res["noquery1_mc"], res["noquery1_se"] = mean_se((f - bq - rq) ** 2 + s2, drop_nonfinite=False)[:2]
     res["noquery_opt_mc"] = float(np.mean((f - bq) ** 2) + s2 - np.mean((f - bq) * rq) ** 2 / np.mean(rq * rq))
     return res
 

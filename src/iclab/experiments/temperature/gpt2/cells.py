@@ -88,7 +88,7 @@ def cross_fitted_gain(err: np.ndarray, i1: int) -> tuple[float, float, list[int]
     diff = np.concatenate(
         [err[i1, halves[1]] - err[picks[0], halves[1]], err[i1, halves[0]] - err[picks[1], halves[0]]]
     )
-    return (*mean_se(diff)[:2], picks)
+    return (*mean_se(diff, drop_nonfinite=False)[:2], picks)
 
 
 def tau_statistics(err: np.ndarray, taus, theory: float, seed: int, suffix: str) -> dict:
@@ -97,7 +97,7 @@ def tau_statistics(err: np.ndarray, taus, theory: float, seed: int, suffix: str)
     i1, ib = taus.index(1.0), int(np.argmin(err.mean(1)))
     j = int(np.argmin(np.abs(np.log(taus) - math.log(theory))))
     gain, gain_se, picks = cross_fitted_gain(err, i1)
-    th_gain, th_gain_se, _ = mean_se(err[i1] - err[j])
+    th_gain, th_gain_se, _ = mean_se(err[i1] - err[j], drop_nonfinite=False)
     return {
         f"err_{suffix}": [float(v) for v in err.mean(1)],
         f"se_{suffix}": [float(v) for v in err.std(1, ddof=1) / math.sqrt(err.shape[1])],
