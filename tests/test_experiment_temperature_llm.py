@@ -351,3 +351,21 @@ def test_real_gemma3_capital_cell():
     assert "Gemma 3 270M" in out["source"] and em.shape == (2, 8)
     assert em[0].mean() >= 0.5 and em[0].mean() > em[1].mean()  # knows capitals; τ = 3 flattens attention
     assert len(out["layer_tau"]) == 18 and out["moment_valid"] == 1.0
+
+
+@pytest.mark.parametrize("preset", ["quick", "paper", "full"])
+def test_every_preset_leaves_room_for_its_screen(preset):
+    """The demonstration pool of every task of every preset holds the screening questions plus one prompt's
+    demonstrations (the full preset asks for every other item as a question: ``n_questions = 0``)."""
+    from iclab.data import get_task, question_split
+    from iclab.experiments.temperature.llm.cells import _check_screen_sizes, pool_reserve
+    from iclab.experiments.temperature.llm.config import PRESETS
+
+    cfg = PRESETS[preset]
+    _check_screen_sizes(cfg)  # raises ConfigError when a pool is too small
+    for name in cfg.tasks:
+        task = get_task(name)
+        questions, pool = question_split(task, cfg.n_questions, cfg.seed, pool_reserve(cfg))
+        assert len(pool) >= cfg.screen_questions + max([cfg.n_demos, *cfg.demo_counts])
+        if cfg.n_questions:  # an explicit size keeps its questions: the reference runs are not moved
+            assert questions == question_split(task, cfg.n_questions, cfg.seed)[0]

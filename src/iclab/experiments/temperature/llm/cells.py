@@ -93,6 +93,12 @@ def _spread_rule(model, tok, groups: list[DemoGroup], cfg: TemperatureLLMConfig)
     return [float(t) for t in tau], float(np.mean(valid))
 
 
+def pool_reserve(cfg: TemperatureLLMConfig) -> int:
+    """Items kept out of the questions for the demonstration pool: at least 40, and enough for the screen's questions
+    plus the most demonstrations a prompt takes (``n_questions = 0`` asks for every other item as a question)."""
+    return max(40, cfg.screen_questions + max([cfg.n_demos, *cfg.demo_counts]))
+
+
 def screen_split(pool: list[int], n_screen: int, k: int) -> tuple[list[int], list[int]]:
     """The screening questions (the last ``n_screen`` items of the demonstration ``pool``, never an evaluation
     question) and the pool their own demonstrations come from (the rest). The evaluation prompts keep the whole pool."""
@@ -142,7 +148,7 @@ def run_cell(cfg: TemperatureLLMConfig, cell: dict, shared) -> dict:
     t0 = time.perf_counter()
     model, tok, source = shared_model(cell["model"], causal=True, dtype=cfg.dtype, device=cfg.device)
     task = get_task(cell["task"])
-    questions, pool = question_split(task, cfg.n_questions, cfg.seed)
+    questions, pool = question_split(task, cfg.n_questions, cfg.seed, pool_reserve(cfg))
     if cell["part"] == "screen":
         out = _screen(cfg, cell, model, tok, task, pool)
         return {**out, "source": source, "seconds": time.perf_counter() - t0}
@@ -203,7 +209,7 @@ def _check_screen_sizes(cfg: TemperatureLLMConfig) -> None:
             task = get_task(name)
         except IclabError:
             continue
-        pool = question_split(task, cfg.n_questions, cfg.seed)[1]
+        pool = question_split(task, cfg.n_questions, cfg.seed, pool_reserve(cfg))[1]
         screen_split(pool, cfg.screen_questions, max([cfg.n_demos, *cfg.demo_counts]))
 
 
