@@ -16,7 +16,8 @@ from functools import partial
 
 import pandas as pd
 
-from iclab.experiments._records import BASE, ClaimRecord, Measure, Rule, judge_records
+from iclab.experiments._records import BASE, ClaimRecord, Measure, Rule, across_units, judge_records
+from iclab.experiments._statistics import measured_as, whole_rows
 from iclab.experiments.multihead import statistics as st
 from iclab.experiments.multihead.config import ACTIVATION_NAMES
 from iclab.experiments.multihead.conventions import (
@@ -58,7 +59,7 @@ def _tables() -> list[ClaimRecord]:
              f"SE_paper = the authors' MC error ({FIG25_PROMPTS:,} prompts, iclab's spread); closed forms: SE 0",
              f"{FIG25_ESTIMATORS[key][n]:.4f}",
              Measure({"part": "baseline"}, st.at(col, n), SEED, combine=partial(st.fig25, se_col, n, col[:3] == "th_"),
-                     measured=st.text("{v:.4f}")),
+                     measured=measured_as("{v:.4f}")),
              Rule("value", paper=FIG25_ESTIMATORS[key][n], k=K_TABLE, rel_tol=TABLE_REL_TOL, n="n_mc", units="prompts"),
              settings={"d": 5, "sigma2": 0.1})
         for key, col, se_col, label in FIG25 for n in TABLE_LENGTHS
@@ -142,9 +143,10 @@ def _models(cfg) -> list[ClaimRecord]:
     ]  # fmt: skip
 
 
-def _pooled(key: str, digits: int = 4, gates=(st.stage2,), combine=st.pooled, measured=None, col=st.multi) -> Measure:
-    """A column pooled over every trained H ≥ 2 model of every seed (:func:`.statistics.pooled`)."""
-    text = measured or st.text(f"{{v:.{digits}g}} ({{n}} models)")
+def _pooled(key: str, digits: int = 4, gates=(st.stage2,), combine=across_units, measured=None, col=st.multi):
+    """A column pooled over every trained H ≥ 2 model of every seed (the default combine rule: Student t over models,
+    :func:`~iclab.experiments._records.across_units`)."""
+    text = measured or measured_as(f"{{v:.{digits}g}} ({{n}} models)")
     return Measure(ISO, partial(col, key), MODEL, combine=combine, measured=text, gates=gates)
 
 
@@ -172,7 +174,7 @@ def _patterns(cfg) -> list[ClaimRecord]:
         _rec("thm1/eta-eff", "The learned effective step η_eff = Σ_h μ^(h) ω^(h) is Thm 1's η* = (1 + (1+σ²)d/L)⁻¹",
              f"{SRC}, Thm 1 (optimality)", "theory vs simulation", f"{POOLED_T}; within ±5 % of η*, 95 % CI"
              + NEEDS_TRAINING, "η* = 0.879 (paper's 2·0.13·3.45 = 0.897)",
-             _pooled("diag_eta_eff", gates=GATES, measured=st.text("{v:.4f} ({n} models)")),
+             _pooled("diag_eta_eff", gates=GATES, measured=measured_as("{v:.4f} ({n} models)")),
              Rule("equivalence", rel_tol=0.05, target=eta), settings=PAPER_TRAINING),
         _rec("fig2.2/kq-diagonal", "KQ circuits are diagonal: the top-left d×d block of each live head is ω^(h) I_d",
              f"{SRC_CODE}, Fig. 2.2 (pattern purity cell)", "paper value", f"{POOLED_T}; iclab's KQ diagonal mass "
@@ -221,13 +223,13 @@ def _multitask() -> list[ClaimRecord]:
         _rec("multitask/H3-superposition", "With 2 < H < 2N (N = 2 tasks, H = 3) heads serve both tasks at once "
              "(superposition)", src, "effect direction", share + f"; sharing > 0, {CI[:-1]}; smallest effect of "
              "interest 0.05)" + NEEDS_TRAINING, "superposition",
-             Measure(mt[3], sharing, SEED, measured=st.text("sharing {v:.3f}"), **shared),
+             Measure(mt[3], sharing, SEED, measured=measured_as("sharing {v:.3f}"), **shared),
              Rule("direction", smallest=0.05, n="n_eval"), settings=MT_CODE),
         _rec("multitask/H4-pairs", "With H = 2N = 4 each head pair serves one task: no head serves both tasks", src,
              "effect direction", share + f"; for H = 4, 0.05 − sharing > 0, {CI[:-1]}; sharing below the smallest "
              "effect of interest 0.05; a head that serves both tasks disagrees)" + NEEDS_TRAINING,
              "one head pair per task",
-             Measure(mt[4], sharing, SEED, measured=st.text("sharing {m:.3f} (margin 0.05)", 0.05), combine=partial(
+             Measure(mt[4], sharing, SEED, measured=measured_as("sharing {d:.3f} (margin 0.05)"), combine=partial(
                  st.seed_mean, partial(st.per_row, st.sharing, 1), drop_nan=False, below=0.05), gates=GATES),
              Rule("direction", n="n_eval"), settings=MT_CODE),
         _rec("multitask/H3-equals-H4", "H = 3 learns the same per-task predictors as H = 4", src,
@@ -259,7 +261,7 @@ def _ratio(cfg) -> list[ClaimRecord]:
     def cell(which: str) -> Measure:
         return Measure(
             {"part": "ratio"},
-            st.whole_row,
+            whole_rows,
             SEED,
             combine=partial(st.ratio_point, which),
             measured=partial(st.slack_text, which),
@@ -317,7 +319,7 @@ def _activation(cfg) -> list[ClaimRecord]:
         "fig4.2/ov-zero-sum", "With every activation f the OV circuits are zero-sum", f"{SRC}, Fig. 4.2",
         "effect direction", f"{ZERO_SUM_MAX:g} − |Σμ|/Σ|μ| > 0 (|Σμ| below {ZERO_SUM_MAX * 100:g} % of Σ|μ|), mean "
         "over the activation-ablation models, SE over models (95 % Student-t CI)" + NEEDS_TRAINING, "same patterns",
-        Measure({"part": "activation"}, partial(st.zero_sum, False), ("attention",) + MODEL, combine=st.pooled,
+        Measure({"part": "activation"}, partial(st.zero_sum, False), ("attention",) + MODEL, combine=across_units,
                 measured=st.zero_sum_text, gates=GATES),
         Rule("direction"),
     ))  # fmt: skip
@@ -345,7 +347,7 @@ def _second_hand() -> list[ClaimRecord]:
     )
     return [
         _rec(f"second-hand/{key.replace(' ', '')}", claim, "second-hand summary", "paper value",
-             "not judged: the source is unreliable", paper, Measure({"part": "baseline"}, st.whole_row, SEED),
+             "not judged: the source is unreliable", paper, Measure({"part": "baseline"}, whole_rows, SEED),
              Rule("value", paper=value), unreliable=why, not_run=partial(st.below_bayes, key))
         for key, claim, paper, value in rows
     ]  # fmt: skip

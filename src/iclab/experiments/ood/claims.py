@@ -19,6 +19,7 @@ from __future__ import annotations
 from functools import partial
 
 from iclab.experiments._records import ClaimRecord, Measure, Rule, judge_records
+from iclab.experiments._statistics import whole_rows
 from iclab.experiments.ood import statistics as st
 from iclab.experiments.ood.reference import PAPER_ENCODER_F, PAPER_F, PAPER_OOD, PAPER_TINY
 from iclab.stats import Verdict
@@ -54,7 +55,7 @@ def _m(read, part: str, unit: tuple = ("part",), base: dict | None = None, **whe
     """The cells ``part`` (+ ``where``) read by ``read(config, sample) -> (Estimate, measured text)``."""
     return Measure(
         {"part": part, **where},
-        st.row_only,
+        whole_rows,
         unit,
         base=base,
         combine=partial(st.combine, read),

@@ -21,15 +21,10 @@ from iclab.experiments._records import Estimate, Sample
 from iclab.experiments.ood.tables import forget_table, within_target_spearman
 from iclab.stats import mean_se
 
-__all__ = ["ROUNDING", "row_only", "combine", "measured", "share"]
+__all__ = ["ROUNDING", "combine", "measured", "share"]
 
 ROUNDING = 1e-15  # relative float64 rounding: the uncertainty of a deterministic quantity
 _NAN = Estimate(float("nan"), float("nan")), "—"
-
-
-def row_only(rows: pd.DataFrame) -> np.ndarray:
-    """The records' column: none (each reading rule reads its lists from the row)."""
-    return np.zeros(len(rows))
 
 
 def combine(read, config, s: Sample) -> Estimate:

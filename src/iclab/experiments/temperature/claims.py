@@ -16,6 +16,7 @@ from functools import partial
 import pandas as pd
 
 from iclab.experiments._records import BASE, ClaimRecord, Measure, Rule, judge_records
+from iclab.experiments._statistics import not_configured, whole_rows
 from iclab.experiments.temperature import statistics as S
 from iclab.experiments.temperature.statistics import CURVE_PARTS, TOL, prompt_se, ratio, rel_gap
 from iclab.stats import Verdict
@@ -58,7 +59,7 @@ def _record(cid, claim, source, kind, test, measure, rule, paper="—", headline
 def _effect(where, col, se, base=None, note=S.pair_note, den="c") -> Measure:
     """One cell's ``col`` over ``den`` (minus the ``base`` cell's), with the prompt SE of the ``se`` columns."""
     column = partial(ratio, col, den) if isinstance(col, str) else col
-    return Measure(where, column, SEED, base=base, combine=partial(prompt_se, se, den), note=note)
+    return Measure(where, column, SEED, base=base, combine=prompt_se(se, den), note=note)
 
 
 def _simcheck(cid, part, stem, setting, th, mc) -> ClaimRecord:
@@ -69,7 +70,7 @@ def _simcheck(cid, part, stem, setting, th, mc) -> ClaimRecord:
         f"theory agrees, wholly outside disagrees (the O(1/l) terms the theorem drops move G by 0.5–3 % here, "
         f"note §4.8, §6.2)",
         Measure({"part": part}, partial(ratio, f"{stem}_mc", f"{stem}_theory"), SEED,
-                combine=partial(prompt_se, (f"{stem}_se",), f"{stem}_theory"), note=partial(S.simcheck_note, stem),
+                combine=prompt_se((f"{stem}_se",), f"{stem}_theory"), note=partial(S.simcheck_note, stem),
                 measured=partial(S.measured, f"{stem}_mc", 4)),
         Rule("equivalence", rel_tol=TOL, target=1.0),
         f"G = Thm 4.2 closed form (an independent check got theory {th}, MC {mc})",
@@ -94,14 +95,14 @@ def _theory(cfg) -> list[ClaimRecord]:
                 f"RMS over the cells of the relative gap (MC − theory)/theory at τ = 1 and τ_opt, Monte-Carlo noise "
                 f"removed (mean of gap² − SE²); agrees when its 95 % upper bound ≤ {TOL:.0%}, disagrees when its "
                 f"lower bound > {TOL:.0%}",
-                Measure({}, S.whole_rows, ROW, combine=S.short_curves, measured=S.rms_measured),
+                Measure({}, whole_rows, ROW, combine=S.short_curves, measured=S.rms_measured),
                 Rule("direction", sign=-1), '"closely match"'),
         _record("thm4.3-vs-mc-minimiser",
                 "τ_opt of Eq. 15 is the τ that minimises the simulated error (cells with l ≥ d)",
                 f'{PAPER}, Thm 4.3 (Eq. 15); v2: "Theorem 4.3 estimate vs grid search nearly coincide"', _TVS,
                 f"RMS relative gap between Eq. 15 and the exact Monte-Carlo minimiser E[r²]/E[(f − b)r] "
                 f"(delta-method SE), noise removed; 95 % bound against ±{TOL:.0%}",
-                Measure({}, S.whole_rows, ROW, combine=S.minimiser, measured=S.rms_measured),
+                Measure({}, whole_rows, ROW, combine=S.minimiser, measured=S.rms_measured),
                 Rule("direction", sign=-1), '"nearly coincide"', headline=True),
         _record("cor4.4-emulates-bayes",
                 "Without shift the model at τ = 1 emulates the Bayes-optimal ridge (its test error nearly matches "
@@ -110,7 +111,7 @@ def _theory(cfg) -> list[ClaimRecord]:
                 f"MC error at τ = 1 against the test-Bayes MC error on the same prompts (paired SE): 95 % CI within "
                 f"±{TOL_NEAR:.0%} of Bayes agrees, wholly outside disagrees",
                 Measure({"part": "none", "l": max(cfg.l_values)}, partial(rel_gap, "G1_mc", "bayes_test"), SEED,
-                        combine=partial(prompt_se, ("excess1_se",), "bayes_test"),
+                        combine=prompt_se(("excess1_se",), "bayes_test"),
                         measured=partial(S.measured, "G1_mc", 4)),
                 Rule("absence", smallest=TOL_NEAR, unit=" (relative)"), "G(τ = 1) ≈ Bayes error"),
     ]
@@ -148,13 +149,13 @@ def _shifts(cfg) -> list[ClaimRecord]:
                 f"{PAPER}, §4.2 Case III, Fig. 2a", _DIR, harm.format("noise", ""),
                 _effect({"part": "noise", "l": l0, "sigma_test": noise}, "harm1", ("harm1_se",),
                         {"part": "noise", "l": l1, "sigma_test": noise}), _GAIN,
-                not_run=partial(S.empty, "noise_sigmas")),
+                not_run=not_configured("noise_sigmas")),
         _record("fig2b-tau-opt-closes-gap", "At l = d and the largest test noise, τ_opt lowers the error toward Bayes",
                 f"{PAPER}, Fig. 2b", _DIR,
                 f"paired G(1) − G(τ_opt) on the same prompts at the largest σ_test, l = d, > 0 (fraction of the gap "
                 f"to Bayes closed in the statistic); {NORM}{SMALL}",
                 _effect({"part": "noise_ld", "sigma_test": s[-1]}, "gain_opt", ("gain_opt_se",), note=S.closes_note),
-                _GAIN, not_run=partial(S.empty, "sigma_tests")),
+                _GAIN, not_run=not_configured("sigma_tests")),
         _record("fig2c-tau-opt-grows-with-noise", "The optimal temperature grows with the test noise (l = d)",
                 f"{PAPER}, Fig. 2c", _DIR,
                 "Monte-Carlo minimiser E[r²]/E[(f − b)r] at the largest σ_test minus at the smallest, > 0 "
@@ -162,7 +163,7 @@ def _shifts(cfg) -> list[ClaimRecord]:
                 "disagrees",
                 _effect({"part": "noise_ld", "sigma_test": s[-1]}, "tau_opt_mc", ("tau_opt_mc_se",),
                         {"part": "noise_ld", "sigma_test": s[0]}, S.grows_note, den=None),
-                Rule("direction", smallest=0.05), not_run=partial(S.empty, "sigma_tests")),
+                Rule("direction", smallest=0.05), not_run=not_configured("sigma_tests")),
     ]
 
 
@@ -170,7 +171,7 @@ def _mean_shift(cfg) -> list[ClaimRecord]:
     """Remark 3.4: the input-mean shift, approximate softmax against linear attention."""
     mu = sorted(cfg.mean_shifts) or [float("nan")]
     lo, hi = {"part": "mean", "mu_x": mu[0]}, {"part": "mean", "mu_x": mu[-1]}
-    src, settings, off = f"{PAPER}, Remark 3.4, §4.2 Case I(i)", {"d": 50, "m": 5000}, partial(S.empty, "mean_shifts")
+    src, settings, off = f"{PAPER}, Remark 3.4, §4.2 Case I(i)", {"d": 50, "m": 5000}, not_configured("mean_shifts")
     return [
         _record("rem3.4-linear-harmed-more",
                 "An input-mean shift harms linear attention more than the approximate softmax", src, _DIR,
@@ -181,7 +182,7 @@ def _mean_shift(cfg) -> list[ClaimRecord]:
                 f"the error at the largest ‖μx‖ against the error at ‖μx‖ = 0 (l = 2d), both divided by the unshifted "
                 f"c (c grows with ‖μx‖², so G/c of each would hide a proportional rise): 95 % CI within "
                 f"±{TOL_NEAR:.0%} agrees, wholly outside disagrees",
-                Measure(hi, "G1_mc", SEED, base=lo, combine=partial(prompt_se, ("G1_se",), None),
+                Measure(hi, "G1_mc", SEED, base=lo, combine=prompt_se(("G1_se",), None),
                         measured=S.in_unshifted_c),
                 Rule("equivalence", rel_tol=TOL_NEAR, target=BASE, against="the unshifted error"), "unchanged",
                 settings=settings, not_run=off),
@@ -199,7 +200,7 @@ def _surrogate() -> list[ClaimRecord]:
                 f"softmax-layer error against approximate-softmax error at Eq. 15's τ_opt on the same prompts "
                 f"(paired SE): 95 % CI within ±{TOL_NEAR:.0%} agrees, wholly outside disagrees",
                 Measure(SURROGATE, partial(rel_gap, "Gs_opt_mc", "Ga_opt_mc"), SEED,
-                        combine=partial(prompt_se, ("soft_minus_approx_opt_se",), "Ga_opt_mc"),
+                        combine=prompt_se(("soft_minus_approx_opt_se",), "Ga_opt_mc"),
                         measured=partial(S.measured, "Gs_opt_mc", 4)),
                 Rule("absence", smallest=TOL_NEAR, unit=" (relative)"), "outputs track softmax", settings={}),
         _record("surrogate-tau-opt-transfers",
