@@ -1,5 +1,6 @@
-"""The statistics the paper packages share (``iclab.experiments._statistics``): each rule on made-up samples, with
-the numbers worked by hand, and the multi-head pooled columns on a fragmented frame (no pandas PerformanceWarning)."""
+"""The statistics the paper packages share (``iclab.experiments._statistics``, ``iclab.stats.unit_mean`` and
+``clopper_pearson``): each rule on made-up samples, with the numbers worked by hand, and the multi-head pooled
+columns on a fragmented frame (no pandas PerformanceWarning)."""
 
 from __future__ import annotations
 
@@ -11,15 +12,9 @@ import pandas as pd
 import pytest
 
 from iclab.experiments._records import Estimate, Sample
-from iclab.experiments._statistics import (
-    across_units_or,
-    measured_as,
-    not_configured,
-    unit_mean,
-    whole_rows,
-    within_units,
-)
+from iclab.experiments._statistics import across_units_or, measured_as, not_configured, whole_rows, within_units
 from iclab.experiments.multihead import statistics as mh
+from iclab.stats import clopper_pearson, unit_mean
 
 
 def _sample(values, ses=None, base=None, n_test=None) -> Sample:
@@ -73,6 +68,14 @@ def test_measured_as_formats_the_estimate_and_the_sample():
     assert text(None, s, Estimate(1.0, 0.1, n=7)) == "+1.0 (3.00 vs 2.00, mean 1.0, 2 seeds, n 7)"
     assert measured_as("{v}")(None, s, Estimate(math.nan)) == "—"
     assert measured_as("{v}", fewest=3)(None, s, Estimate(1.0)) == "—"  # two units, three needed
+    assert measured_as("{rows[x]:.2f} / {base[x]:.2f}")(None, s, Estimate(1.0)) == "1.00 / 1.00"  # column means
+
+
+def test_clopper_pearson_is_exact_at_the_edges_and_covers_the_share():
+    assert clopper_pearson(0, 10) == (0.0, pytest.approx(1 - 0.025 ** (1 / 10)))  # all misses: 1 − (α/2)^(1/n)
+    assert clopper_pearson(10, 10) == (pytest.approx(0.025 ** (1 / 10)), 1.0)
+    lo, hi = clopper_pearson(3, 10)
+    assert lo < 0.3 < hi and (lo, hi) == pytest.approx((0.0667, 0.6525), abs=1e-4)
 
 
 def test_not_configured_names_what_the_preset_lacks():

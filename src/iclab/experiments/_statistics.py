@@ -3,8 +3,9 @@
 (issue 21: a paper's package keeps only the statistics that are truly its own; the vocabulary is
 :mod:`iclab.experiments._records`, the tests :mod:`iclab.stats`).
 
-- :func:`unit_mean`, :func:`across_units_or`, :func:`within_units`: the mean over the units of replication with its
-  standard error across the units when there are enough of them, else from each unit's own (within-run) SE.
+- :func:`across_units_or`, :func:`within_units`: the mean over the units of replication with its standard error
+  across the units when there are enough of them, else from each unit's own (within-run) SE
+  (:func:`iclab.stats.unit_mean`).
 - :func:`measured_as`: a measured text from a format string over the estimate and the sample.
 - :func:`whole_rows`: the column of a measure whose combine rule reads the selected rows themselves.
 - :func:`not_configured`: ``ClaimRecord.not_run`` for a claim whose cells need a config value the preset lacks.
@@ -13,46 +14,18 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
 
 from iclab.experiments._records import Estimate, Sample
-from iclab.stats import MIN_UNITS
+from iclab.stats import MIN_UNITS, unit_mean
 
-__all__ = ["unit_mean", "across_units_or", "within_units", "measured_as", "whole_rows", "not_configured"]
+__all__ = ["across_units_or", "within_units", "measured_as", "whole_rows", "not_configured"]
 
 #: the per-unit standard errors of a sample: ``(config, Sample) -> (units,)`` (None: ``Sample.ses``)
 WithinSE = Callable[[Any, Sample], np.ndarray]
-
-
-def unit_mean(
-    values: Sequence[float], ses: Sequence[float] | None, min_units: float, drop_nan: bool = False
-) -> tuple[float, float, int | None]:
-    r"""The mean :math:`\bar v` of the per-unit ``values`` (k units), its standard error and the dof of its band.
-
-    From ``min_units`` units on, the SE is the spread across the units, :math:`s / \sqrt k`, with a Student-t band
-    of k − 1 dof: it holds every source of variation between replicates (seed, trained model, W_e draw). With fewer
-    units that spread rests on too few degrees of freedom (two units: t(1) makes the band ±12.7 SE, and
-    :func:`iclab.stats.refusal` refuses a t band from fewer than :data:`iclab.stats.MIN_UNITS` units), so the SE
-    is the units' own within-run SEs ``ses`` (over prompts or test points), :math:`\sqrt{\sum_i se_i^2} / k`, with a
-    normal band — which leaves out the between-unit variation that so few units cannot estimate (``min_units`` =
-    ``math.inf``: always). No ``ses``: the SE is NaN (refused: no uncertainty).
-
-    ``drop_nan``: units without a finite value are left out (a prompt length that was not evaluated); else one
-    makes the mean NaN, which the test refuses. No unit left: NaN, NaN."""
-    v = np.asarray(values, dtype=float)
-    s = None if ses is None else np.asarray(ses, dtype=float)
-    if drop_nan:
-        keep = np.isfinite(v)
-        v, s = v[keep], (None if s is None else s[keep])
-    k = v.size
-    if k == 0:
-        return math.nan, math.nan, None
-    if k >= min_units:
-        return float(v.mean()), float(v.std(ddof=1) / math.sqrt(k)), k - 1
-    return float(v.mean()), float(np.sqrt((s**2).sum()) / k) if s is not None else math.nan, None
 
 
 def across_units_or(
@@ -63,11 +36,13 @@ def across_units_or(
     unit: str = "",
     n_column: str = "",
 ) -> Callable[[Any, Sample], Estimate]:
-    """The combine rule "across units when there are enough, else the within-run SE" (:func:`unit_mean`) of the
-    sample's per-unit values. ``within`` gives each unit's own SE (default: ``Measure.se_column``, paired SEs
-    combined by the judge); ``unit`` names the unit in the statistic ("SE across 3 models", "prompt-level SE
-    (2 models)"; "" says nothing); ``n_column`` a row column with the prompts behind a within-run SE, which then
-    is the estimate's ``n`` (else the number of units)."""
+    """The combine rule "across units when there are enough, else the within-run SE" (:func:`iclab.stats.unit_mean`,
+    which states the rule and why) of the sample's per-unit values. ``min_units``: from how many units on the SE is
+    across them (default :data:`iclab.stats.MIN_UNITS`; with 2, two units give a t(1) band that the test refuses).
+    ``within`` gives each unit's own SE (default: ``Measure.se_column``, paired SEs combined by the judge); ``unit``
+    names the unit in the statistic ("SE across 3 models", "prompt-level SE (2 models)"; "" says nothing);
+    ``n_column`` a row column with the prompts behind a within-run SE, which then is the estimate's ``n`` (else the
+    number of units)."""
 
     def combine(config: Any, sample: Sample) -> Estimate:
         ses = sample.ses if within is None else within(config, sample)
@@ -84,28 +59,41 @@ def across_units_or(
     return combine
 
 
-def within_units(within: WithinSE | None = None, *, drop_nan: bool = False, n_column: str = ""):
+def within_units(
+    within: WithinSE | None = None, *, drop_nan: bool = False, n_column: str = ""
+) -> Callable[[Any, Sample], Estimate]:
     """The combine rule of cells measured once per unit with their own SEs (thousands of prompts each): the mean with
     the SE :math:`\\sqrt{\\sum se^2} / k`, normal (:func:`across_units_or` that never goes across units)."""
     return across_units_or(within, math.inf, drop_nan=drop_nan, n_column=n_column)
 
 
 def measured_as(form: str, fewest: int = 1) -> Callable[[Any, Sample, Estimate], str]:
-    """A ``measured`` text: ``form`` formatted with ``v`` (the estimate), ``n`` (its units, or the number of per-unit
-    values), ``k`` (the number of per-unit values), ``d`` (their mean), ``a`` and ``b`` (the means of the
-    selection's and the baseline's values); "—" when the estimate is not finite or rests on fewer than ``fewest``
-    units."""
+    """A ``measured`` text (or a ``note``): ``form`` formatted with ``v`` (the estimate), ``n`` (its units, else the
+    number of per-unit values ``k``), ``d`` (their mean), ``a`` and ``b`` (the means of the selection's and the
+    baseline's values) and ``rows[col]``, ``base[col]`` (the mean of a column of the selected or the baseline rows);
+    "—" when the estimate is not finite or rests on fewer than ``fewest`` units."""
 
-    def text(config: Any, sample: Sample, est: Estimate) -> str:
-        k = len(sample.values)
+    def text(config: Any, s: Sample, est: Estimate) -> str:
+        k = len(s.values)
         n = est.n if est.n is not None else k
         if not math.isfinite(est.value) or n < fewest:
             return "—"
-        b = float(sample.b.mean()) if sample.b is not None else math.nan
-        return form.format(v=est.value, n=n, k=k, d=float(sample.values.mean()), a=float(sample.a.mean()), b=b)
+        b = float(s.b.mean()) if s.b is not None else math.nan
+        means = {"rows": _ColumnMeans(s.rows), "base": _ColumnMeans(s.base)}
+        return form.format(v=est.value, n=n, k=k, d=float(s.values.mean()), a=float(s.a.mean()), b=b, **means)
 
     text.__name__ = "measured_as"
     return text
+
+
+class _ColumnMeans:
+    """``means[col]``: the mean of column ``col`` of ``rows`` (NaN without rows), for a format string."""
+
+    def __init__(self, rows: pd.DataFrame | None) -> None:
+        self.rows = rows
+
+    def __getitem__(self, col: str) -> float:
+        return float(self.rows[col].mean()) if self.rows is not None else math.nan
 
 
 def whole_rows(rows: pd.DataFrame) -> np.ndarray:

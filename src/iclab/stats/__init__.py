@@ -67,7 +67,15 @@ from iclab.stats._verdict import (
     quantile,
     refusal,
 )
-from iclab.stats._intervals import binary_floor_ci, bootstrap_ci, grid_floor_ci, mean_se, paired_differences
+from iclab.stats._intervals import (
+    binary_floor_ci,
+    bootstrap_ci,
+    clopper_pearson,
+    grid_floor_ci,
+    mean_se,
+    paired_differences,
+    unit_mean,
+)
 from iclab.stats._judges import judge_absence, judge_direction, judge_equivalence, judge_every_cell, judge_value
 from iclab.stats._calibration import (
     NOMINAL,
@@ -93,6 +101,8 @@ __all__ = [
     "judge_direction",
     "not_judged",
     "mean_se",
+    "unit_mean",
+    "clopper_pearson",
     "bootstrap_ci",
     "binary_floor_ci",
     "grid_floor_ci",

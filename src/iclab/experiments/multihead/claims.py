@@ -39,6 +39,9 @@ GATES = (st.trained,)
 ISO = {"part": "iso", "attention": "softmax"}
 WELCH = f"{CI[:-1]}; Welch–Satterthwaite degrees of freedom for the difference)"
 SETTINGS = "paper_settings"
+PATTERNS_TEXT = measured_as("{v:.4g} (KQ diag. mass {rows[diag_kq_diag_mass]:.4f}, OV last-entry mass "
+                            "{rows[diag_ov_last_mass]:.4f})")  # fmt: skip
+ANISO_TEXT = measured_as("{v:.3g} (corr(KQ, Σ⁻¹) {rows[corr_sigma_inv]:.3f}, corr(KQ, I) {rows[corr_identity]:.3f})")
 
 
 def _iso(H: int) -> dict:
@@ -201,7 +204,7 @@ def _patterns(cfg) -> list[ClaimRecord]:
              "preconditioned debiased GD, not plain debiased GD", f"{SRC}, Fig. 3.1", "effect direction",
              "E(ŷ − ŷ_dgd)² − E(ŷ − ŷ_pgd(Σ⁻¹))² > 0 (each GD at the model's own least-squares step), paired on "
              f"n_eval prompts, {CI}; Σ_ij = ρ^|i−j| (the paper does not say which Σ)" + NEEDS_TRAINING, "Ω ≈ Σ⁻¹",
-             Measure({"part": "aniso"}, partial(st.scalar, "closer_to_pgd"), SEED, measured=st.aniso_text,
+             Measure({"part": "aniso"}, partial(st.scalar, "closer_to_pgd"), SEED, measured=ANISO_TEXT,
                      combine=partial(st.seed_mean, partial(st.scalar, "closer_to_pgd_se")), gates=GATES),
              Rule("direction", n="n_eval")),
     ]  # fmt: skip
@@ -313,7 +316,7 @@ def _activation(cfg) -> list[ClaimRecord]:
                 f"fig4.2/{att}/debiased-gd", f"{f}: the same patterns give the same predictor, debiased GD at η*", src,
                 "theory vs simulation", f"error (paired through debiased GD at η*) within ±3 % of the exact "
                 f"debiased-GD risk, {CI}" + NEEDS_TRAINING, "same patterns",
-                **_equal_to_dgd(cfg, cells, st.patterns_text),
+                **_equal_to_dgd(cfg, cells, PATTERNS_TEXT),
             ))  # fmt: skip
     out.append(_rec(
         "fig4.2/ov-zero-sum", "With every activation f the OV circuits are zero-sum", f"{SRC}, Fig. 4.2",

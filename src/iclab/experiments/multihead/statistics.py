@@ -15,10 +15,9 @@ import numpy as np
 import pandas as pd
 
 from iclab.experiments._records import Estimate, Sample
-from iclab.experiments._statistics import unit_mean
 from iclab.experiments.multihead.conventions import SIGN_MATCH_MIN, STAGE_II_STEPS, TRAINED_MIN_STEPS, ZERO_SUM_MAX
 from iclab.experiments.multihead.paper_values import FIG25_PROMPTS, SEED_SUMMARY, SEED_SUMMARY_LENGTHGEN
-from iclab.stats import fmt
+from iclab.stats import clopper_pearson, fmt, unit_mean
 from iclab.theory import multihead as th
 
 NAN = float("nan")
@@ -169,14 +168,11 @@ def _sign_counts(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
 def sign_matching(cfg, s: Sample) -> Estimate:
     """Fraction of matching live heads − :data:`SIGN_MATCH_MIN` with the model as the unit (heads of one model are not
     independent): each H ≥ 2 model with live heads is one trial scoring its fraction; Clopper–Pearson 95 %."""
-    from scipy import stats
-
     live, frac = _sign_counts(s.rows)
     n, k = float(frac.size), float(frac.sum())
     if n == 0:
         return Estimate(NAN, n=0)
-    lo = float(stats.beta.ppf(0.025, k, n - k + 1)) if k > 0 else 0.0
-    hi = float(stats.beta.ppf(0.975, k + 1, n - k)) if k < n else 1.0
+    lo, hi = clopper_pearson(k, n)
     return Estimate(k / n - SIGN_MATCH_MIN, ci=(lo - SIGN_MATCH_MIN, hi - SIGN_MATCH_MIN), n=int(n))
 
 
@@ -230,19 +226,9 @@ def h2_text(cfg, s: Sample, est: Estimate) -> str:
     return f"{fmt(est.value)} (paired difference {gap:+.4f}; relative distance of ŷ to debiased GD {rel:.4f})"
 
 
-def patterns_text(cfg, s: Sample, est: Estimate) -> str:
-    kq, ov = (float(s.rows[k].mean()) for k in ("diag_kq_diag_mass", "diag_ov_last_mass"))
-    return f"{fmt(est.value)} (KQ diag. mass {kq:.4f}, OV last-entry mass {ov:.4f})"
-
-
 def eta_text(cfg, s: Sample, est: Estimate) -> str:
     w = float(s.b.mean())
     return f"fitted step {est.value + w:.4f} vs 2C_f‖ω‖∞‖μ‖∞ = {w:.4f}"
-
-
-def aniso_text(cfg, s: Sample, est: Estimate) -> str:
-    c, i = (float(s.rows[k].mean()) for k in ("corr_sigma_inv", "corr_identity"))
-    return f"{fmt(est.value, 3)} (corr(KQ, Σ⁻¹) {c:.3f}, corr(KQ, I) {i:.3f})"
 
 
 def zero_sum_text(cfg, s: Sample, est: Estimate) -> str:

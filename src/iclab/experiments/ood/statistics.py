@@ -19,7 +19,7 @@ import pandas as pd
 
 from iclab.experiments._records import Estimate, Sample
 from iclab.experiments.ood.tables import forget_table, within_target_spearman
-from iclab.stats import mean_se
+from iclab.stats import clopper_pearson, mean_se
 
 __all__ = ["ROUNDING", "combine", "measured", "share"]
 
@@ -45,13 +45,9 @@ def _runs(values, target: float = 1.0, extra_var: float = 0.0) -> tuple[Estimate
 
 def share(hits: int, n: int) -> tuple[Estimate, str]:
     """The share ``hits / n`` with the SE read off its Clopper–Pearson 95 % interval (the interval in the tail)."""
-    from scipy.stats import beta
-
     if n == 0:
         return Estimate(float("nan"), float("nan"), n=0), "—"
-    p = hits / n
-    lo = float(beta.ppf(0.025, hits, n - hits + 1)) if hits > 0 else 0.0
-    hi = float(beta.ppf(0.975, hits + 1, n - hits)) if hits < n else 1.0
+    p, (lo, hi) = hits / n, clopper_pearson(hits, n)
     est = Estimate(p, max(p - lo, hi - p) / 1.959964, n=n, tail=f"Clopper–Pearson 95 % [{lo:.3f}, {hi:.3f}]")
     return est, f"{hits}/{n} = {p:.1%}"
 

@@ -16,7 +16,7 @@ from functools import partial
 import pandas as pd
 
 from iclab.experiments._records import BASE, ClaimRecord, Measure, Rule, judge_records
-from iclab.experiments._statistics import not_configured, whole_rows
+from iclab.experiments._statistics import measured_as, not_configured, whole_rows
 from iclab.experiments.temperature import statistics as S
 from iclab.experiments.temperature.statistics import CURVE_PARTS, TOL, prompt_se, ratio, rel_gap
 from iclab.stats import Verdict
@@ -71,7 +71,7 @@ def _simcheck(cid, part, stem, setting, th, mc) -> ClaimRecord:
         f"note §4.8, §6.2)",
         Measure({"part": part}, partial(ratio, f"{stem}_mc", f"{stem}_theory"), SEED,
                 combine=prompt_se((f"{stem}_se",), f"{stem}_theory"), note=partial(S.simcheck_note, stem),
-                measured=partial(S.measured, f"{stem}_mc", 4)),
+                measured=measured_as(f"{{rows[{stem}_mc]:.4g}}")),
         Rule("equivalence", rel_tol=TOL, target=1.0),
         f"G = Thm 4.2 closed form (an independent check got theory {th}, MC {mc})",
         headline=cid == "thm4.2-vs-mc/check-cov-tauopt", settings={})
@@ -112,7 +112,7 @@ def _theory(cfg) -> list[ClaimRecord]:
                 f"±{TOL_NEAR:.0%} of Bayes agrees, wholly outside disagrees",
                 Measure({"part": "none", "l": max(cfg.l_values)}, partial(rel_gap, "G1_mc", "bayes_test"), SEED,
                         combine=prompt_se(("excess1_se",), "bayes_test"),
-                        measured=partial(S.measured, "G1_mc", 4)),
+                        measured=measured_as("{rows[G1_mc]:.4g}")),
                 Rule("absence", smallest=TOL_NEAR, unit=" (relative)"), "G(τ = 1) ≈ Bayes error"),
     ]
 
@@ -201,7 +201,7 @@ def _surrogate() -> list[ClaimRecord]:
                 f"(paired SE): 95 % CI within ±{TOL_NEAR:.0%} agrees, wholly outside disagrees",
                 Measure(SURROGATE, partial(rel_gap, "Gs_opt_mc", "Ga_opt_mc"), SEED,
                         combine=prompt_se(("soft_minus_approx_opt_se",), "Ga_opt_mc"),
-                        measured=partial(S.measured, "Gs_opt_mc", 4)),
+                        measured=measured_as("{rows[Gs_opt_mc]:.4g}")),
                 Rule("absence", smallest=TOL_NEAR, unit=" (relative)"), "outputs track softmax", settings={}),
         _record("surrogate-tau-opt-transfers",
                 f"Eq. 15's τ_opt is also the best temperature of the softmax layer with the same weights (d = {d}, "
@@ -209,7 +209,7 @@ def _surrogate() -> list[ClaimRecord]:
                 f"the τ minimising the softmax layer's error (log grid, 95 % bootstrap interval over prompts) within "
                 f"a factor {1 + TOL_TAU:g} of τ_opt agrees; an interval wholly outside disagrees",
                 Measure(SURROGATE, "tau_best_soft", SEED, combine=S.log_tau_interval,
-                        measured=partial(S.measured, "tau_best_soft", 3)),
+                        measured=measured_as("{rows[tau_best_soft]:.3g}")),
                 Rule("absence", smallest=math.log(1 + TOL_TAU), unit=" (log τ)"), "— (implied)", settings={}),
     ]
 # fmt: on

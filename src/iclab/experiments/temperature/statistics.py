@@ -138,11 +138,6 @@ def log_tau_interval(cfg, s: Sample) -> Estimate:
     return Estimate(est - target, ci=(lo - target, hi - target), n=int(r.n_test), how=how)
 
 
-def measured(col: str, digits: int, cfg, s: Sample, est: Estimate) -> str:
-    """``col`` of the cell (the measured error or τ, where the test reads a ratio, a relative gap or a log)."""
-    return fmt(float(s.rows[col].mean()), digits)
-
-
 def in_unshifted_c(cfg, s: Sample, est: Estimate) -> str:
     """The error under the mean shift in units of the unshifted c (the shifted c grows with ‖μx‖²)."""
     return fmt(float(s.rows.iloc[0].G1_mc / s.base.iloc[0].c))

@@ -94,8 +94,7 @@ def unshifted_c_units(cfg) -> float:
     )
 
 
-def _cov_note(cfg, s: Sample, est: Estimate) -> str:
-    return f"err(τ=1) {s.rows['err_tau1'].mean():.4f} vs {s.base['err_tau1'].mean():.4f}"
+_cov_note = measured_as("err(τ=1) {rows[err_tau1]:.4f} vs {base[err_tau1]:.4f}")
 
 
 def _tau_helps_note(cfg, s: Sample, est: Estimate) -> str:
