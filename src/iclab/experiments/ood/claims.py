@@ -19,7 +19,6 @@ from __future__ import annotations
 from functools import partial
 
 from iclab.experiments._records import ClaimRecord, Measure, Rule, judge_records
-from iclab.experiments._statistics import whole_rows
 from iclab.experiments.ood import statistics as st
 from iclab.experiments.ood.reference import PAPER_ENCODER_F, PAPER_F, PAPER_OOD, PAPER_TINY
 from iclab.stats import Verdict
@@ -53,14 +52,7 @@ _UNRELIABLE_TINY = (
 
 def _m(read, part: str, unit: tuple = ("part",), base: dict | None = None, **where) -> Measure:
     """The cells ``part`` (+ ``where``) read by ``read(config, sample) -> (Estimate, measured text)``."""
-    return Measure(
-        {"part": part, **where},
-        whole_rows,
-        unit,
-        base=base,
-        combine=partial(st.combine, read),
-        measured=partial(st.measured, read),
-    )
+    return Measure({"part": part, **where}, unit=unit, base=base, **st.reading(read))
 
 
 def _pretraining() -> list[ClaimRecord]:
