@@ -71,9 +71,11 @@ from iclab.stats._intervals import (
     binary_floor_ci,
     bootstrap_argmin,
     bootstrap_ci,
+    clopper_pearson,
     grid_floor_ci,
     mean_se,
     paired_differences,
+    unit_mean,
 )
 from iclab.stats._judges import judge_absence, judge_direction, judge_equivalence, judge_every_cell, judge_value
 from iclab.stats._rules import SHIFT_SE, units_to_agree
@@ -101,6 +103,8 @@ __all__ = [
     "judge_direction",
     "not_judged",
     "mean_se",
+    "unit_mean",
+    "clopper_pearson",
     "bootstrap_ci",
     "bootstrap_argmin",
     "binary_floor_ci",

@@ -1,6 +1,7 @@
-"""Uncertainty of a measurement: mean and standard error, paired differences, the seeded percentile bootstrap, the
-bootstrap of a grid argmin, the floors that keep an interval from reading narrower than the data can resolve, and how many units would shrink an
-interval enough to decide a test (:mod:`iclab.stats`)."""
+"""Uncertainty of a measurement: mean and standard error (across units, or from the units' own SEs when they are
+too few), the exact interval of a share, paired differences, the seeded percentile bootstrap, the bootstrap of a grid
+argmin, the floors that keep an interval from reading narrower than the data can resolve, and how many units would
+shrink an interval enough to decide a test (:mod:`iclab.stats`)."""
 
 from __future__ import annotations
 
@@ -120,3 +121,41 @@ def _needed(n: int | None, se: float, margin: float, z: float) -> str:
     if not math.isfinite(needed) or needed > 1e15:
         return f"an impractically large sample (now {n:,})"
     return f"about {math.ceil(needed):,} samples (now {n:,})"
+
+
+def unit_mean(
+    values: Sequence[float], ses: Sequence[float] | None, min_units: float, drop_nan: bool = False
+) -> tuple[float, float, int | None]:
+    r"""The mean :math:`\bar v` of the per-unit ``values`` (k units), its standard error and the dof of its band.
+
+    From ``min_units`` units on, the SE is the spread across the units, :math:`s / \sqrt k`, with a Student-t band
+    of k − 1 dof: it holds every source of variation between replicates (seed, trained model, W_e draw). With fewer
+    units that spread rests on too few degrees of freedom (two units: t(1) makes the band ±12.7 SE, and
+    :func:`~iclab.stats.refusal` refuses a t band from fewer than :data:`~iclab.stats.MIN_UNITS` units), so the SE
+    is the units' own within-run SEs ``ses`` (over prompts or test points), :math:`\sqrt{\sum_i se_i^2} / k`, with a
+    normal band — which leaves out the between-unit variation that so few units cannot estimate (``min_units`` =
+    ``math.inf``: always). No ``ses``: the SE is NaN (refused: no uncertainty).
+
+    ``drop_nan``: units without a finite value are left out (a prompt length that was not evaluated); else one
+    makes the mean NaN, which the test refuses. No unit left: NaN, NaN."""
+    v = np.asarray(values, dtype=float)
+    s = None if ses is None else np.asarray(ses, dtype=float)
+    if drop_nan:
+        keep = np.isfinite(v)
+        v, s = v[keep], (None if s is None else s[keep])
+    k = v.size
+    if k == 0:
+        return math.nan, math.nan, None
+    if k >= min_units:
+        return float(v.mean()), float(v.std(ddof=1) / math.sqrt(k)), k - 1
+    return float(v.mean()), float(np.sqrt((s**2).sum()) / k) if s is not None else math.nan, None
+
+
+def clopper_pearson(hits: float, n: float) -> tuple[float, float]:
+    """The exact (Clopper–Pearson) 95 % interval of the share ``hits / n``: the 2.5 % quantile of Beta(hits,
+    n − hits + 1) and the 97.5 % quantile of Beta(hits + 1, n − hits); 0 and 1 at the edges (Clopper & Pearson 1934)."""
+    from scipy.stats import beta
+
+    lo = float(beta.ppf(0.025, hits, n - hits + 1)) if hits > 0 else 0.0
+    hi = float(beta.ppf(0.975, hits + 1, n - hits)) if hits < n else 1.0
+    return lo, hi

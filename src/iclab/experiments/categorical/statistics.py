@@ -3,8 +3,8 @@
 :mod:`iclab.experiments._records` cannot say them — the accuracy band that adds the spread between draws of the
 class embeddings W_e (:func:`draw_spread`), the measured texts with the Bayes ceiling, the convergence and "not
 comparable" gates, the GD-likeness of the trained matrices, the pooled Monte-Carlo SE of a cell measured once per
-unit (:func:`own_se`), the stationarity gradients one row per (configuration, seed) (:func:`gradient_cells`), and the
-features' SE (:func:`seeds_or_binomial`)."""
+unit (:data:`own_se`), the stationarity gradients one row per (configuration, seed) (:func:`gradient_cells`), and the
+features' SE (:data:`seeds_or_binomial`)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import pandas as pd
 
 from iclab.experiments._records import Estimate, Sample
 from iclab.experiments._judge import part_rows
+from iclab.experiments._statistics import across_units_or, measured_as, within_units
 from iclab.stats import mean_se
 
 COMPARABLE_NOTE = {
@@ -91,16 +92,13 @@ def gd_likeness(col: str):
     return column
 
 
-def own_se(cfg, s: Sample) -> Estimate:
-    """A cell measured once per unit with its own (Monte-Carlo) SE: the mean of the finite values with the SE of that
-    mean, ``√(Σ se²) / n`` (normal band: each SE rests on thousands of prompts)."""
-    ok = np.isfinite(s.values)
-    n = int(ok.sum())
-    return Estimate(float(s.values[ok].mean()) if n else math.nan, math.sqrt(float((s.ses[ok] ** 2).sum())) / max(n, 1))
+#: a cell measured once per unit with its own (Monte-Carlo) SE: the mean of the finite values with the SE of that
+#: mean, √(Σ se²) / n (normal band: each SE rests on thousands of prompts)
+own_se = within_units(drop_nan=True)
 
 
 def tv_pooled(cfg, s: Sample) -> Estimate:
-    """:func:`own_se` of the functional-GD distance, its SE floored at 1e-15 (float64 rounding of an exact 0)."""
+    """:data:`own_se` of the functional-GD distance, its SE floored at 1e-15 (float64 rounding of an exact 0)."""
     est = own_se(cfg, s)
     return Estimate(est.value, max(est.se, 1e-15) if math.isfinite(est.se) else est.se)
 
@@ -157,18 +155,16 @@ def not_at_optimum(cfg, s: Sample) -> str:
     return ""
 
 
-def seeds_or_binomial(cfg, s: Sample) -> Estimate:
-    """GD minus probe accuracy: the mean paired difference with its Student-t SE over seeds, or with one seed the
-    binomial SE of the two accuracies over the ``n_test`` test prompts."""
-    if len(s.values) > 1:
-        m, se, n = mean_se(s.values)
-        return Estimate(m, se, dof=n - 1, n=n)
-    pg, pp = float(s.a[0]), float(s.b[0])
-    return Estimate(pg - pp, math.sqrt((pg * (1 - pg) + pp * (1 - pp)) / cfg.n_test), n=1)
+def binomial_ses(cfg, s: Sample) -> np.ndarray:
+    """Per seed the binomial SE of GD minus probe accuracy over the ``n_test`` test prompts (independent prompts)."""
+    return np.sqrt((s.a * (1 - s.a) + s.b * (1 - s.b)) / cfg.n_test)
 
 
-def features_measured(cfg, s: Sample, est: Estimate) -> str:
-    return f"GD {s.a.mean():.3f} vs probe {s.b.mean():.3f}"
+#: GD minus probe accuracy: the mean paired difference with its Student-t SE over seeds, or with one seed the
+#: binomial SE of the two accuracies (:func:`binomial_ses`)
+seeds_or_binomial = across_units_or(binomial_ses, 2, within_text="binomial SEs over n_test test prompts")
+#: the two accuracies of the features claim
+features_measured = measured_as("GD {a:.3f} vs probe {b:.3f}")
 
 
 def features_not_comparable(cfg, s: Sample) -> str:

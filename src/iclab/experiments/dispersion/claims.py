@@ -18,6 +18,7 @@ from functools import partial
 import pandas as pd
 
 from iclab.experiments._records import ClaimRecord, Measure, Rule, across_units, judge_records
+from iclab.experiments._statistics import not_configured
 from iclab.experiments.dispersion import statistics as st
 from iclab.experiments.dispersion.config import PAPER_D, PAPER_TEST_SIZES
 from iclab.experiments.dispersion.statistics import ONSET_TOKENS
@@ -105,8 +106,8 @@ def _retrieval(config) -> list[ClaimRecord]:
                 extra="The paper's spread 0.05 is half its last printed digit",
                 paper_value=f"{ps} %",
                 paper_settings=_RETRIEVAL_SETTINGS,
-                not_run=partial(st.size_not_run, n),
-                measure=Measure(_SOFTMAX, partial(st.acc_at, n), SEED, measured=partial(st.softmax_measured, n)),
+                not_run=not_configured("test_sizes", n),
+                measure=Measure(_SOFTMAX, partial(st.acc_at, n), SEED, measured=st.softmax_measured),
                 rule=Rule("value", paper=ps, paper_se=0.05, tol=TABLE_TOL, units="seeds"),
             )
         )
@@ -122,7 +123,7 @@ def _retrieval(config) -> list[ClaimRecord]:
                 "the smallest effect is the paper's gain)",
                 paper_value=f"{ps} → {pa} % (+{pa - ps:.1f}, p = {pp})",
                 paper_settings=_RETRIEVAL_SETTINGS,
-                not_run=partial(st.size_not_run, n),
+                not_run=not_configured("test_sizes", n),
                 measure=Measure(_SOFTMAX, partial(st.gain_at, n), SEED, measured=partial(st.gain_measured, n)),
                 rule=Rule("direction", smallest=pa - ps, unit=" points"),
             )

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from iclab.experiments._records import Estimate, Sample
+from iclab.experiments._statistics import measured_as
 from iclab.experiments.dispersion.config import beta_grid
 from iclab.experiments.dispersion.lookup import lookup_summary
 from iclab.experiments.dispersion.tables import ONSET_N, loglog_slope, stack
@@ -26,11 +27,6 @@ from iclab.theory.dispersion import required_spread
 ONSET_TOKENS = 1000  # "dispersion sets in after a few hundred tokens": the bound of the median head < 1/2 by then
 BETA_WINDOW = 0.25  # nats: the entropy bins whose centre lies this close to H give β*(H)
 MIN_FIT_SETS = 20  # fewer fit sets near H: no β* for the seed
-
-
-def size_not_run(size: int, config, rec) -> str:
-    """Why a max-retrieval table row is not measured: ``test_sizes`` lacks its size."""
-    return "" if size in config.test_sizes else f"not measured: test_sizes has no n = {size} (the size it names)"
 
 
 def onset_not_run(config, rec) -> str:
@@ -101,8 +97,8 @@ def gain_ood_measured(cfg, s: Sample, est: Estimate) -> str:
     return f"{s.values.mean():+.2f} points over n = {int(ood[0])}–{int(ood[-1])} ({len(s.rows)} seeds)"
 
 
-def softmax_measured(size: int, cfg, s: Sample, est: Estimate) -> str:
-    return f"{acc_at(size, s.rows).mean():.1f} % ({len(s.rows)} seeds)"
+#: softmax accuracy (%) at the claim's test size over the seeds
+softmax_measured = measured_as("{a:.1f} % ({k} seeds)")
 
 
 def gain_measured(size: int, cfg, s: Sample, est: Estimate) -> str:
@@ -160,14 +156,8 @@ def grid_mean(cfg, s: Sample) -> Estimate:
     return Estimate(m, math.sqrt(se**2 + cfg.beta_step**2 / 12 / max(n, 1)), dof=n - 1 if n > 1 else None, n=n)
 
 
-def beta_measured(cfg, s: Sample, est: Estimate) -> str:
-    ok = s.values[np.isfinite(s.values)]
-    return f"β* = {ok.mean():.2f} ({len(ok)} seeds)" if len(ok) >= 2 else "—"
-
-
-def rise_measured(cfg, s: Sample, est: Estimate) -> str:
-    ok = s.values[np.isfinite(s.values)]
-    return f"{ok.mean():+.2f} ({len(ok)} seeds)" if len(ok) else "—"
+beta_measured = measured_as("β* = {v:.2f} ({n} seeds)", fewest=2)
+rise_measured = measured_as("{v:+.2f} ({n} seeds)")
 
 
 def beta_gate(h: float, max_step: float, tol: float, cfg, s: Sample) -> str:
@@ -225,8 +215,7 @@ def tasks_measured(cfg, s: Sample, est: Estimate) -> str:
     return f"{np.mean(d):+.1f} points averaged over {len(d)} tasks (per task {each})"
 
 
-def paired_measured(cfg, s: Sample, est: Estimate) -> str:
-    return f"{s.b.mean():.1f} → {s.a.mean():.1f} % ({s.values.mean():+.1f}, {len(s.values)} paired seed(s))"
+paired_measured = measured_as("{b:.1f} → {a:.1f} % ({d:+.1f}, {k} paired seed(s))")
 
 
 # ---- real transformers: one row per (model, text segment) ----

@@ -16,7 +16,8 @@ from functools import partial
 
 import pandas as pd
 
-from iclab.experiments._records import BASE, ClaimRecord, Measure, Rule, judge_records
+from iclab.experiments._records import BASE, ClaimRecord, Measure, Rule, across_units, judge_records
+from iclab.experiments._statistics import measured_as, whole_rows
 from iclab.experiments.multihead import statistics as st
 from iclab.experiments.multihead.config import ACTIVATION_NAMES
 from iclab.experiments.multihead.conventions import (
@@ -42,6 +43,9 @@ TRAINED = f"Needs ≥ {TRAINED_MIN_STEPS:,} Adam steps"
 STAGE_II = f"Needs the H ≥ 2 models trained {STAGE_II_STEPS:,} steps (the paper's)"
 DIGIT = "SE_paper: half the last printed digit. "
 POOLED = "per trained H ≥ 2 model (all seeds), "
+PATTERNS_TEXT = measured_as("{v:.4g} (KQ diag. mass {rows[diag_kq_diag_mass]:.4f}, OV last-entry mass "
+                            "{rows[diag_ov_last_mass]:.4f})")  # fmt: skip
+ANISO_TEXT = measured_as("{v:.3g} (corr(KQ, Σ⁻¹) {rows[corr_sigma_inv]:.3f}, corr(KQ, I) {rows[corr_identity]:.3f})")
 
 
 def _iso(H: int) -> dict:
@@ -62,7 +66,7 @@ def _tables() -> list[ClaimRecord]:
              f"the {label}'s risk at L = {n} (a closed form: exact; Monte Carlo: SE over n_mc prompts)",
              f"{FIG25_ESTIMATORS[key][n]:.4f}",
              Measure({"part": "baseline"}, st.at(col, n), SEED, combine=partial(st.fig25, se_col, n, col[:3] == "th_"),
-                     measured=st.text("{v:.4f}")),
+                     measured=measured_as("{v:.4f}")),
              Rule("value", paper=FIG25_ESTIMATORS[key][n], k=K_TABLE, rel_tol=TABLE_REL_TOL, n="n_mc", units="prompts"),
              settings={"d": 5, "sigma2": 0.1}, extra="")
         for key, col, se_col, label in FIG25 for n in TABLE_LENGTHS
@@ -142,9 +146,10 @@ def _models(cfg) -> list[ClaimRecord]:
     ]  # fmt: skip
 
 
-def _pooled(key: str, digits: int = 4, gates=(st.stage2,), combine=st.pooled, measured=None, col=st.multi) -> Measure:
-    """A column pooled over every trained H ≥ 2 model of every seed (:func:`.statistics.pooled`)."""
-    text = measured or st.text(f"{{v:.{digits}g}} ({{n}} models)")
+def _pooled(key: str, digits: int = 4, gates=(st.stage2,), combine=across_units, measured=None, col=st.multi):
+    """A column pooled over every trained H ≥ 2 model of every seed (the default combine rule: Student t over models,
+    :func:`~iclab.experiments._records.across_units`)."""
+    text = measured or measured_as(f"{{v:.{digits}g}} ({{n}} models)")
     return Measure(ISO, partial(col, key), MODEL, combine=combine, measured=text, gates=gates)
 
 
@@ -172,7 +177,7 @@ def _patterns(cfg) -> list[ClaimRecord]:
         _rec("thm1/eta-eff", "The learned effective step η_eff = Σ_h μ^(h) ω^(h) is Thm 1's η* = (1 + (1+σ²)d/L)⁻¹",
              f"{SRC}, Thm 1 (optimality)", "theory vs simulation", f"{POOLED}η_eff = Σ_h μ^(h) ω^(h)",
              "η* = 0.879 (paper's 2·0.13·3.45 = 0.897)",
-             _pooled("diag_eta_eff", gates=GATES, measured=st.text("{v:.4f} ({n} models)")),
+             _pooled("diag_eta_eff", gates=GATES, measured=measured_as("{v:.4f} ({n} models)")),
              Rule("equivalence", rel_tol=0.05, target=eta), settings=PAPER_TRAINING),
         _rec("fig2.2/kq-diagonal", "KQ circuits are diagonal: the top-left d×d block of each live head is ω^(h) I_d",
              f"{SRC_CODE}, Fig. 2.2 (pattern purity cell)", "paper value", f"{POOLED}iclab's KQ diagonal mass "
@@ -197,7 +202,7 @@ def _patterns(cfg) -> list[ClaimRecord]:
              "preconditioned debiased GD, not plain debiased GD", f"{SRC}, Fig. 3.1", "effect direction",
              "per seed, E(ŷ − ŷ_dgd)² − E(ŷ − ŷ_pgd(Σ⁻¹))² (each GD at the model's own least-squares step), paired "
              "on n_eval prompts; Σ_ij = ρ^|i−j| (the paper does not say which Σ)", "Ω ≈ Σ⁻¹",
-             Measure({"part": "aniso"}, partial(st.scalar, "closer_to_pgd"), SEED, measured=st.aniso_text,
+             Measure({"part": "aniso"}, partial(st.scalar, "closer_to_pgd"), SEED, measured=ANISO_TEXT,
                      combine=partial(st.seed_mean, partial(st.scalar, "closer_to_pgd_se")), gates=GATES),
              Rule("direction", n="n_eval")),
     ]  # fmt: skip
@@ -218,12 +223,12 @@ def _multitask() -> list[ClaimRecord]:
     return [
         _rec("multitask/H3-superposition", "With 2 < H < 2N (N = 2 tasks, H = 3) heads serve both tasks at once "
              "(superposition)", src, "effect direction", share + "; per seed, the sharing", "superposition",
-             Measure(mt[3], sharing, SEED, measured=st.text("sharing {v:.3f}"), **shared),
+             Measure(mt[3], sharing, SEED, measured=measured_as("sharing {v:.3f}"), **shared),
              Rule("direction", smallest=0.05, n="n_eval"), settings=MT_CODE),
         _rec("multitask/H4-pairs", "With H = 2N = 4 each head pair serves one task: no head serves both tasks", src,
              "effect direction", share + "; per seed, 0.05 − the sharing (a head that serves both tasks disagrees)",
              "one head pair per task",
-             Measure(mt[4], sharing, SEED, measured=st.text("sharing {m:.3f} (margin 0.05)", 0.05), combine=partial(
+             Measure(mt[4], sharing, SEED, measured=measured_as("sharing {d:.3f} (margin 0.05)"), combine=partial(
                  st.seed_mean, partial(st.per_row, st.sharing, 1), drop_nan=False, below=0.05), gates=GATES),
              Rule("direction", n="n_eval"), settings=MT_CODE),
         _rec("multitask/H3-equals-H4", "H = 3 learns the same per-task predictors as H = 4", src,
@@ -252,7 +257,7 @@ def _ratio(cfg) -> list[ClaimRecord]:
     def cell(which: str) -> Measure:
         return Measure(
             {"part": "ratio"},
-            st.whole_row,
+            whole_rows,
             SEED,
             combine=partial(st.ratio_point, which),
             measured=partial(st.slack_text, which),
@@ -303,13 +308,13 @@ def _activation(cfg) -> list[ClaimRecord]:
                 f"fig4.2/{att}/debiased-gd", f"{f}: the same patterns give the same predictor, debiased GD at η*", src,
                 "theory vs simulation", quantity="per seed, the error: debiased GD's exact risk at η* + the paired "
                 "difference", extra=TRAINED, paper_value="same patterns",
-                **_equal_to_dgd(cfg, cells, st.patterns_text),
+                **_equal_to_dgd(cfg, cells, PATTERNS_TEXT),
             ))  # fmt: skip
     out.append(_rec(
         "fig4.2/ov-zero-sum", "With every activation f the OV circuits are zero-sum", f"{SRC}, Fig. 4.2",
         "effect direction", f"per activation-ablation model, {ZERO_SUM_MAX:g} − |Σμ|/Σ|μ| (above 0: |Σμ| below "
         f"{ZERO_SUM_MAX * 100:g} % of Σ|μ|)", "same patterns",
-        Measure({"part": "activation"}, partial(st.zero_sum, False), ("attention",) + MODEL, combine=st.pooled,
+        Measure({"part": "activation"}, partial(st.zero_sum, False), ("attention",) + MODEL, combine=across_units,
                 measured=st.zero_sum_text, gates=GATES),
         Rule("direction"),
     ))  # fmt: skip
@@ -338,7 +343,7 @@ def _second_hand() -> list[ClaimRecord]:
     return [
         _rec(f"second-hand/{key.replace(' ', '')}", claim, "second-hand summary", "paper value",
              "the summary's row (never read: the source is unreliable)", paper,
-             Measure({"part": "baseline"}, st.whole_row, SEED), Rule("value", paper=value), extra="", unreliable=why,
+             Measure({"part": "baseline"}, whole_rows, SEED), Rule("value", paper=value), extra="", unreliable=why,
              not_run=partial(st.below_bayes, key))
         for key, claim, paper, value in rows
     ]  # fmt: skip

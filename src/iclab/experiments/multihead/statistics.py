@@ -17,10 +17,13 @@ import pandas as pd
 from iclab.experiments._records import Estimate, Sample
 from iclab.experiments.multihead.conventions import SIGN_MATCH_MIN, STAGE_II_STEPS, TRAINED_MIN_STEPS, ZERO_SUM_MAX
 from iclab.experiments.multihead.paper_values import FIG25_PROMPTS, SEED_SUMMARY, SEED_SUMMARY_LENGTHGEN
-from iclab.stats import fmt
+from iclab.stats import clopper_pearson, fmt, unit_mean
 from iclab.theory import multihead as th
 
 NAN = float("nan")
+#: from two seeds on the SE is over seeds (a Student-t band from two is refused: too few units), with one the seed's
+#: own SE over prompts (:func:`~iclab.experiments._statistics.unit_mean`)
+MIN_SEEDS = 2
 
 # --- columns: rows -> (rows,) values -----------------------------------------------------------------------------
 
@@ -44,7 +47,9 @@ def scalar(col: str, rows: pd.DataFrame) -> np.ndarray:
 
 
 def _h2(rows: pd.DataFrame) -> np.ndarray:
-    return rows.reset_index()["H"].to_numpy(float) >= 2
+    """(rows,) bool: the H ≥ 2 models (H read from the unit index or the column, never by copying the frame)."""
+    h = rows.index.get_level_values("H") if "H" in rows.index.names else rows["H"]
+    return np.asarray(h, dtype=float) >= 2
 
 
 def multi(col: str, rows: pd.DataFrame) -> np.ndarray:
@@ -55,11 +60,6 @@ def multi(col: str, rows: pd.DataFrame) -> np.ndarray:
 def zero_sum(h2: bool, rows: pd.DataFrame) -> np.ndarray:
     """:data:`ZERO_SUM_MAX` − |Σμ|/Σ|μ| per model (of the H ≥ 2 models with ``h2``): > 0 when the OV circuits cancel."""
     return ZERO_SUM_MAX - (multi if h2 else scalar)("diag_ov_zero_sum", rows)
-
-
-def whole_row(rows: pd.DataFrame) -> np.ndarray:
-    """A placeholder column of a measure that its combine rule reads from the whole row."""
-    return np.zeros(len(rows))
 
 
 def per_row(f, part: int, rows: pd.DataFrame) -> np.ndarray:
@@ -110,24 +110,13 @@ def dgd_risk(cfg, n: int) -> float:
 # --- combine rules: (config, Sample) -> Estimate -----------------------------------------------------------------
 
 
-def _seed_estimate(v: np.ndarray, s: np.ndarray | None, drop_nan: bool = True) -> tuple[float, float, float | None]:
-    if drop_nan:
-        keep = np.isfinite(v)
-        v, s = v[keep], (None if s is None else s[keep])
-    if v.size == 0:
-        return NAN, NAN, None
-    if v.size == 1:
-        return float(v[0]), float(s[0]) if s is not None else NAN, None
-    return float(v.mean()), float(v.std(ddof=1) / np.sqrt(v.size)), float(v.size - 1)
-
-
 def seed_mean(se, cfg, s: Sample, drop_nan=True, value=None, below=None, above_base=False, plus=0.0) -> Estimate:
     """Mean over seeds of the measure (or of ``value(rows)``; the finite ones, all with ``drop_nan`` False) and its
     SE: over seeds (Student t, seeds − 1 dof) from two seeds on, else the one seed's own SE over prompts ``se(rows)``
     (normal). ``below``: the estimate is ``below`` − the mean; ``above_base``: the mean − the baseline's mean (the
     measure's column on the same cells, which an equivalence against the baseline adds back); ``plus``: + a level."""
     v = value(s.rows) if value is not None else s.values
-    m, sd, dof = _seed_estimate(v, se(s.rows) if se is not None else None, drop_nan)
+    m, sd, dof = unit_mean(v, se(s.rows) if se is not None else None, MIN_SEEDS, drop_nan)
     m = below - m if below is not None else (m - float(s.b.mean()) if above_base else m + plus)
     return Estimate(m, sd, dof=dof, n=len(v))
 
@@ -144,18 +133,9 @@ def welch_dof(*parts: tuple[float, float | None]) -> float | None:
 def welch(gap, se, cfg, s: Sample, drop_nan: bool = True) -> Estimate:
     """The selection's seed mean of ``gap`` minus the baseline's (each over all its own seeds, as :func:`seed_mean`),
     SE √(SE_a² + SE_b²) and Welch–Satterthwaite dof."""
-    a, sa, da = _seed_estimate(gap(s.rows), se(s.rows), drop_nan)
-    b, sb, db = _seed_estimate(gap(s.base), se(s.base), drop_nan)
+    a, sa, da = unit_mean(gap(s.rows), se(s.rows), MIN_SEEDS, drop_nan)
+    b, sb, db = unit_mean(gap(s.base), se(s.base), MIN_SEEDS, drop_nan)
     return Estimate(a - b, math.hypot(sa, sb), dof=welch_dof((sa, da), (sb, db)))
-
-
-def pooled(cfg, s: Sample) -> Estimate:
-    """Mean over the models with a finite value, its SE over models (NaN for one), Student t with models − 1 dof."""
-    v = s.values[np.isfinite(s.values)]
-    if v.size == 0:
-        return Estimate(NAN, NAN, n=0)
-    se = float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else NAN
-    return Estimate(float(v.mean()), se, dof=v.size - 1 if v.size > 1 else None, n=int(v.size))
 
 
 def fig25(se_col: str, n: int, exact: bool, cfg, s: Sample) -> Estimate:
@@ -188,14 +168,11 @@ def _sign_counts(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
 def sign_matching(cfg, s: Sample) -> Estimate:
     """Fraction of matching live heads − :data:`SIGN_MATCH_MIN` with the model as the unit (heads of one model are not
     independent): each H ≥ 2 model with live heads is one trial scoring its fraction; Clopper–Pearson 95 %."""
-    from scipy import stats
-
     live, frac = _sign_counts(s.rows)
     n, k = float(frac.size), float(frac.sum())
     if n == 0:
         return Estimate(NAN, n=0)
-    lo = float(stats.beta.ppf(0.025, k, n - k + 1)) if k > 0 else 0.0
-    hi = float(stats.beta.ppf(0.975, k + 1, n - k)) if k < n else 1.0
+    lo, hi = clopper_pearson(k, n)
     return Estimate(k / n - SIGN_MATCH_MIN, ci=(lo - SIGN_MATCH_MIN, hi - SIGN_MATCH_MIN), n=int(n))
 
 
@@ -211,7 +188,7 @@ def lengthgen(sign: int, cfg, s: Sample) -> Estimate:
     """``sign``·(error at the longest test length − at the training length) per seed (independent prompt sets): one
     seed: its SE over prompts, normal; several: the SE over seeds, Student t."""
     e, se, *_ = _lengthgen(cfg, s.rows, sign)
-    m, sd, dof = _seed_estimate(e, se, drop_nan=False)
+    m, sd, dof = unit_mean(e, se, MIN_SEEDS)
     return Estimate(float(e.mean()), sd, dof=dof)
 
 
@@ -239,17 +216,6 @@ def bayes_slack(cfg, s: Sample) -> Estimate:
 # --- measured texts: (config, Sample, Estimate) -> str -------------------------------------------------------------
 
 
-def text(form: str, below: float | None = None):
-    """The estimate ``v`` (``m`` = ``below`` − v) and its units ``n``, formatted by ``form`` ("—" without a value)."""
-    return partial(_text, form, below)
-
-
-def _text(form: str, below: float | None, cfg, s: Sample, est: Estimate) -> str:
-    if not math.isfinite(est.value):
-        return "—"
-    return form.format(v=est.value, n=est.n, m=below - est.value if below is not None else NAN)
-
-
 def fig24_text(n: int, cfg, s: Sample, est: Estimate) -> str:
     return f"{est.value:+.4f} (error {finite_mean(at('err', n)(s.rows)):.4f})"
 
@@ -260,19 +226,9 @@ def h2_text(cfg, s: Sample, est: Estimate) -> str:
     return f"{fmt(est.value)} (paired difference {gap:+.4f}; relative distance of ŷ to debiased GD {rel:.4f})"
 
 
-def patterns_text(cfg, s: Sample, est: Estimate) -> str:
-    kq, ov = (float(s.rows[k].mean()) for k in ("diag_kq_diag_mass", "diag_ov_last_mass"))
-    return f"{fmt(est.value)} (KQ diag. mass {kq:.4f}, OV last-entry mass {ov:.4f})"
-
-
 def eta_text(cfg, s: Sample, est: Estimate) -> str:
     w = float(s.b.mean())
     return f"fitted step {est.value + w:.4f} vs 2C_f‖ω‖∞‖μ‖∞ = {w:.4f}"
-
-
-def aniso_text(cfg, s: Sample, est: Estimate) -> str:
-    c, i = (float(s.rows[k].mean()) for k in ("corr_sigma_inv", "corr_identity"))
-    return f"{fmt(est.value, 3)} (corr(KQ, Σ⁻¹) {c:.3f}, corr(KQ, I) {i:.3f})"
 
 
 def zero_sum_text(cfg, s: Sample, est: Estimate) -> str:

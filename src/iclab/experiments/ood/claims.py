@@ -51,14 +51,7 @@ _UNRELIABLE_TINY = (
 
 def _m(read, part: str, unit: tuple = ("part",), base: dict | None = None, **where) -> Measure:
     """The cells ``part`` (+ ``where``) read by ``read(config, sample) -> (Estimate, measured text)``."""
-    return Measure(
-        {"part": part, **where},
-        st.row_only,
-        unit,
-        base=base,
-        combine=partial(st.combine, read),
-        measured=partial(st.measured, read),
-    )
+    return Measure({"part": part, **where}, unit=unit, base=base, **st.reading(read))
 
 
 def _pretraining() -> list[ClaimRecord]:

@@ -2,8 +2,8 @@
 
 A cell of this experiment is one row whose replicates are lists (SGD runs, features, γ2 points, θ, target domains),
 so each record reads its estimate from its cells' rows: a reading rule ``read(config, sample) -> (Estimate, measured
-text)`` (:func:`combine` and :func:`measured` hand the two halves to the one judge). SGD quantities are the mean
-over SGD runs with a Student-t band (:func:`_runs`; float64 rounding floors the SE of runs that agree exactly); a
+text)`` (:func:`reading` hands the two halves to the one judge). SGD quantities are the mean over SGD runs with a
+Student-t band (:func:`_runs`; float64 rounding floors the SE of runs that agree exactly); a
 target read from the row (population GD or the exact formula at N) is judged as the ratio measured / target
 against 1 (the SE divided by |target|: the equivalence test decides as on the raw scale); Monte-Carlo and
 evaluation-set quantities carry their standard errors (independent differences combine by hypot); a share of points
@@ -13,31 +13,34 @@ that follow a rule its Clopper–Pearson SE (:func:`share`); attention masses wi
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 import pandas as pd
 
 from iclab.experiments._records import Estimate, Sample
+from iclab.experiments._statistics import whole_rows
 from iclab.experiments.ood.tables import forget_table, within_target_spearman
-from iclab.stats import mean_se
+from iclab.stats import clopper_pearson, mean_se
 
-__all__ = ["ROUNDING", "row_only", "combine", "measured", "share"]
+__all__ = ["ROUNDING", "reading", "share"]
 
 ROUNDING = 1e-15  # relative float64 rounding: the uncertainty of a deterministic quantity
 _NAN = Estimate(float("nan"), float("nan")), "—"
 
 
-def row_only(rows: pd.DataFrame) -> np.ndarray:
-    """The records' column: none (each reading rule reads its lists from the row)."""
-    return np.zeros(len(rows))
-
-
-def combine(read, config, s: Sample) -> Estimate:
+def _combine(read, config, s: Sample) -> Estimate:
     return read(config, s)[0]
 
 
-def measured(read, config, s: Sample, est: Estimate) -> str:
+def _measured(read, config, s: Sample, est: Estimate) -> str:
     return read(config, s)[1]
+
+
+def reading(read) -> dict:
+    """The ``Measure`` fields of the reading rule ``read``: the placeholder column (it reads the rows itself), its
+    estimate (``combine``) and its measured text (``measured``)."""
+    return {"column": whole_rows, "combine": partial(_combine, read), "measured": partial(_measured, read)}
 
 
 def _runs(values, target: float = 1.0, extra_var: float = 0.0) -> tuple[Estimate, float, int]:
@@ -50,13 +53,9 @@ def _runs(values, target: float = 1.0, extra_var: float = 0.0) -> tuple[Estimate
 
 def share(hits: int, n: int) -> tuple[Estimate, str]:
     """The share ``hits / n`` with the SE read off its Clopper–Pearson 95 % interval (the interval in the tail)."""
-    from scipy.stats import beta
-
     if n == 0:
         return Estimate(float("nan"), float("nan"), n=0), "—"
-    p = hits / n
-    lo = float(beta.ppf(0.025, hits, n - hits + 1)) if hits > 0 else 0.0
-    hi = float(beta.ppf(0.975, hits + 1, n - hits)) if hits < n else 1.0
+    p, (lo, hi) = hits / n, clopper_pearson(hits, n)
     est = Estimate(p, max(p - lo, hi - p) / 1.959964, n=n, tail=f"Clopper–Pearson 95 % [{lo:.3f}, {hi:.3f}]")
     return est, f"{hits}/{n} = {p:.1%}"
 

@@ -16,6 +16,7 @@ from functools import partial
 import pandas as pd
 
 from iclab.experiments._records import BASE, ClaimRecord, Measure, Rule, judge_records
+from iclab.experiments._statistics import measured_as, not_configured, whole_rows
 from iclab.experiments.temperature import statistics as S
 from iclab.experiments.temperature.statistics import CURVE_PARTS, TOL, prompt_se, ratio, rel_gap
 from iclab.stats import Verdict
@@ -57,7 +58,7 @@ def _record(cid, claim, source, kind, quantity, measure, rule, paper="—", head
 def _effect(where, col, se, base=None, note=S.pair_note, den="c") -> Measure:
     """One cell's ``col`` over ``den`` (minus the ``base`` cell's), with the prompt SE of the ``se`` columns."""
     column = partial(ratio, col, den) if isinstance(col, str) else col
-    return Measure(where, column, SEED, base=base, combine=partial(prompt_se, se, den), note=note)
+    return Measure(where, column, SEED, base=base, combine=prompt_se(se, den), note=note)
 
 
 def _simcheck(cid, part, stem, setting, th, mc) -> ClaimRecord:
@@ -66,8 +67,8 @@ def _simcheck(cid, part, stem, setting, th, mc) -> ClaimRecord:
         f'{PAPER}, Thm 4.2 (Eqs. 12–14){", Thm 4.3" if stem == "Gopt" else ""}; §5.1 "closely match"', _TVS,
         "per seed, Monte-Carlo G (iclab) over Thm 4.2's G (iclab, same Σ̂)",
         Measure({"part": part}, partial(ratio, f"{stem}_mc", f"{stem}_theory"), SEED,
-                combine=partial(prompt_se, (f"{stem}_se",), f"{stem}_theory"), note=partial(S.simcheck_note, stem),
-                measured=partial(S.measured, f"{stem}_mc", 4)),
+                combine=prompt_se((f"{stem}_se",), f"{stem}_theory"), note=partial(S.simcheck_note, stem),
+                measured=measured_as(f"{{rows[{stem}_mc]:.4g}}")),
         Rule("equivalence", rel_tol=TOL, target=1.0),
         f"G = Thm 4.2 closed form (an independent check got theory {th}, MC {mc})",
         headline=cid == "thm4.2-vs-mc/check-cov-tauopt", settings={},
@@ -88,7 +89,7 @@ def _theory(cfg) -> list[ClaimRecord]:
                 "Theorem 4.2's G(τ) matches simulation along the curves of Figs. 1–2, at l < d", curves, _TVS,
                 f"over the cells at l < d, the squared relative gap (MC − theory)/theory at τ = 1 and τ_opt with "
                 f"Monte-Carlo noise removed, minus {TOL:.0%}² (below 0: the RMS gap is within ±{TOL:.0%})",
-                Measure({}, S.whole_rows, ROW, combine=S.short_curves, measured=S.rms_measured),
+                Measure({}, whole_rows, ROW, combine=S.short_curves, measured=S.rms_measured),
                 Rule("direction", sign=-1), '"closely match"'),
         _record("thm4.3-vs-mc-minimiser",
                 "τ_opt of Eq. 15 is the τ that minimises the simulated error (cells with l ≥ d)",
@@ -96,7 +97,7 @@ def _theory(cfg) -> list[ClaimRecord]:
                 f"over the cells at l ≥ d, the squared relative gap between Eq. 15 and the exact Monte-Carlo minimiser "
                 f"E[r²]/E[(f − b)r] (delta-method SE) with noise removed, minus {TOL:.0%}² (below 0: the RMS gap is "
                 f"within ±{TOL:.0%})",
-                Measure({}, S.whole_rows, ROW, combine=S.minimiser, measured=S.rms_measured),
+                Measure({}, whole_rows, ROW, combine=S.minimiser, measured=S.rms_measured),
                 Rule("direction", sign=-1), '"nearly coincide"', headline=True),
         _record("cor4.4-emulates-bayes",
                 "Without shift the model at τ = 1 emulates the Bayes-optimal ridge (its test error nearly matches "
@@ -104,8 +105,8 @@ def _theory(cfg) -> list[ClaimRecord]:
                 f"{PAPER}, Cor. 4.4 (v1; Prop. 4.4 in v2), Def. 3.3, Fig. 1a", _TVS,
                 "per seed, (MC error at τ = 1 − the test-Bayes MC error on the same prompts) / Bayes (paired SE)",
                 Measure({"part": "none", "l": max(cfg.l_values)}, partial(rel_gap, "G1_mc", "bayes_test"), SEED,
-                        combine=partial(prompt_se, ("excess1_se",), "bayes_test"),
-                        measured=partial(S.measured, "G1_mc", 4)),
+                        combine=prompt_se(("excess1_se",), "bayes_test"),
+                        measured=measured_as("{rows[G1_mc]:.4g}")),
                 Rule("absence", smallest=TOL_NEAR, unit=" (relative)"), "G(τ = 1) ≈ Bayes error"),
     ]
 
@@ -142,20 +143,20 @@ def _shifts(cfg) -> list[ClaimRecord]:
                 f"{PAPER}, §4.2 Case III, Fig. 2a", _DIR, harm.format("noise", ""),
                 _effect({"part": "noise", "l": l0, "sigma_test": noise}, "harm1", ("harm1_se",),
                         {"part": "noise", "l": l1, "sigma_test": noise}), _GAIN,
-                not_run=partial(S.empty, "noise_sigmas")),
+                not_run=not_configured("noise_sigmas")),
         _record("fig2b-tau-opt-closes-gap", "At l = d and the largest test noise, τ_opt lowers the error toward Bayes",
                 f"{PAPER}, Fig. 2b", _DIR,
                 f"per seed, G(1) − G(τ_opt) on the same prompts at the largest σ_test, l = d (fraction of the gap "
                 f"to Bayes closed in the statistic); {NORM}",
                 _effect({"part": "noise_ld", "sigma_test": s[-1]}, "gain_opt", ("gain_opt_se",), note=S.closes_note),
-                _GAIN, not_run=partial(S.empty, "sigma_tests")),
+                _GAIN, not_run=not_configured("sigma_tests")),
         _record("fig2c-tau-opt-grows-with-noise", "The optimal temperature grows with the test noise (l = d)",
                 f"{PAPER}, Fig. 2c", _DIR,
                 "per seed, the Monte-Carlo minimiser E[r²]/E[(f − b)r] at the largest σ_test (delta-method SEs; Eq. 15's "
                 "values in the statistic)",
                 _effect({"part": "noise_ld", "sigma_test": s[-1]}, "tau_opt_mc", ("tau_opt_mc_se",),
                         {"part": "noise_ld", "sigma_test": s[0]}, S.grows_note, den=None),
-                Rule("direction", smallest=0.05), not_run=partial(S.empty, "sigma_tests")),
+                Rule("direction", smallest=0.05), not_run=not_configured("sigma_tests")),
     ]
 
 
@@ -163,7 +164,7 @@ def _mean_shift(cfg) -> list[ClaimRecord]:
     """Remark 3.4: the input-mean shift, approximate softmax against linear attention."""
     mu = sorted(cfg.mean_shifts) or [float("nan")]
     lo, hi = {"part": "mean", "mu_x": mu[0]}, {"part": "mean", "mu_x": mu[-1]}
-    src, settings, off = f"{PAPER}, Remark 3.4, §4.2 Case I(i)", {"d": 50, "m": 5000}, partial(S.empty, "mean_shifts")
+    src, settings, off = f"{PAPER}, Remark 3.4, §4.2 Case I(i)", {"d": 50, "m": 5000}, not_configured("mean_shifts")
     return [
         _record("rem3.4-linear-harmed-more",
                 "An input-mean shift harms linear attention more than the approximate softmax", src, _DIR,
@@ -173,7 +174,7 @@ def _mean_shift(cfg) -> list[ClaimRecord]:
         _record("rem3.4-approx-insensitive", "The approximate softmax is insensitive to an input-mean shift", src, _TVS,
                 "per seed, the error at the largest ‖μx‖ (l = 2d), divided by the unshifted c (c grows with ‖μx‖², so "
                 "G/c of each would hide a proportional rise)",
-                Measure(hi, "G1_mc", SEED, base=lo, combine=partial(prompt_se, ("G1_se",), None),
+                Measure(hi, "G1_mc", SEED, base=lo, combine=prompt_se(("G1_se",), None),
                         measured=S.in_unshifted_c),
                 Rule("equivalence", rel_tol=TOL_NEAR, target=BASE, against="the unshifted error"), "unchanged",
                 settings=settings, not_run=off),
@@ -191,8 +192,8 @@ def _surrogate() -> list[ClaimRecord]:
                 "per seed, (softmax-layer error − approximate-softmax error) / approximate at Eq. 15's τ_opt on the "
                 "same prompts (paired SE)",
                 Measure(SURROGATE, partial(rel_gap, "Gs_opt_mc", "Ga_opt_mc"), SEED,
-                        combine=partial(prompt_se, ("soft_minus_approx_opt_se",), "Ga_opt_mc"),
-                        measured=partial(S.measured, "Gs_opt_mc", 4)),
+                        combine=prompt_se(("soft_minus_approx_opt_se",), "Ga_opt_mc"),
+                        measured=measured_as("{rows[Gs_opt_mc]:.4g}")),
                 Rule("absence", smallest=TOL_NEAR, unit=" (relative)"), "outputs track softmax", settings={}),
         _record("surrogate-tau-opt-transfers",
                 f"Eq. 15's τ_opt is also the best temperature of the softmax layer with the same weights (d = {d}, "
@@ -200,7 +201,7 @@ def _surrogate() -> list[ClaimRecord]:
                 f"log(τ minimising the softmax layer's error / τ_opt) (log grid; ±{math.log(1 + TOL_TAU):.3g}: a factor "
                 f"{1 + TOL_TAU:g})",
                 Measure(SURROGATE, "tau_best_soft", SEED, combine=S.log_tau_interval,
-                        measured=partial(S.measured, "tau_best_soft", 3)),
+                        measured=measured_as("{rows[tau_best_soft]:.3g}")),
                 Rule("absence", smallest=math.log(1 + TOL_TAU), unit=" (log τ)"), "— (implied)", settings={}),
     ]
 # fmt: on

@@ -10,12 +10,15 @@ error of predicting 0) or by its theory value: "within ε of theory" is the rati
 from __future__ import annotations
 
 import math
+from functools import partial
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
 
 from iclab.experiments._judge import missing_cells, not_measured
 from iclab.experiments._records import Estimate, Sample
+from iclab.experiments._statistics import across_units_or, within_units
 from iclab.experiments.temperature.cells import cells as grid
 from iclab.stats import fmt, grid_floor_ci, quantile
 
@@ -46,27 +49,28 @@ def rel_gap(num: str, den: str, rows: pd.DataFrame) -> np.ndarray:
     return ratio(num, den, rows) - 1
 
 
-def whole_rows(rows: pd.DataFrame) -> np.ndarray:
-    """The column of a pooled measure whose combine rule reads the rows themselves: zeros."""
-    return np.zeros(len(rows))
-
-
 def lin_minus_approx(rows: pd.DataFrame) -> np.ndarray:
     """(linear − approximate-softmax error)/c per row: paired on ‖μx‖, the rise of linear minus that of approx."""
     return (rows["linear_mc"].to_numpy(float) - rows["G1_mc"].to_numpy(float)) / rows["c"].to_numpy(float)
 
 
-def prompt_se(se_cols: tuple[str, ...], den: str | None, cfg, s: Sample) -> Estimate:
-    """Mean of the per-seed values with the prompt-level SE: each seed's ``se_cols`` (hypot) over ``den``, the
-    baseline's added in quadrature (other prompts); normal, from the cell's ``n_test`` prompts."""
+def prompt_ses(se_cols: tuple[str, ...], den: str | None, cfg, s: Sample) -> np.ndarray:
+    """Per seed the prompt-level SE: the hypot of the ``se_cols`` over ``den``, the baseline's added in quadrature
+    (other prompts); the within-run SE of :func:`prompt_se`."""
 
     def ses(rows: pd.DataFrame) -> np.ndarray:
         se = np.sqrt(sum(rows.loc[s.units, c].to_numpy(float) ** 2 for c in se_cols))
         return se if den is None else se / rows.loc[s.units, den].to_numpy(float)
 
-    se = ses(s.rows) if s.base is None else np.hypot(ses(s.rows), ses(s.base))
-    n = int(s.rows["n_test"].iloc[-1]) if "n_test" in s.rows else None
-    return Estimate(float(np.mean(s.values)), float(np.sqrt(np.sum(se**2)) / len(se)), n=n)
+    return ses(s.rows) if s.base is None else np.hypot(ses(s.rows), ses(s.base))
+
+
+def prompt_se(se_cols: tuple[str, ...], den: str | None) -> Callable[[Any, Sample], Estimate]:
+    """Mean of the per-seed values with the prompt-level SE of :func:`prompt_ses` (normal, from the cell's ``n_test``
+    prompts); across seeds instead when a run has enough (:func:`~iclab.experiments._statistics.across_units_or`)."""
+    return across_units_or(
+        partial(prompt_ses, se_cols, den), n_column="n_test", within_text="prompt-level SEs over their n_test prompts"
+    )
 
 
 def excess_mean_square(gaps: np.ndarray, ses: np.ndarray, n: int | None, what: str) -> Estimate:
@@ -136,11 +140,6 @@ def log_tau_interval(cfg, s: Sample) -> Estimate:
     return Estimate(est - target, ci=(lo - target, hi - target), n=int(r.n_test), how=how)
 
 
-def measured(col: str, digits: int, cfg, s: Sample, est: Estimate) -> str:
-    """``col`` of the cell (the measured error or τ, where the test reads a ratio, a relative gap or a log)."""
-    return fmt(float(s.rows[col].mean()), digits)
-
-
 def in_unshifted_c(cfg, s: Sample, est: Estimate) -> str:
     """The error under the mean shift in units of the unshifted c (the shifted c grows with ‖μx‖²)."""
     return fmt(float(s.rows.iloc[0].G1_mc / s.base.iloc[0].c))
@@ -171,11 +170,6 @@ def closes_note(cfg, s: Sample, est: Estimate) -> str:
 def grows_note(cfg, s: Sample, est: Estimate) -> str:
     rows = (s.base.iloc[0], s.rows.iloc[0])
     return "MC minimiser " + ", ".join(f"σ={r.sigma_test:g}: {r.tau_opt_mc:.3g} (Eq. 15 {r.tau_opt_theory:.3g})" for r in rows)  # fmt: skip
-
-
-def empty(field: str, cfg, rec) -> str:
-    """``not_run``: the config names no value of ``field`` (an empty list), so none of the claim's cells runs."""
-    return "" if getattr(cfg, field) else f"not run in this preset: `{field}` is empty"
 
 
 #: the ``part`` of the rows :func:`curve_cells` derives: one per curve cell with l ≥ d and τ ∈ {1, τ_opt}
@@ -211,9 +205,8 @@ def curve_cells(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def one_cell(cfg, s: Sample) -> Estimate:
-    """One curve cell's simulated error with its prompt-level SE (one row: nothing to combine)."""
-    return Estimate(float(s.values[0]), float(s.ses[0]))
+#: one curve cell's simulated error with its prompt-level SE (one row: nothing to combine)
+one_cell = within_units()
 
 
 def curves_missing(cfg, s: Sample) -> str:

@@ -5,11 +5,11 @@ as the paper's §5 footnote (v1 Fig. 6) says? (docs/papers/temperature.md §5.2,
 Every claim is an effect judged on the same test prompts for every τ: "re-tuning τ helps under shift X" is the
 cross-fitted paired gain over τ = 1 (τ picked on one half of the prompts, scored on the other) with its confidence
 interval, so a model whose error ignores τ never passes. The claims are :data:`RECORDS`, read by the generic judge
-(:mod:`iclab.experiments._records`); this package keeps only its own statistics: :func:`models_or_prompts` (with three
-or more trained models the uncertainty is the spread across them, Student's t; with fewer, the prompt-level standard
-error of these models), :func:`log_best_tau_interval` (the best-τ interval, floored at half a grid step),
-:func:`best_tau_on_grid_edge`, :func:`unshifted_c_units` (the mean shift judged on the raw error) and the notes put
-before each statistic. The paper gives no size or training details for its GPT-2, so no claim carries
+(:mod:`iclab.experiments._records`); this package keeps only its own statistics: :data:`models_or_prompts` (the
+shared rule: with three or more trained models the uncertainty is the spread across them, Student's t; with fewer,
+the prompt-level standard error of these models), :func:`log_best_tau_interval` (the best-τ interval, floored at
+half a grid step), :func:`best_tau_on_grid_edge`, :func:`unshifted_c_units` (the mean shift judged on the raw error)
+and the notes put before each statistic. The paper gives no size or training details for its GPT-2, so no claim carries
 ``paper_settings``.
 """
 
@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from iclab.experiments._records import BASE, ClaimRecord, Estimate, Measure, Sample, Rule, declared, judge_records
+from iclab.experiments._statistics import across_units_or, measured_as
 from iclab.experiments.temperature.gpt2.config import TemperatureGPT2Config
 from iclab.experiments.temperature.gpt2.shifts import shift_distribution, zero_predictor_error
 from iclab.stats import Verdict, grid_floor_ci, quantile
@@ -50,19 +51,9 @@ def _cells(shift: str) -> dict:
 # --- the package's own statistics (named, pure; referenced from the records) ------------------------------------
 
 
-def models_or_prompts(cfg, s: Sample) -> Estimate:
-    """Mean over trained models and its SE: across models (t, dof k − 1) when k ≥ 3, else from the prompts (the
-    models' own SEs, ``se_column``)."""
-    k = len(s.values)
-    if k >= 3:
-        return Estimate(
-            float(s.values.mean()), float(s.values.std(ddof=1) / math.sqrt(k)), dof=k - 1, how=f"SE across {k} models"
-        )
-    return Estimate(
-        float(s.values.mean()),
-        float(np.sqrt((s.ses**2).sum()) / k),
-        how=f"prompt-level SE ({k} model{'s' if k > 1 else ''})",
-    )
+#: the mean over trained models: with three or more the SE across them (Student t, k − 1 dof), with fewer the
+#: prompt-level SE of these models, their ``se_column`` (:func:`iclab.experiments._statistics.across_units_or`)
+models_or_prompts = across_units_or(unit="model")
 
 
 def log_best_tau_interval(cfg, s: Sample) -> Estimate:
@@ -103,8 +94,7 @@ def unshifted_c_units(cfg) -> float:
     )
 
 
-def _cov_note(cfg, s: Sample, est: Estimate) -> str:
-    return f"err(τ=1) {s.rows['err_tau1'].mean():.4f} vs {s.base['err_tau1'].mean():.4f}"
+_cov_note = measured_as("err(τ=1) {rows[err_tau1]:.4f} vs {base[err_tau1]:.4f}")
 
 
 def _tau_helps_note(cfg, s: Sample, est: Estimate) -> str:
@@ -123,14 +113,8 @@ def _best_tau_note(cfg, s: Sample, est: Estimate) -> str:
     return f"best τ {text}; ratio {math.exp(est.value):.3g}"
 
 
-def _mean_measured(cfg, s: Sample, est: Estimate) -> str:
-    b = float(s.b.mean())
-    return f"{b + est.value:.4f} vs {b:.4f}"
-
-
-def _mean_note(cfg, s: Sample, est: Estimate) -> str:
-    b = float(s.b.mean())
-    return f"err(τ=1) in units of the unshifted c: {b + est.value:.4f} (shifted) vs {b:.4f}"
+_mean_measured = measured_as("{a:.4f} vs {b:.4f}")
+_mean_note = measured_as("err(τ=1) in units of the unshifted c: {a:.4f} (shifted) vs {b:.4f}")
 
 
 # --- the records ------------------------------------------------------------------------------------------------

@@ -1,0 +1,127 @@
+"""The statistics the paper packages share: the named pieces claim records reference (``Measure.combine``,
+``Measure.measured``, ``Measure.column``) that are one rule, written once here so that they cannot drift apart
+(issue 21: a paper's package keeps only the statistics that are truly its own; the vocabulary is
+:mod:`iclab.experiments._records`, the tests :mod:`iclab.stats`).
+
+- :func:`across_units_or`, :func:`within_units`: the mean over the units of replication with its standard error
+  across the units when there are enough of them, else from each unit's own (within-run) SE
+  (:func:`iclab.stats.unit_mean`).
+- :func:`measured_as`: a measured text from a format string over the estimate and the sample.
+- :func:`whole_rows`: the column of a measure whose combine rule reads the selected rows themselves.
+- :func:`not_configured`: ``ClaimRecord.not_run`` for a claim whose cells need a config value the preset lacks.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+
+from iclab.experiments._records import Estimate, Sample
+from iclab.stats import MIN_UNITS, unit_mean
+
+__all__ = ["across_units_or", "within_units", "measured_as", "whole_rows", "not_configured"]
+
+#: the per-unit standard errors of a sample: ``(config, Sample) -> (units,)`` (None: ``Sample.ses``)
+WithinSE = Callable[[Any, Sample], np.ndarray]
+
+
+def across_units_or(
+    within: WithinSE | None = None,
+    min_units: float = MIN_UNITS,
+    *,
+    drop_nan: bool = False,
+    unit: str = "",
+    n_column: str = "",
+    within_text: str = "",
+) -> Callable[[Any, Sample], Estimate]:
+    """The combine rule "across units when there are enough, else the within-run SE" (:func:`iclab.stats.unit_mean`,
+    which states the rule and why) of the sample's per-unit values. ``min_units``: from how many units on the SE is
+    across them (default :data:`iclab.stats.MIN_UNITS`; with 2, two units give a t(1) band that the test refuses).
+    ``within`` gives each unit's own SE (default: ``Measure.se_column``, paired SEs combined by the judge); ``unit``
+    names the unit in the statistic ("SE across 3 models", "prompt-level SE (2 models)"; "" says nothing);
+    ``n_column`` a row column with the prompts behind a within-run SE, which then is the estimate's ``n`` (else the
+    number of units); ``within_text`` names the within-run SEs in the claim's test text ("prompt-level SEs over
+    their n_test prompts"; default "within-run SEs")."""
+
+    def combine(config: Any, sample: Sample) -> Estimate:
+        ses = sample.ses if within is None else within(config, sample)
+        m, se, dof = unit_mean(sample.values, ses, min_units, drop_nan)
+        k = len(sample.values)
+        n = int(sample.rows[n_column].iloc[-1]) if dof is None and n_column in sample.rows else k
+        how = ""
+        if unit:
+            many = f"{k} {unit}{'s' if k != 1 else ''}"
+            how = f"SE across {many}" if dof is not None else f"prompt-level SE ({many})"
+        return Estimate(m, se, dof=dof, n=n, how=how)
+
+    def describe(units: str) -> str:
+        """The rule in the claim's test text (:meth:`~iclab.experiments._rule.Rule.describe`)."""
+        own_se = f"from the {units}' own {within_text or 'within-run SEs'}: √(Σ se²)/k, normal"
+        if min_units == math.inf:
+            return f"mean over {units}, its SE {own_se}"
+        refused = f" (a t band from fewer than {MIN_UNITS} is refused)" if min_units < MIN_UNITS else ""
+        return f"mean over {units}, its SE across them (Student t, n − 1 dof) from {min_units:g} {units} on{refused}, else {own_se}"
+
+    combine.__name__ = f"across_units_or_{min_units}"
+    combine.describe = describe
+    return combine
+
+
+def within_units(
+    within: WithinSE | None = None, *, drop_nan: bool = False, n_column: str = "", within_text: str = ""
+) -> Callable[[Any, Sample], Estimate]:
+    """The combine rule of cells measured once per unit with their own SEs (thousands of prompts each): the mean with
+    the SE :math:`\\sqrt{\\sum se^2} / k`, normal (:func:`across_units_or` that never goes across units)."""
+    return across_units_or(within, math.inf, drop_nan=drop_nan, n_column=n_column, within_text=within_text)
+
+
+def measured_as(form: str, fewest: int = 1) -> Callable[[Any, Sample, Estimate], str]:
+    """A ``measured`` text (or a ``note``): ``form`` formatted with ``v`` (the estimate), ``n`` (its units, else the
+    number of per-unit values ``k``), ``d`` (their mean), ``a`` and ``b`` (the means of the selection's and the
+    baseline's values) and ``rows[col]``, ``base[col]`` (the mean of a column of the selected or the baseline rows);
+    "—" when the estimate is not finite or rests on fewer than ``fewest`` units."""
+
+    def text(config: Any, s: Sample, est: Estimate) -> str:
+        k = len(s.values)
+        n = est.n if est.n is not None else k
+        if not math.isfinite(est.value) or n < fewest:
+            return "—"
+        b = float(s.b.mean()) if s.b is not None else math.nan
+        means = {"rows": _ColumnMeans(s.rows), "base": _ColumnMeans(s.base)}
+        return form.format(v=est.value, n=n, k=k, d=float(s.values.mean()), a=float(s.a.mean()), b=b, **means)
+
+    text.__name__ = "measured_as"
+    return text
+
+
+class _ColumnMeans:
+    """``means[col]``: the mean of column ``col`` of ``rows`` (NaN without rows), for a format string."""
+
+    def __init__(self, rows: pd.DataFrame | None) -> None:
+        self.rows = rows
+
+    def __getitem__(self, col: str) -> float:
+        return float(self.rows[col].mean()) if self.rows is not None else math.nan
+
+
+def whole_rows(rows: pd.DataFrame) -> np.ndarray:
+    """The column of a measure whose combine rule reads the selected rows themselves: zeros, one per row."""
+    return np.zeros(len(rows))
+
+
+def not_configured(field: str, *wanted: Any) -> Callable[[Any, Any], str]:
+    """``ClaimRecord.not_run``: why the config runs none of a claim's cells — its ``field`` (a list) is empty, or
+    lacks one of the ``wanted`` values the claim names — or "" when it runs them."""
+
+    def why(config: Any, record: Any) -> str:
+        have = getattr(config, field)
+        gone = ", ".join(str(w) for w in wanted if w not in have)
+        if have and not gone:
+            return ""
+        return f"not run in this preset: `{field}` " + (f"lacks {gone}" if gone else "is empty")
+
+    why.__name__ = f"not_configured_{field}"
+    return why
