@@ -3,7 +3,7 @@
 A cell of this experiment is one row whose replicates are lists (SGD runs, features, γ2 points, θ, target domains),
 so each record reads its estimate from its cells' rows: a reading rule ``read(config, sample) -> (Estimate, measured
 text)`` (:func:`reading` hands the two halves to the one judge). SGD quantities are the mean over SGD runs with a
-Student-t band (:func:`_runs`; float64 rounding floors the SE of runs that agree exactly); a
+Student-t band (:func:`_runs`; runs that agree exactly have SE 0, which the judge refuses); a
 target read from the row (population GD or the exact formula at N) is judged as the ratio measured / target
 against 1 (the SE divided by |target|: the equivalence test decides as on the raw scale); Monte-Carlo and
 evaluation-set quantities carry their standard errors (independent differences combine by hypot); a share of points
@@ -44,11 +44,18 @@ def reading(read) -> dict:
 
 
 def _runs(values, target: float = 1.0, extra_var: float = 0.0) -> tuple[Estimate, float, int]:
-    """Mean ± SE over runs (t, n − 1 dof) as a ratio to ``target``; ``extra_var`` adds a known variance of the mean
-    and float64 rounding floors the SE. Also returns the mean and the number of runs."""
+    """Mean ± SE over runs (t, n − 1 dof) as a ratio to ``target``; ``extra_var`` adds a known variance of the mean.
+    Runs that agree exactly give SE 0, which the judge refuses ("no uncertainty"): identical runs are not
+    replicates. Also returns the mean and the number of runs."""
     m, se, n = mean_se(values)
-    se = max(math.sqrt(se**2 + extra_var), ROUNDING * max(1.0, abs(target))) if math.isfinite(se) else se
+    se = math.sqrt(_spread(se, m) ** 2 + extra_var)
     return Estimate(m / target, se / abs(target), dof=n - 1 if n > 1 else None, n=n), m, n
+
+
+def _spread(se: float, mean: float) -> float:
+    """The SE of units that agree to float64 rounding (``se`` ≤ 1e-12·max(1, |mean|): identical units) is 0 — no
+    spread to estimate an uncertainty from, which the judge refuses — rather than a zero-width interval."""
+    return 0.0 if math.isfinite(se) and se <= 1e-12 * max(1.0, abs(mean)) else se
 
 
 def share(hits: int, n: int) -> tuple[Estimate, str]:
@@ -213,11 +220,11 @@ def second_peak(key: str, cfg, s: Sample):
 
 
 def domain_similarity(cfg, s: Sample):
-    """Mean over target domains of the within-target Spearman ρ (t); float64 rounding floors the SE (targets that
-    are equally monotone have no spread)."""
+    """Mean over target domains of the within-target Spearman ρ (t). Targets that are all equally monotone have no
+    spread: SE 0, which the judge refuses ("no uncertainty") rather than reading as certainty."""
     r = s.rows.iloc[0]
     if not (isinstance(r.get("domain_sim"), list) and len(r["domain_sim"]) > 3):
         return _NAN
     m, se, n = mean_se(within_target_spearman(r["domain_sim"], r["domain_ce"]))
-    se = max(se, ROUNDING) if math.isfinite(se) else se
+    se = _spread(se, m)
     return Estimate(m, se, dof=n - 1 if n > 1 else None, n=n), f"mean ρ = {m:+.2f} over {n} target domains"
