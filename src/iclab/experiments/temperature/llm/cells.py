@@ -94,8 +94,11 @@ def _spread_rule(model, tok, groups: list[DemoGroup], cfg: TemperatureLLMConfig)
 
 
 def pool_reserve(cfg: TemperatureLLMConfig) -> int:
-    """Items kept out of the questions for the demonstration pool: at least 40, and enough for the screen's questions
-    plus the most demonstrations a prompt takes (``n_questions = 0`` asks for every other item as a question)."""
+    """Items kept out of the questions for the demonstration pool: 40; with ``n_questions = 0`` (every other item a
+    question) also enough for the screen's questions plus the most demonstrations a prompt takes. An explicit
+    ``n_questions`` is never lowered to make room: a screen that does not fit is a ConfigError (:func:`screen_split`)."""
+    if cfg.n_questions:
+        return 40
     return max(40, cfg.screen_questions + max([cfg.n_demos, *cfg.demo_counts]))
 
 
