@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from iclab.experiments import paper_experiments
+from iclab.experiments._contract import judged
 from iclab.experiments._records import ClaimRecord
 
 STANDARD = {"__init__", "config", "cells", "figures", "claims", "notes"}
@@ -28,7 +29,7 @@ def test_every_paper_package_has_the_standard_files_and_no_retired_one(package):
 @pytest.mark.parametrize("exp", paper_experiments(), ids=lambda e: e.name)
 def test_every_experiment_declares_records_and_judges_them_in_claims_py(exp):
     package = exp.cells.target.split(":")[0].rsplit(".", 1)[0]
-    assert exp.claims.target == f"{package}.claims:claims" and exp.compare.target == f"{package}.claims:compare"
+    assert exp.claims.target == f"{package}.claims:claims" and exp.compare == judged(package)
     assert exp.notes.target == f"{package}.notes:notes"
     for preset in exp.presets:
         declared = exp.claims(exp.config(preset))

@@ -1,6 +1,6 @@
 """The claims of Wang et al., arXiv:2405.17248 that the ``categorical`` experiment judges, as records
 (:mod:`iclab.experiments._records`) declared before the run (:func:`claims`; docs/papers/categorical.md §7) and
-judged by the one judge (:func:`compare`); the statistics they name are :mod:`.statistics`.
+judged by the one judge on :func:`judged_rows`; the statistics they name are :mod:`.statistics`.
 
 Replicates are (seed, W_e draw) pairs; paired differences (GD − trained TF, K blocks − 1 block) are taken within one.
 Claims whose paper settings a preset lacks (N = 125, the authors' budget for the trained transformer, ImageNet/VGG16)
@@ -16,12 +16,11 @@ import dataclasses
 
 import pandas as pd
 
-from iclab.experiments._records import BASE, ClaimRecord, Measure, Rule, judge_records
+from iclab.experiments._records import BASE, ClaimRecord, Measure, Rule
 from iclab.experiments.categorical import statistics as st
 from iclab.experiments.categorical.paper_values import PAPER_BLOCKS, PAPER_L_SWEEP
-from iclab.stats import Verdict
 
-__all__ = ["claims", "compare", "blocks_erase", "FGD_TOL", "DATA_LAW"]
+__all__ = ["claims", "judged_rows", "blocks_erase", "FGD_TOL", "DATA_LAW"]
 
 SRC = "arXiv:2405.17248"
 FGD_TOL = 1e-3  # functional-GD check: allowed mean total-variation distance between the two predictions
@@ -313,7 +312,6 @@ def claims(cfg) -> list[ClaimRecord]:
     return theory + first + _accuracy_claims(cfg) + direction[len(first) :] + _real_data_claims(cfg)
 
 
-def compare(cfg, df: pd.DataFrame) -> dict[str, Verdict]:
-    """The verdict of every declared claim: the one judge on the rows the records read (:func:`.statistics.rows`)."""
-    records, rows = claims(cfg), st.rows(df)
-    return judge_records(records, cfg, rows)
+def judged_rows(cfg, df: pd.DataFrame) -> pd.DataFrame:
+    """The rows the records read (:func:`.statistics.rows`)."""
+    return st.rows(df)
