@@ -12,11 +12,14 @@ import torch
 
 from iclab.errors import ConfigError
 from iclab.experiments.temperature.llm import cells as E
-from iclab.experiments.temperature.llm.claims import claims, compare
+from iclab.experiments import get_experiment
+from iclab.experiments.temperature.llm.claims import claims
 from iclab.experiments.temperature.llm.config import TemperatureLLMConfig
 from iclab.experiments.temperature.llm.tables import summary_table, trend
 from iclab.data import get_task, question_split
 from iclab.hf import answer_argmax, greedy_match
+
+compare = get_experiment("temperature-llm").compare
 
 
 def _byte_tokenizer():

@@ -30,10 +30,10 @@ from test_verdicts_temperature_gpt2_regression import _verdicts as gpt2_verdicts
 from iclab import stats
 from iclab.experiments import get_experiment
 from iclab.experiments._judge import downgrade, missing_cells, not_measured, one_per_unit
-from iclab.experiments.categorical.claims import compare as categorical_compare
-from iclab.experiments.dispersion.claims import compare as dispersion_compare
 from iclab.experiments.dispersion.tables import PAPER_TABLE
 from iclab.stats import AGREES, DISAGREES, MIN_UNITS, NOT_JUDGED, judge_direction, judge_equivalence, judge_value
+
+categorical_compare, dispersion_compare = (get_experiment(n).compare for n in ("categorical", "dispersion"))
 
 DISPERSION = get_experiment("dispersion").config("paper")
 SRC = Path(__file__).resolve().parents[1] / "src" / "iclab"

@@ -2,11 +2,13 @@
 five, the claims as records judged by the one judge, no second judging module."""
 
 import importlib
+import pickle
 from pathlib import Path
 
 import pytest
 
 from iclab.experiments import paper_experiments
+from iclab.experiments._contract import judged
 from iclab.experiments._records import ClaimRecord
 
 STANDARD = {"__init__", "config", "cells", "figures", "claims", "notes"}
@@ -28,7 +30,10 @@ def test_every_paper_package_has_the_standard_files_and_no_retired_one(package):
 @pytest.mark.parametrize("exp", paper_experiments(), ids=lambda e: e.name)
 def test_every_experiment_declares_records_and_judges_them_in_claims_py(exp):
     package = exp.cells.target.split(":")[0].rsplit(".", 1)[0]
-    assert exp.claims.target == f"{package}.claims:claims" and exp.compare.target == f"{package}.claims:compare"
+    assert exp.claims.target == f"{package}.claims:claims" and exp.compare == judged(package)
+    # one judge: no package writes its own compare; the contract's crosses to worker processes by name
+    assert not hasattr(importlib.import_module(f"{package}.claims"), "compare")
+    assert pickle.loads(pickle.dumps(exp.compare)) == exp.compare
     assert exp.notes.target == f"{package}.notes:notes"
     for preset in exp.presets:
         declared = exp.claims(exp.config(preset))

@@ -9,9 +9,11 @@ import pytest
 
 from iclab.experiments import get_experiment
 from iclab.experiments._judge import judge_run
-from iclab.experiments.categorical.claims import claims, compare
+from iclab.experiments.categorical.claims import claims
 from iclab.experiments.categorical.config import CategoricalConfig
 from iclab.stats import AGREES, DISAGREES, NOT_JUDGED
+
+compare = get_experiment("categorical").compare
 
 # the authors' data law (N = 125 ...), three W_e draws, a small grid
 CFG = CategoricalConfig(

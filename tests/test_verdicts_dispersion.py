@@ -14,11 +14,13 @@ import pytest
 
 from iclab.experiments import get_experiment
 from iclab.experiments._judge import judge_run
-from iclab.experiments.dispersion.claims import claims, compare
+from iclab.experiments.dispersion.claims import claims
 from iclab.experiments.dispersion.notes import notes
 from iclab.experiments.dispersion.config import beta_grid
 from iclab.experiments.dispersion.tables import PAPER_TABLE
 from iclab.theory.dispersion import beta_of_entropy, required_spread
+
+compare = get_experiment("dispersion").compare
 
 EXP = get_experiment("dispersion")
 PAPER, QUICK = EXP.config("paper"), EXP.config("quick")

@@ -173,7 +173,7 @@ def _judge(cfg, df: pd.DataFrame, failed: pd.DataFrame | None = None):
         results=df,
         failed=pd.DataFrame() if failed is None else failed,
         claims=cmp.claims,
-        compare=cmp.compare,
+        compare=get_experiment("multihead").compare,
     )
     assert errors == []
     return {r.id: r for r in rows}

@@ -11,11 +11,13 @@ import pytest
 
 from iclab.experiments import get_experiment
 from iclab.experiments._judge import judge_run
-from iclab.experiments.ood.claims import PV, claims, compare
+from iclab.experiments.ood.claims import PV, claims
 from iclab.experiments.ood.minilm_shift import peak_prominences, second_peak_excess
 from iclab.experiments.ood.reference import PAPER_F, PAPER_TINY
 from iclab.experiments.ood.statistics import share
 from iclab.stats import AGREES, DISAGREES, NOT_JUDGED, judge_equivalence
+
+compare = get_experiment("ood").compare
 
 CFG = get_experiment("ood").config("quick")
 TABLE_G1 = (0.5, 0.8, 1.0)

@@ -18,8 +18,9 @@ files, which :meth:`Experiment.in_package` wires up by name:
                           ``budget(config)``
 ``figures.py``            ``figures(config, results, figure_dir) -> [png paths]``
 ``claims.py``             the claims as records (:mod:`iclab.experiments._records`): ``claims(config) ->
-                          [ClaimRecord]`` (declared before the run) and ``compare(config, results) -> {claim
-                          id: Verdict}``
+                          [ClaimRecord]`` (declared before the run) and, only where the records read rows
+                          derived from the results, ``judged_rows(config, results) -> DataFrame``; the one judge
+                          judges them (:class:`judged`: no package writes a ``compare``)
 ``statistics.py``         (only where needed) the package's own statistics that its records name
 ``notes.py``              ``notes(config, results) -> str``: where the run and the paper differ, and why
 ========================  ==========================================================================
@@ -43,8 +44,9 @@ import pandas as pd
 
 from iclab.config import Config
 from iclab.errors import ConfigError
+from iclab.experiments._records import judge_records
 
-__all__ = ["Experiment", "PRESETS", "lazy"]
+__all__ = ["Experiment", "PRESETS", "judged", "lazy"]
 
 PRESETS = ("quick", "full")  # every experiment has these; the paper packages also have "paper"
 
@@ -69,6 +71,21 @@ class lazy:  # noqa: N801 - reads as a function at the call site
 
 
 @dataclass(frozen=True)
+class judged:  # noqa: N801 - reads as a function at the call site
+    """The ``compare`` of a paper package: the one judge on the records it declares,
+    ``judge_records(claims(config), config, rows)`` (:func:`iclab.experiments._records.judge_records`), where ``rows``
+    is the results, or ``claims.judged_rows(config, results)`` when the package's records read rows derived from
+    them. Picklable, and its package is imported on first call, as with :class:`lazy`."""
+
+    package: str
+
+    def __call__(self, config: Any, results: pd.DataFrame) -> dict:
+        module = importlib.import_module(f"{self.package}.claims")
+        rows = getattr(module, "judged_rows", None)
+        return judge_records(module.claims(config), config, results if rows is None else rows(config, results))
+
+
+@dataclass(frozen=True)
 class Experiment:
     """A registered experiment (see the module docstring).
 
@@ -83,7 +100,8 @@ class Experiment:
         run_cell: ``(config, cell, shared) -> metrics dict``; a module-level function or a :class:`lazy`
             (it is pickled to worker processes).
         figures: ``(config, results DataFrame, figure_dir) -> list of PNG paths`` (each with a CSV beside it).
-        compare: ``(config, results) -> {claim id: Verdict}`` (see :mod:`iclab.experiments._judge`).
+        compare: ``(config, results) -> {claim id: Verdict}`` (see :mod:`iclab.experiments._judge`; a paper
+            package's is :class:`judged`).
         claims: ``config -> list[Claim]``, declared before the run (fixes the report's denominator).
         shared: optional ``config -> object`` computed once per run in the driver.
         budget: optional ``config -> list[Need]`` (module docstring), checked before the run folder is made.
@@ -139,7 +157,7 @@ class Experiment:
             run_cell=lazy(f"{package}.cells:run_cell"),
             shared=lazy(f"{package}.cells:shared"),
             figures=lazy(f"{package}.figures:figures"),
-            compare=lazy(f"{package}.claims:compare"),
+            compare=judged(package),
             notes=lazy(f"{package}.notes:notes"),
             claims=lazy(f"{package}.claims:claims"),
             budget=lazy(f"{package}.cells:budget"),

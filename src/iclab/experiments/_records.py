@@ -268,16 +268,21 @@ def _se(rows: pd.DataFrame, col: str, scale: float | None) -> np.ndarray | None:
     return se if scale is None else se * scale
 
 
+def _sample(rec: ClaimRecord, config: Any, results: pd.DataFrame) -> Sample | Verdict:
+    """The record's :class:`Sample`, or "not judged": this config runs none of its cells (``not_run``), or a named
+    cell has no row (:func:`sample_of`)."""
+    why = rec.not_run(config, rec) if rec.not_run is not None else ""
+    sample = sample_of(rec.measure, config, results) if not why else why
+    return not_judged(sample) if isinstance(sample, str) else sample
+
+
 def _judge_one(rec: ClaimRecord, config: Any, results: pd.DataFrame) -> Verdict:
     m, t = rec.measure, rec.rule
+    sample = _sample(rec, config, results)
+    if isinstance(sample, Verdict):
+        return sample
     if t.kind == "every cell":
-        return _every_cell(rec, config, results)
-    why = rec.not_run(config, rec) if rec.not_run is not None else ""
-    if why:
-        return not_judged(why)
-    sample = sample_of(m, config, results)
-    if isinstance(sample, str):
-        return not_judged(sample)
+        return _every_cell(rec, config, results, sample)
     est = m.combine(config, sample)
     n = getattr(config, t.n) if t.n else (est.n if est.n is not None else len(sample.values))
     v = _test(t, est, sample, n)
@@ -334,17 +339,11 @@ def _interval(est: Estimate) -> tuple[float, float]:
     return est.value - half, est.value + half
 
 
-def _every_cell(rec: ClaimRecord, config: Any, results: pd.DataFrame) -> Verdict:
-    """Every-cell test: one estimate per cell (``rule.by``) against the cell's ``rule.target`` column; ``not_run``
-    before it and the gates after it, on the whole selection (``note`` and ``measured`` read one estimate, which
-    an every-cell test does not have)."""
+def _every_cell(rec: ClaimRecord, config: Any, results: pd.DataFrame, sample: Sample) -> Verdict:
+    """Every-cell test: one estimate per cell (``rule.by``) of the whole selection ``sample`` against the cell's
+    ``rule.target`` column, then the gates on the whole selection (``note`` and ``measured`` read one estimate,
+    which an every-cell test does not have)."""
     m, t = rec.measure, rec.rule
-    why = rec.not_run(config, rec) if rec.not_run is not None else ""
-    if why:
-        return not_judged(why)
-    sample = sample_of(m, config, results)
-    if isinstance(sample, str):
-        return not_judged(sample)
     cells = []
     for key, g in sample.rows.reset_index().groupby(list(t.by), sort=True):
         cell = dict(zip(t.by, key if isinstance(key, tuple) else (key,)))  # a text and a number keep their types

@@ -1,6 +1,6 @@
 """The claims of Wang et al., arXiv:2405.17248 that the ``categorical`` experiment judges, as records
 (:mod:`iclab.experiments._records`) declared before the run (:func:`claims`; docs/papers/categorical.md §7) and
-judged by the one judge (:func:`compare`); the statistics they name are :mod:`.statistics`.
+judged by the one judge on :func:`judged_rows`; the statistics they name are :mod:`.statistics`.
 
 Replicates are (seed, W_e draw) pairs; paired differences (GD − trained TF, K blocks − 1 block) are taken within one.
 Claims whose paper settings a preset lacks (N = 125, the authors' budget for the trained transformer, ImageNet/VGG16)
@@ -16,12 +16,11 @@ import dataclasses
 
 import pandas as pd
 
-from iclab.experiments._records import BASE, ClaimRecord, Measure, Rule, judge_records
+from iclab.experiments._records import BASE, ClaimRecord, Measure, Rule
 from iclab.experiments.categorical import statistics as st
 from iclab.experiments.categorical.paper_values import PAPER_BLOCKS, PAPER_L_SWEEP
-from iclab.stats import Verdict
 
-__all__ = ["claims", "compare", "blocks_erase", "FGD_TOL", "DATA_LAW"]
+__all__ = ["claims", "judged_rows", "blocks_erase", "FGD_TOL", "DATA_LAW"]
 
 SRC = "arXiv:2405.17248"
 FGD_TOL = 1e-3  # functional-GD check: allowed mean total-variation distance between the two predictions
@@ -158,37 +157,30 @@ def _rec(cid: str, measure: Measure, rule: Rule, tf_L=None, synthetic=True, **fi
     )  # fmt: skip
 
 
+def _accuracy(cid: str, name: str, figure: str, paper: float, where: dict) -> ClaimRecord:
+    """A paper accuracy ``cid`` of the synthetic cells ``where``: the mean over replicates with the W_e spread in the
+    band, judged once converged (the trained transformer's at the authors' budget for its L)."""
+    m = Measure(where, "acc", st.REPLICATE, combine=st.draw_spread, measured=st.acc_measured, gates=(st.not_converged,))
+    rule = Rule("value", paper=float(f"{paper:.3f}"), tol=st.ACC_TOL, units="replicates")
+    tf_L = None if where["model"] == "gd" else where["L"]
+    return _rec(cid, m, rule, tf_L, name=name, figure=figure, paper=f"{paper:.3f}")
+
+
 def _accuracy_claims(cfg) -> list[ClaimRecord]:
-    """Paper accuracies: means over replicates with the W_e spread in the band, judged once converged."""
-    runs = []
+    """Paper accuracies of the training-set-size figure (2 blocks) and of the number-of-blocks figure (L = 2048)."""
+    out = []
     for L in cfg.train_sizes if "synthetic" in cfg.parts and "softmax" in cfg.kernels and 2 in cfg.layers else ():
         for j, model in enumerate(("gd", "tf") if L in PAPER_L_SWEEP else ()):
             name = f"{'GD model' if model == 'gd' else 'trained transformer'}, 2 blocks, softmax kernel, L = {L}"
-            runs.append((f"acc/L={L}/{model}", name, "training-set-size", PAPER_L_SWEEP[L][j], model, 2, L, "distance"))
+            where = _syn(model, blocks=2, L=L)
+            out.append(_accuracy(f"acc/L={L}/{model}", name, "training-set-size", PAPER_L_SWEEP[L][j], where))
     for K in cfg.blocks_sweep if "blocks" in cfg.parts and cfg.blocks_L == 2048 else ():
         for model, j in (("gd", 0), ("tf", 2)) if K in PAPER_BLOCKS and K != 2 else ():
             who = ("authors'" if blocks_erase(cfg, K) == "dot" else "exact") + " erase head"
             name = f"{f'GD model ({who})' if model == 'gd' else 'trained transformer'}, {K} block(s), softmax kernel"
             erase = blocks_erase(cfg, K) if model == "gd" else "distance"
-            runs.append(
-                (
-                    f"acc/blocks={K}/{model}",
-                    f"{name}, L = 2048",
-                    "number-of-blocks",
-                    PAPER_BLOCKS[K][j],
-                    model,
-                    K,
-                    2048,
-                    erase,
-                )
-            )
-    out = []
-    for cid, name, figure, paper, model, K, L, erase in runs:
-        where = _syn(model, blocks=K, L=L) | ({"erase": erase} if cid.startswith("acc/blocks") else {})
-        gates = (st.not_converged,)
-        m = Measure(where, "acc", st.REPLICATE, combine=st.draw_spread, measured=st.acc_measured, gates=gates)
-        rule = Rule("value", paper=float(f"{paper:.3f}"), tol=st.ACC_TOL, units="replicates")
-        out.append(_rec(cid, m, rule, None if model == "gd" else L, name=name, figure=figure, paper=f"{paper:.3f}"))
+            where, cid = _syn(model, blocks=K, L=2048, erase=erase), f"acc/blocks={K}/{model}"
+            out.append(_accuracy(cid, f"{name}, L = 2048", "number-of-blocks", PAPER_BLOCKS[K][j], where))
     return out
 
 
@@ -313,7 +305,6 @@ def claims(cfg) -> list[ClaimRecord]:
     return theory + first + _accuracy_claims(cfg) + direction[len(first) :] + _real_data_claims(cfg)
 
 
-def compare(cfg, df: pd.DataFrame) -> dict[str, Verdict]:
-    """The verdict of every declared claim: the one judge on the rows the records read (:func:`.statistics.rows`)."""
-    records, rows = claims(cfg), st.rows(df)
-    return judge_records(records, cfg, rows)
+def judged_rows(cfg, df: pd.DataFrame) -> pd.DataFrame:
+    """The rows the records read (:func:`.statistics.rows`)."""
+    return st.rows(df)

@@ -15,18 +15,16 @@ from __future__ import annotations
 import math
 from functools import partial
 
-import pandas as pd
 
-from iclab.experiments._records import ClaimRecord, Measure, Rule, across_units, judge_records
+from iclab.experiments._records import ClaimRecord, Measure, Rule, across_units
 from iclab.experiments._statistics import not_configured
 from iclab.experiments.dispersion import statistics as st
 from iclab.experiments.dispersion.config import PAPER_D, PAPER_TEST_SIZES
 from iclab.experiments.dispersion.statistics import ONSET_TOKENS
 from iclab.experiments.dispersion.tables import ONSET_N, PAPER_TABLE
-from iclab.stats import Verdict
 from iclab.theory.dispersion import beta_of_entropy
 
-__all__ = ["claims", "compare"]
+__all__ = ["claims"]
 
 _SRC = "arXiv:2410.01104"
 _TABLE_SRC = "second-hand summary [PN] of the max-retrieval table, " + _SRC
@@ -55,11 +53,6 @@ SEED = ("seed",)
 def claims(config) -> list[ClaimRecord]:
     """Every claim the experiment judges, in report order (built for ``config``: its tasks, models and sizes)."""
     return [*_retrieval(config), *_beta(config), *_clrs(config), *_real(config), *_lookup(config)]
-
-
-def compare(config, df: pd.DataFrame) -> dict[str, Verdict]:
-    """The verdict of every declared claim (the generic judge of :mod:`iclab.experiments._records`)."""
-    return judge_records(claims(config), config, df)
 
 
 def _retrieval(config) -> list[ClaimRecord]:

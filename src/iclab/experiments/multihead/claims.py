@@ -14,9 +14,8 @@ from __future__ import annotations
 
 from functools import partial
 
-import pandas as pd
 
-from iclab.experiments._records import BASE, ClaimRecord, Measure, Rule, across_units, judge_records
+from iclab.experiments._records import BASE, ClaimRecord, Measure, Rule, across_units
 from iclab.experiments._statistics import measured_as, whole_rows
 from iclab.experiments.multihead import statistics as st
 from iclab.experiments.multihead.config import ACTIVATION_NAMES
@@ -28,16 +27,14 @@ from iclab.experiments.multihead.paper_values import (
     FIG24_PROMPTS, FIG24_TRAINED, FIG25_ESTIMATORS, MU_PLUS_PRINTED_SE, OMEGA_PRINTED_SE, PAPER_MU,
     PAPER_OMEGA_LOGIT, PAPER_SETUP, PURITY, SEED_SUMMARY, SEED_SUMMARY_LENGTHGEN,
 )  # fmt: skip
-from iclab.stats import Verdict
 from iclab.theory import multihead as th
 
-__all__ = ["claims", "compare"]
+__all__ = ["claims"]
 
 SEED = ("seed",)  # the unit of replication of one trained model (a paired measure pairs the seeds)
 MODEL = ("H", "seed")  # the unit of a claim pooled over every trained H ≥ 2 model of every seed
 GATES = (st.trained,)
 ISO = {"part": "iso", "attention": "softmax"}
-SETTINGS = "paper_settings"
 # what the gates add to a test: the training a trained-model claim needs (statistics.trained, statistics.stage2)
 TRAINED = f"Needs ≥ {TRAINED_MIN_STEPS:,} Adam steps"
 STAGE_II = f"Needs the H ≥ 2 models trained {STAGE_II_STEPS:,} steps (the paper's)"
@@ -353,7 +350,3 @@ def claims(cfg) -> list[ClaimRecord]:
     """Every claim of the paper this experiment judges, declared before the run (the same ids for every preset)."""
     return _tables() + _models(cfg) + _patterns(cfg) + _multitask() + _ratio(cfg) + _activation(cfg) + _second_hand()
 
-
-def compare(cfg, df: pd.DataFrame) -> dict[str, Verdict]:
-    """The verdict of every declared claim (the generic judge of :mod:`iclab.experiments._records`)."""
-    return judge_records(claims(cfg), cfg, df)

@@ -18,12 +18,11 @@ from __future__ import annotations
 
 from functools import partial
 
-from iclab.experiments._records import ClaimRecord, Measure, Rule, judge_records
+from iclab.experiments._records import ClaimRecord, Measure, Rule
 from iclab.experiments.ood import statistics as st
 from iclab.experiments.ood.reference import PAPER_ENCODER_F, PAPER_F, PAPER_OOD, PAPER_TINY
-from iclab.stats import Verdict
 
-__all__ = ["claims", "compare", "TV", "PV", "ED"]
+__all__ = ["claims", "TV", "PV", "ED"]
 
 TV, PV, ED = "theory vs simulation", "paper value", "effect direction"
 SUMMARY = "second-hand summary"
@@ -383,8 +382,3 @@ def claims(config) -> list[ClaimRecord]:
     """Every claim the ``ood`` experiment judges (ids stable across presets; the MiniLM ones only with ``minilm``)."""
     out = _pretraining() + _ood(config) + _forgetting() + _tiny()
     return out + (_minilm() if config.minilm else [])
-
-
-def compare(config, results) -> dict[str, Verdict]:
-    """``{claim id: Verdict}`` for every declared claim: the one judge on the records."""
-    return judge_records(claims(config), config, results)

@@ -15,13 +15,12 @@ from functools import partial
 
 import pandas as pd
 
-from iclab.experiments._records import BASE, ClaimRecord, Measure, Rule, judge_records
+from iclab.experiments._records import BASE, ClaimRecord, Measure, Rule
 from iclab.experiments._statistics import measured_as, not_configured, whole_rows
 from iclab.experiments.temperature import statistics as S
 from iclab.experiments.temperature.statistics import CURVE_PARTS, TOL, prompt_se, ratio, rel_gap
-from iclab.stats import Verdict
 
-__all__ = ["claims", "compare", "PAPER", "TOL", "TOL_NEAR", "TOL_TAU", "SMALLEST", "CURVE_PARTS"]
+__all__ = ["claims", "judged_rows", "PAPER", "TOL", "TOL_NEAR", "TOL_TAU", "SMALLEST", "CURVE_PARTS"]
 
 PAPER = "arXiv:2511.01292"
 TOL_NEAR = 0.10  # "nearly matches" (Definition 3.3), "insensitive" (Remark 3.4), "tracks" (v2 Fig. 1)
@@ -212,10 +211,7 @@ def claims(cfg) -> list[ClaimRecord]:
     return [*(_simcheck(*row) for row in SIMCHECK), *_theory(cfg), *_shifts(cfg), *_mean_shift(cfg), *_surrogate()]
 
 
-def compare(cfg, df: pd.DataFrame) -> dict[str, Verdict]:
-    """The verdict of every declared claim by the generic judge; the every-l claim reads its cells one row per
-    (cell, τ) (:func:`.statistics.curve_cells`)."""
-    records = claims(cfg)
-    every = [r for r in records if r.measure.where.get("part") == S.CURVE_CELL]
-    rest = [r for r in records if r not in every]
-    return {**judge_records(rest, cfg, df), **judge_records(every, cfg, S.curve_cells(df))}
+def judged_rows(cfg, df: pd.DataFrame) -> pd.DataFrame:
+    """The results and, for the every-l claim, its curve cells one row per (cell, τ) (:func:`.statistics.curve_cells`,
+    ``part`` = :data:`.statistics.CURVE_CELL`, which no other record selects)."""
+    return pd.concat([df, S.curve_cells(df)], ignore_index=True)

@@ -180,7 +180,8 @@ def curve_cells(df: pd.DataFrame) -> pd.DataFrame:
     """The curve cells with l ≥ d, one row per (cell, τ = 1 or τ_opt), for ``thm4.2-vs-mc/curves-l>=d`` ("at every
     l", :func:`iclab.stats.judge_every_cell` through its record): ``part`` = :data:`CURVE_CELL`, ``curve`` the cell's label,
     ``G``/``G_se``/``G_theory`` the simulated error, its prompt-level SE and Theorem 4.2's value, and the cell's own
-    ``curve_part``, ``l``, ``sigma_test``, ``mu_x`` (which :func:`curves_missing` checks against the grid)."""
+    ``curve_part``, ``l``, ``sigma_test``, ``mu_x`` (which :func:`curves_missing` checks against the grid); the
+    cell's other columns ride along with their types (the judged rows are the results and these)."""
     sub = df[df["part"].isin(CURVE_PARTS)] if "part" in df else df.iloc[:0]
     sub = sub[sub["l"] >= sub["d"]]
 
@@ -189,6 +190,7 @@ def curve_cells(df: pd.DataFrame) -> pd.DataFrame:
 
     rows = [
         {
+            **r.to_dict(),
             "part": CURVE_CELL,
             "curve": f"{r.part} l={int(r.l)}{what(r)} τ={t}",
             "curve_part": r.part,

@@ -18,15 +18,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pandas as pd
 
-from iclab.experiments._records import BASE, ClaimRecord, Estimate, Measure, Sample, Rule, declared, judge_records
+from iclab.experiments._records import BASE, ClaimRecord, Estimate, Measure, Sample, Rule, declared
 from iclab.experiments._statistics import across_units_or, measured_as
 from iclab.experiments.temperature.gpt2.config import TemperatureGPT2Config
 from iclab.experiments.temperature.gpt2.shifts import shift_distribution, zero_predictor_error
-from iclab.stats import Verdict, grid_floor_ci, quantile
+from iclab.stats import grid_floor_ci, quantile
 
-__all__ = ["RECORDS", "claims", "compare", "HELPED_SHIFTS"]
+__all__ = ["RECORDS", "claims", "HELPED_SHIFTS"]
 
 PAPER = "arXiv:2511.01292"
 SOURCE = f"{PAPER}, §5 footnote (v1 Fig. 6: the one-layer trends carry over to GPT-2)"
@@ -216,8 +215,3 @@ RECORDS: tuple[ClaimRecord, ...] = (
 def claims(cfg: TemperatureGPT2Config) -> list[ClaimRecord]:
     """The claims judged for the configured shifts (fixed before the run)."""
     return declared(RECORDS, cfg)
-
-
-def compare(cfg: TemperatureGPT2Config, df: pd.DataFrame) -> dict[str, Verdict]:
-    """The verdict of every declared claim (the generic judge of :mod:`iclab.experiments._records`)."""
-    return judge_records(claims(cfg), cfg, df)

@@ -13,12 +13,12 @@ from itertools import product
 import numpy as np
 import pandas as pd
 
-from iclab.experiments._records import ClaimRecord, Estimate, Measure, Rule, Sample, judge_records
+from iclab.experiments._records import ClaimRecord, Estimate, Measure, Rule, Sample
 from iclab.experiments.temperature.llm.config import TemperatureLLMConfig
 from iclab.experiments.temperature.llm.tables import screen_table, summary_table, trend
-from iclab.stats import Verdict, binary_floor_ci
+from iclab.stats import binary_floor_ci
 
-__all__ = ["claims", "compare", "judged_table", "SMALLEST_GAIN", "SMALLEST_SLOPE"]
+__all__ = ["claims", "judged_rows", "SMALLEST_GAIN", "SMALLEST_SLOPE"]
 
 SOURCE = "arXiv:2511.01292 §5.2, Fig. 3"
 SMALLEST_GAIN = 0.02  # EM: a gain below 2 points is no gain worth the name
@@ -54,7 +54,7 @@ TEXTS = {
 }
 
 
-def judged_table(cfg: TemperatureLLMConfig, df: pd.DataFrame) -> pd.DataFrame:
+def judged_rows(cfg: TemperatureLLMConfig, df: pd.DataFrame) -> pd.DataFrame:
     """``df`` with each cell's statistics: the gains ``{heldout,moment}_{gain,lo,hi}``, ``n_questions`` and
     ``best_tau`` of :func:`.tables.summary_table`, the harm ``harm_{gain,lo,hi}`` and ``questions`` of
     :func:`.tables.screen_table`, and ``screen``: the screen's verdict on the row's model and task
@@ -144,8 +144,3 @@ def claims(cfg: TemperatureLLMConfig) -> list[ClaimRecord]:
                 ClaimRecord(cid, kind="effect direction", headline=headline, measure=measure, rule=rule, **texts)
             )
     return out
-
-
-def compare(cfg: TemperatureLLMConfig, df: pd.DataFrame) -> dict[str, Verdict]:
-    """The verdict of every declared claim: the generic judge on the cells with their statistics."""
-    return judge_records(claims(cfg), cfg, judged_table(cfg, df))
