@@ -25,15 +25,15 @@ from iclab import stats
 from iclab.experiments import chance_line, family_summary, get_experiment, judge_run
 from iclab.experiments._judge import cell_mask
 from iclab.experiments.categorical.claims import claims as categorical_claims
-from iclab.experiments.categorical.claims import compare as categorical_compare
-from iclab.experiments.dispersion.claims import compare as dispersion_compare
 from iclab.experiments.ood.claims import claims as ood_claims
-from iclab.experiments.ood.claims import compare as ood_compare
 from iclab.experiments.temperature.gpt2.claims import claims as gpt2_claims
-from iclab.experiments.temperature.gpt2.claims import compare as gpt2_compare
 from iclab.stats import AGREES, NOMINAL, NOT_JUDGED
 
 DISPERSION = get_experiment("dispersion").config("paper")
+categorical_compare = get_experiment("categorical").compare
+dispersion_compare = get_experiment("dispersion").compare
+ood_compare = get_experiment("ood").compare
+gpt2_compare = get_experiment("temperature-gpt2-regression").compare
 
 
 def _accuracy_claims(table: pd.DataFrame) -> list:

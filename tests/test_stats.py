@@ -141,3 +141,21 @@ def test_mean_se_keeps_a_failure_visible_when_asked():
     m, se, n = mean_se(vals, drop_nonfinite=False)
     assert math.isnan(m) and math.isnan(se) and n == 4
     assert mean_se([1.0, 3.0], drop_nonfinite=False)[:2] == mean_se([1.0, 3.0])[:2]
+
+
+def test_power_message_never_asks_for_the_sample_it_already_has():
+    """An interval that only just reaches zero is undecided at this n: the reason asks for more, never "about n
+    samples (now n)"."""
+    from iclab.stats import judge_direction
+
+    import re
+
+    for est, ci, smallest in (
+        (0.0333, (-0.0001, 0.0667), 0.02),
+        (0.02, (-0.0192, 0.0592), 0.05),
+        (0.0, (-0.02, 0.02), 0.0),
+    ):
+        v = judge_direction(est, ci=ci, smallest=smallest, n=150)
+        asked = re.search(r"about ([\d,]+) samples \(now 150\)", v.reason)
+        assert v.verdict == NOT_JUDGED and (asked is None or int(asked[1].replace(",", "")) > 150), v.reason
+        assert asked or "more than the 150" in v.reason or "larger sample" in v.reason, v.reason

@@ -120,6 +120,8 @@ def _needed(n: int | None, se: float, margin: float, z: float) -> str:
     needed = n * ratio * ratio if ratio < 1e7 else math.inf
     if not math.isfinite(needed) or needed > 1e15:
         return f"an impractically large sample (now {n:,})"
+    if math.ceil(needed) <= n:  # the interval only just reaches its edge: at this n the test is undecided
+        return f"slightly more than the {n:,} samples now (the interval only just reaches its edge)"
     return f"about {math.ceil(needed):,} samples (now {n:,})"
 
 

@@ -359,16 +359,17 @@ def judge_direction(
         )
         return _tested(Verdict(DISAGREES, fmt(estimate), unc, stat, why), record)
     half = (hi - lo) / 2
-    target = max(abs(estimate), smallest)
+    # the half-width that decides at this estimate: below |estimate| the interval excludes 0; below
+    # smallest − sign·estimate it excludes every effect ≥ smallest (when a smallest effect is given)
+    decides = max(abs(estimate), smallest - sign * estimate if smallest > 0 else 0.0)
     return _tested(
         Verdict(
             NOT_JUDGED,
             fmt(estimate),
             unc,
             stat,
-            "too little power: the interval contains zero; detecting an effect of "
-            f"{fmt(target, 3)}{unit} needs "
-            + _needed(n, half / quantile(confidence, dof), target, quantile(confidence, dof)),
+            f"too little power: the interval contains zero; deciding (a half-width below {fmt(decides, 3)}{unit}) "
+            "needs " + _needed(n, half / quantile(confidence, dof), decides, quantile(confidence, dof)),
         ),
         record,
     )
