@@ -6,6 +6,7 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+import test_experiment_temperature_llm as v_llm
 import test_verdicts_categorical as v_categorical
 import test_verdicts_dispersion as v_dispersion
 import test_verdicts_multihead as v_multihead
@@ -16,6 +17,7 @@ import test_verdicts_temperature_gpt2_regression as v_gpt2
 from iclab.experiments import get_experiment
 from iclab.experiments._judge import judge_run
 from iclab.experiments._notes import labelled, md_table, pm, section
+from iclab.experiments.temperature.llm.config import TemperatureLLMConfig
 from iclab.experiments.temperature.llm.notes import _table_lines
 from iclab.experiments.temperature.notes import notes as temperature_notes
 from iclab.experiments.temperature.statistics import CURVE_PARTS
@@ -58,6 +60,10 @@ MADE_UP = {
     "temperature-gpt2-regression": lambda: (
         v_gpt2.EXP.config("quick"),
         _fill(v_gpt2._table(True), ["error_vs_tau"], best_tau_first=1.0),
+    ),
+    "temperature-llm": lambda: (
+        TemperatureLLMConfig(models=("m",), tasks=("continent-label",), noise_ratios=(0, 0.4, 0.8), demo_counts=()),
+        v_llm._synthetic_rows(list(TemperatureLLMConfig().taus), (0, 0.4, 0.8), {0: 1.0, 0.4: 1.25, 0.8: 1.4}),
     ),
 }
 #: numbers a note shows that equal a row's measured value by construction of the made-up table, not a restatement
