@@ -9,6 +9,7 @@ import pandas as pd
 
 from iclab.experiments._judge import part_rows
 from iclab.experiments._notes import labelled, pm
+from iclab.experiments.ood.reference import PAPER_OOD
 from iclab.experiments.ood.tables import first_row, forget_table, within_target_spearman
 
 __all__ = ["notes"]
@@ -31,7 +32,7 @@ def _ood(r) -> list[str]:
     return [
         f"- **U ⊥ V**: max|A − 1/K| = {r['orthogonal_sgd_attn_maxdev']:.0e}; error "
         f"{pm(r['orthogonal_sgd_err'], r['orthogonal_sgd_err_se'], '.4f')}, exactly c(K−1)/K = "
-        f"{r['orthogonal_err_theory']:.3f} with exact counts (the paper: 0.375; an identity of the model, "
+        f"{r['orthogonal_err_theory']:.3f} with exact counts (the paper: {PAPER_OOD[90]}; an identity of the model, "
         "tests/test_claim_identities.py).",
         "- **Query at v̄** (`query-vbar-uniform` measures the uniformity): exact uniformity needs zero *row* sums of "
         "S, the conservation law gives zero *column* sums. The collapse condition 'C M = 0 (… or all u_k have the "
