@@ -7,6 +7,7 @@ import pandas as pd
 
 from iclab.experiments._judge import part_rows
 from iclab.experiments._notes import labelled
+from iclab.experiments.categorical.claims import DATA_LAW
 
 __all__ = ["notes"]
 
@@ -19,7 +20,7 @@ def notes(cfg, df: pd.DataFrame) -> str:
     syn, st = part_rows(df, "synthetic"), part_rows(df, "stationarity")
     if len(syn):
         lines += [
-            f"- **Settings.** N = {cfg.n_context} context points (authors 125), {cfg.steps} steps of batch "
+            f"- **Settings.** N = {cfg.n_context} context points (authors {DATA_LAW['n_context']}), {cfg.steps} steps of batch "
             f"{cfg.batch_size} with early stopping on {cfg.n_val} validation contexts (authors: 5000 passes over the "
             f"L contexts at minibatch 512). The GD model ({cfg.d_embed + 1 + cfg.d_embed * cfg.n_classes} parameters "
             f"for one block) trains at learning rate {cfg.lr_gd} (authors 1e-3) and is judged once its validation "

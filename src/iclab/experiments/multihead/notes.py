@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from iclab.experiments.multihead.conventions import STAGE_II_STEPS, ZERO_SUM_MAX
-from iclab.experiments.multihead.paper_values import PAPER_OMEGA_LOGIT
+from iclab.experiments.multihead.conventions import PAPER_TRAINING, STAGE_II_STEPS, ZERO_SUM_MAX
+from iclab.experiments.multihead.paper_values import PAPER_OMEGA, PAPER_OMEGA_LOGIT
 from iclab.experiments._judge import part_rows
 from iclab.experiments._notes import labelled
 from iclab.experiments.multihead.results import INTS, ratio_row
@@ -29,7 +29,7 @@ def notes(cfg, df: pd.DataFrame) -> str:
         f"- Thm 1's Bayes factor is asymptotic. At d = {cfg.d}, L = {cfg.n_train} the exact debiased-GD risk carries "
         f"an extra η*/L = {eta / cfg.n_train:.4f} that the bound does not count "
         f"(docs/papers/multihead.md §4.9); {_ratio_note(cfg, ratio_row(df))}",
-        "- The paper's |ω| ≈ 0.13 is logged ÷√(d+2) = √7; iclab's logit coefficient (÷√(d+1)) is "
+        f"- The paper's |ω| ≈ {PAPER_OMEGA} is logged ÷√(d+2) = √7; iclab's logit coefficient (÷√(d+1)) is "
         f"{PAPER_OMEGA_LOGIT:.3f}, the dynamics figure's reference lines. The pattern-purity helper is unpublished "
         "(iclab's squared-entry masses may differ from it); the second-hand table is unreliable (§6.4).",
         f"- Multi-task data: this run uses the {cfg.mt_law!r} law (L = {cfg.mt_n}); "
@@ -44,9 +44,10 @@ def notes(cfg, df: pd.DataFrame) -> str:
     ]
     if max(cfg.steps, cfg.stage2_steps) < STAGE_II_STEPS:
         lines.append(
-            f"- This run trains {cfg.steps:,} steps at lr {cfg.lr:g} (the paper: 5·10⁵ at 1e-3), too few for stage "
-            "II (|ω| decaying toward ≈ 0.14 while Σμ₊ grows), so the limits of |ω|, Σμ₊ and the pattern purity "
-            "are not judged; the full preset (5·10⁵ steps) would judge them. Stage I (diagonal KQ, last-entry "
+            f"- This run trains {cfg.steps:,} steps at lr {cfg.lr:g} (the paper: {STAGE_II_STEPS:,} at "
+            f"{PAPER_TRAINING['lr']:g}), too few for stage II (|ω| decaying toward ≈ {PAPER_OMEGA_LOGIT:.2f} while "
+            "Σμ₊ grows), so the limits of |ω|, Σμ₊ and the pattern purity are not judged; the full preset "
+            f"({STAGE_II_STEPS:,} steps) would judge them. Stage I (diagonal KQ, last-entry "
             f"zero-sum OV, sign matching): {_stage1_note(part_rows(df, 'iso', ints=INTS, attention='softmax'))} A seed can sit on the "
             "single-head plateau (one dummy head, zero-sum ≈ 1) for a while before escaping."
         )
