@@ -6,8 +6,12 @@ from __future__ import annotations
 import pandas as pd
 
 from iclab.experiments._judge import part_rows
+from iclab.experiments._notes import labelled
+from iclab.experiments.categorical.claims import DATA_LAW
 
 __all__ = ["notes"]
+
+_Z = ("x_coupling", "other", "free", "W_e")  # the stationarity z-scores by entry group
 
 
 def notes(cfg, df: pd.DataFrame) -> str:
@@ -15,17 +19,16 @@ def notes(cfg, df: pd.DataFrame) -> str:
     lines = ["### Where iclab and the paper differ, and why", ""]
     syn, st = part_rows(df, "synthetic"), part_rows(df, "stationarity")
     if len(syn):
-        bayes = syn.groupby("embedding_seed")["bayes_acc"].mean() if "embedding_seed" in syn else syn["bayes_acc"]
         lines += [
-            f"- **Settings.** N = {cfg.n_context} context points (authors 125), {cfg.steps} steps of batch "
+            f"- **Settings.** N = {cfg.n_context} context points (authors {DATA_LAW['n_context']}), {cfg.steps} steps of batch "
             f"{cfg.batch_size} with early stopping on {cfg.n_val} validation contexts (authors: 5000 passes over the "
             f"L contexts at minibatch 512). The GD model ({cfg.d_embed + 1 + cfg.d_embed * cfg.n_classes} parameters "
             f"for one block) trains at learning rate {cfg.lr_gd} (authors 1e-3) and is judged once its validation "
             "NLL has plateaued; the trained transformer is far from the authors' budget (settings differ).",
-            f"- **Task difficulty.** The Bayes ceiling is {bayes.min():.3f}–{bayes.max():.3f} over the {len(bayes)} "
-            f"W_e draw(s) (embedding seeds {', '.join(str(s) for s in cfg.embedding_seeds)}, λ = "
-            f"{cfg.latent_scale}): the draw moves the attainable accuracy as much as the gaps under test, so "
-            "accuracies are means over draws and the paper-value band adds the spread between draws.",
+            f"- **Task difficulty.** The W_e draw (embedding seeds {labelled(cfg.embedding_seeds, 'd')}, λ = "
+            f"{cfg.latent_scale}) moves the attainable accuracy (the Bayes ceiling the accuracy rows give) as much as "
+            "the gaps under test, so accuracies are means over draws and the paper-value band adds the spread "
+            "between draws.",
             "- **Erase head.** iclab's scores −λ‖x_i − x_j‖² (exact); the authors' λ²x_iᵀx_j/√D is the same function "
             "up to 2 blocks (softmax) and not functional GD from 3 on: the blocks sweep runs both (`erase`), and the "
             "authors' numbers are judged against the `dot` cells. Their linear and RBF models also divide the erase "
@@ -49,9 +52,7 @@ def notes(cfg, df: pd.DataFrame) -> str:
             "symmetry, the other off-pattern entries only at the optimum. z = RMS mean gradient / RMS SE:"
         )
         for _, r in st.iterrows():
-            z = {
-                k: f"{r[f'init_{k}_z']:.2f} / {r[f'trained_{k}_z']:.2f}" for k in ("x_coupling", "other", "free", "W_e")
-            }
+            z = {k: labelled((r[f"init_{k}_z"], r[f"trained_{k}_z"]), ".2f", sep=" / ") for k in _Z}
             lines.append(
                 f"  - {r['kernel']}, {int(r['blocks'])} blocks (random / trained): x-coupling z {z['x_coupling']}; "
                 f"other {z['other']}; free GD parameters {z['free']}; W_e {z['W_e']}."

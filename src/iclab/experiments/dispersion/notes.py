@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from iclab.experiments._notes import labelled, md_table, pm, section
+from iclab.experiments.dispersion.claims import OOD_PAPER_SIZES
 from iclab.experiments.dispersion.lookup import lookup_summary
 from iclab.experiments.dispersion.tables import (
     ONSET_N,
@@ -27,10 +29,12 @@ from iclab.theory.dispersion import PAPER_COEFFS, required_spread
 
 __all__ = ["notes"]
 
+SOFTMAX_CLAIMS = (16, *OOD_PAPER_SIZES)  # the sizes of a `table/softmax/n` claim (:mod:`.claims`)
+
 
 def notes(config, df: pd.DataFrame) -> str:
     """Markdown notes, one section per part that has rows."""
-    lines = _retrieval(config, df) + _beta(config, df) + _delta(df) + _real(df) + _lookup(df)
+    lines = _retrieval(config, df) + _beta(config, df) + _delta(df) + _real(df) + _lookup(config, df)
     return "\n".join(lines)
 
 
@@ -38,28 +42,25 @@ def _retrieval(config, df: pd.DataFrame) -> list[str]:
     tab = retrieval_table(df)
     if not len(tab):
         return []
-    lines = [
-        "### Max retrieval beside the paper's table",
-        "",
-        "| n | softmax % | adaptive % | gain | sigmoid % | SSMax % | paper (2nd-hand) |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for _, r in tab.iterrows():
-        pp = PAPER_TABLE.get(int(r["n"]))
-        lines.append(
-            f"| {int(r['n'])} | {r['softmax']:.1f} ± {r['softmax_sd']:.1f} | {r['adaptive']:.1f} ± "
-            f"{r['adaptive_sd']:.1f} | {r['gain']:+.2f} | {r.get('sigmoid', np.nan):.1f} | "
-            f"{r.get('ssmax', np.nan):.1f} | " + (f"{pp[0]} → {pp[1]} [{pp[3]}]" if pp else "—") + " |"
-        )
-    lines += [
-        "",
+    keras = {n: v for n, v in PAPER_TABLE.items() if "PN" not in v[3]}  # the paper values no `table/*` claim has
+    extra = keras.keys() & set(tab["n"].astype(int))
+    lines = md_table(
+        "n | softmax % | adaptive % | sigmoid % | SSMax %" + (" | paper, no claim (2nd-hand)" if extra else ""),
+        (
+            f"{n} | {_mean_sd(r, 'softmax', n in SOFTMAX_CLAIMS)} | {_mean_sd(r, 'adaptive', n in OOD_PAPER_SIZES)} | "
+            f"{r.get('sigmoid', np.nan):.1f} | {r.get('ssmax', np.nan):.1f}"
+            + (f" | {keras[n][0]} → {keras[n][1]} [{keras[n][3]}]" if n in keras else " | —" if extra else "")
+            for n, (_, r) in zip(tab["n"].astype(int), tab.iterrows())
+        ),
+    ) + [
         f"± sd over {int(tab['seeds'].iloc[0])} seeds; {config.steps} training steps at width {config.d} (the "
-        "paper's seed count and training length are unknown). Sigmoid and SSMax have no paper numbers: no claim.",
-        "",
+        "paper's seed count and training length are unknown). Where a `table/softmax/n` or `table/gain/n` claim "
+        "covers the size, the mean, the gain and the paper's [PN] value are its row's; sigmoid, SSMax and the keras "
+        "replication's sizes have no claim.",
     ]
     s = retrieval_seeds(df)
     if s is None or not np.isfinite(s["allowed_spread"]).any():
-        return lines
+        return section("Max retrieval beside the paper's table", *lines)
     need = float(required_spread(tab["n"].max(), config.sharp_eps))
     if np.all(s["delta_sup"] > need):
         why = (
@@ -72,31 +73,31 @@ def _retrieval(config, df: pd.DataFrame) -> list[str]:
         why = "the weights of every head allow less spread than sharpness needs there, as the paper argues"
     else:
         why = "the heads differ: some realise (or allow) the spread sharpness needs there, others do not"
-    return lines + [
-        f"Why the head disperses: δ_sup per seed {_list(s['delta_sup'])}, allowed spread {_list(s['allowed_spread'])}, "
-        f"needed {need:.1f} at n = {int(tab['n'].max())}: {why}.",
+    return section(
+        "Max retrieval beside the paper's table",
+        *lines,
         "",
-    ]
+        "Why the head disperses, per seed (their means and the spread needed are `prop3.1/weights-limit`'s): "
+        f"δ_sup {labelled(s['delta_sup'])}, allowed spread {labelled(s['allowed_spread'])}: {why}.",
+    )
 
 
-def _list(x) -> str:
-    return ", ".join(f"{v:.3g}" for v in np.asarray(x, float))
+def _mean_sd(r: pd.Series, col: str, claimed: bool) -> str:
+    """``mean ± sd`` of a retrieval column, or only ``± sd`` where a claim row gives the mean."""
+    return f"± {r[f'{col}_sd']:.1f}" if claimed else pm(r[col], r[f"{col}_sd"], ".1f")
 
 
 def _beta(config, df: pd.DataFrame) -> list[str]:
     fit = beta_fit(config, df)
     if fit is None or fit["coeffs"] is None:
         return []
-    return [
-        "### β(H) refit",
-        "",
+    return section(
+        "β(H) refit",
         f"paper {poly_summary(PAPER_COEFFS)}; iclab {poly_summary(fit['coeffs'])} on H in [{fit['range'][0]:.2f}, "
-        f"{fit['range'][1]:.2f}] nats. The paper's fitting target was not recovered (docs/papers/dispersion.md "
-        "§4.7): iclab's is the grid β with the least readout cross-entropy per entropy bin, so the claims compare "
-        "β* with P(H) at a few entropies, never the coefficients (a degree-4 fit on a narrow range extrapolates "
-        "wildly).",
-        "",
-    ]
+        f"{fit['range'][1]:.2f}] nats. The paper's fitting target was not recovered (docs/papers/dispersion.md §4.7): "
+        "iclab's is the grid β with the least readout cross-entropy per entropy bin, so the claims compare β* with "
+        "P(H) at a few entropies, never the coefficients (a degree-4 fit on a narrow range extrapolates wildly).",
+    )
 
 
 def _delta(df: pd.DataFrame) -> list[str]:
@@ -104,17 +105,15 @@ def _delta(df: pd.DataFrame) -> list[str]:
     if not len(dl):
         return []
     ours = "; ".join(
-        f"{r['model']} {r['delta_mean']:.2f} ± {r['delta_sd']:.2f} in [{r['delta_min']:.2f}, {r['delta_max']:.2f}]"
+        f"{r['model']} {pm(r['delta_mean'], r['delta_sd'])} in [{r['delta_min']:.2f}, {r['delta_max']:.2f}]"
         for _, r in dl.iterrows()
     )
     paper = "; ".join(f"{m} {v[2]} ± {v[3]} in [{v[0]}, {v[1]}]" for m, v in PAPER_DELTA.items())
-    return [
-        "### Logit spread δ",
-        "",
+    return section(
+        "Logit spread δ",
         f"iclab ({dl['text'].iloc[0]}): {ours}. Paper (2nd-hand, Gemma's own source code): {paper}. Other models "
         "and text, so no claim compares the numbers; what the paper concludes from them is `lemma2.1/onset/…`.",
-        "",
-    ]
+    )
 
 
 def _real(df: pd.DataFrame) -> list[str]:
@@ -125,54 +124,50 @@ def _real(df: pd.DataFrame) -> list[str]:
         g = global_heads(t)
         dl = t["delta"][:, g].mean((0, 1, 2))  # (S,)
         lines.append(
-            f"- {m}: mean δ " + " → ".join(f"{x:.1f}" for x in dl) + " over n = "
-            f"{', '.join(str(int(x)) for x in t['n'])}; onset e^δ ≈ {_onset(t)}."
+            f"- {m}: mean δ {labelled(dl, '.1f', sep=' → ')} over n = {labelled(t['n'].astype(int), 'd')}{_onset(t)}."
         )
-    if not lines:
-        return []
-    return (
-        ["### Real transformers against Thm 2.2", ""]
-        + lines
-        + [
-            "",
-            "Where δ grows with n the heads are not in the bounded-δ regime the theorem assumes, and the onset "
-            "read at a larger n is later.",
-            "",
-        ]
+    why = (
+        "Where δ grows with n the heads are not in the bounded-δ regime the theorem assumes, and the onset read at a "
+        "larger n is later."
     )
+    return section("Real transformers against Thm 2.2", *lines, "", why) if lines else []
 
 
 def _onset(t: dict) -> str:
-    """e^δ of the median global head with δ at the largest n ≤ ONSET_N (as ``lemma2.1/onset`` judges) and at the
-    largest measured n."""
+    """The onset e^δ the ``lemma2.1/onset`` row does not show: with δ (median global head) at the largest measured
+    n when the claim reads δ at a smaller one (the largest n ≤ ONSET_N), or when no n is that small."""
     g = global_heads(t)
 
     def at(j: int) -> float:
         return float(np.exp(np.mean(np.median(t["delta"][..., j][:, g].reshape(t["segments"], -1), 1))))
 
     small = np.flatnonzero(t["n"] <= ONSET_N)
-    last = f"{at(-1):.3g} with δ at the largest n = {int(t['n'][-1])}"
+    last = f"onset e^δ ≈ {at(-1):.3g} tokens with δ at the largest n = {int(t['n'][-1])}"
     if not len(small):
-        return f"{last} (no n ≤ {ONSET_N}, so no onset claim)"
+        return f"; {last} (no n ≤ {ONSET_N}, so no onset claim)"
     j = int(small[-1])
-    return f"{at(j):.3g} tokens (δ at n = {int(t['n'][j])}, as `lemma2.1/onset` judges" + (
-        f"; {last})" if j < len(t["n"]) - 1 else ")"
-    )
+    return f"; {last} (`lemma2.1/onset` reads δ at n = {int(t['n'][j])})" if j < len(t["n"]) - 1 else ""
 
 
-def _lookup(df: pd.DataFrame) -> list[str]:
+def _lookup(config, df: pd.DataFrame) -> list[str]:
+    """Accuracies at every list length; the gain at the largest ``lookup_sizes`` is its ``lookup/…`` row's."""
     lk = rows(df, part="lookup")
     if not len(lk):
         return []
-    lines = [
-        "### Lookup on pretrained LMs by list length",
-        "",
-        "| task | model | lines | tokens | softmax | adaptive | adaptive − softmax [95% CI] |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for _, r in lookup_summary(lk).iterrows():
-        lines.append(
-            f"| {r['task']} | {r['model']} | {r['n_pairs']} | {r['tokens']} | {r['softmax']:.3f} | {r['adaptive']:.3f} "
-            f"| {r['diff']:+.3f} [{r['diff_lo']:+.3f}, {r['diff_hi']:+.3f}] |"
-        )
-    return lines + [""]
+    judged = max(config.lookup_sizes, default=0)
+    return section(
+        "Lookup on pretrained LMs by list length",
+        *md_table(
+            "task | model | lines | tokens | softmax | adaptive | adaptive − softmax [95% CI]",
+            (
+                f"{r['task']} | {r['model']} | {r['n_pairs']} | {r['tokens']} | {r['softmax']:.3f} | "
+                f"{r['adaptive']:.3f} | "
+                + (
+                    f"`lookup/{r['task']}/{r['model']}`"
+                    if r["n_pairs"] == judged
+                    else f"{r['diff']:+.3f} [{r['diff_lo']:+.3f}, {r['diff_hi']:+.3f}]"
+                )
+                for _, r in lookup_summary(lk).iterrows()
+            ),
+        )[:-1],
+    )

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from iclab.experiments.multihead.conventions import STAGE_II_STEPS, ZERO_SUM_MAX
-from iclab.experiments.multihead.paper_values import PAPER_OMEGA_LOGIT
+from iclab.experiments.multihead.conventions import PAPER_TRAINING, STAGE_II_STEPS, ZERO_SUM_MAX
+from iclab.experiments.multihead.paper_values import PAPER_OMEGA, PAPER_OMEGA_LOGIT
 from iclab.experiments._judge import part_rows
+from iclab.experiments._notes import labelled
 from iclab.experiments.multihead.results import INTS, ratio_row
-from iclab.stats import fmt
 from iclab.theory import multihead as th
 
 __all__ = ["notes"]
@@ -20,7 +20,6 @@ def notes(cfg, df: pd.DataFrame) -> str:
     """Markdown: where the paper and iclab differ, and why (docs/papers/multihead.md §6)."""
     eta = th.eta_star(cfg.d, cfg.n_train, cfg.sigma2)
     r_dgd = float(th.gd_risk(eta, cfg.d, cfg.n_train, cfg.sigma2))
-    bound = th.bayes_ratio_bound(cfg.d / cfg.n_train, cfg.sigma2)
     lines = [
         "**Where paper and iclab differ, and why** (docs/papers/multihead.md §6).",
         f"- Trained errors are judged as the paired difference to debiased GD at η* = {eta:.4f} on the same "
@@ -28,9 +27,9 @@ def notes(cfg, df: pd.DataFrame) -> str:
         f"limit 1 + σ² − η* = {1 + cfg.sigma2 - eta:.4f}). The Fig. 2.4 values include σ² twice (MSE on noisy "
         "targets + 0.1), so the paper's difference is its value − 0.1 − that risk.",
         f"- Thm 1's Bayes factor is asymptotic. At d = {cfg.d}, L = {cfg.n_train} the exact debiased-GD risk carries "
-        f"an extra η*/L = {eta / cfg.n_train:.4f} that the bound {bound:.3f} does not count "
+        f"an extra η*/L = {eta / cfg.n_train:.4f} that the bound does not count "
         f"(docs/papers/multihead.md §4.9); {_ratio_note(cfg, ratio_row(df))}",
-        "- The paper's |ω| ≈ 0.13 is logged ÷√(d+2) = √7; iclab's logit coefficient (÷√(d+1)) is "
+        f"- The paper's |ω| ≈ {PAPER_OMEGA} is logged ÷√(d+2) = √7; iclab's logit coefficient (÷√(d+1)) is "
         f"{PAPER_OMEGA_LOGIT:.3f}, the dynamics figure's reference lines. The pattern-purity helper is unpublished "
         "(iclab's squared-entry masses may differ from it); the second-hand table is unreliable (§6.4).",
         f"- Multi-task data: this run uses the {cfg.mt_law!r} law (L = {cfg.mt_n}); "
@@ -45,9 +44,10 @@ def notes(cfg, df: pd.DataFrame) -> str:
     ]
     if max(cfg.steps, cfg.stage2_steps) < STAGE_II_STEPS:
         lines.append(
-            f"- This run trains {cfg.steps:,} steps at lr {cfg.lr:g} (the paper: 5·10⁵ at 1e-3), too few for stage "
-            "II (|ω| decaying toward ≈ 0.14 while Σμ₊ grows), so the limits of |ω|, Σμ₊ and the pattern purity "
-            "are not judged; the full preset (5·10⁵ steps) would judge them. Stage I (diagonal KQ, last-entry "
+            f"- This run trains {cfg.steps:,} steps at lr {cfg.lr:g} (the paper: {STAGE_II_STEPS:,} at "
+            f"{PAPER_TRAINING['lr']:g}), too few for stage II (|ω| decaying toward ≈ {PAPER_OMEGA_LOGIT:.2f} while "
+            "Σμ₊ grows), so the limits of |ω|, Σμ₊ and the pattern purity are not judged; the full preset "
+            f"({STAGE_II_STEPS:,} steps) would judge them. Stage I (diagonal KQ, last-entry "
             f"zero-sum OV, sign matching): {_stage1_note(part_rows(df, 'iso', ints=INTS, attention='softmax'))} A seed can sit on the "
             "single-head plateau (one dummy head, zero-sum ≈ 1) for a while before escaping."
         )
@@ -55,25 +55,24 @@ def notes(cfg, df: pd.DataFrame) -> str:
 
 
 def _ratio_note(cfg, rr: pd.Series | None) -> str:
-    """What the ``ratio`` cell measured against Thm 1's bound at (d, n_train) and across d at the same ξ."""
+    """Where the ``ratio`` cell's debiased-GD ratio lies against Thm 1's bound across d at the same ξ (the ratio at
+    (d, n_train) and at the largest d are the ``thm1-ratio/dgd-*`` rows')."""
     if rr is None:
         return "the ratio cell did not run, so whether the finite-size ratio exceeds it here is not measured."
-    sweep, ds, Ls = list(rr["ratio_sweep"]), list(rr["ratio_d"]), list(rr["ratio_L"])
-    r, se, b = list(rr["ratio_ratio"]), list(rr["ratio_ratio_se"]), list(rr["ratio_bound"])
-    out = []
-    here = [i for i, w in enumerate(sweep) if w == "L" and ds[i] == cfg.d and Ls[i] == cfg.n_train]
-    for i in here[:1]:
-        side = "above" if r[i] > b[i] else "below"
-        out.append(f"the measured ratio there is {r[i]:.4f} ± {fmt(se[i], 2)}, {side} the bound {b[i]:.3f}")
+    sweep, ds, r, b = (list(rr[f"ratio_{k}"]) for k in ("sweep", "d", "ratio", "bound"))
     big = [i for i, w in enumerate(sweep) if w == "d"]
-    if big:
-        below = [ds[i] for i in big if r[i] < b[i]]
-        out.append(
-            "at the same ξ it is below the bound for d ∈ {" + ", ".join(str(x) for x in below) + "}"
+    if not big:
+        return "the ratio cell has no d sweep at this ξ (`thm1-ratio/dgd-paper-size` is the ratio at this size)."
+    below = [ds[i] for i in big if r[i] < b[i]]
+    return (
+        "at the same ξ the ratio is "
+        + (
+            f"below the bound for d ∈ {{{labelled(below, 'd')}}}"
             if below
-            else "at the same ξ it is above the bound for every d of the sweep"
+            else "above the bound for every d of the sweep"
         )
-    return ("; ".join(out) or "the ratio cell has no point at this (d, L)") + "."
+        + " (`thm1-ratio/dgd-paper-size` is the ratio at this size)."
+    )
 
 
 def _stage1_note(iso: pd.DataFrame) -> str:

@@ -8,6 +8,8 @@ import numpy as np
 import pandas as pd
 
 from iclab.experiments._judge import part_rows
+from iclab.experiments._notes import labelled, pm
+from iclab.experiments.ood.reference import PAPER_OOD
 from iclab.experiments.ood.tables import first_row, forget_table, within_target_spearman
 
 __all__ = ["notes"]
@@ -28,13 +30,13 @@ def _pretrain(cfg, r) -> str:
 
 def _ood(r) -> list[str]:
     return [
-        f"- **U ⊥ V**: max|A − 1/K| = {r['orthogonal_sgd_attn_maxdev']:.0e}; error {r['orthogonal_sgd_err']:.4f} ± "
-        f"{r['orthogonal_sgd_err_se']:.4f}, exactly c(K−1)/K = {r['orthogonal_err_theory']:.3f} with exact counts "
-        "(the paper: 0.375; an identity of the model, tests/test_claim_identities.py).",
-        f"- **Query at v̄**: max|A − 1/K| = {r['query_vbar_sgd_attn_maxdev']:.1e} (SGD Q), "
-        f"{r['query_vbar_closed_attn_maxdev']:.0e} (symmetric Q\\*): exact uniformity needs zero *row* sums of S, "
-        "the conservation law gives zero *column* sums. The collapse condition 'C M = 0 (… or all u_k have the same "
-        "projection on span V)' is slightly off: a common projection a gives S^U = (aᵀSa)·11ᵀ (§4.7).",
+        f"- **U ⊥ V**: max|A − 1/K| = {r['orthogonal_sgd_attn_maxdev']:.0e}; error "
+        f"{pm(r['orthogonal_sgd_err'], r['orthogonal_sgd_err_se'], '.4f')}, exactly c(K−1)/K = "
+        f"{r['orthogonal_err_theory']:.3f} with exact counts (the paper: {PAPER_OOD[90]}; an identity of the model, "
+        "tests/test_claim_identities.py).",
+        "- **Query at v̄** (`query-vbar-uniform` measures the uniformity): exact uniformity needs zero *row* sums of "
+        "S, the conservation law gives zero *column* sums. The collapse condition 'C M = 0 (… or all u_k have the "
+        "same projection on span V)' is slightly off: a common projection a gives S^U = (aᵀSa)·11ᵀ (§4.7).",
     ]
 
 
@@ -54,11 +56,11 @@ def _forgetting(ft: pd.DataFrame) -> list[str]:
 def _tiny(cfg, tiny: pd.DataFrame) -> str:
     parts, agree, total = [], 0, 0
     for _, r in tiny.sort_values("layers").iterrows():
-        da, db = (" / ".join(f"{v:+.2f}" for v in r[k]) for k in ("dalpha1_src", "dbeta1_src"))
+        da, db = (labelled(r[k], "+.2f", sep=" / ") for k in ("dalpha1_src", "dbeta1_src"))
         parts.append(f"{int(r['layers'])}: source loss {np.mean(r['source_before']):.4f}, Δα = {da}, Δβ = {db}")
         pairs = zip(list(r["forgot1"]) + list(r["forgot2"]), list(r["pred1"]) + list(r["pred2"]))
         agree, total = agree + sum(int(a == b) for a, b in pairs), total + 2 * len(r["F"])
-    g2 = " / ".join(f"{g:+g}" for g in tiny.iloc[0]["gamma2_list"])
+    g2 = labelled(tiny.iloc[0]["gamma2_list"], "+g", sep=" / ")
     return (
         f"- **Tiny transformers** (Adam, sampled-w MSE, {cfg.tiny_steps} steps; γ2 = {g2}; layer-1 source α and β "
         "by depth): " + "; ".join(parts) + f". The per-feature change follows the merged-Q K = 2 sign rule in "
@@ -68,14 +70,13 @@ def _tiny(cfg, tiny: pd.DataFrame) -> str:
 
 
 def _minilm(r) -> str:
-    th = list(r["theta_deg"])
-    fmt = lambda key: ", ".join(f"{t:g}°: {v:+.2f}" for t, v in zip(th, r[key]))  # noqa: E731
+    deg = [f"{t:g}°" for t in r["theta_deg"]]
     return (
         f"- **Real encoder, rotation after layer {int(r['layer'])}** (MiniLM on country → region sentences, §5.6): "
         f"{int(r['n_train'])} training and {int(r['n_test'])} test sentences, frozen encoder, linear head. Source "
         f"accuracy {r['source_acc']:.2f} (majority {r['majority_acc']:.2f}); rotated accuracy "
-        + ", ".join(f"{t:g}°: {v:.2f}" for t, v in zip(th, r["ood_acc"]))
-        + f". Forgetting ΔCE: {fmt('F_ce')} (minus the drift of fine-tuning at θ = 0: {fmt('F_ce_vs_control')})."
+        f"{labelled(r['ood_acc'], '.2f', deg)}. Forgetting ΔCE: {labelled(r['F_ce'], '+.2f', deg)} (minus the drift "
+        f"of fine-tuning at θ = 0: {labelled(r['F_ce_vs_control'], '+.2f', deg)})."
     )
 
 
@@ -85,19 +86,17 @@ def _minilm_shift(r) -> list[str]:
         rho = within_target_spearman(r["domain_sim"], r["domain_ce"])
         lines.append(
             "- **Natural shift** (one sentence template per countryinfo field as a genre, §5.9): Spearman ρ of CE "
-            "against similarity per target domain: " + ", ".join(f"{d} {v:+.2f}" for d, v in zip(r["domains"], rho))
+            f"against similarity per target domain: {labelled(rho, '+.2f', r['domains'], join=' ')}."
         )
-    prom = [", ".join(f"{p:.2f}" for p in r[f"gap{k}_prominences"]) for k in (1, 2)]
     lines.append(
-        f"- **Weight-gap scenarios** ({int(r['gap_planes'])} planes): peak prominences {prom[0]} (scenario 1) and "
-        f"{prom[1]} (scenario 2); at θ = 180° both are −I on the same coordinates, so the curves meet (§5.9; the "
-        "merged-Q counterpart is figure ood_scenarios, §5.3)."
+        "- **Weight-gap scenarios** (`minilm-gap-*` measure the peaks): at θ = 180° both are −I on the same "
+        "coordinates, so the curves meet (§5.9; the merged-Q counterpart is figure ood_scenarios, §5.3)."
     )
     return lines
 
 
 def notes(cfg, df: pd.DataFrame) -> str:
-    """Markdown: the conventions, then the run's numbers beside the paper's (docs/papers/ood.md §6)."""
+    """Markdown: the conventions, then the run's numbers the claim rows do not show (docs/papers/ood.md §6)."""
     lines = [_conventions(cfg), ""]
     if (r := first_row(df, "pretrain")) is not None:
         lines.append(_pretrain(cfg, r))

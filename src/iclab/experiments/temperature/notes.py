@@ -9,14 +9,16 @@ import math
 import numpy as np
 import pandas as pd
 
-from iclab.experiments.temperature.claims import CURVE_PARTS, TOL_NEAR, TOL_TAU
+from iclab.experiments._judge import part_rows
+from iclab.experiments._notes import labelled
+from iclab.experiments.temperature.claims import CURVE_PARTS, TOL, TOL_NEAR, TOL_TAU
 
 __all__ = ["notes"]
 
 
 def _surrogate_note(df: pd.DataFrame) -> list[str]:
     """Where the surrogate's τ_opt stops transferring to softmax, per (d, l) of the comparison (note §6.9)."""
-    sub = df[df["part"] == "surrogate"]
+    sub = part_rows(df, "surrogate")
     if sub.empty:
         return []
     rows = sorted(sub.itertuples(), key=lambda r: (r.d, r.l))
@@ -26,6 +28,7 @@ def _surrogate_note(df: pd.DataFrame) -> list[str]:
         f"{r.tau_best_soft_scaled:.3g}) vs {r.Ga_opt_mc / r.c:.3f}, spread {r.score_spread:.3g}"
         for r in rows
     )
+    last = [r for r in rows if r.l == rows[-1].l]
     ok = sorted({r.d for r in rows if abs(math.log(r.tau_best_soft / r.tau_opt_theory)) <= math.log(1 + TOL_TAU)})
     return [
         "**The approximate softmax is not first-order softmax at the weights the theory uses** "
@@ -35,11 +38,28 @@ def _surrogate_note(df: pd.DataFrame) -> list[str]:
         "with the same weights — a convex combination of values u_i = y_i/d — cannot undo the 1/d of v₂₂; even "
         "with the best output scale it stays well above the surrogate, at a τ near the score spread. "
         "Measured (same prompts, same weights; normalised errors G/c): " + cells + ". The outputs agree within "
-        f"{TOL_NEAR:.0%} only for τ above ~"
-        + ", ".join(f"{r.tau_track:.3g} (d={r.d}, l={r.l})" for r in rows if r.l == rows[-1].l)
+        f"{TOL_NEAR:.0%} only for τ above (at l = {rows[-1].l}) "
+        + labelled([r.tau_track for r in last], ".3g", [f"d={r.d}" for r in last], join=": ~")
         + ", where both layers predict ≈ the mean value and G/c ≈ 1. Eq. 15's τ_opt is the softmax layer's best "
-        "τ (within a factor 1.25) only for d ∈ {" + ", ".join(map(str, ok)) + "} of this grid; beyond, the "
+        f"τ (within a factor {1 + TOL_TAU:g}) only for d ∈ {{{labelled(ok, 'd')}}} of this grid; beyond, the "
         "softmax's best τ grows with the score spread, not like τ_opt ≈ 1 + d/l.",
+        "",
+    ]
+
+
+def _sizes_note(df: pd.DataFrame) -> list[str]:
+    """How many prompts a check cell needs: one prompt's relative SD of the squared error, from the check cells'
+    Monte-Carlo SEs (G at τ = 1 and at τ_opt over ``n_test`` prompts each)."""
+    chk = df[df["part"].str.startswith("simcheck")]
+    if chk.empty:
+        return []
+    n = chk["n_test"].to_numpy(float)
+    sd = float(np.median(np.r_[chk["G1_se"] / chk["G1_mc"], chk["Gopt_se"] / chk["Gopt_mc"]] * np.r_[n, n] ** 0.5))
+    return [
+        f"**Sizes.** One prompt's squared error has a relative SD of about {sd:.2g} (the check cells' median), so n "
+        f"prompts give a 95 % interval of ±{1.96 * sd:.2g}/√n of G (±{1.96 * sd / np.median(n) ** 0.5:.1%} at this "
+        f"run's {int(np.median(n)):,}): the check cells' finite-l gaps are small against the {TOL:.0%} bound, and "
+        "their rows say how many prompts would decide them.",
         "",
     ]
 
@@ -49,12 +69,9 @@ def notes(config, df: pd.DataFrame) -> str:
     main = df[df["part"].isin(CURVE_PARTS)]
     ratio_a1 = (main["mc_a1"] / main["a1"]).to_numpy()
     ratio_l = ((1 - 1 / main["l"]) ** 2).to_numpy()
-    none = df[df["part"] == "none"].sort_values("l")
+    none = part_rows(df, "none").sort_values("l")
     lines = [
-        "**Sizes.** One prompt's squared error has a relative SD of about 1.6, so n prompts give a 95 % interval "
-        "of ±3.1/√n of G (±1.0 % at 100 000): the check cells need ~50 000 prompts to decide their 0.5–3 % finite-l "
-        "gaps against the 5 % bound (the `paper` preset runs 100 000).",
-        "",
+        *_sizes_note(df),
         "**Theorem 4.2 is asymptotic; at finite l its coefficients are off by O(1/l).** Only l − 1 columns carry a "
         "label and the centring includes the query column, so E[C_xy] = (1 − 1/l)²Σx w exactly, not Σx w "
         "(docs/papers/temperature.md §4.8). Measured E[2 f r]/a₁ over the curve cells: median "
@@ -65,7 +82,7 @@ def notes(config, df: pd.DataFrame) -> str:
         '**Corollary 4.4 ("emulates Bayes") holds only as l/d → ∞.** Without shift the model at τ = 1 is far '
         "from the Bayes error at finite l/d, and its optimal temperature is ≈ 1 + d/l, not 1 "
         "(docs/papers/temperature.md §4.6, §6.1): a fixed M₁₁ ≈ d·Σ̂⁻¹ cannot invert the in-context C_xx. Eq. 15: "
-        + ", ".join(f"{r.tau_opt_theory:.2f} at l={int(r.l)}" for r in none.itertuples())
+        + labelled(none["tau_opt_theory"], ".2f", [f"l={int(x)}" for x in none["l"]])
         + ".",
         "",
         "**Input-mean shift is not exactly harmless in this model.** The query column is a key with label 0 and "

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import pandas as pd
 
+from iclab.experiments._notes import labelled
 from iclab.experiments.temperature.gpt2.config import TemperatureGPT2Config
 
 __all__ = ["notes"]
+
+GARG_SIZE, GARG_STEPS = (12, 8, 256), 500_000  # layers, heads, width and Adam steps of Garg et al. (arXiv:2208.01066)
 
 
 def notes(cfg: TemperatureGPT2Config, df: pd.DataFrame) -> str:
@@ -20,8 +23,9 @@ def notes(cfg: TemperatureGPT2Config, df: pd.DataFrame) -> str:
         f"{cfg.steps} Adam steps, {cfg.train_seeds} trained model(s)"
         + (
             " — Garg et al.'s size."
-            if (cfg.n_layer, cfg.n_head, cfg.n_embd) == (12, 8, 256)
-            else " — far smaller than Garg et al.'s 12 × 8 × 256 (500k steps), which a CPU cannot train."
+            if (cfg.n_layer, cfg.n_head, cfg.n_embd) == GARG_SIZE
+            else f" — far smaller than Garg et al.'s {labelled(GARG_SIZE, 'd', sep=' × ')} ({GARG_STEPS:,} steps), "
+            "which a CPU cannot train."
         )
         + " Errors are normalised by Tr(AB) + σ² and averaged "
         f"over {cfg.n_test} test prompts, the same prompts for every τ.",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from iclab.experiments._notes import md_table
 from iclab.experiments.temperature.llm.config import TemperatureLLMConfig
 from iclab.experiments.temperature.llm.tables import summary_table
 
@@ -23,20 +24,26 @@ def _ci(r, name) -> str:
     return f"{r[f'{name}_gain']:+.3f} [{r[f'{name}_lo']:+.3f}, {r[f'{name}_hi']:+.3f}]"
 
 
-def _table_lines(tab: pd.DataFrame) -> list[str]:
-    lines = [
-        "| model | task | noise | k | Q | EM τ=1 | best τ [95% CI] | EM best | held-out gain [CI] | "
-        "spread-rule gmean τ_ℓ | spread-rule gain [CI] | adaptive gain [CI] |",
-        "|" + "---|" * 12,
-    ]
-    for _, r in tab.sort_values(["model", "task", "part", "noise_ratio", "n_demos"]).iterrows():
-        lines.append(
-            f"| {r['model']} | {r['task']} | {r['noise_ratio']:g} | {r['n_demos']} | {r['n_questions']} | "
+def _table_lines(cfg: TemperatureLLMConfig, tab: pd.DataFrame) -> list[str]:
+    """The per-cell table; a gain a claim measures (:mod:`.claims`: the held-out τ's in each noisy cell, the spread
+    rule's at the largest noise) names its row instead."""
+
+    def gain(r, name: str, claim: str, judged: bool) -> str:
+        return f"`{r['model']}/{r['task']}/{claim}`" if judged and r["part"] == "noise" else _ci(r, name)
+
+    top = max(cfg.noise_ratios)
+    return md_table(
+        "model | task | noise | k | Q | EM τ=1 | best τ [95% CI] | EM best | held-out gain [CI] | "
+        "spread-rule gmean τ_ℓ | spread-rule gain [CI] | adaptive gain [CI]",
+        (
+            f"{r['model']} | {r['task']} | {r['noise_ratio']:g} | {r['n_demos']} | {r['n_questions']} | "
             f"{r['em_tau1']:.3f} | {r['best_tau']:g} [{r['best_tau_lo']:g}, {r['best_tau_hi']:g}] | "
-            f"{r['best_em']:.3f} | {_ci(r, 'heldout')} | {_fmt(r.get('moment_tau'), '.2f')} | "
-            f"{_ci(r, 'moment')} | {_ci(r, 'adaptive')} |"
-        )
-    return lines + [""]
+            f"{r['best_em']:.3f} | {gain(r, 'heldout', f'gain/{r.noise_ratio:g}', r['noise_ratio'] > 0)} | "
+            f"{_fmt(r.get('moment_tau'), '.2f')} | "
+            f"{gain(r, 'moment', 'moment', cfg.moment_rule and r['noise_ratio'] == top > 0)} | {_ci(r, 'adaptive')}"
+            for _, r in tab.sort_values(["model", "task", "part", "noise_ratio", "n_demos"]).iterrows()
+        ),
+    )
 
 
 def notes(cfg: TemperatureLLMConfig, df: pd.DataFrame) -> str:
@@ -67,5 +74,5 @@ def notes(cfg: TemperatureLLMConfig, df: pd.DataFrame) -> str:
             "",
         ]
     if not tab.empty:
-        lines += _table_lines(tab)
+        lines += _table_lines(cfg, tab)
     return "\n".join(lines)
