@@ -349,4 +349,3 @@ def _second_hand() -> list[ClaimRecord]:
 def claims(cfg) -> list[ClaimRecord]:
     """Every claim of the paper this experiment judges, declared before the run (the same ids for every preset)."""
     return _tables() + _models(cfg) + _patterns(cfg) + _multitask() + _ratio(cfg) + _activation(cfg) + _second_hand()
-
