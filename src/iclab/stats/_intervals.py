@@ -63,8 +63,8 @@ def bootstrap_ci(
 def bootstrap_argmin(curves: np.ndarray, grid: Sequence[float], n_boot: int, seed: int) -> np.ndarray:
     r"""``(n_boot,)`` percentile-bootstrap draws of the grid point that minimises a mean curve: ``curves (G, n)``
     holds one value per grid point (e.g. the error at each τ) and unit (prompt); each draw resamples the ``n`` units
-    with replacement (seeded) and returns :math:`g_{\hat\jmath}` with :math:`\hat\jmath=rg\min_j` of the resampled
-    mean of row j (first minimiser on ties)."""
+    with replacement (seeded) and returns :math:`g_{\hat j}` with :math:`\hat j = \operatorname{arg\,min}_j` of the
+    resampled mean of row j (first minimiser on ties)."""
     rng = np.random.default_rng(seed)
     n = curves.shape[1]
     return np.array([grid[int(np.argmin(curves[:, rng.integers(0, n, n)].mean(1)))] for _ in range(n_boot)], float)
