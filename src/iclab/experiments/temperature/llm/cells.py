@@ -93,13 +93,18 @@ def _spread_rule(model, tok, groups: list[DemoGroup], cfg: TemperatureLLMConfig)
     return [float(t) for t in tau], float(np.mean(valid))
 
 
+def most_demos(cfg: TemperatureLLMConfig) -> int:
+    """The most demonstrations one prompt takes: the noise sweep's ``n_demos`` or the largest of ``demo_counts``."""
+    return max([cfg.n_demos, *cfg.demo_counts])
+
+
 def pool_reserve(cfg: TemperatureLLMConfig) -> int:
     """Items kept out of the questions for the demonstration pool: 40; with ``n_questions = 0`` (every other item a
     question) also enough for the screen's questions plus the most demonstrations a prompt takes. An explicit
     ``n_questions`` is never lowered to make room: a screen that does not fit is a ConfigError (:func:`screen_split`)."""
     if cfg.n_questions:
         return 40
-    return max(40, cfg.screen_questions + max([cfg.n_demos, *cfg.demo_counts]))
+    return max(40, cfg.screen_questions + most_demos(cfg))
 
 
 def screen_split(pool: list[int], n_screen: int, k: int) -> tuple[list[int], list[int]]:
@@ -186,7 +191,7 @@ def budget(cfg: TemperatureLLMConfig) -> list[Need]:
     check_device_available("device", cfg.device)
     _check_screen_sizes(cfg)
     weights = max(_model_bytes(m) for m in cfg.models)
-    demos = max([cfg.n_demos, *cfg.demo_counts])
+    demos = most_demos(cfg)
     tokens = 30 * (demos + 1)
     questions = cfg.n_questions or 250  # 0: every item of a task (countryinfo has ~250 countries)
     return [
@@ -213,7 +218,7 @@ def _check_screen_sizes(cfg: TemperatureLLMConfig) -> None:
         except IclabError:
             continue
         pool = question_split(task, cfg.n_questions, cfg.seed, pool_reserve(cfg))[1]
-        screen_split(pool, cfg.screen_questions, max([cfg.n_demos, *cfg.demo_counts]))
+        screen_split(pool, cfg.screen_questions, most_demos(cfg))
 
 
 def _model_bytes(name: str) -> float:
