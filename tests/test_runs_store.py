@@ -210,3 +210,22 @@ def test_workers_die_with_a_killed_driver_mid_cell(tmp_path):
         if Path(f"/proc/{w}").exists() and "Z" not in Path(f"/proc/{w}/stat").read_text().rsplit(")", 1)[1].split()[0]
     ]
     assert not alive, f"workers {alive} outlived their driver"
+
+
+def test_wall_seconds_counts_a_killed_invocation_up_to_its_last_cell(tmp_path, monkeypatch):
+    """Wall time over the invocations: a finished one from start to finish, a killed one (no ``finished``) from
+    its start to its last cell on record, not 0 and not up to the next invocation."""
+    import iclab.runs._store as store_module
+
+    clock = iter([100.0, 103.0, 107.0, 500.0, 502.0, 510.0])  # start, cell, cell (killed) | start, cell, finish
+    monkeypatch.setattr(store_module.time, "time", lambda: next(clock))
+    with ResultStore(tmp_path) as store:
+        store.start_sweep("local", 2, 3)
+        store.put("a" * 16, 0, {"i": 0}, result={"x": 1})
+        store.put("b" * 16, 1, {"i": 1}, result={"x": 2})
+        second = store.start_sweep("local", 2, 1)
+        store.put("c" * 16, 2, {"i": 2}, result={"x": 3})
+        store.finish_sweep(second, 1, 0)
+    with ResultStore(tmp_path, readonly=True) as store:
+        assert [s["finished"] for s in store.sweeps()] == [None, 510.0]
+        assert store.wall_seconds() == (107.0 - 100.0) + (510.0 - 500.0)

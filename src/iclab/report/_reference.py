@@ -31,6 +31,7 @@ from typing import Any, Mapping
 from iclab.errors import IclabError, RunFolderError
 from iclab.experiments import Comparison, get_experiment
 from iclab.report._judging import rejudged_summary
+from iclab.runs import ResultStore
 
 __all__ = [
     "REFERENCE_DIR",
@@ -152,8 +153,8 @@ def verdict_changes(old: Mapping[str, Mapping[str, str]], root: Path | None = No
 def ship_reference(run_dir: str | Path, root: Path | None = None, *, cpu_seconds: float | None = None) -> Path:
     """Copy the finished ``paper`` run ``run_dir`` into ``root/<experiment>-paper/`` (default: the package's
     reference folder): ``config.json``, a compacted single-file copy of ``results.sqlite`` (WAL folded in, no side
-    files) and ``reference.json`` (commit, date, machine, wall time summed over the sweep log, ``cpu_seconds`` if
-    measured, cells done/failed). An existing reference of the same experiment is replaced."""
+    files) and ``reference.json`` (commit, date, machine, wall time summed over the invocations, a killed one up to
+    its last cell; ``cpu_seconds`` if measured; cells done/failed). An existing reference of the same experiment is replaced."""
     run_dir = Path(run_dir)
     meta = json.loads((run_dir / "config.json").read_text())
     if meta.get("preset") != _PRESET:
@@ -171,10 +172,11 @@ def ship_reference(run_dir: str | Path, root: Path | None = None, *, cpu_seconds
             src.execute("SELECT count(*) FROM cells WHERE status = ?", (status,)).fetchone()[0]
             for status in ("done", "failed")
         )
-        sweeps = src.execute("SELECT started, finished FROM sweeps").fetchall()
+        invocations = src.execute("SELECT count(*) FROM sweeps").fetchone()[0]
     finally:
         src.close()
-    wall = sum((f - s) for s, f in sweeps if f is not None)
+    with ResultStore(run_dir, readonly=True) as store:
+        wall = store.wall_seconds()  # a killed invocation counts up to its last cell
     ref = {
         "experiment": meta["experiment"],
         "preset": _PRESET,
@@ -186,7 +188,7 @@ def ship_reference(run_dir: str | Path, root: Path | None = None, *, cpu_seconds
         "device": str(meta["config"].get("device") or "cpu"),
         "wall_seconds": round(wall, 1),
         "cpu_seconds": None if cpu_seconds is None else round(float(cpu_seconds), 1),
-        "invocations": len(sweeps),
+        "invocations": invocations,
         "cells_done": done,
         "cells_failed": failed,
     }

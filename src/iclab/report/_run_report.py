@@ -72,11 +72,11 @@ def tally_line(rows: Sequence[Comparison]) -> str:
 
 
 def run_timing(folder: Path, result: RunResult) -> dict:
-    """Compute seconds summed over done cells, and wall seconds summed over the invocations that ran cells."""
+    """Compute seconds summed over done cells, and wall seconds summed over the invocations that ran cells
+    (:meth:`ResultStore.wall_seconds <iclab.runs.ResultStore.wall_seconds>`: a killed one up to its last cell)."""
     cell_seconds = float(result.results["_seconds"].sum()) if "_seconds" in result.results else 0.0
     with ResultStore(folder, readonly=True) as store:
-        sweeps = store.sweeps()
-    wall = sum((s["finished"] or s["started"]) - s["started"] for s in sweeps)
+        sweeps, wall = store.sweeps(), store.wall_seconds()
     executors = sorted({s["executor"] for s in sweeps if s["executor"]})
     return {"cell_seconds": cell_seconds, "wall_seconds": wall, "sweeps": len(sweeps), "executors": executors}
 

@@ -308,6 +308,26 @@ class ResultStore:
             names = [d[0] for d in cur.description]
             return [dict(zip(names, row)) for row in cur]
 
+    def wall_seconds(self) -> float:
+        """Wall-clock seconds summed over the invocations: ``finished - started`` of each, and for one that was
+        killed (no ``finished``) the time to its last cell on record, the last ``finished_at`` before the next
+        invocation started (a lower bound: its unfinished cells and a cell computed again later do not count)."""
+        sweeps = self.sweeps()
+        if not sweeps:
+            return 0.0
+        with self._reading():
+            stamps = np.sort(np.array([t for (t,) in self._db.execute("SELECT finished_at FROM cells")
+                                       if t is not None], dtype=float))
+        total = 0.0
+        for i, s in enumerate(sweeps):
+            end = s["finished"]
+            if end is None:
+                until = sweeps[i + 1]["started"] if i + 1 < len(sweeps) else np.inf
+                inside = stamps[(stamps >= s["started"]) & (stamps < until)]
+                end = inside[-1] if len(inside) else s["started"]
+            total += float(end) - s["started"]
+        return total
+
     def count(self) -> dict[str, int]:
         if self.readonly and not self.has_cells_table():
             return {}
