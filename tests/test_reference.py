@@ -251,6 +251,9 @@ def test_cli_report_reference_writes_the_shipped_report_and_refuses_bad_flags(tm
     assert f"paper-settings report: {page}" in capsys.readouterr().out
     for name in reference_runs():
         assert f"id='{name}'" in page.read_text()
+    ledger = (tmp_path / "reference" / "report.md").read_text()  # each paper's chance line, from the re-judging
+    chance = re.findall(r"Expected agreements by chance under no effect: ([^ ]+)", ledger)
+    assert chance and all(re.fullmatch(r"\d+\.\d\d", c) for c in chance), chance
     assert main(["report", "--reference", "--root", str(tmp_path)]) == 0  # its own folder: rewritten
     foreign = tmp_path / "mine"
     (foreign / "reference").mkdir(parents=True)

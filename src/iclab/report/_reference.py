@@ -88,13 +88,15 @@ def reference_summary(experiment: str, root: Path | None = None) -> dict[str, An
 @dataclass(frozen=True)
 class Reference:
     """The paper-settings verdicts of one experiment: its shipped reference run re-judged by the installed code
-    (``rows``: claim id -> comparison), or none shipped (``path`` None, no rows)."""
+    (``rows``: claim id -> comparison, ``family``: its expected chance agreements and Holm family), or none shipped
+    (``path`` None, no rows)."""
 
     experiment: str
     rows: Mapping[str, Comparison] = field(default_factory=dict)
     meta: Mapping[str, Any] = field(default_factory=dict)
     errors: tuple[str, ...] = ()
     path: Path | None = None
+    family: Mapping[str, Any] = field(default_factory=dict)  # chance_agrees and holm (family_summary)
 
     @property
     def shipped(self) -> bool:
@@ -116,7 +118,8 @@ def load_reference(experiment: str, root: Path | None = None) -> Reference:
     if summary is None:
         return Reference(experiment)
     rows = {c["id"]: Comparison(**c) for c in summary["comparisons"]}
-    return Reference(experiment, rows, summary["meta"], tuple(summary["errors"]), Path(summary["path"]))
+    family = {k: summary[k] for k in ("chance_agrees", "holm") if k in summary}
+    return Reference(experiment, rows, summary["meta"], tuple(summary["errors"]), Path(summary["path"]), family)
 
 
 def reference_verdicts(root: Path | None = None) -> dict[str, dict[str, str]]:

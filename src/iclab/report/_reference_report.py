@@ -53,6 +53,7 @@ def _reference_run(name: str, folder: Path, root: Path | None) -> ReportRun:
         "wall_seconds": meta.get("wall_seconds"),
         "cpu_seconds": meta.get("cpu_seconds"),
         "reference": dict(meta),
+        **ref.family,  # the ledger's chance line and Holm family, as a run's summary.json has them
     }
     config = json.loads((folder / "config.json").read_text())
     return ReportRun(folder, config, get_experiment(name), summary, None)
