@@ -17,7 +17,6 @@ import dataclasses
 import functools
 import hashlib
 import json
-import types
 import typing
 from typing import Any, ClassVar, Mapping
 
@@ -42,6 +41,7 @@ from iclab.config._rules import (
     choice_field,
     choices_field,
     device_field,
+    _field_kinds,
     field_rule,
     int_field,
     ints_field,
@@ -125,25 +125,17 @@ def _list_fields(cls: type) -> dict[str, tuple[bool, bool]]:
     """``{name: (may be empty, may be None)}`` for the fields of the dataclass ``cls`` declared as a tuple or list,
     alone or in a union with None: a field may be empty when its class default is empty or ``cls.MAY_BE_EMPTY``
     names it."""
-    hints = typing.get_type_hints(cls)
-
-    def kinds(hint: Any) -> set[str]:
-        origin = typing.get_origin(hint)
-        if origin in (tuple, list):
-            return {"list"}
-        if origin in (typing.Union, types.UnionType):
-            return set().union(*map(kinds, typing.get_args(hint)))
-        return {"none" if hint is type(None) else "other"}
 
     def empty_default(f: dataclasses.Field) -> bool:
         default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
         return isinstance(default, (tuple, list)) and not default
 
     named = getattr(cls, "MAY_BE_EMPTY", ())
+    kinds = _field_kinds(cls)
     return {
-        f.name: (f.name in named or empty_default(f), "none" in kinds(hints[f.name]))
+        f.name: (f.name in named or empty_default(f), "none" in kinds[f.name])
         for f in dataclasses.fields(cls)
-        if kinds(hints[f.name]) <= {"list", "none"} and "list" in kinds(hints[f.name])
+        if "list" in kinds[f.name] and kinds[f.name] <= {"list", "none"}
     }
 
 
