@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from iclab.hf._temperature import attention_scores
+from iclab.hf._backends import attention_scores
 
 if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers
     from transformers import PreTrainedModel
