@@ -20,8 +20,9 @@ import json
 import typing
 from typing import Any, ClassVar, Mapping
 
-from iclab.config._fields import FieldInfo, describe_fields, field_docs
-from iclab.config._rules import (
+# each name below is exported through its module's __all__ (spliced into this package's __all__)
+from iclab.config._fields import FieldInfo, describe_fields, field_docs  # noqa: F401
+from iclab.config._rules import (  # noqa: F401
     Choice,
     Device,
     Each,
@@ -51,49 +52,21 @@ from iclab.config._rules import (
     scale_field,
     scales_field,
 )
-from iclab.config._values import CONFIG_FILE_SUFFIXES, coerce_value, parse_overrides, read_config_file
+from iclab.config._values import CONFIG_FILE_SUFFIXES, coerce_value, parse_overrides, read_config_file  # noqa: F401
+from iclab.config import _fields, _rules, _values
 from iclab.errors import ConfigError, short_repr
 
+# every public name is listed once: this module's own here, the others in their module's __all__
 __all__ = [
     "Config",
-    "check_positive",
-    "check_nonnegative",
-    "check_int",
-    "check_choice",
-    "check_scale",
-    "check_probability",
     "config_hash",
     "stable_json",
-    "parse_overrides",
-    "check_device",
+    "check_list_fields",
     "check_device_available",
     "MAX_SEEDS",
-    "read_config_file",
-    "CONFIG_FILE_SUFFIXES",
-    "FieldInfo",
-    "field_docs",
-    "describe_fields",
-    "check_list_fields",
-    "check_fields",
-    "check_ordered",
-    "Rule",
-    "Integer",
-    "Number",
-    "Scale",
-    "Choice",
-    "Device",
-    "Each",
-    "rule_field",
-    "field_rule",
-    "int_field",
-    "ints_field",
-    "number_field",
-    "numbers_field",
-    "scale_field",
-    "scales_field",
-    "choice_field",
-    "choices_field",
-    "device_field",
+    *_fields.__all__,
+    *_rules.__all__,
+    *_values.__all__,
 ]
 
 MAX_SEEDS = 1000  # seeds or repeats that multiply a grid (more would make a sweep of millions of cells)

@@ -54,8 +54,6 @@ __all__ = [
     "check_scale",
     "check_choice",
     "check_device",
-    "SCALE_RANGE",
-    "DEVICE_HELP",
 ]
 
 SCALE_RANGE = (1e-30, 1e30)  # no product of a few such numbers leaves double precision
