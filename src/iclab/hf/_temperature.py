@@ -74,7 +74,13 @@ class AdaptiveTemperature(Config):
 #: What a temperature may be (:func:`set_temperature`): one float, ``L`` per-layer values, an ``(L, H)`` table (a
 #: nested list, an array or a tensor), ``"adaptive"`` or an :class:`AdaptiveTemperature`.
 TauSetting = Union[
-    float, Sequence[float], Sequence[Sequence[float]], "np.ndarray", torch.Tensor, Literal["adaptive"], AdaptiveTemperature
+    float,
+    Sequence[float],
+    Sequence[Sequence[float]],
+    "np.ndarray",
+    torch.Tensor,
+    Literal["adaptive"],
+    AdaptiveTemperature,
 ]
 
 
