@@ -178,3 +178,26 @@ def test_the_parser_sees_every_kind_of_import(tmp_path, source, expected):
     path = tmp_path / "probe.py"
     path.write_text(source)
     assert expected in _imports(path, "iclab.runs.probe")
+
+
+@pytest.mark.parametrize("package", ["iclab.attention", "iclab.config", "iclab.data", "iclab.hf"])
+def test_a_package_built_from_its_modules_exports_each_name_once(package):
+    """These packages splice their ``__all__`` from their modules' ``__all__``s (each name listed once, where it is
+    defined): every name exists, none comes twice, and every public name the ``__init__`` imports from one of its
+    own modules is exported or used there (an import the ``__all__`` misses would hide behind its ``noqa: F401``)."""
+    import importlib
+
+    module = importlib.import_module(package)
+    exported = list(module.__all__)
+    assert len(exported) == len(set(exported)), sorted(n for n in exported if exported.count(n) > 1)
+    assert [n for n in exported if not hasattr(module, n)] == []
+    tree = ast.parse(Path(module.__file__).read_text())
+    imported = {
+        alias.asname or alias.name
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(f"{package}._")
+        for alias in node.names
+        if alias.name != "*" and not alias.name.startswith("_")
+    }
+    used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    assert imported - set(exported) - used == set()

@@ -20,6 +20,13 @@ app.add_typer(hf_app, name="hf")
 
 __all__ = ["hf_app", "read_prompts"]
 
+# the options both commands take (typer copies an option's default object for each command)
+_MODEL = typer.Option(..., "--model", help="minilm | smollm2 | local path | cached hub id")
+_KEY_START = typer.Option(0, "--key-start", help="ignore keys before this position (e.g. 1: skip BOS)")
+_BATCH_SIZE = typer.Option(8, "--batch-size", help="prompts per forward pass")
+_DEVICE = typer.Option("cpu", "--device", help="cpu, cuda or cuda:N")
+_DTYPE = typer.Option("float32", "--dtype", help="float32, bf16 or fp16")
+
 
 def read_prompts(path: Path) -> list[str]:
     r"""Prompts from a file: one per line, or JSON lines with a ``"prompt"`` (or ``"text"``) string field.
@@ -148,15 +155,15 @@ def _check_grid(grid: List[float]) -> None:
 
 @hf_app.command("probe")
 def probe(
-    model: str = typer.Option(..., "--model", help="minilm | smollm2 | local path | cached hub id"),
+    model: str = _MODEL,
     prompts: Path = typer.Option(..., "--prompts", help="text file (one prompt per line) or JSONL with 'prompt'"),
     positions: str = typer.Option("last", "--positions", help="'last' (answer position) or a query index"),
     tau: Optional[float] = typer.Option(None, "--tau", help="probe under this global temperature"),
-    key_start: int = typer.Option(0, "--key-start", help="ignore keys before this position (e.g. 1: skip BOS)"),
-    batch_size: int = typer.Option(8, "--batch-size", help="prompts per forward pass"),
+    key_start: int = _KEY_START,
+    batch_size: int = _BATCH_SIZE,
     out: Optional[Path] = typer.Option(None, "--out", help="write per-(layer, head) statistics as CSV"),
-    device: str = typer.Option("cpu", "--device", help="cpu, cuda or cuda:N"),
-    dtype: str = typer.Option("float32", "--dtype", help="float32, bf16 or fp16"),
+    device: str = _DEVICE,
+    dtype: str = _DTYPE,
 ) -> None:
     """Per-layer (and with --out per-head) moments of the pre-softmax scores and the attention entropy."""
     from iclab.hf import check_prompts, parse_dtype, probe_prompts
@@ -189,7 +196,7 @@ def probe(
 
 @hf_app.command("tau")
 def tau(
-    model: str = typer.Option(..., "--model", help="minilm | smollm2 | local path | cached hub id"),
+    model: str = _MODEL,
     task: Optional[str] = typer.Option(None, "--task", help="noisy-demonstration QA task (capital, antonym, …)"),
     prompts: Optional[Path] = typer.Option(None, "--prompts", help="clean prompts file (instead of --task)"),
     shifted: Optional[Path] = typer.Option(None, "--shifted", help="shifted prompts file (with --prompts)"),
@@ -197,12 +204,12 @@ def tau(
     demos: int = typer.Option(6, "--demos", help="demonstrations per prompt (--task)"),
     questions: int = typer.Option(40, "--questions", help="questions: half probe the moments, half score the grid"),
     grid: List[float] = typer.Option([0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0], "--grid", help="τ grid (repeatable)"),
-    key_start: int = typer.Option(0, "--key-start", help="ignore keys before this position"),
+    key_start: int = _KEY_START,
     seed: int = typer.Option(0, "--seed", help="seed of the question split and the wrong demonstrations (--task)"),
-    batch_size: int = typer.Option(8, "--batch-size", help="prompts per forward pass"),
+    batch_size: int = _BATCH_SIZE,
     out: Optional[Path] = typer.Option(None, "--out", help="write the estimate as JSON"),
-    device: str = typer.Option("cpu", "--device", help="cpu, cuda or cuda:N"),
-    dtype: str = typer.Option("float32", "--dtype", help="float32, bf16 or fp16"),
+    device: str = _DEVICE,
+    dtype: str = _DTYPE,
 ) -> None:
     """Estimate τ: per-layer moment rule (clean vs shifted prompts) and, with --task, a held-out grid search."""
     from iclab.hf import check_prompts, estimate_tau, parse_dtype

@@ -17,12 +17,12 @@ import dataclasses
 import functools
 import hashlib
 import json
-import types
 import typing
 from typing import Any, ClassVar, Mapping
 
-from iclab.config._fields import FieldInfo, describe_fields, field_docs
-from iclab.config._rules import (
+# each name below is exported through its module's __all__ (spliced into this package's __all__)
+from iclab.config._fields import FieldInfo, describe_fields, field_docs  # noqa: F401
+from iclab.config._rules import (  # noqa: F401
     Choice,
     Device,
     Each,
@@ -42,6 +42,7 @@ from iclab.config._rules import (
     choice_field,
     choices_field,
     device_field,
+    _field_kinds,
     field_rule,
     int_field,
     ints_field,
@@ -51,49 +52,21 @@ from iclab.config._rules import (
     scale_field,
     scales_field,
 )
-from iclab.config._values import CONFIG_FILE_SUFFIXES, coerce_value, parse_overrides, read_config_file
+from iclab.config._values import CONFIG_FILE_SUFFIXES, coerce_value, parse_overrides, read_config_file  # noqa: F401
+from iclab.config import _fields, _rules, _values
 from iclab.errors import ConfigError, short_repr
 
+# every public name is listed once: this module's own here, the others in their module's __all__
 __all__ = [
     "Config",
-    "check_positive",
-    "check_nonnegative",
-    "check_int",
-    "check_choice",
-    "check_scale",
-    "check_probability",
     "config_hash",
     "stable_json",
-    "parse_overrides",
-    "check_device",
+    "check_list_fields",
     "check_device_available",
     "MAX_SEEDS",
-    "read_config_file",
-    "CONFIG_FILE_SUFFIXES",
-    "FieldInfo",
-    "field_docs",
-    "describe_fields",
-    "check_list_fields",
-    "check_fields",
-    "check_ordered",
-    "Rule",
-    "Integer",
-    "Number",
-    "Scale",
-    "Choice",
-    "Device",
-    "Each",
-    "rule_field",
-    "field_rule",
-    "int_field",
-    "ints_field",
-    "number_field",
-    "numbers_field",
-    "scale_field",
-    "scales_field",
-    "choice_field",
-    "choices_field",
-    "device_field",
+    *_fields.__all__,
+    *_rules.__all__,
+    *_values.__all__,
 ]
 
 MAX_SEEDS = 1000  # seeds or repeats that multiply a grid (more would make a sweep of millions of cells)
@@ -125,25 +98,17 @@ def _list_fields(cls: type) -> dict[str, tuple[bool, bool]]:
     """``{name: (may be empty, may be None)}`` for the fields of the dataclass ``cls`` declared as a tuple or list,
     alone or in a union with None: a field may be empty when its class default is empty or ``cls.MAY_BE_EMPTY``
     names it."""
-    hints = typing.get_type_hints(cls)
-
-    def kinds(hint: Any) -> set[str]:
-        origin = typing.get_origin(hint)
-        if origin in (tuple, list):
-            return {"list"}
-        if origin in (typing.Union, types.UnionType):
-            return set().union(*map(kinds, typing.get_args(hint)))
-        return {"none" if hint is type(None) else "other"}
 
     def empty_default(f: dataclasses.Field) -> bool:
         default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
         return isinstance(default, (tuple, list)) and not default
 
     named = getattr(cls, "MAY_BE_EMPTY", ())
+    kinds = _field_kinds(cls)
     return {
-        f.name: (f.name in named or empty_default(f), "none" in kinds(hints[f.name]))
+        f.name: (f.name in named or empty_default(f), "none" in kinds[f.name])
         for f in dataclasses.fields(cls)
-        if kinds(hints[f.name]) <= {"list", "none"} and "list" in kinds(hints[f.name])
+        if "list" in kinds[f.name] and kinds[f.name] <= {"list", "none"}
     }
 
 

@@ -54,8 +54,6 @@ __all__ = [
     "check_scale",
     "check_choice",
     "check_device",
-    "SCALE_RANGE",
-    "DEVICE_HELP",
 ]
 
 SCALE_RANGE = (1e-30, 1e30)  # no product of a few such numbers leaves double precision
@@ -276,16 +274,32 @@ def field_rule(field: dataclasses.Field) -> Rule | None:
     return field.metadata.get(_RULE)
 
 
+def _kinds(hint: Any) -> frozenset[str]:
+    """What a type hint admits: ``"list"`` (a tuple or list), ``"none"`` (None) or ``"other"``; a union admits what
+    its members do."""
+    origin = typing.get_origin(hint)
+    if origin in (tuple, list):
+        return frozenset({"list"})
+    if origin in (typing.Union, types.UnionType):
+        return frozenset().union(*map(_kinds, typing.get_args(hint)))
+    return frozenset({"none" if hint is type(None) else "other"})
+
+
+@functools.cache
+def _field_kinds(cls: type) -> dict[str, frozenset[str]]:
+    """``{name: what its declared type admits}`` (:func:`_kinds`) for each field of the dataclass ``cls``: the one
+    walk over a config's type hints, read by :func:`check_fields` (may a field be None?) and
+    :func:`iclab.config.check_list_fields` (is it a list?)."""
+    hints = typing.get_type_hints(cls)
+    return {f.name: _kinds(hints[f.name]) for f in dataclasses.fields(cls)}
+
+
 @functools.cache
 def _declared(cls: type) -> tuple[tuple[str, Rule, bool], ...]:
     """``(name, rule, may be None)`` for each field of the dataclass ``cls`` that declares a rule."""
-    hints = typing.get_type_hints(cls)
-
-    def optional(hint: Any) -> bool:
-        return typing.get_origin(hint) in (typing.Union, types.UnionType) and type(None) in typing.get_args(hint)
-
+    kinds = _field_kinds(cls)
     fields = dataclasses.fields(cls)
-    return tuple((f.name, field_rule(f), optional(hints[f.name])) for f in fields if field_rule(f) is not None)
+    return tuple((f.name, field_rule(f), "none" in kinds[f.name]) for f in fields if field_rule(f) is not None)
 
 
 def check_fields(config: Any) -> None:

@@ -17,7 +17,7 @@ from typing import Any, Iterable
 
 from iclab.errors import ConfigError
 
-__all__ = ["parse_overrides", "read_config_file", "coerce_value", "CONFIG_FILE_SUFFIXES"]
+__all__ = ["parse_overrides", "read_config_file", "CONFIG_FILE_SUFFIXES"]
 
 CONFIG_FILE_SUFFIXES = (".toml", ".yaml", ".yml", ".json")
 

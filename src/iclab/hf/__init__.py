@@ -2,7 +2,7 @@
 ``AttentionMaskInterface``), score-moment probes, τ estimation, offline model loading, and greedy scoring of the
 in-context question tasks (arXiv:2511.01292 §5.2, docs/papers/temperature.md §3.9, §5.3–5.4; the adaptive
 temperature of arXiv:2410.01104 Fig. 4 and its logit spread δ, docs/papers/dispersion.md §3.5, §5.4). The tasks
-themselves are data (:mod:`iclab.data`); their names are re-exported here.
+themselves are data (:mod:`iclab.data`), exported there only.
 
 Importing this package does not import ``transformers``; the functions do, when called. ``IclabHFLM`` (the
 lm-evaluation-harness model ``iclab-hf``, ``iclab.hf._lm_eval``) is imported on first use and needs the ``lm-eval``
@@ -11,7 +11,8 @@ extra.
 
 from typing import Any
 
-from iclab.hf._loading import (
+# each name below is exported through its module's __all__ (spliced into this package's __all__)
+from iclab.hf._loading import (  # noqa: F401
     load_model,
     cache_dir,
     converted_cache,
@@ -23,18 +24,18 @@ from iclab.hf._loading import (
     ATTN_IMPLEMENTATIONS,
     DTYPES,
 )
-from iclab.hf._model_cache import shared_model, clear_shared_models
-from iclab.hf._backends import BACKEND_SUPPORT, TEMPERATURE_MODES, check_backend
-from iclab.hf._temperature import (
+from iclab.hf._model_cache import shared_model, clear_shared_models  # noqa: F401
+from iclab.hf._backends import BACKEND_SUPPORT, TEMPERATURE_MODES, check_backend, attention_scores  # noqa: F401
+from iclab.hf._temperature import (  # noqa: F401
     AdaptiveTemperature,
+    TauSetting,
     set_temperature,
     reset_temperature,
     with_temperature,
     get_temperature,
-    attention_scores,
     model_shape,
 )
-from iclab.hf._probes import (
+from iclab.hf._probes import (  # noqa: F401
     ScoreMoments,
     ScoreProbe,
     check_prompts,
@@ -43,7 +44,7 @@ from iclab.hf._probes import (
     probe_prompts,
     tokenize_batch,
 )
-from iclab.hf._estimate import (
+from iclab.hf._estimate import (  # noqa: F401
     TauEstimate,
     DEFAULT_TAU_GRID,
     moment_rule_tau,
@@ -52,72 +53,47 @@ from iclab.hf._estimate import (
     grid_search_tau,
     estimate_tau,
 )
-from iclab.hf._logit_spread import logit_spreads
-from iclab.hf._greedy import answer_argmax, greedy_answers, greedy_match, stop_token_mask
-from iclab.hf._attention_extremes import attention_extremes, EXTREMES
-from iclab.hf._hidden_rotation import (
+from iclab.hf._logit_spread import logit_spreads  # noqa: F401
+from iclab.hf._greedy import answer_argmax, greedy_answers, greedy_match, stop_token_mask  # noqa: F401
+from iclab.hf._attention_extremes import attention_extremes, EXTREMES  # noqa: F401
+from iclab.hf._hidden_rotation import (  # noqa: F401
     givens_rotation,
     plane_rotation,
     encode_to_layer,
     run_encoder_layers,
     rotated_pooled_features,
 )
-from iclab.hf._sentence_embeddings import mean_pooled_embeddings
-from iclab.hf._linear_head import fit_head, head_scores, ce_per_example
+from iclab.hf._sentence_embeddings import mean_pooled_embeddings  # noqa: F401
+from iclab.hf._linear_head import fit_head, head_scores, ce_per_example  # noqa: F401
+from iclab.hf import (
+    _attention_extremes,
+    _backends,
+    _estimate,
+    _greedy,
+    _hidden_rotation,
+    _linear_head,
+    _loading,
+    _logit_spread,
+    _model_cache,
+    _probes,
+    _sentence_embeddings,
+    _temperature,
+)
 
+# every public name is listed once, in its module's __all__
 __all__ = [
-    "load_model",
-    "shared_model",
-    "clear_shared_models",
-    "cache_dir",
-    "converted_cache",
-    "parse_dtype",
-    "ModelPackage",
-    "MODEL_ALIASES",
-    "MODEL_PACKAGES",
-    "GGUF_REQUIREMENTS",
-    "ATTN_IMPLEMENTATIONS",
-    "DTYPES",
-    "BACKEND_SUPPORT",
-    "TEMPERATURE_MODES",
-    "check_backend",
-    "answer_argmax",
-    "greedy_match",
-    "stop_token_mask",
-    "AdaptiveTemperature",
-    "set_temperature",
-    "reset_temperature",
-    "with_temperature",
-    "get_temperature",
-    "attention_scores",
-    "model_shape",
-    "ScoreMoments",
-    "ScoreProbe",
-    "probe_attention",
-    "probe_prompts",
-    "tokenize_batch",
-    "check_prompts",
-    "max_tokens",
-    "TauEstimate",
-    "DEFAULT_TAU_GRID",
-    "moment_rule_tau",
-    "best_tau_index",
-    "grid_search_tau",
-    "estimate_tau",
-    "greedy_answers",
-    "logit_spreads",
-    "givens_rotation",
-    "encode_to_layer",
-    "run_encoder_layers",
-    "rotated_pooled_features",
-    "mean_pooled_embeddings",
-    "fit_head",
-    "head_scores",
-    "ce_per_example",
-    "plane_rotation",
-    "spread_rule_tau",
-    "attention_extremes",
-    "EXTREMES",
+    *_loading.__all__,
+    *_model_cache.__all__,
+    *_backends.__all__,
+    *_temperature.__all__,
+    *_probes.__all__,
+    *_estimate.__all__,
+    *_logit_spread.__all__,
+    *_greedy.__all__,
+    *_attention_extremes.__all__,
+    *_hidden_rotation.__all__,
+    *_sentence_embeddings.__all__,
+    *_linear_head.__all__,
 ]
 
 

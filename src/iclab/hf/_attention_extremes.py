@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from iclab.hf._temperature import attention_scores
+from iclab.hf._backends import attention_scores, observe_sdpa
 
 if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers
     from transformers import PreTrainedModel
@@ -45,31 +45,15 @@ def _row_statistics(s: torch.Tensor, vis: torch.Tensor) -> dict[str, torch.Tenso
     }
 
 
-def _extremes_attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
-    """Attention function: record the row statistics of the selected rows, then run the stock sdpa attention."""
-    from transformers.integrations.sdpa_attention import sdpa_attention_forward
-
-    if scaling is None:
-        scaling = query.shape[-1] ** -0.5
+def _observe_extremes(module, query, key, attention_mask, scaling, is_causal) -> None:
+    """Record the row statistics of the selected rows of one attention call (:func:`observe_sdpa`)."""
     if _RECORDER is not None:
         parts = []
         for rows in _RECORDER["rows"].to(query.device).split(_ROW_CHUNK, dim=1):  # (1, P_chunk) on the device
-            s, vis = attention_scores(
-                module, query, key, attention_mask, scaling, rows=rows, is_causal=kwargs.get("is_causal")
-            )
+            s, vis = attention_scores(module, query, key, attention_mask, scaling, rows=rows, is_causal=is_causal)
             s = s[0].double()  # (H, P_chunk, k) exact logits
             parts.append(_row_statistics(s, torch.broadcast_to(vis[0], s.shape)))
         _RECORDER["out"].append({k: torch.cat([p[k] for p in parts], 1).cpu().numpy() for k in EXTREMES})
-    return sdpa_attention_forward(module, query, key, value, attention_mask, scaling=scaling, dropout=dropout, **kwargs)
-
-
-def _use_extremes_attention(model) -> None:
-    from transformers import AttentionInterface
-    from transformers.masking_utils import AttentionMaskInterface
-
-    AttentionInterface.register("iclab_extremes", _extremes_attention)
-    AttentionMaskInterface.register("iclab_extremes", AttentionMaskInterface._global_mapping["sdpa"])
-    model.set_attn_implementation("iclab_extremes")
 
 
 @torch.no_grad()
@@ -89,7 +73,7 @@ def attention_extremes(
     if rows.numel() == 0 or int(rows.min()) < 0 or int(rows.max()) >= T:
         raise ValueError(f"rows must be non-empty positions in [0, {T}), got {rows.tolist()[:8]}")
     before = model.config._attn_implementation
-    _use_extremes_attention(model)
+    observe_sdpa(model, "iclab_extremes", _observe_extremes)
     body = getattr(model, "base_model", model)  # no LM head: (T, vocab) logits would dwarf the attention rows
     _RECORDER = {"rows": rows[None], "out": []}
     try:

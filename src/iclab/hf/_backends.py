@@ -16,7 +16,7 @@ a padded batch brings its own 4-D mask, as in stock sdpa).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import torch
 
@@ -111,6 +111,28 @@ def attention_scores(
             torch.gather(m, 2, qpos[:, None, :, None].expand(B, m.shape[1], qpos.shape[1], k)) if m.shape[2] == q else m
         )
     return scores, visible
+
+
+def observe_sdpa(model: PreTrainedModel, name: str, observe: Callable[..., None]) -> None:
+    """Switch ``model`` to the attention implementation ``name``: the stock sdpa attention (so outputs are unchanged),
+    after ``observe(module, query, key, attention_mask, scaling, is_causal)`` has seen the inputs of each call
+    (:func:`attention_scores` of them are the exact logits). ``name`` is registered in ``AttentionInterface`` and,
+    with sdpa's mask function, in ``AttentionMaskInterface`` (without it padding masks are dropped)."""
+    from transformers import AttentionInterface
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+    from transformers.masking_utils import AttentionMaskInterface
+
+    def attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
+        if scaling is None:
+            scaling = query.shape[-1] ** -0.5
+        observe(module, query, key, attention_mask, scaling, kwargs.get("is_causal"))
+        return sdpa_attention_forward(
+            module, query, key, value, attention_mask, scaling=scaling, dropout=dropout, **kwargs
+        )
+
+    AttentionInterface.register(name, attention)
+    AttentionMaskInterface.register(name, AttentionMaskInterface._global_mapping["sdpa"])
+    model.set_attn_implementation(name)
 
 
 def adaptive_forward(module, query, key, value, attention_mask, scaling, dropout, params, is_causal):

@@ -83,14 +83,7 @@ def moment_rule_tau(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per-layer τ_ℓ = ρ_ℓ^shifted / ρ_ℓ^clean, the Var/mean reading of the moment rule (docs/papers/temperature.md
     §5.4, §6.6); returns ``(tau (L,), ratio (L,), valid (L,))``."""
-    lo, hi = clip
-    if not 0 < lo <= 1 <= hi:
-        raise ConfigError("clip", clip, "(lo, hi) with 0 < lo <= 1 <= hi")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = shifted.rho() / clean.rho()
-    valid = np.isfinite(ratio) & (ratio > 0)
-    tau = np.where(valid, np.clip(np.where(valid, ratio, 1.0), lo, hi), 1.0)
-    return tau, ratio, valid
+    return _ratio_tau(shifted.rho(), clean.rho(), clip)
 
 
 def spread_rule_tau(
@@ -100,11 +93,19 @@ def spread_rule_tau(
     deviation of the pre-softmax scores (docs/papers/temperature.md §5.4): the temperature that gives the shifted
     prompts' logits the spread of the clean ones. Well posed for any sign of the mean score (softmax ignores a
     shift); returns ``(tau (L,), ratio (L,), valid (L,))`` like :func:`moment_rule_tau`."""
+    return _ratio_tau(shifted.layer_row_sd(), clean.layer_row_sd(), clip)
+
+
+def _ratio_tau(
+    shifted: np.ndarray, clean: np.ndarray, clip: tuple[float, float]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The one fallback-and-clip rule of both moment rules: ``ratio = shifted / clean (L,)``, ``valid`` where it is
+    finite and > 0, ``tau`` = the ratio clipped to ``clip`` where valid, else 1."""
     lo, hi = clip
     if not 0 < lo <= 1 <= hi:
         raise ConfigError("clip", clip, "(lo, hi) with 0 < lo <= 1 <= hi")
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = shifted.layer_row_sd() / clean.layer_row_sd()
+        ratio = shifted / clean  # (L,)
     valid = np.isfinite(ratio) & (ratio > 0)
     tau = np.where(valid, np.clip(np.where(valid, ratio, 1.0), lo, hi), 1.0)
     return tau, ratio, valid

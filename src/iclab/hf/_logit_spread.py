@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from iclab.hf._temperature import attention_scores
+from iclab.hf._backends import attention_scores, observe_sdpa
 
 if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers
     from transformers import PreTrainedModel
@@ -27,30 +27,16 @@ __all__ = ["logit_spreads"]
 _RECORDER: list | None = None  # set while logit_spreads runs; the attention function appends (H, rows) arrays
 
 
-def _delta_attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
-    """Attention function: record exact pre-softmax δ per (head, row), then run the stock sdpa attention."""
-    from transformers.integrations.sdpa_attention import sdpa_attention_forward
-
-    if scaling is None:
-        scaling = query.shape[-1] ** -0.5
+def _observe_delta(module, query, key, attention_mask, scaling, is_causal) -> None:
+    """Record the exact pre-softmax δ per (head, row) of one attention call (:func:`observe_sdpa`)."""
     if _RECORDER is not None:
-        s, vis = attention_scores(module, query, key, attention_mask, scaling, is_causal=kwargs.get("is_causal"))
+        s, vis = attention_scores(module, query, key, attention_mask, scaling, is_causal=is_causal)
         s = s[0].double()  # (H, T, T) exact logits
         vis = torch.broadcast_to(vis[0], s.shape)
         hi = s.masked_fill(~vis, -torch.inf).amax(-1)
         lo = s.masked_fill(~vis, torch.inf).amin(-1)  # (H, T)
         keep = vis[0].sum(-1) >= 2
         _RECORDER.append((hi - lo)[:, keep].float().numpy())
-    return sdpa_attention_forward(module, query, key, value, attention_mask, scaling=scaling, dropout=dropout, **kwargs)
-
-
-def _use_delta_attention(model) -> None:
-    from transformers import AttentionInterface
-    from transformers.masking_utils import AttentionMaskInterface
-
-    AttentionInterface.register("iclab_delta", _delta_attention)
-    AttentionMaskInterface.register("iclab_delta", AttentionMaskInterface._global_mapping["sdpa"])
-    model.set_attn_implementation("iclab_delta")
 
 
 @torch.no_grad()
@@ -61,7 +47,7 @@ def logit_spreads(model: PreTrainedModel, input_ids: torch.Tensor, causal: bool)
     outside this call).
     """
     global _RECORDER
-    _use_delta_attention(model)
+    observe_sdpa(model, "iclab_delta", _observe_delta)
     _RECORDER = []
     try:
         model(input_ids=input_ids, use_cache=False) if causal else model(input_ids=input_ids)

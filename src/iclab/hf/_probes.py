@@ -24,7 +24,7 @@ import torch
 from iclab.config import check_int
 from iclab.errors import ConfigError
 from iclab.hf._backends import attention_scores, check_backend
-from iclab.hf._temperature import AdaptiveTemperature, _base_of, _find, _install, _uninstall, model_shape
+from iclab.hf._temperature import AdaptiveTemperature, TauSetting, _base_of, _find, _install, _uninstall, model_shape
 
 if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers or pandas
     import pandas as pd
@@ -237,14 +237,7 @@ def probe_prompts(
     positions: Literal["last"] | int | Sequence[int] | torch.Tensor = "last",
     batch_size: int = 8,
     key_start: int = 0,
-    tau: float
-    | Sequence[float]
-    | Sequence[Sequence[float]]
-    | np.ndarray
-    | torch.Tensor
-    | Literal["adaptive"]
-    | AdaptiveTemperature
-    | None = None,
+    tau: TauSetting | None = None,
     progress: bool = False,
 ) -> ScoreMoments:
     """Score moments of ``model`` on ``prompts`` at ``positions`` (``"last"`` = the last prompt token, i.e. the

@@ -20,13 +20,13 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import sys
-from typing import TYPE_CHECKING, Any, Iterator, Literal, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Iterator, Literal, Sequence, TypeVar, Union
 
 import torch
 
 from iclab.config import Config
 from iclab.errors import ConfigError, UnsupportedModelError
-from iclab.hf._backends import adaptive_forward, attention_scores, check_backend
+from iclab.hf._backends import adaptive_forward, check_backend
 
 if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers or numpy
     import numpy as np
@@ -34,13 +34,13 @@ if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transf
 
 __all__ = [
     "AdaptiveTemperature",
+    "TauSetting",
     "set_temperature",
     "reset_temperature",
     "with_temperature",
     "get_temperature",
-    "attention_scores",
     "model_shape",
-]  # attention_scores lives in iclab.hf._backends
+]
 
 ModelT = TypeVar("ModelT", bound="PreTrainedModel")  # the functions that take a model return that same model
 _PREFIX = "iclab_"
@@ -69,6 +69,19 @@ class AdaptiveTemperature(Config):
     def params(self) -> dict[str, Any]:
         """``coeffs`` and ``threshold`` as keyword arguments of the ``adaptive_softmax`` normaliser."""
         return {"coeffs": self.coeffs, "threshold": self.threshold}
+
+
+#: What a temperature may be (:func:`set_temperature`): one float, ``L`` per-layer values, an ``(L, H)`` table (a
+#: nested list, an array or a tensor), ``"adaptive"`` or an :class:`AdaptiveTemperature`.
+TauSetting = Union[
+    float,
+    Sequence[float],
+    Sequence[Sequence[float]],
+    "np.ndarray",
+    torch.Tensor,
+    Literal["adaptive"],
+    AdaptiveTemperature,
+]
 
 
 def model_shape(model: PreTrainedModel) -> tuple[int, int]:
@@ -307,13 +320,7 @@ def _find(model) -> _Control | None:
 
 def set_temperature(
     model: ModelT,
-    tau: float
-    | Sequence[float]
-    | Sequence[Sequence[float]]
-    | np.ndarray
-    | torch.Tensor
-    | Literal["adaptive"]
-    | AdaptiveTemperature = 1.0,
+    tau: TauSetting = 1.0,
     *,
     coeffs: Sequence[float] | None = None,
     threshold: float | None = None,
@@ -371,13 +378,7 @@ def reset_temperature(model: ModelT) -> ModelT:
 @contextlib.contextmanager
 def with_temperature(
     model: ModelT,
-    tau: float
-    | Sequence[float]
-    | Sequence[Sequence[float]]
-    | np.ndarray
-    | torch.Tensor
-    | Literal["adaptive"]
-    | AdaptiveTemperature = 1.0,
+    tau: TauSetting = 1.0,
     *,
     coeffs: Sequence[float] | None = None,
     threshold: float | None = None,

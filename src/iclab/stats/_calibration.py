@@ -76,7 +76,7 @@ class Calibration:
 def rejudge(record: Mapping[str, Any]) -> Verdict:
     """The verdict of the test in ``record`` (a ``Verdict.test_record``), run again from its inputs."""
     r = dict(record)
-    kind = r.get("judge")
+    kind = _judge_of(r)
     if kind == "value":
         return judge_value(
             r["estimate"],
@@ -112,10 +112,16 @@ def rejudge(record: Mapping[str, Any]) -> Verdict:
         )
     if kind == "absence":
         return judge_absence(r["estimate"], tuple(r["ci"]), smallest=r["smallest"], n=r["n"])
-    if kind == "every_cell":
-        cells = [tuple(c) for c in r["cells"]]
-        return judge_every_cell(cells, rel_tol=r["rel_tol"], confidence=r["confidence"], n=r["n"])
-    raise ValueError(f"test record of unknown judge {kind!r}; known: {', '.join(JUDGES)}")
+    cells = [tuple(c) for c in r["cells"]]  # every_cell
+    return judge_every_cell(cells, rel_tol=r["rel_tol"], confidence=r["confidence"], n=r["n"])
+
+
+def _judge_of(record: Mapping[str, Any]) -> str:
+    """The judge named in ``record`` (one of :data:`JUDGES`); a ValueError naming the known ones otherwise."""
+    kind = record.get("judge")
+    if kind not in JUDGES:
+        raise ValueError(f"test record of unknown judge {kind!r}; known: {', '.join(JUDGES)}")
+    return kind
 
 
 def _se_draws(se: float, dof: float | None, draws: int, rng: np.random.Generator) -> np.ndarray:
@@ -209,9 +215,7 @@ _NULLS["every_cell"] = _every_cell
 def calibrate(record: Mapping[str, Any], draws: int = 1000, rng: np.random.Generator | None = None) -> Calibration:
     """The false-agree rate of the test in ``record`` under its least favourable false claim (module docstring),
     over ``draws`` tables drawn with ``rng`` (seed 0 when None); the worst of the nulls tried."""
-    kind = record.get("judge")
-    if kind not in _NULLS:
-        raise ValueError(f"test record of unknown judge {kind!r}; known: {', '.join(JUDGES)}")
+    kind = _judge_of(record)
     if draws < 1:
         raise ValueError(f"draws must be at least 1, got {draws}")
     rng = np.random.default_rng(0) if rng is None else rng

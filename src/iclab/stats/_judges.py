@@ -46,6 +46,17 @@ def _tested(verdict: Verdict, record: dict) -> Verdict:
     return dataclasses.replace(verdict, test_record={**clean, "verdict": verdict.verdict})
 
 
+def _verdict(verdict: str, estimate: float, unc: str, stat: str, record: dict, reason: str = "") -> Verdict:
+    """The verdict a judge's rule gave: ``estimate`` formatted, its uncertainty ``unc``, the statistic ``stat`` and
+    the ``reason``, carrying the test ``record``."""
+    return _tested(Verdict(verdict, fmt(estimate), unc, stat, reason), record)
+
+
+def _too_little_power(estimate: float, unc: str, stat: str, record: dict, why: str) -> Verdict:
+    """Not judged because the interval is too wide to decide: ``why`` it is, and what would decide."""
+    return _verdict(NOT_JUDGED, estimate, unc, stat, record, f"too little power: {why}")
+
+
 def _f(x: float | None) -> float | None:
     return None if x is None else float(x)
 
@@ -84,27 +95,17 @@ def judge_absence(
     record |= {"confidence": 0.95, "n": n, "p": p}
     code = int(absence_rule(lo, hi, smallest))
     if code == AGREE:
-        return _tested(Verdict(AGREES, fmt(estimate), unc, stat), record)
+        return _verdict(AGREES, estimate, unc, stat, record)
     if code == DISAGREE:
         side = "above +" if lo >= smallest else "below −"
-        return _tested(
-            Verdict(
-                DISAGREES, fmt(estimate), unc, stat, f"an effect: the interval lies {side}{fmt(smallest, 3)}{unit}"
-            ),
-            record,
+        return _verdict(
+            DISAGREES, estimate, unc, stat, record, f"an effect: the interval lies {side}{fmt(smallest, 3)}{unit}"
         )
     margin = abs(smallest - abs(estimate))
-    return _tested(
-        Verdict(
-            NOT_JUDGED,
-            fmt(estimate),
-            unc,
-            stat,
-            f"too little power: the interval straddles ±{fmt(smallest, 3)}{unit}; deciding needs "
-            + _needed(n, (hi - lo) / 2 / z, margin, z),
-        ),
-        record,
+    why = f"the interval straddles ±{fmt(smallest, 3)}{unit}; deciding needs " + _needed(
+        n, (hi - lo) / 2 / z, margin, z
     )
+    return _too_little_power(estimate, unc, stat, record, why)
 
 
 def judge_every_cell(
@@ -225,22 +226,15 @@ def judge_value(
     can_agree = value_can_agree(k, dof, exact and se == 0)
     code = int(value_rule(measured - paper, spread, k, tolerance, can_agree))
     if code == DISAGREE:
-        return _tested(Verdict(DISAGREES, fmt(measured), unc, stat), record)
+        return _verdict(DISAGREES, measured, unc, stat, record)
     if code == AGREE:
-        return _tested(Verdict(AGREES, fmt(measured), unc, stat), record)
+        return _verdict(AGREES, measured, unc, stat, record)
     if half <= tolerance:  # inside the band, narrow enough, but a band this wide cannot fail a value 5 SE away
-        return _tested(Verdict(NOT_JUDGED, fmt(measured), unc, stat, _too_few_to_agree(k, dof, n, k_given)), record)
-    return _tested(
-        Verdict(
-            NOT_JUDGED,
-            fmt(measured),
-            unc,
-            stat,
-            f"too little power: the band ±{fmt(half, 2)} is wider than the claim's tolerance ±{fmt(tolerance, 2)}; "
-            + _units_to_decide(n, se, paper_se, tolerance, k, None if k_given else dof, unit),
-        ),
-        record,
+        return _verdict(NOT_JUDGED, measured, unc, stat, record, _too_few_to_agree(k, dof, n, k_given))
+    why = f"the band ±{fmt(half, 2)} is wider than the claim's tolerance ±{fmt(tolerance, 2)}; " + _units_to_decide(
+        n, se, paper_se, tolerance, k, None if k_given else dof, unit
     )
+    return _too_little_power(measured, unc, stat, record, why)
 
 
 def _too_few_to_agree(k: float, dof: float | None, n: int | None, k_given: bool) -> str:
@@ -294,20 +288,12 @@ def judge_equivalence(
     record["p"] = p_tost(gap, tol, float(se), dof=dof)
     code = int(interval_rule(lo, hi, -tol, tol))
     if code == AGREE:
-        return _tested(Verdict(AGREES, fmt(estimate), unc, stat), record)
+        return _verdict(AGREES, estimate, unc, stat, record)
     if code == DISAGREE:
-        return _tested(Verdict(DISAGREES, fmt(estimate), unc, stat), record)
+        return _verdict(DISAGREES, estimate, unc, stat, record)
     margin = abs(abs(gap) - tol)
-    return _tested(
-        Verdict(
-            NOT_JUDGED,
-            fmt(estimate),
-            unc,
-            stat,
-            f"too little power: the interval straddles ±{rel_tol:.0%}; deciding needs " + _needed(n, se, margin, z),
-        ),
-        record,
-    )
+    why = f"the interval straddles ±{rel_tol:.0%}; deciding needs " + _needed(n, se, margin, z)
+    return _too_little_power(estimate, unc, stat, record, why)
 
 
 def judge_direction(
@@ -349,7 +335,7 @@ def judge_direction(
     record["p"] = p_direction(estimate, side, sign, dof if given is None else None)
     code = int(direction_rule(lo, hi, sign, smallest))
     if code == AGREE:
-        return _tested(Verdict(AGREES, fmt(estimate), unc, stat), record)
+        return _verdict(AGREES, estimate, unc, stat, record)
     if code == DISAGREE:
         s_hi = max(sign * lo, sign * hi)  # the interval's far end in the claimed direction
         why = (
@@ -357,19 +343,12 @@ def judge_direction(
             if s_hi < 0
             else f"no effect: the interval excludes every effect ≥ {fmt(smallest, 3)}{unit}"
         )
-        return _tested(Verdict(DISAGREES, fmt(estimate), unc, stat, why), record)
+        return _verdict(DISAGREES, estimate, unc, stat, record, why)
     half = (hi - lo) / 2
     # the half-width that decides at this estimate: below |estimate| the interval excludes 0; below
     # smallest − sign·estimate it excludes every effect ≥ smallest (when a smallest effect is given)
     decides = max(abs(estimate), smallest - sign * estimate if smallest > 0 else 0.0)
-    return _tested(
-        Verdict(
-            NOT_JUDGED,
-            fmt(estimate),
-            unc,
-            stat,
-            f"too little power: the interval contains zero; deciding (a half-width below {fmt(decides, 3)}{unit}) "
-            "needs " + _needed(n, half / quantile(confidence, dof), decides, quantile(confidence, dof)),
-        ),
-        record,
+    why = f"the interval contains zero; deciding (a half-width below {fmt(decides, 3)}{unit}) needs " + _needed(
+        n, half / quantile(confidence, dof), decides, quantile(confidence, dof)
     )
+    return _too_little_power(estimate, unc, stat, record, why)
