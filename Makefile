@@ -9,6 +9,9 @@ STAMP := $(VENV)/.installed
 LOCK_EXTRAS := ray llm mlflow wandb tensorboard lm-eval docs dev
 # The lock's one fixed point: torch 2.13.0, CPU build (any range admitting a newer torch pulls a CUDA build).
 TORCH_PIN := torch==2.13.0
+# Test processes of `make test` (pytest-xdist; each test file runs whole in one of them, so its module fixtures are
+# built once): the suite is single-threaded, so 2 halves its time on a 2-core machine.
+TEST_WORKERS ?= 2
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export RAY_AUTH_MODE := disabled
@@ -36,7 +39,7 @@ run: install
 	$(VENV)/bin/iclab reproduce --quick
 
 test: install
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 lint: install
 	$(PY) -m ruff check src tests benchmarks examples docs
