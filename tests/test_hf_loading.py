@@ -188,3 +188,62 @@ def test_shared_model_loads_once_per_process_and_hands_out_a_stock_model():
             assert torch.equal(model(**ids).last_hidden_state, stock) and not torch.equal(changed, stock)
     finally:
         clear_shared_models()
+
+
+def test_processes_that_find_the_cache_missing_at_once_convert_the_model_once(monkeypatch, tmp_path):
+    """Two loads that both find the fp32 cache missing (held at a barrier until both have looked) convert the GGUF
+    file once: the second waits on the lock beside the cache and looks again only when the first has written it.
+    The first's conversion waits (up to 2 s) for the other's second look: without the lock that look comes at once,
+    finds no cache, and both convert. (Threads stand for the processes of a pool: ``flock`` locks belong to an open
+    file, so two opens exclude each other in one process too.)"""
+    import threading
+
+    import transformers
+
+    import iclab.hf._loading as loading
+
+    both_looked = threading.Barrier(2, timeout=30)
+    looks: dict[int, int] = {}
+    second_looks = threading.Condition()
+    real_converted_cache = loading.converted_cache
+
+    def converted_cache(alias, cache=None):
+        found = real_converted_cache(alias, cache)
+        me = threading.get_ident()
+        looks[me] = looks.get(me, 0) + 1
+        if looks[me] == 1:  # each thread's first look waits for the other's
+            both_looked.wait()
+        with second_looks:
+            second_looks.notify_all()
+        return found
+
+    conversions = []
+
+    def convert(spec, target):
+        me = threading.get_ident()
+        with second_looks:  # the other thread's second look, if it can come while this one converts
+            second_looks.wait_for(lambda: any(n >= 2 for t, n in looks.items() if t != me), timeout=2.0)
+        conversions.append(target)
+        target.mkdir(parents=True, exist_ok=True)
+        (target / "model.safetensors").write_bytes(b"")
+        (target / "config.json").write_text("{}")
+
+    monkeypatch.setattr(loading, "converted_cache", converted_cache)
+    monkeypatch.setattr(loading, "_convert_gguf", convert)
+    monkeypatch.setattr(loading, "_from_pretrained", lambda cls, target, opts, alias: "model")
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", lambda target: "tokenizer")
+    loaded, errors = [], []
+
+    def load():
+        try:
+            loaded.append(loading._load_packaged(loading._PACKAGED["smollm2"], True, {}, tmp_path)[:2])
+        except Exception as exc:  # noqa: BLE001 - reported by the assert below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=load) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors and loaded == [("model", "tokenizer")] * 2
+    assert len(conversions) == 1, conversions

@@ -13,12 +13,13 @@ fetched only when ``HF_HUB_OFFLINE`` is not set (iclab's tests and ``make`` set 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib.util
 import os
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import torch
 
@@ -190,9 +191,41 @@ def _load_packaged(spec: _PackagedGGUF, causal, opts, cache):
 
     target = cache_dir(cache) / spec.package.cache_name
     if converted_cache(spec.alias, cache) is None:
-        _convert_gguf(spec, target)
+        _require_converter(spec)  # a missing package: one line, before anything is written to the cache
+        with _conversion_lock(target):  # one process converts; the others wait, then load its cache
+            if converted_cache(spec.alias, cache) is None:
+                _convert_gguf(spec, target)
     model = _from_pretrained(AutoModelForCausalLM, target, opts, spec.alias)
     return model, AutoTokenizer.from_pretrained(target), f"{spec.alias}: {spec.title}, fp32 cache {target}"
+
+
+def _require_converter(spec: _PackagedGGUF) -> None:
+    """The packages a conversion needs: the model's own, ``gguf`` and ``accelerate`` (else one install line)."""
+    package = spec.package
+    for module, name in ((package.module, package.distribution), ("gguf", "gguf"), ("accelerate", "accelerate")):
+        if importlib.util.find_spec(module) is None:
+            raise package.missing(name)
+
+
+@contextlib.contextmanager
+def _conversion_lock(target: Path) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``<target>.lock`` beside the cache folder ``target``: processes that find the
+    cache missing at once (the workers of a pool, test processes side by side on a fresh machine) convert the model
+    one at a time, and the later ones find the cache written. Where no lock can be taken (no ``fcntl``, a cache
+    folder that cannot be written) it holds nothing: the conversion then reports an unwritable cache itself."""
+    try:
+        import fcntl
+
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(target.with_name(target.name + ".lock"), "a")
+    except (ImportError, OSError):
+        handle = None
+    if handle is None:
+        yield
+        return
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file closes
+        yield
 
 
 def _convert_gguf(spec: _PackagedGGUF, target: Path) -> None:
@@ -200,9 +233,6 @@ def _convert_gguf(spec: _PackagedGGUF, target: Path) -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     package = spec.package
-    for module, name in ((package.module, package.distribution), ("gguf", "gguf"), ("accelerate", "accelerate")):
-        if importlib.util.find_spec(module) is None:
-            raise package.missing(name)
     work = target.with_name(target.name + f".tmp{os.getpid()}")
     try:
         work.mkdir(parents=True, exist_ok=True)
