@@ -157,7 +157,8 @@ def ship_reference(run_dir: str | Path, root: Path | None = None, *, cpu_seconds
     """Copy the finished ``paper`` run ``run_dir`` into ``root/<experiment>-paper/`` (default: the package's
     reference folder): ``config.json``, a compacted single-file copy of ``results.sqlite`` (WAL folded in, no side
     files) and ``reference.json`` (commit, date, machine, wall time summed over the invocations, a killed one up to
-    its last cell; ``cpu_seconds`` if measured; cells done/failed). An existing reference of the same experiment is replaced."""
+    its last cell; ``cpu_seconds`` if measured; cells done/failed). An existing reference of the same experiment is
+    replaced."""
     run_dir = Path(run_dir)
     meta = json.loads((run_dir / "config.json").read_text())
     if meta.get("preset") != _PRESET:
