@@ -229,7 +229,7 @@ def test_processes_that_find_the_cache_missing_at_once_convert_the_model_once(mo
         (target / "config.json").write_text("{}")
 
     monkeypatch.setattr(loading, "converted_cache", converted_cache)
-    monkeypatch.setattr(loading, "_convert_gguf", convert)
+    monkeypatch.setattr(loading, "convert_gguf", convert)
     monkeypatch.setattr(loading, "_from_pretrained", lambda cls, target, opts, alias: "model")
     monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", lambda target: "tokenizer")
     loaded, errors = [], []

@@ -13,17 +13,16 @@ fetched only when ``HF_HUB_OFFLINE`` is not set (iclab's tests and ``make`` set 
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import importlib.util
 import os
-import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING, Callable
 
 import torch
 
 from iclab.errors import ConfigError, UnsupportedModelError
+from iclab.hf._gguf_convert import conversion_lock, convert_gguf, first_line, require_converter
 
 if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -191,99 +190,12 @@ def _load_packaged(spec: _PackagedGGUF, causal, opts, cache):
 
     target = cache_dir(cache) / spec.package.cache_name
     if converted_cache(spec.alias, cache) is None:
-        _require_converter(spec)  # a missing package: one line, before anything is written to the cache
-        with _conversion_lock(target):  # one process converts; the others wait, then load its cache
+        require_converter(spec)  # a missing package: one line, before anything is written to the cache
+        with conversion_lock(target):  # one process converts; the others wait, then load its cache
             if converted_cache(spec.alias, cache) is None:
-                _convert_gguf(spec, target)
+                convert_gguf(spec, target)
     model = _from_pretrained(AutoModelForCausalLM, target, opts, spec.alias)
     return model, AutoTokenizer.from_pretrained(target), f"{spec.alias}: {spec.title}, fp32 cache {target}"
-
-
-def _require_converter(spec: _PackagedGGUF) -> None:
-    """The packages a conversion needs: the model's own, ``gguf`` and ``accelerate`` (else one install line)."""
-    package = spec.package
-    for module, name in ((package.module, package.distribution), ("gguf", "gguf"), ("accelerate", "accelerate")):
-        if importlib.util.find_spec(module) is None:
-            raise package.missing(name)
-
-
-@contextlib.contextmanager
-def _conversion_lock(target: Path) -> Iterator[None]:
-    """Hold an exclusive ``flock`` on ``<target>.lock`` beside the cache folder ``target``: processes that find the
-    cache missing at once (the workers of a pool, test processes side by side on a fresh machine) convert the model
-    one at a time, and the later ones find the cache written. Where no lock can be taken (no ``fcntl``, a cache
-    folder that cannot be written) it holds nothing: the conversion then reports an unwritable cache itself."""
-    try:
-        import fcntl
-
-        target.parent.mkdir(parents=True, exist_ok=True)
-        handle = open(target.with_name(target.name + ".lock"), "a")
-    except (ImportError, OSError):
-        handle = None
-    if handle is None:
-        yield
-        return
-    with handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file closes
-        yield
-
-
-def _convert_gguf(spec: _PackagedGGUF, target: Path) -> None:
-    """Dequantise ``spec``'s GGUF file into fp32 safetensors + tokenizer at ``target`` (written atomically)."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    package = spec.package
-    work = target.with_name(target.name + f".tmp{os.getpid()}")
-    try:
-        work.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UnsupportedModelError(
-            f"model {spec.alias!r}: cannot write the model cache {target.parent} ({exc}); "
-            "set ICLAB_CACHE to a writable folder"
-        ) from None
-    try:
-        try:
-            folder = spec.locate(work / "gguf")
-        except ImportError:
-            raise package.missing(package.distribution) from None
-        except (OSError, ValueError) as exc:
-            raise UnsupportedModelError(
-                f"model {spec.alias!r}: its package {package.distribution} is broken ({_first_line(exc)}); "
-                f"reinstall it: iclab models install {spec.alias}"
-            ) from None
-        if not (folder / spec.gguf_file).exists():
-            raise UnsupportedModelError(
-                f"model {spec.alias!r}: {folder} has no {spec.gguf_file}; reinstall it: iclab models install {spec.alias}"
-            )
-        tok = AutoTokenizer.from_pretrained(folder, gguf_file=spec.gguf_file)
-        model = _dequantised_copy(
-            AutoModelForCausalLM.from_pretrained(folder, gguf_file=spec.gguf_file, dtype=torch.float32)
-        )
-        out = work / "model"
-        model.save_pretrained(out, safe_serialization=True)
-        tok.save_pretrained(out)
-        if not target.exists():  # else another process cached it meanwhile
-            out.replace(target)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-
-
-def _dequantised_copy(model):
-    """A plain fp32 copy of a GGUF-loaded model (``save_pretrained`` refuses GGUF-quantised models)."""
-    import copy
-
-    from transformers import AutoModelForCausalLM
-
-    cfg = copy.deepcopy(model.config)
-    for attr in ("quantization_config", "_pre_quantization_dtype"):
-        if hasattr(cfg, attr):
-            delattr(cfg, attr)
-    fresh = AutoModelForCausalLM.from_config(cfg, dtype=torch.float32)
-    missing, unexpected = fresh.load_state_dict(model.state_dict(), strict=False)
-    if unexpected or any(not k.endswith("lm_head.weight") for k in missing):
-        raise UnsupportedModelError(f"GGUF copy failed: missing {missing}, unexpected {unexpected}")
-    fresh.tie_weights()
-    return fresh.eval()
 
 
 def _from_pretrained(auto_class, path, opts: dict, name: str):
@@ -294,27 +206,18 @@ def _from_pretrained(auto_class, path, opts: dict, name: str):
         if opts.get("attn_implementation") and "attn" in str(exc).lower():
             raise UnsupportedModelError(
                 f"model {name!r} cannot use attn_implementation={opts['attn_implementation']!r} here: "
-                f"{_first_line(exc)}; supported: 'sdpa', 'eager', 'flex_attention' (flash_attention_2 needs flash-attn "
+                f"{first_line(exc)}; supported: 'sdpa', 'eager', 'flex_attention' (flash_attention_2 needs flash-attn "
                 "and a GPU)"
             ) from None
-        raise UnsupportedModelError(
-            f"model {name!r}: cannot load the weights from {path}: {_first_line(exc)}"
-        ) from None
+        raise UnsupportedModelError(f"model {name!r}: cannot load the weights from {path}: {first_line(exc)}") from None
     except (OSError, RuntimeError, KeyError, TypeError, _safetensors_error()) as exc:
-        raise UnsupportedModelError(
-            f"model {name!r}: cannot load the weights from {path}: {_first_line(exc)}"
-        ) from None
+        raise UnsupportedModelError(f"model {name!r}: cannot load the weights from {path}: {first_line(exc)}") from None
 
 
 def _safetensors_error() -> type:
     from safetensors import SafetensorError
 
     return SafetensorError
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _options(dtype, device_map, attn_implementation) -> dict:
@@ -381,7 +284,7 @@ def _load_any(name, causal, opts):
         )
         raise UnsupportedModelError(
             f"model {name!r}: not a local folder with a config.json and {where}; aliases: "
-            f"{', '.join(MODEL_ALIASES)}. Cause: {_first_line(exc)}"
+            f"{', '.join(MODEL_ALIASES)}. Cause: {first_line(exc)}"
         ) from None
     if causal is None:
         causal = any(a.endswith("ForCausalLM") or a.endswith("LMHeadModel") for a in (cfg.architectures or []))
@@ -390,7 +293,7 @@ def _load_any(name, causal, opts):
         tok = AutoTokenizer.from_pretrained(src_path)
     except (OSError, ValueError, TypeError) as exc:
         raise UnsupportedModelError(
-            f"model {name!r}: no usable tokenizer in {src_path} ({_first_line(exc)}); save "
+            f"model {name!r}: no usable tokenizer in {src_path} ({first_line(exc)}); save "
             "the tokenizer beside the weights (tokenizer.save_pretrained)"
         ) from None
     _check_vocabulary(tok, name, src_path)

@@ -1,0 +1,113 @@
+"""Dequantise a packaged GGUF model once into iclab's fp32 cache (:mod:`iclab.hf._loading`): the packages a conversion
+needs, a lock so that processes finding the cache missing at once convert one at a time, and the conversion itself
+(written to a scratch folder, then moved into place). ``spec`` is a packaged model of ``_loading`` (its alias, GGUF
+file name, ``locate(workdir)`` and ``package``), untyped here so that this module imports nothing of ``_loading``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import os
+import shutil
+from pathlib import Path
+from typing import Any, Iterator
+
+import torch
+
+from iclab.errors import UnsupportedModelError
+
+__all__: list[str] = []  # used by iclab.hf._loading only
+
+
+def require_converter(spec: Any) -> None:
+    """The packages a conversion needs: the model's own, ``gguf`` and ``accelerate`` (else one install line)."""
+    package = spec.package
+    for module, name in ((package.module, package.distribution), ("gguf", "gguf"), ("accelerate", "accelerate")):
+        if importlib.util.find_spec(module) is None:
+            raise package.missing(name)
+
+
+@contextlib.contextmanager
+def conversion_lock(target: Path) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``<target>.lock`` beside the cache folder ``target``: processes that find the
+    cache missing at once (the workers of a pool, test processes side by side on a fresh machine) convert the model
+    one at a time, and the later ones find the cache written. Where no lock can be taken (no ``fcntl``, a cache
+    folder that cannot be written) it holds nothing: the conversion then reports an unwritable cache itself."""
+    try:
+        import fcntl
+
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(target.with_name(target.name + ".lock"), "a")
+    except (ImportError, OSError):
+        handle = None
+    if handle is None:
+        yield
+        return
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file closes
+        yield
+
+
+def convert_gguf(spec: Any, target: Path) -> None:
+    """Dequantise ``spec``'s GGUF file into fp32 safetensors + tokenizer at ``target`` (written atomically)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    package = spec.package
+    work = target.with_name(target.name + f".tmp{os.getpid()}")
+    try:
+        work.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UnsupportedModelError(
+            f"model {spec.alias!r}: cannot write the model cache {target.parent} ({exc}); "
+            "set ICLAB_CACHE to a writable folder"
+        ) from None
+    try:
+        try:
+            folder = spec.locate(work / "gguf")
+        except ImportError:
+            raise package.missing(package.distribution) from None
+        except (OSError, ValueError) as exc:
+            raise UnsupportedModelError(
+                f"model {spec.alias!r}: its package {package.distribution} is broken ({first_line(exc)}); "
+                f"reinstall it: iclab models install {spec.alias}"
+            ) from None
+        if not (folder / spec.gguf_file).exists():
+            raise UnsupportedModelError(
+                f"model {spec.alias!r}: {folder} has no {spec.gguf_file}; reinstall it: iclab models install {spec.alias}"
+            )
+        tok = AutoTokenizer.from_pretrained(folder, gguf_file=spec.gguf_file)
+        model = _dequantised_copy(
+            AutoModelForCausalLM.from_pretrained(folder, gguf_file=spec.gguf_file, dtype=torch.float32)
+        )
+        out = work / "model"
+        model.save_pretrained(out, safe_serialization=True)
+        tok.save_pretrained(out)
+        if not target.exists():  # else another process cached it meanwhile
+            out.replace(target)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _dequantised_copy(model):
+    """A plain fp32 copy of a GGUF-loaded model (``save_pretrained`` refuses GGUF-quantised models)."""
+    import copy
+
+    from transformers import AutoModelForCausalLM
+
+    cfg = copy.deepcopy(model.config)
+    for attr in ("quantization_config", "_pre_quantization_dtype"):
+        if hasattr(cfg, attr):
+            delattr(cfg, attr)
+    fresh = AutoModelForCausalLM.from_config(cfg, dtype=torch.float32)
+    missing, unexpected = fresh.load_state_dict(model.state_dict(), strict=False)
+    if unexpected or any(not k.endswith("lm_head.weight") for k in missing):
+        raise UnsupportedModelError(f"GGUF copy failed: missing {missing}, unexpected {unexpected}")
+    fresh.tie_weights()
+    return fresh.eval()
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message (its type's name when it has none): one line for an error."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
