@@ -172,15 +172,12 @@ def ship_reference(run_dir: str | Path, root: Path | None = None, *, cpu_seconds
     src = sqlite3.connect(f"file:{run_dir / 'results.sqlite'}?mode=ro", uri=True)
     try:
         src.execute(f"VACUUM INTO '{tmp / 'results.sqlite'}'")
-        done, failed = (
-            src.execute("SELECT count(*) FROM cells WHERE status = ?", (status,)).fetchone()[0]
-            for status in ("done", "failed")
-        )
-        invocations = src.execute("SELECT count(*) FROM sweeps").fetchone()[0]
     finally:
         src.close()
     with ResultStore(run_dir, readonly=True) as store:
+        counts, invocations = store.count(), len(store.sweeps())
         wall = store.wall_seconds()  # a killed invocation counts up to its last cell
+    done, failed = counts.get("done", 0), counts.get("failed", 0)
     ref = {
         "experiment": meta["experiment"],
         "preset": _PRESET,
