@@ -48,8 +48,6 @@ from iclab.stats._verdict import Verdict, quantile
 if TYPE_CHECKING:
     import pandas as pd
 
-JUDGES = ("value", "equivalence", "direction", "absence", "every_cell")
-
 #: the columns of :func:`calibration_table`
 TABLE_COLUMNS = (
     "experiment", "claim_id", "headline", "verdict", "judge", "null", "draws", "false_agree", "mc_se", "nominal",
@@ -76,44 +74,34 @@ class Calibration:
 def rejudge(record: Mapping[str, Any]) -> Verdict:
     """The verdict of the test in ``record`` (a ``Verdict.test_record``), run again from its inputs."""
     r = dict(record)
-    kind = _judge_of(r)
-    if kind == "value":
-        return judge_value(
-            r["estimate"],
-            r["se"],
-            r["paper"],
-            k=r["k"],
-            paper_se=r["paper_se"],
-            tol=r["tol"],
-            n=r["n"],
-            dof=r["dof"],
-            exact=r["exact"],
-        )
-    if kind == "equivalence":
-        return judge_equivalence(
-            r["estimate"],
-            r["se"],
-            r["target"],
-            rel_tol=r["rel_tol"],
-            confidence=r["confidence"],
-            n=r["n"],
-            dof=r["dof"],
-        )
-    if kind == "direction":
-        return judge_direction(
-            r["estimate"],
-            r["se"],
-            ci=None if r["ci"] is None else tuple(r["ci"]),
-            sign=r["sign"],
-            smallest=r["smallest"],
-            confidence=r["confidence"],
-            n=r["n"],
-            dof=r["dof"],
-        )
-    if kind == "absence":
-        return judge_absence(r["estimate"], tuple(r["ci"]), smallest=r["smallest"], n=r["n"])
-    cells = [tuple(c) for c in r["cells"]]  # every_cell
-    return judge_every_cell(cells, rel_tol=r["rel_tol"], confidence=r["confidence"], n=r["n"])
+    return _REJUDGE[_judge_of(r)](r)
+
+
+def _ci(r: Mapping[str, Any]) -> tuple[float, float] | None:
+    """The record's explicit interval, or None where the test used the SE alone."""
+    return None if r["ci"] is None else tuple(r["ci"])
+
+
+#: each judge run again from a test record (its inputs, by the names the record stores them under)
+_REJUDGE = {
+    "value": lambda r: judge_value(
+        r["estimate"], r["se"], r["paper"], k=r["k"], paper_se=r["paper_se"], tol=r["tol"], n=r["n"], dof=r["dof"],
+        exact=r["exact"],
+    ),
+    "equivalence": lambda r: judge_equivalence(
+        r["estimate"], r["se"], r["target"], rel_tol=r["rel_tol"], confidence=r["confidence"], n=r["n"], dof=r["dof"]
+    ),
+    "direction": lambda r: judge_direction(
+        r["estimate"], r["se"], ci=_ci(r), sign=r["sign"], smallest=r["smallest"], confidence=r["confidence"],
+        n=r["n"], dof=r["dof"],
+    ),
+    "absence": lambda r: judge_absence(r["estimate"], tuple(r["ci"]), smallest=r["smallest"], n=r["n"]),
+    "every_cell": lambda r: judge_every_cell(
+        [tuple(c) for c in r["cells"]], rel_tol=r["rel_tol"], confidence=r["confidence"], n=r["n"]
+    ),
+}  # fmt: skip
+#: the judges a test record can name: exactly those :func:`rejudge` can run again
+JUDGES = tuple(_REJUDGE)
 
 
 def _judge_of(record: Mapping[str, Any]) -> str:

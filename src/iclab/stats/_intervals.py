@@ -60,14 +60,25 @@ def bootstrap_ci(
     return float(stat(x)), float(np.quantile(boots, alpha)), float(np.quantile(boots, 1 - alpha))
 
 
-def bootstrap_argmin(curves: np.ndarray, grid: Sequence[float], n_boot: int, seed: int) -> np.ndarray:
+def bootstrap_argmin(
+    curves: np.ndarray, grid: Sequence[float], n_boot: int, seed: int, *, max_elements: int = 1 << 22
+) -> np.ndarray:
     r"""``(n_boot,)`` percentile-bootstrap draws of the grid point that minimises a mean curve: ``curves (G, n)``
     holds one value per grid point (e.g. the error at each τ) and unit (prompt); each draw resamples the ``n`` units
     with replacement (seeded) and returns :math:`g_{\hat j}` with :math:`\hat j = \operatorname{arg\,min}_j` of the
-    resampled mean of row j (first minimiser on ties)."""
+    resampled mean of row j (first minimiser on ties).
+
+    Vectorised over draws in chunks of at most ``max_elements`` gathered values (G × draws × n), so memory stays
+    bounded at any size. The resampling indices are drawn one draw at a time from one generator, as a loop over
+    draws would, so the draws do not depend on the chunk size."""
+    c = np.asarray(curves)
+    g = np.asarray(grid, dtype=float)
     rng = np.random.default_rng(seed)
-    n = curves.shape[1]
-    return np.array([grid[int(np.argmin(curves[:, rng.integers(0, n, n)].mean(1)))] for _ in range(n_boot)], float)
+    G, n = c.shape
+    idx = np.stack([rng.integers(0, n, n) for _ in range(n_boot)]) if n_boot else np.zeros((0, n), int)
+    chunk = max(1, max_elements // max(1, G * n))
+    best = [np.argmin(c[:, idx[i : i + chunk]].mean(-1), axis=0) for i in range(0, n_boot, chunk)]  # (chunk,) each
+    return g[np.concatenate(best)] if best else np.zeros(0)
 
 
 def binary_floor_ci(estimate: float, lo: float, hi: float, n: int) -> tuple[float, float]:
