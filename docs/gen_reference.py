@@ -9,7 +9,9 @@ Each paper note ``docs/papers/<paper>.md`` and ``README.md`` hold one block betw
 and ``<!-- reference:end -->``; only those blocks are rewritten. A note's block has, per experiment of the paper:
 the reference run (commit, date, machine, wall and CPU time, cells), its counts by verdict, and every claim that
 the experiment declares at its ``paper`` preset with source, paper value, measured value, uncertainty, statistic
-and the reference verdict — "not shipped yet" where no reference run is. The README's block counts the verdicts
+and the reference verdict — "not shipped yet" where no reference run is — then the experiment's report notes
+computed from the same run (the numbers no claim row shows: tables over sizes and variants, per-seed values), so
+the prose of a note can point to them instead of quoting numbers typed by hand. The README's block counts the verdicts
 per experiment. The output depends only on the code and the reference runs (no dates of generation, claims in
 declared order), so ``tests/test_docs_generated.py`` can regenerate it and compare.
 """
@@ -22,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from iclab.experiments import Experiment, paper_experiments
+from iclab.experiments import Experiment, load_run, paper_experiments
 from iclab.report import fmt_seconds
 from iclab.report._reference import reference_runs, reference_summary
 from iclab.stats import AGREES, DISAGREES, NOT_JUDGED
@@ -134,6 +136,23 @@ def claims_table(rows: list[dict]) -> list[str]:
     return lines
 
 
+def run_notes(exp: Experiment, folder: Path) -> list[str]:
+    """The experiment's report notes (``notes(config, results)``, the "where they disagree, and why" section of its
+    report) computed from the reference run in ``folder``, headings moved below the experiment's; an error says so
+    in one line instead of failing the whole page."""
+    if exp.notes is None:
+        return []
+    try:
+        run = load_run(folder)
+        text = exp.notes(run.config, run.results).strip()
+    except Exception as exc:  # noqa: BLE001 - one broken note must not stop the other files' blocks
+        return [f"> **notes failed:** {cell(f'{type(exc).__name__}: {exc}')}", ""]
+    if not text:
+        return []
+    body = ["#" + line if line.startswith("### ") else line for line in text.splitlines()]
+    return ["#### Measured beyond the claims (the run's report notes)", "", *body, ""]
+
+
 def experiment_block(exp: Experiment, summary: dict | None) -> list[str]:
     """The section of one experiment: its reference run, counts by verdict and claims table."""
     rows = claim_rows(exp, summary)
@@ -152,7 +171,8 @@ def experiment_block(exp: Experiment, summary: dict | None) -> list[str]:
         if drift:
             lines += ["The `paper` preset has changed since this run: " + "; ".join(drift) + ".", ""]
         lines += [f"> **judging error:** {cell(e)}" for e in summary.get("errors", [])]
-    return lines + claims_table(rows) + [""]
+    notes = [] if summary is None else run_notes(exp, Path(summary["path"]))
+    return lines + claims_table(rows) + [""] + notes
 
 
 def note_block(paper: str, experiments: list[Experiment], summaries: dict[str, dict | None]) -> str:
