@@ -145,6 +145,29 @@ def test_bootstrap_argmin_in_chunks_equals_one_draw_at_a_time():
     assert bootstrap_argmin(curves, grid, 0, seed=11).shape == (0,)
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    g=st.integers(1, 6),
+    n=st.integers(1, 40),
+    n_boot=st.integers(0, 60),
+    max_elements=st.integers(1, 5000),
+    seed=st.integers(0, 2**31),
+    ties=st.booleans(),
+)
+def test_bootstrap_argmin_equals_the_loop_for_any_shape_and_chunk(g, n, n_boot, max_elements, seed, ties):
+    """Any grid size, unit count, number of draws and chunk size (a chunk smaller than one draw included), with or
+    without tied curves (the first minimiser wins in both)."""
+    from iclab.stats import bootstrap_argmin
+
+    rng = np.random.default_rng(seed)
+    curves = np.round(rng.normal(0, 1, (g, n)), 0 if ties else 6)
+    grid = np.sort(rng.uniform(0.1, 5.0, g))
+    loop_rng = np.random.default_rng(seed)
+    loop = [grid[int(np.argmin(curves[:, loop_rng.integers(0, n, n)].mean(1)))] for _ in range(n_boot)]
+    got = bootstrap_argmin(curves, grid, n_boot, seed, max_elements=max_elements)
+    assert got.shape == (n_boot,) and np.array_equal(got, np.array(loop, float))
+
+
 def test_mean_se_keeps_a_failure_visible_when_asked():
     """Per-prompt Monte-Carlo errors: a NaN or inf is a failed computation, so with ``drop_nonfinite=False`` the mean
     and SE are NaN (the judge refuses them), where the default drops the lost unit and counts the survivors."""
