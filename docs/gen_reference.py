@@ -149,7 +149,7 @@ def run_notes(exp: Experiment, folder: Path) -> list[str]:
         return [f"> **notes failed:** {cell(f'{type(exc).__name__}: {exc}')}", ""]
     if not text:
         return []
-    body = ["#" + line if line.startswith("### ") else line for line in text.splitlines()]
+    body = ["##" + line if line.startswith("### ") else line for line in text.splitlines()]  # below the "####"
     return ["#### Measured beyond the claims (the run's report notes)", "", *body, ""]
 
 
