@@ -47,17 +47,17 @@ def _retrieval(config, df: pd.DataFrame) -> list[str]:
     lines = md_table(
         "n | softmax % | adaptive % | sigmoid % | SSMax %" + (" | paper, no claim (2nd-hand)" if extra else ""),
         (
-            f"{n}{' †' if n in SOFTMAX_CLAIMS else ''} | {pm(r['softmax'], r['softmax_sd'], '.1f')} | "
-            f"{pm(r['adaptive'], r['adaptive_sd'], '.1f')} | "
+            f"{n} | {_cell(r, 'softmax', 'table/softmax', n, n in SOFTMAX_CLAIMS)} | "
+            f"{_cell(r, 'adaptive', 'table/gain', n, n in OOD_PAPER_SIZES)} | "
             f"{r.get('sigmoid', np.nan):.1f} | {r.get('ssmax', np.nan):.1f}"
             + (f" | {keras[n][0]} → {keras[n][1]} [{keras[n][3]}]" if n in keras else " | —" if extra else "")
             for n, (_, r) in zip(tab["n"].astype(int), tab.iterrows())
         ),
     ) + [
         f"± sd over {int(tab['seeds'].iloc[0])} seeds; {config.steps} training steps at width {config.d} (the "
-        "paper's seed count and training length are unknown). †: a `table/softmax/n` claim (and from n = 64 a "
-        "`table/gain/n` claim) judges this size against the paper's [PN] value, with its SE in its row; sigmoid, "
-        "SSMax and the keras replication's sizes have no claim.",
+        "paper's seed count and training length are unknown). Where a `table/softmax/n` or `table/gain/n` claim "
+        "covers the size, its row gives the mean (and the gain and the paper's [PN] value) and the table names the "
+        "row; sigmoid, SSMax and the keras replication's sizes have no claim.",
     ]
     s = retrieval_seeds(df)
     if s is None or not np.isfinite(s["allowed_spread"]).any():
@@ -81,6 +81,11 @@ def _retrieval(config, df: pd.DataFrame) -> list[str]:
         "Why the head disperses, per seed (their means and the spread needed are `prop3.1/weights-limit`'s): "
         f"δ_sup {labelled(s['delta_sup'])}, allowed spread {labelled(s['allowed_spread'])}: {why}.",
     )
+
+
+def _cell(r: pd.Series, col: str, claim: str, n: int, claimed: bool) -> str:
+    """``mean ± sd`` of a retrieval column; where a claim row gives the mean, that row's id and the sd."""
+    return f"`{claim}/n={n}`, sd {r[f'{col}_sd']:.1f}" if claimed else pm(r[col], r[f"{col}_sd"], ".1f")
 
 
 def _beta(config, df: pd.DataFrame) -> list[str]:
