@@ -41,6 +41,8 @@ def _ood(df: pd.DataFrame) -> pd.DataFrame:
     df = _fill(df, ["tiny"], source_before=zeros("gamma2_list"), **{k: zeros("F") for k in ("forgot1", "forgot2")})
     df = _fill(df, ["tiny"], pred1=zeros("F"), pred2=zeros("F"))
     df = _fill(df, ["minilm"], ood_acc=zeros("theta_deg"), F_ce_vs_control=zeros("theta_deg"))
+    df = _fill(df, ["ood"], L_largeN=lambda r: [0.375 * t / 90 for t in r["theta_deg"]])
+    df = _fill(df, ["pretrain"], conservation_max=1e-15, offspan_max=2e-15)
     return _fill(df, ["minilm"], layer=5, n_train=150, source_acc=0.5, majority_acc=0.25)
 
 

@@ -9,7 +9,7 @@ import pandas as pd
 
 from iclab.experiments._judge import part_rows
 from iclab.experiments._notes import labelled, pm
-from iclab.experiments.ood.reference import PAPER_OOD
+from iclab.experiments.ood.reference import DERIVED_F, PAPER_F, PAPER_OOD
 from iclab.experiments.ood.tables import first_row, forget_table, within_target_spearman
 
 __all__ = ["notes"]
@@ -25,18 +25,56 @@ def _conventions(cfg) -> str:
 
 
 def _pretrain(cfg, r) -> str:
-    return f"- **Training loss at the stop**: {np.mean(r['rep_train_loss']):.5f} (paper 0.0024; the stopping rule pins it)."
+    return (
+        f"- **Training loss at the stop**: {np.mean(r['rep_train_loss']):.5f} (paper 0.0024; the stopping rule pins "
+        f"it). Along the shared SGD run the conservation residual stays below {r['conservation_max']:.0e} and the "
+        f"part of Q outside span V below {r['offspan_max']:.0e} (identities of the model, §4.3–4.4; tests)."
+    )
 
 
-def _ood(r) -> list[str]:
+def _multinomial_90(cfg, r) -> str:
+    """The out-of-span rotation by 90° (U ⟂ V with multinomial counts): Monte-Carlo error against the exact level at
+    N and at large N (docs/papers/ood.md §4.2, §6.2); empty when the run has no 90° point."""
+    at = [i for i, t in enumerate(r["theta_deg"]) if np.isclose(t, 90.0)]
+    if not at:
+        return ""
+    i = at[0]
+    return (
+        f" With multinomial counts (rotation by 90°): {pm(r['L_mc'][i], r['L_se'][i], '.4f')} (Monte Carlo), the "
+        f"exact level at N = {cfg.n_tokens} is {r['L_theory'][i]:.4f}, at large N {r['L_largeN'][i]:.4f} (§4.2)."
+    )
+
+
+def _ood(cfg, r) -> list[str]:
     return [
         f"- **U ⊥ V**: max|A − 1/K| = {r['orthogonal_sgd_attn_maxdev']:.0e}; error "
         f"{pm(r['orthogonal_sgd_err'], r['orthogonal_sgd_err_se'], '.4f')}, exactly c(K−1)/K = "
         f"{r['orthogonal_err_theory']:.3f} with exact counts (the paper: {PAPER_OOD[90]}; an identity of the model, "
-        "tests/test_claim_identities.py).",
+        "tests/test_claim_identities.py)." + _multinomial_90(cfg, r),
         "- **Query at v̄** (`query-vbar-uniform` measures the uniformity): exact uniformity needs zero *row* sums of "
         "S, the conservation law gives zero *column* sums. The collapse condition 'C M = 0 (… or all u_k have the "
         "same projection on span V)' is slightly off: a common projection a gives S^U = (aᵀSa)·11ᵀ (§4.7).",
+    ]
+
+
+def _f_at(ft: pd.DataFrame, g1: float, g2: float) -> list[float]:
+    """This run's SGD F at (γ1, γ2): one value, or none when the run has no such point."""
+    at = ft[np.isclose(ft["gamma1"], g1) & np.isclose(ft["gamma2"], g2)]
+    return [float(at["F"].iloc[0])] if len(at) else []
+
+
+def _derived_f(ft: pd.DataFrame) -> list[str]:
+    """The derived large-N table of docs/papers/ood.md §5.8 against this run's SGD F at the same (γ1, γ2): how many
+    signs agree, and the largest relative difference (N against large N)."""
+    pairs = [(f, derived) for (g1, g2), derived in DERIVED_F.items() for f in _f_at(ft, g1, g2)]
+    if not pairs:
+        return []
+    same = sum(int(np.sign(f) == np.sign(d)) for f, d in pairs)
+    worst = max(abs(f / d - 1) for f, d in pairs)
+    g1s = " and ".join(f"{g:g}" for g in sorted({g for g, _ in DERIVED_F}))
+    return [
+        f"- **Derived large-N F table** (§5.8, γ1 = {g1s}) against this run's SGD F: same sign at {same} of "
+        f"{len(pairs)} points; sizes within {worst:.0%} (the run's N against large N)."
     ]
 
 
@@ -45,9 +83,14 @@ def _forgetting(ft: pd.DataFrame) -> list[str]:
         "- **Forgetting, γ2 = −0.9**: the summary says feature 1 is forgotten (−γ1γ2 = 0.9 > γ1² = 1 is false); it "
         f"is feature 2 ({len(ft)} (γ1, γ2) points in this run)."
     ]
-    at = ft[np.isclose(ft["gamma1"], 1.0) & np.isclose(ft["gamma2"], 0.95)]
-    if not at.empty:  # the paper's 'F ≈ 0' has no record: a paper value of 0 has no relative tolerance
-        F = float(at["F"].iloc[0])
+    lines += _derived_f(ft)
+    ratios = [abs(p / f) for (g1, g2), p in PAPER_F.items() if p for f in _f_at(ft, g1, g2) if f]
+    if ratios:
+        lines.append(
+            f"- **Forgetting magnitudes** (γ1 = 1): the second-hand |F| is {min(ratios):.0f} to {max(ratios):.0f} "
+            "times this run's (§6.5)."
+        )
+    for F in _f_at(ft, 1.0, 0.95):  # the paper's 'F ≈ 0' has no record: a paper value of 0 has no relative tolerance
         what = "backward transfer" if F < 0 else "forgetting" if F > 0 else "no change"
         lines.append(f"- **γ2 = 0.95 'F ≈ 0'** [paper, 2nd-hand]: here F = {F:+.2e}, {what}.")
     return lines
@@ -64,8 +107,8 @@ def _tiny(cfg, tiny: pd.DataFrame) -> str:
     return (
         f"- **Tiny transformers** (Adam, sampled-w MSE, {cfg.tiny_steps} steps; γ2 = {g2}; layer-1 source α and β "
         "by depth): " + "; ".join(parts) + f". The per-feature change follows the merged-Q K = 2 sign rule in "
-        f"{agree} of {total} cases (MLPs and LayerNorm change more than the attention logits; §4 does not cover "
-        "this model)."
+        f"{agree} of {total} cases (§4 covers the attention logits only; fine-tuning this model also changes its "
+        "MLPs, layer norms and read-in, §6.6)."
     )
 
 
@@ -101,7 +144,7 @@ def notes(cfg, df: pd.DataFrame) -> str:
     if (r := first_row(df, "pretrain")) is not None:
         lines.append(_pretrain(cfg, r))
     if (r := first_row(df, "ood")) is not None:
-        lines += _ood(r)
+        lines += _ood(cfg, r)
     if len(ft := forget_table(df)):
         lines += _forgetting(ft)
     if not (tiny := part_rows(df, "tiny")).empty:
