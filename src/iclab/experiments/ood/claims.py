@@ -32,16 +32,17 @@ _EXACT = "— (iclab's exact formula at N)"
 _BERT = "BERT-base in the paper; here MiniLM on country → region sentences (docs/papers/ood.md §5.6, §5.9)"
 
 _UNRELIABLE_OOD = (
-    "docs/papers/ood.md §6.2: the two second-hand OOD errors are not one common factor away from the "
-    "model's (ratios 1.3 and 0.76), so no loss constant makes the model as specified give them"
+    "docs/papers/ood.md §6.2: the two second-hand OOD errors are not one common factor away from the model's (one "
+    "lies below, the other above), so no loss constant makes the model as specified give them"
 )
 _UNRELIABLE_VBAR = (
     "docs/papers/ood.md §4.7/§6.3: uniform attention at a v̄ query averages the labels to exactly the "
     "target wᵀv̄ (error ≈ 0), so the second-hand 0.375 cannot come from the model as specified"
 )
 _UNRELIABLE_F = (
-    "docs/papers/ood.md §6.5: from a source loss of 0.0025 per feature and fine-tuning to the same "
-    "rule, F of this model is 1e-4–1e-3; the second-hand magnitudes are 100–1000× larger"
+    "docs/papers/ood.md §6.5: F is the change of a loss that starts at most at 0.0025 (the stopping rule), so "
+    "backward transfer (F < 0) can never exceed 0.0025 in size, which the second-hand values do; the run's F is "
+    "far smaller in size than the second-hand F everywhere (the report notes' 'Forgetting magnitudes')"
 )
 _UNRELIABLE_TINY = (
     "docs/papers/ood.md §6.6: second-hand, and the tiny experiment's γ convention and training budget are unknown"
