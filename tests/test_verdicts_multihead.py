@@ -398,6 +398,57 @@ def test_notes_derive_the_ratio_and_stage_one_from_the_results(cfg):
     assert "0 of 3 H ≥ 2 softmax models show it" in null
 
 
+def _with_curves(df: pd.DataFrame, steps: list[int], wiggle: list[float]) -> pd.DataFrame:
+    """The H ≥ 2 softmax ``iso`` models with logged curves: heads of alternating sign, γ from 0.2 down to 0.13 and
+    Σμ₊ from 2 up to 3.4 along ``steps``; H = 4 and 8 trail H = 2's η_eff by 0.001 per head pair, plus a common
+    ``wiggle`` per step."""
+    df = df.copy()
+    for col in ("curve_step", "curve_omega", "curve_mu"):
+        df[col] = pd.Series([None] * len(df), index=df.index, dtype=object)
+    for i in df.index[(df["part"] == "iso") & (df["attention"] == "softmax") & (df["H"] >= 2)]:
+        H = int(df.at[i, "H"])
+        sign = np.array([1.0, -1.0] * (H // 2))
+        gamma = np.linspace(0.2, 0.13, len(steps))
+        mu_plus = np.linspace(2.0, 3.4, len(steps)) * (1 + np.array(wiggle)) - 0.001 * (H // 2 - 1)
+        df.at[i, "curve_step"] = list(steps)
+        df.at[i, "curve_omega"] = [list(g * sign) for g in gamma]
+        df.at[i, "curve_mu"] = [list(m / (H // 2) * sign) for m in mu_plus]
+    return df
+
+
+def test_notes_read_stage_two_from_the_curves_of_the_models_trained_past_stage_one(cfg):
+    steps, wiggle = [0, 15_000, cfg.steps, 100_000, 400_000, 450_000, 500_000], [0, 0, 0, 0, 0, 0.01, -0.02]
+    df = _with_curves(_table(True), steps, wiggle)
+    assert "Stage II" not in notes(cfg, df)  # trained_steps missing: no model is known to train past cfg.steps
+    df["trained_steps"] = np.where(df["part"] == "iso", 500_000, cfg.steps)
+    text = notes(cfg, df)
+    # γ and Σμ₊ at cfg.steps (the third logged step) and at the end, for H = 2, 4, 8
+    assert "at step 30,000 (where" in text and "γ = 0.177, 0.177, 0.177 and Σμ₊ = 2.47, 2.47, 2.46" in text
+    assert "at step 500,000 γ = 0.130, 0.130, 0.130 and Σμ₊ = 3.33, 3.33, 3.33" in text
+    # η_eff = 2γΣμ₊ over the last fifth (400k…500k); the one seed's models differ by 2γ·0.003 at most (H = 2 vs 8)
+    gamma, mu_plus = np.linspace(0.2, 0.13, 7), np.linspace(2.0, 3.4, 7) * (1 + np.array(wiggle))
+    eta = np.array([2 * gamma * (mu_plus - 0.001 * k) for k in (0, 1, 3)])[:, 4:]
+    assert f"ranges {eta.min():.3f}–{eta.max():.3f} over the logged steps" in text
+    assert f"the models of a seed differ by at most {np.ptp(eta, axis=0).max():.3f}" in text
+    df.loc[df["H"] == 8, "seed"] = 1  # H = 8 alone on its seed: H = 2 and 4 still share one
+    assert f"differ by at most {np.ptp(eta[:2], axis=0).max():.3f}:" in notes(cfg, df)
+    df.loc[df["H"] == 4, "seed"] = 2  # no seed with two models: no spread
+    assert "ranges" in notes(cfg, df) and "differ by at most" not in notes(cfg, df)
+
+
+def test_notes_show_the_activation_models_head_signs_and_the_heads_serving_both_tasks(cfg):
+    df = _table(True)
+    affine = (df["part"] == "activation") & (df["attention"] == "affine")
+    df.loc[affine, ["diag_ov_zero_sum", "diag_n_plus", "diag_n_minus", "diag_gamma"]] = [1.0, 2, 0, 0.3]
+    df["heads_serving_both"] = np.where(df["part"] == "multitask", df["H"] - 2, np.nan)
+    text = notes(cfg, df)
+    assert "softmax: 0.0011 (1 +, 1 −, γ 0.141)" in text  # the H = 2 softmax model beside the activations
+    assert "affine: 1 (2 +, 0 −, γ 0.300)" in text and "one_plus_tanh: 0.0012 (1 +, 1 −, γ 0.141)" in text
+    assert "H = 3: 1 of 3; H = 4: 2 of 4." in text
+    bare = notes(cfg, df[~df["part"].isin(["activation", "multitask"])])
+    assert "Activation models" not in bare and "Multi-task heads" not in bare
+
+
 def test_stage_two_limits_need_the_papers_step_count(cfg):
     """The pooled H ≥ 2 models must each have trained 5·10⁵ steps (the paper preset's ``stage2_steps``)."""
     df = _table(True)

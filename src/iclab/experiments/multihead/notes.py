@@ -1,9 +1,11 @@
 """The notes of the ``multihead`` experiment: where arXiv:2503.12734 and iclab differ, and why
-(docs/papers/multihead.md §6), with what this run measured of Thm 1's Bayes factor and of stage I's patterns.
+(docs/papers/multihead.md §6), with what this run measured of Thm 1's Bayes factor, of stage I's patterns and of
+stage II along training, of the activation models' head signs and of which multi-task heads serve both tasks.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from iclab.experiments.multihead.conventions import PAPER_TRAINING, STAGE_II_STEPS, ZERO_SUM_MAX
@@ -42,12 +44,14 @@ def notes(cfg, df: pd.DataFrame) -> str:
         f"- Activation ablation: C = {cfg.activation_C:g} (the paper does not give it), H = {cfg.activation_heads}; "
         "the same optimiser and budget as the softmax models.",
     ]
+    iso = part_rows(df, "iso", ints=INTS)
+    lines += [n for n in (_stage2_note(cfg, iso), _activation_note(cfg, iso, df), _multitask_note(df)) if n]
     if max(cfg.steps, cfg.stage2_steps) < STAGE_II_STEPS:
         lines.append(
             f"- This run trains {cfg.steps:,} steps at lr {cfg.lr:g} (the paper: {STAGE_II_STEPS:,} at "
             f"{PAPER_TRAINING['lr']:g}), too few for stage II (|ω| decaying toward ≈ {PAPER_OMEGA_LOGIT:.2f} while "
-            "Σμ₊ grows), so the limits of |ω|, Σμ₊ and the pattern purity are not judged; the full preset "
-            f"({STAGE_II_STEPS:,} steps) would judge them. Stage I (diagonal KQ, last-entry "
+            "Σμ₊ grows), so the limits of |ω|, Σμ₊ and the pattern purity are not judged; the paper and full presets "
+            f"({STAGE_II_STEPS:,} steps for the H ≥ 2 softmax models) judge them. Stage I (diagonal KQ, last-entry "
             f"zero-sum OV, sign matching): {_stage1_note(part_rows(df, 'iso', ints=INTS, attention='softmax'))} A seed can sit on the "
             "single-head plateau (one dummy head, zero-sum ≈ 1) for a while before escaping."
         )
@@ -85,4 +89,97 @@ def _stage1_note(iso: pd.DataFrame) -> str:
     return (
         f"{done} of {len(rows)} H ≥ 2 softmax models show it (|Σμ|/Σ|μ| < {ZERO_SUM_MAX:g} and every live head "
         "sign-matched)."
+    )
+
+
+def _curve_pattern(row: pd.Series, i: int) -> tuple[float, float, float]:
+    """γ (mean |ω| of the live heads: |μω| ≥ 1 % of the largest, as ``pattern_diagnostics``), Σμ₊ (their positive
+    μ) and η_eff = Σ_h μω at the ``i``-th logged step of ``row``'s curves."""
+    om, mu = np.asarray(row["curve_omega"][i], float), np.asarray(row["curve_mu"][i], float)
+    live = np.abs(mu * om) >= 0.01 * max(np.abs(mu * om).max(), 1e-300)
+    return float(np.abs(om[live]).mean()), float(mu[live & (mu > 0)].sum()), float((mu * om).sum())
+
+
+def _stage2_note(cfg, iso: pd.DataFrame) -> str | None:
+    """γ and Σμ₊ of the H ≥ 2 softmax models trained past ``cfg.steps``, read off their logged curves at
+    ``cfg.steps`` (where the models whose claims need stage I stop) and at the end, and η_eff's range over the last
+    fifth of training beside the largest difference between the models at one logged step (docs/papers/multihead.md
+    §6.2). None when no such model logged its curves."""
+    need = {"H", "attention", "trained_steps", "curve_step", "curve_omega", "curve_mu"}
+    if iso.empty or not need <= set(iso):
+        return None
+    rows = iso[(iso["attention"] == "softmax") & (iso["H"] >= 2) & (iso["trained_steps"] > cfg.steps)]
+    logged = [isinstance(s, (list, tuple, np.ndarray)) and len(s) > 0 for s in rows["curve_step"]]
+    rows = rows[np.asarray(logged, bool)].sort_values("H") if any(logged) else rows.iloc[0:0]
+    if rows.empty:
+        return None
+    models = [r for _, r in rows.iterrows()]
+    steps = [np.asarray(r["curve_step"], float) for r in models]
+    at = [int(np.searchsorted(s, cfg.steps, side="right")) - 1 for s in steps]  # last logged step ≤ cfg.steps
+    mid = [_curve_pattern(r, i) for r, i in zip(models, at)]
+    end = [_curve_pattern(r, -1) for r in models]
+    tail = [  # η_eff at the logged steps of the last fifth of training, per model
+        np.array([_curve_pattern(r, i)[2] for i in np.flatnonzero(s >= 0.8 * s[-1])]) for r, s in zip(models, steps)
+    ]
+    text = (
+        f"- Stage II along training (H = {labelled(rows['H'], 'd')} softmax models, from their logged curves; "
+        f"docs/papers/multihead.md §6.2): at step {int(steps[0][at[0]]):,} (where the models whose claims need "
+        f"stage I stop) γ = {labelled([m[0] for m in mid], '.3f')} and Σμ₊ = {labelled([m[1] for m in mid], '.2f')}; "
+        f"at step {int(steps[0][-1]):,} γ = {labelled([e[0] for e in end], '.3f')} and Σμ₊ = "
+        f"{labelled([e[1] for e in end], '.2f')}. Over the last fifth of training η_eff = Σμω ranges "
+        f"{min(t.min() for t in tail):.3f}–{max(t.max() for t in tail):.3f} over the logged steps"
+    )
+    spread = _same_seed_spread(rows["seed"].to_numpy(), tail)
+    if spread is None:
+        return text + "."
+    return text + (
+        f", while at one step the models of a seed differ by at most {spread:.3f}: they train on the same batches, "
+        "so they move together."
+    )
+
+
+def _same_seed_spread(seeds: np.ndarray, tail: list[np.ndarray]) -> float | None:
+    """The largest difference between two models of one seed at one logged step of ``tail`` (per-model series,
+    aligned at their ends); None when no seed has two models."""
+    spreads = []
+    for s in np.unique(seeds):
+        group = [t for t, k in zip(tail, seeds) if k == s]
+        if len(group) > 1:
+            n = min(len(t) for t in group)
+            spreads.append(float(np.ptp(np.stack([t[-n:] for t in group]), axis=0).max()))
+    return max(spreads) if spreads else None
+
+
+def _activation_note(cfg, iso: pd.DataFrame, df: pd.DataFrame) -> str | None:
+    """Per activation model (and the softmax model with as many heads): |Σμ|/Σ|μ|, the heads' signs and γ, which
+    say whether the model reached the two-sign pattern that the η_eff formula assumes (docs/papers/multihead.md
+    §6.11). None when the activation part did not run."""
+    act = part_rows(df, "activation", ints=INTS)
+    need = {"attention", "diag_ov_zero_sum", "diag_n_plus", "diag_n_minus", "diag_gamma"}
+    if act.empty or not need <= set(act):
+        return None
+    if need <= set(iso):  # the softmax model with as many heads, for comparison
+        act = pd.concat([iso[(iso["attention"] == "softmax") & (iso["H"] == cfg.activation_heads)], act])
+    cells = [
+        f"{r.attention}: {r.diag_ov_zero_sum:.2g} ({int(r.diag_n_plus)} +, {int(r.diag_n_minus)} −, γ {r.diag_gamma:.3f})"
+        for r in act.itertuples()
+    ]
+    return (
+        f"- Activation models (H = {cfg.activation_heads}; docs/papers/multihead.md §6.11): |Σμ|/Σ|μ| (0 when the "
+        "heads cancel, 1 when all have one sign), how many live heads have μ > 0 and μ < 0, and γ, per f: "
+        + "; ".join(cells)
+        + "."
+    )
+
+
+def _multitask_note(df: pd.DataFrame) -> str | None:
+    """How many heads of each multi-task model serve both tasks by their weights (docs/papers/multihead.md §4.8,
+    §6.7). None when the multitask part did not record it."""
+    mt = part_rows(df, "multitask", ints=INTS)
+    if mt.empty or "heads_serving_both" not in mt:
+        return None
+    cells = [f"H = {int(r.H)}: {int(r.heads_serving_both)} of {int(r.H)}" for r in mt.sort_values("H").itertuples()]
+    return (
+        "- Multi-task heads that serve both tasks by their weights (|μ_n|·‖ω_{S_n}‖ ≥ 10 % of the largest, "
+        "docs/papers/multihead.md §4.8, §6.7): " + "; ".join(cells) + "."
     )
