@@ -147,3 +147,23 @@ def test_training_stops_once_the_validation_nll_has_plateaued():
         )[1]
     assert runs[0.0]["steps"] == 40
     assert runs[10.0]["steps"] == 2 * (PLATEAU_MIN_EVALS - 1)  # evaluations at steps 1, 2, 4, ..., 14
+
+
+def test_notes_gd_cells_table_comes_from_the_results():
+    """The notes' table "GD cells" (docs/papers/categorical.md §4.8, §6.3) is computed from the results: per cell the
+    steps and TV range over replicates, and the authors' erase head's accuracy minus iclab's on the same replicate."""
+    import test_verdicts_categorical as v
+
+    from iclab.experiments.categorical.notes import notes
+
+    df = v.synthetic_table(True)
+    dot = (df["erase"] == "dot").to_numpy()
+    own = df[(df["erase"] == "distance") & (df["blocks"] == 3)].set_index("embedding_seed")["acc"]
+    df.loc[dot, "acc"] = df.loc[dot, "embedding_seed"].map(own).to_numpy() + 0.0123  # (3,) paired by W_e draw
+    df.loc[dot, "fgd_tv"] = [0.011, 0.022, 0.033]
+    df["steps_done"] = [40.0 if e == "distance" else 50.0 for e in df["erase"]]
+    lines = {ln.split(" | ")[3]: ln for ln in notes(v.CFG, df).splitlines() if ln.startswith("| softmax | 2048 | 3 |")}
+    assert set(lines) == {"distance", "dot"}, lines
+    assert "| 50 | 0.011 to 0.033 |" in lines["dot"] and lines["dot"].endswith("| +0.012 |"), lines["dot"]
+    assert "| 40 |" in lines["distance"] and lines["distance"].endswith("| — |"), lines["distance"]
+    assert "GD cells" not in notes(v.CFG, df[df["model"] == "tf"])  # no GD cell, no table
