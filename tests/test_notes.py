@@ -19,6 +19,7 @@ from iclab.experiments._judge import judge_run
 from iclab.experiments._notes import labelled, md_table, pm, section
 from iclab.experiments.temperature.llm.config import TemperatureLLMConfig
 from iclab.experiments.temperature.llm.notes import _table_lines
+from iclab.experiments.temperature.claims import SIMCHECK
 from iclab.experiments.temperature.notes import notes as temperature_notes
 from iclab.experiments.temperature.statistics import CURVE_PARTS
 
@@ -154,3 +155,38 @@ def test_note_shapes():
     with pytest.raises(ValueError):
         labelled([1.0], labels=["a", "b"])  # a label per value, never a silent truncation
     assert pm(1.234, 0.05, ".1f") == "1.2 ± 0.1"
+
+
+def test_the_temperature_check_note_compares_the_independent_checks_mc_with_this_runs():
+    """The independent check's Monte-Carlo G (claims.SIMCHECK, note §4.11) against this run's: 0 where they are
+    equal, the relative difference where not."""
+    df = _temperature(v_temperature._table(True))
+    for _cid, part, stem, _setting, _theory, mc in SIMCHECK:
+        df.loc[df["part"] == part, f"{stem}_mc"] = mc
+    cid, part, stem, setting, _theory, mc = SIMCHECK[2]
+    df.loc[df["part"] == part, f"{stem}_mc"] = mc / 1.1  # the check 10 % above this run
+    text = temperature_notes(v_temperature.PAPER_CFG, df)
+    assert f"{setting}: +10.0% (" in text, text
+    assert all(f"{row[3]}: +0.0% (+0.0 SE)" in text for row in SIMCHECK if row[3] != setting), text
+    chk = df["part"].str.startswith("simcheck")
+    assert "independent check against this run" not in temperature_notes(v_temperature.PAPER_CFG, df[~chk])
+
+
+def test_the_temperature_mean_shift_note_sets_the_query_not_a_key_beside_the_theorem():
+    df = _temperature(v_temperature._table(True))
+    assert "query not a key):" not in temperature_notes(v_temperature.PAPER_CFG, df)  # no such column
+    mean = df["part"] == "mean"
+    df["noquery1_mc"], df["noquery_opt_mc"] = np.nan, np.nan
+    df.loc[mean, "noquery1_mc"] = 0.25 * df.loc[mean, "c"]
+    df.loc[mean, "noquery_opt_mc"] = 0.125 * df.loc[mean, "c"]
+    top = df[mean].sort_values("mu_x").iloc[-1]
+    text = temperature_notes(v_temperature.PAPER_CFG, df)
+    want = f"‖μx‖=8: {top.G1_theory / top.c:.3f}, {top.G1_mc / top.c:.3f}, 0.250 / {top.Gopt_theory / top.c:.3f}"
+    assert want + f", {top.Gopt_mc / top.c:.3f}, 0.125" in text, text
+
+
+def test_the_gpt2_note_lists_each_trained_models_error_at_tau_1():
+    df = _fill(v_gpt2._table(True, seeds=3), ["error_vs_tau"], best_tau_first=1.0)
+    df.loc[df["shift"] == "mean_x=1", "err_tau1"] = [0.5, 0.25, 0.125]  # train seeds 0, 1, 2
+    text = get_experiment("temperature-gpt2-regression").notes(v_gpt2.EXP.config("paper"), df)
+    assert "mean_x=1: 0.5, 0.25, 0.125." in text, text

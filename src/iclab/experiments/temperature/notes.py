@@ -11,9 +11,12 @@ import pandas as pd
 
 from iclab.experiments._judge import part_rows
 from iclab.experiments._notes import labelled
-from iclab.experiments.temperature.claims import CURVE_PARTS, TOL, TOL_NEAR, TOL_TAU
+from iclab.experiments.temperature.claims import CURVE_PARTS, SIMCHECK, TOL, TOL_NEAR, TOL_TAU
+from iclab.experiments.temperature.config import TemperatureConfig
 
 __all__ = ["notes"]
+
+CHECK_N_TEST = TemperatureConfig().simcheck_n_test  # the independent check's prompts per point (note §4.11)
 
 
 def _surrogate_note(df: pd.DataFrame) -> list[str]:
@@ -25,7 +28,8 @@ def _surrogate_note(df: pd.DataFrame) -> list[str]:
     cells = "; ".join(
         f"d={r.d}, l={r.l}: softmax best τ {r.tau_best_soft:.3g} vs τ_opt {r.tau_opt_theory:.3g}, G/c "
         f"{r.G_soft_best / r.c:.3f} (best output scale {r.G_soft_scaled_best / r.c:.3f} at τ "
-        f"{r.tau_best_soft_scaled:.3g}) vs {r.Ga_opt_mc / r.c:.3f}, spread {r.score_spread:.3g}"
+        f"{r.tau_best_soft_scaled:.3g}) vs {r.Ga_opt_mc / r.c:.3f}, spread {r.score_spread:.3g}, outputs "
+        f"{r.out_diff_opt:.0%} apart at τ_opt"
         for r in rows
     )
     last = [r for r in rows if r.l == rows[-1].l]
@@ -37,7 +41,8 @@ def _surrogate_note(df: pd.DataFrame) -> list[str]:
         "are then far outside the regime |a_i − ā|/τ ≪ 1 where they approximate softmax, and the softmax layer "
         "with the same weights — a convex combination of values u_i = y_i/d — cannot undo the 1/d of v₂₂; even "
         "with the best output scale it stays well above the surrogate, at a τ near the score spread. "
-        "Measured (same prompts, same weights; normalised errors G/c): " + cells + ". The outputs agree within "
+        "Measured (same prompts, same weights; normalised errors G/c; outputs apart: the RMS difference of the "
+        "two layers' outputs over the RMS of the surrogate's): " + cells + ". The outputs agree within "
         f"{TOL_NEAR:.0%} only for τ above (at l = {rows[-1].l}) "
         + labelled([r.tau_track for r in last], ".3g", [f"d={r.d}" for r in last], join=": ~")
         + ", where both layers predict ≈ the mean value and G/c ≈ 1. Eq. 15's τ_opt is the softmax layer's best "
@@ -47,21 +52,70 @@ def _surrogate_note(df: pd.DataFrame) -> list[str]:
     ]
 
 
+def _relative_sd(chk: pd.DataFrame) -> float:
+    """One prompt's relative SD of the squared error: the check cells' median SE·√n / G (τ = 1 and τ_opt)."""
+    n = chk["n_test"].to_numpy(float)
+    return float(np.median(np.r_[chk["G1_se"] / chk["G1_mc"], chk["Gopt_se"] / chk["Gopt_mc"]] * np.r_[n, n] ** 0.5))
+
+
 def _sizes_note(df: pd.DataFrame) -> list[str]:
-    """How many prompts a check cell needs: one prompt's relative SD of the squared error, from the check cells'
-    Monte-Carlo SEs (G at τ = 1 and at τ_opt over ``n_test`` prompts each)."""
+    """How many prompts a cell needs: one prompt's relative SD of the squared error, from the check cells'
+    Monte-Carlo SEs (G at τ = 1 and at τ_opt over ``n_test`` prompts each), and the 95 % half-width it gives at the
+    check cells', the curve cells' and the independent check's prompt counts (note §5.1, §6.2, §6.4)."""
     chk = df[df["part"].str.startswith("simcheck")]
     if chk.empty:
         return []
-    n = chk["n_test"].to_numpy(float)
-    sd = float(np.median(np.r_[chk["G1_se"] / chk["G1_mc"], chk["Gopt_se"] / chk["Gopt_mc"]] * np.r_[n, n] ** 0.5))
+    sd, n = _relative_sd(chk), int(np.median(chk["n_test"]))
+    curve = df.loc[df["part"].isin(CURVE_PARTS), "n_test"]
+    sizes = [("this run's check cells", n), ("its curve cells", int(np.median(curve)) if len(curve) else 0)]
+    sizes += [("the independent check, note §4.11", CHECK_N_TEST)]
     return [
         f"**Sizes.** One prompt's squared error has a relative SD of about {sd:.2g} (the check cells' median), so n "
-        f"prompts give a 95 % interval of ±{1.96 * sd:.2g}/√n of G (±{1.96 * sd / np.median(n) ** 0.5:.1%} at this "
-        f"run's {int(np.median(n)):,}): the check cells' finite-l gaps are small against the {TOL:.0%} bound, and "
-        "their rows say how many prompts would decide them.",
+        f"prompts give a 95 % interval of ±{1.96 * sd:.2g}/√n of G: "
+        + ", ".join(f"±{1.96 * sd / k**0.5:.1%} at {k:,} ({where})" for where, k in sizes if k)
+        + f". The check cells' finite-l gaps are small against the {TOL:.0%} bound, and their rows say how many "
+        "prompts would decide them.",
         "",
     ]
+
+
+def _check_note(df: pd.DataFrame) -> list[str]:
+    """The independent check's Monte-Carlo G (note §4.11) against this run's at the same settings: the difference
+    in % of this run's and in standard errors of the difference (the check's from the per-prompt SD; note §6.4)."""
+    chk = df[df["part"].str.startswith("simcheck")]
+    if chk.empty:
+        return []
+    sd, out = _relative_sd(chk), []
+    for _cid, part, stem, setting, _theory, mc in SIMCHECK:
+        row = part_rows(chk, part)
+        if row.empty:
+            continue
+        g, se = float(row[f"{stem}_mc"].mean()), float(row[f"{stem}_se"].mean())
+        z = (mc - g) / math.hypot(sd * g / CHECK_N_TEST**0.5, se)
+        out.append(f"{setting}: {(mc - g) / g:+.1%} ({z:+.1f} SE)")
+    return [
+        f"**The independent check against this run.** The check's Monte-Carlo G ({CHECK_N_TEST:,} prompts per "
+        "point, docs/papers/temperature.md §4.11, §6.4) minus this run's at the same setting, in % of this run's and "
+        "in standard errors of the difference: " + "; ".join(out) + ".",
+        "",
+    ]
+
+
+def _mean_shift_line(df: pd.DataFrame) -> str:
+    """G/c of the theorem, the Monte Carlo and the Monte Carlo without the query as a key, per ‖μx‖ (note §4.9)."""
+    sub = part_rows(df, "mean").sort_values("mu_x")
+    if sub.empty or "noquery1_mc" not in sub:
+        return ""
+    cells = "; ".join(
+        f"‖μx‖={r.mu_x:g}: {r.G1_theory / r.c:.3f}, {r.G1_mc / r.c:.3f}, {r.noquery1_mc / r.c:.3f} / "
+        f"{r.Gopt_theory / r.c:.3f}, {r.Gopt_mc / r.c:.3f}, {r.noquery_opt_mc / r.c:.3f}"
+        for r in sub.itertuples()
+    )
+    return (
+        f" Measured at l = {int(sub['l'].iloc[0])}, as G/c at τ = 1 / at τ_opt (the theorem, the Monte Carlo, the "
+        f"Monte Carlo with the query not a key): {cells}. In G/c the theorem does not move with ‖μx‖; the raw G "
+        "grows with c = Tr(AB) + σ², and Tr A = Tr Σx + ‖μx‖²."
+    )
 
 
 def notes(config, df: pd.DataFrame) -> str:
@@ -89,8 +143,10 @@ def notes(config, df: pd.DataFrame) -> str:
         "self-score x_lᵀM₁₁x_l ≈ d·Tr Σx; after centring its zero label pulls the prediction by ≈ −(d/l)·wᵀμx "
         "(docs/papers/temperature.md §4.9): O(‖μx‖²) in the error, negligible against G = O(d) as d → ∞ but "
         "visible at finite d for large ‖μx‖ (the 'query not a key' curve removes it). Linear attention (no "
-        "centring) is harmed far more, as Remark 3.4 says; what holds exactly is that ŵ_Att is unchanged.",
+        "centring) is harmed far more, as Remark 3.4 says; what holds exactly is that ŵ_Att is unchanged."
+        + _mean_shift_line(df),
         "",
+        *_check_note(df),
         *_surrogate_note(df),
         "**Bayes curves and units.** 'test-Bayes' is Eq. (9) with the test prior and noise, centred over the n "
         "context pairs as the paper writes it (`bayes_exact`, uncentred, is slightly better); 'train-Bayes' uses "

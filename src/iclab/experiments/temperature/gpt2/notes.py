@@ -15,7 +15,8 @@ GARG_SIZE, GARG_STEPS = (12, 8, 256), 500_000  # layers, heads, width and Adam s
 
 
 def notes(cfg: TemperatureGPT2Config, df: pd.DataFrame) -> str:
-    """Model size, error normalisation, the test design, and why the one-layer τ_opt need not transfer (note §6.8)."""
+    """Model size, error normalisation, the test design, why the one-layer τ_opt need not transfer (note §6.8), and
+    each trained model's error at τ = 1 (note §6.8, §6.11)."""
     lines = [
         "**The paper gives no size or training details for its GPT-2 regression model** (its appendix was not "
         "available; docs/papers/temperature.md §5.5). This one is "
@@ -45,9 +46,17 @@ def notes(cfg: TemperatureGPT2Config, df: pd.DataFrame) -> str:
         rows = df.groupby("shift", sort=False)[["theory_tau", "best_tau_all", "best_tau_first"]].mean()
         lines += [
             "",
-            "Grid-best τ (all layers / first layer) against the one-layer τ_opt: "
+            "Grid-best τ (all layers / first layer; mean over trained models) against the one-layer τ_opt: "
             + "; ".join(
                 f"{s}: {r.best_tau_all:.3g} / {r.best_tau_first:.3g} vs {r.theory_tau:.3g}" for s, r in rows.iterrows()
+            )
+            + ".",
+            "",
+            "Error at τ = 1 per trained model (normalised by each shift's own Tr(AB) + σ²; with 3 or more models the "
+            "claims' uncertainty is the spread across them): "
+            + "; ".join(
+                f"{s}: {labelled(g.sort_values('train_seed')['err_tau1'], '.3g')}"
+                for s, g in df.groupby("shift", sort=False)
             )
             + ".",
         ]
