@@ -235,3 +235,18 @@ def test_every_l_is_not_judged_on_the_cells_that_happen_to_be_there():
     v = by["thm4.2-vs-mc/curves-l>=d"]
     assert v.verdict == NOT_JUDGED and "not measured" in v.reason and "part = task, l = 150" in v.reason, v.reason
     assert by["thm4.2-vs-mc/curves-l<d"].verdict == AGREES
+
+
+@pytest.mark.parametrize("rise, verdict", [(0.0, AGREES), (0.3, DISAGREES)])
+def test_mean_shift_insensitivity_is_judged_in_units_of_each_shifts_own_c(rise, verdict):
+    """Theorem 4.2's error under an input-mean shift grows with c = Tr(AB) + σ² (Tr A = Tr Σx + ‖μx‖²) and stays
+    constant in units of it (note §6.3). A model that follows the theorem (G ∝ c) must agree with
+    `rem3.4-approx-insensitive`; in units of the unshifted c it rose by +128 % at ‖μx‖ = 8 and could never agree.
+    A rise of G/c itself (the query-as-key term) still disagrees."""
+    df = _table(True)
+    mean = df["part"] == "mean"
+    c = 50.0 + df.loc[mean, "mu_x"] ** 2
+    g1 = 24.0 * c / 50.0 * (1 + rise * (df.loc[mean, "mu_x"] == 8.0))
+    df.loc[mean, "c"], df.loc[mean, "G1_mc"], df.loc[mean, "G1_se"] = c, g1, g1 * 0.002
+    row = _verdicts(df)["rem3.4-approx-insensitive"]
+    assert row.verdict == verdict, (row.verdict, row.statistic)

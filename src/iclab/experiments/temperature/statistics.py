@@ -140,11 +140,6 @@ def log_tau_interval(cfg, s: Sample) -> Estimate:
     return Estimate(est - target, ci=(lo - target, hi - target), n=int(r.n_test), how=how)
 
 
-def in_unshifted_c(cfg, s: Sample, est: Estimate) -> str:
-    """The error under the mean shift in units of the unshifted c (the shifted c grows with ‖μx‖²)."""
-    return fmt(float(s.rows.iloc[0].G1_mc / s.base.iloc[0].c))
-
-
 def pair_note(cfg, s: Sample, est: Estimate) -> str:
     """The two cells' own values (``a``, baseline ``b``), each named by the settings that tell them apart."""
     r, b = s.rows.iloc[0], s.base.iloc[0]
