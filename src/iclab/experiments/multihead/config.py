@@ -106,13 +106,13 @@ class MultiheadConfig(Config):
 
 
 PRESETS = {
-    # ~1–2 min on 2 cores: the paper's data, a short training (1 500 Adam steps at lr 3e-3); trained-model claims
+    # The paper's data, a short training (1 500 Adam steps at lr 3e-3); trained-model claims
     # that need the paper's training are "not judged (settings differ)".
     "quick": MultiheadConfig(),
     # The paper's d, L, σ², H, optimiser (Adam lr 1e-3, batch 256), evaluation sizes (2e4 prompts; 5e4 for the
     # estimators) and the multi-task law of the authors' code. The H ≥ 2 softmax models train the paper's 5e5 steps
-    # (their stage-II limits are claims), the other models 3e4 (stage I finished), so that it fits about an hour on
-    # 2 cores (docs/papers/multihead.md §5.2).
+    # (their stage-II limits are claims), the other models 3e4 (stage I finished): a few CPU-hours on 2 cores (the
+    # reference run's wall time is generated into docs/papers/multihead.md; §5.2).
     "paper": MultiheadConfig(
         steps=30_000,
         stage2_steps=500_000,

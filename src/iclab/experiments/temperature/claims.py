@@ -71,7 +71,7 @@ def _simcheck(cid, part, stem, setting, th, mc) -> ClaimRecord:
         Rule("equivalence", rel_tol=TOL, target=1.0),
         f"G = Thm 4.2 closed form (an independent check got theory {th}, MC {mc})",
         headline=cid == "thm4.2-vs-mc/check-cov-tauopt", settings={},
-        extra="The O(1/l) terms the theorem drops move G by 0.5–3 % here (note §4.8, §6.2)")
+        extra="The O(1/l) terms the theorem drops move G by a few percent here (note §4.8, §6.2)")
 
 
 def _theory(cfg) -> list[ClaimRecord]:

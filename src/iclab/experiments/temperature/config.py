@@ -7,7 +7,8 @@ check cells large enough to resolve the finite-l gaps of Theorem 4.2 (well under
 (settings differ)" there); ``PRESETS["full"]`` the paper's setting with 10× the test prompts of ``paper`` on every
 curve (docs/papers/temperature.md §5.1).
 
-**Sizing the Monte Carlo** (docs/papers/temperature.md §5.1). The relative standard deviation of one prompt's
+**Sizing the Monte Carlo** (docs/papers/temperature.md §5.1; measured when the presets were designed — every run's
+report notes compute the current values). The relative standard deviation of one prompt's
 squared error is about 1.5–1.6 in every cell measured, so n test prompts give G with a 95 % interval of
 ±1.96·1.6/√n of G: ±5 % at n = 4000, ±2.2 % at 20 000, ±1.0 % at 100 000. Theorem 4.2 drops O(1/l) terms; at the
 check settings (d = 50, l = 100) they move G by +0.5 % (no shift, τ = 1) to −2.7 % and +3.1 % (Σx = 2I at τ = 1 and
