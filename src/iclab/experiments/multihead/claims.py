@@ -15,7 +15,7 @@ from __future__ import annotations
 from functools import partial
 
 
-from iclab.experiments._records import BASE, ClaimRecord, Measure, Rule, across_units
+from iclab.experiments._records import BASE, ClaimRecord, Measure, Rule
 from iclab.experiments._statistics import measured_as, whole_rows
 from iclab.experiments.multihead import statistics as st
 from iclab.experiments.multihead.config import ACTIVATION_NAMES
@@ -32,14 +32,14 @@ from iclab.theory import multihead as th
 __all__ = ["claims"]
 
 SEED = ("seed",)  # the unit of replication of one trained model (a paired measure pairs the seeds)
-MODEL = ("H", "seed")  # the unit of a claim pooled over every trained H ≥ 2 model of every seed
+MODEL = ("H", "seed")  # the rows of a claim pooled over every trained H ≥ 2 model, averaged per seed (st.over_seeds)
 GATES = (st.trained,)
 ISO = {"part": "iso", "attention": "softmax"}
 # what the gates add to a test: the training a trained-model claim needs (statistics.trained, statistics.stage2)
 TRAINED = f"Needs ≥ {TRAINED_MIN_STEPS:,} Adam steps"
 STAGE_II = f"Needs the H ≥ 2 models trained {STAGE_II_STEPS:,} steps (the paper's)"
 DIGIT = "SE_paper: half the last printed digit. "
-POOLED = "per trained H ≥ 2 model (all seeds), "
+POOLED = "per seed, the mean over its trained H ≥ 2 models (they share the seed's batches) of "
 PATTERNS_TEXT = measured_as("{v:.4g} (KQ diag. mass {rows[diag_kq_diag_mass]:.4f}, OV last-entry mass "
                             "{rows[diag_ov_last_mass]:.4f})")  # fmt: skip
 ANISO_TEXT = measured_as("{v:.3g} (corr(KQ, Σ⁻¹) {rows[corr_sigma_inv]:.3f}, corr(KQ, I) {rows[corr_identity]:.3f})")
@@ -143,10 +143,10 @@ def _models(cfg) -> list[ClaimRecord]:
     ]  # fmt: skip
 
 
-def _pooled(key: str, digits: int = 4, gates=(st.stage2,), combine=across_units, measured=None, col=st.multi):
-    """A column pooled over every trained H ≥ 2 model of every seed (the default combine rule: Student t over models,
-    :func:`~iclab.experiments._records.across_units`)."""
-    text = measured or measured_as(f"{{v:.{digits}g}} ({{n}} models)")
+def _pooled(key: str, digits: int = 4, gates=(st.stage2,), combine=st.over_seeds, measured=None, col=st.multi):
+    """A column of every trained H ≥ 2 model, averaged per seed (the default combine rule: Student t over seeds,
+    :func:`~iclab.experiments.multihead.statistics.over_seeds`)."""
+    text = measured or measured_as(f"{{v:.{digits}g}} ({{n}} seed(s))")
     return Measure(ISO, partial(col, key), MODEL, combine=combine, measured=text, gates=gates)
 
 
@@ -156,7 +156,7 @@ def _patterns(cfg) -> list[ClaimRecord]:
     # tolerances: |ω| and Σμ₊ within 10 % (printed with two digits, 0.13 and 3.45); a purity within its own
     # off-pattern mass 1 − paper (the band must tell the reported leakage from twice as much)
     def purity(key: str) -> Rule:
-        return Rule("value", paper=PURITY[key], paper_se=5e-6, tol=1.0 - PURITY[key], units="models")
+        return Rule("value", paper=PURITY[key], paper_se=5e-6, tol=1.0 - PURITY[key], units="seeds")
 
     zero_sum = f"{ZERO_SUM_MAX:g} − |Σμ|/Σ|μ| (above 0: |Σμ| below {ZERO_SUM_MAX * 100:g} % of Σ|μ|)"
     eta = th.eta_star(cfg.d, cfg.n_train, cfg.sigma2)
@@ -165,16 +165,16 @@ def _patterns(cfg) -> list[ClaimRecord]:
              f"{SRC_CODE}, Fig. 2.8", "paper value", f"{POOLED}|ω| of the live heads as a logit coefficient (the "
              f"paper's 0.13 logged /√7 is 0.13·√(7/6) = {PAPER_OMEGA_LOGIT:.3f})", f"{PAPER_OMEGA_LOGIT:.3f} (0.13 logged)",
              _pooled("diag_gamma"), Rule("value", paper=PAPER_OMEGA_LOGIT, paper_se=OMEGA_PRINTED_SE,
-                                         tol=0.1 * PAPER_OMEGA_LOGIT, units="models"), settings=PAPER_TRAINING,
+                                         tol=0.1 * PAPER_OMEGA_LOGIT, units="seeds"), settings=PAPER_TRAINING,
              extra=DIGIT + STAGE_II),
         _rec("fig2.8/mu-plus-limit", "Σ_{h∈H+} μ^(h) ends at ≈ 3.5 (3.45 in the estimator plots) for every H ≥ 2",
              f"{SRC_CODE}, Fig. 2.8", "paper value", f"{POOLED}Σ_(h∈H+) μ^(h)", f"{PAPER_MU}",
              _pooled("diag_mu_plus"), Rule("value", paper=PAPER_MU, paper_se=MU_PLUS_PRINTED_SE, tol=0.1 * PAPER_MU,
-                                           units="models"), settings=PAPER_TRAINING, extra=STAGE_II),
+                                           units="seeds"), settings=PAPER_TRAINING, extra=STAGE_II),
         _rec("thm1/eta-eff", "The learned effective step η_eff = Σ_h μ^(h) ω^(h) is Thm 1's η* = (1 + (1+σ²)d/L)⁻¹",
              f"{SRC}, Thm 1 (optimality)", "theory vs simulation", f"{POOLED}η_eff = Σ_h μ^(h) ω^(h)",
              "η* = 0.879 (paper's 2·0.13·3.45 = 0.897)",
-             _pooled("diag_eta_eff", gates=GATES, measured=measured_as("{v:.4f} ({n} models)")),
+             _pooled("diag_eta_eff", gates=GATES, measured=measured_as("{v:.4f} ({n} seed(s))")),
              Rule("equivalence", rel_tol=0.05, target=eta), settings=PAPER_TRAINING),
         _rec("fig2.2/kq-diagonal", "KQ circuits are diagonal: the top-left d×d block of each live head is ω^(h) I_d",
              f"{SRC_CODE}, Fig. 2.2 (pattern purity cell)", "paper value", f"{POOLED}iclab's KQ diagonal mass "
@@ -309,9 +309,9 @@ def _activation(cfg) -> list[ClaimRecord]:
             ))  # fmt: skip
     out.append(_rec(
         "fig4.2/ov-zero-sum", "With every activation f the OV circuits are zero-sum", f"{SRC}, Fig. 4.2",
-        "effect direction", f"per activation-ablation model, {ZERO_SUM_MAX:g} − |Σμ|/Σ|μ| (above 0: |Σμ| below "
+        "effect direction", f"per seed, the mean over its activation-ablation models (they share the seed's batches) of {ZERO_SUM_MAX:g} − |Σμ|/Σ|μ| (above 0: |Σμ| below "
         f"{ZERO_SUM_MAX * 100:g} % of Σ|μ|)", "same patterns",
-        Measure({"part": "activation"}, partial(st.zero_sum, False), ("attention",) + MODEL, combine=across_units,
+        Measure({"part": "activation"}, partial(st.zero_sum, False), ("attention",) + MODEL, combine=st.over_seeds,
                 measured=st.zero_sum_text, gates=GATES),
         Rule("direction"),
     ))  # fmt: skip

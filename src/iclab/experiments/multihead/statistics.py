@@ -1,7 +1,8 @@
 """The ``multihead`` package's own statistics, named by its claim records (arXiv:2503.12734; docs/papers/multihead.md
 §7; the vocabulary: :mod:`iclab.experiments._records`): columns read at one prompt length; the seed mean (one seed:
 its own SE over the n_eval prompts, normal; several: the SE over seeds, Student t with seeds − 1 dof); the Welch
-difference of two seed means; values pooled over the trained H ≥ 2 models; sign matching with the model as the unit
+difference of two seed means; values pooled over the trained H ≥ 2 models, seed by seed (the models of a seed share
+its batches); sign matching with the model as the unit
 (Clopper–Pearson); the multi-task head sharing and task gap; length generalisation; the slack to Thm 1's
 Bayes-ratio bound; the measured texts; and the two training gates (stage I finished, the paper's stage II).
 """
@@ -17,7 +18,7 @@ import pandas as pd
 from iclab.experiments._records import Estimate, Sample
 from iclab.experiments.multihead.conventions import SIGN_MATCH_MIN, STAGE_II_STEPS, TRAINED_MIN_STEPS, ZERO_SUM_MAX
 from iclab.experiments.multihead.paper_values import FIG25_PROMPTS, SEED_SUMMARY, SEED_SUMMARY_LENGTHGEN
-from iclab.stats import clopper_pearson, fmt, unit_mean
+from iclab.stats import clopper_pearson, fmt, mean_se, unit_mean
 from iclab.theory import multihead as th
 
 NAN = float("nan")
@@ -108,6 +109,23 @@ def dgd_risk(cfg, n: int) -> float:
 
 
 # --- combine rules: (config, Sample) -> Estimate -----------------------------------------------------------------
+
+
+def over_seeds(cfg, s: Sample) -> Estimate:
+    """Mean ± SE over seeds of each seed's mean over its models, Student t with seeds − 1 dof: the models of one seed
+    (every H, every activation) train on the same batches, drawn by seed and step, so they move together and are
+    one replicate, not several (their spread holds the initialisations only, not the batches')."""
+    per_model = pd.Series(s.values, index=s.rows.index.get_level_values("seed"))
+    per_model = per_model[np.isfinite(per_model.to_numpy())]
+    v = per_model.groupby(level=0).mean().to_numpy()  # (seeds,)
+    m, se, n = mean_se(v)
+    return Estimate(
+        m,
+        se,
+        dof=n - 1 if n > 1 else None,
+        n=n,
+        how=f"{len(per_model)} models of {n} seed(s); a seed's models share its batches: one replicate",
+    )
 
 
 def seed_mean(se, cfg, s: Sample, drop_nan=True, value=None, below=None, above_base=False, plus=0.0) -> Estimate:
@@ -232,7 +250,7 @@ def eta_text(cfg, s: Sample, est: Estimate) -> str:
 
 
 def zero_sum_text(cfg, s: Sample, est: Estimate) -> str:
-    return f"|Σμ|/Σ|μ| = {ZERO_SUM_MAX - est.value:.4f} ({est.n} models)" if math.isfinite(est.value) else "—"
+    return f"|Σμ|/Σ|μ| = {ZERO_SUM_MAX - est.value:.4f} ({est.n} seed(s))" if math.isfinite(est.value) else "—"
 
 
 def sign_text(cfg, s: Sample, est: Estimate) -> str:
