@@ -1,8 +1,9 @@
 """The notes of the ``dispersion`` experiment's report (arXiv:2410.01104; docs/papers/dispersion.md §6): only what
 explains a difference with the paper — the claim records already say what each claim measured and why it was judged
-as it was. The max-retrieval table beside the paper's (sizes and variants no claim covers), why the trained head
-disperses, the β(H) target, the models and text of δ, the real transformers' δ against the theorem's assumption,
-and the lookup accuracies at every list length (the claims judge the longest).
+as it was. The max-retrieval table beside the paper's (sizes and variants no claim covers), the adaptive head's
+largest coefficient beside softmax's, why the trained head disperses, the β(H) target, the models and text of δ, the
+real transformers' δ against the theorem's assumption and where their top mass sits (first key or another), and the
+lookup accuracies at every list length (the claims judge the longest).
 """
 
 from __future__ import annotations
@@ -13,12 +14,14 @@ import pandas as pd
 from iclab.experiments._notes import labelled, md_table, pm, section
 from iclab.experiments.dispersion.claims import OOD_PAPER_SIZES
 from iclab.experiments.dispersion.lookup import lookup_summary
+from iclab.experiments.dispersion.statistics import slope_beyond
 from iclab.experiments.dispersion.tables import (
     ONSET_N,
     PAPER_DELTA,
     PAPER_TABLE,
     beta_fit,
     global_heads,
+    loglog_slope,
     poly_summary,
     real_tables,
     retrieval_seeds,
@@ -59,6 +62,7 @@ def _retrieval(config, df: pd.DataFrame) -> list[str]:
         "`table/gain/n` claim) judges this size against the paper's [PN] value, with its SE in its row; sigmoid, "
         "SSMax and the keras replication's sizes have no claim.",
     ]
+    lines += ["", _adaptive_coef(config, df, tab)]
     s = retrieval_seeds(df)
     if s is None or not np.isfinite(s["allowed_spread"]).any():
         return section("Max retrieval beside the paper's table", *lines)
@@ -80,6 +84,21 @@ def _retrieval(config, df: pd.DataFrame) -> list[str]:
         "",
         "Why the head disperses, per seed (their means and the spread needed are `prop3.1/weights-limit`'s): "
         f"δ_sup {labelled(s['delta_sup'])}, allowed spread {labelled(s['allowed_spread'])}: {why}.",
+    )
+
+
+def _adaptive_coef(config, df: pd.DataFrame, tab: pd.DataFrame) -> str:
+    """The largest coefficient (mean over seeds) of softmax and of the adaptive temperature on the same sets, per n,
+    and the adaptive head's log–log slope beyond training (softmax's is ``fig2/disperses``'): β(H) is bounded, so it
+    can delay dispersion but not stop it (docs/papers/dispersion.md §2 item 9, §4.4)."""
+    n = tab["n"].astype(int)
+    coef = ", ".join(f"{k}: {a:.2f} → {b:.2f}" for k, a, b in zip(n, tab["max_coef"], tab["max_coef_adaptive"]))
+    soft = rows(df, part="retrieval", normaliser="softmax")
+    slope = float(np.mean(slope_beyond(config.train_max, soft.assign(max_coef=soft["max_coef_adaptive"]))))
+    return (
+        f"Largest attention coefficient, softmax → adaptive (mean over seeds), by n: {coef}. The adaptive head's "
+        f"log–log slope over n ≥ {config.train_max} is {slope:+.2f} (softmax's is `fig2/disperses`'): "
+        + ("it still disperses." if slope < 0 else "it does not disperse.")
     )
 
 
@@ -120,13 +139,36 @@ def _real(df: pd.DataFrame) -> list[str]:
         g = global_heads(t)
         dl = t["delta"][:, g].mean((0, 1, 2))  # (S,)
         lines.append(
-            f"- {m}: mean δ {labelled(dl, '.1f', sep=' → ')} over n = {labelled(t['n'].astype(int), 'd')}{_onset(t)}."
+            f"- {m}, n = {labelled(t['n'].astype(int), 'd')}: {_sink(t)}; mean δ {labelled(dl, '.1f', sep=' → ')}"
+            f" ({_delta_rise(t):+.1f} per nat of n){_onset(t)}."
         )
     why = (
         "Where δ grows with n the heads are not in the bounded-δ regime the theorem assumes, and the onset read at a "
-        "larger n is later."
+        "larger n is later; staying (1 − ε)-sharp needs a spread that grows by 1 per nat of n (docs/papers/"
+        "dispersion.md §4.2). Where the first key holds most of the top mass (an attention sink) and the largest "
+        "coefficient on the other keys barely falls, the heads stay sharp on particular tokens."
     )
     return section("Real transformers against Thm 2.2", *lines, "", why) if lines else []
+
+
+def _delta_rise(t: dict) -> float:
+    """The least-squares rise of the mean δ over global heads per nat of n, averaged over the segments."""
+    x = np.log(t["n"])  # (S,)
+    dl = t["delta"][:, global_heads(t)].mean((1, 2))  # (segments, S)
+    return float(((dl * (x - x.mean())).sum(-1) / ((x - x.mean()) ** 2).sum()).mean())
+
+
+def _sink(t: dict) -> str:
+    """Where the top mass sits: the coefficient on the first key (mean over global heads and segments) at the
+    smallest and largest n, the largest coefficient on any other key likewise, and that one's log–log slope per head
+    (mean over global heads; the ``thm2.2`` rows judge the slope of the largest coefficient on any key)."""
+    g = global_heads(t)
+    first, rest = t["first_coef"][:, g].mean((0, 1, 2)), t["rest_max_coef"][:, g].mean((0, 1, 2))  # (S,)
+    slope = float(np.nanmean(loglog_slope(t["n"], t["rest_max_coef"][:, g])))
+    return (
+        f"coefficient on the first key {first[0]:.2f} → {first[-1]:.2f}, largest on another key {rest[0]:.2f} → "
+        f"{rest[-1]:.2f} (log–log slope {slope:+.2f})"
+    )
 
 
 def _onset(t: dict) -> str:
