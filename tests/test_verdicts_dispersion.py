@@ -435,6 +435,15 @@ def test_notes_sink_delta_rise_and_adaptive_slope_come_from_the_results():
     assert "is +0.00 (softmax's is `fig2/disperses`'): it does not disperse." in notes(PAPER, df)
 
 
+def test_notes_best_beta_per_seed_comes_from_the_fit_losses():
+    """The per-seed β* the paper note points to (docs/papers/dispersion.md §6.3): the null table's best β is 2 in
+    every bin and seed; a seed with too few fit sets shows a dash."""
+    df = _table(PAPER, effect=False, parts=("retrieval",))
+    df.at[0, "fit_counts"] = [1.0] * len(df.at[0, "fit_counts"])
+    line = next(x for x in notes(PAPER, df).splitlines() if x.startswith("Best β per seed"))
+    assert "H = 2: —, " + ", ".join(["2.0"] * (PAPER.seeds - 1)) + ";" in line, line
+
+
 def test_real_claim_sentences_say_what_is_tested():
     """thm2.2/disperses judges the mean slope over global heads: its sentence must not claim every head."""
     for c in claims(PAPER):
