@@ -400,6 +400,50 @@ def test_notes_onset_is_the_claims():
     assert "no onset claim" in notes(config, _table(config, effect=True, parts=("real",)))
 
 
+def test_notes_sink_delta_rise_and_adaptive_slope_come_from_the_results():
+    """The numbers the paper note's prose points to (docs/papers/dispersion.md §6.2, §6.7) are computed from the
+    results: δ rising by 2 per nat of n, a first key holding 0.8 at every n while the largest other coefficient falls
+    like n^−1/2, and an adaptive head that stays sharp or disperses."""
+    df = _table(PAPER, effect=True, parts=("retrieval", "real"))
+    n = np.asarray(PAPER.real_sizes, float)
+    r = df["model"] == "minilm"
+
+    def per_n(f):
+        return pd.Series(
+            [
+                (np.zeros_like(np.asarray(v, float)).reshape(-1, len(n)) + f).ravel().tolist()
+                for v in df.loc[r, "real_delta"]
+            ],
+            index=df.index[r],
+        )
+
+    df.loc[r, "real_delta"] = pd.Series(
+        [(np.asarray(v).reshape(-1, len(n)) + 2 * np.log(n)).ravel().tolist() for v in df.loc[r, "real_delta"]],
+        index=df.index[r],
+    )
+    df.loc[r, "real_first_coef"] = per_n(0.8)
+    df.loc[r, "real_rest_max_coef"] = per_n(0.2 * (n / n[0]) ** -0.5)
+    text = notes(PAPER, df)
+    line = next(x for x in text.splitlines() if x.startswith("- minilm"))
+    assert "first key 0.80 → 0.80" in line and "(log–log slope -0.50)" in line and "(+2.0 per nat of n)" in line
+    assert "another key 0.20 → 0.02" in line, line
+    assert "it still disperses." in text
+    soft = df["part"] == "retrieval"
+    df.loc[soft, "max_coef_adaptive"] = pd.Series(
+        [[0.9] * len(v) for v in df.loc[soft, "max_coef"]], index=df.index[soft]
+    )
+    assert "is +0.00 (softmax's is `fig2/disperses`'): it does not disperse." in notes(PAPER, df)
+
+
+def test_notes_best_beta_per_seed_comes_from_the_fit_losses():
+    """The per-seed β* the paper note points to (docs/papers/dispersion.md §6.3): the null table's best β is 2 in
+    every bin and seed; a seed with too few fit sets shows a dash."""
+    df = _table(PAPER, effect=False, parts=("retrieval",))
+    df.at[0, "fit_counts"] = [1.0] * len(df.at[0, "fit_counts"])
+    line = next(x for x in notes(PAPER, df).splitlines() if x.startswith("Best β per seed"))
+    assert "H = 2: —, " + ", ".join(["2.0"] * (PAPER.seeds - 1)) + ";" in line, line
+
+
 def test_real_claim_sentences_say_what_is_tested():
     """thm2.2/disperses judges the mean slope over global heads: its sentence must not claim every head."""
     for c in claims(PAPER):
