@@ -212,7 +212,7 @@ def test_effect_table_agrees_and_null_table_never_agrees():
     assert set(eff) == set(null) == {c.id for c in cmp.claims(cfg)}
     for cid, kind in kinds.items():
         assert null[cid].verdict != "agrees", (cid, null[cid])
-        # three models cannot show ≥ 90 % (models are the unit): see below
+        # one seed cannot show ≥ 90 % (seeds are the unit): see below
         if cid == "fig2.2/sign-matching":
             assert eff[cid].verdict == "not judged" and "too little power" in eff[cid].reason, eff[cid]
             continue
@@ -378,7 +378,7 @@ def sign_matching(df: pd.DataFrame):
     return judge_records(rec, cfg, df)["fig2.2/sign-matching"]
 
 
-def test_sign_matching_takes_the_model_as_the_unit():
+def test_sign_matching_takes_the_seed_as_the_unit():
     # 60 % of 600 pooled heads: as independent heads this excluded chance and agreed; it is far from "every head"
     assert sign_matching(_sign_rows(3, 0.6, 200)).verdict != "agrees"
     assert sign_matching(_sign_rows(40, 0.6, 2)).verdict == "disagrees"
@@ -387,6 +387,9 @@ def test_sign_matching_takes_the_model_as_the_unit():
     assert few.verdict == "not judged" and "too little power" in few.reason
     assert sign_matching(_sign_rows(2, 1.0, 0)).reason.startswith("not measured")
     assert sign_matching(pd.concat([_sign_rows(40, 1.0, 2)] * 2)).test_record["n"] == 40  # a repeated row is one model
+    one_seed = _sign_rows(40, 1.0, 2).assign(seed=0, H=range(2, 42))  # 40 models sharing one seed's batches
+    row = sign_matching(one_seed)
+    assert row.test_record["n"] == 1 and row.verdict == "not judged", row
 
 
 def test_multitask_gap_is_paired_over_tasks_when_recorded():

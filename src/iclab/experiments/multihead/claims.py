@@ -191,7 +191,7 @@ def _patterns(cfg) -> list[ClaimRecord]:
              _pooled(True, gates=GATES, measured=st.zero_sum_text, col=st.zero_sum), Rule("direction"), True,
              PAPER_TRAINING),
         _rec("fig2.2/sign-matching", "Heads match signs: sign ω^(h) = sign μ^(h) for every live head",
-             f"{SRC}, Fig. 2.2", "effect direction", f"{POOLED}the fraction of matching live heads − "
+             f"{SRC}, Fig. 2.2", "effect direction", f"{POOLED}the fraction of matching live heads (per model) − "
              f"{SIGN_MATCH_MIN:g}", "all heads",
              _pooled("diag_sign_match", gates=GATES, combine=st.sign_matching, measured=st.sign_text),
              Rule("direction"), settings=PAPER_TRAINING),

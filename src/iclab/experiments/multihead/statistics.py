@@ -2,8 +2,7 @@
 §7; the vocabulary: :mod:`iclab.experiments._records`): columns read at one prompt length; the seed mean (one seed:
 its own SE over the n_eval prompts, normal; several: the SE over seeds, Student t with seeds − 1 dof); the Welch
 difference of two seed means; values pooled over the trained H ≥ 2 models, seed by seed (the models of a seed share
-its batches); sign matching with the model as the unit
-(Clopper–Pearson); the multi-task head sharing and task gap; length generalisation; the slack to Thm 1's
+its batches); sign matching with the seed as the unit (Clopper–Pearson); the multi-task head sharing and task gap; length generalisation; the slack to Thm 1's
 Bayes-ratio bound; the measured texts; and the two training gates (stage I finished, the paper's stage II).
 """
 
@@ -183,10 +182,20 @@ def _sign_counts(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return live[keep], frac[keep]
 
 
+def _seed_fractions(rows: pd.DataFrame) -> np.ndarray:
+    """Per seed, the mean matching fraction of its H ≥ 2 models with live heads (a seed's models share its batches)."""
+    rows = rows[_h2(rows)]
+    seed = rows.index.get_level_values("seed") if "seed" in rows.index.names else rows["seed"]
+    live = (rows["diag_n_plus"] + rows["diag_n_minus"]).to_numpy(float)
+    frac = pd.Series(rows["diag_sign_match"].to_numpy(float), index=np.asarray(seed))
+    return frac[(live > 0) & np.isfinite(frac.to_numpy())].groupby(level=0).mean().to_numpy()
+
+
 def sign_matching(cfg, s: Sample) -> Estimate:
-    """Fraction of matching live heads − :data:`SIGN_MATCH_MIN` with the model as the unit (heads of one model are not
-    independent): each H ≥ 2 model with live heads is one trial scoring its fraction; Clopper–Pearson 95 %."""
-    live, frac = _sign_counts(s.rows)
+    """Fraction of matching live heads − :data:`SIGN_MATCH_MIN` with the seed as the unit (heads of one model are not
+    independent, nor are the models of one seed, which share its batches): each seed with live heads is one trial
+    scoring its models' mean fraction; Clopper–Pearson 95 %."""
+    frac = _seed_fractions(s.rows)
     n, k = float(frac.size), float(frac.sum())
     if n == 0:
         return Estimate(NAN, n=0)
@@ -256,7 +265,11 @@ def zero_sum_text(cfg, s: Sample, est: Estimate) -> str:
 def sign_text(cfg, s: Sample, est: Estimate) -> str:
     live, frac = _sign_counts(s.rows)
     heads = f"{int(round(float((frac * live).sum())))} of {int(live.sum())} live heads match"
-    return f"{est.value + SIGN_MATCH_MIN:.3f} per model ({heads}; {frac.size} models)" if frac.size else "—"
+    return (
+        f"{est.value + SIGN_MATCH_MIN:.3f} per seed ({heads}; {frac.size} models of {est.n} seed(s))"
+        if frac.size
+        else "—"
+    )
 
 
 def lengthgen_text(sign: int, cfg, s: Sample, est: Estimate) -> str:
