@@ -13,6 +13,7 @@ from iclab.models._max_retrieval import MaxRetrievalNet, mlp
 from iclab.models._multihead import MultiHeadRegressionAttention, regression_mse
 from iclab.models._multihead_diagnostics import (
     head_parameters,
+    head_pattern,
     pattern_diagnostics,
     distance_to_debiased_gd,
     kq_block,
@@ -48,6 +49,7 @@ __all__ = [
     "MultiHeadRegressionAttention",
     "regression_mse",
     "head_parameters",
+    "head_pattern",
     "pattern_diagnostics",
     "distance_to_debiased_gd",
     "kq_block",

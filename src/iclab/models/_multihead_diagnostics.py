@@ -28,7 +28,7 @@ from iclab.data import RegressionBatch
 from iclab.estimators import debiased_gd
 from iclab.models._multihead import MultiHeadRegressionAttention
 
-__all__ = ["head_parameters", "pattern_diagnostics", "distance_to_debiased_gd", "kq_block", "corr_with"]
+__all__ = ["head_parameters", "head_pattern", "pattern_diagnostics", "distance_to_debiased_gd", "kq_block", "corr_with"]
 
 
 def head_parameters(model: MultiHeadRegressionAttention) -> dict[str, np.ndarray]:
@@ -53,27 +53,20 @@ def head_parameters(model: MultiHeadRegressionAttention) -> dict[str, np.ndarray
     }
 
 
-def pattern_diagnostics(model: MultiHeadRegressionAttention, dummy_frac: float = 0.01) -> dict[str, Any]:
-    """Summary of the KQ/OV patterns (module docstring); JSON-able floats plus per-head lists."""
-    p = head_parameters(model)
-    d = model.d
-    omega, mu, top, ov = p["omega"], p["mu"], p["kq"], p["ov"][:, 0, :]
+def head_pattern(omega: np.ndarray, mu: np.ndarray, dummy_frac: float = 0.01) -> dict[str, Any]:
+    r"""The part of the pattern summary that needs only the per-head :math:`\omega^{(h)}` and :math:`\mu^{(h)}`
+    (``(H,)`` each; a model's, or one logged step of its training curves): the live heads (module docstring), the
+    homogeneity, zero-sum and sign matching, the dummy / positive / negative head counts, :math:`\gamma` (mean
+    :math:`|\omega|` of the live heads), :math:`\mu_\pm` and :math:`\eta_{\rm eff}=\sum_h\mu^{(h)}\omega^{(h)}`;
+    ``live`` is the ``(H,)`` mask."""
+    omega, mu = np.asarray(omega, dtype=float), np.asarray(mu, dtype=float)
     contrib = np.abs(omega * mu)  # (H,)
     live = contrib >= dummy_frac * max(contrib.max(), 1e-300)
-    tl = top[live]  # (H', d, d)
-    diag = np.diagonal(tl, axis1=1, axis2=2)  # (H', d)
-    off = tl - np.einsum("hi,ij->hij", diag, np.eye(d))
     absw = np.abs(omega[live])
     pos, neg = live & (mu > 0), live & (mu < 0)
     return {
-        "omega": omega.tolist(),
-        "mu": mu.tolist(),
-        "kq_diag_mass": float(((diag**2).sum(1) / np.maximum((tl**2).sum((1, 2)), 1e-300)).mean()),
-        "kq_diag_var": float(diag.var(1).mean()),
-        "kq_offdiag_sup": float(np.abs(off).max()) if d > 1 else 0.0,
-        "kq_y_row_sup": float(np.abs(p["kq_full"][live, d, :d]).max()),
+        "live": live,
         "kq_homogeneity": float(absw.std() / absw.mean()) if absw.size else float("nan"),
-        "ov_last_mass": float((mu[live] ** 2 / np.maximum((ov[live] ** 2).sum(1), 1e-300)).mean()),
         "ov_zero_sum": float(abs(mu.sum()) / max(np.abs(mu).sum(), 1e-300)),
         "sign_match": float((np.sign(omega[live]) == np.sign(mu[live])).mean()),
         "n_dummy": int((~live).sum()),
@@ -83,6 +76,29 @@ def pattern_diagnostics(model: MultiHeadRegressionAttention, dummy_frac: float =
         "mu_plus": float(mu[pos].sum()),
         "mu_minus": float(mu[neg].sum()),
         "eta_eff": float((mu * omega).sum()),
+    }
+
+
+def pattern_diagnostics(model: MultiHeadRegressionAttention, dummy_frac: float = 0.01) -> dict[str, Any]:
+    """Summary of the KQ/OV patterns (module docstring); JSON-able floats plus per-head lists."""
+    p = head_parameters(model)
+    d = model.d
+    omega, mu, top, ov = p["omega"], p["mu"], p["kq"], p["ov"][:, 0, :]
+    heads = head_pattern(omega, mu, dummy_frac)
+    live = heads.pop("live")
+    tl = top[live]  # (H', d, d)
+    diag = np.diagonal(tl, axis1=1, axis2=2)  # (H', d)
+    off = tl - np.einsum("hi,ij->hij", diag, np.eye(d))
+    return {
+        "omega": omega.tolist(),
+        "mu": mu.tolist(),
+        "kq_diag_mass": float(((diag**2).sum(1) / np.maximum((tl**2).sum((1, 2)), 1e-300)).mean()),
+        "kq_diag_var": float(diag.var(1).mean()),
+        "kq_offdiag_sup": float(np.abs(off).max()) if d > 1 else 0.0,
+        "kq_y_row_sup": float(np.abs(p["kq_full"][live, d, :d]).max()),
+        "kq_homogeneity": heads.pop("kq_homogeneity"),
+        "ov_last_mass": float((mu[live] ** 2 / np.maximum((ov[live] ** 2).sum(1), 1e-300)).mean()),
+        **heads,  # zero-sum, sign matching, head counts, γ, μ±, η_eff (key order as before)
     }
 
 

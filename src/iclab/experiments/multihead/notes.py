@@ -13,6 +13,7 @@ from iclab.experiments.multihead.paper_values import PAPER_OMEGA, PAPER_OMEGA_LO
 from iclab.experiments._judge import part_rows
 from iclab.experiments._notes import labelled
 from iclab.experiments.multihead.results import INTS, ratio_row
+from iclab.models import head_pattern
 from iclab.theory import multihead as th
 
 __all__ = ["notes"]
@@ -93,11 +94,10 @@ def _stage1_note(iso: pd.DataFrame) -> str:
 
 
 def _curve_pattern(row: pd.Series, i: int) -> tuple[float, float, float]:
-    """γ (mean |ω| of the live heads: |μω| ≥ 1 % of the largest, as ``pattern_diagnostics``), Σμ₊ (their positive
-    μ) and η_eff = Σ_h μω at the ``i``-th logged step of ``row``'s curves."""
-    om, mu = np.asarray(row["curve_omega"][i], float), np.asarray(row["curve_mu"][i], float)
-    live = np.abs(mu * om) >= 0.01 * max(np.abs(mu * om).max(), 1e-300)
-    return float(np.abs(om[live]).mean()), float(mu[live & (mu > 0)].sum()), float((mu * om).sum())
+    """γ, Σμ₊ and η_eff (:func:`iclab.models.head_pattern`, the live-head rule of the final model's diagnostics) at
+    the ``i``-th logged step of ``row``'s curves."""
+    p = head_pattern(row["curve_omega"][i], row["curve_mu"][i])
+    return p["gamma"], p["mu_plus"], p["eta_eff"]
 
 
 def _stage2_note(cfg, iso: pd.DataFrame) -> str | None:
