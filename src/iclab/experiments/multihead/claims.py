@@ -309,7 +309,8 @@ def _activation(cfg) -> list[ClaimRecord]:
             ))  # fmt: skip
     out.append(_rec(
         "fig4.2/ov-zero-sum", "With every activation f the OV circuits are zero-sum", f"{SRC}, Fig. 4.2",
-        "effect direction", f"per seed, the mean over its activation-ablation models (they share the seed's batches) of {ZERO_SUM_MAX:g} − |Σμ|/Σ|μ| (above 0: |Σμ| below "
+        "effect direction", "per seed, the mean over its activation-ablation models (they share the seed's batches) of "
+        f"{ZERO_SUM_MAX:g} − |Σμ|/Σ|μ| (above 0: |Σμ| below "
         f"{ZERO_SUM_MAX * 100:g} % of Σ|μ|)", "same patterns",
         Measure({"part": "activation"}, partial(st.zero_sum, False), ("attention",) + MODEL, combine=st.over_seeds,
                 measured=st.zero_sum_text, gates=GATES),

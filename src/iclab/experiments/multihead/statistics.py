@@ -110,21 +110,23 @@ def dgd_risk(cfg, n: int) -> float:
 # --- combine rules: (config, Sample) -> Estimate -----------------------------------------------------------------
 
 
+def _seed_means(values: np.ndarray, rows: pd.DataFrame) -> np.ndarray:
+    """``(seeds,)`` the mean of each seed's finite per-model ``values`` (``rows`` indexed by a unit with a ``seed``
+    level): the models of one seed (every H, every activation) train on the same batches, drawn by seed and step, so
+    they move together and are one replicate, not several."""
+    v = pd.Series(np.asarray(values, float), index=rows.index.get_level_values("seed"))
+    return v[np.isfinite(v.to_numpy())].groupby(level=0).mean().to_numpy()
+
+
 def over_seeds(cfg, s: Sample) -> Estimate:
     """Mean ± SE over seeds of each seed's mean over its models, Student t with seeds − 1 dof: the models of one seed
     (every H, every activation) train on the same batches, drawn by seed and step, so they move together and are
-    one replicate, not several (their spread holds the initialisations only, not the batches')."""
-    per_model = pd.Series(s.values, index=s.rows.index.get_level_values("seed"))
-    per_model = per_model[np.isfinite(per_model.to_numpy())]
-    v = per_model.groupby(level=0).mean().to_numpy()  # (seeds,)
-    m, se, n = mean_se(v)
-    return Estimate(
-        m,
-        se,
-        dof=n - 1 if n > 1 else None,
-        n=n,
-        how=f"{len(per_model)} models of {n} seed(s); a seed's models share its batches: one replicate",
-    )
+    one replicate, not several (their spread holds the initialisations only, not the batches'). The report's test
+    text is this sentence (:func:`~iclab.experiments._rule.combine_phrase`); :func:`_seed_means` groups them."""
+    m, se, n = mean_se(_seed_means(s.values, s.rows))
+    models = int(np.isfinite(s.values).sum())
+    how = f"{models} models of {n} seed(s); a seed's models share its batches: one replicate"
+    return Estimate(m, se, dof=n - 1 if n > 1 else None, n=n, how=how)
 
 
 def seed_mean(se, cfg, s: Sample, drop_nan=True, value=None, below=None, above_base=False, plus=0.0) -> Estimate:
@@ -175,27 +177,23 @@ def fig24(prompts: int, ref: float, n: int, cfg, s: Sample) -> Estimate:
 
 
 def _sign_counts(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    rows = rows[_h2(rows)]
-    live = (rows["diag_n_plus"] + rows["diag_n_minus"]).to_numpy(float)  # live heads per model
-    frac = rows["diag_sign_match"].to_numpy(float)  # matching fraction of its live heads, per model
-    keep = (live > 0) & np.isfinite(frac)
-    return live[keep], frac[keep]
+    """The live heads and the matching fraction (:func:`_matching`) of each H ≥ 2 model with live heads."""
+    frac = _matching(rows)
+    keep = np.isfinite(frac)
+    return (rows["diag_n_plus"] + rows["diag_n_minus"]).to_numpy(float)[keep], frac[keep]
 
 
-def _seed_fractions(rows: pd.DataFrame) -> np.ndarray:
-    """Per seed, the mean matching fraction of its H ≥ 2 models with live heads (a seed's models share its batches)."""
-    rows = rows[_h2(rows)]
-    seed = rows.index.get_level_values("seed") if "seed" in rows.index.names else rows["seed"]
+def _matching(rows: pd.DataFrame) -> np.ndarray:
+    """``(rows,)`` each H ≥ 2 model's matching fraction of its live heads; NaN for H = 1 or no live head."""
     live = (rows["diag_n_plus"] + rows["diag_n_minus"]).to_numpy(float)
-    frac = pd.Series(rows["diag_sign_match"].to_numpy(float), index=np.asarray(seed))
-    return frac[(live > 0) & np.isfinite(frac.to_numpy())].groupby(level=0).mean().to_numpy()
+    return np.where(_h2(rows) & (live > 0), rows["diag_sign_match"].to_numpy(float), NAN)
 
 
 def sign_matching(cfg, s: Sample) -> Estimate:
     """Fraction of matching live heads − :data:`SIGN_MATCH_MIN` with the seed as the unit (heads of one model are not
     independent, nor are the models of one seed, which share its batches): each seed with live heads is one trial
     scoring its models' mean fraction; Clopper–Pearson 95 %."""
-    frac = _seed_fractions(s.rows)
+    frac = _seed_means(_matching(s.rows), s.rows)  # (seeds,)
     n, k = float(frac.size), float(frac.sum())
     if n == 0:
         return Estimate(NAN, n=0)
