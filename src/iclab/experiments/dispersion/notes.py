@@ -21,6 +21,7 @@ from iclab.experiments.dispersion.tables import (
     PAPER_TABLE,
     beta_fit,
     global_heads,
+    log_n_slope,
     loglog_slope,
     poly_summary,
     real_tables,
@@ -176,9 +177,7 @@ def _real(df: pd.DataFrame) -> list[str]:
 
 def _delta_rise(t: dict) -> float:
     """The least-squares rise of the mean δ over global heads per nat of n, averaged over the segments."""
-    x = np.log(t["n"])  # (S,)
-    dl = t["delta"][:, global_heads(t)].mean((1, 2))  # (segments, S)
-    return float(((dl * (x - x.mean())).sum(-1) / ((x - x.mean()) ** 2).sum()).mean())
+    return float(log_n_slope(t["n"], t["delta"][:, global_heads(t)].mean((1, 2))).mean())  # (segments, S) -> ()
 
 
 def _sink(t: dict) -> str:

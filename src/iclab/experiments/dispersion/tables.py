@@ -25,6 +25,7 @@ __all__ = [
     "retrieval_table",
     "beta_fit",
     "poly_summary",
+    "log_n_slope",
     "loglog_slope",
     "retrieval_seeds",
     "real_tables",
@@ -165,13 +166,17 @@ def poly_summary(coeffs) -> str:
 # ---- per-seed tables (docs/papers/dispersion.md §5.7–5.9) ----
 
 
+def log_n_slope(n, y) -> np.ndarray:
+    """Least-squares slope of y against log n along the last axis of ``y`` (its change per nat of n)."""
+    x = np.log(np.asarray(n, float))
+    xc = x - x.mean()
+    return (np.asarray(y, float) * xc).sum(-1) / (xc**2).sum()
+
+
 def loglog_slope(n, y) -> np.ndarray:
     """Least-squares slope of log y against log n along the last axis of ``y`` (NaN where any y <= 0)."""
-    x = np.log(np.asarray(n, float))
     with np.errstate(divide="ignore", invalid="ignore"):
-        ly = np.log(np.asarray(y, float))  # (..., S)
-    xc = x - x.mean()
-    return (ly * xc).sum(-1) / (xc**2).sum()
+        return log_n_slope(n, np.log(np.asarray(y, float)))  # (..., S) -> (...)
 
 
 def retrieval_seeds(df: pd.DataFrame) -> dict | None:
