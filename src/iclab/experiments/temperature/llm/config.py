@@ -92,7 +92,7 @@ QUICK = TemperatureLLMConfig(
 )
 # paper: the design of the paper's Fig. 3 (noise 0 … 0.8, 6 demonstrations, the τ grid 0.5 … 2, the moment rule,
 # the adaptive temperature and the #demonstrations sweep of Fig. 3a) on `antonym`, the task where noisy
-# demonstrations hurt both models (Gemma 3 270M: EM 0.53 at noise 0, 0.27 at 0.8), with 150 of its 227 items as
+# demonstrations hurt both models (the reference run's `*/antonym/noise-hurts` claim rows), with 150 of its 227 items as
 # questions and 40 more for the screen. The paper's SciQ, noisy answers and models are out of reach offline: the
 # claims test the paper's trends on iclab's models and tasks (note §5.3), not its numbers, so they are judged at every
 # preset, where the screen lets them.
