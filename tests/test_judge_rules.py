@@ -251,6 +251,8 @@ def test_power_rule(paper, offset, se, paper_se, tol, dof):
     half = k * math.hypot(se, paper_se)
     if abs(offset) > half * (1 + 1e-9):
         assert v.verdict == DISAGREES
+    elif v.verdict == DISAGREES:  # only on the band's edge, where paper + offset − paper rounds past it
+        assert abs(offset) >= half * (1 - 1e-9)
     elif v.verdict == AGREES:
         assert half <= tol * (1 + 1e-9) and dof != 2
     elif dof == 2 and half <= tol:  # t(2): a band from three units cannot agree (docs/calibration.md)
