@@ -1,7 +1,7 @@
 """Uncertainty of a measurement: mean and standard error (across units, or from the units' own SEs when they are
 too few), the exact interval of a share, paired differences, the seeded percentile bootstrap, the bootstrap of a grid
 argmin, the floors that keep an interval from reading narrower than the data can resolve, and how many units would
-shrink an interval enough to decide a test (exactly, for the Clopper–Pearson interval of a share) (:mod:`iclab.stats`)."""
+shrink an interval enough to decide a test (for the exact interval of a share, exactly) (:mod:`iclab.stats`)."""
 
 from __future__ import annotations
 
@@ -185,11 +185,11 @@ def clopper_pearson(hits: float, n: float) -> tuple[float, float]:
 
 def clopper_pearson_trials(hits: float, n: int, above: float, most: int = 10_000) -> int | None:
     r"""The smallest number of trials :math:`m \ge n` (at most ``most``) at which the share :math:`(h + m - n)/m`
-    (h = ``hits`` of the ``n`` trials so far), every added trial a hit, has a :func:`clopper_pearson` interval wholly above ``above`` — read at its wider side
-    around the share (:func:`~iclab.stats._rules.symmetric`), as :func:`~iclab.stats.judge_direction` reads an
-    explicit interval; None when no such m. What would decide a direction test of a share against ``above`` when
-    its interval is exact, where the normal approximation (half-width ∝ 1/√n) does not hold. All hits: the lower
-    bound is :math:`0.025^{1/m}`, above 0.9 first at m = 36."""
+    (h = ``hits`` of the ``n`` trials so far; every added trial a hit) has a :func:`clopper_pearson` interval wholly
+    above ``above``, read at its wider side around the share (:func:`~iclab.stats._rules.symmetric`) as
+    :func:`~iclab.stats.judge_direction` reads an explicit interval; None when no such m. It is what would decide a
+    direction test of a share against ``above`` when its interval is exact, where the normal approximation
+    (half-width ∝ 1/√n) does not hold. All hits: the lower bound is :math:`0.025^{1/m}`, above 0.9 first at m = 36."""
     m = np.arange(int(n), int(most) + 1)  # (candidates,)
     k = float(hits) + (m - int(n))
     lo, hi = _clopper_pearson_bounds(k, m)
