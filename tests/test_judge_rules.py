@@ -251,6 +251,8 @@ def test_power_rule(paper, offset, se, paper_se, tol, dof):
     half = k * math.hypot(se, paper_se)
     if abs(offset) > half * (1 + 1e-9):
         assert v.verdict == DISAGREES
+    elif v.verdict == DISAGREES:  # only on the band's edge, where paper + offset − paper rounds past it
+        assert abs(offset) >= half * (1 - 1e-9)
     elif v.verdict == AGREES:
         assert half <= tol * (1 + 1e-9) and dof != 2
     elif dof == 2 and half <= tol:  # t(2): a band from three units cannot agree (docs/calibration.md)
@@ -271,6 +273,20 @@ def test_too_little_power_says_how_many_units_would_decide():
     )
     wide = judge_value(0.72, 0.015, 0.718, paper_se=0.05, tol=0.02, n=3, dof=2)
     assert "no number of units decides" in wide.reason  # the paper's spread alone is wider than the tolerance
+
+
+def test_a_direction_test_with_an_exact_interval_says_what_its_caller_counted():
+    """An exact interval's count (``needs``) replaces the normal approximation's in the "too little power" reason;
+    the verdict does not move."""
+    approx = judge_direction(0.1, ci=(-0.875, 0.1), n=1, unit=" seeds")
+    exact = judge_direction(0.1, ci=(-0.875, 0.1), n=1, needs="at least 36 seeds, every added one matching (now 1)")
+    assert approx.verdict == exact.verdict == NOT_JUDGED and "about 96 samples (now 1)" in approx.reason
+    assert exact.reason == (
+        "too little power: the interval contains zero; deciding needs at least 36 seeds, every added one matching "
+        "(now 1)"
+    )
+    assert exact.test_record == approx.test_record  # what rejudge and calibrate read
+    assert judge_direction(0.1, ci=(0.01, 0.1), needs="x").verdict == AGREES  # only an undecided test says it
 
 
 def test_default_tolerance_is_ten_percent_of_the_paper_value():

@@ -1,6 +1,8 @@
 """The report notes (``<paper>/notes.py``) say only what no claim row says: a claim's measured value is its row's
 (one place), and every number comes from the results or the config (experiments/_notes.py)."""
 
+import dataclasses
+import functools
 import re
 
 import numpy as np
@@ -19,9 +21,10 @@ from iclab.experiments._judge import judge_run
 from iclab.experiments._notes import labelled, md_table, pm, section
 from iclab.experiments.temperature.llm.config import TemperatureLLMConfig
 from iclab.experiments.temperature.llm.notes import _table_lines
+from iclab.experiments.temperature import cells as temperature_cells
 from iclab.experiments.temperature.claims import SIMCHECK
+from iclab.experiments.temperature.config import TemperatureConfig
 from iclab.experiments.temperature.notes import notes as temperature_notes
-from iclab.experiments.temperature.statistics import CURVE_PARTS
 
 
 def _fill(df: pd.DataFrame, parts, **cols) -> pd.DataFrame:
@@ -47,9 +50,34 @@ def _ood(df: pd.DataFrame) -> pd.DataFrame:
     return _fill(df, ["minilm"], layer=5, n_train=150, source_acc=0.5, majority_acc=0.25)
 
 
+@functools.cache
+def _temperature_outputs() -> dict[str, dict]:
+    """One real cell's output per part: ``temperature.cells.run_cell`` on a tiny config, every cell shrunk to
+    d = 3, l = 6, 40 pretraining and 20 test prompts (about a second)."""
+    cfg = TemperatureConfig(
+        d=3, l_values=(6,), noise_sigmas=(0.5,), sigma_tests=(0.1,), mean_shifts=(0.0, 1.0), n_tau=5,
+        surrogate_dims=(2,), surrogate_ls=(6,), surrogate_n_tau=5,
+    )  # fmt: skip
+    first = {}
+    for cell in temperature_cells.cells(cfg):
+        first.setdefault(cell["part"], {**cell, "d": 3, "l": 6, "m": 40, "n_test": 20})
+    return {part: temperature_cells.run_cell(cfg, cell) for part, cell in first.items()}
+
+
 def _temperature(df: pd.DataFrame) -> pd.DataFrame:
-    df = _fill(df, CURVE_PARTS, a1=1.0, mc_a1=1.0)
-    return _fill(df, ["surrogate"], G_soft_best=1.0, G_soft_scaled_best=1.0, tau_best_soft_scaled=1.0, tau_track=1.0)
+    """The verdict tests' made-up table with every column the real cells of each part produce
+    (:func:`_temperature_outputs`) that its rows lack, at the tiny real cell's value: the notes read every column
+    the real rows have, so no note line goes untested for want of a column."""
+    for part, out in _temperature_outputs().items():
+        rows = df["part"] == part
+        lacking = [c for c in out if c not in df or df.loc[rows, c].isna().all()]
+        df = _fill(df, [part], **{c: _as_fill(out[c]) for c in lacking})
+    return df
+
+
+def _as_fill(value):
+    """A value for :func:`_fill`: a number as it is, a list or array as a function of the row."""
+    return float(value) if np.ndim(value) == 0 else (lambda r: list(np.asarray(value).tolist()))
 
 
 #: made-up tables, from the verdict tests: (experiment, config, results); the multihead table without an effect
@@ -174,16 +202,30 @@ def test_the_temperature_check_note_compares_the_independent_checks_mc_with_this
 
 
 def test_the_temperature_mean_shift_note_sets_the_query_not_a_key_beside_the_theorem():
+    """G/c per ‖μx‖ (theorem, Monte Carlo, query not a key), with the claim row's id in place of the Monte Carlo at
+    τ = 1 at the two ‖μx‖ that ``rem3.4-approx-insensitive`` compares (the config's smallest and largest)."""
     df = _temperature(v_temperature._table(True))
-    assert "query not a key):" not in temperature_notes(v_temperature.PAPER_CFG, df)  # no such column
+    lacking = df.drop(columns=["noquery1_mc", "noquery_opt_mc"])
+    assert "the query not a key" not in temperature_notes(v_temperature.PAPER_CFG, lacking)  # no such column
     mean = df["part"] == "mean"
-    df["noquery1_mc"], df["noquery_opt_mc"] = np.nan, np.nan
     df.loc[mean, "noquery1_mc"] = 0.25 * df.loc[mean, "c"]
     df.loc[mean, "noquery_opt_mc"] = 0.125 * df.loc[mean, "c"]
-    top = df[mean].sort_values("mu_x").iloc[-1]
+    by_mu = df[mean].set_index("mu_x")
+
+    def point(cfg, mu: float, mc: str) -> str:
+        r = by_mu.loc[mu]
+        return (
+            f"‖μx‖={mu:g}: {r.G1_theory / r.c:.3f}, {mc}, 0.250 / {r.Gopt_theory / r.c:.3f}, {r.Gopt_mc / r.c:.3f}, "
+            "0.125"
+        )
+
+    row = "`rem3.4-approx-insensitive`"
     text = temperature_notes(v_temperature.PAPER_CFG, df)
-    want = f"‖μx‖=8: {top.G1_theory / top.c:.3f}, {top.G1_mc / top.c:.3f}, 0.250 / {top.Gopt_theory / top.c:.3f}"
-    assert want + f", {top.Gopt_mc / top.c:.3f}, 0.125" in text, text
+    assert point(v_temperature.PAPER_CFG, 8.0, row) in text and point(v_temperature.PAPER_CFG, 0.0, row) in text
+    assert point(v_temperature.PAPER_CFG, 2.0, f"{by_mu.loc[2.0].G1_mc / by_mu.loc[2.0].c:.3f}") in text, text
+    to4 = dataclasses.replace(v_temperature.PAPER_CFG, mean_shifts=(0.0, 1.0, 2.0, 4.0))  # the claim reads ‖μx‖ = 4
+    text = temperature_notes(to4, df)
+    assert point(to4, 4.0, row) in text and point(to4, 8.0, f"{by_mu.loc[8.0].G1_mc / by_mu.loc[8.0].c:.3f}") in text
 
 
 def test_the_gpt2_note_lists_each_trained_models_error_at_tau_1():

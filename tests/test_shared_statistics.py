@@ -14,7 +14,7 @@ import pytest
 from iclab.experiments._records import Estimate, Sample
 from iclab.experiments._statistics import across_units_or, measured_as, not_configured, whole_rows, within_units
 from iclab.experiments.multihead import statistics as mh
-from iclab.stats import clopper_pearson, unit_mean
+from iclab.stats import clopper_pearson, clopper_pearson_trials, unit_mean
 
 
 def _sample(values, ses=None, base=None, n_test=None) -> Sample:
@@ -76,6 +76,28 @@ def test_clopper_pearson_is_exact_at_the_edges_and_covers_the_share():
     assert clopper_pearson(10, 10) == (pytest.approx(0.025 ** (1 / 10)), 1.0)
     lo, hi = clopper_pearson(3, 10)
     assert lo < 0.3 < hi and (lo, hi) == pytest.approx((0.0667, 0.6525), abs=1e-4)
+
+
+def _first_clear(hits: float, n: int, above: float) -> int:
+    """The fewest trials, one at a time, at which the share with every added trial a hit has its Clopper–Pearson
+    interval, at its wider side around the share, wholly above ``above``."""
+    m = n
+    while True:
+        k = hits + m - n
+        lo, hi = clopper_pearson(k, m)
+        if k / m - max(k / m - lo, hi - k / m) > above:
+            return m
+        m += 1
+
+
+def test_clopper_pearson_trials_counts_the_trials_that_clear_a_share_exactly():
+    assert clopper_pearson_trials(1, 1, 0.9) == 36  # every trial a hit: the lower bound 0.025^(1/m) > 0.9 from m = 36
+    assert 0.025 ** (1 / 35) < 0.9 < 0.025 ** (1 / 36)
+    assert clopper_pearson_trials(2, 3, 0.9) == _first_clear(2, 3, 0.9) == 54  # one miss in three
+    assert clopper_pearson_trials(2.5, 3, 0.9) == _first_clear(2.5, 3, 0.9) == 45  # a half-matching seed
+    assert clopper_pearson_trials(36, 36, 0.9) == 36  # clears already
+    assert clopper_pearson_trials(1, 1, 0.9, most=35) is None
+    assert clopper_pearson_trials(0, 2000, 0.9) is None  # 2000 misses: no 10,000 trials clear 0.9
 
 
 def test_not_configured_names_what_the_preset_lacks():

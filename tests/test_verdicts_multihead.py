@@ -392,6 +392,18 @@ def test_sign_matching_takes_the_seed_as_the_unit():
     assert row.test_record["n"] == 1 and row.verdict == "not judged", row
 
 
+def test_sign_matching_says_how_many_seeds_would_decide_from_its_exact_interval():
+    """The Clopper–Pearson count of seeds (every added one matching), not a normal approximation in "samples"."""
+    end = "deciding needs at least {} seeds, every added one matching (now {})"
+    assert sign_matching(_sign_rows(1, 1.0, 2)).reason.endswith(end.format(36, 1))  # 0.025^(1/m) > 0.9 from m = 36
+    mismatch = _sign_rows(3, 1.0, 4)
+    mismatch.loc[0, "diag_sign_match"] = 0.0  # one seed whose heads all mismatch: 2 of 3
+    row = sign_matching(mismatch)
+    assert row.verdict == "not judged" and row.reason.endswith(end.format(54, 3)), row
+    assert "samples" not in row.reason
+    assert st.seeds_to_decide(0.0, 2000) == "more than 10,000 seeds, even with every added one matching (now 2,000)"
+
+
 def test_multitask_gap_is_paired_over_tasks_when_recorded():
     row = pd.Series({"dgd_diff_per_task": [0.01, 0.03], "dgd_diff_se_per_task": [0.002, 0.002]})
     assert st.task_gap(row) == pytest.approx((0.02, np.sqrt(8e-6) / 2))  # older rows: as if independent

@@ -99,7 +99,10 @@ class Estimate:
     """A combined measurement: ``value`` with a standard error ``se`` (and ``dof`` for a Student-t band; None: normal)
     or an explicit 95 % interval ``ci``, from ``n`` units (None: the number of per-unit values); ``how`` says how it
     was combined (put before the test statistic), ``tail`` what follows it; ``paper_se`` (a paper value) the spread
-    the band adds to the SE when the combine rule measures it (e.g. between draws the paper made once)."""
+    the band adds to the SE when the combine rule measures it (e.g. between draws the paper made once); ``needs``
+    (a direction test) what would decide it, completing "deciding needs …" in a "too little power" reason, when the
+    combine rule's interval is exact and the judge's normal approximation of that count would not hold
+    (:func:`iclab.stats.judge_direction`)."""
 
     value: float
     se: float | None = None
@@ -109,6 +112,7 @@ class Estimate:
     how: str = ""
     tail: str = ""
     paper_se: float | None = None
+    needs: str = ""
 
 
 def across_units(config: Any, sample: Sample) -> Estimate:
@@ -307,7 +311,15 @@ def _test(t: Rule, est: Estimate, sample: Sample, n: int) -> Verdict:
         smallest = t.smallest * _reference(t, sample) if t.relative_to else t.smallest
         if t.kind == "direction":
             return judge_direction(
-                est.value, est.se, ci=est.ci, sign=t.sign, smallest=smallest, dof=est.dof, n=n, unit=t.unit
+                est.value,
+                est.se,
+                ci=est.ci,
+                sign=t.sign,
+                smallest=smallest,
+                dof=est.dof,
+                n=n,
+                unit=t.unit,
+                needs=est.needs,
             )
         refused = None if est.ci is not None else refusal(est.se, dof=est.dof)
         return refused or judge_absence(est.value, est.ci or _interval(est), smallest=smallest, n=n, unit=t.unit)

@@ -26,8 +26,9 @@ A verdict is a test fixed before the run. Three kinds, one function each:
 - **effect direction** (:func:`judge_direction`): the paper claims an effect of a sign. The confidence interval
   of the effect must exclude zero on the claimed side to agree. An interval on the other side disagrees; an
   interval that contains zero disagrees when it also excludes every effect at least as large as the smallest
-  effect of interest $\delta$ (the effect is absent), and is otherwise *not judged (too little power)*. A null
-  effect therefore never agrees.
+  effect of interest $\delta$ (the effect is absent), and is otherwise *not judged (too little power)*, with the
+  sample size that would decide it (the caller's exact count for an exact interval: :func:`clopper_pearson_trials`).
+  A null effect therefore never agrees.
 - **explicit intervals**: an interval $[\hat\theta - L, \hat\theta + H]$ (a bootstrap) is tested at its wider
   side, $\hat\theta \pm \max(L, H)$, by the direction and absence tests: a short side toward the boundary, from a
   skewed resampling distribution, would agree more often than the interval's level (``docs/calibration.md``).
@@ -72,6 +73,7 @@ from iclab.stats._intervals import (
     bootstrap_argmin,
     bootstrap_ci,
     clopper_pearson,
+    clopper_pearson_trials,
     grid_floor_ci,
     mean_se,
     paired_differences,
@@ -105,6 +107,7 @@ __all__ = [
     "mean_se",
     "unit_mean",
     "clopper_pearson",
+    "clopper_pearson_trials",
     "bootstrap_ci",
     "bootstrap_argmin",
     "binary_floor_ci",

@@ -1,7 +1,7 @@
 """Uncertainty of a measurement: mean and standard error (across units, or from the units' own SEs when they are
 too few), the exact interval of a share, paired differences, the seeded percentile bootstrap, the bootstrap of a grid
 argmin, the floors that keep an interval from reading narrower than the data can resolve, and how many units would
-shrink an interval enough to decide a test (:mod:`iclab.stats`)."""
+shrink an interval enough to decide a test (for the exact interval of a share, exactly) (:mod:`iclab.stats`)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from iclab.stats._rules import symmetric
 from iclab.stats._verdict import quantile
 
 
@@ -164,11 +165,34 @@ def unit_mean(
     return float(v.mean()), float(np.sqrt((s**2).sum()) / k) if s is not None else math.nan, None
 
 
+def _clopper_pearson_bounds(hits, n) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`clopper_pearson`'s bounds, element by element over arrays ``hits`` and ``n``."""
+    from scipy.stats import beta
+
+    k, m = np.asarray(hits, dtype=float), np.asarray(n, dtype=float)
+    with np.errstate(invalid="ignore"):  # the Beta quantile at an edge (a shape 0) is NaN, replaced by 0 or 1
+        lo = np.where(k > 0, beta.ppf(0.025, k, m - k + 1), 0.0)
+        hi = np.where(k < m, beta.ppf(0.975, k + 1, m - k), 1.0)
+    return lo, hi
+
+
 def clopper_pearson(hits: float, n: float) -> tuple[float, float]:
     """The exact (Clopper–Pearson) 95 % interval of the share ``hits / n``: the 2.5 % quantile of Beta(hits,
     n − hits + 1) and the 97.5 % quantile of Beta(hits + 1, n − hits); 0 and 1 at the edges (Clopper & Pearson 1934)."""
-    from scipy.stats import beta
+    lo, hi = _clopper_pearson_bounds(hits, n)
+    return float(lo), float(hi)
 
-    lo = float(beta.ppf(0.025, hits, n - hits + 1)) if hits > 0 else 0.0
-    hi = float(beta.ppf(0.975, hits + 1, n - hits)) if hits < n else 1.0
-    return lo, hi
+
+def clopper_pearson_trials(hits: float, n: int, above: float, most: int = 10_000) -> int | None:
+    r"""The smallest number of trials :math:`m \ge n` (at most ``most``) at which the share :math:`(h + m - n)/m`
+    (h = ``hits`` of the ``n`` trials so far; every added trial a hit) has a :func:`clopper_pearson` interval wholly
+    above ``above``, read at its wider side around the share (:func:`~iclab.stats._rules.symmetric`) as
+    :func:`~iclab.stats.judge_direction` reads an explicit interval; None when no such m. It is what would decide a
+    direction test of a share against ``above`` when its interval is exact, where the normal approximation
+    (half-width ∝ 1/√n) does not hold. All hits: the lower bound is :math:`0.025^{1/m}`, above 0.9 first at m = 36."""
+    m = np.arange(int(n), int(most) + 1)  # (candidates,)
+    k = float(hits) + (m - int(n))
+    lo, hi = _clopper_pearson_bounds(k, m)
+    share = k / np.maximum(m, 1)
+    clear = (symmetric(share, lo, hi)[0] > above) & (m > 0)
+    return int(m[np.argmax(clear)]) if clear.any() else None

@@ -307,11 +307,14 @@ def judge_direction(
     n: int | None = None,
     dof: float | None = None,
     unit: str = "",
+    needs: str = "",
 ) -> Verdict:
     """Effect direction: the effect (``estimate``, with ``se`` or an explicit ``ci``) has sign ``sign``.
 
     ``smallest`` (> 0) is the smallest effect of interest: an interval inside ``(-inf, smallest)`` (for
-    ``sign=+1``) that contains zero means the claimed effect is absent (disagrees)."""
+    ``sign=+1``) that contains zero means the claimed effect is absent (disagrees). ``needs`` completes "deciding
+    needs …" in a "too little power" reason when the caller knows it exactly (an exact interval:
+    :func:`~iclab.stats.clopper_pearson_trials`); else the normal approximation's count (half-width ∝ 1/√n)."""
     if sign not in (+1, -1):
         raise ValueError("sign must be +1 or -1")
     if not math.isfinite(estimate):
@@ -344,6 +347,8 @@ def judge_direction(
             else f"no effect: the interval excludes every effect ≥ {fmt(smallest, 3)}{unit}"
         )
         return _verdict(DISAGREES, estimate, unc, stat, record, why)
+    if needs:  # the caller's exact count
+        return _too_little_power(estimate, unc, stat, record, f"the interval contains zero; deciding needs {needs}")
     half = (hi - lo) / 2
     # the half-width that decides at this estimate: below |estimate| the interval excludes 0; below
     # smallest − sign·estimate it excludes every effect ≥ smallest (when a smallest effect is given)

@@ -17,7 +17,7 @@ import pandas as pd
 from iclab.experiments._records import Estimate, Sample
 from iclab.experiments.multihead.conventions import SIGN_MATCH_MIN, STAGE_II_STEPS, TRAINED_MIN_STEPS, ZERO_SUM_MAX
 from iclab.experiments.multihead.paper_values import FIG25_PROMPTS, SEED_SUMMARY, SEED_SUMMARY_LENGTHGEN
-from iclab.stats import clopper_pearson, fmt, mean_se, unit_mean
+from iclab.stats import clopper_pearson, clopper_pearson_trials, fmt, mean_se, unit_mean
 from iclab.theory import multihead as th
 
 NAN = float("nan")
@@ -198,7 +198,19 @@ def sign_matching(cfg, s: Sample) -> Estimate:
     if n == 0:
         return Estimate(NAN, n=0)
     lo, hi = clopper_pearson(k, n)
-    return Estimate(k / n - SIGN_MATCH_MIN, ci=(lo - SIGN_MATCH_MIN, hi - SIGN_MATCH_MIN), n=int(n))
+    ci = (lo - SIGN_MATCH_MIN, hi - SIGN_MATCH_MIN)
+    return Estimate(k / n - SIGN_MATCH_MIN, ci=ci, n=int(n), needs=seeds_to_decide(k, int(n)))
+
+
+def seeds_to_decide(k: float, n: int, most: int = 10_000) -> str:
+    """What would decide :func:`sign_matching` (its interval is exact, so the judge's normal approximation of the
+    count would not hold): the fewest seeds m ≥ n at which the Clopper–Pearson bound of (k + m − n)/m clears
+    :data:`SIGN_MATCH_MIN`, every added seed matching (:func:`iclab.stats.clopper_pearson_trials`; one seed that
+    matches: m = 36)."""
+    m = clopper_pearson_trials(k, n, SIGN_MATCH_MIN, most)
+    if m is None:
+        return f"more than {most:,} seeds, even with every added one matching (now {n:,})"
+    return f"at least {m:,} seeds, every added one matching (now {n:,})"
 
 
 def _lengthgen(cfg, rows: pd.DataFrame, sign: int):
