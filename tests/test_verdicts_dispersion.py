@@ -14,6 +14,7 @@ import pytest
 
 from iclab.experiments import get_experiment
 from iclab.experiments._judge import judge_run
+from iclab.experiments._records import judge_records
 from iclab.experiments.dispersion.claims import claims
 from iclab.experiments.dispersion.notes import notes
 from iclab.experiments.dispersion.config import beta_grid
@@ -494,6 +495,12 @@ def _uniform_beta_table(config, rng, centre: float | None = None, sd: float = 0.
     return df.assign(fit_loss=losses)
 
 
+def _judge_one(record, config, df: pd.DataFrame):
+    """The verdict of ``record`` alone: ``compare`` judges every record independently (``judge_records``; the
+    package has no ``judged_rows``), so this is ``compare(config, df)[record.id]`` without judging the other 38."""
+    return judge_records([record], config, df)[record.id]
+
+
 @pytest.mark.parametrize("h", [2.0, 3.0])
 def test_beta_value_is_not_agreed_by_a_random_grid_beta(h):
     """Issue 21: fig6/beta/H=2 and H=3 agreed in 72–90 % of tables whose β* per seed is drawn uniformly from the
@@ -504,7 +511,10 @@ def test_beta_value_is_not_agreed_by_a_random_grid_beta(h):
     rng = np.random.default_rng(5)
     for seeds in (3, 6):
         config = PAPER.with_overrides({"seeds": seeds})
-        agreed = sum(compare(config, _uniform_beta_table(config, rng))[cid].verdict == "agrees" for _ in range(100))
+        record = next(r for r in claims(config) if r.id == cid)
+        tables = [_uniform_beta_table(config, rng) for _ in range(100)]
+        assert _judge_one(record, config, tables[0]) == compare(config, tables[0])[cid]  # as compare judges it
+        agreed = sum(_judge_one(record, config, df).verdict == "agrees" for df in tables)
         assert agreed == 0, (seeds, agreed)
     p = float(beta_of_entropy(h))
     assert compare(PAPER, _uniform_beta_table(PAPER, rng, p, 0.1))[cid].verdict == "agrees"
