@@ -6,6 +6,7 @@ that need the paper's settings ("settings differ").
 In the null tables the noise is centred across the units of each test (seeds, segments), so the sample effect is
 exactly null: the tests check the verdict logic, not the 2.5 % one-sided false-positive rate of a 95 % interval."""
 
+import functools
 import math
 
 import numpy as np
@@ -482,10 +483,16 @@ def test_lookup_absence_claim_excludes_both_sides():
     assert "both sides" in text and "adaptive hurts" in text
 
 
+@functools.lru_cache(maxsize=8)
+def _retrieval_table(config) -> pd.DataFrame:
+    """The retrieval rows with the effect (their noise is drawn from seed 0: the same table on every call)."""
+    return _table(config, effect=True, parts=("retrieval",))
+
+
 def _uniform_beta_table(config, rng, centre: float | None = None, sd: float = 0.0) -> pd.DataFrame:
     """Retrieval rows whose best β per seed is drawn uniformly from the grid (``centre`` None) or is ``centre`` plus
     normal noise ``sd`` rounded to the grid, the same in every entropy bin."""
-    df = _table(config, effect=True, parts=("retrieval",))
+    df = _retrieval_table(config)  # not changed here: ``assign`` returns a copy
     grid = beta_grid(config)
     nb = int(df["fit_n_bins"].iloc[0])
     losses = []
