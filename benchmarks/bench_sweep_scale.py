@@ -2,7 +2,8 @@
 pool and Ray, end to end through ``run_experiment`` (result store included).
 
 Per (executor, n) a fresh child process runs one sweep (``main(smoke=True)``: one child per executor runs both
-sizes, at 20 and 40 cells) and reports:
+sizes, at 20 and 40 cells, with no warm-up sweep, which only keeps one-off costs out of numbers a smoke run does not
+read) and reports:
 
 * per-cell overhead: the steady state from the store's ``finished_at`` stamps, (last - first) / (n - 1), so the
   pool's start-up (spawned workers import torch and iclab) and Ray's are left out; Ray is "warm" (``ray.init``
@@ -48,8 +49,9 @@ def _status(field: str) -> int:
     return int(line.split()[1]) * 1024
 
 
-def _sweep_child(executor: str, sizes: list[int], root: str) -> list[dict]:
-    """One measured sweep per size in ``sizes`` into ``root/EXECUTOR-N`` (a fresh process; module docstring)."""
+def _sweep_child(executor: str, sizes: list[int], root: str, warmup: bool = True) -> list[dict]:
+    """One measured sweep per size in ``sizes`` into ``root/EXECUTOR-N`` (a fresh process; module docstring), after a
+    warm-up sweep unless ``warmup`` is false."""
     import bench_executors
 
     bench_executors.worker_environment()
@@ -65,8 +67,8 @@ def _sweep_child(executor: str, sizes: list[int], root: str) -> list[dict]:
         from iclab.runs import ray_init
 
         ray_init(num_cpus=WORKERS)
-    warmup = f"{root}/{executor}-{max(sizes)}-warmup"  # a new folder per child: the warm-up computes its cells
-    sweep(min(RAY_WARMUP, max(sizes)) if executor == "ray" else 5, warmup)  # Ray's workers; the driver's imports
+    if warmup:  # Ray's workers, the driver's imports; a new folder per child: the warm-up computes its cells
+        sweep(min(RAY_WARMUP, max(sizes)) if executor == "ray" else 5, f"{root}/{executor}-{max(sizes)}-warmup")
     return [_measured(sweep, executor, n, f"{root}/{executor}-{n}") for n in sizes]
 
 
@@ -124,10 +126,10 @@ def _grid_bytes(n: int) -> int:
     return size
 
 
-def _child(executor: str, sizes: list[int], root: str) -> list[dict]:
+def _child(executor: str, sizes: list[int], root: str, warmup: bool) -> list[dict]:
     code = (
         f"import sys, json; sys.path.insert(0, {str(HERE)!r}); import bench_sweep_scale as b; "
-        f"print('ROW ' + json.dumps(b._sweep_child({executor!r}, {sizes!r}, {root!r})))"
+        f"print('ROW ' + json.dumps(b._sweep_child({executor!r}, {sizes!r}, {root!r}, {warmup!r})))"
     )
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     rows = [x for x in p.stdout.splitlines() if x.startswith("ROW ")]
@@ -157,7 +159,7 @@ def main(smoke: bool = False) -> None:
     with tempfile.TemporaryDirectory(prefix="iclab-bench-scale-") as tmp:
         for executor in ("serial", "local", "ray"):
             for sizes in [[small, large]] if smoke else [[small], [large]]:
-                rows.update({(executor, n): r for n, r in zip(sizes, _child(executor, sizes, tmp))})
+                rows.update({(executor, n): r for n, r in zip(sizes, _child(executor, sizes, tmp, not smoke))})
         store = str(Path(tmp) / f"serial-{large}")
         cli = {
             "report": _cli("report", store),

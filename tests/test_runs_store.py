@@ -82,7 +82,7 @@ def test_sigkill_the_driver_then_resume(tmp_path):
         sweeps = store.sweeps()
     assert len(keys) == len(set(keys)) == n
     assert sweeps[0]["finished"] is None and sweeps[-1]["computed"] == n - at_kill  # the killed sweep, then ours
-    clean = _run(tmp_path / "clean", n_cells=n, sleep=0.15)
+    clean = _run(tmp_path / "clean", n_cells=n)  # the results do not depend on sleep (it only delays a cell)
     same = [m for m in METRICS if m != "shared_pid"]  # the killed driver had another pid
     assert resumed.results[same].equals(clean.results[same])
 

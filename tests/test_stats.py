@@ -197,3 +197,22 @@ def test_power_message_never_asks_for_the_sample_it_already_has():
         asked = re.search(r"about ([\d,]+) samples \(now 150\)", v.reason)
         assert v.verdict == NOT_JUDGED and (asked is None or int(asked[1].replace(",", "")) > 150), v.reason
         assert asked or "more than the 150" in v.reason or "larger sample" in v.reason, v.reason
+
+
+def test_tails_and_quantiles_are_scipys_bit_for_bit():
+    """The judges' normal upper tail (``ndtr(-x)``) and remembered ``quantile`` give exactly what ``scipy.stats``
+    gives (values, NaN, infinities, signed zeros; a 0-d input gives a scalar), so no verdict moves with them."""
+    from scipy import stats
+
+    from iclab.stats._rules import _sf
+
+    x = np.concatenate([np.random.default_rng(0).normal(0, s, 20_000) for s in (0.3, 3, 30)])
+    x = np.concatenate([x, [0.0, -0.0, np.inf, -np.inf, np.nan, 1e300, -1e300, 38.5, -38.5]])
+    for dof in (None, math.inf, 2, 7.5):
+        sf = stats.norm.sf if dof in (None, math.inf) else lambda v, dof=dof: stats.t.sf(v, dof)
+        assert np.array_equal(_sf(x, dof).view(np.int64), sf(x).view(np.int64)), dof
+        assert type(_sf(1.5, dof)) is type(sf(1.5)) and _sf(1.5, dof) == sf(1.5), dof
+    for conf in (0.5, 0.9, 0.95, 1 - 0.05 / 39):
+        assert quantile(conf) == float(stats.norm.ppf(0.5 + conf / 2)) == quantile(conf, math.inf)
+        for dof in (1, 2.0, np.float64(5), np.int64(29)):
+            assert quantile(conf, dof) == float(stats.t.ppf(0.5 + conf / 2, dof)) == quantile(conf, float(dof))

@@ -6,6 +6,7 @@ that need the paper's settings ("settings differ").
 In the null tables the noise is centred across the units of each test (seeds, segments), so the sample effect is
 exactly null: the tests check the verdict logic, not the 2.5 % one-sided false-positive rate of a 95 % interval."""
 
+import functools
 import math
 
 import numpy as np
@@ -14,6 +15,7 @@ import pytest
 
 from iclab.experiments import get_experiment
 from iclab.experiments._judge import judge_run
+from iclab.experiments._records import judge_records
 from iclab.experiments.dispersion.claims import claims
 from iclab.experiments.dispersion.notes import notes
 from iclab.experiments.dispersion.config import beta_grid
@@ -481,10 +483,16 @@ def test_lookup_absence_claim_excludes_both_sides():
     assert "both sides" in text and "adaptive hurts" in text
 
 
+@functools.lru_cache(maxsize=8)
+def _retrieval_table(config) -> pd.DataFrame:
+    """The retrieval rows with the effect (their noise is drawn from seed 0: the same table on every call)."""
+    return _table(config, effect=True, parts=("retrieval",))
+
+
 def _uniform_beta_table(config, rng, centre: float | None = None, sd: float = 0.0) -> pd.DataFrame:
     """Retrieval rows whose best β per seed is drawn uniformly from the grid (``centre`` None) or is ``centre`` plus
     normal noise ``sd`` rounded to the grid, the same in every entropy bin."""
-    df = _table(config, effect=True, parts=("retrieval",))
+    df = _retrieval_table(config)  # not changed here: ``assign`` returns a copy
     grid = beta_grid(config)
     nb = int(df["fit_n_bins"].iloc[0])
     losses = []
@@ -492,6 +500,12 @@ def _uniform_beta_table(config, rng, centre: float | None = None, sd: float = 0.
         b = rng.choice(grid) if centre is None else grid[np.argmin(np.abs(grid - (centre + rng.normal(0, sd))))]
         losses.append(np.tile((grid - b) ** 2, nb).tolist())
     return df.assign(fit_loss=losses)
+
+
+def _judge_one(record, config, df: pd.DataFrame):
+    """The verdict of ``record`` alone: ``compare`` judges every record independently (``judge_records``; the
+    package has no ``judged_rows``), so this is ``compare(config, df)[record.id]`` without judging the other 38."""
+    return judge_records([record], config, df)[record.id]
 
 
 @pytest.mark.parametrize("h", [2.0, 3.0])
@@ -504,7 +518,10 @@ def test_beta_value_is_not_agreed_by_a_random_grid_beta(h):
     rng = np.random.default_rng(5)
     for seeds in (3, 6):
         config = PAPER.with_overrides({"seeds": seeds})
-        agreed = sum(compare(config, _uniform_beta_table(config, rng))[cid].verdict == "agrees" for _ in range(100))
+        record = next(r for r in claims(config) if r.id == cid)
+        tables = [_uniform_beta_table(config, rng) for _ in range(100)]
+        assert _judge_one(record, config, tables[0]) == compare(config, tables[0])[cid]  # as compare judges it
+        agreed = sum(_judge_one(record, config, df).verdict == "agrees" for df in tables)
         assert agreed == 0, (seeds, agreed)
     p = float(beta_of_entropy(h))
     assert compare(PAPER, _uniform_beta_table(PAPER, rng, p, 0.1))[cid].verdict == "agrees"

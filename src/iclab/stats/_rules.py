@@ -36,11 +36,12 @@ SHIFT_SE = 5.0
 
 
 def _sf(x, dof: float | None):
-    """Upper tail of N(0, 1), or of Student's t with ``dof`` degrees of freedom."""
-    from scipy import stats
+    """Upper tail of N(0, 1), or of Student's t with ``dof`` degrees of freedom (the normal's as ``ndtr(-x)``,
+    which is what ``scipy.stats.norm.sf`` computes, without its generic argument handling)."""
+    from scipy import special, stats
 
     x = np.asarray(x, dtype=float)
-    return stats.norm.sf(x) if dof is None or not math.isfinite(dof) else stats.t.sf(x, dof)
+    return special.ndtr(-x) if dof is None or not math.isfinite(dof) else stats.t.sf(x, dof)
 
 
 def value_rule(d, spread, k: float, tol: float, can_agree: bool = True):

@@ -3,6 +3,7 @@ too few units; :mod:`iclab.stats`)."""
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -56,6 +57,12 @@ def fmt(x: float, digits: int = 4) -> str:
 
 def quantile(confidence: float = 0.95, dof: float | None = None) -> float:
     """Two-sided critical value: the normal quantile, or Student's t with ``dof`` degrees of freedom."""
+    return _quantile(float(confidence), None if dof is None else float(dof))
+
+
+@functools.lru_cache(maxsize=1024)
+def _quantile(confidence: float, dof: float | None) -> float:
+    """:func:`quantile`, remembered: a judge asks for the same few values thousands of times."""
     from scipy import stats
 
     q = 0.5 + confidence / 2
