@@ -70,7 +70,8 @@ def _sync(device) -> None:
         torch.cuda.synchronize()
 
 
-def _bench(name, model, inputs, repeats) -> None:
+def _bench(name, model, inputs, repeats) -> dict:
+    """Print and return ``{variant: median time / median stock time}`` (and the stock median in ms)."""
     device = next(model.parameters()).device
     variants = _variants(model)
     times = {k: [] for k in variants}
@@ -90,9 +91,12 @@ def _bench(name, model, inputs, repeats) -> None:
     base = statistics.median(times["stock"])
     for k, ts in times.items():
         print(f"  {k:24s} {1e3 * statistics.median(ts):8.2f} ms   ratio {statistics.median(ts) / base:5.3f}")
+    return {"stock_ms": 1e3 * base, "ratios": {k: statistics.median(ts) / base for k, ts in times.items()}}
 
 
-def main(device: str = "cpu", smoke: bool = False) -> None:
+def main(device: str = "cpu", smoke: bool = False) -> dict:
+    """Print every table; return the headline numbers (``--record`` keeps them): per model the time ratios to stock,
+    and the long-context rows."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
     dev = torch.device(device)
@@ -103,6 +107,7 @@ def main(device: str = "cpu", smoke: bool = False) -> None:
     B, n, repeats = (2, 128, 9) if cpu else (8, 1024, 30)
     if smoke:
         B, n, repeats = 1, 16, 1
+    out = {"device": device, "threads": 1 if cpu else None, "batch": B, "tokens": n, "repeats": repeats, "models": {}}
     try:
         torch.manual_seed(0)
         try:
@@ -110,7 +115,7 @@ def main(device: str = "cpu", smoke: bool = False) -> None:
 
             model, _, src = load_model("minilm")
             ids = torch.randint(1000, 20000, (B, min(n, 512)), device=dev)
-            _bench(
+            out["models"]["minilm"] = _bench(
                 f"MiniLM ({src.split(':')[0]}), batch {B} x {ids.shape[1]}, {device}",
                 model.to(dev),
                 {"input_ids": ids, "attention_mask": torch.ones_like(ids)},
@@ -130,7 +135,7 @@ def main(device: str = "cpu", smoke: bool = False) -> None:
         )
         llama = LlamaForCausalLM(cfg).eval().to(dev)
         ids = torch.randint(0, 4096, (B, n), device=dev)
-        _bench(
+        out["models"]["llama-smollm2-shape"] = _bench(
             f"Llama GQA 9/3 heads (SmolLM2 shape), {layers} layers, random init, batch {B} x {n}, {device}",
             llama,
             {"input_ids": ids, "attention_mask": torch.ones_like(ids), "use_cache": False},
@@ -140,7 +145,8 @@ def main(device: str = "cpu", smoke: bool = False) -> None:
         torch.set_num_threads(threads)
     if cpu:
         print("(CPU, 1 thread; a shared machine inflates absolute times; ratios are measured side by side)")
-    long_context(device, lengths=(256,) if smoke else LONG_N)
+    out["long_context"] = long_context(device, lengths=(256,) if smoke else LONG_N)
+    return out
 
 
 LONG_N = (1024, 2048, 4096, 8192, 16384)
