@@ -34,6 +34,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         record = Path(wanted.pop(at + 1))
         wanted.pop(at)
+        git = _records().git_state()  # the code measured, before any benchmark runs
     if str(HERE) not in sys.path:
         sys.path.insert(0, str(HERE))  # modules import by their plain name (workers re-import them so)
     files = sorted(
@@ -49,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
             module = importlib.import_module(path.stem)
             numbers = module.main(smoke=True) if smoke else module.main()
             if record is not None and isinstance(numbers, dict):
-                _record(path.stem, numbers, load, time.perf_counter() - start, record)
+                _record(path.stem, numbers, load, time.perf_counter() - start, record, git)
         except BaseException as exc:  # noqa: BLE001 - keep going; SystemExit from a bench counts as a failure
             if isinstance(exc, KeyboardInterrupt):
                 raise
@@ -63,13 +64,19 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if failed else 0
 
 
-def _record(name: str, numbers: dict, load: tuple[float, ...], seconds: float, folder: Path) -> None:
+def _records():
+    """``docs/measured_records.py``, which writes and checks the records."""
     if str(DOCS) not in sys.path:
         sys.path.insert(0, str(DOCS))
     import measured_records
 
+    return measured_records
+
+
+def _record(name: str, numbers: dict, load: tuple[float, ...], seconds: float, folder: Path, git) -> None:
     command = f"python benchmarks/run_all.py --record {folder} {name}"
-    path = measured_records.write(measured_records.benchmark_record(name, command, numbers, load, seconds), folder)
+    records = _records()
+    path = records.write(records.benchmark_record(name, command, numbers, load, seconds, git), folder)
     print(f"recorded {path}")
 
 

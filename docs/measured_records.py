@@ -1,9 +1,9 @@
 """Records of measured runs, the only source of the performance numbers the README and the docs quote.
 
 A record is one JSON file in ``docs/measured/``: what was run (``command``), on which code (``commit``, and
-``dirty`` when the working tree had uncommitted changes), when (``date``, UTC), on which machine (``machine``: CPU
-model, cores, GPU or ``"none"``, and ``os.getloadavg()`` at the start and the end, so a run on a loaded machine says
-so), the ``numbers`` it measured, and ``sources``: where each part of the record was read from. Two kinds:
+``dirty`` when tracked files under ``src/`` or ``benchmarks/`` had uncommitted changes), when (``date``, UTC), on
+which machine (``machine``: CPU model, cores, GPU or ``"none"``, and ``os.getloadavg()`` at the start and the end,
+so a run on a loaded machine says so), the ``numbers`` it measured, and ``sources``: where each part of the record was read from. Two kinds:
 
 * ``benchmark``: written by ``python benchmarks/run_all.py --record docs/measured NAME`` from the dict of headline
   numbers the benchmark's ``main()`` returns (a ``--smoke`` run never records);
@@ -66,11 +66,14 @@ def machine(load_start: tuple[float, ...] | None) -> dict:
     }
 
 
-def git_state(root: Path = ROOT) -> tuple[str, bool]:
-    """``(commit, dirty)`` of the checkout at ``root``: HEAD, and whether tracked files differ from it."""
+def git_state(root: Path = ROOT, paths: tuple[str, ...] = ("src", "benchmarks")) -> tuple[str, bool]:
+    """``(commit, dirty)`` of the checkout at ``root``: HEAD, and whether tracked files under ``paths`` (the code
+    that is measured) differ from it."""
     head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True)
     status = subprocess.run(
-        ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True
+        ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no", "--", *paths],
+        capture_output=True,
+        text=True,
     )
     return (head.stdout.strip() or "unknown"), bool(status.stdout.strip())
 
@@ -79,9 +82,12 @@ def now() -> str:
     return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def benchmark_record(name: str, command: str, numbers: dict, load_start: tuple[float, ...], seconds: float) -> dict:
-    """The record of one benchmark run that just finished in this process (module docstring)."""
-    commit, dirty = git_state()
+def benchmark_record(
+    name: str, command: str, numbers: dict, load_start: tuple[float, ...], seconds: float, git: tuple[str, bool]
+) -> dict:
+    """The record of one benchmark run that just finished in this process, on the code ``git`` (``git_state()``
+    when the run started; module docstring)."""
+    commit, dirty = git
     return {
         "name": name,
         "kind": "benchmark",
