@@ -3,7 +3,8 @@
 A record is one JSON file in ``docs/measured/``: what was run (``command``), on which code (``commit``, and
 ``dirty`` when tracked files under ``src/`` or ``benchmarks/`` had uncommitted changes), when (``date``, UTC), on
 which machine (``machine``: CPU model, cores, GPU or ``"none"``, and ``os.getloadavg()`` at the start and the end,
-so a run on a loaded machine says so), the ``numbers`` it measured, and ``sources``: where each part of the record was read from. Two kinds:
+so a run on a loaded machine says so), the ``numbers`` it measured, and ``sources``: where each part of the record
+was read from. Two kinds:
 
 * ``benchmark``: written by ``python benchmarks/run_all.py --record docs/measured NAME`` from the dict of headline
   numbers the benchmark's ``main()`` returns (a ``--smoke`` run never records);
@@ -169,10 +170,11 @@ def log_steps(log: Path) -> dict:
     if not lines or start is None:
         raise ConfigError("--log", str(log), "a `make run` log, every line prefixed with seconds since the start")
     end = next((t for t, text in lines if "Command being timed" in text), lines[-1][0])
-    out = {"install_s": start - lines[0][0], "reproduce_s": end - start, "experiments_s": experiment_steps(lines)}
+    out = {"install_s": round(start - lines[0][0], 1), "reproduce_s": round(end - start, 1)}
+    out["experiments_s"] = experiment_steps(lines)
     times = {k: next((float(x.split(":")[-1]) for _, x in lines if k in x), None) for k in ("User time", "System time")}
     if None not in times.values():
-        out["make_run_cpu_s"] = times["User time"] + times["System time"]
+        out["make_run_cpu_s"] = round(times["User time"] + times["System time"], 2)
     return out
 
 
@@ -182,7 +184,7 @@ def experiment_steps(lines: list[tuple[float, str]]) -> dict[str, float]:
     marks = [(t, m.group(1)) for t, text in lines if (m := re.match(r"== (\S+) \(quick\)", text))]
     report = next((t for t, text in lines if text.startswith("report: ")), lines[-1][0])
     ends = [t for t, _ in marks[1:]] + [report]
-    return {name: end - t for (t, name), end in zip(marks, ends)}
+    return {name: round(end - t, 1) for (t, name), end in zip(marks, ends)}
 
 
 def make_run_record(runs: Path, log: Path | None = None) -> dict:
