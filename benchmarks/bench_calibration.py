@@ -37,7 +37,8 @@ def _records(n: int, cells: int, seed: int = 0) -> list[dict]:
     return out
 
 
-def main(smoke: bool = False) -> None:
+def main(smoke: bool = False) -> dict:
+    """Print the timings; return them (``--record`` keeps them): seconds per table by draws, and the chance count's."""
     from iclab.experiments import COMPARISON_FIELDS, Comparison, family_summary
     from iclab.stats import calibration_table
 
@@ -45,17 +46,21 @@ def main(smoke: bool = False) -> None:
     rows = _records(n, cells)
     calibration_table(rows[:2], draws=10)  # imports (scipy) outside the timing
     print(f"{'draws per claim':>16s} {'claims':>7s} {'seconds':>8s} {'worst rate':>11s}")
+    out = {"claims": len(rows), "table_s": {}}
     for draws in (100,) if smoke else (1000, 5000):
         start = time.perf_counter()
         table = calibration_table(rows, draws=draws, seed=0)
         took = time.perf_counter() - start
+        out["table_s"][str(draws)] = took
         print(f"{draws:16,d} {len(table):7d} {took:8.2f} {table['false_agree'].max():11.3f}")
     blank = dict.fromkeys(COMPARISON_FIELDS, "") | {"experiment": "bench", "kind": "effect direction"}
     comps = [Comparison(**blank | {"verdict": r["verdict"]}, id=r["id"], test_record=r["test_record"]) for r in rows]
     start = time.perf_counter()
     chance = family_summary(comps)["chance_agrees"]
+    out["chance_s"], out["chance_draws"] = time.perf_counter() - start, chance["draws"]
     print(f"chance count ({chance['draws']} draws per claim): {chance['expected']:.2f} of {chance['judged']} judged "
-          f"claims in {time.perf_counter() - start:.2f} s")  # fmt: skip
+          f"claims in {out['chance_s']:.2f} s")  # fmt: skip
+    return out
 
 
 if __name__ == "__main__":

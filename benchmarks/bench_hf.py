@@ -3,7 +3,7 @@
 For each model the variants run interleaved in one process (one forward each, round robin, median of the
 repeats), so machine load hits them alike: stock sdpa, τ = 1 through the interface, fixed global τ = 1.5,
 per-(layer, head) τ, adaptive τ (eager path) and the score probe at the last position (τ = 1); reported as time
-ratios to the stock model. A parity line per model checks τ = 1 (bit-identical) and τ = 1.5 against the stock
+ratios to the stock model: of CPU time on CPU (one torch thread), of wall time on CUDA. A parity line per model checks τ = 1 (bit-identical) and τ = 1.5 against the stock
 model with its ``scaling`` divided by 1.5. Models: MiniLM (BERT, 6 layers, installed package; skipped if absent)
 and a random-init Llama with SmolLM2-135M's attention shape (9 query / 3 key-value heads of dim 64).
 ``main(device=...)`` runs on CPU by default, on CUDA when asked (``python benchmarks/bench_hf.py cuda``);
@@ -70,10 +70,15 @@ def _sync(device) -> None:
         torch.cuda.synchronize()
 
 
-def _bench(name, model, inputs, repeats) -> None:
+def _bench(name, model, inputs, repeats) -> dict:
+    """Print and return ``{variant: median time / median stock time}`` (and the stock median in ms): on CPU the
+    forward's CPU time (one torch thread, so the work done, which other processes do not inflate), on CUDA its wall
+    time; the wall-time ratios are printed too."""
     device = next(model.parameters()).device
+    clock = time.process_time if device.type == "cpu" else time.perf_counter
     variants = _variants(model)
     times = {k: [] for k in variants}
+    walls = {k: [] for k in variants}
     with torch.no_grad():
         print(f"{name}\n  {_parity(model, inputs)}")
         for ctx in variants.values():  # warm-up
@@ -83,16 +88,28 @@ def _bench(name, model, inputs, repeats) -> None:
             for k, ctx in variants.items():
                 with ctx():
                     _sync(device)
-                    t0 = time.perf_counter()
+                    t0, w0 = clock(), time.perf_counter()
                     model(**inputs)
                     _sync(device)
-                    times[k].append(time.perf_counter() - t0)
-    base = statistics.median(times["stock"])
+                    times[k].append(clock() - t0)
+                    walls[k].append(time.perf_counter() - w0)
+    base, wall = statistics.median(times["stock"]), statistics.median(walls["stock"])
+    what = "CPU" if device.type == "cpu" else "wall"
     for k, ts in times.items():
-        print(f"  {k:24s} {1e3 * statistics.median(ts):8.2f} ms   ratio {statistics.median(ts) / base:5.3f}")
+        print(
+            f"  {k:24s} {1e3 * statistics.median(ts):8.2f} ms {what}  ratio {statistics.median(ts) / base:5.3f}"
+            f"   (wall ratio {statistics.median(walls[k]) / wall:5.3f})"
+        )
+    return {
+        "stock_ms": 1e3 * base,
+        "clock": what,
+        "ratios": {k: statistics.median(ts) / base for k, ts in times.items()},
+    }
 
 
-def main(device: str = "cpu", smoke: bool = False) -> None:
+def main(device: str = "cpu", smoke: bool = False) -> dict:
+    """Print every table; return the headline numbers (``--record`` keeps them): per model the time ratios to stock,
+    and the long-context rows."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
     dev = torch.device(device)
@@ -103,6 +120,7 @@ def main(device: str = "cpu", smoke: bool = False) -> None:
     B, n, repeats = (2, 128, 9) if cpu else (8, 1024, 30)
     if smoke:
         B, n, repeats = 1, 16, 1
+    out = {"device": device, "threads": 1 if cpu else None, "batch": B, "tokens": n, "repeats": repeats, "models": {}}
     try:
         torch.manual_seed(0)
         try:
@@ -110,7 +128,7 @@ def main(device: str = "cpu", smoke: bool = False) -> None:
 
             model, _, src = load_model("minilm")
             ids = torch.randint(1000, 20000, (B, min(n, 512)), device=dev)
-            _bench(
+            out["models"]["minilm"] = _bench(
                 f"MiniLM ({src.split(':')[0]}), batch {B} x {ids.shape[1]}, {device}",
                 model.to(dev),
                 {"input_ids": ids, "attention_mask": torch.ones_like(ids)},
@@ -130,7 +148,7 @@ def main(device: str = "cpu", smoke: bool = False) -> None:
         )
         llama = LlamaForCausalLM(cfg).eval().to(dev)
         ids = torch.randint(0, 4096, (B, n), device=dev)
-        _bench(
+        out["models"]["llama-smollm2-shape"] = _bench(
             f"Llama GQA 9/3 heads (SmolLM2 shape), {layers} layers, random init, batch {B} x {n}, {device}",
             llama,
             {"input_ids": ids, "attention_mask": torch.ones_like(ids), "use_cache": False},
@@ -139,8 +157,9 @@ def main(device: str = "cpu", smoke: bool = False) -> None:
     finally:
         torch.set_num_threads(threads)
     if cpu:
-        print("(CPU, 1 thread; a shared machine inflates absolute times; ratios are measured side by side)")
-    long_context(device, lengths=(256,) if smoke else LONG_N)
+        print("(CPU, 1 thread; ratios of CPU time, measured side by side; a shared machine inflates wall times)")
+    out["long_context"] = long_context(device, lengths=(256,) if smoke else LONG_N)
+    return out
 
 
 LONG_N = (1024, 2048, 4096, 8192, 16384)

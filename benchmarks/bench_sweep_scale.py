@@ -12,6 +12,8 @@ read) and reports:
   itself spends per cell (store, pipes, Ray calls), which the machine's other load does not inflate as it does the
   wall-clock overhead;
 * wall: the whole ``run_experiment`` call, start-up, store and the returned results table included;
+* warm-up: before the measured sweeps, ``ray.init`` (Ray only) and a warm-up sweep (200 cells on Ray, 5 otherwise),
+  what a fresh Ray pays to start its workers;
 * driver memory: the peak resident memory the sweep added (the kernel's ``VmHWM`` reset through
   ``/proc/self/clear_refs`` after the imports and warm-up, then ``VmHWM - VmRSS`` before), at ``N_SMALL`` and
   ``N_LARGE`` cells; its growth per cell (KiB/cell, between the two sizes) is what the driver holds per cell. The
@@ -63,13 +65,15 @@ def _sweep_child(executor: str, sizes: list[int], root: str, warmup: bool = True
     def sweep(cells: int, folder: str):
         return run_experiment("bench_noop", overrides={"n_cells": cells}, out=folder, options=options)
 
+    start = time.perf_counter()
     if executor == "ray":
         from iclab.runs import ray_init
 
         ray_init(num_cpus=WORKERS)
     if warmup:  # Ray's workers, the driver's imports; a new folder per child: the warm-up computes its cells
         sweep(min(RAY_WARMUP, max(sizes)) if executor == "ray" else 5, f"{root}/{executor}-{max(sizes)}-warmup")
-    return [_measured(sweep, executor, n, f"{root}/{executor}-{n}") for n in sizes]
+    warm = time.perf_counter() - start  # Ray: ray.init and the warm-up sweep that starts its workers (smoke: init only)
+    return [{**_measured(sweep, executor, n, f"{root}/{executor}-{n}"), "warmup": warm} for n in sizes]
 
 
 def _measured(sweep, executor: str, n: int, out: str) -> dict:
@@ -151,7 +155,8 @@ def _cli(*args: str) -> float:
     return seconds
 
 
-def main(smoke: bool = False) -> None:
+def main(smoke: bool = False) -> dict:
+    """Print the tables; return the headline numbers (``--record`` keeps them): per executor at the large size."""
     if str(HERE) not in sys.path:
         sys.path.insert(0, str(HERE))
     small, large = (20, 40) if smoke else (N_SMALL, N_LARGE)
@@ -202,6 +207,19 @@ def main(smoke: bool = False) -> None:
             f"  {name:24s} {seconds:6.2f} s"
             + ("  (the interpreter and imports alone)" if "help" in name else f"  on the store of {large} cells")
         )
+    keys = ("per_cell", "cpu_per_cell", "wall", "startup", "warmup")
+    return {
+        "cells": large,
+        "workers": WORKERS,
+        "ray_warmup_cells": RAY_WARMUP,
+        "executors": {e: {k: rows[e, large][k] for k in keys} for e in ("serial", "local", "ray")},
+        "kib_per_cell": {
+            k: {e: (rows[e, large][k] - rows[e, small][k]) * 1024 / (large - small) for e in ("serial", "local", "ray")}
+            for k in ("peak_mib", "again_peak_mib", "grid_mib")
+        },
+        "resume_s": rows["serial", large]["resume"],
+        "cli_s": cli,
+    }
 
 
 if __name__ == "__main__":

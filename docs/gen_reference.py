@@ -12,7 +12,8 @@ the experiment declares at its ``paper`` preset with source, paper value, measur
 and the reference verdict — "not shipped yet" where no reference run is — then the experiment's report notes
 computed from the same run (the numbers no claim row shows: tables over sizes and variants, per-seed values), so
 the prose of a note can point to them instead of quoting numbers typed by hand. The README's block counts the verdicts
-per experiment. The output depends only on the code and the reference runs (no dates of generation, claims in
+per experiment. The performance numbers (wall times, overheads) are written by ``docs/gen_measured.py`` from the
+records in ``docs/measured/``, in the same pass. The output depends only on the code and the reference runs (no dates of generation, claims in
 declared order), so ``tests/test_docs_generated.py`` can regenerate it and compare.
 """
 
@@ -24,10 +25,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from iclab.experiments import Experiment, load_run, paper_experiments
-from iclab.report import fmt_seconds
-from iclab.report._reference import reference_runs, reference_summary
-from iclab.stats import AGREES, DISAGREES, NOT_JUDGED
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling gen_measured, also when imported by path
+
+import gen_measured  # noqa: E402 - the performance-number blocks, from docs/measured/
+from iclab.experiments import Experiment, load_run, paper_experiments  # noqa: E402
+from iclab.report import fmt_seconds  # noqa: E402
+from iclab.report._reference import reference_runs, reference_summary  # noqa: E402
+from iclab.stats import AGREES, DISAGREES, NOT_JUDGED  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 BEGIN = "<!-- reference:begin -->"
@@ -301,16 +305,17 @@ def write(generated: dict[str, str], root: Path = ROOT) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Both kinds of block: the verdicts (this module) and the measured numbers (``docs/gen_measured.py``)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="exit 1 when a generated block is out of date")
     args = parser.parse_args(argv)
-    generated = blocks()
+    generated, measured = blocks(), gen_measured.blocks()
     if args.check:
-        out = stale(generated)
+        out = sorted(set(stale(generated)) | set(gen_measured.stale(measured)))
         for name in out:
             print(f"out of date: {name} (run `python docs/gen_reference.py`)")
         return 1 if out else 0
-    for name in write(generated):
+    for name in sorted(set(write(generated)) | set(gen_measured.write(measured))):
         print(f"wrote {name}")
     return 0
 
