@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from iclab.report import check_page
+from iclab.report import check_page, check_pages
 
 pytestmark = pytest.mark.slow
 
@@ -86,8 +86,9 @@ def test_math_renders_in_chromium(site, chromium):
     pages = [p for p in PAGES if 'class="arithmatex"' in (site / p / "index.html").read_text()]
     assert set(REQUIRED) <= set(pages), "pages without math"
     problems = {}
-    for page in pages:
-        value, errors = _math(site / page / "index.html", chromium)
+    checks = check_pages([site / p / "index.html" for p in pages], chromium=chromium, evaluate=PROBE, timeout=120)
+    for page, check in zip(pages, checks):
+        value, errors = check.value, check.errors
         found = {
             "MathJax did not load": not value["loaded"],
             "formulas left as raw TeX": value.get("raw"),

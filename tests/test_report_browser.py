@@ -11,7 +11,7 @@ import struct
 import pytest
 
 import fixtures_experiments  # noqa: F401 - registers fx_sweep / fx_other in this process
-from iclab.report import check_page, write_combined_report
+from iclab.report import check_page, check_pages, write_combined_report
 from iclab.report import run_and_report
 
 pytestmark = pytest.mark.slow
@@ -63,3 +63,29 @@ def test_checker_catches_console_errors_and_broken_images(chromium, tmp_path):
     assert not check.ok and [i["alt"] for i in check.broken_images] == ["gone"]
     text = " | ".join(check.errors)
     assert "boom" in text and "no_such_function" in text and "missing.png" in text
+
+
+def test_pages_checked_in_one_browser_keep_their_own_errors_and_screenshots(chromium, tmp_path):
+    """``check_pages``: each page in its own tab of one browser; a page's console errors, images, title and value are
+    its own (a clean page after a bad one, and before it, reads clean), as ``check_page`` alone gives them."""
+    bad, good = tmp_path / "bad.html", tmp_path / "good.html"
+    bad.write_text(
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>bad</title><link rel='icon' href='data:,'></head>"
+        "<body><img alt='gone' src='missing.png'><script>console.error('boom'); no_such_function();</script>"
+        "</body></html>"
+    )
+    good.write_text(
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>good</title><link rel='icon' href='data:,'></head>"
+        "<body><p id='x'>fine</p></body></html>"
+    )
+    shots = [tmp_path / "s0.png", None, tmp_path / "s2.png"]
+    checks = check_pages([good, bad, good], shots, chromium=chromium, evaluate="document.title.length")
+    assert [c.title for c in checks] == ["good", "bad", "good"]
+    assert [c.value for c in checks] == [4, 3, 4]
+    assert checks[0].ok and checks[2].ok and checks[0].errors == checks[2].errors == []
+    alone = check_page(bad, chromium=chromium, evaluate="document.title.length")
+    assert sorted(checks[1].errors) == sorted(alone.errors) and "boom" in " | ".join(alone.errors)
+    assert checks[1].broken_images == alone.broken_images != []
+    assert _png_size(shots[0]) == _png_size(shots[2]) == (1280, 1600) and checks[1].screenshot is None
+    with pytest.raises(ValueError, match="2 pages but 1 screenshots"):
+        check_pages([good, bad], [None], chromium=chromium)

@@ -1,7 +1,7 @@
 """Per-run figures and ``report.md``, the combined report of ``iclab reproduce``, the paper-settings report of the
 shipped reference runs (``iclab report --reference``), and the reports' check in headless Chromium."""
 
-from iclab.report._browser import PageCheck, check_page, find_chromium
+from iclab.report._browser import PageCheck, check_page, check_pages, find_chromium
 from iclab.report._combined import write_combined_report
 from iclab.report._html import md_to_html
 from iclab.report._reference import Reference, load_reference, reference_runs, reference_summary, ship_reference
@@ -37,6 +37,7 @@ __all__ = [
     "md_to_html",
     "PAPERS",
     "check_page",
+    "check_pages",
     "find_chromium",
     "PageCheck",
 ]

@@ -5,6 +5,7 @@ separated by NUL bytes), so it needs nothing beyond the standard library and a `
 the page from ``file://``, collects console errors and uncaught exceptions, reads every ``<img>``'s
 ``naturalWidth``/``naturalHeight`` after the ``load`` event, optionally evaluates one JavaScript expression
 (awaiting its promise: e.g. MathJax's typesetting, ``tests/test_docs_math.py``), and saves a PNG screenshot.
+:func:`check_pages` checks several pages in one browser, each in its own tab.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Sequence
 
-__all__ = ["PageCheck", "check_page", "find_chromium"]
+__all__ = ["PageCheck", "check_page", "check_pages", "find_chromium"]
 
 _CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 _IMAGES_JS = (
@@ -92,9 +94,12 @@ class _Pipe:
             self.buf += chunk
 
 
-def _messages(events: list[dict]) -> list[str]:
+def _messages(events: list[dict], session: str) -> list[str]:
+    """The errors among the events of the tab attached as ``session``."""
     out = []
     for ev in events:
+        if ev.get("sessionId") != session:
+            continue
         p = ev.get("params", {})
         if ev["method"] == "Runtime.exceptionThrown":
             d = p.get("exceptionDetails", {})
@@ -162,7 +167,8 @@ def _inspect(
         shot.parent.mkdir(parents=True, exist_ok=True)
         shot.write_bytes(base64.b64decode(png))
         result.screenshot = shot
-    result.errors = _messages(cdp.events)
+    result.errors = _messages(cdp.events, sid)
+    cdp.send("Target.closeTarget", {"targetId": target})
     return result
 
 
@@ -183,10 +189,34 @@ def check_page(
 
     Raises ``FileNotFoundError`` when no Chromium is installed.
     """
+    shots = None if screenshot is None else [screenshot]
+    return check_pages(
+        [html], shots, width=width, height=height, timeout=timeout, chromium=chromium, evaluate=evaluate
+    )[0]
+
+
+def check_pages(
+    pages: Sequence[str | Path],
+    screenshots: Sequence[str | Path | None] | None = None,
+    *,
+    width: int = 1280,
+    height: int = 1600,
+    timeout: float = 60.0,
+    chromium: str | None = None,
+    evaluate: str | None = None,
+) -> list[PageCheck]:
+    """:func:`check_page` for each of ``pages`` in turn, in one browser: each page in a fresh tab that is closed
+    before the next opens (so a page's console errors are its own), ``timeout`` seconds for each page; one
+    browser start instead of one per page.
+
+    Raises ``FileNotFoundError`` when no Chromium is installed.
+    """
     binary = chromium or find_chromium()
     if binary is None:
         raise FileNotFoundError("chromium not found on PATH (Debian: apt-get install chromium)")
-    url = Path(html).resolve().as_uri()
+    shots = [None] * len(pages) if screenshots is None else list(screenshots)
+    if len(shots) != len(pages):
+        raise ValueError(f"{len(pages)} pages but {len(shots)} screenshots")
     to_r, to_w = os.pipe()  # we write -> browser reads on fd 3
     from_r, from_w = os.pipe()  # browser writes on fd 4 -> we read
 
@@ -205,12 +235,15 @@ def check_page(
         os.close(from_w)
         cdp = _Pipe(to_w, from_r, time.monotonic() + timeout)
         try:
-            result = _inspect(cdp, url, width, height, screenshot, evaluate)
+            results = []
+            for page, shot in zip(pages, shots):
+                cdp.deadline = time.monotonic() + timeout
+                results.append(_inspect(cdp, Path(page).resolve().as_uri(), width, height, shot, evaluate))
             try:
                 cdp.send("Browser.close")
             except (RuntimeError, TimeoutError, OSError):
                 pass
-            return result
+            return results
         except (RuntimeError, TimeoutError) as exc:
             log.flush()
             tail = (Path(profile) / "chromium.log").read_text(errors="replace")[-1500:]
