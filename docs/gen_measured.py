@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+import doc_blocks
 import measured_records
 from iclab.errors import ConfigError
 from iclab.report import fmt_seconds
@@ -176,37 +177,21 @@ def blocks(folder: Path = measured_records.FOLDER) -> dict[str, dict[str, str]]:
     return {path: {name: texts[name] for name in names} for path, names in PLACES.items()}
 
 
-def splice(text: str, name: str, block: str, path: Path) -> str:
-    """``text`` with the part between block ``name``'s markers replaced by ``block``; refused (never rewritten)
-    unless there is exactly one pair of them, in order."""
-    begin, end = BEGIN.format(name), END.format(name)
-    if text.count(begin) != 1 or text.count(end) != 1 or text.index(begin) > text.index(end):
-        raise SystemExit(
-            f"{path}: needs exactly one {begin} … {end} pair (found {text.count(begin)}/{text.count(end)})"
-        )
-    head, rest = text.split(begin)
-    return head + begin + block + end + rest.split(end, 1)[1]
-
-
-def spliced(path: Path, named: dict[str, str]) -> str:
-    text = path.read_text()
+def spliced(text: str, named: dict[str, str], path: Path) -> str:
+    """``text`` with each named block between its own markers (:func:`doc_blocks.splice`)."""
     for name, block in named.items():
-        text = splice(text, name, block, path)
+        text = doc_blocks.splice(text, BEGIN.format(name), END.format(name), block, path)
     return text
 
 
 def stale(generated: dict[str, dict[str, str]], root: Path = ROOT) -> list[str]:
     """The files under ``root`` with a block that differs from ``generated``."""
-    return [name for name, named in generated.items() if spliced(root / name, named) != (root / name).read_text()]
+    return doc_blocks.stale(generated, spliced, root)
 
 
 def write(generated: dict[str, dict[str, str]], root: Path = ROOT) -> list[str]:
     """Rewrite every out-of-date block under ``root`` (every file checked for its markers first); the files changed."""
-    new = {name: spliced(root / name, named) for name, named in generated.items()}
-    changed = [name for name, text in new.items() if text != (root / name).read_text()]
-    for name in changed:
-        (root / name).write_text(new[name])
-    return changed
+    return doc_blocks.write(generated, spliced, root)
 
 
 def marked(text: str) -> list[str]:

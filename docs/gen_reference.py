@@ -27,6 +27,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling gen_measured, also when imported by path
 
+import doc_blocks  # noqa: E402 - splicing a generated block between its markers
 import gen_measured  # noqa: E402 - the performance-number blocks, from docs/measured/
 from iclab.experiments import Experiment, load_run, paper_experiments  # noqa: E402
 from iclab.report import fmt_seconds  # noqa: E402
@@ -275,33 +276,18 @@ def blocks(reference_root: Path | None = None) -> dict[str, str]:
 
 
 def splice(text: str, block: str, path: Path) -> str:
-    """``text`` with the part between the markers replaced by ``block``; a file without exactly one pair of
-    markers is refused (never rewritten)."""
-    if text.count(BEGIN) != 1 or text.count(END) != 1 or text.index(BEGIN) > text.index(END):
-        raise SystemExit(
-            f"{path}: needs exactly one {BEGIN} … {END} pair (found {text.count(BEGIN)}/{text.count(END)})"
-        )
-    head, rest = text.split(BEGIN)
-    return head + BEGIN + "\n" + block + END + rest.split(END, 1)[1]
+    """``text`` with the part between the markers replaced by ``block`` (:func:`doc_blocks.splice`)."""
+    return doc_blocks.splice(text, BEGIN, END, "\n" + block, path)
 
 
 def stale(generated: dict[str, str], root: Path = ROOT) -> list[str]:
     """The files under ``root`` whose block differs from ``generated``."""
-    return [
-        name
-        for name, block in generated.items()
-        if splice((root / name).read_text(), block, root / name) != (root / name).read_text()
-    ]
+    return doc_blocks.stale(generated, splice, root)
 
 
 def write(generated: dict[str, str], root: Path = ROOT) -> list[str]:
-    """Rewrite every out-of-date block under ``root``; return the files changed. Every file is checked for its
-    markers before any is written."""
-    new = {name: splice((root / name).read_text(), block, root / name) for name, block in generated.items()}
-    changed = [name for name, text in new.items() if text != (root / name).read_text()]
-    for name in changed:
-        (root / name).write_text(new[name])
-    return changed
+    """Rewrite every out-of-date block under ``root``; return the files changed (:func:`doc_blocks.write`)."""
+    return doc_blocks.write(generated, splice, root)
 
 
 def main(argv: list[str] | None = None) -> int:
