@@ -77,7 +77,7 @@ def _temperature(df: pd.DataFrame) -> pd.DataFrame:
 
 def _as_fill(value):
     """A value for :func:`_fill`: a number as it is, a list or array as a function of the row."""
-    return float(value) if np.ndim(value) == 0 else (lambda r: list(np.asarray(value).tolist()))
+    return float(value) if np.ndim(value) == 0 else (lambda r: np.asarray(value).tolist())
 
 
 #: made-up tables, from the verdict tests: (experiment, config, results); the multihead table without an effect
@@ -212,7 +212,7 @@ def test_the_temperature_mean_shift_note_sets_the_query_not_a_key_beside_the_the
     df.loc[mean, "noquery_opt_mc"] = 0.125 * df.loc[mean, "c"]
     by_mu = df[mean].set_index("mu_x")
 
-    def point(cfg, mu: float, mc: str) -> str:
+    def point(mu: float, mc: str) -> str:
         r = by_mu.loc[mu]
         return (
             f"‖μx‖={mu:g}: {r.G1_theory / r.c:.3f}, {mc}, 0.250 / {r.Gopt_theory / r.c:.3f}, {r.Gopt_mc / r.c:.3f}, "
@@ -221,11 +221,11 @@ def test_the_temperature_mean_shift_note_sets_the_query_not_a_key_beside_the_the
 
     row = "`rem3.4-approx-insensitive`"
     text = temperature_notes(v_temperature.PAPER_CFG, df)
-    assert point(v_temperature.PAPER_CFG, 8.0, row) in text and point(v_temperature.PAPER_CFG, 0.0, row) in text
-    assert point(v_temperature.PAPER_CFG, 2.0, f"{by_mu.loc[2.0].G1_mc / by_mu.loc[2.0].c:.3f}") in text, text
+    assert point(8.0, row) in text and point(0.0, row) in text
+    assert point(2.0, f"{by_mu.loc[2.0].G1_mc / by_mu.loc[2.0].c:.3f}") in text, text
     to4 = dataclasses.replace(v_temperature.PAPER_CFG, mean_shifts=(0.0, 1.0, 2.0, 4.0))  # the claim reads ‖μx‖ = 4
     text = temperature_notes(to4, df)
-    assert point(to4, 4.0, row) in text and point(to4, 8.0, f"{by_mu.loc[8.0].G1_mc / by_mu.loc[8.0].c:.3f}") in text
+    assert point(4.0, row) in text and point(8.0, f"{by_mu.loc[8.0].G1_mc / by_mu.loc[8.0].c:.3f}") in text
 
 
 def test_the_gpt2_note_lists_each_trained_models_error_at_tau_1():
