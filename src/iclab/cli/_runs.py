@@ -18,11 +18,12 @@ from iclab.runs import RunOptions
 
 @app.command("list")
 def list_experiments() -> None:
-    """List registered experiments with their paper and title."""
-    from iclab.experiments import all_experiments
+    """List registered experiments with their paper, title and where each comes from (iclab, an installed plugin
+    or ICLAB_EXPERIMENT_MODULES)."""
+    from iclab.experiments import all_experiments, experiment_origin
 
     for exp in all_experiments():
-        typer.echo(f"{exp.name:28s} {exp.paper:12s} {exp.title}")
+        typer.echo(f"{exp.name:28s} {exp.paper:12s} {exp.title}  [{experiment_origin(exp.name)}]")
 
 
 def _folder_option(flag: str, value: Optional[str]) -> Optional[Path]:

@@ -1,7 +1,8 @@
 """Experiments: one sub-package per paper, each registering its experiments (see ``_contract``).
 
 ``iclab.experiments.temperature`` (the one-layer theory experiment, ``.llm`` and ``.gpt2``),
-``iclab.experiments.ood``, ``.dispersion``, ``.multihead`` and ``.categorical``. Nothing below this layer imports
+``iclab.experiments.ood``, ``.dispersion``, ``.multihead`` and ``.categorical``; installed plugins add theirs
+through the entry-point group ``iclab.experiments`` (:data:`PLUGIN_GROUP`). Nothing below this layer imports
 it; executors reach a cell function through the :class:`Experiment` contract.
 """
 
@@ -19,6 +20,8 @@ from iclab.experiments._registry import all_experiments as all_experiments
 from iclab.experiments._registry import paper_experiments as paper_experiments
 from iclab.experiments._registry import experiment_names as experiment_names
 from iclab.experiments._registry import get_experiment as get_experiment
+from iclab.experiments._registry import experiment_origin as experiment_origin
+from iclab.experiments._registry import PLUGIN_GROUP as PLUGIN_GROUP
 from iclab.experiments._registry import register as register
 from iclab.experiments._run import LoadedRun as LoadedRun
 from iclab.experiments._run import load_run as load_run
@@ -38,6 +41,8 @@ __all__ = [
     "lazy",
     "register",
     "get_experiment",
+    "experiment_origin",
+    "PLUGIN_GROUP",
     "experiment_names",
     "all_experiments",
     "paper_experiments",
