@@ -95,3 +95,18 @@ def test_the_example_plugins_identity_holds_exactly():
             del sys.modules[name]
     assert row["max_gap"] < 1e-12 and row["risk_attention"] == pytest.approx(row["risk_gd"], rel=1e-12)
     assert row["risk_ols"] < row["risk_gd"] < row["risk_zero"]
+
+
+def test_a_package_missing_a_function_or_a_file_says_which_and_what_a_package_defines(tmp_path, monkeypatch):
+    from iclab.errors import ConfigError
+    from iclab.experiments import lazy
+
+    (tmp_path / "half_package").mkdir()
+    (tmp_path / "half_package" / "__init__.py").write_text("")
+    (tmp_path / "half_package" / "cells.py").write_text("def cells(config):\n    return []\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert lazy("half_package.cells:cells")(None) == []
+    with pytest.raises(ConfigError, match=r"half_package\.cells defines no function shared\(\): an experiment"):
+        lazy("half_package.cells:shared")(None)
+    with pytest.raises(ConfigError, match=r"experiment module half_package\.figures is missing: .*figures\.py"):
+        lazy("half_package.figures:figures")(None)

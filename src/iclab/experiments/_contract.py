@@ -48,6 +48,11 @@ from iclab.experiments._records import judge_records
 
 __all__ = ["Experiment", "PRESETS", "judged", "lazy"]
 
+_FILES = (
+    "an experiment package (Experiment.in_package) defines cells(config), run_cell(config, cell, shared), "
+    "shared(config) (it may return None) and budget(config) in cells.py, figures(config, results, figure_dir) in "
+    "figures.py, claims(config) in claims.py and notes(config, results) in notes.py"
+)
 PRESETS = ("quick", "full")  # every experiment has these; the paper packages also have "paper"
 
 
@@ -63,8 +68,18 @@ class lazy:  # noqa: N801 - reads as a function at the call site
     target: str
 
     def resolve(self) -> Callable:
+        """The function named by ``target``; an error naming what is missing (the module, or the function in it)
+        and what an experiment package's files define (module docstring), never a bare ``AttributeError``."""
         module, _, attr = self.target.partition(":")
-        return getattr(importlib.import_module(module), attr)
+        try:
+            found = importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise  # a module the experiment's own code imports: its own error says which
+            raise ConfigError(self.target, message=f"experiment module {module} is missing: {_FILES}") from exc
+        if not callable(getattr(found, attr, None)):
+            raise ConfigError(self.target, message=f"{module} defines no function {attr}(): {_FILES}")
+        return getattr(found, attr)
 
     def __call__(self, *args, **kwargs):
         return self.resolve()(*args, **kwargs)
