@@ -199,6 +199,12 @@ def write_run_report(exp: Experiment, config: Config, result: RunResult, referen
             "this report judges them with the running one (now).",
             "",
         ]
+    elif RunFolder.rejudged(result.folder.meta):
+        lines[4:4] = [
+            f"> **Re-judged:** the cells were computed by the same code; {RunFolder.rejudged(result.folder.meta)}: "
+            "this report judges them with the running one (now).",
+            "",
+        ]
     timing = run_timing(folder, result)
     lines += [
         f"Cells: {len(result.results)} done ({result.computed} computed now, {result.reused} reused), "

@@ -3,7 +3,9 @@
 
 A folder written by another config or another iclab version is never mixed with a new run: opening it
 raises :class:`RunFolderError` asking for ``--out`` or ``--force`` (which clears the old results).
-:meth:`RunFolder.foreign_code` says what differs (``iclab report`` refuses such a folder without ``--force``). A folder
+:meth:`RunFolder.foreign_code` says what differs (``iclab report`` refuses such a folder without ``--force``); a change to
+the code that only judges a run (claims, notes, figures: :mod:`iclab.runs._code`) re-judges it instead
+(:meth:`RunFolder.rejudged`). A folder
 that is not empty and holds no ``config.json`` is not a run folder and is never written, ``--force`` or not:
 iclab overwrites no file it did not write. A path that cannot be a folder (a file, under a file, too long a
 name, not writable) is one :class:`RunFolderError` naming the path and the reason.
@@ -23,6 +25,7 @@ from typing import Any
 
 from iclab._version import __version__
 from iclab.errors import RunFolderError
+from iclab.runs._code import code_hash, judging_hash
 
 __all__ = ["RunFolder", "iclab_version", "environment_versions", "git_revision", "code_hash"]
 
@@ -43,21 +46,6 @@ def environment_versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             pass
     return out
-
-
-def code_hash() -> str:
-    """SHA-256 (16 hex) of iclab's own source files: a run folder written by other code is never resumed.
-
-    Unlike the version string (fixed between releases) or the git revision (absent outside a checkout,
-    blind to uncommitted edits), it changes exactly when the code that computes cells changes."""
-    import hashlib
-
-    root = Path(__file__).resolve().parents[1]  # the iclab package
-    digest = hashlib.sha256()
-    for file in sorted(root.rglob("*.py")):
-        digest.update(str(file.relative_to(root)).encode())
-        digest.update(file.read_bytes())
-    return digest.hexdigest()[:16]
 
 
 def git_revision() -> str | None:
@@ -171,6 +159,7 @@ class RunFolder:
             "seed": seed,
             "iclab_version": iclab_version(),
             "code_hash": code_hash(),
+            "judging_hash": judging_hash(),
             "git_revision": git_revision(),
             "versions": environment_versions(),
             "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -182,8 +171,9 @@ class RunFolder:
 
     @staticmethod
     def foreign_code(meta: dict[str, Any]) -> list[str]:
-        """What differs between the iclab that wrote ``meta`` and this one: its version, its code hash (a record
-        without a code hash predates it and is judged by the version alone). Empty when they are the same."""
+        """What differs between the iclab that wrote ``meta`` and this one: its version, the hash of its code that
+        computes cells (:func:`~iclab.runs._code.code_hash`; a record without one predates it and is judged by the
+        version alone). Empty when they are the same; a change to judging code alone is :meth:`rejudged`."""
         version, code = iclab_version(), code_hash()
         what = []
         if meta.get("iclab_version") != version:
@@ -191,6 +181,16 @@ class RunFolder:
         if meta.get("code_hash", code) != code:
             what.append(f"iclab code {meta.get('code_hash')} (now {code}: the source changed since)")
         return what
+
+    @staticmethod
+    def rejudged(meta: dict[str, Any]) -> str:
+        """What changed since the run in the code that only judges and presents it (claims, notes, figures, the
+        judge, the report: :func:`~iclab.runs._code.judging_hash`), which a report re-judges with, never refuses;
+        "" when nothing did, or when the record predates the split."""
+        now = judging_hash()
+        if meta.get("judging_hash", now) == now:
+            return ""
+        return f"judging code {meta.get('judging_hash')} (now {now}: claims, notes, figures or the judge changed since)"
 
     @staticmethod
     def discard_results(path: Path) -> None:

@@ -24,7 +24,7 @@ from iclab.config import (
 )
 from iclab.errors import ConfigError
 
-__all__ = ["DispersionConfig", "PRESETS", "PAPER_TEST_SIZES", "PAPER_D", "DELTA_BINS", "beta_grid"]
+__all__ = ["DispersionConfig", "PRESETS", "PAPER_TEST_SIZES", "PAPER_D", "DELTA_BINS", "DIAGNOSTICS", "beta_grid"]
 
 _VARIANTS = ("softmax", "sigmoid", "ssmax")
 _TASKS = ("minimum", "sorting", "running_max")
@@ -32,6 +32,21 @@ _REAL_MODELS = ("minilm", "smollm2", "gemma3-270m")  # models iclab.hf.load_mode
 _REAL_TEXTS = ("pydoc", "country")
 
 DELTA_BINS = np.arange(0.0, 40.5, 0.5)  # histogram bins of the logit spread δ of pretrained models
+
+
+#: the attention statistics a retrieval cell reports per test size (softmax models only), of the trained and the
+#: adaptive weights: the columns the cells write and the tables read
+DIAGNOSTICS = (
+    "max_coef",
+    "max_coef_adaptive",
+    "entropy",
+    "entropy_adaptive",
+    "delta_mean",
+    "delta_max",
+    "min_coef_n",
+    "mass_on_max",
+    "mass_on_max_adaptive",
+)
 
 
 @dataclass(frozen=True)

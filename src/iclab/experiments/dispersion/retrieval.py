@@ -21,8 +21,7 @@ import torch
 
 from iclab.attention import adaptive_softmax, logit_spread, normalise, row_entropy, softmax
 from iclab.data import MaxRetrieval, derive_seed, generator_for, seeded_init
-from iclab.experiments.dispersion.config import beta_grid
-from iclab.experiments.dispersion.tables import DIAGNOSTICS
+from iclab.experiments.dispersion.config import DIAGNOSTICS, beta_grid
 from iclab.models import MaxRetrievalNet
 from iclab.train import TrainConfig, train
 

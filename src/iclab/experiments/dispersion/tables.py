@@ -14,7 +14,7 @@ import pandas as pd
 from scipy import stats
 
 from iclab.experiments._judge import one_per_unit
-from iclab.experiments.dispersion.config import beta_grid
+from iclab.experiments.dispersion.config import DIAGNOSTICS, beta_grid
 from iclab.theory.dispersion import best_beta_per_bin, fit_beta_polynomial
 
 __all__ = [
@@ -51,19 +51,6 @@ PAPER_DELTA = {"Gemma 2B": (2.28, 14.78, 5.69, 2.05), "Gemma 7B": (0.09, 32.74, 
 
 #: the columns that name a cell (docs/papers/dispersion.md §5): its setting and its unit of replication (seed)
 CELL_KEYS = ("part", "normaliser", "model", "task", "n_pairs", "attention", "seed")
-
-
-DIAGNOSTICS = (  # per test size, softmax models only: attention statistics of the trained and adaptive weights
-    "max_coef",
-    "max_coef_adaptive",
-    "entropy",
-    "entropy_adaptive",
-    "delta_mean",
-    "delta_max",
-    "min_coef_n",
-    "mass_on_max",
-    "mass_on_max_adaptive",
-)
 
 
 def rows(df: pd.DataFrame, **eq) -> pd.DataFrame:
