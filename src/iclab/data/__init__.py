@@ -33,7 +33,7 @@ from iclab.data._country_regions import REGION_DOMAINS, WORLD_REGIONS, region_do
 from iclab.data._country_text import country_text  # noqa: F401
 from iclab.data._country_subregions import country_sentences  # noqa: F401
 from iclab.data._digits import digits_features  # noqa: F401
-from iclab.data._lookup import common_words, lookup_lists, passkey_haystacks, variable_chains  # noqa: F401
+from iclab.data._lookup import lookup_lists, passkey_haystacks  # noqa: F401
 from iclab.data._qa_tasks import (  # noqa: F401
     QAItem,
     QATask,
