@@ -160,7 +160,11 @@ def _direction(rule: Rule, paired: bool) -> str:
     text = f"effect direction: agrees when {_CI} is {want} 0; disagrees when it is {other} 0"
     if rule.smallest > 0:
         edge = _smallest(rule, rule.smallest, paired)
-        text += f", or when it contains 0 and excludes every effect {'≥ ' if rule.sign > 0 else '≤ −'}{edge}"
+        every = f"{'≥ ' if rule.sign > 0 else '≤ −'}{edge}"
+        text = (
+            f"effect direction: agrees when {_CI} is {want} 0 and reaches the smallest effect of interest {every}; "
+            f"disagrees when it is {other} 0, or when it excludes every effect {every}"
+        )
     return f"{text}; {_OPEN}"
 
 

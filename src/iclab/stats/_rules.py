@@ -89,12 +89,13 @@ def symmetric(estimate, lo, hi):
 
 
 def direction_rule(lo, hi, sign: int, smallest: float):
-    """Effect direction: with ``[s_lo, s_hi]`` the interval in the claimed direction, agree when ``s_lo > 0``;
-    disagree when ``s_hi < 0``, or when ``smallest > 0`` and ``s_hi < smallest`` (no effect); else open."""
+    """Effect direction: with ``[s_lo, s_hi]`` the interval in the claimed direction, disagree when ``s_hi < 0``, or
+    when ``smallest > 0`` and ``s_hi < smallest`` (no effect of interest: an interval wholly inside (0, smallest)
+    included — a bare sign is no agreement, issue 43); else agree when ``s_lo > 0``; else open."""
     a, b = sign * np.asarray(lo, dtype=float), sign * np.asarray(hi, dtype=float)
     s_lo, s_hi = np.minimum(a, b), np.maximum(a, b)
     absent = (s_hi < smallest) if smallest > 0 else np.zeros_like(s_hi, dtype=bool)
-    return np.where(s_lo > 0, AGREE, np.where((s_hi < 0) | absent, DISAGREE, OPEN))
+    return np.where((s_hi < 0) | absent, DISAGREE, np.where(s_lo > 0, AGREE, OPEN))
 
 
 def absence_rule(lo, hi, smallest: float):
