@@ -11,8 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from iclab.experiments import get_experiment, judge_run, load_run
+from iclab import ConfigError
+from iclab.experiments import get_experiment, judge_run, load_run, paper_experiments
 from iclab.experiments._records import ClaimRecord, Measure, Rule, judge_records
+from iclab.experiments._rule import cannot_fail
 from iclab.report._reference import reference_runs
 from iclab.stats import AGREES, DISAGREES, NOT_JUDGED
 from iclab.stats._rules import AGREE, DISAGREE, direction_rule
@@ -163,3 +165,43 @@ def test_no_shipped_claim_rests_on_collapsed_rows(exp_name):
     error)."""
     exp, cfg, df = _reference(exp_name)
     assert not [c for c, r in _judged(exp, cfg, df).items() if "would collapse" in r.reason]
+
+
+def test_every_record_of_every_experiment_can_fail():
+    """Each record of every registered experiment at every preset passes the can-fail check of its kind: an effect
+    claim declares its smallest effect of interest (or the bound its quantity is measured from); a closeness claim
+    is an equivalence, absence, paper-value or every-cell test, or a one-sided test from its tolerance."""
+    seen = 0
+    for exp in paper_experiments():
+        for preset, cfg in exp.presets.items():
+            for rec in exp.claims(cfg):
+                assert isinstance(rec, ClaimRecord), (exp.name, rec.id)
+                assert cannot_fail(rec.kind, rec.rule) == "", (exp.name, preset, rec.id)
+                seen += 1
+    assert seen > 400
+
+
+def _bare(kind: str, rule: Rule) -> ClaimRecord:
+    return ClaimRecord(
+        "x/bare",
+        "an effect",
+        "arXiv:0000.00000, Fig. 1",
+        kind,
+        quantity="per seed, the gain",
+        measure=Measure({"part": "p"}, "G", ("seed",)),
+        rule=rule,
+    )
+
+
+def test_a_record_that_cannot_fail_is_refused_when_built():
+    """A bare sign (an effect without a smallest effect), an effect judged as closeness and a closeness claim judged
+    by a bare direction test are refused where the record is built, naming it and why."""
+    with pytest.raises(ConfigError, match=r"claim record 'x/bare'.*smallest effect of interest"):
+        _bare("effect direction", Rule("direction"))
+    with pytest.raises(ConfigError, match=r"claim record 'x/bare'.*states closeness: restate its kind"):
+        _bare("effect direction", Rule("absence", smallest=0.1))
+    with pytest.raises(ConfigError, match=r"claim record 'x/bare'.*needs the tolerance"):
+        _bare("theory vs simulation", Rule("direction", sign=-1))
+    assert _bare("effect direction", Rule("direction", smallest=0.1)).rule.smallest == 0.1
+    assert _bare("effect direction", Rule("direction", bound="the bound")).rule.bound == "the bound"
+    assert _bare("equivalence", Rule("absence", smallest=0.1)).kind == "equivalence"

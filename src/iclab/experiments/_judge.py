@@ -83,7 +83,7 @@ class Claim:
         claim: the claim in one sentence.
         source: where it comes from: paper + table/figure/equation (``"arXiv:2511.01292, Thm 4.2"``), or
             ``"second-hand summary"`` for numbers known only from a summary.
-        kind: ``"paper value"``, ``"theory vs simulation"`` or ``"effect direction"``.
+        kind: ``"paper value"``, ``"theory vs simulation"``, ``"equivalence"`` (closeness) or ``"effect direction"``.
         test: what would make it fail, fixed before the run.
         paper_value: what the paper reports, as text (``"—"`` when it reports no number).
         headline: one of the paper's headline claims (listed first in the report's ledger).

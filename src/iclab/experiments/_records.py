@@ -47,7 +47,8 @@ import pandas as pd
 
 from iclab.experiments._judge import Claim, downgrade
 from iclab.experiments._sample import Sample, sample_of
-from iclab.experiments._rule import BASE, TEST_KINDS, Rule, mean_over_units
+from iclab.errors import ConfigError
+from iclab.experiments._rule import BASE, TEST_KINDS, Rule, cannot_fail, mean_over_units
 from iclab.stats import (
     NO_UNCERTAINTY,
     Verdict,
@@ -183,6 +184,9 @@ class ClaimRecord(Claim):
             raise ValueError(f"claim record {self.id!r} needs a measure and a rule")
         if self.rule.target == BASE and self.measure.base is None:
             raise ValueError(f"claim record {self.id!r}: an equivalence against the baseline needs measure.base")
+        why = cannot_fail(self.kind, self.rule)
+        if why:
+            raise ConfigError(f"claim record {self.id!r}", f"{self.kind} / {self.rule.kind} test", why)
         text = f"{self.quantity}; {self.rule.describe(self.measure)}" + (f". {self.extra}" if self.extra else "")
         if not self.quantity.strip() or self.test not in ("", text):  # ``dataclasses.replace`` passes it back
             raise ValueError(f"claim record {self.id!r}: state its quantity; the test text is generated")

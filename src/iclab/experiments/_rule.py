@@ -21,10 +21,13 @@ from typing import Any, Callable, Sequence
 
 from iclab.stats import DEFAULT_REL_TOL, MIN_UNITS, NOMINAL, SHIFT_SE, units_to_agree
 
-__all__ = ["BASE", "TEST_KINDS", "Rule", "combine_phrase", "units_of"]
+__all__ = ["BASE", "TEST_KINDS", "EFFECT_KINDS", "Rule", "cannot_fail", "combine_phrase", "units_of"]
 
 #: the test kinds of :class:`Rule`, one per test of :mod:`iclab.stats`
 TEST_KINDS = ("direction", "equivalence", "absence", "value", "every cell")
+#: the claim kinds that state an effect (a direction, a difference, a trend, a sign); the others state closeness
+EFFECT_KINDS = ("effect direction",)
+_CLOSENESS_TESTS = ("equivalence", "absence", "value", "every cell")
 #: ``Rule.target`` for an equivalence against the baseline cells (``Measure.base``) instead of a number
 BASE = "base"
 _CI = "the 95 % CI"
@@ -51,6 +54,9 @@ class Rule:
         unit: text put after effects (``" (log τ)"``).
         against: what an equivalence target is, in the statistic (default "theory").
         by: every cell: the columns that make a cell.
+        bound: direction: what zero of the quantity is when the quantity is measured from a threshold the claim
+            states ("the ratio at Thm 1's bound"): a bound claim's least favourable truth is the bound itself, which
+            its "agrees" excludes, so it needs no smallest effect (:func:`cannot_fail`).
     """
 
     kind: str
@@ -68,6 +74,7 @@ class Rule:
     unit: str = ""
     against: str = "theory"
     by: tuple[str, ...] = ()
+    bound: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in TEST_KINDS:
@@ -107,6 +114,26 @@ class Rule:
             "value": lambda: _value(self, paired),
         }[self.kind]()
         return f"{phrase}; {test}" if phrase else test
+
+
+def cannot_fail(kind: str, rule: Rule) -> str:
+    """Why a claim of ``kind`` judged by ``rule`` cannot fail at its least favourable truth, or "" (issue 43).
+
+    A claim that states an effect (:data:`EFFECT_KINDS`) is judged by a direction test whose "agrees" excludes zero
+    effect and the opposite sign: it declares its smallest effect of interest (``smallest`` > 0; an interval wholly
+    below it disagrees, :func:`iclab.stats._rules.direction_rule`), or the ``bound`` its quantity is measured from.
+    A claim of closeness (a paper value, an equivalence, theory vs simulation) asserts no effect beyond a tolerance:
+    an equivalence, absence, paper-value or every-cell test, or a one-sided direction test on a quantity measured
+    from the tolerance (``bound``: agrees only when the whole interval is inside it)."""
+    if kind in EFFECT_KINDS:
+        if rule.kind != "direction":
+            return f"an effect claim judged by a {rule.kind} test states closeness: restate its kind"
+        if rule.smallest <= 0 and not rule.bound:
+            return "an effect claim needs its smallest effect of interest (Rule.smallest > 0) or its bound"
+        return ""
+    if rule.kind in _CLOSENESS_TESTS or (rule.kind == "direction" and rule.bound):
+        return ""
+    return "a closeness claim judged by a direction test needs the tolerance its quantity is measured from (bound)"
 
 
 def num(x: float) -> str:
@@ -165,6 +192,8 @@ def _direction(rule: Rule, paired: bool) -> str:
             f"effect direction: agrees when {_CI} is {want} 0 and reaches the smallest effect of interest {every}; "
             f"disagrees when it is {other} 0, or when it excludes every effect {every}"
         )
+    if rule.bound:
+        text += f" (0 is {rule.bound})"
     return f"{text}; {_OPEN}"
 
 

@@ -43,8 +43,8 @@ def across_units_or(
 
     The rule is fixed by the design, never by the rows that happen to be there: ``planned`` (a config field, an
     ``int`` or a tuple whose length counts, or a number) is how many units the config runs; from ``min_units`` of them
-    on (default :data:`iclab.stats.MIN_UNITS`; with 2, two units give a t(1) band that the test refuses) the SE is
-    across the units, below it the units' own within-run SEs. A unit without a result (fewer per-unit values than
+    on (default :data:`iclab.stats.MIN_UNITS`; with 2, two units give a t(1) band that the test refuses), or when
+    the rows have that many, the SE is across the units, below it the units' own within-run SEs. A unit without a result (fewer per-unit values than
     planned) makes the estimate refused — "not judged", naming the units found and planned — so a lost unit never
     turns the SE across units into a smaller within-unit SE (issue 43). Without ``planned`` the rule is across the
     units and fewer than ``min_units`` are refused.
@@ -58,7 +58,7 @@ def across_units_or(
     def combine(config: Any, sample: Sample) -> Estimate:
         values = sample.values[np.isfinite(sample.values)] if drop_nan else sample.values
         k, want = len(values), _planned(config, planned)
-        across = min_units != math.inf and (want is None or want >= min_units)
+        across = min_units != math.inf and (want is None or want >= min_units or k >= min_units)
         name = unit or "unit"
         if want is not None and k < want:
             why = f"{k} of the {want} {name}s the config runs have a result (a lost {name} is not replaced)"
