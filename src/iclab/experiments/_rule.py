@@ -7,9 +7,10 @@ replication, the combine rule (its own phrase: :func:`combine_phrase`), and the 
 values. The rules stated are :mod:`iclab.stats`'s: a Student-t band of n − 1 dof from at least
 :data:`iclab.stats.MIN_UNITS` units, two one-sided tests for equivalence and absence (a 95 % CI inside the margin),
 the intersection–union test with a Bonferroni "disagrees" for every cell, and for a paper value the band
-k·√(SE² + SE_paper²) that agrees only when its half-width is within the tolerance and a value
-:data:`iclab.stats.SHIFT_SE` SE away falls inside it at most :data:`iclab.stats.NOMINAL` of the time
-(``docs/calibration.md``).
+k·√(SE² + SE_paper²) that agrees only when the band around the measured value lies within the tolerance and a
+value :data:`iclab.stats.SHIFT_SE` SE away falls inside it at most :data:`iclab.stats.NOMINAL` of the time
+(``docs/calibration.md``). :func:`cannot_fail` refuses a record whose test cannot fail at the least favourable
+truth of its claim's kind (issue 43).
 """
 
 from __future__ import annotations
@@ -240,6 +241,6 @@ def _value(rule: Rule, paired: bool) -> str:
         f" (a Student-t band: at least {need} {rule.units})" if need and rule.k is None else ""
     )
     return (
-        f"paper value {p}: disagrees when |measured − paper| > k·{spread}, {k}; agrees only when not, the band's "
-        f"half-width is within the tolerance ±{tol} and {power}; {_OPEN}"
+        f"paper value {p}: disagrees when |measured − paper| > k·{spread}, {k}; agrees only when not, the band "
+        f"|measured − paper| ± k·{spread} lies within the tolerance ±{tol} and {power}; {_OPEN}"
     )

@@ -45,12 +45,15 @@ def _sf(x, dof: float | None):
 
 
 def value_rule(d, spread, k: float, tol: float, can_agree: bool = True):
-    """Paper value: disagree when ``|d| / spread > k``, agree when not, ``k * spread <= tol`` and the band
-    ``can_agree`` (:func:`band_false_agree` at most :data:`NOMINAL`), else open."""
+    """Paper value: disagree when ``|d| / spread > k``; agree when not, the band around the measured value lies within
+    the tolerance, ``|d| + k * spread <= tol`` (an equivalence at the tolerance: a true value at its edge agrees at
+    most Φ(−k) of the time, issue 43), and the band ``can_agree`` (:func:`band_false_agree` at most
+    :data:`NOMINAL`); else open."""
     d, spread = np.broadcast_arrays(np.asarray(d, dtype=float), np.asarray(spread, dtype=float))
     with np.errstate(divide="ignore", invalid="ignore"):
         z = d / spread
-    return np.where(np.abs(z) > k, DISAGREE, np.where((k * spread <= tol) & can_agree, AGREE, OPEN))
+    inside = np.abs(d) + k * spread <= tol
+    return np.where(np.abs(z) > k, DISAGREE, np.where(inside & can_agree, AGREE, OPEN))
 
 
 @functools.lru_cache(maxsize=256)
