@@ -36,7 +36,9 @@ class Cfg:
 
 
 def _rec(measure: Measure, rule: Rule, **kw) -> ClaimRecord:
-    base = dict(id="x/claim", claim="a claim", source="arXiv:0000.00000, Fig. 1", kind="effect direction", quantity="q")
+    """A record of the kind its rule tests: an effect for a direction test, else closeness (the can-fail check)."""
+    kind = "effect direction" if rule.kind == "direction" else "theory vs simulation"
+    base = dict(id="x/claim", claim="a claim", source="arXiv:0000.00000, Fig. 1", kind=kind, quantity="q")
     return ClaimRecord(**(base | kw), measure=measure, rule=rule)
 
 
@@ -153,8 +155,8 @@ def test_named_statistics_note_and_gate():
 
 
 def test_declared_follows_the_config():
-    a = _rec(PAIRED, Rule("direction"), id="x/a", runs_if={"arms": ("a", "b")})
-    c = _rec(PAIRED, Rule("direction"), id="x/c", runs_if={"arms": "c", "n_test": 500})
+    a = _rec(PAIRED, Rule("direction", smallest=0.05), id="x/a", runs_if={"arms": ("a", "b")})
+    c = _rec(PAIRED, Rule("direction", smallest=0.05), id="x/c", runs_if={"arms": "c", "n_test": 500})
     assert [r.id for r in declared([a, c], Cfg())] == ["x/a"]
     assert [r.id for r in declared([a, c], Cfg(arms=("a", "b", "c")))] == ["x/a", "x/c"]
     assert declared([a, c], Cfg(arms=("c",), n_test=10)) == []
@@ -308,16 +310,16 @@ def test_the_text_states_the_unit_the_band_and_the_power_rule():
     assert "at least 5 units" in value and "else not judged (too little power)" in value
     rel = _rec(Measure({"part": "p"}, "acc", ("model",)), Rule("value", paper=2.0, units="models")).test
     assert "10 % of |2| = 0.2" in rel and "at least 5 models" in rel
-    extra = _rec(PAIRED, Rule("direction"), extra="A gate.").test
+    extra = _rec(PAIRED, Rule("direction", smallest=0.05), extra="A gate.").test
     assert extra.endswith(". A gate.")
 
 
 def test_a_record_cannot_carry_a_hand_written_test():
     with pytest.raises(ValueError, match="quantity"):
-        _rec(PAIRED, Rule("direction"), test="agrees when I say so")
+        _rec(PAIRED, Rule("direction", smallest=0.05), test="agrees when I say so")
     with pytest.raises(ValueError, match="quantity"):
-        _rec(PAIRED, Rule("direction"), quantity=" ")
-    rec = _rec(PAIRED, Rule("direction"))
+        _rec(PAIRED, Rule("direction", smallest=0.05), quantity=" ")
+    rec = _rec(PAIRED, Rule("direction", smallest=0.05))
     assert dataclasses.replace(rec, headline=True).test == rec.test  # replace passes the generated text back
 
 
@@ -330,7 +332,7 @@ def _odd(rows: pd.DataFrame) -> np.ndarray:
 
 def test_a_record_that_raises_is_not_judged_and_the_others_are():
     good = _rec(PAIRED, Rule("direction", smallest=0.05), id="x/good")
-    bad = _rec(Measure({"part": "p", "arm": "b"}, _odd, ("seed",)), Rule("direction"), id="x/bad")
+    bad = _rec(Measure({"part": "p", "arm": "b"}, _odd, ("seed",)), Rule("direction", smallest=0.05), id="x/bad")
     verdicts = judge_records([bad, good], Cfg(), _table(0.2))
     assert verdicts["x/good"].verdict == AGREES
     assert verdicts["x/bad"].verdict == NOT_JUDGED

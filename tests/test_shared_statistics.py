@@ -49,11 +49,30 @@ def test_unit_mean_nan_units():
 
 
 def test_across_units_or_names_the_rule_in_the_statistic():
-    rule = across_units_or(unit="model")
-    few = rule(None, _sample([1.0, 3.0], ses=[0.1, 0.1]))
-    many = rule(None, _sample([1.0, 3.0, 5.0], ses=[0.1, 0.1, 0.1]))
-    assert few.how == "prompt-level SE (2 models)" and few.dof is None and few.n == 2
+    """The config's planned units fix the rule: one planned model reads its prompt-level SE, three go across them."""
+    rule = across_units_or(unit="model", planned="models")
+    one = rule(_Planned(1), _sample([1.0], ses=[0.1]))
+    many = rule(_Planned(3), _sample([1.0, 3.0, 5.0], ses=[0.1, 0.1, 0.1]))
+    assert one.how == "prompt-level SE (1 model)" and one.dof is None and one.n == 1 and one.se == 0.1
     assert many.how == "SE across 3 models" and many.dof == 2 and many.se == pytest.approx(2 / math.sqrt(3))
+
+
+class _Planned:
+    def __init__(self, models: int) -> None:
+        self.models = models
+
+
+def test_a_lost_unit_is_refused_never_a_within_unit_se():
+    """Issue 43: with 3 models planned and one lost, the rule never falls back to the 2 models' smaller prompt-level
+    SE (which made ``gpt2/tau-helps/noise=2`` agree): the estimate is refused, naming units found and planned; without
+    a plan, fewer units than the rule needs are refused too."""
+    two = across_units_or(unit="model", planned="models")(_Planned(3), _sample([1.0, 3.0], ses=[0.1, 0.1]))
+    assert math.isnan(two.value) and two.refused.startswith("too few units: 2 of the 3 models the config runs")
+    unplanned = across_units_or(unit="model")(None, _sample([1.0, 3.0], ses=[0.1, 0.1]))
+    assert "2 model(s) have a result; an SE across them needs at least 3" in unplanned.refused
+    lost = across_units_or(planned=2)(None, _sample([1.0], ses=[0.1]))  # a within rule loses a unit too
+    assert lost.refused.startswith("too few units: 1 of the 2 units")
+    assert across_units_or(planned=1)(None, _sample([1.0], ses=[0.1])).refused == ""
 
 
 def test_within_units_reads_its_se_and_the_prompts_behind_it():

@@ -57,7 +57,8 @@ def _retrieval(config, effect: bool, rng) -> list[dict]:
         )
         adaptive = soft + (gain + 0.01 * (n > config.train_max) if effect else 0) + e_gain[s]
         max_coef = (0.95 * (16 / n) ** 0.8 if effect else np.full(len(n), 0.9)) * np.exp(e_coef[s])
-        target = beta_of_entropy(centres) if effect else np.full(nb, 2.0)  # best β per entropy bin
+        # best β per entropy bin; seeds pick neighbouring grid points (identical seeds have no spread: not judged)
+        target = beta_of_entropy(centres) + config.beta_step * rng.integers(-1, 2, nb) if effect else np.full(nb, 2.0)
         loss = (grid[None, :] - target[:, None]) ** 2 + rng.uniform(0, 1e-4, (nb, len(grid)))
         need = float(required_spread(n.max(), config.sharp_eps))
         out.append(
@@ -97,9 +98,10 @@ def _clrs(config, effect: bool, rng) -> list[dict]:
     k = config.clrs_seeds
     for t in config.clrs_tasks:
         e_trained, e_inference = _noise(rng, k, len(sizes), 1.0), _noise(rng, k, len(sizes), 1.0)
+        gain = 20 + rng.normal(0, 2)  # tasks differ (identical tasks have no spread across them: not judged)
         for s in range(k):
             base = 40 + rng.normal(0, 1, len(sizes))
-            trained = base + (20 if effect else 0) + e_trained[s]
+            trained = base + (gain if effect else 0) + e_trained[s]
             inference = base + e_inference[s] if effect else trained - e_inference[s]
             out.append(
                 {

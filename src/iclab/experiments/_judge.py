@@ -83,7 +83,7 @@ class Claim:
         claim: the claim in one sentence.
         source: where it comes from: paper + table/figure/equation (``"arXiv:2511.01292, Thm 4.2"``), or
             ``"second-hand summary"`` for numbers known only from a summary.
-        kind: ``"paper value"``, ``"theory vs simulation"`` or ``"effect direction"``.
+        kind: ``"paper value"``, ``"theory vs simulation"``, ``"equivalence"`` (closeness) or ``"effect direction"``.
         test: what would make it fail, fixed before the run.
         paper_value: what the paper reports, as text (``"—"`` when it reports no number).
         headline: one of the paper's headline claims (listed first in the report's ledger).
@@ -210,11 +210,18 @@ def part_rows(df: pd.DataFrame, part: str, ints: Sequence[str] = (), **cell: Any
     return out
 
 
-def not_measured(missing: Sequence[str]) -> Verdict:
-    """ "not measured", naming the ``missing`` cells (from :func:`missing_cells`) the claim needs."""
+def not_measured(missing: Sequence[str], total: int | None = None) -> Verdict:
+    """ "not measured", naming the ``missing`` cells (from :func:`missing_cells`) the claim needs; with ``total`` (the
+    cells a claim over a table needs) "n of N cells", naming the first three missing."""
+    if total is None:
+        return not_judged(
+            f"not measured: no result for the cell(s) it names ({'; '.join(missing)}) — a failed cell or one not run; "
+            "no other setting stands in for it"
+        )
+    shown = list(missing[:3]) + ([f"… {len(missing) - 3} more"] if len(missing) > 3 else [])
     return not_judged(
-        f"not measured: no result for the cell(s) it names ({'; '.join(missing)}) — a failed cell or one not run; "
-        "no other setting stands in for it"
+        f"not measured: {total - len(missing)} of {total} cells it needs have a result (missing: {'; '.join(shown)}) "
+        "— a failed cell or one not run; a claim over a table is never judged on a subset"
     )
 
 

@@ -17,7 +17,8 @@ headline, the paper settings it needs; its test text generated from the rule: ``
 
 :func:`judge_records` is the one judge of records. For each record it: selects the rows; refuses to judge a
 claim whose named cells have no row (:func:`~iclab.experiments._judge.missing_cells`: "not measured", naming them,
-never another setting); keeps one row per unit (:func:`~iclab.experiments._judge.one_per_unit`); reduces to one
+never another setting, nor a subset of the cells a claim over a table needs: ``Measure.cells``); keeps one row per
+unit (rows that would collapse are an error: :func:`~iclab.experiments._sample.sample_of`); reduces to one
 value per unit (paired on the unit when there is a baseline); combines the units — by default the mean and its SE
 across units with a Student-t band of n − 1 dof (:func:`across_units`), or a combine rule the package names; and
 calls the one stats test, whose refusals (NaN or zero SE, fewer than :data:`iclab.stats.MIN_UNITS` units) apply
@@ -37,15 +38,19 @@ it (the largest block count, the smallest training-set size).
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from iclab.experiments._judge import Claim, cell_mask, downgrade, missing_cells, not_measured, one_per_unit
-from iclab.experiments._rule import BASE, TEST_KINDS, Rule, mean_over_units
+from iclab.experiments._judge import Claim, downgrade
+from iclab.experiments._sample import Sample, sample_of
+from iclab.errors import ConfigError
+from iclab.experiments._rule import BASE, TEST_KINDS, Rule, cannot_fail, mean_over_units
 from iclab.stats import (
+    NO_UNCERTAINTY,
     Verdict,
     judge_absence,
     judge_direction,
@@ -75,23 +80,9 @@ __all__ = [
 
 #: the reason of a claim whose judging raised (:func:`judge_records`): "not judged", never the other claims' loss
 RAISED = "error: judging this claim raised"
+#: an SE (or a half-width) at most this fraction of max(1, |value|) is float64 rounding, no uncertainty
+ROUNDING = 1e-12
 _CONTRASTS = ("minus", "log ratio")
-
-
-@dataclass(frozen=True)
-class Sample:
-    """What a combine rule, a note and a gate read: the selected rows (one per unit, indexed and sorted by the unit),
-    the baseline rows (paired measures, else None), the ``units`` both have, and on them, in the same order: the selection's
-    values ``a`` and the baseline's ``b`` (``scale`` applied to ``a``), the per-unit ``values`` (``a``, or ``a``
-    against ``b`` by the contrast) and their own standard errors ``ses`` (``Measure.se_column``, else None)."""
-
-    rows: pd.DataFrame
-    base: pd.DataFrame | None
-    units: pd.Index
-    a: np.ndarray  # (units,)
-    b: np.ndarray | None  # (units,)
-    values: np.ndarray  # (units,)
-    ses: np.ndarray | None  # (units,)
 
 
 @dataclass(frozen=True)
@@ -102,7 +93,8 @@ class Estimate:
     the band adds to the SE when the combine rule measures it (e.g. between draws the paper made once); ``needs``
     (a direction test) what would decide it, completing "deciding needs …" in a "too little power" reason, when the
     combine rule's interval is exact and the judge's normal approximation of that count would not hold
-    (:func:`iclab.stats.judge_direction`)."""
+    (:func:`iclab.stats.judge_direction`); ``refused`` why the combine rule cannot give an estimate the test may
+    judge (fewer units than its rule needs): the claim is "not judged" with that reason, never tested."""
 
     value: float
     se: float | None = None
@@ -113,6 +105,7 @@ class Estimate:
     tail: str = ""
     paper_se: float | None = None
     needs: str = ""
+    refused: str = ""
 
 
 def across_units(config: Any, sample: Sample) -> Estimate:
@@ -142,6 +135,9 @@ class Measure:
         measured: a named ``(config, Sample, Estimate) -> str`` text that replaces the measured value's.
         gates: named ``(config, Sample) -> reason`` checks; a non-empty reason makes the verdict "not judged"
             (:func:`~iclab.experiments._judge.downgrade`: the test's own result stays in the reason).
+        cells: a claim over a table (curves, minimisers, trends, every cell): a named ``config -> [cell]`` (each a
+            mapping column -> value) giving every cell it needs; one without a row makes it "not measured: n of N
+            cells", so it is never judged on the cells that happen to be there.
     """
 
     where: Mapping[str, Any]
@@ -155,6 +151,7 @@ class Measure:
     note: Callable[[Any, Sample, Estimate], str] | None = None
     measured: Callable[[Any, Sample, Estimate], str] | None = None
     gates: tuple[Callable[[Any, Sample], str], ...] = ()
+    cells: Callable[[Any], Sequence[Mapping[str, Any]]] | None = None
 
     def __post_init__(self) -> None:
         if not self.unit:
@@ -187,6 +184,9 @@ class ClaimRecord(Claim):
             raise ValueError(f"claim record {self.id!r} needs a measure and a rule")
         if self.rule.target == BASE and self.measure.base is None:
             raise ValueError(f"claim record {self.id!r}: an equivalence against the baseline needs measure.base")
+        why = cannot_fail(self.kind, self.rule)
+        if why:
+            raise ConfigError(f"claim record {self.id!r}", f"{self.kind} / {self.rule.kind} test", why)
         text = f"{self.quantity}; {self.rule.describe(self.measure)}" + (f". {self.extra}" if self.extra else "")
         if not self.quantity.strip() or self.test not in ("", text):  # ``dataclasses.replace`` passes it back
             raise ValueError(f"claim record {self.id!r}: state its quantity; the test text is generated")
@@ -226,57 +226,14 @@ def _contained(rec: ClaimRecord, config: Any, results: pd.DataFrame) -> Verdict:
         return not_judged(f"{RAISED}: {type(exc).__name__}: {exc}")
 
 
-def _select(df: pd.DataFrame, where: Mapping[str, Any], unit: Sequence[str]) -> pd.DataFrame:
-    """The rows of the cells ``where``, one per unit, sorted and indexed by the unit."""
-    rows = one_per_unit(df[cell_mask(df, where)], list(where) + list(unit))
-    return rows.sort_values(list(unit)).set_index(list(unit))
-
-
-def _column(rows: pd.DataFrame, column, scale: float | None = None) -> np.ndarray:
-    values = np.asarray(column(rows) if callable(column) else rows[column].to_numpy(float), dtype=float)
-    return values if scale is None else values * scale
-
-
-def sample_of(m: Measure, config: Any, results: pd.DataFrame) -> Sample | str:
-    """The :class:`Sample` of measure ``m`` in ``results``, or why there is none ("not measured: …")."""
-    cells = [dict(m.where)] + ([dict(m.base)] if m.base is not None else [])
-    gone = missing_cells(results, cells)
-    if gone:
-        return not_measured(gone).reason
-    lacking = [c for c in m.unit if c not in results.columns]
-    if lacking:
-        return f"not measured: the rows lack the unit column(s) {', '.join(lacking)}"
-    rows = _select(results, m.where, m.unit)
-    scale = m.scale(config) if m.scale is not None else None
-    if m.base is None:
-        a = _column(rows, m.column, scale)
-        ses = _se(rows, m.se_column, scale)
-        return Sample(rows, None, rows.index, a, None, a, ses)
-    base = _select(results, m.base, m.unit)
-    units = rows.index.intersection(base.index)
-    if not len(units):
-        return "not measured: no unit of replication has both the cells and the baseline cells"
-    a = _column(rows.loc[units], m.column, scale)
-    b = _column(base.loc[units], m.column)
-    values = a - b if m.contrast == "minus" else np.log(a / b)
-    ses = None
-    if m.se_column:
-        ses = np.hypot(_se(rows.loc[units], m.se_column, scale), _se(base.loc[units], m.se_column, None))
-    return Sample(rows, base, units, a, b, values, ses)
-
-
-def _se(rows: pd.DataFrame, col: str, scale: float | None) -> np.ndarray | None:
-    if not col:
-        return None
-    se = rows[col].to_numpy(float)
-    return se if scale is None else se * scale
-
-
 def _sample(rec: ClaimRecord, config: Any, results: pd.DataFrame) -> Sample | Verdict:
     """The record's :class:`Sample`, or "not judged": this config runs none of its cells (``not_run``), or a named
     cell has no row (:func:`sample_of`)."""
     why = rec.not_run(config, rec) if rec.not_run is not None else ""
-    sample = sample_of(rec.measure, config, results) if not why else why
+    m, by = rec.measure, rec.rule.by
+    if by:  # an every-cell rule's cells are distinct rows of the selection, never duplicates of a unit
+        m = dataclasses.replace(m, unit=m.unit + tuple(c for c in by if c not in m.unit))
+    sample = sample_of(m, config, results) if not why else why
     return not_judged(sample) if isinstance(sample, str) else sample
 
 
@@ -289,7 +246,8 @@ def _judge_one(rec: ClaimRecord, config: Any, results: pd.DataFrame) -> Verdict:
         return _every_cell(rec, config, results, sample)
     est = m.combine(config, sample)
     n = getattr(config, t.n) if t.n else (est.n if est.n is not None else len(sample.values))
-    v = _test(t, est, sample, n)
+    refused = est.refused or _rounding(est)
+    v = not_judged(refused) if refused else _test(t, est, sample, n)
     if m.measured is not None:
         v = dataclasses.replace(v, measured=m.measured(config, sample, est))
     note = m.note(config, sample, est) if m.note is not None else ""
@@ -297,6 +255,18 @@ def _judge_one(rec: ClaimRecord, config: Any, results: pd.DataFrame) -> Verdict:
     for gate in m.gates:
         v = downgrade(v, gate(config, sample))
     return v
+
+
+def _rounding(est: Estimate) -> str:
+    """Why an estimate whose SE (or half-width) is float64 rounding of its value (at most :data:`ROUNDING` of
+    max(1, |value|)) is not judged, else "": a zero-width interval cannot fail; an exact identity is a test."""
+    half = est.se if est.ci is None else abs(float(est.ci[1]) - float(est.ci[0])) / 2
+    if half is None or not math.isfinite(half) or half <= 0 or half > ROUNDING * max(1.0, abs(est.value)):
+        return ""
+    return (
+        f"{NO_UNCERTAINTY}: the uncertainty {half:.1e} is float64 rounding of the value {est.value:.4g} — an exact "
+        "identity is a test, not a claim"
+    )
 
 
 def _reference(t: Rule, sample: Sample) -> float:
@@ -360,10 +330,12 @@ def _every_cell(rec: ClaimRecord, config: Any, results: pd.DataFrame, sample: Sa
     for key, g in sample.rows.reset_index().groupby(list(t.by), sort=True):
         cell = dict(zip(t.by, key if isinstance(key, tuple) else (key,)))  # a text and a number keep their types
         base = None if m.base is None else {**m.base, **cell}  # paired within the cell
-        sub = sample_of(dataclasses.replace(m, where={**m.where, **cell}, base=base), config, results)
+        sub = sample_of(dataclasses.replace(m, where={**m.where, **cell}, base=base, cells=None), config, results)
         if isinstance(sub, str):
             return not_judged(sub)
         est = m.combine(config, sub)
+        if est.refused:
+            return not_judged(est.refused)
         label = ", ".join(f"{c} = {k}" for c, k in cell.items())
         se = est.se if est.se is not None else float("nan")
         cells.append((label, est.value, se, float(g[t.target].mean())))

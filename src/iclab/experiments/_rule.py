@@ -7,9 +7,10 @@ replication, the combine rule (its own phrase: :func:`combine_phrase`), and the 
 values. The rules stated are :mod:`iclab.stats`'s: a Student-t band of n − 1 dof from at least
 :data:`iclab.stats.MIN_UNITS` units, two one-sided tests for equivalence and absence (a 95 % CI inside the margin),
 the intersection–union test with a Bonferroni "disagrees" for every cell, and for a paper value the band
-k·√(SE² + SE_paper²) that agrees only when its half-width is within the tolerance and a value
-:data:`iclab.stats.SHIFT_SE` SE away falls inside it at most :data:`iclab.stats.NOMINAL` of the time
-(``docs/calibration.md``).
+k·√(SE² + SE_paper²) that agrees only when the band around the measured value lies within the tolerance and a
+value :data:`iclab.stats.SHIFT_SE` SE away falls inside it at most :data:`iclab.stats.NOMINAL` of the time
+(``docs/calibration.md``). :func:`cannot_fail` refuses a record whose test cannot fail at the least favourable
+truth of its claim's kind (issue 43).
 """
 
 from __future__ import annotations
@@ -21,10 +22,13 @@ from typing import Any, Callable, Sequence
 
 from iclab.stats import DEFAULT_REL_TOL, MIN_UNITS, NOMINAL, SHIFT_SE, units_to_agree
 
-__all__ = ["BASE", "TEST_KINDS", "Rule", "combine_phrase", "units_of"]
+__all__ = ["BASE", "TEST_KINDS", "EFFECT_KINDS", "Rule", "cannot_fail", "combine_phrase", "units_of"]
 
 #: the test kinds of :class:`Rule`, one per test of :mod:`iclab.stats`
 TEST_KINDS = ("direction", "equivalence", "absence", "value", "every cell")
+#: the claim kinds that state an effect (a direction, a difference, a trend, a sign); the others state closeness
+EFFECT_KINDS = ("effect direction",)
+_CLOSENESS_TESTS = ("equivalence", "absence", "value", "every cell")
 #: ``Rule.target`` for an equivalence against the baseline cells (``Measure.base``) instead of a number
 BASE = "base"
 _CI = "the 95 % CI"
@@ -51,6 +55,9 @@ class Rule:
         unit: text put after effects (``" (log τ)"``).
         against: what an equivalence target is, in the statistic (default "theory").
         by: every cell: the columns that make a cell.
+        bound: direction: what zero of the quantity is when the quantity is measured from a threshold the claim
+            states ("the ratio at Thm 1's bound"): a bound claim's least favourable truth is the bound itself, which
+            its "agrees" excludes, so it needs no smallest effect (:func:`cannot_fail`).
     """
 
     kind: str
@@ -68,6 +75,7 @@ class Rule:
     unit: str = ""
     against: str = "theory"
     by: tuple[str, ...] = ()
+    bound: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in TEST_KINDS:
@@ -107,6 +115,26 @@ class Rule:
             "value": lambda: _value(self, paired),
         }[self.kind]()
         return f"{phrase}; {test}" if phrase else test
+
+
+def cannot_fail(kind: str, rule: Rule) -> str:
+    """Why a claim of ``kind`` judged by ``rule`` cannot fail at its least favourable truth, or "" (issue 43).
+
+    A claim that states an effect (:data:`EFFECT_KINDS`) is judged by a direction test whose "agrees" excludes zero
+    effect and the opposite sign: it declares its smallest effect of interest (``smallest`` > 0; an interval wholly
+    below it disagrees, :func:`iclab.stats._rules.direction_rule`), or the ``bound`` its quantity is measured from.
+    A claim of closeness (a paper value, an equivalence, theory vs simulation) asserts no effect beyond a tolerance:
+    an equivalence, absence, paper-value or every-cell test, or a one-sided direction test on a quantity measured
+    from the tolerance (``bound``: agrees only when the whole interval is inside it)."""
+    if kind in EFFECT_KINDS:
+        if rule.kind != "direction":
+            return f"an effect claim judged by a {rule.kind} test states closeness: restate its kind"
+        if rule.smallest <= 0 and not rule.bound:
+            return "an effect claim needs its smallest effect of interest (Rule.smallest > 0) or its bound"
+        return ""
+    if rule.kind in _CLOSENESS_TESTS or (rule.kind == "direction" and rule.bound):
+        return ""
+    return "a closeness claim judged by a direction test needs the tolerance its quantity is measured from (bound)"
 
 
 def num(x: float) -> str:
@@ -160,7 +188,13 @@ def _direction(rule: Rule, paired: bool) -> str:
     text = f"effect direction: agrees when {_CI} is {want} 0; disagrees when it is {other} 0"
     if rule.smallest > 0:
         edge = _smallest(rule, rule.smallest, paired)
-        text += f", or when it contains 0 and excludes every effect {'≥ ' if rule.sign > 0 else '≤ −'}{edge}"
+        every = f"{'≥ ' if rule.sign > 0 else '≤ −'}{edge}"
+        text = (
+            f"effect direction: agrees when {_CI} is {want} 0 and reaches the smallest effect of interest {every}; "
+            f"disagrees when it is {other} 0, or when it excludes every effect {every}"
+        )
+    if rule.bound:
+        text += f" (0 is {rule.bound})"
     return f"{text}; {_OPEN}"
 
 
@@ -207,6 +241,6 @@ def _value(rule: Rule, paired: bool) -> str:
         f" (a Student-t band: at least {need} {rule.units})" if need and rule.k is None else ""
     )
     return (
-        f"paper value {p}: disagrees when |measured − paper| > k·{spread}, {k}; agrees only when not, the band's "
-        f"half-width is within the tolerance ±{tol} and {power}; {_OPEN}"
+        f"paper value {p}: disagrees when |measured − paper| > k·{spread}, {k}; agrees only when not, the band "
+        f"|measured − paper| ± k·{spread} lies within the tolerance ±{tol} and {power}; {_OPEN}"
     )

@@ -4,8 +4,8 @@
 :mod:`iclab.experiments._records`, the tests :mod:`iclab.stats`).
 
 - :func:`across_units_or`, :func:`within_units`: the mean over the units of replication with its standard error
-  across the units when there are enough of them, else from each unit's own (within-run) SE
-  (:func:`iclab.stats.unit_mean`).
+  across the units when the config runs enough of them, else from each unit's own (within-run) SE
+  (:func:`iclab.stats.unit_mean`); a planned unit without a result makes the claim "not judged".
 - :func:`measured_as`: a measured text from a format string over the estimate and the sample.
 - :func:`whole_rows`: the column of a measure whose combine rule reads the selected rows themselves.
 - :func:`not_configured`: ``ClaimRecord.not_run`` for a claim whose cells need a config value the preset lacks.
@@ -32,24 +32,44 @@ def across_units_or(
     within: WithinSE | None = None,
     min_units: float = MIN_UNITS,
     *,
+    planned: str | int | None = None,
     drop_nan: bool = False,
     unit: str = "",
     n_column: str = "",
     within_text: str = "",
 ) -> Callable[[Any, Sample], Estimate]:
-    """The combine rule "across units when there are enough, else the within-run SE" (:func:`iclab.stats.unit_mean`,
-    which states the rule and why) of the sample's per-unit values. ``min_units``: from how many units on the SE is
-    across them (default :data:`iclab.stats.MIN_UNITS`; with 2, two units give a t(1) band that the test refuses).
+    """The combine rule "across units when the design has enough, else the within-run SE"
+    (:func:`iclab.stats.unit_mean`, which states the rule and why) of the sample's per-unit values.
+
+    The rule is fixed by the design, never by the rows that happen to be there: ``planned`` (a config field, an
+    ``int`` or a tuple whose length counts, or a number) is how many units the config runs; from ``min_units`` of them
+    on (default :data:`iclab.stats.MIN_UNITS`; with 2, two units give a t(1) band that the test refuses), or when
+    the rows have that many, the SE is across the units, below it the units' own within-run SEs. A unit without a result (fewer per-unit values than
+    planned) makes the estimate refused — "not judged", naming the units found and planned — so a lost unit never
+    turns the SE across units into a smaller within-unit SE (issue 43). Without ``planned`` the rule is across the
+    units and fewer than ``min_units`` are refused.
+
     ``within`` gives each unit's own SE (default: ``Measure.se_column``, paired SEs combined by the judge); ``unit``
-    names the unit in the statistic ("SE across 3 models", "prompt-level SE (2 models)"; "" says nothing);
-    ``n_column`` a row column with the prompts behind a within-run SE, which then is the estimate's ``n`` (else the
-    number of units); ``within_text`` names the within-run SEs in the claim's test text ("prompt-level SEs over
-    their n_test prompts"; default "within-run SEs")."""
+    names the unit in the statistic and the refusal ("SE across 3 models", "prompt-level SE (1 model)"); ``n_column``
+    a row column with the prompts behind a within-run SE, which then is the estimate's ``n`` (else the number of
+    units); ``within_text`` names the within-run SEs in the claim's test text ("prompt-level SEs over their n_test
+    prompts"; default "within-run SEs")."""
 
     def combine(config: Any, sample: Sample) -> Estimate:
+        values = sample.values[np.isfinite(sample.values)] if drop_nan else sample.values
+        k, want = len(values), _planned(config, planned)
+        across = min_units != math.inf and (want is None or want >= min_units or k >= min_units)
+        name = unit or "unit"
+        if want is not None and k < want:
+            why = f"{k} of the {want} {name}s the config runs have a result (a lost {name} is not replaced)"
+        elif across and k < min_units:
+            why = f"{k} {name}(s) have a result; an SE across them needs at least {min_units:g}"
+        else:
+            why = ""
+        if why:
+            return Estimate(math.nan, math.nan, n=k, refused=f"too few units: {why}; never judged on a within-unit SE")
         ses = sample.ses if within is None else within(config, sample)
-        m, se, dof = unit_mean(sample.values, ses, min_units, drop_nan)
-        k = len(sample.values)
+        m, se, dof = unit_mean(sample.values, ses, min_units if across else math.inf, drop_nan)
         n = int(sample.rows[n_column].iloc[-1]) if dof is None and n_column in sample.rows else k
         how = ""
         if unit:
@@ -60,14 +80,28 @@ def across_units_or(
     def describe(units: str) -> str:
         """The rule in the claim's test text (:meth:`~iclab.experiments._rule.Rule.describe`)."""
         own_se = f"from the {units}' own {within_text or 'within-run SEs'}: √(Σ se²)/k, normal"
+        lost = "; a planned unit without a result: not judged" if planned is not None else ""
         if min_units == math.inf:
-            return f"mean over {units}, its SE {own_se}"
+            return f"mean over {units}, its SE {own_se}{lost}"
         refused = f" (a t band from fewer than {MIN_UNITS} is refused)" if min_units < MIN_UNITS else ""
-        return f"mean over {units}, its SE across them (Student t, n − 1 dof) from {min_units:g} {units} on{refused}, else {own_se}"
+        if planned is None:
+            return f"mean over {units}, its SE across them (Student t, n − 1 dof; fewer than {min_units:g} {units}: not judged)"
+        return (
+            f"mean over {units}, its SE across them (Student t, n − 1 dof) when the config runs {min_units:g} {units} "
+            f"or more{refused}, else {own_se}{lost}"
+        )
 
     combine.__name__ = f"across_units_or_{min_units}"
     combine.describe = describe
     return combine
+
+
+def _planned(config: Any, planned: str | int | None) -> int | None:
+    """How many units the config runs (:func:`across_units_or`'s ``planned``), or None when not stated."""
+    if planned is None or isinstance(planned, (int, float)):
+        return None if planned is None else int(planned)
+    have = getattr(config, planned)
+    return len(have) if isinstance(have, (tuple, list)) else int(have)
 
 
 def within_units(

@@ -8,8 +8,9 @@ judges decide by) on every draw:
 - **effect direction**: true effect 0;
 - **equivalence** (theory vs simulation) and **absence**: the true gap at the edge of the margin, $\pm\epsilon|t|$
   or $\pm\delta$ (both edges, the worse reported);
-- **paper value**: the true value $5\sigma$ from the paper's, $\sigma = \sqrt{\mathrm{SE}^2 + \mathrm{SE}_p^2}$
-  the standard error of the difference the band is built on (both sides, the worse reported);
+- **paper value**: the true value at the edge of the tolerance, $p \pm \Delta$, and $5\sigma$ from the paper's,
+  $\sigma = \sqrt{\mathrm{SE}^2 + \mathrm{SE}_p^2}$ the standard error of the difference the band is built on
+  (both sides of each, the worst reported);
 - **every cell**: one cell at the edge of its margin, the others at their target (every cell, both edges, the
   worst reported).
 
@@ -137,6 +138,14 @@ def _value(r, draws, rng) -> list[tuple[str, np.ndarray]]:
             (
                 f"paper value moved {side * SHIFT_SE:+g} SE",
                 value_rule(d, np.hypot(se, r["paper_se"]), r["k"], r["tol"], can_agree),
+            )
+        )
+        edge = side * r["tol"] + rng.normal(0.0, spread, draws)  # (draws,) a true value at the tolerance's edge
+        se = _se_draws(r["se"], r["dof"], draws, rng)
+        out.append(
+            (
+                f"true value at the tolerance's edge {'+' if side > 0 else '−'}{r['tol']:.3g}",
+                value_rule(edge, np.hypot(se, r["paper_se"]), r["k"], r["tol"], can_agree),
             )
         )
     return out

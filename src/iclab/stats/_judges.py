@@ -189,8 +189,9 @@ def judge_value(
     unit: str = "units",
 ) -> Verdict:
     """Paper value (module docstring): disagrees when ``|measured - paper| > k * sqrt(se^2 + paper_se^2)``, agrees
-    when not and the band's half-width is within the tolerance (``tol``, or ``rel_tol * |paper|``, default
-    :data:`DEFAULT_REL_TOL`), else not judged (too little power). A band that contains a value 5 SE away more than
+    when not and the band around the measured value lies within the tolerance (``tol``, or ``rel_tol * |paper|``,
+    default :data:`DEFAULT_REL_TOL`): ``|measured − paper| + k·spread ≤ tol``, so a true value at the tolerance's
+    edge agrees at most Φ(−k) of the time; else not judged (too little power). A band that contains a value 5 SE away more than
     5 % of the time (a Student-t band from fewer than 5 units: :func:`iclab.stats._rules.band_false_agree`) may
     disagree but not agree: "not judged (too few units to agree)".
 
@@ -229,11 +230,17 @@ def judge_value(
         return _verdict(DISAGREES, measured, unc, stat, record)
     if code == AGREE:
         return _verdict(AGREES, measured, unc, stat, record)
-    if half <= tolerance:  # inside the band, narrow enough, but a band this wide cannot fail a value 5 SE away
+    gap = abs(measured - paper)
+    if half <= tolerance and not can_agree:  # narrow enough, but a band this wide cannot fail a value 5 SE away
         return _verdict(NOT_JUDGED, measured, unc, stat, record, _too_few_to_agree(k, dof, n, k_given))
-    why = f"the band ±{fmt(half, 2)} is wider than the claim's tolerance ±{fmt(tolerance, 2)}; " + _units_to_decide(
-        n, se, paper_se, tolerance, k, None if k_given else dof, unit
-    )
+    if half > tolerance:
+        why = f"the band ±{fmt(half, 2)} is wider than the claim's tolerance ±{fmt(tolerance, 2)}; "
+    else:  # the band reaches past the tolerance: a value at its edge would agree too often
+        why = f"the band {fmt(measured - paper, 2)} ± {fmt(half, 2)} reaches past the tolerance ±{fmt(tolerance, 2)}; "
+    if gap >= tolerance:
+        why += "no number of units makes it agree at this value (it lies at or past the tolerance)"
+    else:
+        why += _units_to_decide(n, se, paper_se, tolerance - gap, k, None if k_given else dof, unit)
     return _too_little_power(measured, unc, stat, record, why)
 
 

@@ -45,12 +45,15 @@ def _sf(x, dof: float | None):
 
 
 def value_rule(d, spread, k: float, tol: float, can_agree: bool = True):
-    """Paper value: disagree when ``|d| / spread > k``, agree when not, ``k * spread <= tol`` and the band
-    ``can_agree`` (:func:`band_false_agree` at most :data:`NOMINAL`), else open."""
+    """Paper value: disagree when ``|d| / spread > k``; agree when not, the band around the measured value lies within
+    the tolerance, ``|d| + k * spread <= tol`` (an equivalence at the tolerance: a true value at its edge agrees at
+    most Φ(−k) of the time, issue 43), and the band ``can_agree`` (:func:`band_false_agree` at most
+    :data:`NOMINAL`); else open."""
     d, spread = np.broadcast_arrays(np.asarray(d, dtype=float), np.asarray(spread, dtype=float))
     with np.errstate(divide="ignore", invalid="ignore"):
         z = d / spread
-    return np.where(np.abs(z) > k, DISAGREE, np.where((k * spread <= tol) & can_agree, AGREE, OPEN))
+    inside = np.abs(d) + k * spread <= tol
+    return np.where(np.abs(z) > k, DISAGREE, np.where(inside & can_agree, AGREE, OPEN))
 
 
 @functools.lru_cache(maxsize=256)
@@ -89,12 +92,13 @@ def symmetric(estimate, lo, hi):
 
 
 def direction_rule(lo, hi, sign: int, smallest: float):
-    """Effect direction: with ``[s_lo, s_hi]`` the interval in the claimed direction, agree when ``s_lo > 0``;
-    disagree when ``s_hi < 0``, or when ``smallest > 0`` and ``s_hi < smallest`` (no effect); else open."""
+    """Effect direction: with ``[s_lo, s_hi]`` the interval in the claimed direction, disagree when ``s_hi < 0``, or
+    when ``smallest > 0`` and ``s_hi < smallest`` (no effect of interest: an interval wholly inside (0, smallest)
+    included — a bare sign is no agreement, issue 43); else agree when ``s_lo > 0``; else open."""
     a, b = sign * np.asarray(lo, dtype=float), sign * np.asarray(hi, dtype=float)
     s_lo, s_hi = np.minimum(a, b), np.maximum(a, b)
     absent = (s_hi < smallest) if smallest > 0 else np.zeros_like(s_hi, dtype=bool)
-    return np.where(s_lo > 0, AGREE, np.where((s_hi < 0) | absent, DISAGREE, OPEN))
+    return np.where((s_hi < 0) | absent, DISAGREE, np.where(s_lo > 0, AGREE, OPEN))
 
 
 def absence_rule(lo, hi, smallest: float):

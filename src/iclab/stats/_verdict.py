@@ -11,7 +11,7 @@ AGREES, DISAGREES, NOT_JUDGED = "agrees", "disagrees", "not judged"
 
 VERDICTS = (AGREES, DISAGREES, NOT_JUDGED)
 
-KINDS = ("paper value", "theory vs simulation", "effect direction")
+KINDS = ("paper value", "theory vs simulation", "equivalence", "effect direction")
 
 #: fewest units (seeds, models, draws) behind a Student-t band: t(1) is ±12.7 SE wide (module docstring)
 MIN_UNITS = 3

@@ -226,7 +226,7 @@ def _direction_claims(cfg) -> list[ClaimRecord]:
         else ()
     ):
         m = Measure({"part": "synthetic", "model": "tf"}, st.gd_likeness(col), unit)
-        rule = Rule("direction", units="trained-TF cells")
+        rule = Rule("direction", units="trained-TF cells", bound=f"a diagonal / off-diagonal ratio of {st.GD_LIKE:g}")
         out.append(_rec(f"tf-gd-like/{key}", m, rule, 2048, what=what, like=f"{st.GD_LIKE:g}"))
     return out
 

@@ -160,9 +160,11 @@ def binomial_ses(cfg, s: Sample) -> np.ndarray:
     return np.sqrt((s.a * (1 - s.a) + s.b * (1 - s.b)) / cfg.n_test)
 
 
-#: GD minus probe accuracy: the mean paired difference with its Student-t SE over seeds, or with one seed the
-#: binomial SE of the two accuracies (:func:`binomial_ses`)
-seeds_or_binomial = across_units_or(binomial_ses, 2, within_text="binomial SEs over n_test test prompts")
+#: GD minus probe accuracy: the mean paired difference with its Student-t SE over seeds, or when the config runs one
+#: seed the binomial SE of the two accuracies (:func:`binomial_ses`); a seed without a result: not judged
+seeds_or_binomial = across_units_or(
+    binomial_ses, 2, planned="n_seeds", within_text="binomial SEs over n_test test prompts"
+)
 #: the two accuracies of the features claim
 features_measured = measured_as("GD {a:.3f} vs probe {b:.3f}")
 

@@ -137,7 +137,7 @@ def _retrieval(config) -> list[ClaimRecord]:
             measure=Measure(
                 _SOFTMAX, partial(st.spread_shortfall, config.sharp_eps), SEED, measured=st.spread_measured
             ),
-            rule=Rule("direction"),
+            rule=Rule("direction", bound="the weights at the limit, required = allowed"),
         )
     )
     return out
@@ -222,7 +222,7 @@ def _clrs(config) -> list[ClaimRecord]:
             paper_value="better on the vast majority of 30 algorithms",
             headline=True,
             measure=arms(False),
-            rule=Rule("direction", unit=" points"),
+            rule=Rule("direction", smallest=CLRS_SMALLEST, unit=" points"),
         ),
         ClaimRecord(
             "clrs/inference-only",
@@ -235,7 +235,7 @@ def _clrs(config) -> list[ClaimRecord]:
             "softmax-trained arm with adaptive temperature at inference",
             paper_value='inference-only "does not empirically work well" on CLRS-Text',
             measure=arms(True),
-            rule=Rule("direction", unit=" points"),
+            rule=Rule("direction", smallest=CLRS_SMALLEST, unit=" points"),
         ),
     ]
     for t in config.clrs_tasks:
@@ -312,7 +312,11 @@ def _real(config) -> list[ClaimRecord]:
                 paper_value="Gemma 2B δ = 5.69 ± 2.05 → onset ≈ 300 tokens",
                 not_run=st.onset_not_run,
                 measure=segments(column=st.onset_margin, measured=st.onset_measured),
-                rule=Rule("direction", units="text segments"),
+                rule=Rule(
+                    "direction",
+                    units="text segments",
+                    bound=f"δ = ln {ONSET_TOKENS}, the onset at {ONSET_TOKENS} tokens",
+                ),
             ),
         ]
     return out
@@ -341,7 +345,7 @@ def _lookup(config) -> list[ClaimRecord]:
             f"pretrained LM, leaves {_TASK_NAMES[t]} accuracy at long inputs unchanged (neither raises nor lowers "
             f"it by {LOOKUP_SMALLEST:.2f} or more)",
             src,
-            "effect direction",
+            "equivalence",
             quantity="at the largest lookup_sizes, greedy exact match per query of each list",
             extra=extra,
             paper_value="inference-only does not work well",

@@ -34,6 +34,9 @@ __all__ = ["claims"]
 SEED = ("seed",)  # the unit of replication of one trained model (a paired measure pairs the seeds)
 MODEL = ("H", "seed")  # the rows of a claim pooled over every trained H ≥ 2 model, averaged per seed (st.over_seeds)
 GATES = (st.trained,)
+ZERO_SUM_BOUND = f"|Σμ| at {ZERO_SUM_MAX:.0%} of Σ|μ|"  # what 0 of the zero-sum margin is (Rule.bound)
+THM1_BOUND = "the ratio at Thm 1's bound"  # what 0 of the slack is (Rule.bound)
+PGD_SMALLEST = 0.05  # fig3.1: the smallest gap between the two GD fits of interest, 5 % of the Bayes error
 ISO = {"part": "iso", "attention": "softmax"}
 # what the gates add to a test: the training a trained-model claim needs (statistics.trained, statistics.stage2)
 TRAINED = f"Needs ≥ {TRAINED_MIN_STEPS:,} Adam steps"
@@ -188,20 +191,21 @@ def _patterns(cfg) -> list[ClaimRecord]:
         _rec("fig2.2/ov-zero-sum", "OV circuits are zero-sum, Σ_h μ^(h) ≈ 0 (unlike the single-sign kernel "
              "regressor, for which |Σμ|/Σ|μ| = 1)", f"{SRC}, Fig. 2.2", "effect direction",
              f"{POOLED}{zero_sum}", "|Σμ|/Σ|μ| ≈ 0",
-             _pooled(True, gates=GATES, measured=st.zero_sum_text, col=st.zero_sum), Rule("direction"), True,
+             _pooled(True, gates=GATES, measured=st.zero_sum_text, col=st.zero_sum), Rule("direction", bound=ZERO_SUM_BOUND),
+             True,
              PAPER_TRAINING),
         _rec("fig2.2/sign-matching", "Heads match signs: sign ω^(h) = sign μ^(h) for every live head",
              f"{SRC}, Fig. 2.2", "effect direction", f"{POOLED}the fraction of matching live heads (per model) − "
              f"{SIGN_MATCH_MIN:g}", "all heads",
              _pooled("diag_sign_match", gates=GATES, combine=st.sign_matching, measured=st.sign_text),
-             Rule("direction"), settings=PAPER_TRAINING),
+             Rule("direction", bound=f"{SIGN_MATCH_MIN:.0%} of the live heads matching"), settings=PAPER_TRAINING),
         _rec("fig3.1/preconditioned", "With anisotropic inputs x ~ N(0, Σ) the heads learn KQ ≈ ±γΣ⁻¹: "
              "preconditioned debiased GD, not plain debiased GD", f"{SRC}, Fig. 3.1", "effect direction",
              "per seed, E(ŷ − ŷ_dgd)² − E(ŷ − ŷ_pgd(Σ⁻¹))² (each GD at the model's own least-squares step), paired "
              "on n_eval prompts; Σ_ij = ρ^|i−j| (the paper does not say which Σ)", "Ω ≈ Σ⁻¹",
              Measure({"part": "aniso"}, partial(st.scalar, "closer_to_pgd"), SEED, measured=ANISO_TEXT,
                      combine=partial(st.seed_mean, partial(st.scalar, "closer_to_pgd_se")), gates=GATES),
-             Rule("direction", n="n_eval")),
+             Rule("direction", smallest=PGD_SMALLEST, relative_to="err_bayes", n="n_eval")),
     ]  # fmt: skip
 
 
@@ -227,7 +231,7 @@ def _multitask() -> list[ClaimRecord]:
              "one head pair per task",
              Measure(mt[4], sharing, SEED, measured=measured_as("sharing {d:.3f} (margin 0.05)"), combine=partial(
                  st.seed_mean, partial(st.per_row, st.sharing, 1), drop_nan=False, below=0.05), gates=GATES),
-             Rule("direction", n="n_eval"), settings=MT_CODE),
+             Rule("direction", n="n_eval", bound="a sharing of 0.05"), settings=MT_CODE),
         _rec("multitask/H3-equals-H4", "H = 3 learns the same per-task predictors as H = 4", src,
              "theory vs simulation", "per seed, the mean task error of H = 3 (paired through per-task debiased GD, the "
              f"mean over the two tasks paired per prompt; {indep})", "same predictor",
@@ -264,17 +268,17 @@ def _ratio(cfg) -> list[ClaimRecord]:
         _rec("thm1-ratio/dgd-large-d", "Debiased GD at η* is within Thm 1's factor of the Bayes risk (ratio ≤ 1 + "
              "σ⁻²{(1+ξσ²)(1+σ²+ξ⁻¹)}⁻¹ as L → ∞, d/L → ξ), here at ξ = 1/8 and the largest d of the sweep",
              f"{SRC}, Thm 1 (Bayes risk)", "effect direction", slack, "ratio ≤ 2.085 at ξ = 1/8, σ² = 0.1",
-             cell("d"), Rule("direction", n="n_ratio"), True, PAPER_SETUP, extra=""),
+             cell("d"), Rule("direction", n="n_ratio", bound=THM1_BOUND), True, PAPER_SETUP, extra=""),
         _rec("thm1-ratio/dgd-paper-size", "Thm 1's asymptotic factor also bounds debiased GD at the paper's own size "
              "d = 5, L = 40", f"{SRC}, Thm 1 (Bayes risk), read at the experiments' d, L", "effect direction",
              f"{slack}, at (d, n_train)", "ratio ≤ 2.085", cell("L"),
-             Rule("direction", n="n_ratio"), settings=PAPER_SETUP, extra=""),
+             Rule("direction", n="n_ratio", bound=THM1_BOUND), settings=PAPER_SETUP, extra=""),
         _rec("thm1-ratio/trained", "The trained H = 2 model is within Thm 1's factor of the Bayes risk",
              f"{SRC}, Thm 1 (Bayes risk) and Fig. 2.4", "effect direction", "per seed, error(model)/error(Bayes) at "
              "L = n_train, paired on n_eval prompts", "ratio ≤ 2.085",
              Measure(_iso(2), st.at("bayes_ratio", cfg.n_train), SEED, combine=st.bayes_slack,
                      measured=st.bayes_text, gates=GATES),
-             Rule("direction", n="n_eval"), settings=PAPER_TRAINING),
+             Rule("direction", n="n_eval", bound=THM1_BOUND), settings=PAPER_TRAINING),
     ]  # fmt: skip
 
 
@@ -314,7 +318,7 @@ def _activation(cfg) -> list[ClaimRecord]:
         f"{ZERO_SUM_MAX * 100:g} % of Σ|μ|)", "same patterns",
         Measure({"part": "activation"}, partial(st.zero_sum, False), ("attention",) + MODEL, combine=st.over_seeds,
                 measured=st.zero_sum_text, gates=GATES),
-        Rule("direction"),
+        Rule("direction", bound=ZERO_SUM_BOUND),
     ))  # fmt: skip
     return out
 

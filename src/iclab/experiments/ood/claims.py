@@ -27,6 +27,11 @@ __all__ = ["claims", "TV", "PV", "ED"]
 TV, PV, ED = "theory vs simulation", "paper value", "effect direction"
 SUMMARY = "second-hand summary"
 SYNTHETIC = {"K": 4, "d": 8, "threshold": 0.0025, "c": 0.5}  # the paper's synthetic setting (second-hand)
+#: the smallest forgetting of interest (F, a change of loss; synthetic and tiny tables): a tenth of the source loss
+#: fine-tuning starts from (the stopping threshold)
+SMALLEST_F = 0.1 * SYNTHETIC["threshold"]
+SMALLEST_CE = 0.1  # MiniLM: the smallest change of a cross-entropy of interest, a tenth of a nat
+PEAK_BOUND = "a second peak of 10 % of the curve's range"  # what 0 of the prominence margin is (Rule.bound)
 _GD = "— (iclab's population GD at N)"
 _EXACT = "— (iclab's exact formula at N)"
 _BERT = "BERT-base in the paper; here MiniLM on country → region sentences (docs/papers/ood.md §5.6, §5.9)"
@@ -235,7 +240,8 @@ def _forgetting() -> list[ClaimRecord]:
             paper_value=f"{ref:+.3f}",
             paper_settings={"c": 0.5, "threshold": 0.0025},
             measure=_m(partial(st.forgetting_runs, g2), "forget", gamma1=g1),
-            rule=Rule("direction", sign=1 if ref > 0 else -1),
+            rule=Rule("direction", sign=1 if ref > 0 else -1, smallest=SMALLEST_F),
+            extra="The smallest effect of interest is a tenth of the source loss fine-tuning starts from (0.0025)",
         )
         for g1, g2, ref in paper
     ]
@@ -268,7 +274,7 @@ def _tiny() -> list[ClaimRecord]:
             paper_value=f"{PAPER_TINY[1][0]:+.2f}",
             paper_settings=tiny,
             measure=_m(partial(st.tiny_F, -0.75), "tiny", layers=1),
-            rule=Rule("direction", n="tiny_eval"),
+            rule=Rule("direction", smallest=SMALLEST_F, n="tiny_eval"),
         ),
         ClaimRecord(
             "tiny-bwt-orthogonal",
@@ -279,7 +285,7 @@ def _tiny() -> list[ClaimRecord]:
             paper_value=f"{PAPER_TINY[1][1]:+.2f}",
             paper_settings=tiny,
             measure=_m(partial(st.tiny_F, 0.0), "tiny", layers=1),
-            rule=Rule("direction", sign=-1, n="tiny_eval"),
+            rule=Rule("direction", sign=-1, smallest=SMALLEST_F, n="tiny_eval"),
         ),
         ClaimRecord(
             "tiny-depth-amplifies",
@@ -290,7 +296,7 @@ def _tiny() -> list[ClaimRecord]:
             paper_value=f"{PAPER_TINY[1][0]:+.2f} → {PAPER_TINY[3][0]:+.2f}",
             paper_settings=tiny,
             measure=_m(partial(st.tiny_F, -0.75), "tiny", base={"part": "tiny", "layers": 1}, layers=3),
-            rule=Rule("direction", n="tiny_eval"),
+            rule=Rule("direction", smallest=SMALLEST_F, n="tiny_eval"),
         ),
     ]
     return out + [
@@ -322,7 +328,7 @@ def _minilm() -> list[ClaimRecord]:
             quantity=f"cross-entropy at θ = 90° minus unrotated, {paired}",
             paper_value="CE 0.35 → 1.28",
             measure=_m(st.minilm_drop, "minilm"),
-            rule=Rule("direction"),
+            rule=Rule("direction", smallest=SMALLEST_CE, unit=" nats"),
         ),
         ClaimRecord(
             "minilm-forget-pi",
@@ -332,7 +338,7 @@ def _minilm() -> list[ClaimRecord]:
             quantity=f"source CE after − before fine-tuning, {paired}",
             paper_value=f"{PAPER_ENCODER_F[180]:+.2f}",
             measure=_m(partial(st.minilm_F, 180), "minilm"),
-            rule=Rule("direction"),
+            rule=Rule("direction", smallest=SMALLEST_CE, unit=" nats"),
         ),
         ClaimRecord(
             "minilm-protect-half-pi",
@@ -353,7 +359,7 @@ def _minilm() -> list[ClaimRecord]:
             quantity=prominence,
             paper_value="monotone, single peak",
             measure=_m(partial(st.second_peak, "gap1"), "minilm_shift"),
-            rule=Rule("direction", sign=-1),
+            rule=Rule("direction", sign=-1, bound=PEAK_BOUND),
         ),
         ClaimRecord(
             "minilm-gap-two-peaks",
@@ -363,7 +369,7 @@ def _minilm() -> list[ClaimRecord]:
             quantity=prominence,
             paper_value="two peaks",
             measure=_m(partial(st.second_peak, "gap2"), "minilm_shift"),
-            rule=Rule("direction"),
+            rule=Rule("direction", bound=PEAK_BOUND),
         ),
         ClaimRecord(
             "minilm-domain-similarity",

@@ -16,7 +16,6 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from iclab.experiments._judge import missing_cells, not_measured
 from iclab.experiments._records import Estimate, Sample
 from iclab.experiments._statistics import across_units_or, within_units
 from iclab.experiments.temperature.cells import cells as grid
@@ -67,9 +66,13 @@ def prompt_ses(se_cols: tuple[str, ...], den: str | None, cfg, s: Sample) -> np.
 
 def prompt_se(se_cols: tuple[str, ...], den: str | None) -> Callable[[Any, Sample], Estimate]:
     """Mean of the per-seed values with the prompt-level SE of :func:`prompt_ses` (normal, from the cell's ``n_test``
-    prompts); across seeds instead when a run has enough (:func:`~iclab.experiments._statistics.across_units_or`)."""
+    prompts): a run has one seed (``config.seed``), so the design's SE is within it
+    (:func:`~iclab.experiments._statistics.across_units_or` with one planned unit)."""
     return across_units_or(
-        partial(prompt_ses, se_cols, den), n_column="n_test", within_text="prompt-level SEs over their n_test prompts"
+        partial(prompt_ses, se_cols, den),
+        planned=1,
+        n_column="n_test",
+        within_text="prompt-level SEs over their n_test prompts",
     )
 
 
@@ -175,7 +178,7 @@ def curve_cells(df: pd.DataFrame) -> pd.DataFrame:
     """The curve cells with l ≥ d, one row per (cell, τ = 1 or τ_opt), for ``thm4.2-vs-mc/curves-l>=d`` ("at every
     l", :func:`iclab.stats.judge_every_cell` through its record): ``part`` = :data:`CURVE_CELL`, ``curve`` the cell's label,
     ``G``/``G_se``/``G_theory`` the simulated error, its prompt-level SE and Theorem 4.2's value, and the cell's own
-    ``curve_part``, ``l``, ``sigma_test``, ``mu_x`` (which :func:`curves_missing` checks against the grid); the
+    ``curve_part``, ``l``, ``sigma_test``, ``mu_x`` (the cells :func:`curve_cell_grid` names); the
     cell's other columns ride along with their types (the judged rows are the results and these)."""
     sub = df[df["part"].isin(CURVE_PARTS)] if "part" in df else df.iloc[:0]
     sub = sub[sub["l"] >= sub["d"]]
@@ -206,16 +209,18 @@ def curve_cells(df: pd.DataFrame) -> pd.DataFrame:
 one_cell = within_units()
 
 
-def curves_missing(cfg, s: Sample) -> str:
-    """ "not measured", naming them, when some of the config's curve cells with l ≥ d have no row: "at every l" is
-    not judged on the cells that happen to be there."""
-    named = [
+def curve_grid(long: bool, cfg) -> list[dict]:
+    """The curve cells of the config's grid at l ≥ d (``long``) or l < d, each as ``{part, l, sigma_test, mu_x}``:
+    the cells ``thm4.2-vs-mc/curves-l<d`` and ``thm4.3-vs-mc-minimiser`` need (``Measure.cells``; a failed one makes
+    the claim "not measured: n of N cells", never judged on the cells left)."""
+    keys = ("part", "l", "sigma_test", "mu_x")
+    return [{k: c[k] for k in keys} for c in grid(cfg) if c["part"] in CURVE_PARTS and (c["l"] >= c["d"]) == long]
+
+
+def curve_cell_grid(cfg) -> list[dict]:
+    """The rows of :func:`curve_cells` the config's grid gives at l ≥ d, as ``{curve_part, l, sigma_test, mu_x}``:
+    the cells ``thm4.2-vs-mc/curves-l>=d`` ("at every l") needs (``Measure.cells``)."""
+    return [
         {"curve_part": c["part"], "l": c["l"], "sigma_test": c["sigma_test"], "mu_x": c["mu_x"]}
-        for c in grid(cfg)
-        if c["part"] in CURVE_PARTS and c["l"] >= c["d"]
+        for c in curve_grid(True, cfg)
     ]
-    gone = missing_cells(s.rows, named)
-    if not gone:
-        return ""
-    more = [f"… {len(gone) - 3} more"] if len(gone) > 3 else []
-    return not_measured(gone[:3] + more).reason

@@ -50,19 +50,24 @@ def _cells(shift: str) -> dict:
 # --- the package's own statistics (named, pure; referenced from the records) ------------------------------------
 
 
-#: the mean over trained models: with three or more the SE across them (Student t, k − 1 dof), with fewer the
-#: prompt-level SE of these models, their ``se_column`` (:func:`iclab.experiments._statistics.across_units_or`)
-models_or_prompts = across_units_or(unit="model")
+#: the mean over trained models: when the config trains three or more the SE across them (Student t, k − 1 dof),
+#: with fewer the prompt-level SE of these models, their ``se_column``; a trained model without a result: not judged
+#: (:func:`iclab.experiments._statistics.across_units_or`)
+models_or_prompts = across_units_or(unit="model", planned="train_seeds")
 
 
 def log_best_tau_interval(cfg, s: Sample) -> Estimate:
-    """log best τ under the shift minus without: estimate and 95 % interval (over models when ≥ 3, else a bootstrap
-    over prompts). Grid-best τ values are discrete: models (or bootstrap draws) that all pick the same grid points have
-    zero spread, so either interval is at least ± half the grid's smallest step in log τ."""
+    """log best τ under the shift minus without: estimate and 95 % interval (over models when the config trains ≥ 3,
+    else a bootstrap over prompts; a trained model without a result: refused, as :data:`models_or_prompts`). Grid-best
+    τ values are discrete: models (or bootstrap draws) that all pick the same grid points have zero spread, so either
+    interval is at least ± half the grid's smallest step in log τ."""
     per_model, k = s.values, len(s.values)
+    if k < cfg.train_seeds:
+        why = f"too few units: {k} of the {cfg.train_seeds} models the config trains have a result"
+        return Estimate(math.nan, refused=f"{why} (a lost model is not replaced); never judged on a within-unit SE")
     est = float(per_model.mean())
     grid = np.log(cfg.taus)
-    if k >= 3:
+    if cfg.train_seeds >= 3:
         half = quantile(0.95, k - 1) * per_model.std(ddof=1) / math.sqrt(k)
         ci = grid_floor_ci(est, est - half, est + half, grid)
         return Estimate(est, ci=ci, how=f"t interval across {k} models (at least ± half a grid step)")

@@ -104,8 +104,10 @@ def log_tau_slope(cfg, s: Sample) -> Estimate:
     return Estimate(slope, ci=(lo, hi), n=0)
 
 
-def two_noise_cells(cfg, s: Sample) -> str:
-    return "" if len(s.rows) >= 2 else "fewer than two noise ratios finished"
+def noise_cells(cfg) -> list[dict]:
+    """The cells the trend needs (``Measure.cells``): every configured noise ratio. A failed one makes the trend
+    "not measured: n of N cells", never a slope over the ratios left."""
+    return [{"noise_ratio": r} for r in cfg.noise_ratios]
 
 
 def screen_gate(cfg, s: Sample) -> str:
@@ -128,8 +130,8 @@ def claims(cfg: TemperatureLLMConfig) -> list[ClaimRecord]:
                 ("noise-hurts", top, Measure({**cell, "part": "screen"}, "harm_gain", CELL, combine=harm), gain)
             )
         if len(cfg.noise_ratios) >= 2:
-            gates = (two_noise_cells, *judged)
-            rows.append(("trend", top, Measure(cell, "best_tau", CELL, combine=log_tau_slope, gates=gates), slope))
+            trend_m = Measure(cell, "best_tau", CELL, combine=log_tau_slope, gates=judged, cells=noise_cells)
+            rows.append(("trend", top, trend_m, slope))
         for r in (r for r in cfg.noise_ratios if r > 0):
             where = {**cell, "noise_ratio": r}
             rows.append(("gain/{r:g}", r, Measure(where, "heldout_gain", CELL, combine=held, gates=judged), gain))
