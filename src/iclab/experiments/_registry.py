@@ -9,10 +9,10 @@ user's own experiments, or test fixtures) come from the comma-separated environm
 from __future__ import annotations
 
 import importlib
-import os
 
 from iclab.errors import ConfigError
 from iclab.experiments._contract import Experiment
+from iclab.settings import setting
 
 __all__ = ["register", "get_experiment", "experiment_names", "all_experiments", "paper_experiments", "PAPER_PACKAGES"]
 
@@ -35,7 +35,7 @@ def _load_all() -> None:
     _loaded = True
     for paper in PAPER_PACKAGES:
         importlib.import_module(f"iclab.experiments.{paper}")
-    for name in filter(None, (m.strip() for m in os.environ.get("ICLAB_EXPERIMENT_MODULES", "").split(","))):
+    for name in setting("ICLAB_EXPERIMENT_MODULES"):
         importlib.import_module(name)
 
 
