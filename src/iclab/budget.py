@@ -77,11 +77,19 @@ def check_call(fields: Mapping[str, Any], memory: float = 0.0, seconds: float = 
             nonnegative(name, v)
     limit = setting("ICLAB_CELL_SECONDS_LIMIT")
     if memory > memory_limit():
-        _refuse(Need(fields, memory), f"about {fmt_bytes(memory)} of memory, and this machine has "
-                f"{fmt_bytes(memory_limit())}", "ICLAB_MEMORY_LIMIT_GB", "this call")
+        _refuse(
+            Need(fields, memory),
+            f"about {fmt_bytes(memory)} of memory, and this machine has {fmt_bytes(memory_limit())}",
+            "ICLAB_MEMORY_LIMIT_GB",
+            "this call",
+        )
     if seconds > limit:
-        _refuse(Need(fields, seconds=seconds), f"about {seconds:.3g} s of CPU, over the limit of {limit:g} s",
-                "ICLAB_CELL_SECONDS_LIMIT", "this call")
+        _refuse(
+            Need(fields, seconds=seconds),
+            f"about {seconds:.3g} s of CPU, over the limit of {limit:g} s",
+            "ICLAB_CELL_SECONDS_LIMIT",
+            "this call",
+        )
 
 
 def check_budget(

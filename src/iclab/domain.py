@@ -18,8 +18,18 @@ import numpy as np
 
 from iclab.errors import ConfigError, short_repr
 
-__all__ = ["integer", "number", "positive", "nonnegative", "probability", "array", "choice", "same_length",
-           "finite_result", "bounds_words"]
+__all__ = [
+    "integer",
+    "number",
+    "positive",
+    "nonnegative",
+    "probability",
+    "array",
+    "choice",
+    "same_length",
+    "finite_result",
+    "bounds_words",
+]
 
 _NUMBER_KINDS = "iuf"  # NumPy dtype kinds of integers and floats (booleans are kind "b")
 
@@ -27,8 +37,20 @@ _NUMBER_KINDS = "iuf"  # NumPy dtype kinds of integers and floats (booleans are 
 def bounds_words(low=None, high=None, above=None, below=None, many: bool = False) -> str:
     """``a finite number > 0``, ``finite numbers in [0, 1)`` …: the words of a rule on numbers."""
     noun = "finite numbers" if many else "a finite number"
-    lo = (f"[{low:g}", f">= {low:g}") if low is not None else (f"({above:g}", f"> {above:g}") if above is not None else None
-    hi = (f"{high:g}]", f"<= {high:g}") if high is not None else (f"{below:g})", f"< {below:g}") if below is not None else None
+    lo = (
+        (f"[{low:g}", f">= {low:g}")
+        if low is not None
+        else (f"({above:g}", f"> {above:g}")
+        if above is not None
+        else None
+    )
+    hi = (
+        (f"{high:g}]", f"<= {high:g}")
+        if high is not None
+        else (f"{below:g})", f"< {below:g}")
+        if below is not None
+        else None
+    )
     if lo and hi:
         return f"{noun} in {lo[0]}, {hi[0]}"
     return f"{noun} {(lo or hi)[1]}" if (lo or hi) else noun
@@ -111,7 +133,9 @@ def array(
     ndims = (ndim,) if isinstance(ndim, int) else ndim
     if ndims is not None and arr.ndim not in ndims:
         raise ConfigError(name, f"shape {arr.shape}", f"{' or '.join(map(str, ndims))} axes")
-    if shape is not None and (arr.ndim != len(shape) or any(s is not None and s != n for s, n in zip(shape, arr.shape))):
+    if shape is not None and (
+        arr.ndim != len(shape) or any(s is not None and s != n for s, n in zip(shape, arr.shape))
+    ):
         want = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
         raise ConfigError(name, f"shape {arr.shape}", f"shape {want}" + (f" ({why})" if why else ""))
     if arr.size < min_size:
@@ -146,5 +170,8 @@ def finite_result(value: Any, **arguments: Any) -> Any:
         return value
     shown = ", ".join(f"{k}={short_repr(v)}" for k, v in arguments.items())
     first = next(iter(arguments), "arguments")
-    raise ConfigError(first, arguments.get(first), message=f"invalid {shown}: the result overflows double precision "
-                      "(not finite); use smaller magnitudes")
+    raise ConfigError(
+        first,
+        arguments.get(first),
+        message=f"invalid {shown}: the result overflows double precision (not finite); use smaller magnitudes",
+    )

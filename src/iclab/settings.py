@@ -56,18 +56,54 @@ class Setting:
 SETTINGS: dict[str, Setting] = {
     s.name: s
     for s in (
-        Setting("ICLAB_MEMORY_LIMIT_GB", "a finite number > 0 (gigabytes)", None, "the machine's physical memory",
-                "memory one cell or one theory call may use; larger estimates are refused", _positive_float),
-        Setting("ICLAB_CELL_SECONDS_LIMIT", "a finite number > 0 (seconds)", 24 * 3600.0, "86400",
-                "CPU seconds one cell or one theory call may need; larger estimates are refused", _positive_float),
-        Setting("ICLAB_RAY_CONNECT_TIMEOUT", "a finite number > 0 (seconds)", 30.0, "30",
-                "how long `--executor ray` waits for a cluster address to answer", _positive_float),
-        Setting("ICLAB_EXPERIMENT_MODULES", "comma-separated Python module names (a.b,c)", (), "none",
-                "extra modules that register experiments (spawned workers inherit it)", _modules),
-        Setting("ICLAB_CACHE", "a folder path", None, "~/.cache/iclab",
-                "the model cache (converted GGUF checkpoints)", _text),
-        Setting("ICLAB_CHROMIUM", "a program name or path", None, "chromium or chrome on PATH",
-                "the browser that checks HTML reports", _text),
+        Setting(
+            "ICLAB_MEMORY_LIMIT_GB",
+            "a finite number > 0 (gigabytes)",
+            None,
+            "the machine's physical memory",
+            "memory one cell or one theory call may use; larger estimates are refused",
+            _positive_float,
+        ),
+        Setting(
+            "ICLAB_CELL_SECONDS_LIMIT",
+            "a finite number > 0 (seconds)",
+            24 * 3600.0,
+            "86400",
+            "CPU seconds one cell or one theory call may need; larger estimates are refused",
+            _positive_float,
+        ),
+        Setting(
+            "ICLAB_RAY_CONNECT_TIMEOUT",
+            "a finite number > 0 (seconds)",
+            30.0,
+            "30",
+            "how long `--executor ray` waits for a cluster address to answer",
+            _positive_float,
+        ),
+        Setting(
+            "ICLAB_EXPERIMENT_MODULES",
+            "comma-separated Python module names (a.b,c)",
+            (),
+            "none",
+            "extra modules that register experiments (spawned workers inherit it)",
+            _modules,
+        ),
+        Setting(
+            "ICLAB_CACHE",
+            "a folder path",
+            None,
+            "~/.cache/iclab",
+            "the model cache (converted GGUF checkpoints)",
+            _text,
+        ),
+        Setting(
+            "ICLAB_CHROMIUM",
+            "a program name or path",
+            None,
+            "chromium or chrome on PATH",
+            "the browser that checks HTML reports",
+            _text,
+        ),
     )
 }
 
