@@ -93,6 +93,16 @@ def _as_float(value: numbers.Real) -> float:
         return math.inf
 
 
+def real(name: str, value: Any, optional: bool = False) -> float | None:
+    """``value`` as a float, NaN and ±inf included (a measurement that failed is still a measurement); a ConfigError
+    unless it is a real number (not a boolean or a string), or None when ``optional``."""
+    if optional and value is None:
+        return None
+    if not isinstance(value, numbers.Real) or isinstance(value, (bool, np.bool_)):
+        raise ConfigError(name, value, "a real number" + (" or None" if optional else ""))
+    return _as_float(value)
+
+
 def positive(name: str, value: Any, why: str = "") -> float:
     """``value`` as a float; a ConfigError unless it is a finite number > 0 (a scale, a variance, a temperature)."""
     return number(name, value, above=0, why=why)
@@ -125,7 +135,8 @@ def array(
 ) -> np.ndarray:
     """``value`` as a float64 array; a ConfigError unless it holds numbers (not booleans, strings or objects), has
     ``ndim`` axes (one of them, when a list) and ``shape`` (None: any length on that axis), at least ``min_size``
-    entries, every entry finite (unless ``finite`` is False) and within the bounds given."""
+    entries, every entry finite and within the bounds given (``finite=False``: NaN and ±inf allowed, NaN whatever
+    the bounds)."""
     arr = np.asarray(value) if not isinstance(value, (str, bytes)) else np.asarray(object())
     if arr.dtype.kind not in _NUMBER_KINDS:
         raise ConfigError(name, value, "numbers (an array of integers or floats, not booleans or strings)")
@@ -140,7 +151,9 @@ def array(
         raise ConfigError(name, f"shape {arr.shape}", f"shape {want}" + (f" ({why})" if why else ""))
     if arr.size < min_size:
         raise ConfigError(name, f"shape {arr.shape}", f"at least {min_size} entries")
-    bad = (~np.isfinite(arr) if finite else np.isnan(arr)) | ~_in_bounds(arr, low, high, above, below)
+    with np.errstate(invalid="ignore"):
+        outside = ~_in_bounds(arr, low, high, above, below)
+    bad = (~np.isfinite(arr) | outside) if finite else (outside & ~np.isnan(arr))
     if bad.any():
         words = bounds_words(low, high, above, below, many=True) + (f" ({why})" if why else "")
         shown = value if arr.size == 1 else f"<array with entry {arr[bad].flat[0]!r}>"

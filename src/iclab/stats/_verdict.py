@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 from dataclasses import dataclass, field
+
+import numpy as np
+
+from iclab.domain import integer, number, probability
+from iclab.errors import ConfigError
 
 AGREES, DISAGREES, NOT_JUDGED = "agrees", "disagrees", "not judged"
 
@@ -49,14 +55,24 @@ class Verdict:
 
 
 def fmt(x: float, digits: int = 4) -> str:
-    """``x`` with ``digits`` significant digits (``nan`` and ``inf`` as words)."""
+    """``x`` with ``digits`` significant digits (``nan`` and ``inf`` as words; None as ``None``).
+
+    Arguments: ``x`` None or a real number; ``digits`` an integer in 1..17."""
+    digits = integer("digits", digits, high=17)
+    if x is not None and not (isinstance(x, numbers.Real) and not isinstance(x, (bool, np.bool_))):
+        raise ConfigError("x", x, "a real number or None")
     if x is None or not math.isfinite(float(x)):
         return str(x)
     return f"{float(x):.{digits}g}"
 
 
 def quantile(confidence: float = 0.95, dof: float | None = None) -> float:
-    """Two-sided critical value: the normal quantile, or Student's t with ``dof`` degrees of freedom."""
+    """Two-sided critical value: the normal quantile, or Student's t with ``dof`` degrees of freedom.
+
+    Arguments: ``confidence`` a number in (0, 1); ``dof`` None, a number > 0 or inf (the normal quantile)."""
+    confidence = probability("confidence", confidence)
+    if dof is not None and dof != math.inf:
+        dof = number("dof", dof, above=0, why="degrees of freedom")
     return _quantile(float(confidence), None if dof is None else float(dof))
 
 
