@@ -286,17 +286,17 @@ def _execute(sweep: Sweep, todo: SweepTasks, total: int, store: ResultStore, run
             for outcome in outcomes:
                 store.put(outcome.key, outcome.idx, outcome.cell, result=outcome.result, error=outcome.error,
                           seconds=outcome.seconds)
+                computed += 1  # counted as stored, before any callback: the sweep log always matches the rows
+                failed += outcome.error is not None
+                bar.update(1)
+                if outcome.error is not None:
+                    bar.set_postfix(failed=failed)
+                    bar.write(f"cell {outcome.idx} of {sweep.name} failed: {outcome.error.splitlines()[0]}",
+                              file=sys.stderr)
                 if options.on_cell is not None:
                     status = "failed" if outcome.error is not None else "done"  # as the store records it
                     options.on_cell(outcome.idx, results_row(outcome.key, outcome.cell, status, outcome.result,
                                                              outcome.error, outcome.seconds))
-                computed += 1
-                bar.update(1)
-                if outcome.error is not None:
-                    failed += 1
-                    bar.set_postfix(failed=failed)
-                    bar.write(f"cell {outcome.idx} of {sweep.name} failed: {outcome.error.splitlines()[0]}",
-                              file=sys.stderr)
     except BaseException as exc:
         error = exc
         raise
