@@ -45,7 +45,9 @@ def lemma21_bounds(delta: ArrayLike, n: ArrayLike, theta: float = 1.0) -> tuple[
     Arguments: ``delta`` finite numbers >= 0; ``n`` finite numbers >= 1 (items); ``theta`` a finite number > 0;
     ``delta`` and ``n`` broadcast together."""
     d, n = _spread_over_theta(delta, theta), _items(n)
-    return finite_result((np.exp(-d) / n, np.exp(d) / n), delta=delta, n=n, theta=theta)
+    with np.errstate(over="ignore"):
+        bounds = np.exp(-d) / n, np.exp(d) / n
+    return finite_result(bounds, delta=delta, n=n, theta=theta)
 
 
 def _spread_over_theta(delta: ArrayLike, theta: float) -> np.ndarray:
