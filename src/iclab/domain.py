@@ -103,6 +103,14 @@ def real(name: str, value: Any, optional: bool = False) -> float | None:
     return _as_float(value)
 
 
+def interval(name: str, value: Any) -> tuple[float, float]:
+    """``value`` as two floats ``(low, high)`` as given (NaN allowed: an interval not measured); a ConfigError unless
+    it is a pair of real numbers."""
+    if not isinstance(value, (list, tuple, np.ndarray)) or len(value) != 2:
+        raise ConfigError(name, value, "two numbers (low, high)")
+    return real(f"{name}[0]", value[0]), real(f"{name}[1]", value[1])
+
+
 def positive(name: str, value: Any, why: str = "") -> float:
     """``value`` as a float; a ConfigError unless it is a finite number > 0 (a scale, a variance, a temperature)."""
     return number(name, value, above=0, why=why)

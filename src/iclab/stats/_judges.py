@@ -9,7 +9,7 @@ from typing import Sequence
 
 import numpy as np
 
-from iclab.domain import nonnegative, positive, real
+from iclab.domain import interval, nonnegative, positive, real
 from iclab.errors import ConfigError
 from iclab.stats._verdict import (
     AGREES,
@@ -23,7 +23,7 @@ from iclab.stats._verdict import (
     quantile,
     refusal,
 )
-from iclab.stats._arguments import check_judge, pair
+from iclab.stats._arguments import check_judge
 from iclab.stats._intervals import _needed, _units_to_decide
 from iclab.stats._rules import (
     AGREE,
@@ -85,7 +85,7 @@ def judge_absence(
     Arguments: ``estimate`` and the two ends of ``ci`` real numbers (NaN: not measured); ``smallest`` a finite number
     > 0 (the smallest effect it excludes); ``n`` None or an integer >= 0."""
     estimate, smallest = real("estimate", estimate), positive("smallest", smallest, "the smallest effect excluded")
-    ci = pair("ci", ci)
+    ci = interval("ci", ci)
     check_judge(n=n)
     if not (math.isfinite(estimate) and all(math.isfinite(float(c)) for c in ci)):
         return not_judged("not measured (no finite effect or interval)", fmt(estimate))
@@ -354,7 +354,7 @@ def judge_direction(
     if isinstance(sign, bool) or sign not in (+1, -1):
         raise ConfigError("sign", sign, "+1 or -1")
     estimate, se = real("estimate", estimate), real("se", se, optional=True)
-    ci = None if ci is None else pair("ci", ci)
+    ci = None if ci is None else interval("ci", ci)
     nonnegative("smallest", smallest)
     check_judge(confidence, n, dof)
     if not math.isfinite(estimate):

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from iclab.domain import integer, number, probability
+from iclab.domain import integer, interval, number, probability, real
 from iclab.errors import ConfigError
 
 AGREES, DISAGREES, NOT_JUDGED = "agrees", "disagrees", "not judged"
@@ -95,7 +95,14 @@ def refusal(
 ) -> Verdict | None:
     """The verdict every test gives before testing, or None: *not judged: no uncertainty* for a NaN, zero or
     missing ``se`` (or, with ``ci``, a NaN or zero-width interval); *not judged: too few units* for a Student-t
-    band with ``dof + 1 <`` :data:`MIN_UNITS` (module docstring)."""
+    band with ``dof + 1 <`` :data:`MIN_UNITS` (module docstring).
+
+    Arguments: ``se`` None or a real number (NaN: refused); ``ci`` None or two real numbers; ``dof`` None or a number
+    >= 0 (inf allowed); ``measured`` a string."""
+    se = real("se", se, optional=True)
+    ci = None if ci is None else interval("ci", ci)
+    if dof is not None and dof != math.inf:
+        dof = number("dof", dof, low=0, why="degrees of freedom")
     if ci is not None:
         lo, hi = (float(x) for x in ci)
         if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
