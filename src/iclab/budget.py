@@ -14,7 +14,7 @@ import math
 import os
 from typing import Any, Iterable, Mapping
 
-from iclab.domain import nonnegative
+from iclab.domain import nonnegative, positive
 from iclab.errors import ConfigError, short_repr
 from iclab.settings import setting
 
@@ -70,10 +70,10 @@ def check_call(fields: Mapping[str, Any], memory: float = 0.0, seconds: float = 
     CPU seconds (estimates within a factor of a few, like :class:`Need`'s).
 
     Arguments: ``fields`` a non-empty mapping; ``memory``, ``seconds`` numbers >= 0 (inf allowed: too large)."""
-    if not fields:
-        raise ConfigError("fields", fields, "the arguments the estimate grows with")
+    if not isinstance(fields, Mapping) or not fields:
+        raise ConfigError("fields", fields, "a non-empty mapping of the arguments the estimate grows with")
     for name, v in (("memory", memory), ("seconds", seconds)):
-        if not math.isinf(v):
+        if not (isinstance(v, (int, float)) and not isinstance(v, bool) and v == math.inf):
             nonnegative(name, v)
     limit = setting("ICLAB_CELL_SECONDS_LIMIT")
     if memory > memory_limit():
@@ -97,8 +97,24 @@ def check_budget(
 ) -> None:
     """One ConfigError when the needs add up to more memory than :func:`memory_limit` or more seconds than
     ``seconds_limit``, naming the fields of the largest part with their values, the total, the limit and
-    ``override``."""
+    ``override``.
+
+    Arguments: ``needs`` an iterable of :class:`Need` with numbers >= 0 (inf allowed: too large to count);
+    ``seconds_limit`` None or a finite number > 0; ``override`` a string."""
+    if isinstance(needs, (str, bytes)) or not hasattr(needs, "__iter__"):
+        raise ConfigError("needs", needs, "a list of Need")
     needs = list(needs)
+    for need in needs:
+        if not isinstance(need, Need):
+            raise ConfigError("needs", need, "Need(fields, memory, seconds) entries")
+        for name in ("memory", "seconds"):
+            v = getattr(need, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0:
+                raise ConfigError(name, v, "a number >= 0 (inf: too large to count)")
+    if seconds_limit is not None:
+        positive("seconds_limit", seconds_limit)
+    if not isinstance(override, str):
+        raise ConfigError("override", override, "a string (the flag that skips the check)")
     if not needs:
         return
     limit = memory_limit()

@@ -75,13 +75,19 @@ def integer(name: str, value: Any, low: int = 1, high: int | None = None, why: s
     return int(value)
 
 
-def number(name: str, value: Any, *, low=None, high=None, above=None, below=None, why: str = "") -> float:
+def number(
+    name: str, value: Any, *, low=None, high=None, above=None, below=None, why: str = "", inf_ok: bool = False
+) -> float:
     """``value`` as a ``float``; a ConfigError unless it is a finite real number (not a boolean, not a string)
-    meeting each bound given (``low <= x``, ``x <= high``, ``above < x``, ``x < below``)."""
+    meeting each bound given (``low <= x``, ``x <= high``, ``above < x``, ``x < below``); ``inf_ok``: +inf too (a
+    limit that is not there, such as infinite degrees of freedom)."""
     real = isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
     x = _as_float(value) if real else math.nan
+    if inf_ok and x == math.inf:
+        return x
     if not math.isfinite(x) or not _in_bounds(x, low, high, above, below):
-        raise ConfigError(name, value, bounds_words(low, high, above, below) + (f" ({why})" if why else ""))
+        words = bounds_words(low, high, above, below) + (" or inf" if inf_ok else "") + (f" ({why})" if why else "")
+        raise ConfigError(name, value, words)
     return x
 
 

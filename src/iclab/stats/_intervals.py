@@ -29,6 +29,8 @@ def mean_se(values: Sequence[float], *, drop_nonfinite: bool = True) -> tuple[fl
     Arguments: ``values`` numbers (NaN and inf allowed: they are the lost units) of one axis; ``drop_nonfinite`` a
     boolean. The NaN results above are the refusals the judges read, on purpose."""
     x = array("values", values, ndim=1, min_size=0, finite=False)
+    if not isinstance(drop_nonfinite, (bool, np.bool_)):
+        raise ConfigError("drop_nonfinite", drop_nonfinite, "True or False")
     if not drop_nonfinite and not np.isfinite(x).all():
         return float("nan"), float("nan"), int(x.size)
     x = x[np.isfinite(x)]
@@ -41,7 +43,8 @@ def mean_se(values: Sequence[float], *, drop_nonfinite: bool = True) -> tuple[fl
 def paired_differences(a: Sequence[float], b: Sequence[float]) -> np.ndarray:
     """``a - b`` element by element (two measurements on the same prompts, questions or seeds).
 
-    Arguments: ``a``, ``b`` numbers of one shape (NaN allowed: a unit lost on either side stays lost)."""
+    Arguments: ``a``, ``b`` numbers of one shape (NaN and ±inf allowed: a unit lost on either side stays lost, a
+    non-finite difference that :func:`mean_se` drops)."""
     x, y = array("a", a, min_size=0, finite=False), array("b", b, min_size=0, finite=False)
     if x.shape != y.shape:
         raise ConfigError("b", f"shape {y.shape}", f"shape {x.shape}, as a has (paired samples)")
@@ -186,6 +189,8 @@ def unit_mean(
     Arguments: ``values`` numbers of one axis (NaN allowed, as above); ``ses`` None or as many numbers;
     ``min_units`` a number >= 2 or inf; ``drop_nan`` a boolean."""
     v = array("values", values, ndim=1, min_size=0, finite=False)
+    if not isinstance(drop_nan, (bool, np.bool_)):
+        raise ConfigError("drop_nan", drop_nan, "True or False")
     s = None if ses is None else array("ses", ses, shape=v.shape, min_size=0, finite=False, why="one SE per value")
     if not (min_units == math.inf or isinstance(min_units, (int, float)) and not isinstance(min_units, bool)):
         raise ConfigError("min_units", min_units, "a number >= 2 or math.inf")
@@ -216,8 +221,8 @@ def clopper_pearson(hits: float, n: float) -> tuple[float, float]:
     """The exact (Clopper–Pearson) 95 % interval of the share ``hits / n``: the 2.5 % quantile of Beta(hits,
     n − hits + 1) and the 97.5 % quantile of Beta(hits + 1, n − hits); 0 and 1 at the edges (Clopper & Pearson 1934).
 
-    Arguments: ``n`` a finite number >= 1 (trials); ``hits`` a number in [0, n]."""
-    n = number("n", n, low=1, why="trials")
+    Arguments: ``n`` a number in [1, 1e15] (trials); ``hits`` a number in [0, n]."""
+    n = number("n", n, low=1, high=1e15, why="trials")
     hits = number("hits", hits, low=0, high=n, why="hits among the n trials")
     lo, hi = _clopper_pearson_bounds(hits, n)
     return float(lo), float(hi)
@@ -231,11 +236,13 @@ def clopper_pearson_trials(hits: float, n: int, above: float, most: int = 10_000
     direction test of a share against ``above`` when its interval is exact, where the normal approximation
     (half-width ∝ 1/√n) does not hold. All hits: the lower bound is :math:`0.025^{1/m}`, above 0.9 first at m = 36.
 
-    Arguments: ``n`` an integer >= 0; ``hits`` a number in [0, n]; ``above`` a number in [0, 1]; ``most`` an integer
-    in n..10**7."""
+    Arguments: ``n`` an integer >= 0; ``hits`` 0 or a number in [1e-6, n] (fractional: partial matches);
+    ``above`` a number in [0, 1]; ``most`` an integer in n..10**6."""
     n = integer("n", n, low=0)
     hits, above = number("hits", hits, low=0, high=n), number("above", above, low=0, high=1)
-    most = integer("most", most, low=n, high=10**7, why="candidate trial counts, computed at once")
+    if 0 < hits < 1e-6:  # Beta(hits, ·) quantiles overflow there
+        raise ConfigError("hits", hits, f"0 or a number of hits in [1e-6, {n}]")
+    most = integer("most", most, low=n, high=10**6, why="candidate trial counts, computed at once")
     m = np.arange(int(n), int(most) + 1)  # (candidates,)
     k = float(hits) + (m - int(n))
     lo, hi = _clopper_pearson_bounds(k, m)

@@ -221,7 +221,7 @@ def judge_value(
     for name, v in (("k", k), ("tol", tol), ("rel_tol", rel_tol)):
         if v is not None:
             positive(name, v)
-    check_judge(n=n, dof=dof)
+    check_judge(n=n, dof=dof, exact=exact)
     if not (math.isfinite(measured) and math.isfinite(paper)):
         return not_judged("not measured (no finite value)", fmt(measured))
     if paper_se is None or not math.isfinite(paper_se) or paper_se < 0:
@@ -351,7 +351,7 @@ def judge_direction(
     Arguments: ``estimate`` a real number and ``se`` one or None (NaN: not judged); ``ci`` None or two real numbers;
     ``sign`` +1 or -1; ``smallest`` a finite number >= 0; ``confidence`` in (0, 1); ``n`` None or an integer >= 0;
     ``dof`` None or a number >= 0."""
-    if isinstance(sign, bool) or sign not in (+1, -1):
+    if not isinstance(sign, (int, np.integer)) or isinstance(sign, bool) or sign not in (+1, -1):
         raise ConfigError("sign", sign, "+1 or -1")
     estimate, se = real("estimate", estimate), real("se", se, optional=True)
     ci = None if ci is None else interval("ci", ci)

@@ -31,7 +31,7 @@ def _nc(K: int, N: int | None, c: float, G: ArrayLike | None) -> tuple[int | Non
 
 def _features(K: int, low: int = 2) -> int:
     """K an integer >= ``low`` (2 where a formula divides by K − 1)."""
-    return integer("K", K, low=low, why="features" + (", the formula divides by K - 1" if low == 2 else ""))
+    return integer("K", K, low=low, high=10**4, why="features" + (", the formula divides by K - 1" if low == 2 else ""))
 
 
 def _probs(K: int, p) -> np.ndarray:

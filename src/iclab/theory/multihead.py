@@ -144,8 +144,8 @@ def mu_gamma(gamma: float, d: int, L: float, sigma2: float) -> float:
 
     Arguments: ``gamma`` a finite number > 0; ``d``, ``L``, ``sigma2`` as :func:`approx_loss`."""
     gamma, (d, L, sigma2) = positive("gamma", gamma, "the heads' |omega|"), _dims(d, L, sigma2)
-    with np.errstate(over="ignore"):
-        return _mu_gamma(gamma, d, L, sigma2)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return finite_result(_mu_gamma(gamma, d, L, sigma2), gamma=gamma, d=d, L=L)
 
 
 def _mu_gamma(gamma: float, d: int, L: float, sigma2: float) -> float:
@@ -242,7 +242,7 @@ def bayes_risk(d: int, L: int, sigma2: float, n_mc: int = 4000, seed: int = 0) -
     X = rng.standard_normal((n_mc, L, d))  # (M, L, d)
     ev = np.linalg.eigvalsh(np.einsum("mld,mle->mde", X, X))  # (M, d)
     vals = sigma2 + sigma2 * (1.0 / (ev + sigma2 * d)).sum(-1)  # (M,)
-    return float(vals.mean()), float(vals.std(ddof=1) / np.sqrt(n_mc))
+    return finite_result((float(vals.mean()), float(vals.std(ddof=1) / np.sqrt(n_mc))), sigma2=sigma2, d=d, L=L)
 
 
 def bayes_ratio_bound(xi: float, sigma2: float) -> float:
@@ -262,7 +262,7 @@ def bayes_ratio_limit(xi: float, sigma2: float) -> float:
     e(e + s + r − 1) = s (docs/papers/multihead.md §4.9).
 
     Arguments: ``xi``, ``sigma2`` finite numbers > 0 (the Bayes risk is 0 without noise)."""
-    xi, sigma2 = _xi(xi, sigma2, sigma_positive=True)
+    xi, sigma2 = positive("xi", xi, "the ratio d/L"), positive("sigma2", sigma2, "the Bayes risk is 0 without noise")
     return finite_result(float(debiased_gd_risk_limit(xi, sigma2) / bayes_risk_limit(xi, sigma2)), xi=xi, sigma2=sigma2)
 
 

@@ -225,7 +225,9 @@ def converged_alpha(K: int, threshold: float, c: float = 0.5) -> float:
     threshold = number("threshold", threshold, above=0, below=c * K / (K - 1), why="a loss the balanced loss reaches")
     one_minus_a = math.sqrt(threshold * (K - 1) / (c * K))
     a = 1 - one_minus_a
-    return finite_result(-(K - 1) / K * math.log((1 / a - 1) / (K - 1)), K=K, threshold=threshold, c=c)
+    with np.errstate(divide="ignore"):
+        alpha_value = -(K - 1) / K * float(np.log((1 / a - 1) / (K - 1)))
+    return finite_result(alpha_value, K=K, threshold=threshold, c=c)
 
 
 def trained_logits(alpha_value: float, K: int) -> np.ndarray:

@@ -47,7 +47,9 @@ class GCoefficients:
 
     def G(self, tau: Any) -> np.ndarray | float:
         t = _check_tau(tau)
-        return finite_result(self.a2 / t**2 - self.a1 / t + self.c, tau=tau, a2=self.a2, a1=self.a1, c=self.c)
+        with np.errstate(over="ignore"):
+            g = self.a2 / t**2 - self.a1 / t + self.c
+        return finite_result(g, tau=tau, a2=self.a2, a1=self.a1, c=self.c)
 
     @property
     def tau_opt(self) -> float:
@@ -68,7 +70,7 @@ def _check_tau(tau: Any) -> np.ndarray | float:
     if not np.all(np.isfinite(t)) or np.any(t <= 0):
         bad = "" if t.size == 1 else f" (entry {float(t[~(np.isfinite(t) & (t > 0))].flat[0])!r} is not)"
         raise ConfigError("tau", tau, f"a finite temperature > 0{bad}")
-    return t if t.ndim else float(t)
+    return t if t.ndim else t[()]  # a NumPy scalar: its powers overflow to inf (refused), never OverflowError
 
 
 def _moments(d: int, mu_x, cov_x, mu_w, cov_w, sigma) -> tuple:
@@ -184,8 +186,10 @@ def mp_stieltjes(z: complex | float, gamma: float) -> float:
     Arguments: ``z`` a finite number < 0; ``gamma`` a finite number > 0."""
     z = number("z", z, below=0)
     gamma = positive("gamma", gamma, "the aspect ratio d/n")
-    t = 1 - gamma - z
-    return float((t - np.sqrt(t * t - 4 * gamma * z)) / (2 * gamma * z))
+    with np.errstate(over="ignore", invalid="ignore"):
+        t = np.float64(1 - gamma - z)
+        m = float((t - np.sqrt(t * t - 4 * gamma * z)) / (2 * gamma * z))
+    return finite_result(m, z=z, gamma=gamma)
 
 
 def bayes_error_mp(d: int, n: int, a: float = 1.0, b: float = 1.0, sigma: float = 0.1) -> float:
@@ -196,7 +200,8 @@ def bayes_error_mp(d: int, n: int, a: float = 1.0, b: float = 1.0, sigma: float 
     d, n = integer("d", d), integer("n", n)
     a, b = positive("a", a, "a scale"), positive("b", b, "a scale")
     sigma = positive("sigma", sigma, "the Marchenko–Pastur form needs noise")
-    gamma, s = d / n, a * b * n / sigma**2
+    with np.errstate(over="ignore", under="ignore"):
+        gamma, s = d / n, float(np.float64(a) * b * n / np.float64(sigma) ** 2)
     if not 0 < s < np.inf:
         finite_result(np.inf, d=d, n=n, a=a, b=b, sigma=sigma)  # raises: s leaves double precision
     return finite_result(sigma**2 + a * b * d / s * mp_stieltjes(-1.0 / s, gamma), d=d, n=n, a=a, b=b, sigma=sigma)
