@@ -137,34 +137,43 @@ def check_result_keys(result: dict, cell: dict) -> None:
 
 
 class _DriverInterrupt:
-    """While a cell runs on the main thread of a process whose Ctrl-C raises KeyboardInterrupt (the driver, under
-    the serial executor), tells a real Ctrl-C (SIGINT, which still stops the run) from a KeyboardInterrupt the cell
-    raises itself (a failed cell, as in pool and Ray workers, which ignore SIGINT)."""
+    """While a cell runs on the main thread, tells a real interrupt of this process (SIGINT or SIGTERM handled by a
+    Python handler: the driver's Ctrl-C, the CLI's SIGTERM) from an exception the cell raises itself: each such
+    handler is wrapped to note the signal first, so what it raises still stops the run, while a KeyboardInterrupt or
+    SystemExit the cell raises is a failed cell (as in pool and Ray workers, which ignore SIGINT)."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
     def __init__(self) -> None:
-        self.seen = False
+        self.seen, self.previous = False, {}
 
     def __enter__(self) -> "_DriverInterrupt":
-        self.previous = None
         if threading.current_thread() is threading.main_thread():
-            if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-                self.previous = signal.signal(signal.SIGINT, self._ring)
+            for sig in self.SIGNALS:
+                handler = signal.getsignal(sig)
+                if callable(handler):  # SIG_DFL and SIG_IGN need no wrapper: nothing raises in Python
+                    self.previous[sig] = handler
+                    signal.signal(sig, self._noting(handler))
         return self
 
-    def _ring(self, signum, frame) -> None:
-        self.seen = True
-        raise KeyboardInterrupt
+    def _noting(self, handler):
+        def note(signum, frame):
+            self.seen = True
+            return handler(signum, frame)
+
+        return note
 
     def __exit__(self, *exc) -> None:
-        if self.previous is not None:
-            signal.signal(signal.SIGINT, self.previous)
+        for sig, handler in self.previous.items():
+            signal.signal(sig, handler)
 
 
 def execute_cell(task: CellTask, shared: Any, timeout: float | None = None) -> CellOutcome:
     """Run one cell in this process; every exception it raises (``SystemExit`` and ``KeyboardInterrupt``
     included) becomes a failed outcome with the error text, as does a result that is not a dict of JSON-able
     metrics or that uses a reserved key (:func:`check_result_keys`), and a cell still running after ``timeout``
-    seconds (see the module docstring). A real Ctrl-C to the driver (serial executor) still stops the run."""
+    seconds (see the module docstring). A real Ctrl-C or SIGTERM to the driver (serial executor) still stops the
+    run (:class:`_DriverInterrupt`)."""
     import torch
 
     # One intra-op thread in every executor: reductions then sum in the same order in the driver (serial),
@@ -172,9 +181,9 @@ def execute_cell(task: CellTask, shared: Any, timeout: float | None = None) -> C
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     start = time.perf_counter()
-    interrupt = _DriverInterrupt()
+    interrupt = _DriverInterrupt().__enter__()  # left in `finally`: a signal after the cell is still noted
     try:
-        with interrupt, _alarm(timeout):
+        with _alarm(timeout):
             result = task.run_cell(task.config, dict(task.cell), shared)
         if not isinstance(result, dict):
             raise TypeError(f"run_cell of {task.experiment!r} returned {type(result).__name__}, expected dict")
@@ -183,15 +192,16 @@ def execute_cell(task: CellTask, shared: Any, timeout: float | None = None) -> C
         return CellOutcome(task.key, task.idx, task.cell, result, None, time.perf_counter() - start)
     except CellTimeout:
         return CellOutcome.failure(task, timed_out(timeout), time.perf_counter() - start)
-    except KeyboardInterrupt:
-        if interrupt.seen:  # a real Ctrl-C to the driver: stop the run
-            raise
-        tb = traceback.format_exc(limit=-4)
-        return CellOutcome.failure(task, f"KeyboardInterrupt raised by the cell\n{tb}", time.perf_counter() - start)
     except BaseException as exc:  # noqa: BLE001 - a failing cell (SystemExit too) must not stop the sweep
+        if interrupt.seen:  # a real Ctrl-C or SIGTERM to this process: stop the run
+            raise
+        if isinstance(exc, KeyboardInterrupt):
+            tb = traceback.format_exc(limit=-4)
+            return CellOutcome.failure(task, f"KeyboardInterrupt raised by the cell\n{tb}", time.perf_counter() - start)
         tb = traceback.format_exc(limit=-4)
         return CellOutcome.failure(task, f"{type(exc).__name__}: {exc}\n{tb}", time.perf_counter() - start)
     finally:
+        interrupt.__exit__()
         torch.set_num_threads(threads)
 
 
