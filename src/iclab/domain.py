@@ -34,7 +34,13 @@ __all__ = [
 _NUMBER_KINDS = "iuf"  # NumPy dtype kinds of integers and floats (booleans are kind "b")
 
 
-def bounds_words(low=None, high=None, above=None, below=None, many: bool = False) -> str:
+def bounds_words(
+    low: float | None = None,
+    high: float | None = None,
+    above: float | None = None,
+    below: float | None = None,
+    many: bool = False,
+) -> str:
     """``a finite number > 0``, ``finite numbers in [0, 1)`` …: the words of a rule on numbers."""
     noun = "finite numbers" if many else "a finite number"
     lo = (
@@ -76,7 +82,15 @@ def integer(name: str, value: Any, low: int = 1, high: int | None = None, why: s
 
 
 def number(
-    name: str, value: Any, *, low=None, high=None, above=None, below=None, why: str = "", inf_ok: bool = False
+    name: str,
+    value: Any,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    above: float | None = None,
+    below: float | None = None,
+    why: str = "",
+    inf_ok: bool = False,
 ) -> float:
     """``value`` as a ``float``; a ConfigError unless it is a finite real number (not a boolean, not a string)
     meeting each bound given (``low <= x``, ``x <= high``, ``above < x``, ``x < below``); ``inf_ok``: +inf too (a
@@ -139,10 +153,10 @@ def array(
     *,
     ndim: int | Sequence[int] | None = None,
     shape: Sequence[int | None] | None = None,
-    low=None,
-    high=None,
-    above=None,
-    below=None,
+    low: float | None = None,
+    high: float | None = None,
+    above: float | None = None,
+    below: float | None = None,
     min_size: int = 1,
     finite: bool = True,
     why: str = "",
