@@ -1,5 +1,6 @@
-"""The argument rules of :mod:`iclab.theory.ood` (its module docstring states them) and its exact count table:
-every count vector of N tokens over K features with its multinomial probability (docs/papers/ood.md §4.2)."""
+"""The argument rules of :mod:`iclab.theory.ood` (its module docstring states them), its exact count table (every
+count vector of N tokens over K features with its multinomial probability, docs/papers/ood.md §4.2) and the loss
+kernel that runs on checked values (population GD calls it each step, after checking its arguments once)."""
 
 from __future__ import annotations
 
@@ -58,3 +59,23 @@ def _count_table(K: int, N: int, p_tuple: tuple) -> tuple[np.ndarray, np.ndarray
 
     logw = gammaln(N + 1) - gammaln(n + 1).sum(1) + logp.sum(1)
     return n.astype(float), np.exp(logw)
+
+
+def _attention(S: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """:func:`feature_attention` of checked arguments."""
+    e = counts[:, :, None] * np.exp(S - S.max(axis=0, keepdims=True))[None]  # (C, K, K), entries <= N
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def _losses(S, p, n, w, c, G, grad: bool = True):
+    """Losses (K,) and, with ``grad``, their gradient (K, K), of checked arguments and the count table ``(n, w)``."""
+    K = S.shape[0]
+    A = _attention(S, n)  # (C, K, K)
+    R = A - np.eye(K)[None]  # (C, K, K): column k = A - e_k
+    GR = R if G is None else np.matmul(G, R)  # (C, K, K)
+    losses = c * (w @ (R * GR).sum(axis=1))  # (K,)
+    if not grad:
+        return losses, None
+    g = 2 * c * GR  # (C, K, K): dL_k/dA
+    inner = A * (g - (g * A).sum(axis=1, keepdims=True))  # (C, K, K)
+    return losses, np.tensordot(w, inner, axes=1) * p[None, :]

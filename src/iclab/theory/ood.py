@@ -30,7 +30,7 @@ from numpy.typing import ArrayLike
 from iclab.budget import check_call
 from iclab.domain import array, finite_result, integer, nonnegative, number, positive
 from iclab.errors import ConfigError
-from iclab.theory._ood_args import _count_table, _features, _logits, _nc, _probs
+from iclab.theory._ood_args import _attention, _count_table, _features, _logits, _losses, _nc, _probs
 
 __all__ = [
     "logit_matrix",
@@ -121,24 +121,16 @@ def feature_attention(S: ArrayLike, counts: ArrayLike) -> np.ndarray:
     counts = array("counts", counts, shape=(None, S.shape[0]), low=0, why="one row of K token counts per table row")
     if (counts.sum(1) <= 0).any():
         raise ConfigError("counts", "a row of zeros", "rows with at least one token")
-    e = counts[:, :, None] * np.exp(S - S.max(axis=0, keepdims=True))[None]  # (C, K, K), entries <= N
-    return e / e.sum(axis=1, keepdims=True)
+    return _attention(S, counts)
 
 
 def _loss_and_grad(S, p, N, c, G, grad: bool = True):
+    """Checks the arguments (module rules) once, then :func:`_losses` on the count table."""
     S = _logits("S", S)
     K = S.shape[0]
     p, (N, c, G) = _probs(K, p), _nc(K, N, c, G)
-    n, w = count_table(K, N, p)
-    A = feature_attention(S, n)  # (C, K, K)
-    R = A - np.eye(K)[None]  # (C, K, K): column k = A - e_k
-    GR = R if G is None else np.matmul(G, R)  # (C, K, K)
-    losses = c * (w @ (R * GR).sum(axis=1))  # (K,)
-    if not grad:
-        return losses, None
-    g = 2 * c * GR  # (C, K, K): dL_k/dA
-    inner = A * (g - (g * A).sum(axis=1, keepdims=True))  # (C, K, K)
-    return losses, finite_result(np.tensordot(w, inner, axes=1) * p[None, :], S=S, c=c)
+    losses, dS = _losses(S, p, *count_table(K, N, p), c, G, grad)
+    return losses, None if dS is None else finite_result(dS, S=S, c=c)
 
 
 def feature_losses(
@@ -178,16 +170,17 @@ def population_gd(
     K = S.shape[0]
     lr, threshold = positive("lr", lr, "a step size"), nonnegative("threshold", threshold)
     max_steps = integer("max_steps", max_steps, low=0)
-    rows = len(count_table(K, _nc(K, N, c, G)[0], p)[1])  # the table is cached: the steps reuse it
+    p, (N, c, G) = _probs(K, p), _nc(K, N, c, G)
+    table = count_table(K, N, p)  # checked once: the steps below run on checked values
     check_call(
         {"max_steps": max_steps, "N": N, "K": K},
         memory=8.0 * (max_steps + 1) * (K * K + K) * 2,
-        seconds=(max_steps + 1) * (_STEP_SECONDS + 3e-8 * rows * K**3),
+        seconds=(max_steps + 1) * (_STEP_SECONDS + 3e-8 * len(table[1]) * K**3),
     )
     traj, losses = [S.copy()], []
     step = 0
     while True:
-        L, dS = _loss_and_grad(S, p, N, c, G)
+        L, dS = _losses(S, p, *table, c, G)
         losses.append(L)
         if L.max() <= threshold or step >= max_steps:
             break
