@@ -75,7 +75,7 @@ def check_call(fields: Mapping[str, Any], memory: float = 0.0, seconds: float = 
     for name, v in (("memory", memory), ("seconds", seconds)):
         if not (isinstance(v, (int, float)) and not isinstance(v, bool) and v == math.inf):
             nonnegative(name, v)
-    limit = setting("ICLAB_CELL_SECONDS_LIMIT")
+    limit = seconds_limit()
     if memory > memory_limit():
         _refuse(
             Need(fields, memory),
