@@ -211,3 +211,17 @@ def test_the_reaper_also_kills_what_its_targets_started_later():
     if alive:
         os.kill(worker, signal.SIGKILL)
     assert raylet.returncode == -signal.SIGKILL and not alive
+
+
+def test_ray_records_system_exit_and_keyboard_interrupt_as_failed_cells(ray_session, tmp_path):
+    """The sweep contract (issue 42) under Ray: the same failed cells as the serial executor and the local pool."""
+    from iclab.runs import RunOptions, run_sweep
+    from test_sweep_contract import _errors, _raising_cell, _sweep
+
+    result = run_sweep(_sweep(_raising_cell, 4), tmp_path / "r", RunOptions(executor="ray", progress=False))
+    assert _errors(result) == {
+        0: "SystemExit: 3",
+        1: "KeyboardInterrupt raised by the cell",
+        2: "ValueError: plain failure",
+    }
+    assert result.results["value"].tolist() == [3.0] and result.computed == 4

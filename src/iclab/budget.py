@@ -14,9 +14,11 @@ import math
 import os
 from typing import Any, Iterable, Mapping
 
+from iclab.domain import nonnegative, positive
 from iclab.errors import ConfigError, short_repr
+from iclab.settings import setting
 
-__all__ = ["Need", "check_budget", "memory_limit", "fmt_bytes"]
+__all__ = ["Need", "check_budget", "check_call", "memory_limit", "seconds_limit", "fmt_bytes"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,7 +34,13 @@ class Need:
 
 
 def fmt_bytes(n: float) -> str:
-    """``512 MB``, ``3.2 GB``, ``4e+03 TB``."""
+    """``512 MB``, ``3.2 GB``, ``4e+03 TB``; ``inf`` for an estimate too large to count.
+
+    Arguments: ``n`` a number >= 0 (bytes; inf allowed)."""
+    if not isinstance(n, (int, float)) or isinstance(n, bool) or not n >= 0:
+        raise ConfigError("n", n, "a number of bytes >= 0")
+    if math.isinf(n):
+        return "inf"
     for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6)):
         if n >= size:
             return f"{n / size:.3g} {unit}"
@@ -40,13 +48,48 @@ def fmt_bytes(n: float) -> str:
 
 
 def memory_limit() -> float:
-    """Bytes a cell may use: ``ICLAB_MEMORY_LIMIT_GB`` if set, else this machine's physical memory."""
-    if os.environ.get("ICLAB_MEMORY_LIMIT_GB"):
-        return float(os.environ["ICLAB_MEMORY_LIMIT_GB"]) * 1e9
+    """Bytes a cell may use: ``ICLAB_MEMORY_LIMIT_GB`` if set (a ConfigError naming it when it is not a number
+    > 0), else this machine's physical memory."""
+    gb = setting("ICLAB_MEMORY_LIMIT_GB")
+    if gb is not None:
+        return gb * 1e9
     try:
         return float(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
     except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
         return 16e9
+
+
+def seconds_limit() -> float:
+    """CPU seconds one cell (or one theory call) may need: ``ICLAB_CELL_SECONDS_LIMIT`` if set, else 86400."""
+    return float(setting("ICLAB_CELL_SECONDS_LIMIT"))
+
+
+def check_call(fields: Mapping[str, Any], memory: float = 0.0, seconds: float = 0.0) -> None:
+    """Refuse before allocating: one ConfigError naming ``fields`` (the arguments the cost grows with), the
+    estimate and the limit when a call would need more than :func:`memory_limit` bytes or :func:`seconds_limit`
+    CPU seconds (estimates within a factor of a few, like :class:`Need`'s).
+
+    Arguments: ``fields`` a non-empty mapping; ``memory``, ``seconds`` numbers >= 0 (inf allowed: too large)."""
+    if not isinstance(fields, Mapping) or not fields:
+        raise ConfigError("fields", fields, "a non-empty mapping of the arguments the estimate grows with")
+    for name, v in (("memory", memory), ("seconds", seconds)):
+        if not (isinstance(v, (int, float)) and not isinstance(v, bool) and v == math.inf):
+            nonnegative(name, v)
+    limit = seconds_limit()
+    if memory > memory_limit():
+        _refuse(
+            Need(fields, memory),
+            f"about {fmt_bytes(memory)} of memory, and this machine has {fmt_bytes(memory_limit())}",
+            "ICLAB_MEMORY_LIMIT_GB",
+            "this call",
+        )
+    if seconds > limit:
+        _refuse(
+            Need(fields, seconds=seconds),
+            f"about {seconds:.3g} s of CPU, over the limit of {limit:g} s",
+            "ICLAB_CELL_SECONDS_LIMIT",
+            "this call",
+        )
 
 
 def check_budget(
@@ -54,8 +97,24 @@ def check_budget(
 ) -> None:
     """One ConfigError when the needs add up to more memory than :func:`memory_limit` or more seconds than
     ``seconds_limit``, naming the fields of the largest part with their values, the total, the limit and
-    ``override``."""
+    ``override``.
+
+    Arguments: ``needs`` an iterable of :class:`Need` with numbers >= 0 (inf allowed: too large to count);
+    ``seconds_limit`` None or a finite number > 0; ``override`` a string."""
+    if isinstance(needs, (str, bytes)) or not hasattr(needs, "__iter__"):
+        raise ConfigError("needs", needs, "a list of Need")
     needs = list(needs)
+    for need in needs:
+        if not isinstance(need, Need):
+            raise ConfigError("needs", need, "Need(fields, memory, seconds) entries")
+        for name in ("memory", "seconds"):
+            v = getattr(need, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0:
+                raise ConfigError(name, v, "a number >= 0 (inf: too large to count)")
+    if seconds_limit is not None:
+        positive("seconds_limit", seconds_limit)
+    if not isinstance(override, str):
+        raise ConfigError("override", override, "a string (the flag that skips the check)")
     if not needs:
         return
     limit = memory_limit()
@@ -74,12 +133,12 @@ def check_budget(
         )
 
 
-def _refuse(need: Need, what: str, override: str) -> None:
+def _refuse(need: Need, what: str, override: str, subject: str = "one cell") -> None:
     names = list(need.fields)
     shown = ", ".join(f"{k}={short_repr(v)}" for k, v in need.fields.items())
+    how = f"raise {override} to try anyway" if override.startswith("ICLAB_") else f"pass {override} to try anyway"
     raise ConfigError(
         names[0],
         need.fields[names[0]],
-        message=f"invalid {shown}: one cell would need {what}; "
-        f"lower {' or '.join(names)}, or pass {override} to try anyway",
+        message=f"invalid {shown}: {subject} would need {what}; lower {' or '.join(names)}, or {how}",
     )

@@ -17,11 +17,11 @@ that cannot be imported is an error naming the plugin and its distribution, neve
 from __future__ import annotations
 
 import importlib
-import os
 from importlib.metadata import EntryPoint, entry_points
 
 from iclab.errors import ConfigError
 from iclab.experiments._contract import Experiment
+from iclab.settings import setting
 
 __all__ = [
     "register",
@@ -110,7 +110,7 @@ def _load_all() -> None:
             _import_from("iclab", f"iclab.experiments.{paper}")
         for ep in sorted(entry_points(group=PLUGIN_GROUP), key=lambda e: e.name):
             _load_plugin(ep)
-        for name in filter(None, (m.strip() for m in os.environ.get("ICLAB_EXPERIMENT_MODULES", "").split(","))):
+        for name in setting("ICLAB_EXPERIMENT_MODULES"):
             _import_from(f"module {name} (ICLAB_EXPERIMENT_MODULES)", name)
     except BaseException:
         _loaded = False  # the next call says the same error again, instead of a registry silently missing some

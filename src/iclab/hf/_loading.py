@@ -23,6 +23,7 @@ import torch
 
 from iclab.errors import ConfigError, UnsupportedModelError
 from iclab.hf._gguf_convert import conversion_lock, convert_gguf, first_line, require_converter
+from iclab.settings import setting
 
 if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -118,7 +119,7 @@ def cache_dir(cache_dir: str | os.PathLike | None = None) -> Path:
     """The iclab model cache: the argument, else ``$ICLAB_CACHE``, else ``~/.cache/iclab``."""
     if cache_dir is not None:
         return Path(cache_dir)
-    return Path(os.environ.get("ICLAB_CACHE") or Path.home() / ".cache" / "iclab")
+    return Path(setting("ICLAB_CACHE") or Path.home() / ".cache" / "iclab")
 
 
 def converted_cache(alias: str, cache: str | os.PathLike | None = None) -> Path | None:

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
+from iclab.settings import setting
+
 __all__ = ["PageCheck", "check_page", "check_pages", "find_chromium"]
 
 _CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
@@ -53,8 +55,8 @@ class PageCheck:
 
 def find_chromium() -> str | None:
     """Path of a Chromium/Chrome binary on ``PATH`` (``ICLAB_CHROMIUM`` overrides), or None."""
-    if os.environ.get("ICLAB_CHROMIUM"):
-        return shutil.which(os.environ["ICLAB_CHROMIUM"])
+    if setting("ICLAB_CHROMIUM"):
+        return shutil.which(setting("ICLAB_CHROMIUM"))
     return next((p for p in map(shutil.which, _CANDIDATES) if p), None)
 
 

@@ -35,7 +35,7 @@ import pandas as pd
 from filelock import FileLock, Timeout
 from tqdm.auto import tqdm
 
-from iclab.budget import check_budget
+from iclab.budget import check_budget, seconds_limit
 from iclab.config import config_hash
 from iclab.errors import ConfigError, IclabError, RunFolderError
 from iclab.runs._executors import CellTask, Executor, SerialExecutor
@@ -50,7 +50,7 @@ __all__ = ["Sweep", "SweepTasks", "RunResult", "RunChecks", "check_run", "run_sw
            "default_run_dir", "folder_lock", "make_executor", "CELL_SECONDS_LIMIT"]
 
 MAX_CELLS = 1_000_000
-CELL_SECONDS_LIMIT = float(os.environ.get("ICLAB_CELL_SECONDS_LIMIT", 24 * 3600))  # CPU seconds one cell may need
+CELL_SECONDS_LIMIT = 24 * 3600.0  # CPU seconds one cell may need, unless ICLAB_CELL_SECONDS_LIMIT says otherwise
 
 
 @dataclass(frozen=True)
@@ -219,7 +219,7 @@ def check_run(sweep: Sweep, out: str | Path, options: RunOptions | None = None) 
     keys = sweep.keys()
     needs = sweep.budget(sweep.config) if sweep.budget is not None else []  # raises if the machine lacks a device
     if options.budget_check:
-        check_budget(needs, CELL_SECONDS_LIMIT)
+        check_budget(needs, seconds_limit())  # ICLAB_CELL_SECONDS_LIMIT, default CELL_SECONDS_LIMIT
     runner = make_executor(options)  # starts nothing
     path = RunFolder.check_target(out)
     recorded = RunFolder.check_reuse(path, experiment=sweep.name, config_hash=sweep.config_hash, force=options.force)
@@ -232,7 +232,7 @@ def run_sweep(sweep: Sweep, out: str | Path, options: RunOptions | None = None) 
 
     :func:`check_run` runs first (nothing is written when it refuses). ``options.cell_timeout`` (seconds) fails a
     cell that runs longer (``timed out after N s``); the sweep goes on. ``sweep.budget`` is checked against this
-    machine (memory, and :data:`CELL_SECONDS_LIMIT` of CPU per cell) unless ``options.budget_check`` is False.
+    machine (memory, and ``ICLAB_CELL_SECONDS_LIMIT`` (default :data:`CELL_SECONDS_LIMIT`) of CPU per cell) unless ``options.budget_check`` is False.
 
     ``options.on_cell(idx, row)`` hears of every cell with an outcome, ``idx`` its index in the grid and ``row`` its
     results row (as :func:`load_results` gives it, ``_status`` ``done`` or ``failed``): first the cells read back
@@ -286,17 +286,17 @@ def _execute(sweep: Sweep, todo: SweepTasks, total: int, store: ResultStore, run
             for outcome in outcomes:
                 store.put(outcome.key, outcome.idx, outcome.cell, result=outcome.result, error=outcome.error,
                           seconds=outcome.seconds)
+                computed += 1  # counted as stored, before any callback: the sweep log always matches the rows
+                failed += outcome.error is not None
+                bar.update(1)
+                if outcome.error is not None:
+                    bar.set_postfix(failed=failed)
+                    bar.write(f"cell {outcome.idx} of {sweep.name} failed: {outcome.error.splitlines()[0]}",
+                              file=sys.stderr)
                 if options.on_cell is not None:
                     status = "failed" if outcome.error is not None else "done"  # as the store records it
                     options.on_cell(outcome.idx, results_row(outcome.key, outcome.cell, status, outcome.result,
                                                              outcome.error, outcome.seconds))
-                computed += 1
-                bar.update(1)
-                if outcome.error is not None:
-                    failed += 1
-                    bar.set_postfix(failed=failed)
-                    bar.write(f"cell {outcome.idx} of {sweep.name} failed: {outcome.error.splitlines()[0]}",
-                              file=sys.stderr)
     except BaseException as exc:
         error = exc
         raise

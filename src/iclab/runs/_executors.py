@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence
 from iclab.runs._options import RunOptions
 
 __all__ = ["CellTask", "CellOutcome", "Executor", "SerialExecutor", "execute_cell", "CellTimeout",
-           "jsonable", "timed_out", "can_time_out_here", "TaskQueue"]
+           "jsonable", "timed_out", "can_time_out_here", "TaskQueue", "RESERVED", "check_result_keys"]
 
 
 
@@ -75,7 +75,12 @@ def jsonable(value: Any, where: str = "result") -> Any:
     if isinstance(value, float):
         return float(value)
     if isinstance(value, dict):
-        return {str(k): jsonable(v, f"{where}[{k!r}]") for k, v in value.items()}
+        out = {str(k): jsonable(v, f"{where}[{k!r}]") for k, v in value.items()}
+        if len(out) < len(value):  # {1: a, "1": b}: JSON keys are strings, so one would overwrite the other
+            seen = [str(k) for k in value]
+            clash = next(k for k in value if seen.count(str(k)) > 1)
+            raise TypeError(f"{where} has two keys that are both {str(clash)!r} in JSON (keys are strings there)")
+        return out
     if isinstance(value, (list, tuple)):
         return [jsonable(v, f"{where}[{i}]") for i, v in enumerate(value)]
     if hasattr(value, "tolist") and callable(value.tolist):  # numpy / torch scalars and arrays
@@ -116,9 +121,59 @@ def _alarm(seconds: float | None):
         signal.signal(signal.SIGALRM, previous)
 
 
+RESERVED = ("_key", "_status", "_seconds", "_error")  # the store's bookkeeping columns of every results row
+
+
+def check_result_keys(result: dict, cell: dict) -> None:
+    """A TypeError naming the key when a cell's (JSON-ed) ``result`` uses a name the sweep reserves: a bookkeeping
+    column (:data:`RESERVED`) or a key of its grid cell, which the results row would otherwise silently overwrite."""
+    for key in result:
+        if key in RESERVED:
+            raise TypeError(f"the result uses the reserved key {key!r} (the store's own column; reserved: "
+                            f"{', '.join(RESERVED)} and the cell's grid keys)")
+        if key in cell:
+            raise TypeError(f"the result uses the key {key!r} of its grid cell (the results row holds the cell's "
+                            f"{key}={cell[key]!r}); rename the metric")
+
+
+class _DriverInterrupt:
+    """While a cell runs on the main thread, tells a real interrupt of this process (SIGINT or SIGTERM handled by a
+    Python handler: the driver's Ctrl-C, the CLI's SIGTERM) from an exception the cell raises itself: each such
+    handler is wrapped to note the signal first, so what it raises still stops the run, while a KeyboardInterrupt or
+    SystemExit the cell raises is a failed cell (as in pool and Ray workers, which ignore SIGINT)."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.seen, self.previous = False, {}
+
+    def __enter__(self) -> "_DriverInterrupt":
+        if threading.current_thread() is threading.main_thread():
+            for sig in self.SIGNALS:
+                handler = signal.getsignal(sig)
+                if callable(handler):  # SIG_DFL and SIG_IGN need no wrapper: nothing raises in Python
+                    self.previous[sig] = handler
+                    signal.signal(sig, self._noting(handler))
+        return self
+
+    def _noting(self, handler):
+        def note(signum, frame):
+            self.seen = True
+            return handler(signum, frame)
+
+        return note
+
+    def __exit__(self, *exc) -> None:
+        for sig, handler in self.previous.items():
+            signal.signal(sig, handler)
+
+
 def execute_cell(task: CellTask, shared: Any, timeout: float | None = None) -> CellOutcome:
-    """Run one cell in this process; exceptions become a failed outcome with the error text, and so does a
-    cell still running after ``timeout`` seconds (see the module docstring)."""
+    """Run one cell in this process; every exception it raises (``SystemExit`` and ``KeyboardInterrupt``
+    included) becomes a failed outcome with the error text, as does a result that is not a dict of JSON-able
+    metrics or that uses a reserved key (:func:`check_result_keys`), and a cell still running after ``timeout``
+    seconds (see the module docstring). A real Ctrl-C or SIGTERM to the driver (serial executor) still stops the
+    run (:class:`_DriverInterrupt`)."""
     import torch
 
     # One intra-op thread in every executor: reductions then sum in the same order in the driver (serial),
@@ -126,19 +181,27 @@ def execute_cell(task: CellTask, shared: Any, timeout: float | None = None) -> C
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     start = time.perf_counter()
+    interrupt = _DriverInterrupt().__enter__()  # left in `finally`: a signal after the cell is still noted
     try:
         with _alarm(timeout):
             result = task.run_cell(task.config, dict(task.cell), shared)
         if not isinstance(result, dict):
             raise TypeError(f"run_cell of {task.experiment!r} returned {type(result).__name__}, expected dict")
         result = jsonable(result)
+        check_result_keys(result, task.cell)
         return CellOutcome(task.key, task.idx, task.cell, result, None, time.perf_counter() - start)
     except CellTimeout:
         return CellOutcome.failure(task, timed_out(timeout), time.perf_counter() - start)
-    except Exception as exc:  # noqa: BLE001 - a failing cell must not stop the sweep
+    except BaseException as exc:  # noqa: BLE001 - a failing cell (SystemExit too) must not stop the sweep
+        if interrupt.seen:  # a real Ctrl-C or SIGTERM to this process: stop the run
+            raise
+        if isinstance(exc, KeyboardInterrupt):
+            tb = traceback.format_exc(limit=-4)
+            return CellOutcome.failure(task, f"KeyboardInterrupt raised by the cell\n{tb}", time.perf_counter() - start)
         tb = traceback.format_exc(limit=-4)
         return CellOutcome.failure(task, f"{type(exc).__name__}: {exc}\n{tb}", time.perf_counter() - start)
     finally:
+        interrupt.__exit__()
         torch.set_num_threads(threads)
 
 

@@ -36,13 +36,14 @@ import time
 from typing import Any, Iterator, Sequence
 
 from iclab.errors import IclabError
+from iclab.settings import setting
 from iclab.runs._executors import CellOutcome, CellTask, TaskQueue, execute_cell, timed_out
 from iclab.runs._local import cuda_cells
 from iclab.runs._options import RunOptions, check_address
 
 __all__ = ["RayExecutor", "ray_init", "task_resources", "CONNECT_TIMEOUT", "HARD_STOP_GRACE"]
 
-CONNECT_TIMEOUT = float(os.environ.get("ICLAB_RAY_CONNECT_TIMEOUT", "30"))
+CONNECT_TIMEOUT = 30.0  # seconds, unless ICLAB_RAY_CONNECT_TIMEOUT says otherwise (read when used)
 HARD_STOP_GRACE = 60.0  # seconds past --cell-timeout (a Ray worker may take this long to start on a small machine)
 BATCH_SECONDS = 0.05  # work one Ray task carries once cells are known to be short (module docstring)
 MAX_BATCH = 256
@@ -217,7 +218,7 @@ def ray_init(address: str | None = None, num_cpus: int | None = None) -> bool:
                               "runtime_env": {"env_vars": env} if env else None}
     term = signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
     if address:
-        _check_reachable(address, CONNECT_TIMEOUT)
+        _check_reachable(address, setting("ICLAB_RAY_CONNECT_TIMEOUT"))
         ray.init(address=address, **kwargs)
     else:
         ray.init(num_cpus=num_cpus or os.cpu_count() or 1, _node_ip_address="127.0.0.1", **kwargs)
@@ -246,7 +247,7 @@ class RayExecutor:
             import ray
 
             if not ray.is_initialized():
-                _check_reachable(self.address, CONNECT_TIMEOUT)  # before the run folder is made
+                _check_reachable(self.address, setting("ICLAB_RAY_CONNECT_TIMEOUT"))  # before the run folder is made
 
     def _overdue(self, inflight: dict) -> list:
         """Refs whose task ran past ``timeout + HARD_STOP_GRACE`` since it was submitted."""

@@ -32,6 +32,8 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
+from iclab.domain import integer
+from iclab.errors import ConfigError
 from iclab.stats._judges import judge_absence, judge_direction, judge_equivalence, judge_every_cell, judge_value
 from iclab.stats._rules import (
     AGREE,
@@ -73,9 +75,14 @@ class Calibration:
 
 
 def rejudge(record: Mapping[str, Any]) -> Verdict:
-    """The verdict of the test in ``record`` (a ``Verdict.test_record``), run again from its inputs."""
-    r = dict(record)
-    return _REJUDGE[_judge_of(r)](r)
+    """The verdict of the test in ``record`` (a ``Verdict.test_record``), run again from its inputs.
+
+    Arguments: ``record`` a test record of a known judge with every field it reads."""
+    kind = _judge_of(record)
+    try:
+        return _REJUDGE[kind](dict(record))
+    except KeyError as exc:
+        raise _missing_field(record, exc) from None
 
 
 def _ci(r: Mapping[str, Any]) -> tuple[float, float] | None:
@@ -106,11 +113,18 @@ JUDGES = tuple(_REJUDGE)
 
 
 def _judge_of(record: Mapping[str, Any]) -> str:
-    """The judge named in ``record`` (one of :data:`JUDGES`); a ValueError naming the known ones otherwise."""
+    """The judge named in ``record`` (one of :data:`JUDGES`); a ConfigError naming the known ones otherwise."""
+    if not isinstance(record, Mapping):
+        raise ConfigError("record", record, "a test record (a mapping, as Verdict.test_record holds it)")
     kind = record.get("judge")
-    if kind not in JUDGES:
-        raise ValueError(f"test record of unknown judge {kind!r}; known: {', '.join(JUDGES)}")
+    if not isinstance(kind, str) or kind not in JUDGES:
+        raise ConfigError("record", kind, message=f"test record of unknown judge {kind!r}; known: {', '.join(JUDGES)}")
     return kind
+
+
+def _missing_field(record: Mapping[str, Any], exc: KeyError) -> ConfigError:
+    """The ConfigError of a test record that lacks a field its judge reads."""
+    return ConfigError("record", record.get("judge"), f"a test record with every field its judge reads ({exc} missing)")
 
 
 def _se_draws(se: float, dof: float | None, draws: int, rng: np.random.Generator) -> np.ndarray:
@@ -211,18 +225,30 @@ _NULLS["every_cell"] = _every_cell
 
 def calibrate(record: Mapping[str, Any], draws: int = 1000, rng: np.random.Generator | None = None) -> Calibration:
     """The false-agree rate of the test in ``record`` under its least favourable false claim (module docstring),
-    over ``draws`` tables drawn with ``rng`` (seed 0 when None); the worst of the nulls tried."""
-    kind = _judge_of(record)
-    if draws < 1:
-        raise ValueError(f"draws must be at least 1, got {draws}")
+    over ``draws`` tables drawn with ``rng`` (seed 0 when None); the worst of the nulls tried.
+
+    Arguments: ``record`` a test record of a known judge with its fields; ``draws`` an integer in 1..10**6; ``rng``
+    None or a NumPy Generator."""
+    kind, draws = _judge_of(record), integer("draws", draws, high=10**6, why="simulated tables")
+    if rng is not None and not isinstance(rng, np.random.Generator):
+        raise ConfigError("rng", rng, "None or a numpy.random.Generator")
     rng = np.random.default_rng(0) if rng is None else rng
-    rates = [(float(np.mean(np.asarray(code) == AGREE)), null) for null, code in _NULLS[kind](record, draws, rng)]
+    try:
+        rates = [(float(np.mean(np.asarray(code) == AGREE)), null) for null, code in _NULLS[kind](record, draws, rng)]
+    except KeyError as exc:
+        raise _missing_field(record, exc) from None
     rate, null = max(rates, key=lambda rn: rn[0])
     return Calibration(rate, math.sqrt(rate * (1 - rate) / draws), draws, null)
 
 
 def claim_rng(seed: int, experiment: str, claim_id: str) -> np.random.Generator:
-    """The generator of one claim's simulation: a function of ``(seed, experiment, claim id)`` only."""
+    """The generator of one claim's simulation: a function of ``(seed, experiment, claim id)`` only.
+
+    Arguments: ``seed`` an integer >= 0; ``experiment``, ``claim_id`` strings."""
+    seed = integer("seed", seed, low=0)
+    for name, v in (("experiment", experiment), ("claim_id", claim_id)):
+        if not isinstance(v, str):
+            raise ConfigError(name, v, "a string")
     return np.random.default_rng([int(seed), zlib.crc32(f"{experiment}/{claim_id}".encode())])
 
 
@@ -232,7 +258,13 @@ def calibration_table(
     """One row per claim of a run's ``summary.json`` (or its comparison rows, dicts or
     :class:`iclab.experiments.Comparison`): experiment, claim id, headline, verdict, judge, the null simulated,
     draws, false-agree rate and its Monte Carlo SE, nominal, and whether it passes (``None`` for a claim without a
-    test record: a refusal, a claim not measured, or a verdict built by hand)."""
+    test record: a refusal, a claim not measured, or a verdict built by hand).
+
+    Arguments: a mapping with ``comparisons`` or a list of rows; ``draws`` an integer in 1..10**6; ``seed`` an
+    integer >= 0."""
+    draws, seed = integer("draws", draws, high=10**6), integer("seed", seed, low=0)
+    if not isinstance(summary_or_rows, (Mapping, list, tuple)):
+        raise ConfigError("summary_or_rows", summary_or_rows, "a summary.json mapping or a list of comparison rows")
     import pandas as pd  # only for the table: importing iclab.stats stays light
 
     rows = summary_or_rows.get("comparisons", []) if isinstance(summary_or_rows, Mapping) else summary_or_rows

@@ -10,8 +10,13 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from iclab.domain import array, integer, number, probability
+from iclab.errors import ConfigError
 from iclab.stats._rules import symmetric
 from iclab.stats._verdict import quantile
+
+
+MAX_RESAMPLED = 1 << 27  # bootstrap indices held at once (1 GiB of int64): more is refused, never allocated
 
 
 def mean_se(values: Sequence[float], *, drop_nonfinite: bool = True) -> tuple[float, float, int]:
@@ -19,8 +24,13 @@ def mean_se(values: Sequence[float], *, drop_nonfinite: bool = True) -> tuple[fl
 
     ``drop_nonfinite=False`` is for samples where a non-finite value is a failure, not a lost unit (per-prompt
     Monte-Carlo errors): any NaN or inf then makes the mean and SE NaN, so the judge refuses it ("no uncertainty")
-    instead of averaging the survivors."""
-    x = np.asarray(values, dtype=float)
+    instead of averaging the survivors.
+
+    Arguments: ``values`` numbers (NaN and inf allowed: they are the lost units) of one axis; ``drop_nonfinite`` a
+    boolean. The NaN results above are the refusals the judges read, on purpose."""
+    x = array("values", values, ndim=1, min_size=0, finite=False)
+    if not isinstance(drop_nonfinite, (bool, np.bool_)):
+        raise ConfigError("drop_nonfinite", drop_nonfinite, "True or False")
     if not drop_nonfinite and not np.isfinite(x).all():
         return float("nan"), float("nan"), int(x.size)
     x = x[np.isfinite(x)]
@@ -31,10 +41,13 @@ def mean_se(values: Sequence[float], *, drop_nonfinite: bool = True) -> tuple[fl
 
 
 def paired_differences(a: Sequence[float], b: Sequence[float]) -> np.ndarray:
-    """``a - b`` element by element (two measurements on the same prompts, questions or seeds)."""
-    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    """``a - b`` element by element (two measurements on the same prompts, questions or seeds).
+
+    Arguments: ``a``, ``b`` numbers of one shape (NaN and ±inf allowed: a unit lost on either side stays lost, a
+    non-finite difference that :func:`mean_se` drops)."""
+    x, y = array("a", a, min_size=0, finite=False), array("b", b, min_size=0, finite=False)
     if x.shape != y.shape:
-        raise ValueError(f"paired samples need equal shapes, got {x.shape} and {y.shape}")
+        raise ConfigError("b", f"shape {y.shape}", f"shape {x.shape}, as a has (paired samples)")
     return x - y
 
 
@@ -47,8 +60,16 @@ def bootstrap_ci(
     seed: int = 0,
 ) -> tuple[float, float, float]:
     """``(estimate, low, high)``: ``stat`` of ``values`` and its percentile-bootstrap interval (seeded, vectorised
-    when ``stat`` takes an ``axis``)."""
-    x = np.asarray(values, dtype=float)
+    when ``stat`` takes an ``axis``).
+
+    Arguments: ``values`` finite numbers of one axis (none: ``(nan, nan, nan)``, nothing measured); ``stat`` a
+    callable; ``confidence`` in (0, 1); ``n_boot`` an integer >= 1 with ``n_boot × len(values)`` at most
+    :data:`MAX_RESAMPLED`; ``seed`` an integer >= 0."""
+    x = array("values", values, ndim=1, min_size=0)
+    confidence, seed = probability("confidence", confidence), integer("seed", seed, low=0)
+    n_boot = integer("n_boot", n_boot, high=max(1, MAX_RESAMPLED // max(x.size, 1)), why="resampled values in memory")
+    if not callable(stat):
+        raise ConfigError("stat", stat, "a callable (np.mean, np.median, ...)")
     if x.size == 0:
         return float("nan"), float("nan"), float("nan")
     rng = np.random.default_rng(seed)
@@ -71,9 +92,14 @@ def bootstrap_argmin(
 
     Vectorised over draws in chunks of at most ``max_elements`` gathered values (G × draws × n), so memory stays
     bounded at any size. The resampling indices are drawn one draw at a time from one generator, as a loop over
-    draws would, so the draws do not depend on the chunk size."""
-    c = np.asarray(curves)
-    g = np.asarray(grid, dtype=float)
+    draws would, so the draws do not depend on the chunk size.
+
+    Arguments: ``curves`` finite (G, n) with G, n >= 1; ``grid`` G finite numbers; ``n_boot`` an integer >= 0 with
+    ``n_boot × n`` at most :data:`MAX_RESAMPLED`; ``seed`` an integer >= 0; ``max_elements`` an integer >= 1."""
+    c = array("curves", curves, ndim=2)
+    g = array("grid", grid, shape=(c.shape[0],), why="one grid point per row of curves")
+    n_boot = integer("n_boot", n_boot, low=0, high=MAX_RESAMPLED // c.shape[1], why="resampling indices in memory")
+    seed, max_elements = integer("seed", seed, low=0), integer("max_elements", max_elements)
     rng = np.random.default_rng(seed)
     G, n = c.shape
     idx = np.stack([rng.integers(0, n, n) for _ in range(n_boot)]) if n_boot else np.zeros((0, n), int)
@@ -85,7 +111,11 @@ def bootstrap_argmin(
 def binary_floor_ci(estimate: float, lo: float, hi: float, n: int) -> tuple[float, float]:
     """``(lo, hi)`` widened to at least ``estimate ± 3/n``: the rule of three (95 % upper bound 3/n on the rate of
     changed outcomes among n paired 0/1 outcomes). A bootstrap of paired 0/1 differences has zero width when no
-    outcome changed; this keeps "no change seen" from reading as "no effect possible"."""
+    outcome changed; this keeps "no change seen" from reading as "no effect possible".
+
+    Arguments: ``estimate``, ``lo``, ``hi`` finite numbers; ``n`` an integer >= 0."""
+    estimate, lo, hi = number("estimate", estimate), number("lo", lo), number("hi", hi)
+    n = integer("n", n, low=0)
     floor = 3.0 / max(int(n), 1)
     return min(lo, estimate - floor), max(hi, estimate + floor)
 
@@ -93,8 +123,11 @@ def binary_floor_ci(estimate: float, lo: float, hi: float, n: int) -> tuple[floa
 def grid_floor_ci(estimate: float, lo: float, hi: float, grid: Sequence[float]) -> tuple[float, float]:
     """``(lo, hi)`` widened to at least ``estimate ±`` half the smallest step of ``grid``: an argmin read off a grid
     is resolved to half a step at best, so models or bootstrap draws that all pick one grid point give an interval
-    of that width, never a zero-width one (pass log values for a geometric grid)."""
-    g = np.unique(np.asarray(grid, dtype=float))
+    of that width, never a zero-width one (pass log values for a geometric grid).
+
+    Arguments: ``estimate``, ``lo``, ``hi`` finite numbers; ``grid`` finite numbers."""
+    estimate, lo, hi = number("estimate", estimate), number("lo", lo), number("hi", hi)
+    g = np.unique(array("grid", grid, min_size=0))
     if g.size < 2:
         return lo, hi
     half = 0.5 * float(np.diff(g).min())
@@ -151,9 +184,17 @@ def unit_mean(
     ``math.inf``: always). No ``ses``: the SE is NaN (refused: no uncertainty).
 
     ``drop_nan``: units without a finite value are left out (a prompt length that was not evaluated); else one
-    makes the mean NaN, which the test refuses. No unit left: NaN, NaN."""
-    v = np.asarray(values, dtype=float)
-    s = None if ses is None else np.asarray(ses, dtype=float)
+    makes the mean NaN, which the test refuses. No unit left: NaN, NaN.
+
+    Arguments: ``values`` numbers of one axis (NaN allowed, as above); ``ses`` None or as many numbers;
+    ``min_units`` a number >= 2 or inf; ``drop_nan`` a boolean."""
+    v = array("values", values, ndim=1, min_size=0, finite=False)
+    if not isinstance(drop_nan, (bool, np.bool_)):
+        raise ConfigError("drop_nan", drop_nan, "True or False")
+    s = None if ses is None else array("ses", ses, shape=v.shape, min_size=0, finite=False, why="one SE per value")
+    if not (min_units == math.inf or isinstance(min_units, (int, float)) and not isinstance(min_units, bool)):
+        raise ConfigError("min_units", min_units, "a number >= 2 or math.inf")
+    number("min_units", min(min_units, 2.0**60), low=2)
     if drop_nan:
         keep = np.isfinite(v)
         v, s = v[keep], (None if s is None else s[keep])
@@ -178,7 +219,11 @@ def _clopper_pearson_bounds(hits, n) -> tuple[np.ndarray, np.ndarray]:
 
 def clopper_pearson(hits: float, n: float) -> tuple[float, float]:
     """The exact (Clopper–Pearson) 95 % interval of the share ``hits / n``: the 2.5 % quantile of Beta(hits,
-    n − hits + 1) and the 97.5 % quantile of Beta(hits + 1, n − hits); 0 and 1 at the edges (Clopper & Pearson 1934)."""
+    n − hits + 1) and the 97.5 % quantile of Beta(hits + 1, n − hits); 0 and 1 at the edges (Clopper & Pearson 1934).
+
+    Arguments: ``n`` a number in [1, 1e15] (trials); ``hits`` a number in [0, n]."""
+    n = number("n", n, low=1, high=1e15, why="trials")
+    hits = number("hits", hits, low=0, high=n, why="hits among the n trials")
     lo, hi = _clopper_pearson_bounds(hits, n)
     return float(lo), float(hi)
 
@@ -189,7 +234,15 @@ def clopper_pearson_trials(hits: float, n: int, above: float, most: int = 10_000
     above ``above``, read at its wider side around the share (:func:`~iclab.stats._rules.symmetric`) as
     :func:`~iclab.stats.judge_direction` reads an explicit interval; None when no such m. It is what would decide a
     direction test of a share against ``above`` when its interval is exact, where the normal approximation
-    (half-width ∝ 1/√n) does not hold. All hits: the lower bound is :math:`0.025^{1/m}`, above 0.9 first at m = 36."""
+    (half-width ∝ 1/√n) does not hold. All hits: the lower bound is :math:`0.025^{1/m}`, above 0.9 first at m = 36.
+
+    Arguments: ``n`` an integer >= 0; ``hits`` 0 or a number in [1e-6, n] (fractional: partial matches);
+    ``above`` a number in [0, 1]; ``most`` an integer in n..10**6."""
+    n = integer("n", n, low=0)
+    hits, above = number("hits", hits, low=0, high=n), number("above", above, low=0, high=1)
+    if 0 < hits < 1e-6:  # Beta(hits, ·) quantiles overflow there
+        raise ConfigError("hits", hits, f"0 or a number of hits in [1e-6, {n}]")
+    most = integer("most", most, low=n, high=10**6, why="candidate trial counts, computed at once")
     m = np.arange(int(n), int(most) + 1)  # (candidates,)
     k = float(hits) + (m - int(n))
     lo, hi = _clopper_pearson_bounds(k, m)

@@ -9,6 +9,8 @@ from typing import Sequence
 
 import numpy as np
 
+from iclab.domain import interval, nonnegative, positive, real
+from iclab.errors import ConfigError
 from iclab.stats._verdict import (
     AGREES,
     DEFAULT_REL_TOL,
@@ -21,6 +23,7 @@ from iclab.stats._verdict import (
     quantile,
     refusal,
 )
+from iclab.stats._arguments import check_judge
 from iclab.stats._intervals import _needed, _units_to_decide
 from iclab.stats._rules import (
     AGREE,
@@ -77,9 +80,13 @@ def judge_absence(
     """Absence of an effect on both sides: agrees when the interval ``ci`` of the effect lies inside
     ``(-smallest, +smallest)`` (two one-sided tests at the interval's level); disagrees when it lies wholly above
     ``+smallest`` or wholly below ``-smallest`` (the reason names the side); otherwise not judged (too little
-    power). An effect of either sign is therefore never read as "no effect"."""
-    if smallest <= 0:
-        raise ValueError("an absence claim needs the smallest effect it excludes (> 0)")
+    power). An effect of either sign is therefore never read as "no effect".
+
+    Arguments: ``estimate`` and the two ends of ``ci`` real numbers (NaN: not measured); ``smallest`` a finite number
+    > 0 (the smallest effect it excludes); ``n`` None or an integer >= 0."""
+    estimate, smallest = real("estimate", estimate), positive("smallest", smallest, "the smallest effect excluded")
+    ci = interval("ci", ci)
+    check_judge(n=n)
     if not (math.isfinite(estimate) and all(math.isfinite(float(c)) for c in ci)):
         return not_judged("not measured (no finite effect or interval)", fmt(estimate))
     lo, hi = sorted(float(c) for c in ci)
@@ -121,7 +128,15 @@ def judge_every_cell(
     test: "every cell agrees" is concluded at the level of each cell's test, no correction, Berger 1982). Disagrees
     when some cell's interval at the Bonferroni level ``1 − (1 − confidence)/m`` lies wholly outside: Holm's
     step-down rejects some cell exactly when its first (Bonferroni) step does, so a "disagrees" has family-wise error
-    at most ``1 − confidence``. Otherwise not judged, naming the undecided cells."""
+    at most ``1 − confidence``. Otherwise not judged, naming the undecided cells.
+
+    Arguments: ``cells`` (label, estimate, se, target) tuples of a string and three real numbers; ``rel_tol`` a
+    finite number > 0; ``confidence`` in (0, 1); ``n`` None or an integer >= 0."""
+    positive("rel_tol", rel_tol)
+    check_judge(confidence, n)
+    if not isinstance(cells, (list, tuple)) or not all(isinstance(c, (list, tuple)) and len(c) == 4 for c in cells):
+        raise ConfigError("cells", cells, "a list of (label, estimate, se, target) tuples")
+    cells = [(str(c[0]), *(real(k, v) for k, v in zip(("estimate", "se", "target"), c[1:]))) for c in cells]
     m = len(cells)
     if not m:
         return not_judged("not measured (no cells)")
@@ -197,7 +212,17 @@ def judge_value(
 
     ``k`` defaults to the 95 % Student-t quantile with ``dof`` degrees of freedom (2 without ``dof``); ``n`` is the
     number of ``unit`` behind ``se`` (to say how many would decide); ``exact`` says ``measured`` is a closed form
-    (SE 0 allowed: the band is the paper's spread)."""
+    (SE 0 allowed: the band is the paper's spread).
+
+    Arguments: ``measured``, ``paper``, ``paper_se`` real numbers and ``se`` one or None (NaN: not measured or no
+    uncertainty, a "not judged" verdict); ``k``, ``tol``, ``rel_tol`` None or finite numbers > 0; ``n`` None or an
+    integer >= 0; ``dof`` None or a number >= 0; ``exact`` a boolean."""
+    measured, paper, se = real("measured", measured), real("paper", paper), real("se", se, optional=True)
+    paper_se = real("paper_se", paper_se, optional=True)
+    for name, v in (("k", k), ("tol", tol), ("rel_tol", rel_tol)):
+        if v is not None:
+            positive(name, v)
+    check_judge(n=n, dof=dof, exact=exact)
     if not (math.isfinite(measured) and math.isfinite(paper)):
         return not_judged("not measured (no finite value)", fmt(measured))
     if paper_se is None or not math.isfinite(paper_se) or paper_se < 0:
@@ -271,7 +296,14 @@ def judge_equivalence(
     n: int | None = None,
     dof: float | None = None,
 ) -> Verdict:
-    """Theory vs simulation: is ``estimate`` within ``rel_tol`` of ``target``, with confidence?"""
+    """Theory vs simulation: is ``estimate`` within ``rel_tol`` of ``target``, with confidence?
+
+    Arguments: ``estimate``, ``target`` real numbers and ``se`` one or None (NaN, None: not judged); ``rel_tol`` a finite number > 0;
+    ``confidence`` in (0, 1); ``n`` None or an integer >= 0; ``dof`` None or a number >= 0."""
+    estimate, target = real("estimate", estimate), real("target", target)
+    se = real("se", se, optional=True)
+    positive("rel_tol", rel_tol)
+    check_judge(confidence, n, dof)
     if not (math.isfinite(estimate) and math.isfinite(target)):
         return not_judged("not measured (no finite value)", fmt(estimate))
     refused = refusal(se, dof=dof, measured=fmt(estimate))
@@ -321,9 +353,17 @@ def judge_direction(
     ``smallest`` (> 0) is the smallest effect of interest: an interval inside ``(-inf, smallest)`` (for
     ``sign=+1``) that contains zero means the claimed effect is absent (disagrees). ``needs`` completes "deciding
     needs …" in a "too little power" reason when the caller knows it exactly (an exact interval:
-    :func:`~iclab.stats.clopper_pearson_trials`); else the normal approximation's count (half-width ∝ 1/√n)."""
-    if sign not in (+1, -1):
-        raise ValueError("sign must be +1 or -1")
+    :func:`~iclab.stats.clopper_pearson_trials`); else the normal approximation's count (half-width ∝ 1/√n).
+
+    Arguments: ``estimate`` a real number and ``se`` one or None (NaN: not judged); ``ci`` None or two real numbers;
+    ``sign`` +1 or -1; ``smallest`` a finite number >= 0; ``confidence`` in (0, 1); ``n`` None or an integer >= 0;
+    ``dof`` None or a number >= 0."""
+    if not isinstance(sign, (int, np.integer)) or isinstance(sign, bool) or sign not in (+1, -1):
+        raise ConfigError("sign", sign, "+1 or -1")
+    estimate, se = real("estimate", estimate), real("se", se, optional=True)
+    ci = None if ci is None else interval("ci", ci)
+    nonnegative("smallest", smallest)
+    check_judge(confidence, n, dof)
     if not math.isfinite(estimate):
         return not_judged("not measured (no finite effect)")
     refused = refusal(se, ci=ci, dof=dof, measured=fmt(estimate))

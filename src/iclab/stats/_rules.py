@@ -118,8 +118,13 @@ def value_can_agree(k: float, dof: float | None, exact: bool = False) -> bool:
 
 def units_to_agree(k: float | None, most: int = 10_000) -> int | None:
     """The fewest units n whose band (``k``, or the 95 % Student-t quantile at n − 1 dof when ``k`` is None) passes
-    :func:`value_can_agree`; None when no number does (a fixed ``k`` too wide even with a known SE)."""
+    :func:`value_can_agree`; None when no number does (a fixed ``k`` too wide even with a known SE).
+
+    Arguments: ``k`` None or a finite number > 0; ``most`` an integer in 2..10**9."""
+    from iclab.domain import integer, positive
     from iclab.stats._verdict import quantile
+
+    k, most = None if k is None else positive("k", k, "a band's half-width in SEs"), integer("most", most, 2, 10**9)
 
     if k is not None and band_false_agree(float(k), None) > NOMINAL:
         return None

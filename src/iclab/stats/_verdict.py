@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 from dataclasses import dataclass, field
+
+import numpy as np
+
+from iclab.domain import integer, interval, number, probability, real
+from iclab.errors import ConfigError
 
 AGREES, DISAGREES, NOT_JUDGED = "agrees", "disagrees", "not judged"
 
@@ -42,22 +48,35 @@ class Verdict:
     test_record: dict | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        if self.verdict not in VERDICTS:
-            raise ValueError(f"verdict {self.verdict!r} is not one of {VERDICTS}")
-        if self.verdict == NOT_JUDGED and not self.reason:
-            raise ValueError("a 'not judged' verdict needs a reason")
+        if not isinstance(self.verdict, str) or self.verdict not in VERDICTS:
+            raise ConfigError("verdict", self.verdict, f"one of {', '.join(VERDICTS)}")
+        if self.verdict == NOT_JUDGED and not (isinstance(self.reason, str) and self.reason.strip()):
+            raise ConfigError("reason", self.reason, "the reason a 'not judged' verdict gives (a non-empty string)")
 
 
 def fmt(x: float, digits: int = 4) -> str:
-    """``x`` with ``digits`` significant digits (``nan`` and ``inf`` as words)."""
+    """``x`` with ``digits`` significant digits (``nan`` and ``inf`` as words; None as ``None``).
+
+    Arguments: ``x`` None or a real number; ``digits`` an integer in 1..17."""
+    digits = integer("digits", digits, high=17)
+    if x is not None and not (isinstance(x, numbers.Real) and not isinstance(x, (bool, np.bool_))):
+        raise ConfigError("x", x, "a real number or None")
     if x is None or not math.isfinite(float(x)):
         return str(x)
     return f"{float(x):.{digits}g}"
 
 
 def quantile(confidence: float = 0.95, dof: float | None = None) -> float:
-    """Two-sided critical value: the normal quantile, or Student's t with ``dof`` degrees of freedom."""
-    return _quantile(float(confidence), None if dof is None else float(dof))
+    """Two-sided critical value: the normal quantile, or Student's t with ``dof`` degrees of freedom.
+
+    Arguments: ``confidence`` a number in (0, 1); ``dof`` None, a number > 0 or inf (the normal quantile)."""
+    confidence = probability("confidence", confidence)
+    if dof is not None:
+        dof = number("dof", dof, above=0, why="degrees of freedom", inf_ok=True)
+    q = _quantile(float(confidence), None if dof is None else float(dof))
+    if not math.isfinite(q):
+        raise ConfigError("dof", dof, "degrees of freedom whose t quantile is finite (a tiny dof has none)")
+    return q
 
 
 @functools.lru_cache(maxsize=1024)
@@ -70,7 +89,12 @@ def _quantile(confidence: float, dof: float | None) -> float:
 
 
 def not_judged(reason: str, measured: str = "—", uncertainty: str = "—") -> Verdict:
-    """A verdict that cannot be given: settings differ, unreliable source, too little power, or not measured."""
+    """A verdict that cannot be given: settings differ, unreliable source, too little power, or not measured.
+
+    Arguments: ``reason`` a non-empty string; ``measured``, ``uncertainty`` strings."""
+    for name, v in (("reason", reason), ("measured", measured), ("uncertainty", uncertainty)):
+        if not isinstance(v, str):
+            raise ConfigError(name, v, "a string")
     return Verdict(NOT_JUDGED, measured, uncertainty, "—", reason)
 
 
@@ -79,7 +103,14 @@ def refusal(
 ) -> Verdict | None:
     """The verdict every test gives before testing, or None: *not judged: no uncertainty* for a NaN, zero or
     missing ``se`` (or, with ``ci``, a NaN or zero-width interval); *not judged: too few units* for a Student-t
-    band with ``dof + 1 <`` :data:`MIN_UNITS` (module docstring)."""
+    band with ``dof + 1 <`` :data:`MIN_UNITS` (module docstring).
+
+    Arguments: ``se`` None or a real number (NaN: refused); ``ci`` None or two real numbers; ``dof`` None or a number
+    >= 0 (inf allowed); ``measured`` a string."""
+    se = real("se", se, optional=True)
+    ci = None if ci is None else interval("ci", ci)
+    if dof is not None:
+        dof = number("dof", dof, low=0, why="degrees of freedom", inf_ok=True)
     if ci is not None:
         lo, hi = (float(x) for x in ci)
         if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:

@@ -21,6 +21,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from iclab.domain import array, finite_result, integer, nonnegative, number, positive
 from iclab.errors import ConfigError
 
 __all__ = [
@@ -46,7 +47,9 @@ class GCoefficients:
 
     def G(self, tau: Any) -> np.ndarray | float:
         t = _check_tau(tau)
-        return self.a2 / t**2 - self.a1 / t + self.c
+        with np.errstate(over="ignore"):
+            g = self.a2 / t**2 - self.a1 / t + self.c
+        return finite_result(g, tau=tau, a2=self.a2, a1=self.a1, c=self.c)
 
     @property
     def tau_opt(self) -> float:
@@ -67,14 +70,13 @@ def _check_tau(tau: Any) -> np.ndarray | float:
     if not np.all(np.isfinite(t)) or np.any(t <= 0):
         bad = "" if t.size == 1 else f" (entry {float(t[~(np.isfinite(t) & (t > 0))].flat[0])!r} is not)"
         raise ConfigError("tau", tau, f"a finite temperature > 0{bad}")
-    return t if t.ndim else float(t)
+    return t if t.ndim else t[()]  # a NumPy scalar: its powers overflow to inf (refused), never OverflowError
 
 
 def _moments(d: int, mu_x, cov_x, mu_w, cov_w, sigma) -> tuple:
     from iclab.data import as_covariance, as_mean
 
-    if not np.isfinite(sigma) or sigma < 0:
-        raise ConfigError("sigma", sigma, "a finite noise level >= 0")
+    sigma = nonnegative("sigma", sigma, "a noise level")
     return (
         as_mean("mu_x", mu_x, d),
         as_covariance("cov_x", cov_x, d),
@@ -95,19 +97,20 @@ def coefficients(
 ) -> GCoefficients:
     """a2, a1, c of Theorem 4.2 (Eqs. 12–14; note §3.6) for weights ``{"M11", "v21", "v22"[, "m21"]}``
     (``m21`` must be 0, Assumption 4.5 of v1, 4.1 of v2) and test moments in any form
-    :class:`~iclab.data.GaussianRegression` accepts."""
-    M = np.asarray(weights["M11"], dtype=float)
+    :class:`~iclab.data.GaussianRegression` accepts.
+
+    Arguments: ``weights`` a mapping with a finite square ``M11 (d, d)``, ``v21 (d,)`` and a finite number ``v22``;
+    ``l`` an integer >= 2; ``sigma`` a finite number >= 0; the moments as ``GaussianRegression`` takes them."""
+    if not isinstance(weights, Mapping) or not {"M11", "v21", "v22"} <= set(weights):
+        raise ConfigError("weights", weights, "a mapping with keys 'M11', 'v21' and 'v22'")
+    M = array("M11", weights["M11"], ndim=2)
     d = M.shape[0]
-    if M.shape != (d, d):
-        raise ConfigError("M11", f"shape {M.shape}", "a square (d, d) matrix")
-    v21 = np.asarray(weights["v21"], dtype=float).reshape(-1)
-    if v21.shape != (d,):
-        raise ConfigError("v21", f"shape {v21.shape}", f"shape ({d},)")
+    M = array("M11", M, shape=(d, d), why="a square (d, d) matrix")
+    v21 = array("v21", np.asarray(weights["v21"]).reshape(-1), shape=(d,))
     if "m21" in weights and np.any(np.asarray(weights["m21"]) != 0):
         raise ConfigError("m21", "non-zero", "0 (Theorem 4.2 assumes m21 = 0, Assumption 4.5)")
-    if not isinstance(l, (int, np.integer)) or l < 2:
-        raise ConfigError("l", l, "an integer >= 2 (context pairs + query)")
-    v22 = float(weights["v22"])
+    l = integer("l", l, low=2, why="context pairs + query")
+    v22 = float(array("v22", weights["v22"], ndim=0))
     mux, Sx, muw, Sw, sig = _moments(d, mu_x, cov_x, mu_w, cov_w, sigma)
     A = Sx + np.outer(mux, mux)  # (d, d)
     B = Sw + np.outer(muw, muw)  # (d, d)
@@ -119,25 +122,46 @@ def coefficients(
     return GCoefficients(a2=a2, a1=a1, c=float(np.trace(A @ B) + sig**2))
 
 
+def _check_coefs(coefs: Any) -> GCoefficients:
+    """``coefs``; a ConfigError unless it is a :class:`GCoefficients` with finite a2, a1, c."""
+    if not isinstance(coefs, GCoefficients):
+        raise ConfigError("coefs", coefs, "a GCoefficients (from coefficients())")
+    for name in ("a2", "a1", "c"):
+        array(name, getattr(coefs, name), ndim=0)
+    return coefs
+
+
 def G(tau: Any, coefs: GCoefficients) -> np.ndarray | float:
-    r""":math:`\mathcal G(\tau)` of Theorem 4.2 (vectorised over ``tau``)."""
-    return coefs.G(tau)
+    r""":math:`\mathcal G(\tau)` of Theorem 4.2 (vectorised over ``tau``).
+
+    Arguments: ``tau`` finite numbers > 0; ``coefs`` a :class:`GCoefficients` with finite entries."""
+    return _check_coefs(coefs).G(tau)
 
 
 def G_normalised(tau: Any, coefs: GCoefficients) -> np.ndarray | float:
-    r""":math:`\mathcal G(\tau)/(\mathrm{Tr}(\mathbf A\mathbf B)+\sigma^2)` (note §5.5): 1 = predicting 0."""
+    r""":math:`\mathcal G(\tau)/(\mathrm{Tr}(\mathbf A\mathbf B)+\sigma^2)` (note §5.5): 1 = predicting 0.
+
+    Arguments: ``tau`` finite numbers > 0; ``coefs`` a :class:`GCoefficients` with finite entries and ``c > 0``."""
+    if _check_coefs(coefs).c <= 0:
+        raise ConfigError("c", coefs.c, "> 0 (the error of predicting 0 normalises G)")
     return coefs.G(tau) / coefs.c
 
 
 def tau_opt(coefs: GCoefficients) -> float:
-    r""":math:`\tau_{\rm opt}=2a_2/a_1` (Thm 4.3, Eq. 15); ``inf`` when ``a1 <= 0`` (then G falls as τ grows)."""
+    r""":math:`\tau_{\rm opt}=2a_2/a_1` (Thm 4.3, Eq. 15); ``inf`` when ``a1 <= 0`` (then G falls as τ grows).
+
+    Arguments: ``coefs`` a :class:`GCoefficients` with finite entries and ``a2 > 0``."""
+    _check_coefs(coefs)
     if coefs.a2 <= 0:
         raise ConfigError("a2", coefs.a2, "> 0 (Theorem 4.3 needs a1, a2 > 0)")
     return float("inf") if coefs.a1 <= 0 else 2.0 * coefs.a2 / coefs.a1
 
 
 def G_min(coefs: GCoefficients) -> float:
-    r""":math:`\mathcal G(\tau_{\rm opt})=c-a_1^2/(4a_2)` (note §4.4); ``c`` when ``a1 <= 0``."""
+    r""":math:`\mathcal G(\tau_{\rm opt})=c-a_1^2/(4a_2)` (note §4.4); ``c`` when ``a1 <= 0``.
+
+    Arguments: ``coefs`` a :class:`GCoefficients` with finite entries and ``a2 > 0``."""
+    tau_opt(coefs)  # the same rule
     return coefs.c if coefs.a1 <= 0 else coefs.c - coefs.a1**2 / (4.0 * coefs.a2)
 
 
@@ -145,23 +169,39 @@ def tau_opt_isotropic(
     d: int, l: int, a: float = 1.0, b: float = 1.0, sigma: float = 0.0, sigma_tr: float = 0.0
 ) -> float:
     r"""Isotropic τ_opt (derived in note §4.5): train x, w ~ N(0, I), noise σ_tr, Σ̂ ≈ I; test x ~ N(μx, aI),
-    w ~ N(0, bI), noise σ: :math:`\tau_{\rm opt}=\frac{a(1+d/l)+\sigma^2/(bl)}{1+\sigma_{\rm tr}^2/l}`."""
-    for name, v in (("a", a), ("b", b)):
-        if not np.isfinite(v) or v <= 0:
-            raise ConfigError(name, v, "a finite scale > 0")
-    return (a * (1 + d / l) + sigma**2 / (b * l)) / (1 + sigma_tr**2 / l)
+    w ~ N(0, bI), noise σ: :math:`\tau_{\rm opt}=\frac{a(1+d/l)+\sigma^2/(bl)}{1+\sigma_{\rm tr}^2/l}`.
+
+    Arguments: ``d``, ``l`` integers >= 1; ``a``, ``b`` finite numbers > 0; ``sigma``, ``sigma_tr`` finite numbers
+    >= 0."""
+    d, l = integer("d", d), integer("l", l)
+    a, b = positive("a", a, "a scale"), positive("b", b, "a scale")
+    sigma, sigma_tr = nonnegative("sigma", sigma), nonnegative("sigma_tr", sigma_tr)
+    tau = (a * (1 + d / l) + sigma**2 / (b * l)) / (1 + sigma_tr**2 / l)
+    return finite_result(tau, d=d, l=l, a=a, b=b, sigma=sigma, sigma_tr=sigma_tr)
 
 
 def mp_stieltjes(z: complex | float, gamma: float) -> float:
-    r"""Marchenko–Pastur Stieltjes transform :math:`m_\gamma(z)` (note §4.7) for real ``z < 0``."""
-    t = 1 - gamma - z
-    return float((t - np.sqrt(t * t - 4 * gamma * z)) / (2 * gamma * z))
+    r"""Marchenko–Pastur Stieltjes transform :math:`m_\gamma(z)` (note §4.7) for real ``z < 0``.
+
+    Arguments: ``z`` a finite number < 0; ``gamma`` a finite number > 0."""
+    z = number("z", z, below=0)
+    gamma = positive("gamma", gamma, "the aspect ratio d/n")
+    with np.errstate(over="ignore", invalid="ignore"):
+        t = np.float64(1 - gamma - z)
+        m = float((t - np.sqrt(t * t - 4 * gamma * z)) / (2 * gamma * z))
+    return finite_result(m, z=z, gamma=gamma)
 
 
 def bayes_error_mp(d: int, n: int, a: float = 1.0, b: float = 1.0, sigma: float = 0.1) -> float:
     r"""Isotropic Bayes error (derived in note §4.7): μx = μw = 0, Σx = aI, Σw = bI, ``n`` context pairs:
-    :math:`\sigma^2+\frac{abd}{s}m_\gamma(-1/s)`, γ = d/n, s = abn/σ² (needs σ > 0)."""
-    if sigma <= 0:
-        raise ConfigError("sigma", sigma, "> 0 (the Marchenko–Pastur form needs noise)")
-    gamma, s = d / n, a * b * n / sigma**2
-    return sigma**2 + a * b * d / s * mp_stieltjes(-1.0 / s, gamma)
+    :math:`\sigma^2+\frac{abd}{s}m_\gamma(-1/s)`, γ = d/n, s = abn/σ² (needs σ > 0).
+
+    Arguments: ``d``, ``n`` integers >= 1; ``a``, ``b``, ``sigma`` finite numbers > 0."""
+    d, n = integer("d", d), integer("n", n)
+    a, b = positive("a", a, "a scale"), positive("b", b, "a scale")
+    sigma = positive("sigma", sigma, "the Marchenko–Pastur form needs noise")
+    with np.errstate(over="ignore", under="ignore"):
+        gamma, s = d / n, float(np.float64(a) * b * n / np.float64(sigma) ** 2)
+    if not 0 < s < np.inf:
+        finite_result(np.inf, d=d, n=n, a=a, b=b, sigma=sigma)  # raises: s leaves double precision
+    return finite_result(sigma**2 + a * b * d / s * mp_stieltjes(-1.0 / s, gamma), d=d, n=n, a=a, b=b, sigma=sigma)
