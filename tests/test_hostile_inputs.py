@@ -1,0 +1,128 @@
+"""Regression tests for the hostile inputs of issue 40: each case crashed, hung, printed a traceback, replaced a
+user's file or was silently accepted on main 14f4820; each now gives one clear error or the right result."""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import pytest
+import torch
+
+from iclab.attention import (
+    adaptive_attention,
+    attention_entropy,
+    dispersion_summary,
+    logit_spread,
+    max_coefficient,
+    normalise,
+    softmax,
+)
+from iclab.errors import ConfigError
+
+
+def _qkv(n_q: int, n_k: int, batch: int = 1, d: int = 8, dtype=torch.float32):
+    g = torch.Generator().manual_seed(3)
+    return tuple(torch.randn(batch, 1, n, d, generator=g, dtype=dtype) for n in (n_q, n_k, n_k))
+
+
+# --- attention: empty inputs return empty (or zero) outputs; the CPU flash kernel died on them (exit 136) ---
+
+
+@pytest.mark.parametrize("n_q, n_k, batch", [(2, 0, 1), (0, 0, 1), (0, 3, 1), (2, 3, 0)])
+def test_adaptive_attention_on_empty_inputs_returns_zeros_of_the_output_shape(n_q, n_k, batch):
+    q, k, v = _qkv(n_q, n_k, batch)
+    out = adaptive_attention(q, k, v)
+    assert out.shape == (batch, 1, n_q, 8) and out.dtype == torch.float32
+    assert bool((out == 0).all())  # no key visible: a zero row, as for a fully masked row
+
+
+def test_adaptive_attention_with_no_key_keeps_the_autograd_graph():
+    q, k, v = (t.requires_grad_() for t in _qkv(2, 0))
+    adaptive_attention(q, k, v).sum().backward()
+    assert q.grad is not None and bool((q.grad == 0).all())
+
+
+@pytest.mark.parametrize(
+    "kwargs, names",
+    [
+        ({"scale": float("nan")}, "scale"),
+        ({"scale": float("inf")}, "scale"),
+        ({"scale": -1.0}, "scale"),
+    ],
+)
+def test_adaptive_attention_refuses_a_scale_that_is_not_finite_and_positive(kwargs, names):
+    with pytest.raises(ConfigError, match=names):
+        adaptive_attention(*_qkv(2, 3), **kwargs)
+
+
+def test_adaptive_attention_refuses_mixed_dtypes_the_meta_device_and_d_zero():
+    q, k, v = _qkv(2, 3)
+    with pytest.raises(ConfigError, match="dtype and device of q"):
+        adaptive_attention(q.half(), k, v)
+    with pytest.raises(ConfigError, match="meta"):
+        adaptive_attention(q.to("meta"), k.to("meta"), v.to("meta"))
+    with pytest.raises(ConfigError, match="d >= 1"):
+        adaptive_attention(q[..., :0], k[..., :0], v)
+    with pytest.raises(ConfigError, match="torch.Tensor"):
+        adaptive_attention(q.tolist(), k, v)
+
+
+def test_normalisers_refuse_a_tau_that_does_not_broadcast_and_meta_scores():
+    scores = torch.randn(2, 3, 5)
+    with pytest.raises(ConfigError, match="broadcastable to \\(2, 3, 5\\)"):
+        softmax(scores, tau=torch.ones(4))
+    with pytest.raises(ConfigError, match="broadcastable"):
+        normalise("adaptive_softmax", scores, tau=torch.ones(3, 1, 1))  # would grow the scores to (3, 3, 5)
+    assert normalise("softmax", scores, tau=torch.full((3, 1), 2.0)).shape == scores.shape  # per-row τ is fine
+    with pytest.raises(ConfigError, match="meta"):
+        normalise("softmax", scores.to("meta"))
+
+
+def test_dispersion_diagnostics_of_rows_with_no_key_are_nan_not_an_error():
+    empty = torch.randn(2, 0)
+    assert logit_spread(empty).shape == (2,) and bool(torch.isnan(logit_spread(empty)).all())
+    assert bool(torch.isnan(max_coefficient(empty)).all())
+    assert bool((attention_entropy(empty) == 0).all())
+    summary = dispersion_summary(empty)
+    assert bool(torch.isnan(summary["min_coef"]).all()) and bool((summary["n"] == 0).all())
+    with pytest.raises(ConfigError, match="meta"):
+        logit_spread(torch.randn(2, 3, device="meta"))
+
+
+# --- iclab.hf.set_temperature: τ range per dtype, complex τ, a deep copy's forward ---
+
+
+def _gpt2():
+    from _hf_helpers import tiny_models
+
+    return tiny_models(dtype=torch.float32)["gpt2"]
+
+
+@pytest.mark.parametrize("tau", [1e308, 1e-45, 1j, complex(1, 0)])
+def test_set_temperature_refuses_tau_outside_the_models_dtype_range_or_complex(tau):
+    from iclab.hf import get_temperature, set_temperature
+
+    model = _gpt2()
+    with pytest.raises(ConfigError, match="tau"):
+        set_temperature(model, tau)
+    assert get_temperature(model) is None  # nothing was installed
+
+
+def test_set_temperature_keeps_the_extremes_of_float32_that_give_finite_logits():
+    from iclab.hf import set_temperature
+
+    model = _gpt2()
+    for tau in (1e38, 1e-38):
+        set_temperature(model, tau)
+        assert bool(torch.isfinite(model(torch.tensor([[1, 2, 3, 4]])).logits).all())
+
+
+def test_a_deep_copy_of_a_model_with_a_temperature_says_what_to_do():
+    from iclab.errors import UnsupportedModelError
+    from iclab.hf import set_temperature
+
+    model = set_temperature(_gpt2(), 0.5)
+    with pytest.raises(UnsupportedModelError, match="call set_temperature on the copy"):
+        copy.deepcopy(model)(torch.tensor([[1, 2, 3]]))
+    assert math.isfinite(float(model(torch.tensor([[1, 2, 3]])).logits.detach().sum()))
