@@ -126,3 +126,80 @@ def test_a_deep_copy_of_a_model_with_a_temperature_says_what_to_do():
     with pytest.raises(UnsupportedModelError, match="call set_temperature on the copy"):
         copy.deepcopy(model)(torch.tensor([[1, 2, 3]]))
     assert math.isfinite(float(model(torch.tensor([[1, 2, 3]])).logits.detach().sum()))
+
+
+# --- config files: limits on size, nesting and YAML aliases; a key given twice refused in every format ---
+
+_BOMB = (
+    "surrogate_dims: [[&a [1,1,1,1,1,1,1,1,1], "
+    + ", ".join(f"&{b} [{', '.join(['*' + a] * 9)}]" for a, b in zip("abcdefgh", "bcdefghi"))
+    + "]]\n"
+)
+
+
+@pytest.mark.parametrize(
+    "name, content, says",
+    [
+        ("bomb.yaml", _BOMB, "at most 100000 values"),
+        ("self.yaml", "d: &a [*a]\n", "nested at most"),
+        ("deep.json", '{"d": ' + "[" * 50_000 + "]" * 50_000 + "}", "nested at most"),
+        ("deep.toml", "d = " + "[" * 50_000 + "]" * 50_000 + "\n", "nested at most"),
+        ("dup.yaml", "d: 3\nd: 5\n", "given twice"),
+        ("dup.json", '{"d": 3, "d": 5}', "given twice"),
+        ("dup.toml", "d = 3\nd = 5\n", "TOML"),
+        ("latin.toml", b'name = "caf\xe9"\n', "UTF-8"),
+        ("big.json", '{"d": "' + "x" * (1 << 20) + '"}', "at most 1048576 bytes"),
+    ],
+)
+def test_hostile_config_files_are_one_clear_error_quickly(tmp_path, name, content, says):
+    import time
+
+    from iclab.config import read_config_file
+
+    path = tmp_path / name
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    start = time.monotonic()
+    with pytest.raises(ConfigError, match=says) as exc:
+        read_config_file(path)
+    assert time.monotonic() - start < 10 and len(str(exc.value)) < 400
+
+
+def test_yaml_aliases_and_merge_keys_that_stay_small_still_load(tmp_path):
+    from iclab.config import read_config_file
+
+    path = tmp_path / "ok.yaml"
+    path.write_text("base: &b {}\nd: 3\nx: &a [1, 2]\ny: *a\n")
+    with pytest.raises(ConfigError, match="flat table"):  # a nested table is still refused, as before
+        read_config_file(path)
+    path.write_text("d: 3\nx: &a [1, 2]\ny: *a\n")
+    assert read_config_file(path) == {"d": 3, "x": [1, 2], "y": [1, 2]}
+
+
+def test_short_repr_of_an_alias_bomb_is_bounded():
+    from iclab.errors import short_repr
+
+    value: list = [1] * 9
+    for _ in range(9):
+        value = [value] * 9  # 9**10 elements if expanded
+    assert len(short_repr(value)) <= 130
+    assert short_repr("x" * 100_000).endswith("(100000 characters)")
+    assert short_repr([1, 2]) == "[1, 2]" and short_repr("ab") == "'ab'"
+
+
+def test_a_set_value_nested_past_the_stack_is_a_config_error():
+    from iclab.config._values import coerce_value
+
+    with pytest.raises(ConfigError, match="d="):
+        coerce_value("d", "[" * 50_000, tuple[int, ...])
+
+
+def test_a_closed_pipe_ends_the_command_quietly_with_141():
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "iclab", "show", "temperature"], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    proc.stdout.close()  # the reader is gone before the first write
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 141 and b"Traceback" not in err and not err.strip()
