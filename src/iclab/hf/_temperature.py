@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Any, Iterator, Literal, Sequence, TypeVar, Uni
 
 import torch
 
-from iclab.attention._arguments import check_tau_range
 from iclab.config import Config
 from iclab.errors import ConfigError, UnsupportedModelError
 from iclab.hf._backends import adaptive_forward, check_backend
+from iclab.hf._tau_range import check_tau_range
 
 if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers or numpy
     import numpy as np
