@@ -23,6 +23,7 @@ from typing import Any
 
 from iclab._version import __version__
 from iclab.errors import RunFolderError
+from iclab.files import write_text_atomic
 
 __all__ = ["RunFolder", "iclab_version", "environment_versions", "git_revision", "code_hash"]
 
@@ -175,9 +176,7 @@ class RunFolder:
             "versions": environment_versions(),
             "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         }
-        tmp = meta_path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(meta, indent=2, sort_keys=True))
-        tmp.replace(meta_path)
+        write_text_atomic(meta_path, json.dumps(meta, indent=2, sort_keys=True))
         return cls(path, meta)
 
     @staticmethod
