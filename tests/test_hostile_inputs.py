@@ -203,3 +203,48 @@ def test_a_closed_pipe_ends_the_command_quietly_with_141():
     proc.stdout.close()  # the reader is gone before the first write
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 141 and b"Traceback" not in err and not err.strip()
+
+
+# --- lm-eval: arguments checked before a model loads; one line under lm-eval's own command line ---
+
+
+@pytest.mark.parametrize("tau", [-1, "-1", "0", "nan", "inf", 0.0])
+def test_lm_eval_tau_that_is_not_positive_is_refused_before_loading(tau):
+    from iclab.hf._lm_eval import IclabHFLM, parse_tau
+
+    with pytest.raises(ConfigError, match="tau"):
+        parse_tau(tau)
+    with pytest.raises(ConfigError, match="tau"):
+        IclabHFLM(pretrained="/no/such/folder", tau=tau)  # tau first: nothing is loaded
+
+
+@pytest.mark.parametrize("pretrained", ["/no/such/folder", "./missing", "a/b/c", "~/nope-iclab-x"])
+def test_lm_eval_pretrained_that_is_a_missing_folder_is_a_config_error(pretrained):
+    from iclab.hf._lm_eval import IclabHFLM
+
+    with pytest.raises(ConfigError, match="pretrained"):
+        IclabHFLM(pretrained=pretrained, device="cpu")
+
+
+def test_lm_eval_cuda_without_cuda_falls_back_to_the_cpu_with_a_note(monkeypatch, capsys):
+    from iclab.hf._lm_eval import _on_a_device_here
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert _on_a_device_here({"batch_size": 8})["device"] == "cpu"  # lm-eval's default device is cuda
+    assert _on_a_device_here({"device": "cuda:0"})["device"] == "cpu"
+    assert capsys.readouterr().err.count("running on cpu") == 2
+    assert _on_a_device_here({"device": "cpu"}) == {"device": "cpu"} and not capsys.readouterr().err
+
+
+def test_lm_evals_own_command_line_says_a_bad_tau_in_one_line():
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    lm_eval = Path(sys.executable).parent / "lm_eval"
+    args = ["--model", "iclab-hf", "--model_args", "pretrained=smollm2,tau=-1", "--tasks", "arc_easy"]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    proc = subprocess.run([str(lm_eval), *args], capture_output=True, text=True, timeout=300, env=env)
+    errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("error: ")]
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr and len(errors) == 1 and "tau=-1" in errors[0]
