@@ -217,3 +217,53 @@ def test_converting_a_zero_byte_or_truncated_gguf_is_one_clear_error(tmp_path, s
     with pytest.raises(UnsupportedModelError, match="m.gguf is damaged"):
         convert_gguf(spec, target)
     assert not target.exists() and not [p for p in (tmp_path / "cache").iterdir() if "tmp" in p.name]
+
+
+# --- a run folder is checked whole before it is reported (item 4) ---
+
+
+def _report_refused(capsys, run: Path, *needles: str) -> None:
+    before = snapshot(run)
+    capsys.readouterr()
+    _one_error_line(main(["report", str(run)]), capsys.readouterr().err, *needles)
+    assert snapshot(run) == before
+
+
+def test_report_refuses_a_config_json_swapped_for_another_experiments(finished, tmp_path, capsys):
+    import shutil
+
+    run = Path(shutil.copytree(finished, tmp_path / "r"))
+    run_experiment("fx_other", overrides={"n_cells": 3}, out=tmp_path / "o", executor="serial", progress=False)
+    shutil.copy(tmp_path / "o" / "config.json", run / "config.json")  # a valid record, of another run
+    _report_refused(capsys, run, "not cells of the config", "fx_other")
+
+
+def test_report_refuses_a_config_edited_after_the_run(finished, tmp_path, capsys):
+    import shutil
+
+    run = Path(shutil.copytree(finished, tmp_path / "r"))
+    record = json.loads((run / "config.json").read_text())
+    record["config"]["n_samples"] += 1
+    (run / "config.json").write_text(json.dumps(record))
+    _report_refused(capsys, run, "does not match itself", record["config_hash"])
+
+
+def test_report_refuses_a_stored_result_of_the_wrong_kind(finished, tmp_path, capsys):
+    import shutil
+    import sqlite3
+
+    run = Path(shutil.copytree(finished, tmp_path / "r"))
+    with sqlite3.connect(run / "results.sqlite") as db:
+        key, result = db.execute("SELECT key, result FROM cells WHERE status = 'done' LIMIT 1").fetchone()
+        db.execute(
+            "UPDATE cells SET result = ? WHERE key = ?", (json.dumps({**json.loads(result), "mean": "abc"}), key)
+        )
+    db.close()
+    _report_refused(capsys, run, "mean='abc'", "other cells hold numbers")
+
+
+def test_report_of_an_untouched_folder_still_works(finished, tmp_path, capsys):
+    import shutil
+
+    run = Path(shutil.copytree(finished, tmp_path / "r"))
+    assert main(["report", str(run)]) == 0 and (run / "summary.json").is_file()

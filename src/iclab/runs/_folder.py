@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from iclab._version import __version__
+from iclab.config import config_hash as hash_of_config
 from iclab.errors import RunFolderError
 from iclab.files import write_text_atomic
 
@@ -218,4 +219,10 @@ class RunFolder:
         if not isinstance(meta, dict) or not isinstance(meta.get("experiment"), str) or \
                 not isinstance(meta.get("config"), dict):
             raise RunFolderError(f"{meta_path} is not a run record (it needs 'experiment' and 'config')")
+        recorded, actual = meta.get("config_hash"), hash_of_config({"experiment": meta["experiment"],
+                                                                  "config": meta["config"]})
+        if recorded is not None and recorded != actual:  # edited by hand, or a record pieced together
+            raise RunFolderError(f"{meta_path} does not match itself: its config hashes to {actual}, the record says "
+                                 f"{recorded} (the config was edited after the run); its results are not reported "
+                                 "under another config: restore the file, or rerun with --out DIR")
         return cls(path, meta)
