@@ -27,7 +27,7 @@ import torch
 from iclab.config import Config
 from iclab.errors import ConfigError, UnsupportedModelError
 from iclab.hf._backends import adaptive_forward, check_backend
-from iclab.hf._tau_range import check_tau_range
+from iclab.hf._arguments import check_tau_range
 
 if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers or numpy
     import numpy as np
