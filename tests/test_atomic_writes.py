@@ -267,3 +267,15 @@ def test_report_of_an_untouched_folder_still_works(finished, tmp_path, capsys):
 
     run = Path(shutil.copytree(finished, tmp_path / "r"))
     assert main(["report", str(run)]) == 0 and (run / "summary.json").is_file()
+
+
+@pytest.mark.slow
+def test_a_full_disk_during_hf_probe_leaves_the_old_table(tmp_path):
+    prompts = tmp_path / "p.txt"
+    prompts.write_text("paris is the capital of france\n")
+    out = tmp_path / "probe.csv"
+    out.write_text("layer,head,rows,mean,var,row_var,spread,entropy\n0,0,1,0.0,0.0,0.0,0.0,0.0\n")  # an earlier table
+    before = out.read_bytes()
+    proc = _iclab(["hf", "probe", "--model", "minilm", "--prompts", str(prompts), "--out", str(out)], _limited(2048))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert out.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["p.txt", "probe.csv"]
