@@ -40,9 +40,11 @@ def atomic_write(path: str | Path) -> Iterator[Path]:
         with open(tmp, "rb+") as fh:  # what the block wrote reaches the disk before the rename makes it visible
             os.fsync(fh.fileno())
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             tmp.unlink()
+        if isinstance(exc, OSError) and exc.errno is not None and exc.filename in (None, str(tmp)):
+            raise OSError(exc.errno, exc.strerror, str(target)) from None  # the file the user named, not the temp
         raise
     with contextlib.suppress(OSError):  # the rename itself reaches the disk (POSIX; not possible on Windows)
         dir_fd = os.open(target.parent, os.O_RDONLY)
