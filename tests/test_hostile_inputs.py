@@ -248,3 +248,34 @@ def test_lm_evals_own_command_line_says_a_bad_tau_in_one_line():
     proc = subprocess.run([str(lm_eval), *args], capture_output=True, text=True, timeout=300, env=env)
     errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("error: ")]
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and len(errors) == 1 and "tau=-1" in errors[0]
+
+
+# --- other files users hand in: prompts (JSONL) and lm-eval tau files ---
+
+
+@pytest.mark.parametrize(
+    "content, says",
+    [
+        ('{"prompt": ' + "[" * 50_000 + "]" * 50_000 + "}\n", "nested too deep"),
+        ('{"prompt": "a", "prompt": "b"}\n', "given twice"),
+    ],
+)
+def test_a_hostile_prompts_line_is_one_config_error(tmp_path, content, says):
+    from iclab.cli._hf import read_prompts
+
+    path = tmp_path / "p.jsonl"
+    path.write_text(content)
+    with pytest.raises(ConfigError, match=says):
+        read_prompts(path)
+
+
+def test_a_tau_file_nested_past_the_parsers_stack_is_one_config_error(tmp_path):
+    from iclab.hf._lm_eval import parse_tau
+
+    path = tmp_path / "tau.json"
+    path.write_text("[" * 50_000 + "]" * 50_000)
+    with pytest.raises(ConfigError, match="tau"):
+        parse_tau(str(path))
+    path.write_text('{"layer_tau": [1.0], "layer_tau": [2.0]}')
+    with pytest.raises(ConfigError, match="given twice"):
+        parse_tau(str(path))

@@ -12,7 +12,7 @@ from typing import List, Optional
 import typer
 
 from iclab.cli import app, show_progress
-from iclab.config import check_int
+from iclab.config import check_int, strict_json_loads
 from iclab.errors import ConfigError
 from iclab.files import atomic_write, write_text_atomic
 
@@ -45,9 +45,10 @@ def read_prompts(path: Path) -> list[str]:
             continue
         if line.lstrip().startswith("{"):
             try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ConfigError("--prompts", f"{p}:{i}", f"valid JSON on every JSONL line ({exc.msg})") from None
+                obj = strict_json_loads(line)
+            except ValueError as exc:  # bad syntax, a key given twice, nesting past the parser's stack
+                why = getattr(exc, "msg", str(exc))
+                raise ConfigError("--prompts", f"{p}:{i}", f"valid JSON on every JSONL line ({why})") from None
             text = obj.get("prompt", obj.get("text")) if isinstance(obj, dict) else None
             if not isinstance(text, str) or not text.strip():
                 raise ConfigError("--prompts", f"{p}:{i}", 'a JSON object with a non-empty "prompt" string')

@@ -18,7 +18,7 @@ from typing import Any, Iterable
 
 from iclab.errors import ConfigError
 
-__all__ = ["parse_overrides", "read_config_file", "CONFIG_FILE_SUFFIXES"]
+__all__ = ["parse_overrides", "read_config_file", "strict_json_loads", "CONFIG_FILE_SUFFIXES"]
 
 CONFIG_FILE_SUFFIXES = (".toml", ".yaml", ".yml", ".json")
 
@@ -102,6 +102,15 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
             raise ValueError(f"key {key!r} given twice")
         out[key] = value
     return out
+
+
+def strict_json_loads(text: str) -> Any:
+    """JSON as iclab reads it from a user's file: ``json.loads`` where an object with a key given twice is a
+    ValueError (plain JSON keeps the last), and so is nesting too deep for the parser (its RecursionError)."""
+    try:
+        return json.loads(text, object_pairs_hook=_unique_pairs)
+    except RecursionError:
+        raise ValueError("values nested too deep") from None
 
 
 def _parse_config_text(text: str, suffix: str) -> Any:

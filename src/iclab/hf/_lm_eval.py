@@ -16,7 +16,6 @@ with it registered. Needs the ``lm-eval`` extra; importing :mod:`iclab` or :mod:
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import sys
 from pathlib import Path
@@ -28,6 +27,7 @@ try:
 except ImportError as exc:  # the optional extra is missing: say how to install it, once
     raise ImportError(f"iclab-hf needs lm-evaluation-harness: pip install 'iclab[lm-eval]' ({exc})") from None
 
+from iclab.config import strict_json_loads
 from iclab.errors import ConfigError, IclabError, UnsupportedModelError
 from iclab.hf._gguf_convert import first_line
 from iclab.hf._loading import load_model, parse_dtype
@@ -62,8 +62,8 @@ def parse_tau(tau: Any) -> float | str | list:
     if not path.is_file():
         raise ConfigError("tau", tau, _TAU_ALLOWED)
     try:
-        values = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        values = strict_json_loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:  # UnicodeDecodeError, JSONDecodeError, a repeated key, nesting too deep
         raise ConfigError("tau", tau, f"{_TAU_ALLOWED}; cannot read it as JSON ({exc})") from None
     if isinstance(values, dict):
         values = values.get("layer_tau")
