@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -99,7 +100,11 @@ def _gpt2():
     return tiny_models(dtype=torch.float32)["gpt2"]
 
 
-@pytest.mark.parametrize("tau", [1e308, 1e-45, 1j, complex(1, 0)])
+@pytest.mark.parametrize(
+    "tau",
+    [1e308, 1e-45, 1j, np.complex128(1 + 0j), np.ones(3, dtype=complex), torch.ones(3, dtype=torch.complex64)],
+    ids=["1e308", "1e-45", "1j", "np.complex128", "complex array", "complex tensor"],
+)
 def test_set_temperature_refuses_tau_outside_the_models_dtype_range_or_complex(tau):
     from iclab.hf import get_temperature, set_temperature
 
