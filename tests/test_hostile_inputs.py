@@ -284,3 +284,17 @@ def test_a_tau_file_nested_past_the_parsers_stack_is_one_config_error(tmp_path):
     path.write_text('{"layer_tau": [1.0], "layer_tau": [2.0]}')
     with pytest.raises(ConfigError, match="given twice"):
         parse_tau(str(path))
+
+
+def test_running_out_of_memory_is_one_error_line(monkeypatch, capsys):
+    import iclab.cli._runs
+    from iclab.cli import main
+
+    def exhausted(path):
+        raise MemoryError
+
+    monkeypatch.setattr(iclab.cli._runs, "read_config_file", exhausted)
+    capsys.readouterr()
+    rc = main(["run", "temperature", "--config", "x.yaml"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and err[0].startswith("error: out of memory")
