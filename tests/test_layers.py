@@ -19,7 +19,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 # Lowest first. Packages on one line share a layer and may not import each other.
 LAYERS = [
     ("errors", "_version"),
-    ("domain", "settings"),
+    ("domain", "settings", "files"),
     ("config", "budget", "plotting", "stats", "tracking"),
     ("attention",),
     ("data",),

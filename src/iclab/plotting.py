@@ -21,6 +21,8 @@ from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from numpy.typing import ArrayLike  # noqa: E402
 
+from iclab.files import atomic_write  # noqa: E402
+
 __all__ = ["PALETTE", "MARKERS", "new_figure", "save_figure", "theory_vs_sim", "color", "log_ticks"]
 
 # Okabe & Ito (2008) colour-universal-design palette.
@@ -68,12 +70,14 @@ def save_figure(fig: Figure, path: str | Path, data: pd.DataFrame | Mapping[str,
     path = Path(path).with_suffix(".png")
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
-    fig.savefig(path)
+    with atomic_write(path) as tmp:  # a crash or a full disk leaves the old figure or none, never half of one
+        fig.savefig(tmp, format="png")
     plt.close(fig)
     if data is not None:
         if not isinstance(data, pd.DataFrame):
             data = pd.DataFrame({k: v if pd.api.types.is_scalar(v) else pd.Series(v) for k, v in dict(data).items()})
-        data.to_csv(path.with_suffix(".csv"), index=False)
+        with atomic_write(path.with_suffix(".csv")) as tmp:
+            data.to_csv(tmp, index=False)
     return path
 
 

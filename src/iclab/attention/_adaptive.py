@@ -43,7 +43,10 @@ PAPER_THRESHOLD: float = 0.5  # nats: "don't overcorrect low-entropy heads"
 
 
 def check_coeffs(coeffs: Sequence[float], threshold: float) -> tuple[float, ...]:
-    """Validate polynomial coefficients (non-empty, finite) and the entropy threshold (finite); ConfigError otherwise."""
+    """Validate polynomial coefficients (non-empty, finite) and the entropy threshold (finite); ConfigError otherwise.
+
+    A threshold below 0 is a setting, not a slip: the gate :math:`H > \\text{threshold}` then passes every row,
+    including rows of one visible key (:math:`H = 0`), so β(H) applies everywhere (e.g. ``coeffs=(2.0,)`` is τ = 1/2)."""
     try:
         c = tuple(float(x) for x in coeffs)
     except (TypeError, ValueError):

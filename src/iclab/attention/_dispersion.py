@@ -14,23 +14,36 @@ from __future__ import annotations
 
 import torch
 
+from iclab.attention._arguments import check_tensor
 from iclab.attention._softmax import check_tau, softmax, visible_count
+from iclab.errors import ConfigError
 
 __all__ = ["attention_entropy", "max_coefficient", "logit_spread", "dispersion_bounds", "dispersion_summary"]
 
 
 def attention_entropy(weights: torch.Tensor) -> torch.Tensor:
-    """Entropy (nats) of each row of non-negative weights summing to 1, shape ``weights.shape[:-1]``."""
+    """Entropy (nats) of each row of non-negative weights summing to 1, shape ``weights.shape[:-1]`` (0 for a row
+    of no key)."""
+    check_tensor("weights", weights)
     return -torch.special.xlogy(weights, weights).sum(-1)
 
 
 def max_coefficient(weights: torch.Tensor) -> torch.Tensor:
-    """Largest weight of each row, shape ``weights.shape[:-1]``."""
+    """Largest weight of each row, shape ``weights.shape[:-1]`` (NaN for a row of no key: the maximum of nothing)."""
+    check_tensor("weights", weights)
+    if weights.shape[-1] == 0:
+        return weights.new_full(weights.shape[:-1], float("nan"))
     return weights.amax(-1)
 
 
 def logit_spread(scores: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-    r""":math:`\delta` = max - min of the logits over visible keys per row (NaN where no key is visible)."""
+    r""":math:`\delta` = max - min of the logits over visible keys per row (NaN where no key is visible, as in a
+    row of no key at all)."""
+    check_tensor("scores", scores)
+    if scores.dim() == 0:
+        raise ConfigError("scores", "<0-d tensor>", "a tensor of shape (..., n_keys)")
+    if scores.shape[-1] == 0:
+        return scores.new_full(scores.shape[:-1], float("nan"))
     if mask is None:
         return scores.amax(-1) - scores.amin(-1)
     m = torch.broadcast_to(mask, scores.shape)
@@ -63,7 +76,7 @@ def dispersion_summary(
     return {
         "entropy": attention_entropy(w),
         "max_coef": max_coefficient(w),
-        "min_coef": w.masked_fill(~vis, float("inf")).amin(-1),
+        "min_coef": -max_coefficient(-w.masked_fill(~vis, float("inf"))),  # NaN for a row of no key
         "delta": delta,
         "n": n,
         "lower": lo,

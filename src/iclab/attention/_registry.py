@@ -21,6 +21,7 @@ from typing import Callable, Protocol
 
 import torch
 
+from iclab.attention._arguments import check_tau_shape
 from iclab.attention._numerics import KINDS, check_signed_rows, hide_minus_inf
 from iclab.errors import ConfigError
 
@@ -82,6 +83,7 @@ def _checked(name: str, fn: Normaliser, kind: str) -> Normaliser:
             )
         check_scores(scores)
         check_mask(mask, scores)
+        check_tau_shape(kwargs.get("tau"), scores.shape)
         s, visible = hide_minus_inf(scores.float() if scores.dtype in _HALF else scores, mask)
         w = fn(s, visible, **kwargs)  # (..., n_q, n_k) in float32 for half precision
         if kind == "signed":
@@ -92,7 +94,7 @@ def _checked(name: str, fn: Normaliser, kind: str) -> Normaliser:
 
 
 def check_scores(scores) -> None:
-    """ConfigError unless ``scores`` is a floating-point torch tensor with a key axis."""
+    """ConfigError unless ``scores`` is a floating-point torch tensor with a key axis, on a device with values."""
     if not isinstance(scores, torch.Tensor) or not scores.is_floating_point() or scores.dim() < 1:
         what = (
             f"<{type(scores).__name__}>"
@@ -103,6 +105,10 @@ def check_scores(scores) -> None:
             "scores",
             what,
             message=f"invalid scores={what}: expected a floating-point torch.Tensor of shape (..., n_queries, n_keys)",
+        )
+    if scores.device.type == "meta":
+        raise ConfigError(
+            "scores", f"<tensor of shape {tuple(scores.shape)} on meta>", "a tensor with values, not meta"
         )
 
 

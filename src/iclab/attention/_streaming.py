@@ -41,6 +41,7 @@ from typing import Sequence
 
 import torch
 
+from iclab.attention._arguments import check_same_kind, check_scale, check_tensor
 from iclab.attention._adaptive import PAPER_COEFFS, PAPER_THRESHOLD, adaptive_beta, check_coeffs, polyval
 from iclab.config import check_int
 from iclab.errors import ConfigError
@@ -250,6 +251,15 @@ def auto_chunk(q: torch.Tensor) -> int:
     return max(1024, AUTO_CHUNK_ELEMENTS // rows)
 
 
+def _empty_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """The output ``(..., n_q, d_v)`` when there is nothing to attend: no query row, no batch entry (an empty
+    tensor), or no key (every row sees no key: zeros, as for a fully masked row). Gradients are zeros."""
+    out = v.new_zeros(q.shape[:-1] + (v.shape[-1],))  # (..., n_q, d_v)
+    if q.requires_grad or k.requires_grad or v.requires_grad:
+        out = out + 0.0 * (q.sum() + k.sum() + v.sum())  # sums of empty tensors are 0: keeps the graph
+    return out
+
+
 def adaptive_attention(
     q: torch.Tensor,
     k: torch.Tensor,
@@ -269,12 +279,16 @@ def adaptive_attention(
         mask: bool, broadcastable to ``(..., n_q, n_k)``, True = visible (a key-padding mask ``(B, 1, 1, n_k)``
             keeps memory O(n)); fully masked rows give zeros.
         chunk: keys per chunk (None: :func:`auto_chunk`, at least 1024). coeffs, threshold: the β(H) polynomial (highest degree first) and gate.
-        scale: logit scale, default ``1/sqrt(d)``. causal: query ``i`` sees keys ``j <= i + n_k - n_q``.
-    Returns: ``(..., n_q, d_v)``.
+        scale: logit scale, a finite number > 0, default ``1/sqrt(d)``. causal: query ``i`` sees keys
+            ``j <= i + n_k - n_q``.
+    Returns: ``(..., n_q, d_v)``; with no query, batch entry or key, that (possibly empty) shape of zeros.
+    q, k and v share one dtype and device (not meta); anything else is one ConfigError naming the argument.
     """
     c = check_coeffs(coeffs, threshold)
     if chunk is not None:
         check_int("chunk", chunk, 1)
+    q, k, v = check_tensor("q", q), check_tensor("k", k), check_tensor("v", v)
+    check_same_kind(q=q, k=k, v=v)
     if (
         q.dim() < 2
         or k.dim() != q.dim()
@@ -289,7 +303,13 @@ def adaptive_attention(
             f"{tuple(q.shape)}/{tuple(k.shape)}/{tuple(v.shape)}",
             "(..., n_q, d), (..., n_k, d), (..., n_k, d_v) with equal leading dims",
         )
-    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    if q.shape[-1] == 0:
+        raise ConfigError("q/k", f"{tuple(q.shape)}/{tuple(k.shape)}", "a feature dimension d >= 1")
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else check_scale("scale", scale)
+    if mask is not None:
+        check_tensor("mask", mask, floating=False)
+    if k.shape[-2] == 0 or math.prod(q.shape[:-1]) == 0:
+        return _empty_attention(q, k, v)
     mask_b = None
     if mask is not None:
         try:

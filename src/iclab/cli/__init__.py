@@ -4,7 +4,8 @@ Every error iclab raises on purpose (:class:`iclab.errors.IclabError`), and ever
 (a file that cannot be read or written, a full disk), is printed as one line ``error: …`` with exit status 2,
 never as a traceback. Ctrl-C prints ``interrupted: …`` and exits with 130, and SIGTERM does the same with exit 143
 (128 + the signal; typer turns a KeyboardInterrupt into exit 130 on its own, so :func:`main` notes the signal
-itself to say so and to tell the two apart). Sub-command groups live in
+itself to say so and to tell the two apart). A reader that closes the pipe (``iclab show NAME | head -1``) ends
+the command quietly with 141 (128 + SIGPIPE), and running out of memory is one ``error:`` line with exit 2. Sub-command groups live in
 ``_<name>.py`` modules that add themselves to :data:`app` when imported (see ``_SUBCOMMANDS``); the options of
 ``iclab`` itself (``--version``, ``-v/-q``, ``--no-progress``) are in ``_global_options``.
 """
@@ -12,6 +13,8 @@ itself to say so and to tell the two apart). Sub-command groups live in
 from __future__ import annotations
 
 import importlib
+import io
+import os
 import signal
 import sys
 import threading
@@ -89,6 +92,11 @@ def main(argv: list[str] | None = None) -> int:
     except IclabError as exc:
         typer.echo(f"error: {one_line(exc)}", err=True)
         return 2
+    except BrokenPipeError:  # the reader closed the pipe (`iclab show NAME | head -1`): stop quietly, as on SIGPIPE
+        return _closed_pipe()
+    except MemoryError:
+        typer.echo("error: out of memory (the input asks for more than this machine has)", err=True)
+        return 2
     except OSError as exc:  # the file system said no: one line, the file and the reason
         where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
         typer.echo(f"error: {one_line(where + (exc.strerror or str(exc)))}", err=True)
@@ -97,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         typer.echo(_INTERRUPTED, err=True)
         return 128 + (interrupts[-1] if interrupts else signal.SIGINT)
     except SystemExit as exc:
-        return int(exc.code or 0)
+        return _closed_pipe() if _pipe_was_closed() else int(exc.code or 0)
     except Exception as exc:  # usage errors: typer vendors click, so match by behaviour, not class
         if callable(getattr(exc, "format_message", None)) and isinstance(getattr(exc, "exit_code", None), int):
             where = getattr(getattr(exc, "ctx", None), "command_path", None)
@@ -110,7 +118,28 @@ def main(argv: list[str] | None = None) -> int:
     if interrupts and rc == 130:
         typer.echo(_INTERRUPTED, err=True)
         return 128 + interrupts[-1]
+    try:
+        sys.stdout.flush()  # here, not at interpreter exit, where a closed pipe turns into exit 1 and a warning
+    except BrokenPipeError:
+        return _closed_pipe()
+    if _pipe_was_closed():
+        return _closed_pipe()
     return rc if isinstance(rc, int) else 0
+
+
+def _pipe_was_closed() -> bool:
+    """Whether click met a closed stdout (EPIPE): it then wraps stdout to hush it and ends with a bare exit 1."""
+    return type(sys.stdout).__name__ == "PacifyFlushWrapper"
+
+
+def _closed_pipe() -> int:
+    """Exit status 141 (128 + SIGPIPE, as a shell reports a command its reader stopped), no message; stdout is
+    pointed at /dev/null so that Python's own flush at exit cannot fail again."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):  # stdout is not a file (tests)
+        pass
+    return 128 + signal.SIGPIPE
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ import typer
 from iclab.cli import app
 from iclab.config import check_int
 from iclab.errors import ConfigError
+from iclab.files import atomic_write, check_out
 
 #: fewest draws per claim: below this the Monte Carlo SE of a 5 % rate exceeds 2 points
 MIN_DRAWS = 100
@@ -46,11 +47,9 @@ def calibrate(
     check_int("--seed", seed, 0)
     target = None
     if out is not None:
-        if not out.strip() or "\0" in out or Path(out).is_dir():
+        if not out.strip() or "\0" in out:
             raise ConfigError("--out", out, "a file path (not empty, not a folder)")
-        target = Path(out)
-        if target.exists() and not force:
-            raise ConfigError("--out", out, "a new file (pass --force to replace it)")
+        target = check_out(out, force, lambda p: False, "a new file")  # a table depends on --draws: never reused
     run = load_run(run_dir)
     table = calibration_table(rejudged_summary(run.path, get_experiment(run.experiment)), draws, seed)
     for r in table.itertuples():
@@ -65,8 +64,8 @@ def calibrate(
         else "no claims"
     )
     if target is not None:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        table.to_csv(target, index=False)
+        with atomic_write(target) as tmp:
+            table.to_csv(tmp, index=False)
         typer.echo(f"table -> {target}")
     if failed:
         raise typer.Exit(1)

@@ -12,8 +12,9 @@ from typing import List, Optional
 import typer
 
 from iclab.cli import app, show_progress
-from iclab.config import check_int
+from iclab.config import check_int, strict_json_loads
 from iclab.errors import ConfigError
+from iclab.files import atomic_write, write_text_atomic
 
 hf_app = typer.Typer(no_args_is_help=True, help="Attention temperature for Hugging Face models: probes, τ estimation.")
 app.add_typer(hf_app, name="hf")
@@ -44,9 +45,10 @@ def read_prompts(path: Path) -> list[str]:
             continue
         if line.lstrip().startswith("{"):
             try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ConfigError("--prompts", f"{p}:{i}", f"valid JSON on every JSONL line ({exc.msg})") from None
+                obj = strict_json_loads(line)
+            except ValueError as exc:  # bad syntax, a key given twice, nesting past the parser's stack
+                why = getattr(exc, "msg", str(exc))
+                raise ConfigError("--prompts", f"{p}:{i}", f"valid JSON on every JSONL line ({why})") from None
             text = obj.get("prompt", obj.get("text")) if isinstance(obj, dict) else None
             if not isinstance(text, str) or not text.strip():
                 raise ConfigError("--prompts", f"{p}:{i}", 'a JSON object with a non-empty "prompt" string')
@@ -109,20 +111,40 @@ def _check_key_start(key_start: int) -> None:
     check_int("--key-start", key_start, 0)
 
 
-def _check_out(out: Optional[Path]) -> None:
-    """The output file's folder must exist and be writable (checked before the model runs: no result is lost)."""
+_PROBE_COLUMNS = "layer,head,rows,mean,var,row_var,spread,entropy"  # the header of `iclab hf probe --out`
+_FORCE = typer.Option(False, "--force", help="replace an existing --out file that iclab did not write")
+
+
+def _check_out(out: Optional[Path], force: bool, ours, what: str) -> None:
+    """The output file may be written: not a folder, in an existing writable folder, and not a file iclab did not
+    write (:func:`iclab.files.check_out`); checked before the model runs, so no result is lost, and nothing is
+    created here."""
     if out is None:
         return
     import os
+    import tempfile
 
+    from iclab.files import check_out
+
+    check_out(out, force, ours, what)
     folder = Path(out).expanduser().resolve().parent
-    if Path(out).is_dir() or not folder.is_dir() or not os.access(folder, os.W_OK):
+    if not folder.is_dir() or not os.access(folder, os.W_OK):
         raise ConfigError("--out", str(out), "a file path in an existing, writable folder")
-    try:  # /proc and friends pass os.access but refuse new files
-        with open(out, "a", encoding="utf-8"):
+    try:  # /proc and friends pass os.access but refuse new files: try one, then remove it
+        with tempfile.TemporaryFile(dir=folder):
             pass
     except OSError as exc:
         raise ConfigError("--out", str(out), f"a writable file path ({exc.strerror})") from None
+
+
+def _is_probe_table(path: Path) -> bool:
+    with open(path, encoding="utf-8") as fh:
+        return fh.readline().strip() == _PROBE_COLUMNS
+
+
+def _is_tau_estimate(path: Path) -> bool:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return isinstance(data, dict) and {"layer_tau", "ratio", "best_tau", "moment_score"} <= set(data)
 
 
 def _layer_table(mom) -> str:
@@ -162,6 +184,7 @@ def probe(
     key_start: int = _KEY_START,
     batch_size: int = _BATCH_SIZE,
     out: Optional[Path] = typer.Option(None, "--out", help="write per-(layer, head) statistics as CSV"),
+    force: bool = _FORCE,
     device: str = _DEVICE,
     dtype: str = _DTYPE,
 ) -> None:
@@ -174,7 +197,7 @@ def probe(
     _check_device(device)
     parse_dtype(dtype)
     texts = read_prompts(prompts)
-    _check_out(out)
+    _check_out(out, force, _is_probe_table, "a probe table of iclab hf probe")
     m, tok = _load(model, device, dtype)
     check_prompts(m, tok, texts, "--prompts")  # lengths and tokens before the first forward
     mom = probe_prompts(
@@ -190,7 +213,9 @@ def probe(
     typer.echo(_layer_table(mom))
     typer.echo(f"mean entropy {mom.mean_entropy():.4f} nats over {len(texts)} prompts")
     if out is not None:
-        mom.to_frame().to_csv(out, index=False)
+        frame = mom.to_frame()
+        with atomic_write(out) as tmp:
+            frame.to_csv(tmp, index=False)
         typer.echo(f"per-head statistics -> {out}")
 
 
@@ -208,6 +233,7 @@ def tau(
     seed: int = typer.Option(0, "--seed", help="seed of the question split and the wrong demonstrations (--task)"),
     batch_size: int = _BATCH_SIZE,
     out: Optional[Path] = typer.Option(None, "--out", help="write the estimate as JSON"),
+    force: bool = _FORCE,
     device: str = _DEVICE,
     dtype: str = _DTYPE,
 ) -> None:
@@ -220,7 +246,7 @@ def tau(
     _check_grid(grid)
     _check_device(device)
     parse_dtype(dtype)
-    _check_out(out)
+    _check_out(out, force, _is_tau_estimate, "a tau estimate of iclab hf tau")
     if (task is None) == (prompts is None):
         raise ConfigError(
             "--task/--prompts", (task, prompts), "exactly one of --task NAME or --prompts FILE --shifted FILE"
@@ -267,5 +293,5 @@ def tau(
         typer.echo("grid: " + "  ".join(f"tau={g:g}: {s:.3f}" for g, s in zip(est.grid, est.grid_scores)))
         typer.echo(f"grid search best tau {est.best_tau:g}; moment-rule tau scores {est.moment_score:.3f}")
     if out is not None:
-        Path(out).write_text(json.dumps(est.summary(), indent=1))
+        write_text_atomic(out, json.dumps(est.summary(), indent=1))
         typer.echo(f"estimate -> {out}")

@@ -12,10 +12,12 @@ are converted in the model cache (``$ICLAB_CACHE``).
 
 from __future__ import annotations
 
+import json
 import importlib.metadata
 import shlex
 import subprocess
 import sys
+from pathlib import Path
 from typing import List, Optional
 
 import typer
@@ -89,6 +91,24 @@ def install(
         list_models()
 
 
+def _safetensors_damage(path: Path) -> str | None:
+    """What is wrong with a safetensors file, read from its header alone (no weights loaded), or None: the 8-byte
+    header length, the JSON header, and a file long enough for the data offsets the header declares."""
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as fh:
+            head = fh.read(8)
+            n = int.from_bytes(head, "little") if len(head) == 8 else -1
+            if n < 2 or 8 + n > size:
+                return f"{path.name}: {size} bytes, no complete header"
+            header = json.loads(fh.read(n))
+        ends = [v["data_offsets"][1] for k, v in header.items() if k != "__metadata__"]
+    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
+        return f"{path.name}: {type(exc).__name__}"
+    end = 8 + n + max(ends, default=0)
+    return None if size >= end else f"{path.name}: {size} bytes of {end}, cut short"
+
+
 @models_app.command("list")
 def list_models() -> None:
     """Each model alias: its package, the installed version, and whether its fp32 conversion is cached."""
@@ -104,7 +124,9 @@ def list_models() -> None:
             cache = "not needed (loads from the package)"
         else:
             folder = converted_cache(alias)
+            damage = _safetensors_damage(folder / "model.safetensors") if folder else None
             cache = f"converted: {folder}" if folder else "converted at the first load"
+            cache = f"damaged: {folder} ({damage}); remove it and it is converted again" if damage else cache
         rows.append((alias, package.requirement, version or "missing", cache))
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     for row in rows:

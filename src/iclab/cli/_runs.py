@@ -280,8 +280,50 @@ def report(
         raise IclabError(
             f"{run_dir} holds no finished or failed cell yet: nothing to report (the folder is left as it is)"
         )
+    _check_whole(run)
     result = RunResult(RunFolder(run.path, run.meta), run.config, run.results, run.failed, 0, 0)
     typer.echo(str(write_run_report(get_experiment(run.experiment), run.config, result)))
+
+
+def _check_whole(run) -> None:
+    """A run folder is reported only whole: every stored cell is a cell of the grid its ``config.json`` makes (a
+    config swapped for another experiment's valid one made every claim "not measured", exit 0), and every metric
+    column holds one kind of value (a cell result ``a1="abc"`` among numbers showed as "raw RMS nan%")."""
+    import numpy as np
+
+    from iclab.errors import short_repr
+    from iclab.experiments import get_experiment
+    from iclab.runs import ResultStore, Sweep
+
+    exp = get_experiment(run.experiment)
+    grid = Sweep(run.experiment, "", run.config, exp.cells(run.config), exp.run_cell).keys()
+    with ResultStore(run.path, readonly=True) as store:
+        stored = np.concatenate([store.keys("done"), store.keys("failed")])
+    foreign = int((~np.isin(stored, grid)).sum())
+    if foreign:
+        raise RunFolderError(
+            f"{run.path}: {foreign} of its {len(stored)} stored cells are not cells of the config in its config.json "
+            f"(experiment {run.experiment!r}): the record was replaced after the run; the folder is left as it is"
+        )
+    cell_keys = set().union(*(c.keys() for c in exp.cells(run.config)[:1]))
+    for col in [c for c in run.results.columns if not c.startswith("_") and c not in cell_keys]:
+        values = [v for v in run.results[col] if v is not None and not (isinstance(v, float) and v != v)]
+        kinds = {_kind(v) for v in values}
+        if "number" in kinds and "text" in kinds:
+            key, bad = next((k, v) for k, v in zip(run.results["_key"], run.results[col]) if _kind(v) == "text")
+            raise RunFolderError(
+                f"{run.path}: cell {key} holds {col}={short_repr(bad)} where the other cells hold numbers: its "
+                "result store was changed after the run; the folder is left as it is"
+            )
+
+
+def _kind(value) -> str:
+    """``number`` (bool excluded), ``text``, or what else a stored metric is (a curve, a table)."""
+    import numbers
+
+    if isinstance(value, numbers.Real) and not isinstance(value, bool) and type(value).__name__ != "bool_":
+        return "number"
+    return "text" if isinstance(value, str) else type(value).__name__
 
 
 def _reference_report(run_dir: Optional[Path], force: bool, reference: bool, root: Optional[str]) -> None:

@@ -52,7 +52,13 @@ from iclab.config._rules import (  # noqa: F401
     scale_field,
     scales_field,
 )
-from iclab.config._values import CONFIG_FILE_SUFFIXES, coerce_value, parse_overrides, read_config_file  # noqa: F401
+from iclab.config._values import (  # noqa: F401
+    CONFIG_FILE_SUFFIXES,
+    coerce_value,
+    parse_overrides,
+    read_config_file,
+    strict_json_loads,
+)
 from iclab.config import _fields, _rules, _values
 from iclab.errors import ConfigError, short_repr
 

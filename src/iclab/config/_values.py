@@ -8,6 +8,7 @@ trailing comma, a blank string) is refused, never dropped; whether an empty list
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import types
@@ -17,7 +18,7 @@ from typing import Any, Iterable
 
 from iclab.errors import ConfigError
 
-__all__ = ["parse_overrides", "read_config_file", "CONFIG_FILE_SUFFIXES"]
+__all__ = ["parse_overrides", "read_config_file", "strict_json_loads", "CONFIG_FILE_SUFFIXES"]
 
 CONFIG_FILE_SUFFIXES = (".toml", ".yaml", ".yml", ".json")
 
@@ -33,21 +34,41 @@ def parse_overrides(pairs: Iterable[str]) -> dict[str, str]:
     return out
 
 
+MAX_CONFIG_BYTES = 1 << 20  # a config file is a flat table of fields: 1 MiB is far more than any needs
+MAX_CONFIG_VALUES = 100_000  # values in the parsed file, YAML aliases expanded (an alias bomb has billions)
+MAX_CONFIG_DEPTH = 16  # nesting of lists (a field holds a list, or a list of lists)
+
+
 def read_config_file(path: str | Path) -> dict[str, Any]:
     """Config fields from a TOML, YAML or JSON file (by suffix): one flat table/mapping ``{field: value}``.
 
     The values are overrides like ``--set`` ones (``iclab run NAME --config FILE``; ``--set`` wins over the file),
-    checked by the config itself. A missing file, an unknown suffix, bad syntax or a nested table is a
-    ConfigError naming the file."""
+    checked by the config itself. A missing or unreadable file, one over :data:`MAX_CONFIG_BYTES`, text that is
+    not UTF-8, an unknown suffix, bad syntax, a key given twice (in every format), more than
+    :data:`MAX_CONFIG_VALUES` values (YAML aliases counted as expanded), nesting deeper than
+    :data:`MAX_CONFIG_DEPTH` or a nested table is one ConfigError naming the file; nothing is read unbounded."""
     p = Path(path)
     if p.suffix.lower() not in CONFIG_FILE_SUFFIXES:
         raise ConfigError("--config", str(path), "a .toml, .yaml, .yml or .json file")
     if not p.is_file():
         raise ConfigError("--config", str(path), "an existing file")
-    text = p.read_text(encoding="utf-8")
     try:
+        with p.open("rb") as fh:
+            raw = fh.read(MAX_CONFIG_BYTES + 1)
+        if len(raw) > MAX_CONFIG_BYTES:
+            raise ConfigError("--config", str(path), f"a config file of at most {MAX_CONFIG_BYTES} bytes")
+        text = raw.decode("utf-8")
         data = _parse_config_text(text, p.suffix.lower())
+        _check_size(data, str(path))
+    except UnicodeDecodeError as exc:
+        raise ConfigError("--config", str(path), f"UTF-8 text (byte {exc.start} is not)") from None
+    except OSError as exc:
+        raise ConfigError("--config", str(path), f"a readable file ({exc.strerror or exc})") from None
+    except RecursionError:
+        raise ConfigError("--config", str(path), f"values nested at most {MAX_CONFIG_DEPTH} deep") from None
     except ValueError as exc:  # tomllib, json and yaml errors all derive from ValueError here
+        if isinstance(exc, ConfigError):
+            raise
         raise ConfigError("--config", str(path), f"valid {p.suffix.lstrip('.').upper()} ({exc})") from None
     if data is None:
         return {}
@@ -56,19 +77,82 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
     return data
 
 
+def _check_size(data: Any, path: str) -> None:
+    """ConfigError when ``data`` holds more than :data:`MAX_CONFIG_VALUES` values or nests deeper than
+    :data:`MAX_CONFIG_DEPTH`; the walk stops at the limit, so a shared or self-referencing value costs no more."""
+    stack, seen = [(data, 0)], 0
+    while stack:
+        value, depth = stack.pop()
+        seen += 1
+        if seen > MAX_CONFIG_VALUES:
+            raise ConfigError("--config", path, f"at most {MAX_CONFIG_VALUES} values (YAML aliases count as expanded)")
+        if depth > MAX_CONFIG_DEPTH:
+            raise ConfigError("--config", path, f"values nested at most {MAX_CONFIG_DEPTH} deep")
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, (list, tuple)):
+            stack.extend((v, depth + 1) for v in value)
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's pairs as a dict; a key given twice is a ValueError (the last would silently win)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"key {key!r} given twice")
+        out[key] = value
+    return out
+
+
+def strict_json_loads(text: str) -> Any:
+    """JSON as iclab reads it from a user's file: ``json.loads`` where an object with a key given twice is a
+    ValueError (plain JSON keeps the last), and so is nesting too deep for the parser (its RecursionError)."""
+    try:
+        return json.loads(text, object_pairs_hook=_unique_pairs)
+    except RecursionError:
+        raise ValueError("values nested too deep") from None
+
+
 def _parse_config_text(text: str, suffix: str) -> Any:
     if suffix == ".toml":
         import tomllib
 
-        return tomllib.loads(text)
+        return tomllib.loads(text)  # refuses a key given twice itself
     if suffix == ".json":
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_unique_pairs)
     import yaml
 
+    loader = _yaml_loader()(text)
     try:
-        return yaml.safe_load(text)
+        return loader.get_single_data()
     except yaml.YAMLError as exc:
         raise ValueError(str(exc).replace("\n", " ")) from None
+    finally:
+        loader.dispose()
+
+
+@functools.cache
+def _yaml_loader() -> type:
+    """``yaml.SafeLoader`` that refuses a mapping key given twice (plain PyYAML keeps the last)."""
+    import yaml
+
+    class UniqueKeyLoader(yaml.SafeLoader):
+        def construct_mapping(self, node, deep=False):
+            keys = set()
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    duplicate = key in keys
+                    keys.add(key)
+                except TypeError:  # an unhashable key: yaml's own error follows
+                    continue
+                if duplicate:
+                    raise yaml.constructor.ConstructorError(None, None, f"key {key!r} given twice", key_node.start_mark)
+            return super().construct_mapping(node, deep=deep)
+
+    return UniqueKeyLoader
 
 
 def coerce_value(field: str, value: Any, hint: Any) -> Any:
@@ -113,7 +197,7 @@ def coerce_value(field: str, value: Any, hint: Any) -> Any:
             return tuple(items) if origin is tuple else items
     except ConfigError:
         raise
-    except (ValueError, json.JSONDecodeError):
+    except (ValueError, json.JSONDecodeError, RecursionError):  # RecursionError: '[[[[…' nested past the stack
         pass
     else:
         return text

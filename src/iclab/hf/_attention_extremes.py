@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
+from iclab.errors import ConfigError
+from iclab.hf._arguments import check_input_ids
 from iclab.hf._backends import attention_scores, observe_sdpa
 
 if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers
@@ -68,10 +70,11 @@ def attention_extremes(
     attention implementation is restored afterwards.
     """
     global _RECORDER
+    check_input_ids(model, input_ids)
     T = input_ids.shape[1]
     rows = torch.arange(T) if rows is None else torch.as_tensor(rows, dtype=torch.long)
     if rows.numel() == 0 or int(rows.min()) < 0 or int(rows.max()) >= T:
-        raise ValueError(f"rows must be non-empty positions in [0, {T}), got {rows.tolist()[:8]}")
+        raise ConfigError("rows", rows.tolist()[:8], f"non-empty query positions in [0, {T})")
     before = model.config._attn_implementation
     observe_sdpa(model, "iclab_extremes", _observe_extremes)
     body = getattr(model, "base_model", model)  # no LM head: (T, vocab) logits would dwarf the attention rows

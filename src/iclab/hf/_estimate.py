@@ -112,7 +112,10 @@ def _ratio_tau(
 
 
 def best_tau_index(grid: Sequence[float], scores: Sequence[float]) -> int:
-    """Index of the highest score; ties go to the τ closest to 1 (the stock model), in log scale."""
+    """Index of the highest score; ties go to the τ closest to 1 (the stock model), in log scale. The grid and the
+    scores are non-empty and of one length (else ConfigError)."""
+    if not len(grid) or len(grid) != len(scores):
+        raise ConfigError("grid/scores", (len(grid), len(scores)), "a non-empty grid with one score per temperature")
     return max(range(len(grid)), key=lambda i: (scores[i], -abs(np.log(grid[i]))))
 
 

@@ -76,10 +76,16 @@ def convert_gguf(spec: Any, target: Path) -> None:
             raise UnsupportedModelError(
                 f"model {spec.alias!r}: {folder} has no {spec.gguf_file}; reinstall it: iclab models install {spec.alias}"
             )
-        tok = AutoTokenizer.from_pretrained(folder, gguf_file=spec.gguf_file)
-        model = _dequantised_copy(
-            AutoModelForCausalLM.from_pretrained(folder, gguf_file=spec.gguf_file, dtype=torch.float32)
-        )
+        try:  # a zero-byte or truncated GGUF: "cannot mmap an empty file", "cannot reshape array of size …"
+            tok = AutoTokenizer.from_pretrained(folder, gguf_file=spec.gguf_file)
+            model = _dequantised_copy(
+                AutoModelForCausalLM.from_pretrained(folder, gguf_file=spec.gguf_file, dtype=torch.float32)
+            )
+        except Exception as exc:  # noqa: BLE001 - a damaged file fails anywhere in the parser (struct.error …)
+            raise UnsupportedModelError(
+                f"model {spec.alias!r}: {folder / spec.gguf_file} is damaged ({first_line(exc)}); reinstall it: "
+                f"iclab models install {spec.alias}"
+            ) from None
         out = work / "model"
         model.save_pretrained(out, safe_serialization=True)
         tok.save_pretrained(out)

@@ -15,7 +15,8 @@ with it registered. Needs the ``lm-eval`` extra; importing :mod:`iclab` or :mod:
 
 from __future__ import annotations
 
-import json
+import contextlib
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,9 @@ try:
 except ImportError as exc:  # the optional extra is missing: say how to install it, once
     raise ImportError(f"iclab-hf needs lm-evaluation-harness: pip install 'iclab[lm-eval]' ({exc})") from None
 
-from iclab.errors import ConfigError, IclabError
+from iclab.config import strict_json_loads
+from iclab.errors import ConfigError, IclabError, UnsupportedModelError
+from iclab.hf._gguf_convert import first_line
 from iclab.hf._loading import load_model, parse_dtype
 from iclab.hf._temperature import set_temperature
 
@@ -45,27 +48,74 @@ def parse_tau(tau: Any) -> float | str | list:
     """τ from an lm-eval ``model_args`` value: a float, ``"adaptive"``, or the values of a JSON file (a list
     ``(L,)`` / ``(L, H)``, or an object with ``layer_tau``). Shapes are checked by :func:`set_temperature`."""
     if isinstance(tau, (int, float)) and not isinstance(tau, bool):
-        return float(tau)
+        return _positive(tau, float(tau))
     if not isinstance(tau, str) or not tau:
         raise ConfigError("tau", tau, _TAU_ALLOWED)
     if tau == "adaptive":
         return tau
     try:
-        return float(tau)
-    except ValueError:
-        pass
+        return _positive(tau, float(tau))
+    except ValueError as exc:
+        if isinstance(exc, ConfigError):
+            raise
     path = Path(tau).expanduser()
     if not path.is_file():
         raise ConfigError("tau", tau, _TAU_ALLOWED)
     try:
-        values = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        values = strict_json_loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:  # UnicodeDecodeError, JSONDecodeError, a repeated key, nesting too deep
         raise ConfigError("tau", tau, f"{_TAU_ALLOWED}; cannot read it as JSON ({exc})") from None
     if isinstance(values, dict):
         values = values.get("layer_tau")
     if not isinstance(values, list) or not values:
         raise ConfigError("tau", tau, _TAU_ALLOWED)
     return values
+
+
+def _positive(raw: Any, value: float) -> float:
+    """``value`` when it is a finite temperature > 0 (checked here, before a model loads for half a minute)."""
+    if not math.isfinite(value) or value <= 0:
+        raise ConfigError("tau", raw, _TAU_ALLOWED)
+    return value
+
+
+def _on_a_device_here(kwargs: dict) -> dict:
+    """``kwargs`` with ``device=cpu`` where CUDA is asked for (lm-eval's default is ``cuda``) but this machine has
+    none: one note on stderr instead of torch's ``AssertionError: Torch not compiled with CUDA enabled``."""
+    import torch
+
+    device = kwargs.get("device") or "cuda"
+    if str(device).startswith("cuda") and not torch.cuda.is_available():
+        print(f"iclab-hf: device={device} but this machine has no CUDA device; running on cpu", file=sys.stderr)
+        return {**kwargs, "device": "cpu"}
+    return kwargs
+
+
+def _check_pretrained(pretrained: Any) -> None:
+    """ConfigError for a ``pretrained`` that names a folder which does not exist (a path: absolute, starting with
+    ``.`` or ``~``, or with more than one ``/``), instead of the hub's ``Repo id must be in the form …``."""
+    if not isinstance(pretrained, str):
+        return
+    path = Path(pretrained).expanduser()
+    looks_like_a_path = path.is_absolute() or pretrained.startswith((".", "~")) or pretrained.count("/") > 1
+    if not path.exists() and (looks_like_a_path or not pretrained.strip()):
+        raise ConfigError(
+            "pretrained", pretrained, "an existing model folder, a cached hub id, or " + " / ".join(PACKAGED_ALIASES)
+        )
+
+
+@contextlib.contextmanager
+def _clean_errors():
+    """Under lm-eval's own command line (``lm_eval …``, which prints a traceback for any exception), an iclab error
+    is one ``error: …`` line and exit status 2, as under ``iclab-lm-eval``; elsewhere it is raised as is."""
+    try:
+        yield
+    except IclabError as exc:
+        main_module = getattr(sys.modules.get("__main__"), "__spec__", None)
+        if Path(sys.argv[0]).name in ("lm_eval", "lm-eval") or getattr(main_module, "name", "") == "lm_eval.__main__":
+            print(f"error: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
+        raise
 
 
 def _load_packaged(pretrained: str, device: str | None, dtype: Any, attn_implementation: str | None, kwargs: dict):
@@ -92,20 +142,26 @@ class IclabHFLM(HFLM):
     """
 
     def __init__(self, pretrained: Any, tau: Any = 1.0, **kwargs: Any) -> None:
-        tau = parse_tau(tau)
-        if isinstance(pretrained, str) and pretrained.lower() in PACKAGED_ALIASES:
-            model, tok = _load_packaged(
-                pretrained.lower(),
-                kwargs.pop("device", None),
-                kwargs.pop("dtype", None),
-                kwargs.pop("attn_implementation", None),
-                kwargs,
-            )
-            kwargs.setdefault("tokenizer", tok)
-            pretrained = model
-        super().__init__(pretrained=pretrained, **kwargs)
-        set_temperature(self.model, tau)  # τ = 1 routes through the hook too, and is bit-identical to stock
-        self.tau = tau
+        with _clean_errors():
+            tau = parse_tau(tau)  # every argument is checked before a model loads
+            kwargs = _on_a_device_here(kwargs)
+            if isinstance(pretrained, str) and pretrained.lower() in PACKAGED_ALIASES:
+                model, tok = _load_packaged(
+                    pretrained.lower(),
+                    kwargs.pop("device", None),
+                    kwargs.pop("dtype", None),
+                    kwargs.pop("attn_implementation", None),
+                    kwargs,
+                )
+                kwargs.setdefault("tokenizer", tok)
+                pretrained = model
+            _check_pretrained(pretrained)
+            try:
+                super().__init__(pretrained=pretrained, **kwargs)
+            except OSError as exc:  # a hub id that is not cached (offline), a folder without a model
+                raise UnsupportedModelError(f"pretrained={pretrained!r}: cannot load it ({first_line(exc)})") from None
+            set_temperature(self.model, tau)  # τ = 1 routes through the hook too, and is bit-identical to stock
+            self.tau = tau
 
     def get_model_info(self) -> dict:
         """``HFLM``'s model information plus ``iclab_tau``: τ as given (float, ``adaptive`` or the file's values)."""

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
+from iclab.hf._arguments import check_input_ids
 from iclab.hf._backends import attention_scores, observe_sdpa
 
 if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers
@@ -47,6 +48,7 @@ def logit_spreads(model: PreTrainedModel, input_ids: torch.Tensor, causal: bool)
     outside this call).
     """
     global _RECORDER
+    check_input_ids(model, input_ids)
     observe_sdpa(model, "iclab_delta", _observe_delta)
     _RECORDER = []
     try:

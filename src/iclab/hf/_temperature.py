@@ -27,6 +27,7 @@ import torch
 from iclab.config import Config
 from iclab.errors import ConfigError, UnsupportedModelError
 from iclab.hf._backends import adaptive_forward, check_backend
+from iclab.hf._arguments import check_tau_range
 
 if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers or numpy
     import numpy as np
@@ -194,8 +195,8 @@ def _control_for(module) -> "_Control":
     ctl = _CONTROLS.get(id(getattr(module, "config", None)))
     if ctl is None or ctl.configs.get(id(module.config)) is not module.config:
         raise UnsupportedModelError(
-            f"{type(module).__name__} runs an iclab attention implementation but its model was "
-            "not set up with iclab.hf.set_temperature (do not set attn_implementation='iclab_…' by hand)"
+            f"{type(module).__name__} runs an iclab attention implementation but this model object has no temperature: "
+            "a copy (copy.deepcopy, pickle) keeps the setting, not the temperature; call set_temperature on the copy"
         )
     return ctl
 
@@ -344,11 +345,9 @@ def set_temperature(
     elif coeffs is not None or threshold is not None:
         raise ConfigError("coeffs/threshold", (coeffs, threshold), "only with tau='adaptive'")
     L, H = model_shape(model)  # also refuses what is not a Hugging Face model
-    table = None if adaptive is not None else _tau_table(tau, L, H)  # (L, H)
-    if adaptive is not None:
-        mode = "adaptive"
-    else:
-        mode = "fixed" if bool((table == table[:, :1]).all()) else "per-head"
+    table = None if adaptive is not None else _tau_table(check_tau_range(tau, model.dtype), L, H)  # (L, H)
+    uniform = adaptive is not None or bool((table == table[:, :1]).all())
+    mode = "adaptive" if adaptive is not None else ("fixed" if uniform else "per-head")
     check_backend(model, _base_of(model), mode)  # before the first forward
     ctl = _install(model)
     ctl.adaptive, ctl.table = adaptive, (None if table is not None and bool((table == 1).all()) else table)

@@ -21,6 +21,7 @@ from typing import Sequence
 
 from iclab.experiments import get_experiment
 from iclab.experiments import COMPARISON_FIELDS, Comparison, chance_line
+from iclab.files import atomic_write, write_text_atomic
 from iclab.report._html import html_table, md_to_html, page, slug, verdict_cell
 from iclab.report._judging import rejudged_summary
 from iclab.report._reference import Reference, load_reference
@@ -169,7 +170,7 @@ def write_comparisons_csv(runs: Sequence[ReportRun], path: Path) -> Path:
     """Every comparison row of ``runs`` to ``path`` with the fields ``COMPARISON_FIELDS``, and where the runs have a
     reference, ``paper_settings_verdict`` (the reference run's verdict of the claim, or "— (…)" saying why none)."""
     with_ref = any(r.reference is not None for r in runs)
-    with open(path, "w", newline="") as fh:
+    with atomic_write(path) as tmp, open(tmp, "w", newline="") as fh:
         writer = csv.writer(fh)
         writer.writerow(list(COMPARISON_FIELDS) + (["paper_settings_verdict"] if with_ref else []))
         for r in runs:
@@ -258,7 +259,7 @@ def write_report_pages(
     )
     body += [nav, *ledger_html, "<h2 id='summary'>Summary</h2>", html_table(summary_header, links, cls="summary")]
     body += sections
-    (out / "report.md").write_text("\n".join(md + sections_md) + "\n")
-    (out / "index.html").write_text(page(title, "\n".join(body)))
+    write_text_atomic(out / "report.md", "\n".join(md + sections_md) + "\n")
+    write_text_atomic(out / "index.html", page(title, "\n".join(body)))
     write_comparisons_csv(runs, out / "comparisons.csv")
     return out / "index.html"

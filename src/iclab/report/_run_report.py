@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from iclab.experiments import Experiment, get_experiment, run_experiment
 from iclab.experiments import Comparison, chance_line, family_summary
+from iclab.files import write_text_atomic
 from iclab.report._judging import judge, rejudged_summary
 from iclab.report._reference import Reference, load_reference
 from iclab.runs import ResultStore, RunFolder, RunResult, Sweep
@@ -239,8 +240,9 @@ def write_run_report(exp: Experiment, config: Config, result: RunResult, referen
         lines.append("")
     for err in summary["errors"]:
         lines.append(f"> **report error:** {err}")
-    (folder / "report.md").write_text("\n".join(lines) + "\n")
-    (folder / "summary.json").write_text(
+    write_text_atomic(folder / "report.md", "\n".join(lines) + "\n")  # a crash or a full disk: old file or none
+    write_text_atomic(
+        folder / "summary.json",
         json.dumps(
             {
                 "experiment": exp.name,
@@ -263,7 +265,7 @@ def write_run_report(exp: Experiment, config: Config, result: RunResult, referen
             },
             indent=2,
             default=str,
-        )
+        ),
     )
     return folder / "report.md"
 

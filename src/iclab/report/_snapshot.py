@@ -9,6 +9,7 @@ import json
 import sys
 from pathlib import Path
 
+from iclab.files import write_text_atomic
 from iclab.report._reference import reference_verdicts, verdict_changes
 
 __all__ = ["write_snapshot"]
@@ -20,8 +21,7 @@ def write_snapshot(path: str | Path, root: Path | None = None) -> list[str]:
     path = Path(path)
     old = json.loads(path.read_text()) if path.is_file() else {}
     changes = verdict_changes(old, root)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(reference_verdicts(root), indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    write_text_atomic(path, json.dumps(reference_verdicts(root), indent=2, sort_keys=True, ensure_ascii=False) + "\n")
     return changes
 
 

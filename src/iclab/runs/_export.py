@@ -5,8 +5,9 @@ One row per cell (done and failed), columns = cell keys + metrics + ``_key``, ``
 in both formats, they are JSON text. :func:`read_export` turns both back into Python lists, so
 ``read_export(export_results(d))`` equals ``load_results(d, status=None)``.
 
-Exporting reads the store and writes only the target file: a run without any cell, or a damaged store, is refused
-before anything is written, and so is a target that is a folder or cannot be written. An existing target is
+Exporting reads the store and writes only the target file, atomically (:func:`iclab.files.atomic_write`): a run
+without any cell, or a damaged store, is refused before anything is written, and so is a target that is a folder,
+cannot be written, or whose suffix is not the format's (``--format parquet --out x.csv``). An existing target is
 replaced only when it is an earlier export of this same run (it has the ``_key`` column and every key in it is a
 cell of this run), or with ``force=True`` (``--force``): iclab never overwrites a file it did not write.
 """
@@ -21,6 +22,7 @@ import pandas as pd
 
 from iclab.config import check_choice
 from iclab.errors import ConfigError, RunFolderError
+from iclab.files import atomic_write, check_out
 from iclab.runs._execute import load_results
 from iclab.runs._folder import RunFolder
 
@@ -37,19 +39,18 @@ def export_results(run_dir: str | Path, fmt: str = "csv", out: str | Path | None
     check_choice("--format", fmt, EXPORT_FORMATS)
     RunFolder.load(run_dir)
     target = Path(out) if out is not None else Path(run_dir) / f"results.{fmt}"
+    if target.suffix.lower() != f".{fmt}":  # read_export and the guard below read a file by its suffix
+        raise ConfigError("--out", str(target), f"a file name ending in .{fmt} for --format {fmt}")
     if target.is_dir():
-        raise ConfigError("--out", str(target), "a file name (this is a folder), e.g. "
-                          f"{target / f'results.{fmt}'}")
+        check_out(target, force, lambda p: False, "an export of this run")
     frame = load_results(run_dir, status=None)
     if frame.empty:
         raise RunFolderError(f"{run_dir} holds no finished or failed cell yet: nothing to export (nothing written)")
-    if target.exists() and not force and not _export_of(target, set(frame["_key"])):
-        raise ConfigError("--out", str(target), message=f"{target} exists and is not an export of this run: iclab "
-                          "never overwrites a file it did not write; pass a new file name, or --force to replace it")
+    check_out(target, force, lambda p: _export_of(p, set(frame["_key"])), "an export of this run")
     frame = _as_table(frame, lists_native=fmt == "parquet")
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        frame.to_csv(target, index=False) if fmt == "csv" else frame.to_parquet(target, index=False)
+        with atomic_write(target) as tmp:  # a crash or a full disk leaves the old export or none, never half
+            frame.to_csv(tmp, index=False) if fmt == "csv" else frame.to_parquet(tmp, index=False)
     except OSError as exc:
         raise RunFolderError(f"cannot write {target}: {exc.strerror or exc}") from None
     return target
@@ -83,6 +84,7 @@ def _as_table(frame: pd.DataFrame, lists_native: bool) -> pd.DataFrame:
 
 def _numeric_lists(values: pd.Series) -> bool:
     """Every value is a list whose leaves are numbers (or None), nested to one common depth."""
+
     def depth(v: Any) -> int | None:
         if isinstance(v, list):
             inner = {depth(x) for x in v}
@@ -109,6 +111,5 @@ def read_export(path: str | Path) -> pd.DataFrame:
         if values.map(lambda v: hasattr(v, "ndim") and getattr(v, "ndim", 0) >= 1).any():
             frame[col] = values.map(lambda v: float("nan") if v is None else _plain(v))  # as load_results has it
         elif values.map(lambda v: isinstance(v, str) and v.startswith(_JSON_PREFIX)).any():
-            frame[col] = values.map(lambda v: json.loads(v) if isinstance(v, str) and v.startswith(_JSON_PREFIX)
-                                    else v)
+            frame[col] = values.map(lambda v: json.loads(v) if isinstance(v, str) and v.startswith(_JSON_PREFIX) else v)
     return frame

@@ -24,7 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from iclab._version import __version__
+from iclab.config import config_hash as hash_of_config
 from iclab.errors import RunFolderError
+from iclab.files import write_text_atomic
 from iclab.runs._code import code_hash, judging_hash
 
 __all__ = ["RunFolder", "iclab_version", "environment_versions", "git_revision", "code_hash"]
@@ -164,9 +166,7 @@ class RunFolder:
             "versions": environment_versions(),
             "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         }
-        tmp = meta_path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(meta, indent=2, sort_keys=True))
-        tmp.replace(meta_path)
+        write_text_atomic(meta_path, json.dumps(meta, indent=2, sort_keys=True))
         return cls(path, meta)
 
     @staticmethod
@@ -219,4 +219,10 @@ class RunFolder:
         if not isinstance(meta, dict) or not isinstance(meta.get("experiment"), str) or \
                 not isinstance(meta.get("config"), dict):
             raise RunFolderError(f"{meta_path} is not a run record (it needs 'experiment' and 'config')")
+        recorded, actual = meta.get("config_hash"), hash_of_config({"experiment": meta["experiment"],
+                                                                  "config": meta["config"]})
+        if recorded is not None and recorded != actual:  # edited by hand, or a record pieced together
+            raise RunFolderError(f"{meta_path} does not match itself: its config hashes to {actual}, the record says "
+                                 f"{recorded} (the config was edited after the run); its results are not reported "
+                                 "under another config: restore the file, or rerun with --out DIR")
         return cls(path, meta)

@@ -1,0 +1,94 @@
+"""The one rule for every file iclab writes, and the one guard for every ``--out``.
+
+**Atomic writes** (:func:`atomic_write`, :func:`write_text_atomic`): the content goes to a temporary file in the
+target's own folder (``.<name>.<random>.tmp``, so the rename never crosses a file system), is flushed and
+``fsync``-ed, then renamed over the target with ``os.replace``. A crash, a ``kill -9`` or a full disk at any
+moment leaves the old file or none at the target, never a truncated one; the temporary file is removed on any
+error. Summaries, reports, exports, probes, estimates, calibration tables and converted models all go through it.
+
+**The --out guard** (:func:`check_out`): an existing file is replaced only when the writer recognises it as its
+own earlier output (a predicate each writer supplies: an export of this run, a probe table, a τ estimate), or
+when the user passes ``--force``; a folder is never a file name. iclab never replaces a file it did not write.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+from typing import Callable, Iterator
+
+from iclab.errors import ConfigError
+
+__all__ = ["atomic_write", "write_text_atomic", "check_out"]
+
+
+@contextlib.contextmanager
+def atomic_write(path: str | Path) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; when the block ends without an error, that file is fsync-ed and
+    renamed over ``path`` (the folder is created first). On any error the temporary file is removed and ``path``
+    is left as it was. The block may write the temporary path by any means (pandas, ``save_pretrained`` …)."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        os.chmod(tmp, _mode(target))  # mkstemp makes the file private (0600); the target keeps the usual mode
+        yield tmp
+        with open(tmp, "rb+") as fh:  # what the block wrote reaches the disk before the rename makes it visible
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        if isinstance(exc, OSError) and exc.errno is not None and exc.filename in (None, str(tmp)):
+            raise OSError(exc.errno, exc.strerror, str(target)) from None  # the file the user named, not the temp
+        raise
+    with contextlib.suppress(OSError):  # the rename itself reaches the disk (POSIX; not possible on Windows)
+        dir_fd = os.open(target.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+def _mode(target: Path) -> int:
+    """The permissions the target has (when it exists), else the usual ``0666`` less the process's umask."""
+    with contextlib.suppress(OSError):
+        return target.stat().st_mode & 0o7777
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def write_text_atomic(path: str | Path, text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically (:func:`atomic_write`); return the path."""
+    with atomic_write(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    return Path(path)
+
+
+def check_out(path: str | Path, force: bool, ours: Callable[[Path], bool], what: str, flag: str = "--out") -> Path:
+    """``path`` as a Path when it may be written: it does not exist, or ``ours(path)`` says it is this writer's
+    own earlier output (``what``, e.g. "a probe table of iclab hf probe"), or ``force``. A folder, or another
+    file without ``force``, is one ConfigError naming ``flag`` and saying how to go on; nothing is touched."""
+    target = Path(path)
+    if target.is_dir():
+        raise ConfigError(flag, str(target), "a file name (this is a folder)")
+    if target.exists() and not force and not _recognised(ours, target):
+        raise ConfigError(
+            flag,
+            str(target),
+            message=f"{target} exists and is not {what}: iclab never overwrites a file it did not write; pass a "
+            "new file name, or --force to replace it",
+        )
+    return target
+
+
+def _recognised(ours: Callable[[Path], bool], path: Path) -> bool:
+    try:
+        return bool(ours(path))
+    except Exception:  # noqa: BLE001 - whatever cannot be read as the writer's output is not its output
+        return False
