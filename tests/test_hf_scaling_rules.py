@@ -420,3 +420,43 @@ def test_real_minilm_rules_match_reference(real):
     ids = tok(["the capital of france is paris"], return_tensors="pt")["input_ids"]
     for rule in ("ssmax:L=4", "yarn:s=4", "softcap:c=3"):
         assert rel_err(rule_output(model, rule, ids), reference_output(model, rule, ids)) < 1e-5, rule
+
+
+# ---- where people evaluate: `iclab hf --tau-rule` and lm-eval's `tau_rule=` ---------------------------------------
+
+
+def test_cli_probe_takes_a_rule_and_refuses_a_bad_one(tmp_path, capsys):
+    from iclab.cli import main
+    from iclab.hf import load_model, probe_prompts
+
+    texts = ["the capital of france is paris", "one two three four five six"]
+    prompts = tmp_path / "p.txt"
+    prompts.write_text("\n".join(texts) + "\n", encoding="utf-8")
+
+    def entropy(*flags) -> float:
+        assert main(["hf", "probe", "--model", "minilm", "--prompts", str(prompts), *flags]) == 0
+        line = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("mean entropy")][0]
+        return float(line.split()[2])
+
+    stock, ruled = entropy(), entropy("--tau-rule", "ssmax:L=3")
+    model, tok, _ = load_model("minilm")
+    with with_scaling_rule(model, "ssmax:L=3"):
+        api = probe_prompts(model, tok, texts).mean_entropy()
+    reset_temperature(model)
+    assert ruled == pytest.approx(api, abs=1e-4) and abs(ruled - stock) > 1e-2
+    capsys.readouterr()
+    assert main(["hf", "probe", "--model", "minilm", "--prompts", str(prompts), "--tau-rule", "logn:L=1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["error: invalid --tau-rule='logn:L=1': invalid logn.L=1.0: expected a finite number > 1"]
+
+
+@pytest.mark.slow
+def test_lm_eval_model_takes_tau_rule():
+    from iclab.hf._lm_eval import IclabHFLM
+
+    with pytest.raises(ConfigError, match=r"invalid tau_rule='hot'"):
+        IclabHFLM(pretrained="smollm2", tau_rule="hot", device="cpu")
+    lm = IclabHFLM(pretrained="smollm2", tau="1.2", tau_rule="logn:L=4+softcap:c=20", device="cpu")
+    assert get_scaling_rule(lm.model) == parse_scaling_rule("logn:L=4+softcap:c=20")
+    info = lm.get_model_info()
+    assert info["iclab_tau_rule"] == "logn:L=4+softcap:c=20" and info["iclab_tau"] == 1.2
