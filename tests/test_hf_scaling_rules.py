@@ -460,3 +460,25 @@ def test_lm_eval_model_takes_tau_rule():
     assert get_scaling_rule(lm.model) == parse_scaling_rule("logn:L=4+softcap:c=20")
     info = lm.get_model_info()
     assert info["iclab_tau_rule"] == "logn:L=4+softcap:c=20" and info["iclab_tau"] == 1.2
+
+
+@pytest.mark.parametrize("name", ["llama", "gemma3", "bert"])
+@pytest.mark.parametrize("padded", [True, False])
+def test_softcap_row_blocks_match_reference(tiny, monkeypatch, name, padded):
+    """Blocks of 4 query rows (each reading only the keys its rows can see), with a padding mask and without one
+    (sdpa then passes no mask): the same as the reference, and cached decoding the same as the full forward."""
+    import iclab.hf._scaling_rules as rules
+
+    monkeypatch.setattr(rules, "_ROWS", 4)
+    model = tiny[name]
+    ids, mask = batch(n=14, pad_left=(0, 5, 2) if padded else (0, 0, 0))
+    pos = padded_positions(mask) if name != "bert" else None
+    got = rule_output(model, "softcap:c=2", ids, mask if padded else None, pos)
+    ref = reference_output(model, "softcap:c=2", ids, mask, pos)
+    assert rel_err(got[mask.bool()], ref[mask.bool()]) < 1e-10
+    if name != "bert" and not padded:
+        with with_scaling_rule(model, "softcap:c=2"), torch.no_grad():
+            out = model(input_ids=ids[:, :9], use_cache=True)
+            step = model(input_ids=ids[:, 9:], cache=out.cache, use_cache=True).logits  # 5 rows: two blocks
+        reset_temperature(model)
+        assert rel_err(step, got[:, 9:]) < 1e-10

@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING, Iterator, Sequence, TypeVar, Union
 import torch
 
 from iclab.errors import ConfigError, UnsupportedModelError
-from iclab.hf._backends import attention_scores
 from iclab.hf._temperature import _find, _install
 
 if TYPE_CHECKING:
@@ -261,27 +260,51 @@ class _RuleRun:
         return out[:, None, :, None]
 
     def attention(self, module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
-        r"""Soft-capped attention: :math:`\mathrm{softmax}(c \tanh(e / c) + \text{mask})\,v` with
-        :math:`e = q^\top k\, s`, in blocks of query rows (``(B, H, 512, k)`` scores at a time); half precision
-        runs in float32 as stock eager softmax does. Returns ``(out (B, q, H, d_v), None)``."""
+        """The attention function when a cap is set: :func:`_capped_attention` with this rule's ``c``."""
         if kwargs.get("s_aux") is not None or (
             attention_mask is None and kwargs.get("sliding_window") and key.shape[2] > kwargs["sliding_window"]
         ):
             raise UnsupportedModelError(f"{type(module).__name__}: softcap does not support sinks or unmasked windows")
-        B, H, q, _ = query.shape
-        work = torch.promote_types(query.dtype, torch.float32)
-        query, key = query.to(work), key.to(work)
-        if value.shape[1] != H:
-            value = value.repeat_interleave(H // value.shape[1], dim=1)  # (B, H, k, d_v)
-        outs = []
-        for start in range(0, q, 512):  # blocks of rows, not samples: bounds the score memory
-            rows = torch.arange(start, min(start + 512, q), device=query.device)[None].expand(B, -1)  # (B, P)
-            e, visible = attention_scores(module, query, key, attention_mask, scaling, rows, kwargs.get("is_causal"))
-            e = (self.cap * torch.tanh(e / self.cap)).masked_fill(~visible, -_INF)  # (B, H, P, k)
-            w = torch.softmax(e, dim=-1).nan_to_num(0.0)  # a row with no visible key gives 0, not NaN
-            w = torch.nn.functional.dropout(w, p=dropout, training=module.training)
-            outs.append(w.to(value.dtype) @ value)  # (B, H, P, d_v)
-        return torch.cat(outs, dim=2).transpose(1, 2).contiguous(), None  # (B, q, H, d_v)
+        dropout = dropout if module.training else 0.0
+        return _capped_attention(module, query, key, value, attention_mask, scaling, dropout, self.cap)
+
+
+_ROWS = 512  # query rows per block: (B, H, 512, k) scores at a time
+
+
+def _capped_attention(module, query, key, value, attention_mask, scaling, dropout, cap):
+    r"""Soft-capped attention, :math:`\mathrm{softmax}(c \tanh(e / c) + \text{mask})\,v` with
+    :math:`e = q^\top k\, s` (Gemma 2's order: cap, then mask), in blocks of query rows; a causal module's block
+    reads only the keys its last row can see (key ``j`` visible to row ``i`` iff ``j \le k - q + i``), grouped
+    query heads share their key/value head without copies, and half precision runs in float32 as stock eager
+    softmax does. ``query (B, H, q, d)``, ``key/value (B, H_kv, k, d)``; returns ``(out (B, q, H, d_v), None)``."""
+    B, H, q, d = query.shape
+    Hkv, k = key.shape[1], key.shape[2]
+    G, offset, dev = H // Hkv, k - q, query.device
+    work = torch.promote_types(query.dtype, torch.float32)
+    qg = query.to(work).reshape(B, Hkv, G, q, d)  # (B, H_kv, G, q, d)
+    kt, vg = key.to(work).transpose(-1, -2)[:, :, None], value[:, :, None]  # (B, H_kv, 1, d, k), (B, H_kv, 1, k, d_v)
+    causal = bool(getattr(module, "is_causal", False))
+    low = torch.finfo(work).min
+    outs = []
+    for start in range(0, q, _ROWS):  # blocks of rows, not samples: bounds the score memory
+        end = min(start + _ROWS, q)
+        kend = offset + end if causal else k
+        e = (qg[:, :, :, start:end] @ kt[..., :kend]) * scaling  # (B, H_kv, G, P, kend)
+        e = e.div_(cap).tanh_().mul_(cap).view(B, H, end - start, kend)  # (B, H, P, kend)
+        if attention_mask is not None:
+            m = attention_mask[..., :kend]
+            m = m[:, :, start:end] if m.shape[2] > 1 else m  # (B, 1, P|1, kend)
+            e = e.masked_fill_(~m, low) if m.dtype == torch.bool else e.add_(m.to(work))
+        elif causal and end - start > 1:
+            rows = torch.arange(offset + start, offset + end, device=dev)[:, None]  # (P, 1)
+            e = e.masked_fill_(torch.arange(kend, device=dev) > rows, low)
+        w = torch.softmax(e, dim=-1)
+        if dropout:
+            w = torch.nn.functional.dropout(w, p=dropout)
+        w = w.to(value.dtype).view(B, Hkv, G, end - start, kend)
+        outs.append((w @ vg[:, :, :, :kend]).reshape(B, H, end - start, -1))  # (B, H, P, d_v)
+    return torch.cat(outs, dim=2).transpose(1, 2).contiguous(), None  # (B, q, H, d_v)
 
 
 def _as_rules(rule: RuleSetting) -> tuple[ScalingRule, ...]:
