@@ -35,6 +35,8 @@ RULES = (
     "yarn:m=1.3",
     "softcap:c=2",
     "logn:L=4+softcap:c=3",
+    "logn:L=3:layers=0/2",
+    "ssmax:L=5:layers=1+yarn:s=6",
 )
 IDENTITY = ("logn:L=1e9", "llama4:a=0", "ministral:beta=0", "yarn:s=1", "yarn:s=0.5", "softcap:c=inf")
 
@@ -75,6 +77,8 @@ def _ref_attention(module, query, key, value, attention_mask, scaling=None, drop
         visible = attention_mask[..., :k_len] > torch.finfo(attention_mask.dtype).min / 2  # (B, 1, q, k)
     n = visible.sum(-1, keepdim=True).to(torch.float64).clamp(min=1)  # (B, 1, q, 1)
     for name, prm in _REF["rules"]:
+        if "layers" in prm and str(module.layer_idx) not in prm["layers"].split("/"):
+            continue
         if name == "softcap":
             e = prm["c"] * torch.tanh(e / prm["c"])
         else:
@@ -89,7 +93,7 @@ def _parsed(text: str) -> list:
     rules = []
     for part in text.split("+"):
         name, *items = part.split(":")
-        rules.append((name, {k: float(v) for k, v in (i.split("=") for i in items)}))
+        rules.append((name, {k: v if k == "layers" else float(v) for k, v in (i.split("=") for i in items)}))
     return [r for r in rules if r[0] != "softcap"] + [r for r in rules if r[0] == "softcap"]
 
 
@@ -151,7 +155,9 @@ def test_parse_composes_and_fills_defaults():
     "text, match",
     [
         ("nope:L=3", r"invalid tau_rule='nope': expected rules logn:L=2048"),
-        ("logn:K=3", r"invalid logn\.K='3': expected parameters L of logn"),
+        ("logn:K=3", r"invalid logn\.K='3': expected parameters L, layers of logn"),
+        ("logn:layers=a/2", r"invalid logn\.layers='a/2': expected layer indices >= 0"),
+        ("softcap:c=3:layers=1", r"invalid softcap\.layers='1'"),
         ("logn:L=1", r"invalid logn\.L=1\.0: expected a finite number > 1"),
         ("llama4:a=x", r"invalid llama4\.a='x'"),
         ("softcap:c=-2", r"invalid softcap\.c=-2\.0: expected a number > 0"),
@@ -357,7 +363,7 @@ def test_native_scaling_refused_or_moved_into_the_rule(case):
 
 
 def _llama4_case():
-    """Llama 4 text model with every layer NoPE (where its temperature tuning applies), dense MLPs."""
+    """Llama 4 text model with a RoPE and a NoPE layer (its temperature tuning applies to the NoPE one), dense MLPs."""
     from transformers import Llama4ForCausalLM, Llama4TextConfig
 
     model = _tiny(
@@ -366,14 +372,14 @@ def _llama4_case():
         intermediate_size_mlp=24,
         num_local_experts=1,
         moe_layers=[],
-        no_rope_layers=[0, 0],
+        no_rope_layers=[1, 0],  # layer 0 RoPE, layer 1 NoPE
         use_qk_norm=False,
         attn_temperature_tuning=True,
         floor_scale=3,
         attn_scale=0.4,
         attention_chunk_size=64,
     )
-    return model, "attn_temperature_tuning=True", {"attn_temperature_tuning": False}, "llama4:a=0.4:f=3"
+    return model, "attn_temperature_tuning=True", {"attn_temperature_tuning": False}, "llama4:a=0.4:f=3:layers=1"
 
 
 def test_qwen_logn_field_is_detected(tiny):
@@ -467,9 +473,9 @@ def test_lm_eval_model_takes_tau_rule():
 def test_softcap_row_blocks_match_reference(tiny, monkeypatch, name, padded):
     """Blocks of 4 query rows (each reading only the keys its rows can see), with a padding mask and without one
     (sdpa then passes no mask): the same as the reference, and cached decoding the same as the full forward."""
-    import iclab.hf._scaling_rules as rules
+    import iclab.hf._softcap as softcap
 
-    monkeypatch.setattr(rules, "_ROWS", 4)
+    monkeypatch.setattr(softcap, "_ROWS", 4)
     model = tiny[name]
     ids, mask = batch(n=14, pad_left=(0, 5, 2) if padded else (0, 0, 0))
     pos = padded_positions(mask) if name != "bert" else None
@@ -482,3 +488,10 @@ def test_softcap_row_blocks_match_reference(tiny, monkeypatch, name, padded):
             step = model(input_ids=ids[:, 9:], cache=out.cache, use_cache=True).logits  # 5 rows: two blocks
         reset_temperature(model)
         assert rel_err(step, got[:, 9:]) < 1e-10
+
+
+def test_layers_beyond_the_model_are_refused(tiny):
+    with pytest.raises(ConfigError, match=r"invalid logn\.layers='1/5': expected layer indices 0\.\.2"):
+        set_scaling_rule(tiny["llama"], "logn:L=3:layers=5/1")
+    assert get_scaling_rule(tiny["llama"]) == ()
+    assert str(parse_scaling_rule("llama4:a=0.2:layers=3/1")[0]) == "llama4:a=0.2:layers=1/3"

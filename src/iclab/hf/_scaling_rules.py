@@ -7,7 +7,7 @@ by a factor, or caps them; every rule keeps the convention of the model that shi
 - ``llama4:a=0.1:f=8192`` — Llama 4 temperature tuning (transformers ``llama4``, after arXiv:2501.19399):
   :math:`q \times (1 + a \ln(\lfloor (p+1)/f \rfloor + 1))`.
 - ``ministral:beta=0.1:L=16384`` — Ministral 3 / Mistral 4: :math:`q \times (1 + \beta \ln(1 + \lfloor p/L \rfloor))`.
-- ``yarn:s=4`` (or ``yarn:m=1.2``) — YaRN's constant attention factor (arXiv:2309.00071 Eq. 22):
+- ``yarn:s=4`` (or ``yarn:m=1.2``) — YaRN's constant attention factor (arXiv:2309.00071 §3.4):
   logits :math:`\times m^2`, :math:`m = 0.1 \ln s + 1` (1 for :math:`s \le 1`).
 - ``ssmax:L=2048`` (or ``ssmax:s=0.13``) — Scalable-Softmax (arXiv:2501.19399): logits :math:`\times s \ln n`,
   :math:`s = 1/\ln L` by default (the stock scale at :math:`n = L`); :math:`n = p + 1` under a causal mask
@@ -18,7 +18,7 @@ The first five only scale whole query rows (logits :math:`e_{ij} \times g_i = (g
 the model's own ``sdpa``/``eager``/``flex`` function with a rescaled query; ``softcap`` needs the logits and runs a
 row-blocked dense attention on ``sdpa``/``eager`` (refused on ``flex_attention``). Rules compose with ``+``
 (``logn:L=2048+softcap:c=30``: factors multiply, the cap comes last) and with a temperature τ
-(:func:`iclab.hf.set_temperature`). Positions come from ``position_ids`` (else the cache length plus the row),
+(:func:`iclab.hf.set_temperature`); ``:layers=3/7/11`` limits a query rule to those layers. Positions come from ``position_ids`` (else the cache length plus the row),
 never from the query length, so cached decoding equals a full forward. A model whose config already applies a rule
 of the same kind (:func:`native_scaling`) is refused with one line naming the config field
 (docs/howto/hf-temperature.md).
@@ -34,7 +34,8 @@ from typing import TYPE_CHECKING, Iterator, Sequence, TypeVar, Union
 import torch
 
 from iclab.errors import ConfigError, UnsupportedModelError
-from iclab.hf._temperature import _find, _install
+from iclab.hf._softcap import capped_attention
+from iclab.hf._temperature import _find, _install, model_shape
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel
@@ -83,20 +84,28 @@ class ScalingRule:
     """One named rule with its parameters (defaults from :data:`SCALING_RULES`), checked on construction.
 
     Fields: ``name`` — one of :data:`SCALING_RULES`; ``params`` — ``{parameter: value}`` overriding the defaults
-    (``ssmax`` takes ``L`` or ``s``, ``yarn`` takes ``s`` or ``m``, not both).
+    (``ssmax`` takes ``L`` or ``s``, ``yarn`` takes ``s`` or ``m``, not both); ``layers`` — the layer indices the
+    rule applies to (``None``: every layer; Llama 4 tunes only its NoPE layers), ``layers=3/7/11`` in the string
+    form; not for ``softcap``.
     """
 
     name: str
     params: tuple[tuple[str, float], ...] = ()
+    layers: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.name not in SCALING_RULES:
             raise ConfigError("tau_rule", self.name, _ALLOWED)
         given = dict(self.params.items() if isinstance(self.params, dict) else self.params)
+        if "layers" in given:
+            object.__setattr__(self, "layers", given.pop("layers"))
+        if self.layers is not None:
+            object.__setattr__(self, "layers", _check_layers(self.name, self.layers))
         defaults = SCALING_RULES[self.name][1]
         for key, value in given.items():
             if key not in defaults:
-                raise ConfigError(f"{self.name}.{key}", value, f"parameters {', '.join(defaults)} of {self.name}")
+                names = [*defaults, *(["layers"] if self.name != "softcap" else [])]
+                raise ConfigError(f"{self.name}.{key}", value, f"parameters {', '.join(names)} of {self.name}")
             try:
                 value = float(value)
             except (TypeError, ValueError):
@@ -151,7 +160,21 @@ class ScalingRule:
         return torch.ones_like(p)
 
     def __str__(self) -> str:
-        return self.name + "".join(f":{k}={v:g}" for k, v in self.params)
+        where = "" if self.layers is None else ":layers=" + "/".join(map(str, self.layers))
+        return self.name + "".join(f":{k}={v:g}" for k, v in self.params) + where
+
+
+def _check_layers(name: str, layers) -> tuple[int, ...]:
+    """``3/7/11`` or a sequence of ints → sorted distinct layer indices ≥ 0; ConfigError otherwise."""
+    allowed = "layer indices >= 0, e.g. layers=3/7/11 (not for softcap)"
+    try:
+        parts = layers.split("/") if isinstance(layers, str) else list(layers)
+        out = tuple(sorted({int(str(x).strip()) for x in parts}))
+    except (TypeError, ValueError):
+        raise ConfigError(f"{name}.layers", layers, allowed) from None
+    if not out or out[0] < 0 or name == "softcap" or any(isinstance(x, bool) for x in parts):
+        raise ConfigError(f"{name}.layers", layers, allowed)
+    return out
 
 
 #: What :func:`set_scaling_rule` takes: ``"logn:L=2048+softcap:c=30"``, a :class:`ScalingRule`, a sequence of them,
@@ -224,7 +247,7 @@ class _RuleRun:
         self.scales = tuple(r for r in self.rules if r.kind != "cap")
         cap = [r.values["c"] for r in self.rules if r.kind == "cap"]
         self.cap = cap[0] if cap else None
-        self._last: tuple = (None, None, None)  # (position_ids, window, factor): one computation per forward
+        self._pos, self._cache = None, {}  # position_ids of the current forward, its factors per layer setting
 
     def scale_query(self, module, query: torch.Tensor, key: torch.Tensor, kwargs: dict, adaptive: bool):
         """``query (B, H, q, d)`` with each row times the product of the rules' factors at its position."""
@@ -236,16 +259,31 @@ class _RuleRun:
         pos = kwargs.get("position_ids")
         if not (torch.is_tensor(pos) and pos.ndim == 2 and pos.shape[-1] == q):
             pos = None
+        active = self._active(module)
+        if not active:
+            return query
         window = kwargs.get("sliding_window") or getattr(module, "sliding_window", None)
-        last_pos, last_key, factor = self._last
-        now = (window, None if pos is None else pos._version, query.device)
-        if pos is None or pos is not last_pos or now != last_key:
-            factor = self._factor(module, pos, q, key.shape[2], window, query.device)
-            self._last = (pos, now, factor)
+        if pos is None or pos is not self._pos:  # a new forward: factors are cached per position_ids tensor
+            self._pos, self._cache = pos, {}
+        now = (active, window, None if pos is None else pos._version, query.device)
+        factor = self._cache.get(now)
+        if factor is None:
+            factor = self._factor(module, pos, q, key.shape[2], window, query.device, active)
+            if pos is not None:
+                self._cache[now] = factor
         work = torch.promote_types(query.dtype, torch.float32)
         return (query * factor.to(work)).to(query.dtype)
 
-    def _factor(self, module, pos, q: int, k: int, window, device) -> torch.Tensor:
+    def _active(self, module) -> tuple[int, ...]:
+        """Indices into ``self.scales`` of the rules that apply to this module's layer."""
+        if all(r.layers is None for r in self.scales):
+            return tuple(range(len(self.scales)))
+        layer = getattr(module, "layer_idx", None)
+        if not isinstance(layer, int):
+            raise UnsupportedModelError(f"{type(module).__name__}: no layer_idx, so a rule's layers= cannot apply")
+        return tuple(i for i, r in enumerate(self.scales) if r.layers is None or layer in r.layers)
+
+    def _factor(self, module, pos, q: int, k: int, window, device, active) -> torch.Tensor:
         """``(B|1, 1, q, 1)`` float64 product of the factors; ``p`` from ``position_ids`` or cache length + row."""
         if pos is None:
             p = (torch.arange(q, device=device, dtype=torch.float64) + (k - q))[None]  # (1, q)
@@ -255,55 +293,18 @@ class _RuleRun:
         if window is not None:
             n = n.clamp(max=float(window))
         out = torch.ones_like(p)
-        for rule in self.scales:
-            out = out * rule.factor(p, n.clamp(min=1))
+        for i in active:
+            out = out * self.scales[i].factor(p, n.clamp(min=1))
         return out[:, None, :, None]
 
     def attention(self, module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
-        """The attention function when a cap is set: :func:`_capped_attention` with this rule's ``c``."""
+        """The attention function when a cap is set: :func:`iclab.hf._softcap.capped_attention` with its ``c``."""
         if kwargs.get("s_aux") is not None or (
             attention_mask is None and kwargs.get("sliding_window") and key.shape[2] > kwargs["sliding_window"]
         ):
             raise UnsupportedModelError(f"{type(module).__name__}: softcap does not support sinks or unmasked windows")
         dropout = dropout if module.training else 0.0
-        return _capped_attention(module, query, key, value, attention_mask, scaling, dropout, self.cap)
-
-
-_ROWS = 512  # query rows per block: (B, H, 512, k) scores at a time
-
-
-def _capped_attention(module, query, key, value, attention_mask, scaling, dropout, cap):
-    r"""Soft-capped attention, :math:`\mathrm{softmax}(c \tanh(e / c) + \text{mask})\,v` with
-    :math:`e = q^\top k\, s` (Gemma 2's order: cap, then mask), in blocks of query rows; a causal module's block
-    reads only the keys its last row can see and, without a mask, masks only its diagonal square (key ``j`` visible to row ``i`` iff ``j \le k - q + i``), grouped
-    query heads share their key/value head without copies, and half precision runs in float32 as stock eager
-    softmax does. ``query (B, H, q, d)``, ``key/value (B, H_kv, k, d)``; returns ``(out (B, q, H, d_v), None)``."""
-    B, H, q, d = query.shape
-    Hkv, k = key.shape[1], key.shape[2]
-    G, offset, dev = H // Hkv, k - q, query.device
-    work = torch.promote_types(query.dtype, torch.float32)
-    qg = (query.to(work) * (scaling / cap)).reshape(B, Hkv, G, q, d)  # (B, H_kv, G, q, d): e / c in one product
-    kt, vg = key.to(work).transpose(-1, -2)[:, :, None], value[:, :, None]  # (B, H_kv, 1, d, k), (B, H_kv, 1, k, d_v)
-    causal = bool(getattr(module, "is_causal", False))
-    low = torch.finfo(work).min
-    outs = []
-    for start in range(0, q, _ROWS):  # blocks of rows, not samples: bounds the score memory
-        end = min(start + _ROWS, q)
-        kend = offset + end if causal else k
-        e = (qg[:, :, :, start:end] @ kt[..., :kend]).tanh_().mul_(cap).view(B, H, end - start, kend)  # (B,H,P,kend)
-        if attention_mask is not None:
-            m = attention_mask[..., :kend]
-            m = m[:, :, start:end] if m.shape[2] > 1 else m  # (B, 1, P|1, kend)
-            e = e.masked_fill_(~m, low) if m.dtype == torch.bool else e.add_(m.to(work))
-        elif causal and end - start > 1:  # keys before the block's first row are visible to all its rows
-            tri = torch.ones(end - start, end - start, dtype=torch.bool, device=dev).triu_(1)  # (P, P)
-            e[..., offset + start :].masked_fill_(tri, low)
-        w = torch.softmax(e, dim=-1)
-        if dropout:
-            w = torch.nn.functional.dropout(w, p=dropout)
-        w = w.to(value.dtype).view(B, Hkv, G, end - start, kend)
-        outs.append((w @ vg[:, :, :, :kend]).reshape(B, H, end - start, -1))  # (B, H, P, d_v)
-    return torch.cat(outs, dim=2).transpose(1, 2).contiguous(), None  # (B, q, H, d_v)
+        return capped_attention(module, query, key, value, attention_mask, scaling, dropout, self.cap)
 
 
 def _as_rules(rule: RuleSetting) -> tuple[ScalingRule, ...]:
@@ -324,6 +325,10 @@ def set_scaling_rule(model: ModelT, rule: RuleSetting) -> ModelT:
     :math:`q^\top k\, s\, g(p, n) / \tau_{\ell h}`, then the cap. Refused (:class:`UnsupportedModelError`, one line
     naming the config field) when the model's own config already applies a rule of the same kind."""
     rules = _as_rules(rule)
+    n_layers = model_shape(model)[0]
+    for r in rules:
+        if r.layers is not None and r.layers[-1] >= n_layers:
+            raise ConfigError(f"{r.name}.layers", "/".join(map(str, r.layers)), f"layer indices 0..{n_layers - 1}")
     native = native_scaling(model)
     for r in rules:
         clash = [f"{f}={v!r}" for f, (kind, v) in native.items() if kind == r.kind]
