@@ -495,3 +495,40 @@ def test_layers_beyond_the_model_are_refused(tiny):
         set_scaling_rule(tiny["llama"], "logn:L=3:layers=5/1")
     assert get_scaling_rule(tiny["llama"]) == ()
     assert str(parse_scaling_rule("llama4:a=0.2:layers=3/1")[0]) == "llama4:a=0.2:layers=1/3"
+
+
+@pytest.mark.parametrize("rule", ["ssmax:L=5", "llama4:a=0.4:f=3+softcap:c=2"])
+def test_padded_batch_generation_equals_each_prompt_alone(tiny, rule):
+    """generate() on a left-padded batch: positions come from position_ids (counted from each row's first token),
+    so every row decodes as it would alone."""
+    model = tiny["llama"]
+    ids, mask = batch(B=3, n=9, pad_left=(0, 4, 2))
+    kw = {"max_new_tokens": 6, "do_sample": False, "output_scores": True, "return_dict_in_generate": True}
+    with with_scaling_rule(model, rule), torch.no_grad():
+        together = model.generate(input_ids=ids, attention_mask=mask, **kw)
+        alone = [model.generate(input_ids=ids[b : b + 1, mask[b].bool()], **kw) for b in range(3)]
+    reset_temperature(model)
+    assert torch.equal(together.sequences[:, 9:], torch.cat([a.sequences[:, -6:] for a in alone]))
+    scores = torch.stack(together.scores, 1)  # (B, steps, V): every step's logits
+    assert rel_err(scores, torch.cat([torch.stack(a.scores, 1) for a in alone])) < 1e-8
+
+
+def test_query_rule_composes_with_adaptive_temperature(tiny):
+    """A query rule scales the rows the adaptive rule then reads: adaptive with ``yarn:m=…`` equals adaptive on a
+    model whose attention scaling is multiplied by m²."""
+    model = tiny["llama"]
+    ids, mask = batch(n=12)
+    set_temperature(model, "adaptive")
+    with with_scaling_rule(model, "yarn:m=1.3"):
+        got = output(model, ids, mask)
+    reset_temperature(model)
+    ref = copy.deepcopy(model)
+    for m in ref.modules():
+        if hasattr(m, "scaling") and isinstance(getattr(m, "layer_idx", None), int):
+            m.scaling = m.scaling * 1.3**2
+    set_temperature(ref, "adaptive")
+    assert rel_err(got[mask.bool()], output(ref, ids, mask)[mask.bool()]) < 1e-10
+    set_temperature(model, "adaptive")
+    alone = output(model, ids, mask)
+    reset_temperature(model)
+    assert rel_err(got[mask.bool()], alone[mask.bool()]) > 1e-3
