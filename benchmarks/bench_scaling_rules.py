@@ -132,6 +132,13 @@ def main(device: str = "cpu", smoke: bool = False) -> dict:
         torch.set_num_threads(threads)
     print(f"Peak memory of one forward, fresh process per variant, {n} tokens")
     out["memory_mib"] = memory(n, layers, device)
+    ratios, peaks = out["time"]["ratios"], out["memory_mib"]
+    out["query_rules_max_time_ratio"] = max(ratios[r] for r in RULES if not r.startswith("softcap"))
+    out["max_memory_ratio"] = max(peaks[r] / peaks["stock"] for r in RULES)
+    print(
+        f"targets: query rules within 2 % of stock: {out['query_rules_max_time_ratio']:.3f}x; softcap within 1.5x "
+        f"at 8k: {ratios['softcap:c=30']:.3f}x at {n}; memory within 10 %: {out['max_memory_ratio']:.3f}x"
+    )
     if cpu:
         print("(CPU, 1 thread; ratios of CPU time, measured side by side)")
     return out
