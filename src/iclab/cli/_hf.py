@@ -27,6 +27,9 @@ _KEY_START = typer.Option(0, "--key-start", help="ignore keys before this positi
 _BATCH_SIZE = typer.Option(8, "--batch-size", help="prompts per forward pass")
 _DEVICE = typer.Option("cpu", "--device", help="cpu, cuda or cuda:N")
 _DTYPE = typer.Option("float32", "--dtype", help="float32, bf16 or fp16")
+_TAU_RULE = typer.Option(
+    None, "--tau-rule", help="scaling rule(s) of long-context models, e.g. logn:L=2048 or yarn:s=4+softcap:c=30"
+)
 
 
 def read_prompts(path: Path) -> list[str]:
@@ -168,6 +171,18 @@ def _check_tau(tau: Optional[float]) -> None:
         raise ConfigError("--tau", tau, "a finite temperature > 0")
 
 
+def _parse_rule(text: Optional[str]) -> tuple:
+    """``--tau-rule`` → scaling rules (empty when not given), checked before any model loads."""
+    from iclab.hf import parse_scaling_rule
+
+    if text is None:
+        return ()
+    try:
+        return parse_scaling_rule(text)
+    except ConfigError as exc:
+        raise ConfigError("--tau-rule", text, message=f"invalid --tau-rule={text!r}: {exc}") from None
+
+
 def _check_grid(grid: List[float]) -> None:
     import math
 
@@ -187,18 +202,21 @@ def probe(
     force: bool = _FORCE,
     device: str = _DEVICE,
     dtype: str = _DTYPE,
+    tau_rule: Optional[str] = _TAU_RULE,
 ) -> None:
     """Per-layer (and with --out per-head) moments of the pre-softmax scores and the attention entropy."""
-    from iclab.hf import check_prompts, parse_dtype, probe_prompts
+    from iclab.hf import check_prompts, parse_dtype, probe_prompts, set_scaling_rule
 
     check_int("--batch-size", batch_size, 1)
     _check_key_start(key_start)
     _check_tau(tau)
     _check_device(device)
     parse_dtype(dtype)
+    rules = _parse_rule(tau_rule)
     texts = read_prompts(prompts)
     _check_out(out, force, _is_probe_table, "a probe table of iclab hf probe")
     m, tok = _load(model, device, dtype)
+    set_scaling_rule(m, rules or None)
     check_prompts(m, tok, texts, "--prompts")  # lengths and tokens before the first forward
     mom = probe_prompts(
         m,
@@ -236,9 +254,11 @@ def tau(
     force: bool = _FORCE,
     device: str = _DEVICE,
     dtype: str = _DTYPE,
+    tau_rule: Optional[str] = _TAU_RULE,
 ) -> None:
-    """Estimate τ: per-layer moment rule (clean vs shifted prompts) and, with --task, a held-out grid search."""
-    from iclab.hf import check_prompts, estimate_tau, parse_dtype
+    """Estimate τ: per-layer moment rule (clean vs shifted prompts) and, with --task, a held-out grid search;
+    with --tau-rule, τ on top of that scaling rule."""
+    from iclab.hf import check_prompts, estimate_tau, parse_dtype, set_scaling_rule
 
     check_int("--batch-size", batch_size, 1)
     check_int("--questions", questions, 2)  # half probe the moments, half score the grid
@@ -246,6 +266,7 @@ def tau(
     _check_grid(grid)
     _check_device(device)
     parse_dtype(dtype)
+    rules = _parse_rule(tau_rule)
     _check_out(out, force, _is_tau_estimate, "a tau estimate of iclab hf tau")
     if (task is None) == (prompts is None):
         raise ConfigError(
@@ -274,6 +295,7 @@ def tau(
         m, tok = _load(model, device, dtype)
         check_prompts(m, tok, clean, "--prompts")  # both sets before the first forward
         check_prompts(m, tok, noisy, "--shifted")
+    set_scaling_rule(m, rules or None)
     est = estimate_tau(
         m,
         tok,

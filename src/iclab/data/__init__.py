@@ -34,6 +34,12 @@ from iclab.data._country_text import country_text  # noqa: F401
 from iclab.data._country_subregions import country_sentences  # noqa: F401
 from iclab.data._digits import digits_features  # noqa: F401
 from iclab.data._lookup import lookup_lists, passkey_haystacks  # noqa: F401
+from iclab.data._long_context import (  # noqa: F401
+    LONG_CONTEXT_TASKS,
+    variable_tracking,
+    common_words,
+    long_context_groups,
+)
 from iclab.data._qa_tasks import (  # noqa: F401
     QAItem,
     QATask,
@@ -70,6 +76,7 @@ from iclab.data import (
     _features,
     _gaussian,
     _lookup,
+    _long_context,
     _multitask,
     _precision,
     _qa_prompts,
@@ -93,6 +100,7 @@ __all__ = [
     *_country_subregions.__all__,
     *_digits.__all__,
     *_lookup.__all__,
+    *_long_context.__all__,
     *_qa_tasks.__all__,
     *_qa_prompts.__all__,
 ]

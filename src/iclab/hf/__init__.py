@@ -35,6 +35,16 @@ from iclab.hf._temperature import (  # noqa: F401
     get_temperature,
     model_shape,
 )
+from iclab.hf._scaling_rules import (  # noqa: F401
+    SCALING_RULES,
+    ScalingRule,
+    RuleSetting,
+    parse_scaling_rule,
+    native_scaling,
+    set_scaling_rule,
+    get_scaling_rule,
+    with_scaling_rule,
+)
 from iclab.hf._probes import (  # noqa: F401
     ScoreMoments,
     ScoreProbe,
@@ -76,6 +86,7 @@ from iclab.hf import (
     _logit_spread,
     _model_cache,
     _probes,
+    _scaling_rules,
     _sentence_embeddings,
     _temperature,
 )
@@ -86,6 +97,7 @@ __all__ = [
     *_model_cache.__all__,
     *_backends.__all__,
     *_temperature.__all__,
+    *_scaling_rules.__all__,
     *_probes.__all__,
     *_estimate.__all__,
     *_logit_spread.__all__,

@@ -31,6 +31,7 @@ from iclab.config import strict_json_loads
 from iclab.errors import ConfigError, IclabError, UnsupportedModelError
 from iclab.hf._gguf_convert import first_line
 from iclab.hf._loading import load_model, parse_dtype
+from iclab.hf._scaling_rules import parse_scaling_rule, set_scaling_rule
 from iclab.hf._temperature import set_temperature
 
 __all__ = ["IclabHFLM", "parse_tau", "main"]
@@ -137,13 +138,16 @@ class IclabHFLM(HFLM):
     head (:func:`iclab.hf.set_temperature`; arXiv:2511.01292 §5.2, docs/papers/temperature.md §3.9).
 
     ``pretrained``: ``smollm2``, ``gemma3-270m`` (through :func:`iclab.hf.load_model`), a local folder, a hub id, or
-    a loaded ``PreTrainedModel``. ``tau``: see :func:`parse_tau` (default 1, the stock model). Every other argument
-    is ``HFLM``'s (``batch_size``, ``device``, ``dtype``, ``max_length``, …).
+    a loaded ``PreTrainedModel``. ``tau``: see :func:`parse_tau` (default 1, the stock model). ``tau_rule``: named
+    scaling rules of long-context models (:func:`iclab.hf.parse_scaling_rule`, e.g. ``logn:L=2048``; ``:`` between
+    parameters, ``+`` between rules, as model_args split on commas), composed with τ. Every other argument is
+    ``HFLM``'s (``batch_size``, ``device``, ``dtype``, ``max_length``, …).
     """
 
-    def __init__(self, pretrained: Any, tau: Any = 1.0, **kwargs: Any) -> None:
+    def __init__(self, pretrained: Any, tau: Any = 1.0, tau_rule: str | None = None, **kwargs: Any) -> None:
         with _clean_errors():
             tau = parse_tau(tau)  # every argument is checked before a model loads
+            rules = parse_scaling_rule(tau_rule) if tau_rule is not None else ()
             kwargs = _on_a_device_here(kwargs)
             if isinstance(pretrained, str) and pretrained.lower() in PACKAGED_ALIASES:
                 model, tok = _load_packaged(
@@ -161,11 +165,13 @@ class IclabHFLM(HFLM):
             except OSError as exc:  # a hub id that is not cached (offline), a folder without a model
                 raise UnsupportedModelError(f"pretrained={pretrained!r}: cannot load it ({first_line(exc)})") from None
             set_temperature(self.model, tau)  # τ = 1 routes through the hook too, and is bit-identical to stock
-            self.tau = tau
+            set_scaling_rule(self.model, rules or None)
+            self.tau, self.tau_rule = tau, "+".join(map(str, rules)) or None
 
     def get_model_info(self) -> dict:
-        """``HFLM``'s model information plus ``iclab_tau``: τ as given (float, ``adaptive`` or the file's values)."""
-        return {**super().get_model_info(), "iclab_tau": self.tau}
+        """``HFLM``'s model information plus ``iclab_tau`` (τ as given: float, ``adaptive`` or the file's values) and
+        ``iclab_tau_rule`` (the scaling rules, or None)."""
+        return {**super().get_model_info(), "iclab_tau": self.tau, "iclab_tau_rule": self.tau_rule}
 
 
 def main(argv: list[str] | None = None) -> int:

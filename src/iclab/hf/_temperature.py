@@ -129,7 +129,7 @@ class _Control:
         self.probes: list[Any] = []
         self.table = None  # (L, H) float64, None = τ 1 everywhere
         self.adaptive: AdaptiveTemperature | None = None
-        self.calls = 0
+        self.rule, self.calls = None, 0  # rule: named scaling rules (iclab.hf.set_scaling_rule), None = none
         self.configs = {id(m.config): m.config for m in model.modules() if getattr(m, "config", None) is not None}
         self.hooks = (
             model.register_forward_pre_hook(self._reset_calls),
@@ -224,6 +224,8 @@ def _iclab_attention(module, query, key, value, attention_mask, scaling=None, dr
         raise UnsupportedModelError(f"{type(module).__name__}: {query.shape[1]} query heads, config says {ctl.H}")
     if scaling is None:
         scaling = query.shape[-1] ** -0.5
+    if ctl.rule is not None:  # position-dependent logit factors of iclab.hf.set_scaling_rule, on the query rows
+        query = ctl.rule.scale_query(module, query, key, kwargs, ctl.adaptive is not None)
     layer = 0 if ctl._uniform and not ctl.probes else ctl.layer_of(module)
     tau = ctl.tau_heads(layer)
     for probe in ctl.probes:
@@ -238,9 +240,8 @@ def _iclab_attention(module, query, key, value, attention_mask, scaling=None, dr
         query = query * ctl.inverse_tau(layer, query)  # (B, H, q, d): per-head scale
     elif tau != 1.0:
         scaling = scaling / tau
-    return _base_function(module, ctl.base)(
-        module, query, key, value, attention_mask, scaling=scaling, dropout=dropout, **kwargs
-    )
+    fn = ctl.rule.attention if getattr(ctl.rule, "cap", None) is not None else _base_function(module, ctl.base)
+    return fn(module, query, key, value, attention_mask, scaling=scaling, dropout=dropout, **kwargs)
 
 
 def _check_adaptive_kwargs(module, key, attention_mask, kwargs) -> None:
@@ -268,9 +269,8 @@ def _install(model) -> _Control:
     from transformers import AttentionInterface
     from transformers.masking_utils import AttentionMaskInterface
 
-    for c in _CONTROLS.values():
-        if c.model is model:
-            return c
+    if (found := _find(model)) is not None:
+        return found
     if not hasattr(model, "set_attn_implementation") or not hasattr(model, "config"):
         raise UnsupportedModelError(f"{type(model).__name__} is not a Hugging Face PreTrainedModel")
     can = getattr(model, "_can_set_attn_implementation", lambda: False)()
