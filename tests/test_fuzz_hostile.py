@@ -114,14 +114,12 @@ def test_hostile_config_files_in_every_format_are_clear_under_a_memory_limit(tmp
 
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory) -> Path:
-    import os
-
     from iclab.experiments import run_experiment
 
-    env = fixture_env()
-    os.environ["ICLAB_EXPERIMENT_MODULES"] = env["ICLAB_EXPERIMENT_MODULES"]
-    out = tmp_path_factory.mktemp("finished") / "r"
-    run_experiment("fx_sweep", overrides={"n_cells": 4}, out=out, executor="serial", progress=False)
+    with pytest.MonkeyPatch.context() as mp:  # the variable must not outlive the fixture: later subprocesses
+        mp.setenv("ICLAB_EXPERIMENT_MODULES", fixture_env()["ICLAB_EXPERIMENT_MODULES"])  # lack the tests folder
+        out = tmp_path_factory.mktemp("finished") / "r"
+        run_experiment("fx_sweep", overrides={"n_cells": 4}, out=out, executor="serial", progress=False)
     return out
 
 
