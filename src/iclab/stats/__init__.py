@@ -79,7 +79,8 @@ from iclab.stats._intervals import (
     paired_differences,
     unit_mean,
 )
-from iclab.stats._judges import judge_absence, judge_direction, judge_equivalence, judge_every_cell, judge_value
+from iclab.stats._every_cell import judge_every_cell
+from iclab.stats._judges import judge_absence, judge_direction, judge_equivalence, judge_value
 from iclab.stats._rules import SHIFT_SE, units_to_agree
 from iclab.stats._calibration import (
     NOMINAL,

@@ -34,7 +34,8 @@ import numpy as np
 
 from iclab.domain import integer
 from iclab.errors import ConfigError
-from iclab.stats._judges import judge_absence, judge_direction, judge_equivalence, judge_every_cell, judge_value
+from iclab.stats._every_cell import judge_every_cell
+from iclab.stats._judges import judge_absence, judge_direction, judge_equivalence, judge_value
 from iclab.stats._rules import (
     AGREE,
     NOMINAL,
