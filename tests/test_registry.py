@@ -12,7 +12,7 @@ def test_the_paper_experiments_are_those_of_the_paper_packages():
     assert {"temperature", "temperature-llm", "temperature-gpt2-regression", "ood", "dispersion", "multihead"} <= set(
         names
     )
-    assert "categorical" in names and len(names) == 7
+    assert "categorical" in names and "scaling-rules" in names and len(names) == 8
     for e in paper_experiments():
         assert e.cells.target.split(".")[2] in PAPER_PACKAGES
 

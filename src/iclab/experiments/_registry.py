@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 # One sub-package per paper, in report order.
-PAPER_PACKAGES = ("temperature", "ood", "dispersion", "multihead", "categorical")
+PAPER_PACKAGES = ("temperature", "ood", "dispersion", "multihead", "categorical", "scaling")
 # The entry-point group through which installed packages register experiments.
 PLUGIN_GROUP = "iclab.experiments"
 _REGISTRY: dict[str, Experiment] = {}

@@ -1,0 +1,91 @@
+"""The claims of ``scaling-rules`` as records (docs/papers/scaling.md §4): for every rule and model, paired with the
+stock model on the same prompts (the unit of replication is the prompt: task, size, prompt index), that it leaves
+retrieval accuracy unchanged within the trained length, and that it raises it past the trained length."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from iclab.experiments._records import ClaimRecord, Measure, Rule
+from iclab.experiments.scaling.config import STOCK, ScalingConfig
+from iclab.experiments.scaling.tables import prompt_rows
+
+__all__ = ["claims", "judged_rows", "SMALLEST", "TRAINED_TOKENS"]
+
+#: the smallest change of exact match (pooled over the run's tasks and sizes) that matters
+SMALLEST = 0.1
+#: the models' trained context lengths (their configs' max_position_embeddings), to say before a run whether it
+#: reaches past them
+TRAINED_TOKENS = {"smollm2": 8192, "gemma3-270m": 32768}
+_TOKENS_PER_LINE = 6  # about, over the tasks' lines
+PROMPT = ("task", "size", "group")
+_SOURCES = {
+    "logn": "Qwen technical report, arXiv:2309.16609 §2.3 (LogN-scaling)",
+    "llama4": "Llama 4 (transformers llama4: attn_temperature_tuning)",
+    "ministral": "Ministral 3 (transformers ministral3: llama_4_scaling_beta)",
+    "ssmax": "Scalable-Softmax, arXiv:2501.19399",
+    "yarn": "YaRN, arXiv:2309.00071 (attention factor)",
+    "softcap": "Gemma 2, arXiv:2408.00118 (logit soft-capping)",
+}
+
+
+def judged_rows(cfg: ScalingConfig, df: pd.DataFrame) -> pd.DataFrame:
+    """One row per prompt (:func:`.tables.prompt_rows`)."""
+    return prompt_rows(df)
+
+
+def _source(rule: str) -> str:
+    return "; ".join(_SOURCES[part.split(":")[0]] for part in rule.split("+"))
+
+
+def _past_not_run(model: str):
+    def not_run(cfg: ScalingConfig, record) -> str:
+        longest = _TOKENS_PER_LINE * max(cfg.sizes)
+        if longest > TRAINED_TOKENS[model]:
+            return ""
+        return (
+            f"every size of this run (about {longest} tokens at most) is within {model}'s trained "
+            f"{TRAINED_TOKENS[model]} tokens; a rule is made for past it: sizes beyond "
+            f"{TRAINED_TOKENS[model] // _TOKENS_PER_LINE} lines would judge it (the full preset, on a GPU)"
+        )
+
+    not_run.__name__ = f"past_trained_not_run_{model}"
+    return not_run
+
+
+def _pair(cfg: ScalingConfig, rule: str, model: str, within: bool) -> Measure:
+    where = {"part": "retrieval", "model": model, "within": within}
+    return Measure({**where, "rule": rule}, column="em", unit=PROMPT, base={**where, "rule": STOCK})
+
+
+def claims(cfg: ScalingConfig) -> list[ClaimRecord]:
+    out = []
+    for rule in cfg.rules:
+        for m in cfg.models:
+            out += [
+                ClaimRecord(
+                    f"{rule}/{m}/within-trained",
+                    f"{m}: `{rule}` changes retrieval accuracy within the trained context by less than {SMALLEST:g}",
+                    _source(rule),
+                    "equivalence",
+                    quantity=f"per prompt, exact match with `{rule}` minus the stock model's, at every size within "
+                    "the trained length",
+                    extra="Above: the rule helps; below: it hurts (not 'no change')",
+                    paper_value="in-distribution quality kept",
+                    measure=_pair(cfg, rule, m, within=True),
+                    rule=Rule("absence", smallest=SMALLEST, units="prompts"),
+                ),
+                ClaimRecord(
+                    f"{rule}/{m}/past-trained",
+                    f"{m}: past the trained context, `{rule}` raises retrieval accuracy over the stock model",
+                    _source(rule),
+                    "effect direction",
+                    quantity=f"per prompt, exact match with `{rule}` minus the stock model's, at every size past the "
+                    "trained length",
+                    paper_value="longer contexts without retraining",
+                    not_run=_past_not_run(m),
+                    measure=_pair(cfg, rule, m, within=False),
+                    rule=Rule("direction", sign=+1, smallest=SMALLEST / 2, units="prompts"),
+                ),
+            ]
+    return out
