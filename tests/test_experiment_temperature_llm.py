@@ -265,7 +265,7 @@ def test_config_errors():
         TemperatureLLMConfig(noise_ratios=(0.2, 1.3))
     with pytest.raises(ConfigError, match="n_questions"):
         TemperatureLLMConfig(n_questions=1)
-    with pytest.raises(ConfigError, match="dtype"):
+    with pytest.raises(ConfigError, match="dtype.*'auto' or one of float32"):
         TemperatureLLMConfig(dtype="int4")
     with pytest.raises(ConfigError, match="models"):
         TemperatureLLMConfig(models=())
@@ -321,6 +321,10 @@ def test_end_to_end_tiny_llama(tiny_model_dir, tmp_path):
     res = run_and_report("temperature-llm", "quick", over, out=tmp_path / "run", executor="serial", progress=False)
     df = res.results
     assert len(df) == 4 and len(res.failed) == 0
+    from iclab.hf import parse_dtype
+
+    assert res.config.dtype == "auto"  # the default: bf16 where the CPU computes it natively; each cell says which
+    assert set(df["dtype"]) == {str(parse_dtype("auto", "cpu")).removeprefix("torch.")}
     (screen,) = df[df["part"] == "screen"].to_dict("records")
     assert len(screen["em_clean"]) == len(screen["em_noisy"]) == len(screen["group"]) == 40
     for _, r in df[df["part"] != "screen"].iterrows():
