@@ -32,7 +32,6 @@ __all__ = [
     "cache_dir",
     "converted_cache",
     "parse_dtype",
-    "AUTO_DTYPE",
     "ModelPackage",
     "MODEL_ALIASES",
     "MODEL_PACKAGES",
