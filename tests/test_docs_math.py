@@ -2,7 +2,7 @@
 copies it from a PyPI package at build time), every formula of every paper note and API page (the theory and hf pages among them)
 is typeset, none is left as raw TeX, and none is a MathJax error (an undefined macro such as ``\\boldsymbol`` is an
 error: ``noundefined`` is off). The checker itself is shown to catch an undefined macro, raw TeX and a page whose
-MathJax does not load. Chromium is required (``.ci/run`` installs Debian's ``chromium``): without it this test fails.
+MathJax does not load. Chromium is required (``make install`` installs Debian's ``chromium``): without it this test fails.
 """
 
 import os
@@ -48,7 +48,7 @@ PROBE = r"""(async () => {
 def chromium():
     path = shutil.which("chromium")
     if path is None:
-        pytest.fail("chromium is not installed: apt-get install -y chromium (.ci/run does this)")
+        pytest.fail("chromium is not installed: `make install` installs it (apt-get install -y chromium as root)")
     return path
 
 

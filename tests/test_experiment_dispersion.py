@@ -120,6 +120,7 @@ def test_cells_and_presets():
         ("real_text", "wiki"),
         ("sharp_eps", "1.5"),
         ("real_sizes", "0"),
+        ("lookup_dtype", "int4"),
     ],
 )
 def test_bad_config_raises_config_error(key, value):
@@ -170,9 +171,14 @@ def test_lookup_cell_on_a_tiny_model(monkeypatch):
     ).eval()
     import iclab.hf
 
-    monkeypatch.setattr(iclab.hf, "shared_model", lambda name, causal=None: (model, tok, "tiny: random Llama"))
+    asked = []
+    monkeypatch.setattr(
+        iclab.hf, "shared_model", lambda name, causal=None, dtype=None: asked.append(dtype) or (model, tok, "tiny")
+    )
     cfg = get_experiment("dispersion").config("quick", {"lookup_lists": "2", "lookup_queries": "3"})
     out = lookup.run_lookup_cell(cfg, {"part": "lookup", "model": "tiny", "task": "kv", "n_pairs": 6, "seed": 0})
+    auto = iclab.hf.parse_dtype("auto")  # the default lookup_dtype: bf16 where the CPU computes it natively
+    assert cfg.lookup_dtype == "auto" and asked == [auto] and out["dtype"] == str(auto).removeprefix("torch.")
     assert out["list"] == [0, 0, 0, 1, 1, 1] and len(out["em_softmax"]) == len(out["em_adaptive"]) == 6
     assert set(out["em_softmax"]) <= {0, 1} and out["tokens"] > 6 * 4
     out = lookup.run_lookup_cell(cfg, {"part": "lookup", "model": "tiny", "task": "passkey", "n_pairs": 6, "seed": 0})

@@ -4,6 +4,7 @@ with a known answer, and an end-to-end run on a tiny random-init Llama with an o
 test on the real Gemma 3 270M."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -265,7 +266,7 @@ def test_config_errors():
         TemperatureLLMConfig(noise_ratios=(0.2, 1.3))
     with pytest.raises(ConfigError, match="n_questions"):
         TemperatureLLMConfig(n_questions=1)
-    with pytest.raises(ConfigError, match="dtype"):
+    with pytest.raises(ConfigError, match="dtype.*'auto' or one of float32"):
         TemperatureLLMConfig(dtype="int4")
     with pytest.raises(ConfigError, match="models"):
         TemperatureLLMConfig(models=())
@@ -321,6 +322,10 @@ def test_end_to_end_tiny_llama(tiny_model_dir, tmp_path):
     res = run_and_report("temperature-llm", "quick", over, out=tmp_path / "run", executor="serial", progress=False)
     df = res.results
     assert len(df) == 4 and len(res.failed) == 0
+    from iclab.hf import parse_dtype
+
+    assert res.config.dtype == "auto"  # the default: bf16 where the CPU computes it natively; each cell says which
+    assert set(df["dtype"]) == {str(parse_dtype("auto", "cpu")).removeprefix("torch.")}
     (screen,) = df[df["part"] == "screen"].to_dict("records")
     assert len(screen["em_clean"]) == len(screen["em_noisy"]) == len(screen["group"]) == 40
     for _, r in df[df["part"] != "screen"].iterrows():
@@ -372,3 +377,19 @@ def test_every_preset_leaves_room_for_its_screen(preset):
         assert len(pool) >= cfg.screen_questions + max([cfg.n_demos, *cfg.demo_counts])
         if cfg.n_questions:  # an explicit size keeps its questions: the reference runs are not moved
             assert questions == question_split(task, cfg.n_questions, cfg.seed)[0]
+
+
+def test_every_quick_claim_has_its_paper_settings_counterpart():
+    """The quick run judges the reference run's task (``antonym``, where noisy demonstrations hurt both models), so
+    each of its claim ids is one the ``paper`` preset declares and the shipped reference run judged; the paper
+    preset's extra noise ratios are its own (the report lists them as "paper settings only")."""
+    from iclab.experiments.temperature.llm.claims import claims
+    from iclab.experiments.temperature.llm.config import PAPER, QUICK
+
+    quick, paper = {c.id for c in claims(QUICK)}, {c.id for c in claims(PAPER)}
+    reference = set(
+        json.loads((Path(__file__).parent / "data" / "reference_verdicts.json").read_text())["temperature-llm"]
+    )
+    assert QUICK.tasks == PAPER.tasks == ("antonym",) and len(quick) == 10
+    assert quick <= paper and paper == reference
+    assert {c.split("/")[-1] for c in paper - quick} == {"0.2", "0.6"}

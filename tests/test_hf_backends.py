@@ -42,6 +42,23 @@ def test_gemma3_tau_one_is_bit_identical(gemma):
     assert gemma.config._attn_implementation == base
 
 
+@pytest.mark.parametrize("attn", BACKENDS)
+def test_gemma3_bf16_tau_one_is_bit_identical(attn, monkeypatch):
+    """bf16 (what ``dtype="auto"`` picks where the hardware computes it): τ = 1 is the stock bf16 Gemma 3 bit for bit
+    on every backend, sliding-window layers and padding included; τ ≠ 1 changes the output."""
+    if attn == "flex_attention":
+        uncompiled_flex(monkeypatch)
+    gemma = tiny_gemma3(attn, dtype=torch.bfloat16)
+    ids, mask = batch()
+    stock = output(gemma, ids, mask)
+    assert stock.dtype == torch.bfloat16
+    for tau in (1.0, [1.0] * L3, torch.ones(L3, 3)):
+        with with_temperature(gemma, tau):
+            assert same(output(gemma, ids, mask), stock)
+    with with_temperature(gemma, [0.6, 1.7, 3.1]):
+        assert max_diff(output(gemma, ids, mask).double(), stock.double()) > 1e-2
+
+
 @pytest.mark.parametrize("gemma", BACKENDS, indirect=True)
 def test_gemma3_fixed_per_layer_per_head_match_references(gemma):
     """Per-layer τ equals the stock code path with ``scaling / τ_ℓ``; per-head τ equals a hand-written eager

@@ -63,6 +63,53 @@ def test_parse_dtype():
     assert parse_dtype(torch.float32) is torch.float32
 
 
+def test_auto_dtype_is_bf16_where_the_hardware_computes_it(monkeypatch):
+    """``"auto"``: bf16 on a CPU with avx512_bf16 or AMX tiles (torch's checks) and on CUDA of capability ≥ 8.0;
+    float32 elsewhere. The checks are replaced here, so every branch runs on any machine."""
+    for bf16, amx, want in (
+        (True, False, torch.bfloat16),
+        (False, True, torch.bfloat16),
+        (False, False, torch.float32),
+    ):
+        monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda bf16=bf16: bf16)
+        monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda amx=amx: amx)
+        assert parse_dtype("auto") is want and parse_dtype("AUTO", "cpu") is want
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    for major, want in ((8, torch.bfloat16), (9, torch.bfloat16), (7, torch.float32)):
+        monkeypatch.setattr(torch.cuda, "get_device_capability", lambda dev=None, major=major: (major, 0))
+        assert parse_dtype("auto", "cuda:0") is want and parse_dtype("auto", torch.device("cuda")) is want
+    assert parse_dtype("auto", "meta") is torch.float32  # no native bf16 known: float32
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert parse_dtype("auto", "cuda") is torch.float32
+
+
+def test_auto_dtype_reads_cpuinfo_where_torch_has_no_check(monkeypatch, tmp_path):
+    monkeypatch.delattr(torch.cpu, "_is_avx512_bf16_supported")
+    flags = {"flags : fpu avx512f avx512_bf16": torch.bfloat16, "flags : fpu amx_bf16": torch.bfloat16}
+    flags["flags : fpu avx2 avx512f"] = torch.float32
+    real = Path.read_text
+    for text, want in flags.items():
+        monkeypatch.setattr(
+            Path,
+            "read_text",
+            lambda self, *a, text=text, **k: text if str(self) == "/proc/cpuinfo" else real(self, *a, **k),
+        )
+        assert parse_dtype("auto") is want
+
+
+def test_bad_dtype_names_auto_among_the_allowed():
+    with pytest.raises(ConfigError, match="'auto' or one of float32, fp32, bfloat16") as err:
+        parse_dtype("int4")
+    assert "int4" in str(err.value)
+    with pytest.raises(ConfigError, match="device"):
+        parse_dtype("auto", "not-a-device")
+
+
+def test_auto_dtype_loads_as_the_machine_computes(tiny_folder):
+    model, _, _ = load_model(str(tiny_folder), dtype="auto")
+    assert next(model.parameters()).dtype == parse_dtype("auto")
+
+
 def test_broken_folders_one_error_each(tiny_folder, tmp_path):
     import shutil
 

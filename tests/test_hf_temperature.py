@@ -75,6 +75,32 @@ def test_per_head_tau_matches_reference(models, name):
     assert torch.equal(a, b)
 
 
+@pytest.fixture(scope="module")
+def bf16_models():
+    return {which: tiny_models(which, dtype=torch.bfloat16) for which in ("sdpa", "eager")}
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("which", ["sdpa", "eager"])
+def test_bf16_tau_one_is_bit_identical_and_fixed_tau_matches_scaled_reference(bf16_models, name, which):
+    """bf16, what ``dtype="auto"`` picks on a CPU with avx512_bf16/AMX or a CUDA GPU of capability ≥ 8: τ = 1 is the
+    stock bf16 model bit for bit (padding included); a per-layer τ matches the stock code path with scaling/τ_ℓ
+    within bf16 rounding (2⁻⁷ of the largest logit) and changes the output."""
+    m = bf16_models[which][name]
+    assert next(m.parameters()).dtype == torch.bfloat16
+    ids, mask = batch()
+    stock = output(m, ids, mask)
+    for tau in (1.0, [1.0] * L, torch.ones(L, m.config.num_attention_heads)):
+        with with_temperature(m, tau):
+            assert same(output(m, ids, mask), stock)
+    taus = [0.6, 1.7, 3.1]
+    ref = output(scaled_copy(m, taus), ids, mask).double()
+    with with_temperature(m, taus):
+        got = output(m, ids, mask).double()
+    scale = stock.double().abs().max()
+    assert max_diff(got, ref) <= scale * 2**-7 and max_diff(got, stock.double()) > 0.05 * scale
+
+
 def test_float32_fixed_tau_close_to_reference():
     m = tiny_models("sdpa", dtype=torch.float32)["llama"]
     ids, mask = batch()
@@ -328,6 +354,30 @@ def smollm2():
     from iclab.hf import load_model
 
     return load_model("smollm2")
+
+
+@pytest.mark.slow
+def test_smollm2_bf16_tau_one_is_the_stock_bf16_model(smollm2):
+    """The real SmolLM2 in bf16 (the dtype ``"auto"`` picks where the CPU computes bf16): τ = 1 gives the stock bf16
+    logits bit for bit, and the same greedy answer as float32."""
+    import copy
+
+    model = copy.deepcopy(smollm2[0]).to(torch.bfloat16)
+    tok = smollm2[1]
+    enc = tok(
+        ["Country: France\nCapital: Paris\n\nCountry: Italy\nCapital:", "Country: Spain\nCapital:"],
+        return_tensors="pt",
+        padding=True,
+        padding_side="left",
+    )
+    ids, mask = enc["input_ids"], enc["attention_mask"]
+    stock = output(model, ids, mask)
+    assert stock.dtype == torch.bfloat16
+    with with_temperature(model, 1.0):
+        assert torch.equal(output(model, ids, mask), stock)
+    with with_temperature(model, 1.6):
+        assert (output(model, ids, mask) - stock).abs().max() > 1e-2
+    assert torch.equal(stock[:, -1].argmax(-1), output(smollm2[0], ids, mask)[:, -1].argmax(-1))
 
 
 @pytest.mark.slow

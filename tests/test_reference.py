@@ -202,6 +202,69 @@ def test_the_combined_report_puts_the_paper_settings_verdict_beside_each(made_up
     assert got[f"fx_other/{ref.rows['lognormal-mean'].claim}"] == "— (no reference shipped)"
 
 
+def test_claims_only_the_reference_has_are_listed_in_the_ledger_and_the_csv(made_up, tmp_path):
+    """A quick run that lacks two of the reference's claims (one headline): both appear in the headline table and
+    the other claims' table of the ledger, and in comparisons.csv, marked "paper settings only" beside the
+    reference's verdict; the counts include them."""
+    tmp, _, quick, _ = made_up
+    folder = tmp_path / "quick"
+    shutil.copytree(quick.path, folder)
+    summary = json.loads((folder / "summary.json").read_text())
+    summary["comparisons"] = [c for c in summary["comparisons"] if c["id"] == "grows-with-1/tau"]
+    (folder / "summary.json").write_text(json.dumps(summary))
+    page = write_combined_report([folder], tmp_path / "report", reference_root=tmp / "ref")
+    ref = load_reference("fx_sweep", tmp / "ref")
+    md = (tmp_path / "report" / "report.md").read_text()
+    ledger = md[md.index("## Claims ledger") : md.index("## Summary")]
+    (head,) = _cells(ledger, "| paper-settings verdict (reference run) | this run | claim | experiment | kind |")
+    assert head[:3] == [
+        ref.rows["lognormal-mean"].verdict,
+        "paper settings only",
+        "★ " + ref.rows["lognormal-mean"].claim,
+    ]
+    others = _cells(ledger, "| this run | paper-settings verdict (reference run) | claim | experiment | kind |")
+    assert [r[:3] for r in others] == [
+        [summary["comparisons"][0]["verdict"], ref.rows["grows-with-1/tau"].verdict, "the mean falls as τ grows"],
+        ["paper settings only", ref.rows["needs-many-cells"].verdict, ref.rows["needs-many-cells"].claim],
+    ]
+    assert "This run: 1 claims:" in ledger and "2 of them paper settings only" in ledger
+    html = page.read_text()
+    assert html.count("<td class='na'>paper settings only</td>") == 2
+    assert {h[1:] for h in re.findall(r"href='(#[^']+)'", html)} <= set(re.findall(r"id='([^']+)'", html))
+    csv = pd.read_csv(tmp_path / "report" / "comparisons.csv", keep_default_na=False).set_index("id")
+    assert sorted(csv.index) == sorted(ref.rows)
+    for cid in ("lognormal-mean", "needs-many-cells"):
+        row = csv.loc[cid]
+        assert row["verdict"] == "paper settings only" and row["measured"] == "" and row["statistic"] == ""
+        assert row["paper_settings_verdict"] == ref.rows[cid].verdict and row["claim"] == ref.rows[cid].claim
+    assert csv.loc["grows-with-1/tau", "verdict"] == summary["comparisons"][0]["verdict"]
+
+
+def test_every_shipped_reference_claim_appears_in_a_report_of_runs_without_them(tmp_path):
+    """Runs of every experiment with a shipped reference that judged no claim at all: the combined report still
+    lists each of the reference runs' claims (the snapshot's, all of them) in the ledger and comparisons.csv."""
+    snapshot = json.loads(SNAPSHOT.read_text())
+    folders = []
+    for name, ref in reference_runs().items():
+        folder = tmp_path / name
+        folder.mkdir()
+        shutil.copy(ref / "config.json", folder / "config.json")
+        (folder / "summary.json").write_text(json.dumps({"comparisons": []}))
+        folders.append(folder)
+    write_combined_report(folders, tmp_path / "report")
+    csv = pd.read_csv(tmp_path / "report" / "comparisons.csv", keep_default_na=False)
+    total = sum(map(len, snapshot.values()))
+    assert len(csv) == total and (csv["verdict"] == "paper settings only").all()
+    assert set(zip(csv["experiment"], csv["id"])) == {(e, cid) for e, ids in snapshot.items() for cid in ids}
+    assert dict(zip(zip(csv["experiment"], csv["id"]), csv["paper_settings_verdict"])) == {
+        (e, cid): v for e, ids in snapshot.items() for cid, v in ids.items()
+    }
+    md = (tmp_path / "report" / "report.md").read_text()
+    ledger = md[md.index("## Claims ledger") : md.index("## Summary")]
+    assert ledger.count("| paper settings only |") == total
+    assert "This run: 0 claims:" in md and f"{total} of them paper settings only" in md
+
+
 def _summary(run_dir: Path) -> list[dict]:
     return json.loads((run_dir / "summary.json").read_text())["comparisons"]
 

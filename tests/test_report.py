@@ -108,6 +108,7 @@ def test_comparisons_csv_and_summary_json_carry_every_field(two_runs):
     assert list(rows.columns) == [
         "paper",
         "experiment",
+        "id",
         "claim",
         "source",
         "kind",
@@ -122,6 +123,7 @@ def test_comparisons_csv_and_summary_json_carry_every_field(two_runs):
     ]
     assert (rows["paper_settings_verdict"] == "— (no reference shipped)").all()  # the fixtures ship none
     assert len(rows) == 6 and set(rows["verdict"]) <= {"agrees", "disagrees", "not judged"}
+    assert sorted(rows["id"]) == sorted(["lognormal-mean", "grows-with-1/tau", "needs-many-cells"] * 2)
     assert (rows["test"] != "").all() and (rows["kind"] != "").all()
     assert (rows.loc[rows["verdict"] == "not judged", "reason"] != "").all()
     summary = json.loads((root / "b" / "summary.json").read_text())

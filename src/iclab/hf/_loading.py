@@ -106,13 +106,43 @@ DTYPES = {
 }
 
 
-def parse_dtype(value: str | torch.dtype) -> torch.dtype:
-    """A torch floating dtype from ``torch.float32`` or a name (``float32``/``fp32``, ``bf16``, ``fp16``, ``float64``)."""
+#: ``dtype="auto"``: bf16 where the device computes it natively, float32 elsewhere (:func:`parse_dtype`).
+AUTO_DTYPE = "auto"
+
+
+def parse_dtype(value: str | torch.dtype, device: str | torch.device | None = None) -> torch.dtype:
+    """A torch floating dtype from ``torch.float32`` or a name (``float32``/``fp32``, ``bf16``, ``fp16``, ``float64``),
+    or ``"auto"``: bf16 where ``device`` (default the CPU) computes it natively — a CPU with the ``avx512_bf16`` or
+    AMX instructions, a CUDA GPU of compute capability ≥ 8.0 — and float32 elsewhere (on CPU without them bf16 is
+    emulated, slower than float32)."""
     if isinstance(value, torch.dtype) and value in DTYPES.values():
         return value
     if isinstance(value, str) and value.lower() in DTYPES:
         return DTYPES[value.lower()]
-    raise ConfigError("dtype", value, f"one of {', '.join(DTYPES)} (or the torch dtype)")
+    if isinstance(value, str) and value.lower() == AUTO_DTYPE:
+        return torch.bfloat16 if _native_bf16(device) else torch.float32
+    raise ConfigError("dtype", value, f"{AUTO_DTYPE!r} or one of {', '.join(DTYPES)} (or the torch dtype)")
+
+
+def _native_bf16(device: str | torch.device | None) -> bool:
+    """Whether ``device`` computes bf16 natively: CUDA compute capability ≥ 8.0 (Ampere on), or a CPU with the
+    ``avx512_bf16`` or AMX-tile instructions (torch's CPU feature checks; else ``/proc/cpuinfo``'s flags)."""
+    try:
+        dev = torch.device("cpu" if device is None else device)
+    except (RuntimeError, TypeError):
+        raise ConfigError("device", device, "a torch device such as 'cpu', 'cuda' or 'cuda:1'") from None
+    if dev.type == "cuda":
+        return torch.cuda.is_available() and torch.cuda.get_device_capability(dev)[0] >= 8
+    if dev.type != "cpu":
+        return False
+    try:
+        return bool(torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported())
+    except AttributeError:  # a torch without the checks: the kernel's flags
+        try:
+            flags = set(Path("/proc/cpuinfo").read_text().split())
+        except OSError:
+            return False
+        return bool(flags & {"avx512_bf16", "amx_bf16"})
 
 
 def cache_dir(cache_dir: str | os.PathLike | None = None) -> Path:
@@ -227,7 +257,11 @@ def _options(dtype, device_map, attn_implementation) -> dict:
         raise ConfigError(
             "attn_implementation", attn_implementation, f"None or one of {', '.join(ATTN_IMPLEMENTATIONS)}"
         )
-    opts = {"dtype": parse_dtype(dtype)}
+    device = (
+        f"cuda:{device_map}" if isinstance(device_map, int) else device_map
+    )  # "auto"/a dict: dtype "auto" picks for the CPU
+    device = device if isinstance(device, (str, torch.device)) and device != "auto" else None
+    opts = {"dtype": parse_dtype(dtype, device)}
     if device_map is not None:
         opts["device_map"] = device_map
     if attn_implementation is not None:
@@ -248,7 +282,8 @@ def load_model(
 
     ``name_or_path``: ``"minilm"``, ``"smollm2"``, ``"gemma3-270m"``, a local folder or a hub id (downloaded only when
     ``HF_HUB_OFFLINE`` is unset). ``causal``: load an LM head (``AutoModelForCausalLM``) or the bare encoder
-    (``AutoModel``); ``None`` picks from the config. ``dtype`` (a torch dtype or ``"bf16"``, ``"fp16"``, …),
+    (``AutoModel``); ``None`` picks from the config. ``dtype`` (a torch dtype or ``"bf16"``, ``"fp16"``, …; ``"auto"``: bf16 where
+    ``device_map``'s device, default the CPU, computes it natively, else float32),
     ``device_map`` (e.g. ``"cuda"``, ``"auto"``) and ``attn_implementation`` (``"sdpa"``, ``"eager"``,
     ``"flex_attention"``, ``"flash_attention_2"``) go to ``from_pretrained``. ``source_description`` says where the
     weights came from.

@@ -26,6 +26,7 @@ from iclab.report._html import html_table, md_to_html, page, slug, verdict_cell
 from iclab.report._judging import rejudged_summary
 from iclab.report._reference import Reference, load_reference
 from iclab.report._run_report import (
+    PAPER_SETTINGS_ONLY,
     REFERENCE_COLUMN,
     fmt_seconds,
     reference_cell_md,
@@ -103,22 +104,30 @@ _SUMMARY_HEADER = [
 ]
 
 
-def _ledger_table(rows: list[tuple[ReportRun, Comparison]], ref_first: bool) -> tuple[str, list[str]]:
+def _claim_rows(runs: Sequence[ReportRun]) -> list[tuple[ReportRun, Comparison, bool]]:
+    """``(run, claim, reference only)`` of every claim of ``runs``: this run's, then those only its reference has."""
+    return [(r, c, False) for r in runs for c in r.comparisons] + [(r, c, True) for r in runs for c in r.reference_only]
+
+
+def _ledger_table(rows: list[tuple[ReportRun, Comparison, bool]], ref_first: bool) -> tuple[str, list[str]]:
     """One ledger table (HTML, markdown lines): verdict, claim, experiment, kind, evidence — and where the runs have
-    a reference, the paper-settings verdict beside this run's, first when ``ref_first``."""
+    a reference, the paper-settings verdict beside this run's, first when ``ref_first``. A row ``(run, claim,
+    True)`` is a claim only the reference run has: this run's cell reads "paper settings only", its evidence is
+    the experiment's section."""
     with_ref = rows[0][0].reference is not None
     ours = ["this run"] if with_ref else ["verdict"]
     verdicts = ([REFERENCE_COLUMN] + ours if ref_first else ours + [REFERENCE_COLUMN]) if with_ref else ours
     header = verdicts + ["claim", "experiment", "kind"]
     body, md = [], ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for r, c in rows:
-        cells = {"this run": verdict_cell(c.verdict), "verdict": verdict_cell(c.verdict)}
-        mds = {"this run": c.verdict, "verdict": c.verdict}
+    for r, c, only in rows:
+        mine = PAPER_SETTINGS_ONLY if only else c.verdict
+        cell = f"<td class='na'>{PAPER_SETTINGS_ONLY}</td>" if only else verdict_cell(c.verdict)
+        cells, mds = {"this run": cell, "verdict": cell}, {"this run": mine, "verdict": mine}
         if with_ref:
             cells[REFERENCE_COLUMN] = reference_cell_html(r.reference, c.id, short=True)
             mds[REFERENCE_COLUMN] = reference_cell_md(r.reference, c.id, short=True)
         star = "★ " if c.headline else ""
-        link = f"<a href='#{anchor(r.exp.name, c.id)}'>row</a>"
+        link = f"<a href='#{slug(r.exp.name) if only else anchor(r.exp.name, c.id)}'>{'section' if only else 'row'}</a>"
         body.append(
             [cells[v] for v in verdicts]
             + [star + html.escape(c.claim), html.escape(r.exp.name)]
@@ -140,20 +149,23 @@ def _ledger(groups: list[tuple[str, list[ReportRun]]]) -> tuple[list[str], list[
     ]
     md = ["## Claims ledger", ""]
     for key, rs in groups:
-        rows = [(r, c) for r in rs for c in r.comparisons]
+        rows = _claim_rows(rs)
         if not rows:
             continue
-        claims = [c for _, c in rows]
+        claims = [c for _, c, only in rows if not only]
         counts = tally_line(claims)
         if any(r.reference is not None for r in rs):
             refs = {r.exp.name: r.reference for r in rs if r.reference is not None}
-            counts = f"This run: {counts} Reference runs (paper settings): {reference_tally_line(claims, refs)}"
+            counts = f"This run: {counts} Reference runs (paper settings): {_paper_settings_tally(rows, refs)}"
         counts = f"{counts} {chance_line([r.summary for r in rs])}."
         html_out.append(f"<h3>{html.escape(PAPERS.get(key, key))}</h3><p class='meta'>{html.escape(counts)}</p>")
         md += [f"### {PAPERS.get(key, key)}", "", counts, ""]
         split = rows[0][0].reference is not None
-        parts = [(True, [rc for rc in rows if rc[1].headline]), (False, [rc for rc in rows if not rc[1].headline])]
-        for headline, part in parts if split else [(False, sorted(rows, key=lambda rc: not rc[1].headline))]:
+        parts = [
+            (True, [row for row in rows if row[1].headline]),
+            (False, [row for row in rows if not row[1].headline]),
+        ]
+        for headline, part in parts if split else [(False, sorted(rows, key=lambda row: not row[1].headline))]:
             if not part:
                 continue
             if split:
@@ -166,17 +178,38 @@ def _ledger(groups: list[tuple[str, list[ReportRun]]]) -> tuple[list[str], list[
     return html_out, md
 
 
+def _paper_settings_tally(rows: list[tuple[ReportRun, Comparison, bool]], refs: dict) -> str:
+    """The paper-settings counts over every claim of ``rows`` (this run's and the reference-only ones), and how many
+    of them only the reference run has."""
+    only = sum(o for _, _, o in rows)
+    line = reference_tally_line([c for _, c, _ in rows], refs)
+    return line + (
+        f" {only} of them {PAPER_SETTINGS_ONLY} (the reference run has them, this run does not)." if only else ""
+    )
+
+
+CSV_FIELDS = ("paper", "experiment", "id") + tuple(f for f in COMPARISON_FIELDS if f not in ("paper", "experiment"))
+#: The fields of a claim only the reference run has that say nothing of this run: blank in its CSV row.
+_THIS_RUN_ONLY = ("measured", "uncertainty", "statistic")
+
+
 def write_comparisons_csv(runs: Sequence[ReportRun], path: Path) -> Path:
-    """Every comparison row of ``runs`` to ``path`` with the fields ``COMPARISON_FIELDS``, and where the runs have a
-    reference, ``paper_settings_verdict`` (the reference run's verdict of the claim, or "— (…)" saying why none)."""
+    """Every comparison row of ``runs`` to ``path`` with the fields ``CSV_FIELDS`` (the claim ``id`` and
+    ``COMPARISON_FIELDS``), and where the runs have a reference, ``paper_settings_verdict`` (the reference run's
+    verdict of the claim, or "— (…)" saying why none). A claim only the reference run has gets a row too: verdict
+    "paper settings only", this run's measured value, uncertainty and statistic blank."""
     with_ref = any(r.reference is not None for r in runs)
     with atomic_write(path) as tmp, open(tmp, "w", newline="") as fh:
         writer = csv.writer(fh)
-        writer.writerow(list(COMPARISON_FIELDS) + (["paper_settings_verdict"] if with_ref else []))
+        writer.writerow(list(CSV_FIELDS) + (["paper_settings_verdict"] if with_ref else []))
         for r in runs:
             for c in r.comparisons:
                 extra = [] if not with_ref else [_csv_verdict(r.reference, c.id)]
-                writer.writerow([getattr(c, f) for f in COMPARISON_FIELDS] + extra)
+                writer.writerow([getattr(c, f) for f in CSV_FIELDS] + extra)
+            for c in r.reference_only:
+                why = "not in this run: only the reference run (paper preset) has this claim"
+                mine = {f: "" for f in _THIS_RUN_ONLY} | {"verdict": PAPER_SETTINGS_ONLY, "reason": why}
+                writer.writerow([mine.get(f, getattr(c, f)) for f in CSV_FIELDS] + [c.verdict])
     return path
 
 
@@ -199,14 +232,15 @@ def write_combined_report(
     ``failures``: lines ``"experiment: error"`` for experiments that could not run at all (shown at the top).
     """
     runs = [_load(Path(d), reference_root) for d in run_dirs]
-    claims = [c for r in runs for c in r.comparisons]
+    rows = _claim_rows(runs)
     refs = {r.exp.name: r.reference for r in runs}
     shipped = sorted(name for name, ref in refs.items() if ref.shipped)
     papers = len({r.exp.paper for r in runs})
     headline = (
-        f"{len(runs)} experiment(s) over {papers} paper(s). This run: {tally_line(claims)} Reference runs (paper "
-        f"settings, re-judged by this iclab): {reference_tally_line(claims, refs)} Reference runs are shipped for "
-        f"{len(shipped)} of these {len(runs)} experiment(s)" + (f" ({', '.join(shipped)})." if shipped else ".")
+        f"{len(runs)} experiment(s) over {papers} paper(s). This run: "
+        f"{tally_line([c for _, c, only in rows if not only])} Reference runs (paper settings, re-judged by this "
+        f"iclab): {_paper_settings_tally(rows, refs)} Reference runs are shipped for {len(shipped)} of these "
+        f"{len(runs)} experiment(s)" + (f" ({', '.join(shipped)})." if shipped else ".")
     )
     return write_report_pages(Path(out_dir), TITLE, headline, runs, _SUMMARY_HEADER, _summary_rows, failures)
 

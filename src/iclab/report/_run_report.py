@@ -31,6 +31,7 @@ __all__ = [
     "tally",
     "tally_line",
     "REFERENCE_COLUMN",
+    "PAPER_SETTINGS_ONLY",
     "reference_cell_md",
     "reference_line",
     "reference_tally_line",
@@ -40,6 +41,8 @@ __all__ = [
 REFERENCE_COLUMN = "paper-settings verdict (reference run)"
 NO_REFERENCE = "— (no reference shipped)"
 NOT_IN_REFERENCE = "— (claim not in the reference run)"
+#: This run's cell of a claim that only the reference run has (a quick run judging another task, say).
+PAPER_SETTINGS_ONLY = "paper settings only"
 
 
 def fmt_seconds(seconds: float | None) -> str:

@@ -53,6 +53,15 @@ class ReportRun:
     def comparisons(self) -> list[Comparison]:
         return [Comparison(**c) for c in self.summary.get("comparisons", [])]
 
+    @property
+    def reference_only(self) -> list[Comparison]:
+        """The claims of the reference run that this run lacks (by id; a quick run that judges another task, say),
+        as the reference run judged them: the report lists them too, marked "paper settings only"."""
+        if self.reference is None or not self.reference.shipped:
+            return []
+        mine = {c.id for c in self.comparisons}
+        return [c for cid, c in self.reference.rows.items() if cid not in mine]
+
 
 def _copy_figures(run: ReportRun, out: Path) -> list[tuple[Path, Path | None]]:
     """Copy each figure (and its CSV) to ``out/figures``; return (png, csv-or-None) pairs of the copies."""

@@ -83,6 +83,9 @@ class DispersionConfig(Config):
         lookup_sizes: lines in the lookup list or filler lines around the pass key (about 7 tokens per line).
         lookup_lists: lists per (model, size); ``passkey`` draws lists × queries haystacks of one question.
         lookup_queries: queries per list.
+        lookup_dtype: dtype of the lookup models (``float32``, ``bf16``, …), or ``auto``: bf16 where the CPU computes it
+            natively (avx512_bf16 or AMX), float32 elsewhere (:func:`iclab.hf.parse_dtype`); each lookup cell
+            records it. The δ and real-model measurements stay float32.
         clrs_tasks: CLRS-style tasks (``minimum``, ``sorting``, ``running_max``).
         clrs_seeds: models per (task, normaliser).
         clrs_train_max: longest training sequence (the shortest is 4).
@@ -134,6 +137,7 @@ class DispersionConfig(Config):
     lookup_sizes: tuple[int, ...] = ints_field((8, 32, 128))
     lookup_lists: int = int_field(3)
     lookup_queries: int = int_field(12)
+    lookup_dtype: str = "auto"
     clrs_tasks: tuple[str, ...] = choices_field(_TASKS, _TASKS)
     clrs_seeds: int = int_field(1, high=MAX_SEEDS)
     clrs_train_max: int = int_field(12, low=4)
@@ -153,7 +157,10 @@ class DispersionConfig(Config):
     real_text: str = choice_field("pydoc", _REAL_TEXTS)
 
     def __post_init__(self) -> None:
+        from iclab.hf import parse_dtype
+
         check_int("train_max", self.train_max, self.train_min)
+        parse_dtype(self.lookup_dtype)
         if self.clrs_d_model % self.clrs_heads:
             raise ConfigError("clrs_heads", self.clrs_heads, f"a divisor of clrs_d_model={self.clrs_d_model}")
 

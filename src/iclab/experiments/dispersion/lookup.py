@@ -44,12 +44,14 @@ def lookup_prompts(task: str, n: int, config) -> list[tuple[str, list[str], list
 def run_lookup_cell(config, cell: dict) -> dict:
     """Per-query greedy EM of one ``model`` on ``task`` at ``n_pairs`` lines, stock softmax and adaptive
     temperature."""
-    from iclab.hf import greedy_match, shared_model, with_temperature
+    from iclab.hf import greedy_match, parse_dtype, shared_model, with_temperature
 
-    model, tok, src = shared_model(cell["model"], causal=True)  # loaded once per worker process
+    dtype = parse_dtype(config.lookup_dtype)  # "auto": bf16 where the CPU computes it natively
+    model, tok, src = shared_model(cell["model"], causal=True, dtype=dtype)  # loaded once per worker process
     lists = lookup_prompts(cell["task"], cell["n_pairs"], config)
     out = {
         "source": src,
+        "dtype": str(dtype).removeprefix("torch."),
         "tokens": int(np.mean([len(tok(p)["input_ids"]) for p, _, _ in lists])),
         "list": [i for i, (_, qs, _) in enumerate(lists) for _ in qs],
     }

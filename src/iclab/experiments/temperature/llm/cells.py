@@ -16,7 +16,8 @@ demonstrations run once)
 - ``em_adaptive``: ``(Q,)`` under the entropy-adaptive temperature,
 
 and ``group (Q,)``, the demonstration group of each question (the unit the bootstrap resamples; the groups share
-their demonstrations, :func:`iclab.data.demo_groups`). Models are loaded
+their demonstrations, :func:`iclab.data.demo_groups`); every cell also keeps ``source`` (where the weights came from)
+and ``dtype`` (what the model ran in: ``dtype = auto`` is bf16 where the device computes it natively). Models are loaded
 once per worker process; the device is checked once in the driver.
 """
 
@@ -153,20 +154,24 @@ def run_cell(cfg: TemperatureLLMConfig, cell: dict, shared) -> dict:
     from iclab.data import get_task
     from iclab.hf import shared_model
 
+    from iclab.hf import parse_dtype
+
     t0 = time.perf_counter()
-    model, tok, source = shared_model(cell["model"], causal=True, dtype=cfg.dtype, device=cfg.device)
+    dtype = parse_dtype(cfg.dtype, cfg.device)  # "auto": bf16 where the device computes it natively
+    model, tok, source = shared_model(cell["model"], causal=True, dtype=dtype, device=cfg.device)
+    ran = {"source": source, "dtype": str(dtype).removeprefix("torch.")}
     task = get_task(cell["task"])
     questions, pool = question_split(task, cfg.n_questions, cfg.seed, pool_reserve(cfg))
     if cell["part"] == "screen":
         out = _screen(cfg, cell, model, tok, task, pool)
-        return {**out, "source": source, "seconds": time.perf_counter() - t0}
+        return {**out, **ran, "seconds": time.perf_counter() - t0}
     groups = demo_groups(task, questions, pool, cell["n_demos"], cell["noise_ratio"], cfg.seed, cfg.group_size)
     em = np.stack([evaluate_groups(model, tok, groups, float(t), cfg.batch_size) for t in cfg.taus])  # (T, Q)
     out = {
         "em": em.astype(int).tolist(),
         "group": [i for i, g in enumerate(groups) for _ in g.queries],
         "noisy_demos": float(np.mean([g.noisy for g in groups])) / cell["n_demos"],
-        "source": source,
+        **ran,
     }
     if cfg.moment_rule:
         if any(g.noisy for g in groups):
