@@ -197,6 +197,7 @@ PRESETS = {
         real_models=_REAL_PAPER,
         real_sizes=_REAL_SIZES_PAPER,
         real_segments=5,
+        lookup_dtype="float32",  # the shipped reference ran in float32; a new reference may take auto
     ),
     "full": DispersionConfig(
         seeds=10,

@@ -43,15 +43,17 @@ def shared(cfg: ScalingConfig) -> None:
 
 def run_cell(cfg: ScalingConfig, cell: dict, shared_value) -> dict:
     """Per question: 1 when greedy decoding gives the answer exactly; ``group``: the prompt it belongs to."""
-    from iclab.hf import greedy_match, shared_model, with_scaling_rule
+    from iclab.hf import greedy_match, parse_dtype, shared_model, with_scaling_rule
 
-    model, tok, source = shared_model(cell["model"], causal=True, dtype=cfg.dtype, device=cfg.device)
+    dtype = parse_dtype(cfg.dtype, cfg.device)
+    model, tok, source = shared_model(cell["model"], causal=True, dtype=dtype, device=cfg.device)
     groups = prompts(cfg, cell["task"], cell["size"])
     rule = contextlib.nullcontext() if cell["rule"] == STOCK else with_scaling_rule(model, cell["rule"])
     with rule:
         em = [greedy_match(model, tok, prefix, qs, ans, batch_size=8) for prefix, qs, ans in groups]
     return {
         "source": source,
+        "dtype": str(dtype).removeprefix("torch."),
         "trained_tokens": int(getattr(model.config, "max_position_embeddings", 0) or 0),
         "tokens": [len(tok(prefix)["input_ids"]) for prefix, _, _ in groups],
         "em": np.concatenate(em).astype(int).tolist(),

@@ -31,7 +31,8 @@ class ScalingConfig(Config):
             distractor chain, two questions), ``cwe`` (the most frequent word of a list).
         sizes: filler lines, list entries or words per prompt (about 5–7 tokens each; 320 ≈ 2k tokens).
         groups: prompts per (model, task, size): the units of replication (a prompt's questions share it).
-        dtype: model dtype (``float32``, ``bf16``, ``fp16``).
+        dtype: model dtype (``float32``, ``bf16``, ``fp16``), or ``auto``: bf16 where ``device`` computes it natively,
+            float32 elsewhere (:func:`iclab.hf.parse_dtype`).
         device: torch device of the models.
         seed: base seed of the prompts.
     """
@@ -41,7 +42,7 @@ class ScalingConfig(Config):
     tasks: tuple[str, ...] = choices_field(("passkey", "vartrack"), TASKS)
     sizes: tuple[int, ...] = ints_field((32, 160), low=16, distinct=True)
     groups: int = int_field(4, low=3, why="at least 3 prompts: an SE across prompts")
-    dtype: str = "float32"
+    dtype: str = "auto"
     device: str = device_field("cpu")
     seed: int = int_field(0, low=0)
 
@@ -54,7 +55,7 @@ class ScalingConfig(Config):
             if rule == STOCK:
                 raise ConfigError("rules", rule, "a scaling rule; the stock model is always the baseline")
             parse_scaling_rule(rule)
-        parse_dtype(self.dtype)
+        parse_dtype(self.dtype, self.device)
 
 
 # quick: SmolLM2 at ~200 and ~1k tokens, pass-key and variable tracking, two length rules set to a nominal length of
