@@ -84,6 +84,8 @@ def _damaged(store: Path) -> bool:
         with sqlite3.connect(f"file:{store}?immutable=1", uri=True) as db:
             if db.execute("PRAGMA integrity_check").fetchall() != [("ok",)]:
                 return True
+            if db.execute("PRAGMA user_version").fetchone()[0] != 1:  # iclab's store schema: a header overwritten
+                return True
             for table, columns in (("cells", _CELL_COLUMNS), ("sweeps", _SWEEP_COLUMNS)):
                 for row in db.execute(f"SELECT {', '.join(columns)} FROM {table}"):  # text must decode
                     if not all(isinstance(v, t) for v, t in zip(row, columns.values())):

@@ -171,7 +171,8 @@ class ResultStore:
         try:
             version = db.execute("PRAGMA user_version").fetchone()[0]
             if version > _SCHEMA_VERSION:
-                raise StoreUnreadableError(f"{self.path} was written by a newer iclab (store schema {version})"
+                raise StoreUnreadableError(f"{self.path} was written by a newer iclab, or its header is damaged (store schema {version}; "
+                                           f"this iclab reads {_SCHEMA_VERSION})"
                                            + self._remedy())
             tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             problems = [ln for row in db.execute("PRAGMA integrity_check(3)") for ln in row[0].splitlines()

@@ -160,7 +160,10 @@ class DispersionConfig(Config):
         from iclab.hf import parse_dtype
 
         check_int("train_max", self.train_max, self.train_min)
-        parse_dtype(self.lookup_dtype)
+        try:
+            parse_dtype(self.lookup_dtype)
+        except ConfigError as exc:  # named as the field it came from, not parse_dtype's own "dtype"
+            raise ConfigError("lookup_dtype", self.lookup_dtype, exc.allowed) from None
         if self.clrs_d_model % self.clrs_heads:
             raise ConfigError("clrs_heads", self.clrs_heads, f"a divisor of clrs_d_model={self.clrs_d_model}")
 
