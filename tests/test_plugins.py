@@ -6,6 +6,7 @@ cannot be imported is one clear error naming it, never an experiment silently mi
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -33,9 +34,12 @@ def _iclab(args: list[str], site: Path, cwd: Path) -> subprocess.CompletedProces
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
-    """The plugin installed by pip, as a user would, into a site folder of its own (put on PYTHONPATH)."""
+    """The plugin installed by pip, as a user would, into a site folder of its own (put on PYTHONPATH). pip builds
+    from a copy, so no ``build/`` or ``*.egg-info`` folder appears inside the repository."""
+    source = tmp_path_factory.mktemp("source") / PLUGIN.name
+    shutil.copytree(PLUGIN, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
     target = tmp_path_factory.mktemp("site")
-    _pip_install(PLUGIN, target)
+    _pip_install(source, target)
     return target
 
 
