@@ -86,6 +86,18 @@ def batch(B=3, n=11, seed=1, pad_left=(0, 4, 2)):
     return ids, mask
 
 
+def capital_prompts(tok, second: str = "Italy") -> tuple[torch.Tensor, torch.Tensor]:
+    """Two left-padded prompts of different lengths for a real model's tokenizer: a one-shot capital question (the
+    demonstration France -> Paris, then ``second``) and a zero-shot one (Spain). Returns ``(input_ids, mask)``."""
+    enc = tok(
+        [f"Country: France\nCapital: Paris\n\nCountry: {second}\nCapital:", "Country: Spain\nCapital:"],
+        return_tensors="pt",
+        padding=True,
+        padding_side="left",
+    )
+    return enc["input_ids"], enc["attention_mask"]
+
+
 def max_diff(a: torch.Tensor, b: torch.Tensor) -> float:
     """max |a − b| where both are finite; ``inf`` if their NaN patterns differ. (Stock eager Llama in float64 gives
     NaN rows for left-padded sequences: its float32 softmax turns the float64 mask minimum into −inf.)"""

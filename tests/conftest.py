@@ -22,6 +22,17 @@ settings.register_profile("iclab", deadline=None, database=None, derandomize=boo
 settings.load_profile("iclab")
 
 
+@pytest.fixture
+def fixture_experiments_env(monkeypatch):
+    """The test experiments of ``fixtures_experiments`` findable by this process and by every worker or CLI process
+    it starts (a module marks itself with ``pytestmark = pytest.mark.usefixtures("fixture_experiments_env")``)."""
+    from fixtures_experiments import fixture_env
+
+    env = fixture_env()
+    monkeypatch.setenv("ICLAB_EXPERIMENT_MODULES", env["ICLAB_EXPERIMENT_MODULES"])
+    monkeypatch.setenv("PYTHONPATH", env["PYTHONPATH"])
+
+
 _WORKER_FUZZ_COUNTS: list[dict] = []  # under pytest-xdist: the counts each worker sent back (controller side)
 
 

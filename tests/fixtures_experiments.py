@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import math
 import os
+import subprocess
+import sys
 import time
 from dataclasses import dataclass
 
@@ -26,7 +28,7 @@ from iclab.experiments import Experiment, register
 from iclab.experiments._judge import Claim
 from iclab.stats import judge_direction, judge_equivalence, mean_se
 
-__all__ = ["FixtureConfig", "fixture_cell", "TESTS_DIR", "fixture_env", "METRICS"]
+__all__ = ["FixtureConfig", "fixture_cell", "TESTS_DIR", "fixture_env", "iclab_cli", "METRICS"]
 
 TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 METRICS = ["i", "tau", "seed", "mean", "err", "theory", "offset_sum", "shared_pid", "curve", "n"]
@@ -41,6 +43,19 @@ def fixture_env(base: dict | None = None) -> dict:
     paths = [TESTS_DIR] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != TESTS_DIR]
     env["PYTHONPATH"] = os.pathsep.join(paths)
     return env
+
+
+def iclab_cli(args: list[str], preexec=None, timeout: float = 300) -> subprocess.CompletedProcess:
+    """``python -m iclab ARGS`` in a subprocess that finds these experiments (``preexec`` runs in the child first,
+    e.g. to lower its file-size limit)."""
+    return subprocess.run(
+        [sys.executable, "-m", "iclab", *args],
+        env=fixture_env(),
+        capture_output=True,
+        text=True,
+        preexec_fn=preexec,
+        timeout=timeout,
+    )
 
 
 @dataclass(frozen=True)

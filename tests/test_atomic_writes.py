@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import fixtures_experiments  # noqa: F401 - registers fx_sweep in this process
-from fixtures_experiments import fixture_env
+from fixtures_experiments import fixture_env, iclab_cli
 from iclab.cli import main
 from iclab.errors import ConfigError
 from iclab.experiments import run_experiment
@@ -25,11 +25,7 @@ from iclab.files import atomic_write, check_out, write_text_atomic
 from test_runs_safety import snapshot
 
 
-@pytest.fixture(autouse=True)
-def _worker_env(monkeypatch):
-    env = fixture_env()
-    monkeypatch.setenv("ICLAB_EXPERIMENT_MODULES", env["ICLAB_EXPERIMENT_MODULES"])
-    monkeypatch.setenv("PYTHONPATH", env["PYTHONPATH"])
+pytestmark = pytest.mark.usefixtures("fixture_experiments_env")
 
 
 @pytest.fixture(scope="module")
@@ -103,27 +99,16 @@ def _limited(nbytes: int):
     return limit
 
 
-def _iclab(args: list[str], preexec=None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "iclab", *args],
-        env=fixture_env(),
-        capture_output=True,
-        text=True,
-        preexec_fn=preexec,
-        timeout=300,
-    )
-
-
 @pytest.mark.slow
 def test_a_full_disk_during_report_leaves_the_old_summary_and_report(finished, tmp_path):
     import shutil
 
     run = Path(shutil.copytree(finished, tmp_path / "r"))
-    assert _iclab(["report", str(run)]).returncode == 0
+    assert iclab_cli(["report", str(run)]).returncode == 0
     before = {name: (run / name).read_bytes() for name in ("summary.json", "report.md")}
     assert len(before["summary.json"]) > 2048
     figures = snapshot(run / "figures")
-    proc = _iclab(["report", str(run)], preexec=_limited(2048))
+    proc = iclab_cli(["report", str(run)], preexec=_limited(2048))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
     for name, content in before.items():
         assert (run / name).read_bytes() == content
@@ -134,7 +119,7 @@ def test_a_full_disk_during_report_leaves_the_old_summary_and_report(finished, t
 @pytest.mark.slow
 def test_a_full_disk_during_export_leaves_no_file(finished, tmp_path):
     out = tmp_path / "x.csv"
-    proc = _iclab(["export", str(finished), "--out", str(out)], preexec=_limited(1024))
+    proc = iclab_cli(["export", str(finished), "--out", str(out)], preexec=_limited(1024))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
     assert not out.exists() and list(tmp_path.iterdir()) == []
 
@@ -276,6 +261,6 @@ def test_a_full_disk_during_hf_probe_leaves_the_old_table(tmp_path):
     out = tmp_path / "probe.csv"
     out.write_text("layer,head,rows,mean,var,row_var,spread,entropy\n0,0,1,0.0,0.0,0.0,0.0,0.0\n")  # an earlier table
     before = out.read_bytes()
-    proc = _iclab(["hf", "probe", "--model", "minilm", "--prompts", str(prompts), "--out", str(out)], _limited(2048))
+    proc = iclab_cli(["hf", "probe", "--model", "minilm", "--prompts", str(prompts), "--out", str(out)], _limited(2048))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
     assert out.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["p.txt", "probe.csv"]

@@ -4,15 +4,10 @@ import pandas as pd
 import pytest
 
 import fixtures_experiments  # noqa: F401 - registers fx_sweep / fx_other in this process
-from fixtures_experiments import fixture_env
 from iclab.cli import main
 
 
-@pytest.fixture(autouse=True)
-def _worker_env(monkeypatch):
-    env = fixture_env()
-    monkeypatch.setenv("ICLAB_EXPERIMENT_MODULES", env["ICLAB_EXPERIMENT_MODULES"])
-    monkeypatch.setenv("PYTHONPATH", env["PYTHONPATH"])
+pytestmark = pytest.mark.usefixtures("fixture_experiments_env")
 
 
 def test_run_failed_cell_then_retry_failed(tmp_path, capsys):

@@ -23,23 +23,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fixtures_experiments  # noqa: F401 - registers fx_sweep / fx_other in this process
-from fixtures_experiments import fixture_env
 from fuzz_harness import classify_cli
 from iclab.experiments import run_experiment
 from iclab.runs import export_results, read_export
 
-pytestmark = pytest.mark.filterwarnings("ignore")
+pytestmark = [pytest.mark.filterwarnings("ignore"), pytest.mark.usefixtures("fixture_experiments_env")]
 
 _FUZZ = settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
 )
-
-
-@pytest.fixture(autouse=True)
-def _worker_env(monkeypatch):
-    env = fixture_env()
-    monkeypatch.setenv("ICLAB_EXPERIMENT_MODULES", env["ICLAB_EXPERIMENT_MODULES"])
-    monkeypatch.setenv("PYTHONPATH", env["PYTHONPATH"])
 
 
 @pytest.fixture(scope="module")

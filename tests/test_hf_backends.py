@@ -10,7 +10,17 @@ import copy
 import pytest
 import torch
 
-from _hf_helpers import batch, max_diff, output, reference_copy, same, scaled_copy, tiny_gemma3, uncompiled_flex
+from _hf_helpers import (
+    capital_prompts,
+    batch,
+    max_diff,
+    output,
+    reference_copy,
+    same,
+    scaled_copy,
+    tiny_gemma3,
+    uncompiled_flex,
+)
 from iclab.errors import ConfigError, UnsupportedModelError
 from iclab.hf import BACKEND_SUPPORT, probe_attention, set_temperature, with_temperature
 
@@ -248,13 +258,7 @@ def test_real_gemma3_270m_parity_adaptive_and_answer(gemma3_270m):
     model, tok, src = gemma3_270m
     assert "Gemma 3 270M" in src and type(model).__name__ == "Gemma3ForCausalLM"
     assert model.config.num_key_value_heads == 1 and "sliding_attention" in model.config.layer_types
-    enc = tok(
-        ["Country: France\nCapital: Paris\n\nCountry: Peru\nCapital:", "Country: Spain\nCapital:"],
-        return_tensors="pt",
-        padding=True,
-        padding_side="left",
-    )
-    ids, mask = enc["input_ids"], enc["attention_mask"]
+    ids, mask = capital_prompts(tok, "Peru")
     keep = mask.bool()
     stock = output(model, ids, mask)
     with with_temperature(model, 1.0):

@@ -6,7 +6,18 @@ from __future__ import annotations
 import pytest
 import torch
 
-from _hf_helpers import L, attention_modules, batch, max_diff, output, reference_copy, same, scaled_copy, tiny_models
+from _hf_helpers import (
+    capital_prompts,
+    L,
+    attention_modules,
+    batch,
+    max_diff,
+    output,
+    reference_copy,
+    same,
+    scaled_copy,
+    tiny_models,
+)
 from iclab.errors import ConfigError, UnsupportedModelError
 from iclab.hf import AdaptiveTemperature, get_temperature, reset_temperature, set_temperature, with_temperature
 
@@ -364,13 +375,7 @@ def test_smollm2_bf16_tau_one_is_the_stock_bf16_model(smollm2):
 
     model = copy.deepcopy(smollm2[0]).to(torch.bfloat16)
     tok = smollm2[1]
-    enc = tok(
-        ["Country: France\nCapital: Paris\n\nCountry: Italy\nCapital:", "Country: Spain\nCapital:"],
-        return_tensors="pt",
-        padding=True,
-        padding_side="left",
-    )
-    ids, mask = enc["input_ids"], enc["attention_mask"]
+    ids, mask = capital_prompts(tok)
     stock = output(model, ids, mask)
     assert stock.dtype == torch.bfloat16
     with with_temperature(model, 1.0):
@@ -384,13 +389,7 @@ def test_smollm2_bf16_tau_one_is_the_stock_bf16_model(smollm2):
 def test_smollm2_parity_gqa_causality_padding(smollm2):
     model, tok, src = smollm2
     assert "SmolLM2" in src and model.config.num_key_value_heads < model.config.num_attention_heads
-    enc = tok(
-        ["Country: France\nCapital: Paris\n\nCountry: Italy\nCapital:", "Country: Spain\nCapital:"],
-        return_tensors="pt",
-        padding=True,
-        padding_side="left",
-    )
-    ids, mask = enc["input_ids"], enc["attention_mask"]
+    ids, mask = capital_prompts(tok)
     stock = output(model, ids, mask)
     with with_temperature(model, 1.0):
         assert torch.equal(output(model, ids, mask), stock)

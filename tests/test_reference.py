@@ -16,7 +16,6 @@ import pandas as pd
 import pytest
 
 import fixtures_experiments  # noqa: F401 - registers fx_sweep / fx_other in this process
-from fixtures_experiments import fixture_env
 from iclab.cli import main
 from iclab.errors import RunFolderError
 from iclab.experiments import Comparison, get_experiment, load_run
@@ -38,11 +37,7 @@ SNAPSHOT = Path(__file__).parent / "data" / "reference_verdicts.json"
 MAX_BYTES = 25 * 1024 * 1024
 
 
-@pytest.fixture(autouse=True)
-def _worker_env(monkeypatch):
-    env = fixture_env()
-    monkeypatch.setenv("ICLAB_EXPERIMENT_MODULES", env["ICLAB_EXPERIMENT_MODULES"])
-    monkeypatch.setenv("PYTHONPATH", env["PYTHONPATH"])
+pytestmark = pytest.mark.usefixtures("fixture_experiments_env")
 
 
 # --- the shipped reference runs ---------------------------------------------------------------------------------

@@ -11,17 +11,12 @@ import pandas as pd
 import pytest
 
 import fixtures_experiments  # noqa: F401 - registers fx_sweep / fx_other in this process
-from fixtures_experiments import fixture_env
 from iclab.plotting import PALETTE, new_figure, save_figure, theory_vs_sim
 from iclab.report import PAPERS, md_to_html, write_combined_report
 from iclab.report import run_and_report
 
 
-@pytest.fixture(autouse=True)
-def _worker_env(monkeypatch):
-    env = fixture_env()
-    monkeypatch.setenv("ICLAB_EXPERIMENT_MODULES", env["ICLAB_EXPERIMENT_MODULES"])
-    monkeypatch.setenv("PYTHONPATH", env["PYTHONPATH"])
+pytestmark = pytest.mark.usefixtures("fixture_experiments_env")
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 import fixtures_experiments  # noqa: F401 - registers fx_sweep / fx_other in this process
-from fixtures_experiments import fixture_env
 from iclab.cli import main
 from iclab.experiments import run_experiment
 from iclab.runs import ResultStore, export_results, load_results, read_export
@@ -23,11 +22,7 @@ from test_runs_safety import snapshot
 N_CELLS = 60  # rows over several pages of the store
 
 
-@pytest.fixture(autouse=True)
-def _worker_env(monkeypatch):
-    env = fixture_env()
-    monkeypatch.setenv("ICLAB_EXPERIMENT_MODULES", env["ICLAB_EXPERIMENT_MODULES"])
-    monkeypatch.setenv("PYTHONPATH", env["PYTHONPATH"])
+pytestmark = pytest.mark.usefixtures("fixture_experiments_env")
 
 
 @pytest.fixture(scope="module")

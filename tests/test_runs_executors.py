@@ -8,16 +8,12 @@ import pytest
 import torch
 
 import fixtures_experiments  # noqa: F401 - registers fx_sweep / fx_other in this process
-from fixtures_experiments import METRICS, FixtureConfig, fixture_cell, fixture_env
+from fixtures_experiments import METRICS, FixtureConfig, fixture_cell
 from iclab.runs import CellTask, RunOptions, SerialExecutor, execute_cell, jsonable, make_executor
 from iclab.experiments import run_experiment
 
 
-@pytest.fixture(autouse=True)
-def _worker_env(monkeypatch):
-    env = fixture_env()
-    monkeypatch.setenv("ICLAB_EXPERIMENT_MODULES", env["ICLAB_EXPERIMENT_MODULES"])
-    monkeypatch.setenv("PYTHONPATH", env["PYTHONPATH"])
+pytestmark = pytest.mark.usefixtures("fixture_experiments_env")
 
 
 def _frame(result):

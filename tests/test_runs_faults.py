@@ -25,32 +25,14 @@ from pathlib import Path
 import pytest
 
 import fixtures_experiments  # noqa: F401 - registers fx_sweep in this process
-from fixtures_experiments import fixture_env
+from fixtures_experiments import fixture_env, iclab_cli
 from iclab.experiments import run_experiment
 from iclab.runs import load_results
 from test_runs_safety import snapshot
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fixture_experiments_env")]
 
 _PR_CAPBSET_DROP, _CAP_DAC_OVERRIDE, _CAP_DAC_READ_SEARCH = 24, 1, 2
-
-
-@pytest.fixture(autouse=True)
-def _worker_env(monkeypatch):
-    env = fixture_env()
-    monkeypatch.setenv("ICLAB_EXPERIMENT_MODULES", env["ICLAB_EXPERIMENT_MODULES"])
-    monkeypatch.setenv("PYTHONPATH", env["PYTHONPATH"])
-
-
-def _iclab(args: list[str], preexec=None, timeout: float = 240) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "iclab", *args],
-        env=fixture_env(),
-        capture_output=True,
-        text=True,
-        preexec_fn=preexec,
-        timeout=timeout,
-    )
 
 
 def _done(out: Path) -> int:
@@ -92,7 +74,7 @@ def _read_only(root: Path) -> None:
 
 def test_disk_full_stops_with_one_line_and_keeps_every_finished_cell(tmp_path):
     out, n = tmp_path / "r", 60
-    proc = _iclab(
+    proc = iclab_cli(
         ["run", "fx_sweep", "--executor", "serial", "--out", str(out), "--set", f"n_cells={n}"],
         preexec=_file_size_limit(96 * 1024),
     )
@@ -127,16 +109,16 @@ def test_a_read_only_run_folder_is_refused_by_every_command_and_left_as_it_is(tm
     assert len(first.failed) == 1
     (tmp_path / "flag").touch()
     (out / "results.sqlite").chmod(0o444)  # the store alone is read-only: resuming must not write it
-    _assert_one_error_line(_iclab(["run", "fx_sweep", *args, "--retry-failed"], preexec=_as_a_user), "read-only")
+    _assert_one_error_line(iclab_cli(["run", "fx_sweep", *args, "--retry-failed"], preexec=_as_a_user), "read-only")
     _read_only(out)
     before = snapshot(out)
     _assert_one_error_line(
-        _iclab(["run", "fx_sweep", *args, "--retry-failed"], preexec=_as_a_user),
+        iclab_cli(["run", "fx_sweep", *args, "--retry-failed"], preexec=_as_a_user),
         "cannot write run folder",
         "Permission denied",
     )
-    _assert_one_error_line(_iclab(["report", str(out)], preexec=_as_a_user), "Permission denied")
-    _assert_one_error_line(_iclab(["export", str(out)], preexec=_as_a_user), "Permission denied")
+    _assert_one_error_line(iclab_cli(["report", str(out)], preexec=_as_a_user), "Permission denied")
+    _assert_one_error_line(iclab_cli(["export", str(out)], preexec=_as_a_user), "Permission denied")
     assert snapshot(out) == before
     assert len(load_results(out, None)) == 3
 

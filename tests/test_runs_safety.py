@@ -13,18 +13,13 @@ import pandas as pd
 import pytest
 
 import fixtures_experiments  # noqa: F401 - registers fx_sweep / fx_other in this process
-from fixtures_experiments import fixture_env
 from iclab.cli import main
 from iclab.errors import RunFolderError
 from iclab.experiments import run_experiment, sweep_for
 from iclab.runs import ResultStore, RunOptions, export_results, load_results, read_export, run_sweep
 
 
-@pytest.fixture(autouse=True)
-def _worker_env(monkeypatch):
-    env = fixture_env()
-    monkeypatch.setenv("ICLAB_EXPERIMENT_MODULES", env["ICLAB_EXPERIMENT_MODULES"])
-    monkeypatch.setenv("PYTHONPATH", env["PYTHONPATH"])
+pytestmark = pytest.mark.usefixtures("fixture_experiments_env")
 
 
 def snapshot(root: Path) -> dict[str, str]:

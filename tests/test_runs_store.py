@@ -19,11 +19,7 @@ from iclab.runs import ResultStore, export_results, folder_lock, load_results, r
 from iclab.experiments import run_experiment
 
 
-@pytest.fixture(autouse=True)
-def _worker_env(monkeypatch):
-    env = fixture_env()
-    monkeypatch.setenv("ICLAB_EXPERIMENT_MODULES", env["ICLAB_EXPERIMENT_MODULES"])
-    monkeypatch.setenv("PYTHONPATH", env["PYTHONPATH"])
+pytestmark = pytest.mark.usefixtures("fixture_experiments_env")
 
 
 def _run(out, executor="serial", **over):

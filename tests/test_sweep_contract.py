@@ -13,16 +13,12 @@ import signal
 import pytest
 
 import fixtures_experiments  # noqa: F401 - registers the fixture experiments in this process
-from fixtures_experiments import FixtureConfig, fixture_env
+from fixtures_experiments import FixtureConfig
 from iclab.runs import CellTask, RunOptions, Sweep, execute_cell, run_sweep
 from iclab.runs._store import ResultStore
 
 
-@pytest.fixture(autouse=True)
-def _worker_env(monkeypatch):
-    env = fixture_env()
-    monkeypatch.setenv("ICLAB_EXPERIMENT_MODULES", env["ICLAB_EXPERIMENT_MODULES"])
-    monkeypatch.setenv("PYTHONPATH", env["PYTHONPATH"])
+pytestmark = pytest.mark.usefixtures("fixture_experiments_env")
 
 
 def _reserved_cell(config, cell, shared) -> dict:

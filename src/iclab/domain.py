@@ -27,6 +27,7 @@ __all__ = [
     "array",
     "choice",
     "same_length",
+    "broadcastable",
     "finite_result",
     "bounds_words",
 ]
@@ -201,6 +202,16 @@ def same_length(name: str, value: np.ndarray, length: int, other: str, axis: int
     """A ConfigError naming ``name`` unless ``value`` has ``length`` entries on ``axis``, as ``other`` has."""
     if value.shape[axis] != length:
         raise ConfigError(name, f"shape {value.shape}", f"{length} entries on axis {axis}, as {other} has")
+
+
+def broadcastable(name: str, value: np.ndarray, other: str, against: np.ndarray) -> None:
+    """A ConfigError naming ``name`` unless ``value`` broadcasts against ``other`` (numpy's rules)."""
+    try:
+        np.broadcast_shapes(value.shape, against.shape)
+    except ValueError:
+        raise ConfigError(
+            name, f"shape {value.shape}", f"a shape that broadcasts against {other} {against.shape}"
+        ) from None
 
 
 def finite_result(value: Any, **arguments: Any) -> Any:

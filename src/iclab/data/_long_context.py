@@ -18,7 +18,7 @@ from __future__ import annotations
 import torch
 
 from iclab.config import check_choice, check_int
-from iclab.data._lookup import _FILLER, _random_keys, lookup_lists, passkey_haystacks
+from iclab.data._lookup import FILLER, random_keys, lookup_lists, passkey_haystacks
 from iclab.data._rng import generator_for
 
 __all__ = ["LONG_CONTEXT_TASKS", "variable_tracking", "common_words", "long_context_groups"]
@@ -40,13 +40,13 @@ def variable_tracking(n_lines: int, groups: int, seed: int, hops: int = 3) -> li
     out = []
     for gi in range(groups):
         g = generator_for(seed, "vartrack", n_lines, hops, gi)
-        names = list(_random_keys(2 * (hops + 1), g))
+        names = list(random_keys(2 * (hops + 1), g))
         values = [str(int(v)) for v in torch.randint(10000, 100000, (2,), generator=g)]
         while values[1] == values[0]:
             values[1] = str(int(torch.randint(10000, 100000, (1,), generator=g)))
         chains = [_chain(names[: hops + 1], values[0]), _chain(names[hops + 1 :], values[1])]
-        begin = int(torch.randint(0, len(_FILLER), (1,), generator=g))
-        lines = [_FILLER[(begin + i) % len(_FILLER)] for i in range(n_lines + 2 * (hops + 1))]
+        begin = int(torch.randint(0, len(FILLER), (1,), generator=g))
+        lines = [FILLER[(begin + i) % len(FILLER)] for i in range(n_lines + 2 * (hops + 1))]
         slots = torch.randperm(len(lines), generator=g)[: 2 * (hops + 1)].view(2, hops + 1)  # (chain, line)
         for chain, at in zip(chains, slots.sort(dim=1).values.tolist()):  # sorted slots keep each chain in order
             for slot, line in zip(at, chain):
@@ -72,7 +72,7 @@ def common_words(n_words: int, groups: int, seed: int, top: int = 0) -> list[tup
     for gi in range(groups):
         g = generator_for(seed, "cwe", n_words, top, gi)
         rest = n_words - top - _RUNNERS_UP * (top // 2)
-        words = list(_random_keys(1 + _RUNNERS_UP + rest, g))
+        words = list(random_keys(1 + _RUNNERS_UP + rest, g))
         bag = [words[0]] * top + [w for w in words[1 : 1 + _RUNNERS_UP] for _ in range(top // 2)]
         bag += words[1 + _RUNNERS_UP :]
         order = torch.randperm(len(bag), generator=g).tolist()

@@ -21,10 +21,10 @@ from iclab.data._rng import generator_for
 __all__ = ["lookup_lists", "passkey_haystacks"]
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
-_FILLER = ("The grass is green.", "The sky is blue.", "The sun is yellow.", "Here we go.", "There and back again.")
+FILLER = ("The grass is green.", "The sky is blue.", "The sun is yellow.", "Here we go.", "There and back again.")
 
 
-def _random_keys(n: int, g: torch.Generator) -> dict[str, str]:
+def random_keys(n: int, g: torch.Generator) -> dict[str, str]:
     """``n`` distinct five-letter keys, each with a three-digit value, in the order drawn (a repeated key is drawn
     again, its value discarded)."""
     keys: dict[str, str] = {}
@@ -39,7 +39,7 @@ def lookup_lists(n_pairs: int, lists: int, queries: int, seed: int) -> list[tupl
     out = []
     for li in range(lists):
         g = generator_for(seed, "lookup", n_pairs, li)
-        items = list(_random_keys(n_pairs, g).items())
+        items = list(random_keys(n_pairs, g).items())
         prefix = "".join(f"{k}: {v}\n" for k, v in items) + "\n"
         asked = torch.randperm(n_pairs, generator=g)[: min(queries, n_pairs)].tolist()
         out.append(
@@ -60,9 +60,9 @@ def passkey_haystacks(
     out = []
     for hi in range(haystacks):
         g = generator_for(seed, "passkey", n_lines, hi)
-        keys = _random_keys(needles, g)
-        start = int(torch.randint(0, len(_FILLER), (1,), generator=g))
-        lines = [_FILLER[(start + i) % len(_FILLER)] for i in range(n_lines)]
+        keys = random_keys(needles, g)
+        start = int(torch.randint(0, len(FILLER), (1,), generator=g))
+        lines = [FILLER[(start + i) % len(FILLER)] for i in range(n_lines)]
         for key, value in keys.items():
             lines.insert(int(torch.randint(0, len(lines) + 1, (1,), generator=g)), f"Pass key of {key}: {value}")
         out.append(

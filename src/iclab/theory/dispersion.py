@@ -19,7 +19,7 @@ from typing import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from iclab.domain import array, finite_result, integer, number, positive
+from iclab.domain import array, broadcastable, finite_result, integer, number, positive
 from iclab.errors import ConfigError
 
 __all__ = [
@@ -121,10 +121,7 @@ def _logits_and_beta(logits: ArrayLike, beta: ArrayLike, axis: int) -> tuple[np.
     if e.ndim == 0 or e.shape[axis] == 0:
         raise ConfigError("logits", f"shape {e.shape}", f"at least one logit along axis {axis}")
     b = array("beta", beta, low=0, min_size=0, why="an inverse temperature")
-    try:
-        np.broadcast_shapes(b.shape, e.shape)
-    except ValueError:
-        raise ConfigError("beta", f"shape {b.shape}", f"a shape that broadcasts against logits {e.shape}") from None
+    broadcastable("beta", b, "logits", e)
     return e, b
 
 

@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from iclab.budget import check_call
-from iclab.domain import array, finite_result, integer, nonnegative, number, positive
+from iclab.domain import array, broadcastable, finite_result, integer, nonnegative, number, positive
 from iclab.errors import ConfigError
 
 __all__ = [
@@ -82,10 +82,7 @@ def _xi(xi: ArrayLike, sigma2: ArrayLike, sigma_positive: bool = False) -> tuple
     bound = {"above": 0} if sigma_positive else {"low": 0}
     s = array("sigma2", sigma2, min_size=0, why="the noise variance", **bound)
     x = array("xi", xi, above=0, min_size=0, why="the ratio d/L")
-    try:
-        np.broadcast_shapes(x.shape, s.shape)
-    except ValueError:
-        raise ConfigError("sigma2", f"shape {s.shape}", f"a shape that broadcasts against xi {x.shape}") from None
+    broadcastable("sigma2", s, "xi", x)
     return x, s
 
 
