@@ -37,6 +37,75 @@ def test_a_found_case_is_one_config_error_naming_the_argument(call, field, words
     assert info.value.field == field and words in str(info.value)
 
 
+def _attention_and_hf_cases():
+    """Found when the property suite reached iclab.attention and iclab.hf (issue 42, item 5): each was a raw
+    exception or a NaN result on main at a0ddcf7."""
+    import torch
+
+    import iclab.attention as A
+    import iclab.hf as H
+
+    s = torch.randn(2, 3, 4)
+    return [
+        (lambda: A.visible_count(s, True), "mask", "a bool tensor"),  # TypeError from broadcast_to
+        (lambda: A.polyval(True, torch.rand(3)), "coeffs", "finite numbers"),  # TypeError: not iterable
+        (lambda: A.adaptive_beta(True), "H", "a torch.Tensor"),  # TypeError from zeros_like
+        (lambda: A.row_sum_tolerance(True, 4), "dtype", "floating-point torch dtype"),  # TypeError from finfo
+        (lambda: A.get_normaliser([]), "attention", "one of"),  # TypeError: unhashable
+        (lambda: A.row_entropy(s, None, torch.ones(3)), "eps", "[0, 1)"),  # ambiguous truth value
+        (lambda: A.max_coefficient(torch.tensor(1.5)), "weights", "(..., n_keys)"),  # IndexError
+        (lambda: A.attention_entropy(torch.tensor([[-0.5, 1.5]])), "weights", ">= 0"),  # NaN
+        (lambda: A.dispersion_bounds(1e308, 10.0), "delta", "fits in float64"),  # inf and NaN
+        (lambda: A.dispersion_bounds(2.0, 0.0), "n", ">= 1"),  # inf
+        (lambda: A.softmax(s, tau=np.ones((5, 7))), "tau", "broadcastable"),  # RuntimeError on sizes
+        (lambda: A.register_normaliser("x", kind=True), "kind", "one of"),  # ValueError
+        (lambda: H.givens_rotation(8, 0.3, None), "seed", "an integer"),  # RuntimeError from manual_seed
+        (lambda: H.plane_rotation(8, [(0, 1), (1, 2)], 0.3), "pairs", "each coordinate in one pair"),  # accepted
+        (lambda: H.plane_rotation(8, [(0, 1)], math.inf), "theta", "finite"),  # ValueError: math domain
+        (lambda: H.best_tau_index(True, [1.0]), "grid", "numbers"),  # TypeError: no len()
+        (lambda: H.fit_head(torch.nn.Linear(4, 3), torch.ones(5, 4), torch.zeros(5, dtype=torch.long), 3, 1e308),
+         "lr", "stays finite"),  # NaN weights, silently
+        (lambda: H.head_scores(torch.nn.Linear(4, 3), torch.ones(5, 4), torch.full((5,), 7)), "y", "labels in 0..2"),
+        (lambda: dispersion.entropy_beta_derivative(np.ones((2, 3)), np.ones((2, 3))), "beta", "one inverse"),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", range(19))
+def test_a_found_attention_or_hf_case_is_one_config_error(case):
+    cases = _attention_and_hf_cases()
+    assert len(cases) == 19
+    call, field, words = cases[case]
+    with pytest.raises(ConfigError) as info:
+        call()
+    assert info.value.field == field and words in str(info.value), str(info.value)
+
+
+def test_a_non_model_is_named_not_an_attribute_error():
+    from iclab.errors import UnsupportedModelError
+    from iclab.hf import check_backend, native_scaling, reset_temperature
+
+    for call in (
+        lambda: reset_temperature(-math.inf),
+        lambda: native_scaling(True),
+        lambda: check_backend(1, "sdpa", "fixed"),
+    ):
+        with pytest.raises(UnsupportedModelError, match="is not a Hugging Face PreTrainedModel"):
+            call()
+
+
+def test_an_overflowing_activation_keeps_finite_weights_and_the_usual_path_bit_for_bit():
+    """``affine_squared`` at C = 1e308 (NaN rows on main): the factor C² cancels, the weights are those of
+    (s + 1/C)², finite; where nothing overflows the weights are what they were, bit for bit."""
+    import torch
+
+    from iclab.attention import affine_squared_attention_weights as sq
+
+    s = torch.randn(3, 5, dtype=torch.float64)
+    w = sq(s, C=1e308)
+    assert torch.isfinite(w).all() and torch.allclose(w, (s**2) / (s**2).sum(-1, keepdim=True), rtol=1e-12)
+    assert torch.equal(sq(s, C=0.7), ((1 + 0.7 * s) ** 2) / ((1 + 0.7 * s) ** 2).sum(-1, keepdim=True))
+
+
 def test_sizes_that_cannot_fit_are_refused_before_allocating(monkeypatch):
     """bayes_risk at d = L = 1e5 tried to allocate 745 GiB on main; approx_dynamics(steps=1e12) ran on for
     minutes. Both are refused at once, naming the arguments, the estimate and the limit."""

@@ -193,7 +193,7 @@ def array(
 def choice(name: str, value: Any, allowed: Iterable[Any]) -> Any:
     """``value``; a ConfigError listing ``allowed`` unless it is one of them."""
     allowed = tuple(allowed)
-    if not any(value == a and type(value) is type(a) for a in allowed):
+    if not any(type(value) is type(a) and value == a for a in allowed):
         raise ConfigError(name, value, "one of " + ", ".join(map(repr, allowed)))
     return value
 

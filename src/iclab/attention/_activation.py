@@ -51,6 +51,19 @@ def _hidden(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
     return hidden
 
 
+def _affine_power(scores: torch.Tensor, c: float, power: int) -> torch.Tensor:
+    """:math:`(1 + Cs)^{p}` up to a positive factor per row, finite wherever ``scores`` is: as written where it fits
+    the dtype (the usual case, bit for bit); where it overflows, :math:`(s + 1/C)` (for C > 1: the factor
+    :math:`C^{p}` cancels in the normalisation) scaled by the row's largest magnitude before the power."""
+    f = (1.0 + c * scores) ** power
+    if not bool(torch.isinf(f).any()) or not bool((torch.isinf(f) & torch.isfinite(scores)).any()):
+        return f
+    a = scores + 1.0 / c if c > 1.0 else 1.0 + c * scores
+    top = a.abs().amax(-1, keepdim=True)
+    a = a / torch.where((top > 0) & torch.isfinite(top), top, torch.ones_like(top))
+    return a**power
+
+
 def _normalise(activation, scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
     """``f / f.sum(-1)`` with ``f = activation(scores)`` over visible keys; masked keys and keys scored −inf 0; a zero
     row sum gives zeros."""
@@ -64,7 +77,7 @@ def _normalise(activation, scores: torch.Tensor, mask: torch.Tensor | None) -> t
 def affine_attention_weights(scores: torch.Tensor, mask: torch.Tensor | None = None, C: float = 1.0) -> torch.Tensor:
     """Weights :math:`(1 + Cs_k)/\\sum_{k'}(1 + Cs_{k'})` over visible keys (module docstring)."""
     c = _check_c(C)
-    return _normalise(lambda s: 1.0 + c * s, scores, mask)
+    return _normalise(lambda s: _affine_power(s, c, 1), scores, mask)
 
 
 @register_normaliser("affine_squared")
@@ -73,7 +86,7 @@ def affine_squared_attention_weights(
 ) -> torch.Tensor:
     """Weights :math:`(1 + Cs_k)^2/\\sum_{k'}(1 + Cs_{k'})^2` over visible keys (module docstring)."""
     c = _check_c(C)
-    return _normalise(lambda s: (1.0 + c * s) ** 2, scores, mask)
+    return _normalise(lambda s: _affine_power(s, c, 2), scores, mask)
 
 
 @register_normaliser("one_plus_tanh")
@@ -92,6 +105,6 @@ def activation_slope(name: str, C: float = 1.0) -> float:
     """:math:`C_f = f'(0)/f(0)`: 1 for ``softmax`` (exp) and ``one_plus_tanh``, ``C`` for ``affine``, ``2C`` for
     ``affine_squared``."""
     slopes = {"softmax": 1.0, "one_plus_tanh": 1.0, "affine": 1.0, "affine_squared": 2.0}
-    if name not in slopes:
+    if not isinstance(name, str) or name not in slopes:
         raise ConfigError("attention", name, "one of " + ", ".join(slopes))
     return slopes[name] * (_check_c(C) if name.startswith("affine") else 1.0)

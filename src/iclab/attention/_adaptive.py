@@ -23,6 +23,7 @@ from typing import Sequence
 
 import torch
 
+from iclab.attention._arguments import check_tensor
 from iclab.attention._numerics import overflow_safe
 from iclab.attention._registry import register_normaliser
 from iclab.attention._softmax import check_tau, softmax
@@ -62,8 +63,22 @@ def check_coeffs(coeffs: Sequence[float], threshold: float) -> tuple[float, ...]
     return c
 
 
+def check_eps(eps: float) -> None:
+    """ConfigError unless ``eps`` (the entropy's log offset) is a number in [0, 1)."""
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0 <= eps < 1:
+        raise ConfigError("eps", eps, "a number in [0, 1)")
+
+
 def polyval(coeffs: Sequence[float], x: torch.Tensor) -> torch.Tensor:
-    """Horner evaluation, coefficients highest degree first (``jnp.polyval`` / ``np.polyval`` order)."""
+    """Horner evaluation, coefficients highest degree first (``jnp.polyval`` / ``np.polyval`` order). ``coeffs``: a
+    non-empty sequence of finite numbers; ``x``: a floating-point tensor (ConfigError otherwise)."""
+    coeffs = check_coeffs(coeffs, 0.0)
+    check_tensor("x", x)
+    return horner(coeffs, x)
+
+
+def horner(coeffs: Sequence[float], x: torch.Tensor) -> torch.Tensor:
+    """:func:`polyval` without its checks, for callers that checked ``coeffs`` once (the attention passes)."""
     out = torch.zeros_like(x)
     for c in coeffs:
         out = out * x + c
@@ -74,8 +89,10 @@ def row_entropy(logits: torch.Tensor, mask: torch.Tensor | None = None, eps: flo
     """Shannon entropy (nats) of ``softmax(logits)`` per row, shape ``logits.shape[:-1] + (1,)``.
 
     ``eps > 0``: the reference ``sum(-p * log(p + eps))``; ``eps == 0``: exact ``lse(e) - sum_j p_j e_j``.
-    Fully masked rows have entropy 0.
+    Fully masked rows have entropy 0. ``logits``: a floating-point tensor ``(..., n_keys)``; ``mask``: None or a
+    bool tensor broadcastable to it; ``eps``: a number in [0, 1) (ConfigError otherwise).
     """
+    check_eps(eps)
     p = softmax(logits, mask)  # (..., n_q, n_k)
     if eps > 0:
         return (-p * torch.log(p + eps)).sum(-1, keepdim=True)
@@ -90,8 +107,17 @@ def row_entropy(logits: torch.Tensor, mask: torch.Tensor | None = None, eps: flo
 def adaptive_beta(
     H: torch.Tensor, coeffs: Sequence[float] = PAPER_COEFFS, threshold: float = PAPER_THRESHOLD
 ) -> torch.Tensor:
-    r""":math:`\beta(H) = \max(\mathrm{polyval}(C, H), 1)` where :math:`H >` threshold, else 1 (Fig. 4)."""
-    poly = torch.clamp(polyval(coeffs, H), min=1.0)
+    r""":math:`\beta(H) = \max(\mathrm{polyval}(C, H), 1)` where :math:`H >` threshold, else 1 (Fig. 4). ``H``: a
+    floating-point tensor of entropies; ``coeffs`` and ``threshold`` as :func:`check_coeffs` (ConfigError
+    otherwise)."""
+    coeffs = check_coeffs(coeffs, threshold)
+    check_tensor("H", H)
+    return beta_of_entropy(H, coeffs, threshold)
+
+
+def beta_of_entropy(H: torch.Tensor, coeffs: Sequence[float], threshold: float) -> torch.Tensor:
+    """:func:`adaptive_beta` without its checks, for callers that checked ``coeffs`` once (the attention passes)."""
+    poly = torch.clamp(horner(coeffs, H), min=1.0)
     return torch.where(H > threshold, poly, torch.ones_like(poly))
 
 
@@ -108,11 +134,10 @@ def adaptive_softmax(
     """Entropy-adaptive softmax over keys (Fig. 4 of arXiv:2410.01104, see module docstring); logits are ``scores / tau``."""
     tau = check_tau(tau)
     c = check_coeffs(coeffs, threshold)
-    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0 <= eps < 1:
-        raise ConfigError("eps", eps, "a number in [0, 1)")
+    check_eps(eps)
     logits = overflow_safe(scores, mask, lambda x: x / tau)  # (..., n_q, n_k); shifted where scores/tau overflows
     H = row_entropy(logits, mask, eps)  # (..., n_q, 1)
-    beta = adaptive_beta(H, c, threshold)  # (..., n_q, 1)
+    beta = beta_of_entropy(H, c, threshold)  # (..., n_q, 1)
     if detach_beta:
         beta = beta.detach()
     return softmax(logits * beta, mask)

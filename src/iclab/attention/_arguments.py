@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 
 from iclab.errors import ConfigError
@@ -54,6 +55,8 @@ def check_scale(name: str, scale) -> float:
 def check_tau_shape(tau, shape: torch.Size) -> None:
     """ConfigError unless a tensor ``tau`` broadcasts to ``shape`` without growing it (e.g. per head ``(H, 1, 1)``
     for scores ``(B, H, n_q, n_k)``)."""
+    if isinstance(tau, np.ndarray) and tau.dtype.kind in "iuf":
+        tau = torch.from_numpy(tau)
     if not isinstance(tau, torch.Tensor) or tau.dim() == 0:
         return
     try:

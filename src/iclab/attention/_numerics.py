@@ -52,7 +52,15 @@ def compute_dtype(dtype: torch.dtype) -> torch.dtype:
 def row_sum_tolerance(dtype: torch.dtype, n: int | torch.Tensor) -> float | torch.Tensor:
     r""":math:`\epsilon_{\rm dtype} + \sqrt n\,\epsilon_{\rm compute}`: one rounding of the row sum to ``dtype``
     plus the accumulated rounding of a sum of ``n`` terms in the dtype the weights are computed in (float32 for
-    half precision). float16: 9.8e-4, bfloat16: 7.8e-3, float32 with n = 4096: 7.7e-6."""
+    half precision). float16: 9.8e-4, bfloat16: 7.8e-3, float32 with n = 4096: 7.7e-6. ``dtype``: a floating
+    torch dtype; ``n``: an integer >= 0 or a tensor of counts (ConfigError otherwise)."""
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise ConfigError("dtype", dtype, "a floating-point torch dtype (float16, bfloat16, float32, float64)")
+    if isinstance(n, torch.Tensor):
+        if n.is_complex() or n.dtype == torch.bool or not bool(((n >= 0) & torch.isfinite(n.double())).all()):
+            raise ConfigError("n", f"<tensor of dtype {n.dtype}, shape {tuple(n.shape)}>", "counts: finite, >= 0")
+    elif isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ConfigError("n", n, "a number of keys: an integer >= 0, or a tensor of them")
     eps, eps_c = torch.finfo(dtype).eps, torch.finfo(compute_dtype(dtype)).eps
     if isinstance(n, torch.Tensor):
         return eps + torch.sqrt(n.to(torch.float64)) * eps_c

@@ -49,8 +49,10 @@ _KIND: dict[str, str] = {}
 def register_normaliser(name: str, kind: str = "simplex") -> Callable[[Normaliser], Normaliser]:
     """Decorator: register ``fn`` under ``name`` (a name can be registered once) as a normaliser of ``kind``, one
     of :data:`~iclab.attention._numerics.KINDS` (what its rows promise; ``_numerics``)."""
-    if kind not in KINDS:
-        raise ValueError(f"kind {kind!r} of attention normaliser {name!r} is not one of {KINDS}")
+    if not isinstance(name, str) or not name.strip():
+        raise ConfigError("name", name, "a non-empty normaliser name")
+    if not isinstance(kind, str) or kind not in KINDS:
+        raise ConfigError("kind", kind, "one of " + ", ".join(KINDS))
 
     def deco(fn: Normaliser) -> Normaliser:
         if name in _REGISTRY and getattr(_REGISTRY[name], "__wrapped__", None) is not fn:
@@ -152,7 +154,9 @@ def get_normaliser(name: str, **params) -> Normaliser:
     enter (a model's constructor), not at the first forward pass: an unknown key or a bad value raises one
     ConfigError naming it and what is allowed."""
     try:
-        fn = _REGISTRY[name]
+        fn = _REGISTRY[name] if isinstance(name, str) else None
+        if fn is None:
+            raise KeyError(name)
     except KeyError:
         raise ConfigError("attention", name, "one of " + ", ".join(normaliser_names())) from None
     if params:
@@ -163,6 +167,10 @@ def get_normaliser(name: str, **params) -> Normaliser:
 def check_params(name: str, fn: Normaliser, params: dict) -> None:
     """Unknown keyword -> ConfigError listing the allowed ones; then a dry run on a 1x2 score row so that a
     bad value (``tau <= 0``, malformed coefficients) fails here with the normaliser's own ConfigError."""
+    if not callable(fn):
+        raise ConfigError("fn", f"<{type(fn).__name__}>", "a normaliser function (scores, mask, **params)")
+    if not isinstance(params, dict) or not all(isinstance(k, str) for k in params):
+        raise ConfigError("params", params, "a dict of keyword parameters")
     sig = inspect.signature(fn)
     allowed = [p for p in sig.parameters if p not in ("scores", "mask")]
     takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values())

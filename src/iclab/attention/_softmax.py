@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from iclab.attention._numerics import overflow_safe
-from iclab.attention._registry import register_normaliser
+from iclab.attention._registry import check_mask, check_scores, register_normaliser
 from iclab.errors import ConfigError
 
 __all__ = ["softmax", "approx_softmax", "linear_attention_weights", "check_tau", "visible_count"]
@@ -39,7 +39,11 @@ def check_tau(tau: float | np.ndarray | torch.Tensor) -> float | torch.Tensor:
 
 
 def visible_count(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
-    """Number of visible keys per row, shape ``scores.shape[:-1] + (1,)`` (float, >= 0)."""
+    """Number of visible keys per row, shape ``scores.shape[:-1] + (1,)`` (float, >= 0). ``scores``: a
+    floating-point tensor ``(..., n_keys)``; ``mask``: None or a bool tensor broadcastable to it (ConfigError
+    otherwise)."""
+    check_scores(scores)
+    check_mask(mask, scores)
     if mask is None:
         return torch.full(scores.shape[:-1] + (1,), float(scores.shape[-1]), dtype=scores.dtype, device=scores.device)
     m = torch.broadcast_to(mask, scores.shape)

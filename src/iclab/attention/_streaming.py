@@ -42,7 +42,7 @@ from typing import Sequence
 import torch
 
 from iclab.attention._arguments import check_same_kind, check_scale, check_tensor
-from iclab.attention._adaptive import PAPER_COEFFS, PAPER_THRESHOLD, adaptive_beta, check_coeffs, polyval
+from iclab.attention._adaptive import PAPER_COEFFS, PAPER_THRESHOLD, beta_of_entropy, check_coeffs, horner
 from iclab.config import check_int
 from iclab.errors import ConfigError
 
@@ -138,12 +138,12 @@ class _AdaptiveAttention(torch.autograd.Function):
             lse1, mu = fused
             H = lse1 - mu
             alive, base = torch.ones_like(H, dtype=torch.bool), lse1
-            beta = adaptive_beta(H, coeffs, threshold)  # (..., n_q, 1)
+            beta = beta_of_entropy(H, coeffs, threshold)  # (..., n_q, 1)
             if float(beta.max()) * math.log(max(n_k, 2)) > 60:  # exp(beta (e - lse)) could underflow: need the max
                 fused = None
         if fused is None:
             lse1, mu, H, alive, base = _pass1_loop(qs, k, mask_b, chunk, causal, offset)
-            beta = adaptive_beta(H, coeffs, threshold)  # (..., n_q, 1)
+            beta = beta_of_entropy(H, coeffs, threshold)  # (..., n_q, 1)
         # pass 2: softmax(beta e) @ v = ordinary attention with per-row scale beta (note §4.5)
         qb = qs * beta  # (..., n_q, d)
         if ctx_sdpa_ok(causal, n_q, n_k):  # the fused flash kernel, itself streaming over keys
@@ -161,8 +161,8 @@ class _AdaptiveAttention(torch.autograd.Function):
                 Z2 += e.sum(-1, keepdim=True)
                 acc += e @ v[..., j0:j1, :]  # (..., n_q, d_v)
             out = acc / torch.where(Z2 > 0, Z2, torch.ones_like(Z2))  # zeros on fully masked rows
-        active = (H > threshold) & (polyval(coeffs, H) > 1.0)
-        gprime = torch.where(active, polyval(_poly_derivative(coeffs), H), torch.zeros_like(H))
+        active = (H > threshold) & (horner(coeffs, H) > 1.0)
+        gprime = torch.where(active, horner(_poly_derivative(coeffs), H), torch.zeros_like(H))
         ctx.save_for_backward(q, k, v, out, lse1, mu, beta, base, gprime)
         ctx.mask_b, ctx.chunk, ctx.scale, ctx.causal, ctx.detach_beta = mask_b, chunk, scale, causal, detach_beta
         return out
@@ -246,7 +246,11 @@ AUTO_CHUNK_ELEMENTS = 1 << 22  # auto chunk: about this many logits per chunk (1
 
 def auto_chunk(q: torch.Tensor) -> int:
     """Keys per chunk: ``max(1024, AUTO_CHUNK_ELEMENTS / (batch*heads*n_q))`` — independent of n_k, so memory stays
-    flat in n while few queries still get matrix products large enough to be efficient."""
+    flat in n while few queries still get matrix products large enough to be efficient. ``q``: the queries, a
+    floating-point tensor ``(..., n_q, d)`` (ConfigError otherwise)."""
+    check_tensor("q", q)
+    if q.dim() < 2:
+        raise ConfigError("q", f"<tensor of shape {tuple(q.shape)}>", "a tensor of shape (..., n_queries, d)")
     rows = max(1, q[..., 0].numel())
     return max(1024, AUTO_CHUNK_ELEMENTS // rows)
 

@@ -6,9 +6,20 @@ from __future__ import annotations
 
 import torch
 
-from iclab.errors import ConfigError
+from iclab.errors import ConfigError, UnsupportedModelError
 
 __all__: list[str] = []  # used inside iclab.hf only
+
+
+def check_model(model) -> None:
+    """UnsupportedModelError unless ``model`` is a Hugging Face ``PreTrainedModel`` (a torch module with a config
+    and a switchable attention implementation): anything else is named, never an AttributeError from inside."""
+    if (
+        not isinstance(model, torch.nn.Module)
+        or not hasattr(model, "set_attn_implementation")
+        or getattr(model, "config", None) is None
+    ):
+        raise UnsupportedModelError(f"{type(model).__name__} is not a Hugging Face PreTrainedModel")
 
 
 def check_tau_range(tau, dtype: torch.dtype):
@@ -37,9 +48,12 @@ def check_tau_range(tau, dtype: torch.dtype):
     return tau
 
 
-def check_input_ids(model, input_ids, name: str = "input_ids") -> None:
+def check_input_ids(model, input_ids, name: str = "input_ids", causal=None) -> None:
     """ConfigError unless ``input_ids`` is an integer tensor ``(B, T)`` with B, T >= 1, on a device with values,
-    whose every id is a token of the model's vocabulary ``[0, vocab_size)``."""
+    whose every id is a token of the model's vocabulary ``[0, vocab_size)`` (and ``causal``, when given, a bool)."""
+    check_model(model)
+    if causal is not None and not isinstance(causal, bool):
+        raise ConfigError("causal", causal, "True (a decoder) or False (an encoder)")
     shown = f"<{type(input_ids).__name__}>"
     if isinstance(input_ids, torch.Tensor):
         shown = f"<tensor of dtype {str(input_ids.dtype).removeprefix('torch.')}, shape {tuple(input_ids.shape)}>"

@@ -70,11 +70,36 @@ def attention_extremes(
     attention implementation is restored afterwards.
     """
     global _RECORDER
-    check_input_ids(model, input_ids)
+    check_input_ids(model, input_ids, causal=causal)
     T = input_ids.shape[1]
-    rows = torch.arange(T) if rows is None else torch.as_tensor(rows, dtype=torch.long)
+    allowed = f"a 1-D list or tensor of query positions, integers in [0, {T}), non-empty"
+    if rows is None:
+        rows = torch.arange(T)
+    else:
+        integral = not isinstance(rows, (bool, str, bytes)) and (
+            not isinstance(rows, torch.Tensor)
+            or not (rows.is_floating_point() or rows.is_complex() or rows.dtype == torch.bool)
+        )
+        try:
+            as_long = torch.as_tensor(rows, dtype=torch.long) if integral else None
+        except (TypeError, ValueError, RuntimeError):
+            as_long = None
+        if (
+            as_long is None
+            or as_long.dim() != 1
+            or (
+                not isinstance(rows, torch.Tensor)
+                and not torch.equal(torch.as_tensor(rows, dtype=torch.float64), as_long.double())
+            )
+        ):
+            raise ConfigError(
+                "rows",
+                rows if not isinstance(rows, torch.Tensor) else f"<tensor of shape {tuple(rows.shape)}>",
+                allowed,
+            )
+        rows = as_long
     if rows.numel() == 0 or int(rows.min()) < 0 or int(rows.max()) >= T:
-        raise ConfigError("rows", rows.tolist()[:8], f"non-empty query positions in [0, {T})")
+        raise ConfigError("rows", rows.tolist()[:8], allowed)
     before = model.config._attn_implementation
     observe_sdpa(model, "iclab_extremes", _observe_extremes)
     body = getattr(model, "base_model", model)  # no LM head: (T, vocab) logits would dwarf the attention rows

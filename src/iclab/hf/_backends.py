@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Callable
 
 import torch
 
-from iclab.errors import UnsupportedModelError
+from iclab.errors import ConfigError, UnsupportedModelError
+from iclab.hf._arguments import check_model
 
 if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers
     from transformers import PreTrainedModel
@@ -36,14 +37,18 @@ BACKEND_SUPPORT = {  # base attn_implementation -> modes that work (parity-teste
 
 
 def check_backend(model: PreTrainedModel, base: str, mode: str) -> None:
-    """Raise :class:`UnsupportedModelError` unless ``mode`` (one of :data:`TEMPERATURE_MODES`) works on ``base``."""
+    """Raise :class:`UnsupportedModelError` unless ``mode`` (one of :data:`TEMPERATURE_MODES`) works on ``base``
+    (and ``model`` is a Hugging Face model)."""
+    check_model(model)
     name = type(model).__name__
-    if base not in BACKEND_SUPPORT:
+    if not isinstance(base, str) or base not in BACKEND_SUPPORT:
         raise UnsupportedModelError(
             f"{name}: attention implementation {base!r} is not supported by iclab's temperature control; supported: "
             + "; ".join(f"{b!r} ({', '.join(m)})" for b, m in BACKEND_SUPPORT.items())
             + ". Load the model with attn_implementation='sdpa' (on a GPU it runs flash kernels itself)"
         )
+    if not isinstance(mode, str) or mode not in TEMPERATURE_MODES:
+        raise ConfigError("mode", mode, "one of " + ", ".join(map(repr, TEMPERATURE_MODES)))
     if mode not in BACKEND_SUPPORT[base]:
         able = [b for b, m in BACKEND_SUPPORT.items() if mode in m]
         raise UnsupportedModelError(

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence
 
 import numpy as np
 
+from iclab.domain import array
 from iclab.errors import ConfigError
 from iclab.hf._probes import ScoreMoments, check_prompts, probe_prompts
 from iclab.hf._temperature import ModelT, with_temperature
@@ -113,10 +114,12 @@ def _ratio_tau(
 
 def best_tau_index(grid: Sequence[float], scores: Sequence[float]) -> int:
     """Index of the highest score; ties go to the τ closest to 1 (the stock model), in log scale. The grid and the
-    scores are non-empty and of one length (else ConfigError)."""
-    if not len(grid) or len(grid) != len(scores):
-        raise ConfigError("grid/scores", (len(grid), len(scores)), "a non-empty grid with one score per temperature")
-    return max(range(len(grid)), key=lambda i: (scores[i], -abs(np.log(grid[i]))))
+    scores are non-empty and of one length: temperatures finite and > 0, scores finite (else ConfigError)."""
+    g = array("grid", grid, above=0, why="temperatures")
+    s = array("scores", scores, why="one score per temperature")
+    if g.ndim != 1 or s.shape != g.shape:
+        raise ConfigError("grid/scores", (g.shape, s.shape), "a non-empty grid with one score per temperature")
+    return max(range(len(g)), key=lambda i: (s[i], -abs(np.log(g[i]))))
 
 
 def grid_search_tau(

@@ -15,16 +15,44 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 import torch
 
+from iclab.budget import check_call
+from iclab.domain import integer, number
+from iclab.errors import ConfigError
+
 if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers
     from transformers import BertModel, PreTrainedTokenizerBase
 
 __all__ = ["givens_rotation", "plane_rotation", "encode_to_layer", "run_encoder_layers", "rotated_pooled_features"]
 
 
+def _dim_theta(dim, theta, cost: int) -> tuple[int, float]:
+    """The checked ``dim`` (an integer >= 1 whose ``cost`` dim × dim float64 matrices fit in memory, with a cubic
+    QR's time) and ``theta`` (finite)."""
+    dim = integer("dim", dim, low=1)
+    check_call({"dim": dim}, memory=8.0 * cost * dim * dim, seconds=cost * dim**3 / 1e10)
+    return dim, number("theta", theta, why="an angle in radians")
+
+
+def _disjoint_pairs(pairs, dim: int) -> list[tuple[int, int]]:
+    """``pairs`` as a list of ``(i, j)``: distinct coordinates in 0..dim − 1, each in one pair at most."""
+    allowed = f"a list of (i, j) pairs of distinct coordinates in 0..{dim - 1}, each coordinate in one pair at most"
+    try:
+        out = [(integer("pairs", i, low=0, high=dim - 1), integer("pairs", j, low=0, high=dim - 1)) for i, j in pairs]
+    except (TypeError, ValueError):
+        raise ConfigError("pairs", pairs, allowed) from None
+    used = [k for pair in out for k in pair]
+    if isinstance(pairs, (str, bytes)) or len(set(used)) != len(used):
+        raise ConfigError("pairs", pairs, allowed)
+    return out
+
+
 def givens_rotation(dim: int, theta: float, seed: int) -> torch.Tensor:
     """Orthogonal R (dim, dim), float32: rotation by θ in dim/2 disjoint random 2-D planes (a random basis from
-    ``seed``; an odd last direction stays fixed)."""
-    g = torch.Generator().manual_seed(seed)
+    ``seed``; an odd last direction stays fixed). ``dim``: an integer >= 1 (refused before allocating when its
+    dim × dim float64 QR would not fit: :func:`iclab.budget.check_call`); ``theta``: a finite angle in radians;
+    ``seed``: an integer >= 0 (ConfigError otherwise)."""
+    dim, theta = _dim_theta(dim, theta, cost=3)
+    g = torch.Generator().manual_seed(integer("seed", seed, low=0, high=2**63 - 1))
     basis, _ = torch.linalg.qr(torch.randn(dim, dim, generator=g, dtype=torch.float64))  # (dim, dim)
     c, s = math.cos(theta), math.sin(theta)
     block = torch.zeros(dim, dim, dtype=torch.float64)
@@ -37,7 +65,11 @@ def givens_rotation(dim: int, theta: float, seed: int) -> torch.Tensor:
 
 def plane_rotation(dim: int, pairs: list[tuple[int, int]], theta: float) -> torch.Tensor:
     """Orthogonal R (dim, dim), float32: rotation by θ in the plane of every coordinate pair (i, j) (disjoint
-    pairs), identity elsewhere — :func:`givens_rotation` in chosen coordinate planes instead of random ones."""
+    pairs), identity elsewhere — :func:`givens_rotation` in chosen coordinate planes instead of random ones.
+    ``dim`` and ``theta`` as :func:`givens_rotation`; ``pairs``: pairs of distinct coordinates in 0..dim − 1, no
+    coordinate in two pairs (ConfigError otherwise)."""
+    dim, theta = _dim_theta(dim, theta, cost=1)
+    pairs = _disjoint_pairs(pairs, dim)
     R = torch.eye(dim)
     c, s = math.cos(theta), math.sin(theta)
     for i, j in pairs:

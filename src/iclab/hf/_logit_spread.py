@@ -48,7 +48,7 @@ def logit_spreads(model: PreTrainedModel, input_ids: torch.Tensor, causal: bool)
     outside this call).
     """
     global _RECORDER
-    check_input_ids(model, input_ids)
+    check_input_ids(model, input_ids, causal=causal)
     observe_sdpa(model, "iclab_delta", _observe_delta)
     _RECORDER = []
     try:

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Iterator, Sequence, TypeVar, Union
 import torch
 
 from iclab.errors import ConfigError, UnsupportedModelError
+from iclab.hf._arguments import check_model
 from iclab.hf._softcap import capped_attention
 from iclab.hf._temperature import _find, _install, model_shape
 
@@ -212,7 +213,9 @@ def native_scaling(model: PreTrainedModel) -> dict[str, tuple[str, object]]:
     ``attn_temperature_tuning``, Ministral 3's ``rope_parameters.llama_4_scaling_beta``, Qwen-1's ``use_logn_attn``,
     a ``rope_parameters.attention_factor`` other than 1 (or, when it is unset, a ``yarn``/``longrope`` type with a
     scale > 1, whose factor is implied: field ``mscale`` or ``rope_type``) and Gemma 2's
-    ``attn_logit_softcapping``. ``rope_scaling`` stands in for ``rope_parameters`` in older configs."""
+    ``attn_logit_softcapping``. ``rope_scaling`` stands in for ``rope_parameters`` in older configs.
+    UnsupportedModelError for what is not a Hugging Face model."""
+    check_model(model)
     cfg = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
     found: dict[str, tuple[str, object]] = {}
     for field, kind in (("attn_temperature_tuning", "context"), ("use_logn_attn", "context")):

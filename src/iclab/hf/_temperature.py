@@ -27,7 +27,7 @@ import torch
 from iclab.config import Config
 from iclab.errors import ConfigError, UnsupportedModelError
 from iclab.hf._backends import adaptive_forward, check_backend
-from iclab.hf._arguments import check_tau_range
+from iclab.hf._arguments import check_model, check_tau_range
 
 if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers or numpy
     import numpy as np
@@ -87,8 +87,7 @@ TauSetting = Union[
 
 def model_shape(model: PreTrainedModel) -> tuple[int, int]:
     """``(L, H)``: number of attention layers and of query heads of a Hugging Face model."""
-    if not hasattr(model, "set_attn_implementation") or getattr(model, "config", None) is None:
-        raise UnsupportedModelError(f"{type(model).__name__} is not a Hugging Face PreTrainedModel")
+    check_model(model)
     cfg = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
     L = getattr(cfg, "num_hidden_layers", None)
     H = getattr(cfg, "num_attention_heads", None)
@@ -365,7 +364,9 @@ def get_temperature(model: PreTrainedModel) -> torch.Tensor | AdaptiveTemperatur
 
 
 def reset_temperature(model: ModelT) -> ModelT:
-    """Restore the model's original attention implementation (no-op for a stock model); returns the model."""
+    """Restore the model's original attention implementation (no-op for a stock model); returns the model.
+    UnsupportedModelError for what is not a Hugging Face model."""
+    check_model(model)
     ctl = _find(model)
     if ctl is not None:
         if ctl.probes:

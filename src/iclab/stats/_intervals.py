@@ -192,7 +192,7 @@ def unit_mean(
     if not isinstance(drop_nan, (bool, np.bool_)):
         raise ConfigError("drop_nan", drop_nan, "True or False")
     s = None if ses is None else array("ses", ses, shape=v.shape, min_size=0, finite=False, why="one SE per value")
-    if not (min_units == math.inf or isinstance(min_units, (int, float)) and not isinstance(min_units, bool)):
+    if not (isinstance(min_units, (int, float)) and not isinstance(min_units, bool)):
         raise ConfigError("min_units", min_units, "a number >= 2 or math.inf")
     number("min_units", min(min_units, 2.0**60), low=2)
     if drop_nan:

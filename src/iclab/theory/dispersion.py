@@ -91,8 +91,9 @@ def required_qk_product(
 def softmax_entropy(logits: ArrayLike, beta: ArrayLike = 1.0, axis: int = -1) -> np.ndarray:
     """Entropy (nats) of ``softmax(beta * logits)`` along ``axis``.
 
-    Arguments: ``logits`` finite numbers with at least one entry along ``axis``; ``beta`` finite numbers >= 0
-    broadcasting against them; ``axis`` an integer naming one of the logits' axes."""
+    Arguments: ``logits`` finite numbers with at least one entry along ``axis``; ``beta`` finite numbers >= 0, one
+    per row: broadcasting to the logits with size 1 along ``axis``; ``axis`` an integer naming one of the logits'
+    axes."""
     logits, beta = _logits_and_beta(logits, beta, axis)
     z = finite_result(beta * logits, logits=logits, beta=beta)
     z = z - z.max(axis=axis, keepdims=True)
@@ -111,7 +112,7 @@ def entropy_beta_derivative(logits: ArrayLike, beta: ArrayLike = 1.0, axis: int 
     p = np.exp(z)
     p /= p.sum(axis=axis, keepdims=True)
     mean = (p * e).sum(axis, keepdims=True)
-    return finite_result(-beta * (p * (e - mean) ** 2).sum(axis), logits=logits, beta=beta)
+    return finite_result(-np.squeeze(beta, axis) * (p * (e - mean) ** 2).sum(axis), logits=logits, beta=beta)
 
 
 def _logits_and_beta(logits: ArrayLike, beta: ArrayLike, axis: int) -> tuple[np.ndarray, np.ndarray]:
@@ -122,6 +123,15 @@ def _logits_and_beta(logits: ArrayLike, beta: ArrayLike, axis: int) -> tuple[np.
         raise ConfigError("logits", f"shape {e.shape}", f"at least one logit along axis {axis}")
     b = array("beta", beta, low=0, min_size=0, why="an inverse temperature")
     broadcastable("beta", b, "logits", e)
+    per_row = (1,) * (e.ndim - b.ndim) + b.shape if b.ndim <= e.ndim else None
+    if per_row is None or np.broadcast_shapes(b.shape, e.shape) != e.shape or per_row[axis] != 1:
+        raise ConfigError(
+            "beta",
+            f"shape {b.shape}",
+            f"one inverse temperature per row: a shape that broadcasts to the logits' {e.shape} with size 1 "
+            f"along axis {axis}",
+        )
+    b = b.reshape(per_row)
     return e, b
 
 
