@@ -20,7 +20,7 @@ adds cells: seeds, models, groups) the mean of its part's — and a field that d
 questions, samples inside a cell) multiplies the cells of the claims' parts by :math:`v'/v`. Rough, like
 :mod:`iclab.budget`'s estimates; exact for a grid of equal cells.
 
-:func:`choose` buys claims within a budget: cheapest first (each claim's run alone), keeping a claim when the whole
+:func:`choose_sizes` buys claims within a budget: cheapest first (each claim's run alone), keeping a claim when the whole
 fresh run with every chosen override still fits. The sizes are for a **new** run with new seeds, judged alone —
 never for topping up the old one until its interval clears (optional stopping; ``docs/howto/plan-sizes.md``).
 """
@@ -40,7 +40,7 @@ from iclab.errors import ConfigError
 from iclab.experiments import Experiment, settings_differ
 from iclab.stats import AGREES, DISAGREES, MIN_UNITS, NO_UNCERTAINTY
 
-__all__ = ["ClaimSize", "SizePlan", "Choice", "size_claims", "choose", "cost_note", "hours"]
+__all__ = ["ClaimSize", "SizePlan", "Choice", "size_claims", "choose_sizes", "cost_note", "fmt_hours"]
 
 #: what a claim's row in the plan says about sizes
 DECIDED, SIZED, NO_FIELD, NO_SIZE, NOT_SAMPLES = "decided", "sized", "no field", "no size decides", "not for samples"
@@ -76,7 +76,7 @@ class ClaimSize:
 @dataclass(frozen=True)
 class SizePlan:
     """The plan of one run: ``experiment``, its folder, the CPU ``seconds`` of the run as measured (the sum of its
-    cells' seconds), the claims in declared order, and the cost model's inputs (for :func:`choose`)."""
+    cells' seconds), the claims in declared order, and the cost model's inputs (for :func:`choose_sizes`)."""
 
     experiment: str
     path: Path
@@ -87,7 +87,7 @@ class SizePlan:
 
 @dataclass(frozen=True)
 class Choice:
-    """What :func:`choose` buys: the ``overrides`` (field -> value), the claim ids they decide, and the estimated
+    """What :func:`choose_sizes` buys: the ``overrides`` (field -> value), the claim ids they decide, and the estimated
     CPU ``seconds`` of the fresh run with all of them."""
 
     overrides: dict[str, int]
@@ -319,7 +319,7 @@ def _size_one(row: Mapping[str, Any], claim: Any, config: Any, costs: _Costs, ba
     return ClaimSize(row["id"], row["verdict"], SIZED, why, n, needed, at_least, name, now, value, adds, seconds, extra)
 
 
-def choose(plan: SizePlan, budget: float) -> Choice:
+def choose_sizes(plan: SizePlan, budget: float) -> Choice:
     """The overrides that buy as many sized claims as fit in ``budget`` CPU seconds for the whole fresh run: claims
     cheapest first (each one's run alone), a claim kept when the run with every override so far (each field at the
     largest value chosen for it) still fits."""
@@ -343,7 +343,7 @@ def _parts_of(plan: SizePlan, c: ClaimSize) -> set[str]:
     return _claim_parts(claim, plan.costs.parts)
 
 
-def hours(seconds: float | None) -> str:
+def fmt_hours(seconds: float | None) -> str:
     """CPU seconds as hours, two significant digits ("—" when unknown)."""
     if seconds is None or not math.isfinite(seconds):
         return "—"
@@ -355,9 +355,7 @@ def cost_note(c: ClaimSize) -> str:
     CPU hours of a fresh run that would decide it; "" for a claim that is not sized."""
     units = f"{'at least ' if c.at_least else ''}{c.needed:,} units" if c.needed else ""
     if c.status == SIZED and c.seconds is not None:
-        return (
-            f"plan: --set {c.override} ({units}; a fresh run ≈ {hours(c.seconds)} CPU at this run's seconds per cell)"
-        )
+        return f"plan: --set {c.override} ({units}; a fresh run ≈ {fmt_hours(c.seconds)} CPU at this run's seconds per cell)"
     if c.status == SIZED:
         return f"plan: --set {c.override} ({units}; no cell timings to cost it)"
     if c.status == NO_FIELD and units:
