@@ -287,7 +287,8 @@ def test_a_direction_test_with_an_exact_interval_says_what_its_caller_counted():
         "too little power: the interval contains zero; deciding needs at least 36 seeds, every added one matching "
         "(now 1)"
     )
-    assert exact.test_record == approx.test_record  # what rejudge and calibrate read
+    assert {**exact.test_record, "needed": 0} == {**approx.test_record, "needed": 0}  # what rejudge and calibrate read
+    assert (exact.test_record["needed"], approx.test_record["needed"]) == (36, 96)  # each count, as data
     assert judge_direction(0.1, ci=(0.01, 0.1), needs="x").verdict == AGREES  # only an undecided test says it
 
 

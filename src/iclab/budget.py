@@ -12,13 +12,14 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import re
 from typing import Any, Iterable, Mapping
 
 from iclab.domain import nonnegative, positive
 from iclab.errors import ConfigError, short_repr
 from iclab.settings import setting
 
-__all__ = ["Need", "check_budget", "check_call", "memory_limit", "seconds_limit", "fmt_bytes"]
+__all__ = ["Need", "check_budget", "check_call", "memory_limit", "seconds_limit", "fmt_bytes", "parse_duration"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -142,3 +143,27 @@ def _refuse(need: Need, what: str, override: str, subject: str = "one cell") -> 
         need.fields[names[0]],
         message=f"invalid {shown}: {subject} would need {what}; lower {' or '.join(names)}, or {how}",
     )
+
+
+#: seconds per unit of a duration (:func:`parse_duration`)
+_DURATION_UNITS = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "hr": 3600, "hour": 3600, "hours": 3600, "d": 86400}
+_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*([a-z]+)")
+MAX_DURATION = 1e9  # seconds (about 32 years of one core): more is a typo, not a budget
+
+
+def parse_duration(flag: str, text: str) -> float:
+    """Seconds in a duration such as ``3h``, ``90m``, ``2h30m``, ``1.5 hours``, ``3600s`` or ``2d`` (units s, sec,
+    m, min, h, hr, hour(s), d; case and spaces between parts ignored): a number > 0 and at most
+    :data:`MAX_DURATION`. Anything else — a bare number, an unknown unit ("3 parsecs"), zero — is one ConfigError
+    naming ``flag`` (``--budget``)."""
+    allowed = "a duration > 0 such as 3h, 90m, 2h30m or 3600s (units s, m, h, d)"
+    if not isinstance(text, str):
+        raise ConfigError(flag, text, allowed)
+    spec = text.strip().lower().replace(" ", "")
+    parts = _DURATION_PART.findall(spec)
+    if not spec or "".join(n + u for n, u in parts) != spec or any(u not in _DURATION_UNITS for _, u in parts):
+        raise ConfigError(flag, text, allowed)
+    seconds = sum(float(n) * _DURATION_UNITS[u] for n, u in parts)
+    if not 0 < seconds <= MAX_DURATION:
+        raise ConfigError(flag, text, f"{allowed}, at most {MAX_DURATION:.0e} s")
+    return seconds

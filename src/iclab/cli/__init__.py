@@ -35,7 +35,7 @@ app.callback()(global_options)
 
 __all__ = ["app", "main", "show_progress", "one_line"]
 
-_SUBCOMMANDS = ("_runs", "_show", "_theory", "_hf", "_models", "_calibrate")
+_SUBCOMMANDS = ("_runs", "_show", "_theory", "_hf", "_models", "_calibrate", "_sizes")
 
 
 def _load_subcommands() -> None:

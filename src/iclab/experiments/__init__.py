@@ -15,6 +15,7 @@ from iclab.experiments._judge import Comparison as Comparison
 from iclab.experiments._judge import judge_run as judge_run
 from iclab.experiments._judge import family_summary as family_summary
 from iclab.experiments._judge import chance_line as chance_line
+from iclab.experiments._judge import settings_differ as settings_differ
 from iclab.experiments._registry import PAPER_PACKAGES as PAPER_PACKAGES
 from iclab.experiments._registry import all_experiments as all_experiments
 from iclab.experiments._registry import paper_experiments as paper_experiments
@@ -37,6 +38,7 @@ __all__ = [
     "judge_run",
     "family_summary",
     "chance_line",
+    "settings_differ",
     "PRESETS",
     "lazy",
     "register",

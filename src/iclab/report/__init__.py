@@ -4,6 +4,8 @@ shipped reference runs (``iclab report --reference``), and the reports' check in
 from iclab.report._browser import PageCheck, check_page, check_pages, find_chromium
 from iclab.report._combined import write_combined_report
 from iclab.report._html import md_to_html
+from iclab.report._judging import plan_sizes
+from iclab.report._sizes import ClaimSize, SizePlan, Choice, choose_sizes, fmt_hours
 from iclab.report._reference import Reference, load_reference, reference_runs, reference_summary, ship_reference
 from iclab.report._reference_report import TITLE as REFERENCE_REPORT_TITLE
 from iclab.report._reference_report import write_reference_report
@@ -31,6 +33,12 @@ __all__ = [
     "ship_reference",
     "run_summary",
     "rejudged_summary",
+    "plan_sizes",
+    "SizePlan",
+    "ClaimSize",
+    "Choice",
+    "choose_sizes",
+    "fmt_hours",
     "run_timing",
     "fmt_seconds",
     "comparison_table_md",

@@ -1,9 +1,12 @@
 """The judge as the reports call it: every declared claim of a run folder with its verdict, from ``summary.json``'s
 writer (:func:`judge`) or from the store alone (:func:`rejudged_summary`, for a run stopped before its report and
-for the shipped reference runs). The verdicts themselves come from :func:`iclab.experiments.judge_run`."""
+for the shipped reference runs). The verdicts themselves come from :func:`iclab.experiments.judge_run`; each
+power-limited claim's reason then names the size that would decide it and its estimated CPU time at the run's
+seconds per cell (:mod:`iclab.report._sizes`, issue 38), and :func:`plan_sizes` gives the whole plan."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -11,15 +14,16 @@ from typing import Any
 import pandas as pd
 
 from iclab.errors import IclabError
-from iclab.experiments import Comparison, Experiment, family_summary, judge_run, load_run
+from iclab.experiments import Comparison, Experiment, family_summary, get_experiment, judge_run, load_run
+from iclab.report._sizes import SizePlan, cost_note, size_claims
 from iclab.runs import RunResult
 
-__all__ = ["judge", "rejudged_summary"]
+__all__ = ["judge", "rejudged_summary", "plan_sizes"]
 
 
 def judge(exp: Experiment, config, result: RunResult) -> tuple[list[Comparison], list[str]]:
     """Every declared claim of the run with its verdict (:func:`iclab.experiments.judge_run`), and errors."""
-    return judge_run(
+    rows, errors = judge_run(
         paper=exp.paper,
         experiment=exp.name,
         config=config,
@@ -28,6 +32,19 @@ def judge(exp: Experiment, config, result: RunResult) -> tuple[list[Comparison],
         claims=exp.claims,
         compare=exp.compare,
     )
+    return _costed(rows, exp, config, result.results), errors
+
+
+def _costed(rows: list[Comparison], exp: Experiment, config, results: pd.DataFrame) -> list[Comparison]:
+    """``rows`` with each power-limited claim's reason followed by what would decide it and its cost
+    (:func:`~iclab.report._sizes.cost_note`); ``rows`` as they are when the run cannot be costed (no cells, a grid
+    the config no longer makes): the verdicts never depend on it."""
+    try:
+        plan = size_claims(exp, config, results, [r.as_dict() for r in rows])
+    except Exception:  # noqa: BLE001 - the plan is a note on the reasons; the verdicts stand without it
+        return rows
+    notes = {c.id: cost_note(c) for c in plan.claims}
+    return [dataclasses.replace(r, reason=f"{r.reason}; {notes[r.id]}") if notes.get(r.id) else r for r in rows]
 
 
 def rejudged_summary(run_dir: Path, exp: Experiment) -> dict[str, Any]:
@@ -52,4 +69,26 @@ def rejudged_summary(run_dir: Path, exp: Experiment) -> dict[str, Any]:
         claims=exp.claims,
         compare=exp.compare,
     )
+    rows = _costed(rows, exp, config, results)
     return {"comparisons": [r.as_dict() for r in rows], "errors": errors + judge_errors} | family_summary(rows)
+
+
+def plan_sizes(run_dir: str | Path) -> SizePlan:
+    """The size plan of the finished run folder ``run_dir`` (a run folder or a shipped reference), judged again by
+    the installed code (:func:`~iclab.report._sizes.size_claims`). A folder that is not a run folder is the error
+    :func:`iclab.experiments.load_run` raises; one without a finished cell is an IclabError."""
+    run = load_run(run_dir)
+    exp = get_experiment(run.experiment)
+    if not len(run.results):
+        raise IclabError(f"{run_dir} holds no finished cell yet: nothing to plan from (the folder is left as it is)")
+    rows, _ = judge_run(
+        paper=exp.paper,
+        experiment=exp.name,
+        config=run.config,
+        results=run.results,
+        failed=run.failed,
+        claims=exp.claims,
+        compare=exp.compare,
+    )
+    plan = size_claims(exp, run.config, run.results, [r.as_dict() for r in rows])
+    return dataclasses.replace(plan, path=Path(run.path))

@@ -65,6 +65,9 @@ def judge_every_cell(
         verdict = Verdict(AGREES, measured, unc, stat)
     else:
         open_ = [(lab, v) for lab, v in each if v.verdict != AGREES]
+        if record is not None:  # every cell must decide: the largest count any open cell needs (None: some has none)
+            counts = [(v.test_record or {}).get("needed") for _, v in open_]
+            record["needed"] = None if None in counts else max(counts)
         verdict = Verdict(
             NOT_JUDGED,
             measured,

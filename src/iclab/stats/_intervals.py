@@ -134,14 +134,21 @@ def grid_floor_ci(estimate: float, lo: float, hi: float, grid: Sequence[float]) 
     return min(lo, estimate - half), max(hi, estimate + half)
 
 
-def _units_to_decide(n, se: float, paper_se: float, tol: float, k: float, dof: float | None, unit: str) -> str:
-    """How many units n' shrink the band ``k·√(se²·n/n' + paper_se²)`` to ``tol`` (SE ∝ 1/√n), with a Student-t
-    ``k`` recomputed at n' − 1 dof when the band is Student t (``dof`` given)."""
+#: what :func:`units_to_decide` gives when no count decides: the spread the units cannot shrink (the paper's, or
+#: between draws) is already too wide (a count, math.inf, is an impractically large sample)
+NO_COUNT_DECIDES = -1
+
+
+def units_to_decide(n, se: float, paper_se: float, tol: float, k: float, dof: float | None) -> float | None:
+    r"""The smallest count :math:`n'` of units at which the band :math:`k\sqrt{se^2 n / n' + se_p^2}` shrinks to
+    ``tol`` (SE ∝ 1/√n), with a Student-t ``k`` recomputed at :math:`n' - 1` dof when the band is Student t (``dof``
+    given): an integer ≥ n + 1; ``math.inf`` beyond 10¹⁵; :data:`NO_COUNT_DECIDES` when the spread the units
+    cannot shrink (``paper_se``) alone fills ``tol``, or there is no spread to shrink; None without ``n``."""
     k_at = (lambda m: quantile(0.95, m - 1)) if dof is not None else (lambda m: k)
     if se > 0 and not n:
-        return f"deciding needs more {unit} (a narrower band)"
+        return None
     if se <= 0 or (tol / k_at(math.inf)) ** 2 <= paper_se**2:
-        return "no number of units decides: the spread added to the SE (the paper's, or between draws) is too wide"
+        return NO_COUNT_DECIDES
 
     def fits(m: float) -> bool:
         return k_at(m) * math.sqrt(se * se * n / m + paper_se**2) <= tol
@@ -150,24 +157,48 @@ def _units_to_decide(n, se: float, paper_se: float, tol: float, k: float, dof: f
     while not fits(hi):
         lo, hi = hi, hi * 2
         if hi > 1e15:
-            return f"deciding needs an impractically large sample (now {n:,} {unit})"
+            return math.inf
     while hi - lo > 1:  # the smallest count that fits
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if fits(mid) else (mid, hi)
-    return f"deciding needs about {hi:,} {unit} (now {n:,})"
+    return hi
 
 
-def _needed(n: int | None, se: float, margin: float, z: float) -> str:
-    """Sample size at which ``z * se * sqrt(n / n_needed)`` shrinks to ``margin`` (SE ∝ 1/sqrt(n))."""
+def _units_to_decide(n, se: float, paper_se: float, tol: float, k: float, dof: float | None, unit: str) -> str:
+    """:func:`units_to_decide` as the words of a "too little power" reason."""
+    count = units_to_decide(n, se, paper_se, tol, k, dof)
+    if count is None:
+        return f"deciding needs more {unit} (a narrower band)"
+    if count == NO_COUNT_DECIDES:
+        return "no number of units decides: the spread added to the SE (the paper's, or between draws) is too wide"
+    if math.isinf(count):
+        return f"deciding needs an impractically large sample (now {n:,} {unit})"
+    return f"deciding needs about {count:,} {unit} (now {n:,})"
+
+
+def samples_to_decide(n: int | None, se: float, margin: float, z: float) -> float | None:
+    r"""The sample size at which the half-width :math:`z \cdot se \sqrt{n / n'}` shrinks to ``margin`` (SE ∝ 1/√n):
+    :math:`n' = \lceil n (z \cdot se / \text{margin})^2 \rceil`, at least n + 1 (at n the interval only just
+    reaches its edge, undecided); ``math.inf`` beyond 10¹⁵; None without n, margin or spread."""
     if not n or margin <= 0 or not math.isfinite(se) or se <= 0:
-        return "a larger sample"
+        return None
     ratio = z * se / margin
     needed = n * ratio * ratio if ratio < 1e7 else math.inf
     if not math.isfinite(needed) or needed > 1e15:
+        return math.inf
+    return max(math.ceil(needed), int(n) + 1)
+
+
+def _needed(n: int | None, se: float, margin: float, z: float) -> str:
+    """:func:`samples_to_decide` as the words of a "too little power" reason."""
+    count = samples_to_decide(n, se, margin, z)
+    if count is None:
+        return "a larger sample"
+    if math.isinf(count):
         return f"an impractically large sample (now {n:,})"
-    if math.ceil(needed) <= n:  # the interval only just reaches its edge: at this n the test is undecided
+    if count == int(n) + 1 and math.ceil(n * (z * se / margin) ** 2) <= n:  # only just reaches its edge
         return f"slightly more than the {n:,} samples now (the interval only just reaches its edge)"
-    return f"about {math.ceil(needed):,} samples (now {n:,})"
+    return f"about {count:,} samples (now {n:,})"
 
 
 def unit_mean(

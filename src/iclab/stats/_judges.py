@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 
 import numpy as np
 
@@ -23,7 +24,7 @@ from iclab.stats._verdict import (
     refusal,
 )
 from iclab.stats._arguments import check_judge
-from iclab.stats._intervals import _needed, _units_to_decide
+from iclab.stats._intervals import _needed, _units_to_decide, samples_to_decide, units_to_decide
 from iclab.stats._rules import (
     AGREE,
     DISAGREE,
@@ -54,9 +55,20 @@ def _verdict(verdict: str, estimate: float, unc: str, stat: str, record: dict, r
     return _tested(Verdict(verdict, fmt(estimate), unc, stat, reason), record)
 
 
-def _too_little_power(estimate: float, unc: str, stat: str, record: dict, why: str) -> Verdict:
-    """Not judged because the interval is too wide to decide: ``why`` it is, and what would decide."""
+def _too_little_power(estimate: float, unc: str, stat: str, record: dict, why: str, needed) -> Verdict:
+    """Not judged because the interval is too wide to decide: ``why`` it is, and what would decide. The record
+    carries the count as data, ``needed``: the units that would decide at this effect and spread (the count ``why``
+    names; None where no count does, or none is practical), which ``iclab plan`` reads."""
+    record = {**record, "needed": _count(needed)}
     return _verdict(NOT_JUDGED, estimate, unc, stat, record, f"too little power: {why}")
+
+
+def _count(needed) -> int | None:
+    """A count of units as record data: a whole number >= 1, else None (no count decides, or an impractical one)."""
+    if needed is None or isinstance(needed, str):
+        match = re.search(r"\d[\d,]*", needed or "")  # a caller's exact count, in words: its first number
+        return int(match.group().replace(",", "")) if match else None
+    return int(needed) if math.isfinite(needed) and needed >= 1 else None
 
 
 def _f(x: float | None) -> float | None:
@@ -111,7 +123,7 @@ def judge_absence(
     why = f"the interval straddles ±{fmt(smallest, 3)}{unit}; deciding needs " + _needed(
         n, (hi - lo) / 2 / z, margin, z
     )
-    return _too_little_power(estimate, unc, stat, record, why)
+    return _too_little_power(estimate, unc, stat, record, why, samples_to_decide(n, (hi - lo) / 2 / z, margin, z))
 
 
 def judge_value(
@@ -182,16 +194,19 @@ def judge_value(
         return _verdict(AGREES, measured, unc, stat, record)
     gap = abs(measured - paper)
     if half <= tolerance and not can_agree:  # narrow enough, but a band this wide cannot fail a value 5 SE away
+        record["needed"] = units_to_agree(k if k_given else None)
         return _verdict(NOT_JUDGED, measured, unc, stat, record, _too_few_to_agree(k, dof, n, k_given))
     if half > tolerance:
         why = f"the band ±{fmt(half, 2)} is wider than the claim's tolerance ±{fmt(tolerance, 2)}; "
     else:  # the band reaches past the tolerance: a value at its edge would agree too often
         why = f"the band {fmt(measured - paper, 2)} ± {fmt(half, 2)} reaches past the tolerance ±{fmt(tolerance, 2)}; "
+    needed = None
     if gap >= tolerance:
         why += "no number of units makes it agree at this value (it lies at or past the tolerance)"
     else:
         why += _units_to_decide(n, se, paper_se, tolerance - gap, k, None if k_given else dof, unit)
-    return _too_little_power(measured, unc, stat, record, why)
+        needed = units_to_decide(n, se, paper_se, tolerance - gap, k, None if k_given else dof)
+    return _too_little_power(measured, unc, stat, record, why, needed)
 
 
 def _too_few_to_agree(k: float, dof: float | None, n: int | None, k_given: bool) -> str:
@@ -257,7 +272,7 @@ def judge_equivalence(
         return _verdict(DISAGREES, estimate, unc, stat, record)
     margin = abs(abs(gap) - tol)
     why = f"the interval straddles ±{rel_tol:.0%}; deciding needs " + _needed(n, se, margin, z)
-    return _too_little_power(estimate, unc, stat, record, why)
+    return _too_little_power(estimate, unc, stat, record, why, samples_to_decide(n, se, margin, z))
 
 
 def judge_direction(
@@ -320,12 +335,14 @@ def judge_direction(
         )
         return _verdict(DISAGREES, estimate, unc, stat, record, why)
     if needs:  # the caller's exact count
-        return _too_little_power(estimate, unc, stat, record, f"the interval contains zero; deciding needs {needs}")
+        why = f"the interval contains zero; deciding needs {needs}"
+        return _too_little_power(estimate, unc, stat, record, why, needs)
     half = (hi - lo) / 2
     # the half-width that decides at this estimate: below |estimate| the interval excludes 0; below
     # smallest − sign·estimate it excludes every effect ≥ smallest (when a smallest effect is given)
     decides = max(abs(estimate), smallest - sign * estimate if smallest > 0 else 0.0)
+    q = quantile(confidence, dof)
     why = f"the interval contains zero; deciding (a half-width below {fmt(decides, 3)}{unit}) needs " + _needed(
-        n, half / quantile(confidence, dof), decides, quantile(confidence, dof)
+        n, half / q, decides, q
     )
-    return _too_little_power(estimate, unc, stat, record, why)
+    return _too_little_power(estimate, unc, stat, record, why, samples_to_decide(n, half / q, decides, q))

@@ -1,0 +1,268 @@
+"""``iclab plan``: the sizes that would decide a run's undecided claims and their cost (issue 38).
+
+A made-up run whose answer is known in closed form: ``fx_plan`` has one cell per seed, each giving a value built so
+that the k values have mean μ and sample SD σ exactly, and one cell whose mean μ₂ has the standard error
+σ₂/√n_prompts exactly. A direction test with smallest effect δ decides once its half-width falls below
+``max(|μ|, δ − μ)``, so (the judge's rule, derived here independently) it needs
+``n* = ⌈(t₀.₉₇₅(k−1)·σ / max(|μ|, δ − μ))²⌉`` seeds and ``⌈(z₀.₉₇₅·σ₂ / max(|μ₂|, δ₂ − μ₂))²⌉`` prompts. The cells'
+seconds are set by hand, so each fresh run's cost is known too. Then the budget choice, the CLI's errors, the
+budget parser (hypothesis), and ``iclab plan`` on every shipped reference.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy import stats as sps
+
+from iclab.budget import MAX_DURATION, parse_duration
+from iclab.cli import main
+from iclab.config import Config
+from iclab.errors import ConfigError
+from iclab.experiments import Experiment, get_experiment, register, run_experiment
+from iclab.experiments._records import ClaimRecord, Measure, Rule, judge_records
+from iclab.experiments._statistics import within_units
+from iclab.report import plan_sizes, reference_runs, rejudged_summary
+from iclab.report._sizes import SIZED, choose_sizes
+
+MU, SIGMA, DELTA, SEEDS = 0.1, 1.0, 0.5, 10
+MU2, SIGMA2, DELTA2, PROMPTS = 0.2, 2.0, 0.1, 100
+SEED_SECONDS, PROMPT_SECONDS = 2.0, 10.0
+
+
+@dataclass(frozen=True)
+class PlanConfig(Config):
+    n_seeds: int = SEEDS
+    n_prompts: int = PROMPTS
+    seed: int = 0
+
+
+def _cells(config: PlanConfig) -> list[dict]:
+    return [{"part": "draw", "seed": s} for s in range(config.n_seeds)] + [{"part": "prompts", "seed": 0}]
+
+
+def _run_cell(config: PlanConfig, cell: dict, shared) -> dict:
+    if cell["part"] == "prompts":
+        return {"mean": MU2, "se": SIGMA2 / math.sqrt(config.n_prompts)}
+    i = np.arange(config.n_seeds, dtype=float)
+    z = (i - i.mean()) / i.std(ddof=1)  # mean 0, sample SD 1 exactly
+    return {"value": float(MU + SIGMA * z[cell["seed"]])}
+
+
+def _claims(config: PlanConfig) -> list[ClaimRecord]:
+    common = dict(source="made up", kind="effect direction")
+    return [
+        ClaimRecord(
+            "seeds",
+            "The mean over seeds is positive",
+            **common,
+            quantity="the value of one seed",
+            measure=Measure({"part": "draw"}, "value", ("seed",)),
+            rule=Rule("direction", smallest=DELTA),
+        ),
+        ClaimRecord(
+            "prompts",
+            "The mean over prompts is positive",
+            **common,
+            quantity="the mean over the cell's prompts",
+            measure=Measure({"part": "prompts"}, "mean", ("seed",), se_column="se", combine=within_units()),
+            rule=Rule("direction", smallest=DELTA2, n="n_prompts"),
+        ),
+        ClaimRecord(
+            "settings",
+            "Judged only at the paper's seeds",
+            **common,
+            quantity="the value of one seed",
+            paper_settings={"n_seeds": 999},
+            measure=Measure({"part": "draw"}, "value", ("seed",)),
+            rule=Rule("direction", smallest=DELTA),
+        ),
+        ClaimRecord(
+            "unreliable",
+            "A second-hand number",
+            **common,
+            quantity="the value of one seed",
+            unreliable="a summary, not the paper",
+            measure=Measure({"part": "draw"}, "value", ("seed",)),
+            rule=Rule("direction", smallest=DELTA),
+        ),
+    ]
+
+
+register(
+    Experiment(
+        name="fx_plan",
+        paper="fixture",
+        title="a run whose deciding sizes are known in closed form",
+        claim="",
+        config_cls=PlanConfig,
+        presets={"quick": PlanConfig(), "full": PlanConfig()},
+        cells=_cells,
+        run_cell=_run_cell,
+        figures=lambda config, results, figure_dir: [],
+        compare=lambda config, results: judge_records(_claims(config), config, results),
+        claims=_claims,
+    )
+)
+
+
+def _seeds_needed() -> int:
+    t = sps.t.ppf(0.975, SEEDS - 1)
+    return math.ceil((t * SIGMA / max(abs(MU), DELTA - MU)) ** 2)
+
+
+def _prompts_needed() -> int:
+    z = sps.norm.ppf(0.975)
+    return math.ceil((z * SIGMA2 / max(abs(MU2), DELTA2 - MU2)) ** 2)
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("plan") / "fx_plan"
+    run_experiment("fx_plan", "quick", out=out, executor="serial", progress=False)
+    with sqlite3.connect(out / "results.sqlite") as db:  # known seconds per cell: the costs are closed forms too
+        db.execute(
+            "UPDATE cells SET seconds = CASE json_extract(cell, '$.part') WHEN 'draw' THEN ? ELSE ? END",
+            (SEED_SECONDS, PROMPT_SECONDS),
+        )
+    return out
+
+
+def _by_id(plan) -> dict:
+    return {c.id: c for c in plan.claims}
+
+
+def test_the_closed_forms_are_what_the_fixture_gives():
+    assert (_seeds_needed(), _prompts_needed()) == (32, 385)  # t(9) = 2.262: (2.262 / 0.4)² = 31.98
+
+
+def test_the_plan_finds_each_size_its_field_and_its_cost(run_dir):
+    plan = plan_sizes(run_dir)
+    c = _by_id(plan)
+    assert plan.seconds == pytest.approx(SEEDS * SEED_SECONDS + PROMPT_SECONDS)
+    seeds, prompts = c["seeds"], c["prompts"]
+    assert (seeds.status, seeds.n, seeds.needed, seeds.field, seeds.value) == (SIZED, SEEDS, 32, "n_seeds", 32)
+    assert seeds.adds_cells and seeds.override == "n_seeds=32"
+    assert seeds.seconds == pytest.approx(32 * SEED_SECONDS + PROMPT_SECONDS)  # new cells at their part's mean
+    assert (prompts.status, prompts.n, prompts.needed, prompts.field) == (SIZED, PROMPTS, 385, "n_prompts")
+    assert not prompts.adds_cells and prompts.value == 385
+    assert prompts.seconds == pytest.approx(SEEDS * SEED_SECONDS + PROMPT_SECONDS * 385 / PROMPTS)  # inside a cell
+    assert c["settings"].status == c["unreliable"].status == "not for samples"
+    assert c["unreliable"].why == "unreliable source" and c["settings"].why.startswith("settings differ")
+
+
+def test_the_judge_carries_its_count_as_data(run_dir):
+    rows = {r["id"]: r for r in rejudged_summary(run_dir, get_experiment("fx_plan"))["comparisons"]}
+    assert rows["seeds"]["test_record"]["needed"] == _seeds_needed()
+    assert rows["prompts"]["test_record"]["needed"] == _prompts_needed()
+    assert "about 32 samples (now 10)" in rows["seeds"]["reason"]
+
+
+def test_a_power_limited_reason_names_its_override_and_cpu_hours(run_dir):
+    """Issue 38, item 4: the reason the reports show ends with the size, the field and the hours."""
+    rows = {r["id"]: r for r in rejudged_summary(run_dir, get_experiment("fx_plan"))["comparisons"]}
+    hours = (32 * SEED_SECONDS + PROMPT_SECONDS) / 3600
+    assert rows["seeds"]["reason"].endswith(
+        f"; plan: --set n_seeds=32 (32 units; a fresh run ≈ {hours:.2g} h CPU at this run's seconds per cell)"
+    )
+    assert "plan:" not in rows["unreliable"]["reason"]
+
+
+@pytest.mark.parametrize(
+    "budget, bought",
+    [
+        (10.0, []),  # not even the run as it is
+        (60.0, ["prompts"]),  # 58.5 s
+        (80.0, ["prompts"]),  # the seeds alone would fit (74 s), both together (102.5 s) do not: cheapest first
+        (200.0, ["prompts", "seeds"]),
+    ],
+)
+def test_the_budget_buys_the_cheapest_claims_that_fit_together(run_dir, budget, bought):
+    choice = choose_sizes(plan_sizes(run_dir), budget)
+    assert choice.bought == bought
+    want = {"prompts": ("n_prompts", 385), "seeds": ("n_seeds", 32)}
+    assert choice.overrides == dict(want[b] for b in bought)
+    n_seeds = 32 if "seeds" in bought else SEEDS
+    prompts = 385 if "prompts" in bought else PROMPTS
+    assert choice.seconds == pytest.approx(n_seeds * SEED_SECONDS + PROMPT_SECONDS * prompts / PROMPTS)
+
+
+def test_the_command_prints_the_table_and_the_overrides(run_dir, tmp_path, capsys):
+    out = tmp_path / "plan.csv"
+    assert main(["plan", str(run_dir), "--budget", "1m", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "--set n_prompts=385" in text and "--set n_seeds" not in text and "unreliable source" in text
+    import pandas as pd
+
+    table = pd.read_csv(out)
+    assert list(table["claim"]) == ["seeds", "prompts", "settings", "unreliable"]
+    assert main(["plan", str(run_dir), "--out", str(out)]) == 2  # exists: --force replaces it
+    assert "--force" in capsys.readouterr().err
+    assert main(["plan", str(run_dir), "--out", str(out), "--force"]) == 0
+
+
+@pytest.mark.parametrize("budget", ["3 parsecs", "3", "", "0h", "-1h", "h"])
+def test_a_bad_budget_is_one_error_line(run_dir, budget, capsys):
+    assert main(["plan", str(run_dir), "--budget", budget]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: invalid --budget=") and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_a_folder_that_is_not_a_run_is_one_error_line(tmp_path, capsys):
+    assert main(["plan", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "Traceback" not in err
+
+
+@given(st.integers(0, 500), st.integers(0, 500), st.integers(0, 5000))
+def test_a_duration_in_parts_is_their_sum(h, m, s):
+    seconds = h * 3600 + m * 60 + s
+    text = "".join(f"{v}{u}" for v, u in ((h, "h"), (m, "m"), (s, "s")) if v) or "0s"
+    if seconds == 0:
+        with pytest.raises(ConfigError):
+            parse_duration("--budget", text)
+    else:
+        assert parse_duration("--budget", text) == seconds
+        assert parse_duration("--budget", " ".join(text.upper().split())) == seconds
+
+
+@given(st.floats(0.001, 1e4, allow_nan=False), st.sampled_from(["s", "m", "h", "d", "hours", "min"]))
+def test_a_decimal_duration_reads_back(x, unit):
+    per = {"s": 1, "m": 60, "min": 60, "h": 3600, "hours": 3600, "d": 86400}[unit]
+    assert parse_duration("--budget", f"{x!r}{unit}") == pytest.approx(x * per)
+
+
+@given(st.text(max_size=30))
+def test_any_text_is_a_duration_or_one_config_error(text):
+    try:
+        seconds = parse_duration("--budget", text)
+    except ConfigError as exc:
+        assert "--budget" in str(exc)
+    else:
+        assert 0 < seconds <= MAX_DURATION
+
+
+@pytest.mark.parametrize("experiment", sorted(reference_runs()))
+def test_plan_runs_on_every_shipped_reference_and_lists_every_claim(experiment, capsys):
+    folder = reference_runs()[experiment]
+    plan = plan_sizes(folder)
+    exp = get_experiment(experiment)
+    from iclab.experiments import load_run
+
+    assert [c.id for c in plan.claims] == [c.id for c in exp.claims(load_run(folder).config)]
+    assert plan.seconds > 0
+    for c in plan.claims:  # a sized claim has a field, a larger value and a cost; every other says why
+        assert (c.status == SIZED) == bool(c.override)
+        if c.status == SIZED:
+            assert c.value > c.now and c.seconds > 0
+        elif c.status != "decided":
+            assert c.why
+    assert main(["plan", str(folder), "--budget", "4h"]) == 0
+    assert "within --budget 4 h" in capsys.readouterr().out
