@@ -121,6 +121,13 @@ class _Costs:
     def config_with(self, overrides: Mapping[str, Any]) -> Any:
         return self.config.with_overrides(dict(overrides)) if overrides else self.config
 
+    def check(self, overrides: Mapping[str, Any]) -> None:
+        """The checks a run makes before it starts (the experiment's ``budget``: a task that cannot supply the
+        questions, a device or model this machine lacks): a ConfigError when the overrides could not run."""
+        config = self.config_with(overrides)
+        if self.exp.budget is not None:
+            self.exp.budget(config)
+
     def adds_cells(self, name: str, value: int) -> bool:
         """Whether setting ``name`` to ``value`` changes the grid (else it works inside the cells)."""
         return len(self.exp.cells(self.config_with({name: value}))) != self.grid_size
@@ -310,6 +317,7 @@ def _size_one(row: Mapping[str, Any], claim: Any, config: Any, costs: _Costs, ba
     if runs != n:  # the units the field runs, of which the test used n
         value = math.ceil(now * needed / n)
     try:
+        costs.check({name: value})
         adds = costs.adds_cells(name, value)
         seconds = costs.run_seconds({name: value}, {name: parts}) if costs.timed() else None
     except ConfigError as exc:
@@ -331,6 +339,10 @@ def choose_sizes(plan: SizePlan, budget: float) -> Choice:
         trial = {**chosen, c.field: max(chosen.get(c.field, 0), c.value)}
         trial_parts = {**parts, c.field: parts.get(c.field, set()) | _parts_of(plan, c)}
         seconds = plan.costs.run_seconds(trial, trial_parts)
+        try:
+            plan.costs.check(trial)
+        except ConfigError:
+            continue
         if seconds <= budget:
             chosen, parts, total = trial, trial_parts, seconds
     bought = [c.id for c in sized if c.field in chosen and chosen[c.field] >= c.value]
