@@ -8,7 +8,8 @@
   (:func:`iclab.stats.unit_mean`); a planned unit without a result makes the claim "not judged".
 - :func:`measured_as`: a measured text from a format string over the estimate and the sample.
 - :func:`whole_rows`: the column of a measure whose combine rule reads the selected rows themselves.
-- :func:`not_configured`: ``ClaimRecord.not_run`` for a claim whose cells need a config value the preset lacks.
+- :func:`not_configured`, :func:`some_at_most`: ``ClaimRecord.not_run`` for a claim whose cells need a config value
+  the preset lacks (a named value, or one at most a limit).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import pandas as pd
 from iclab.experiments._records import Estimate, Sample
 from iclab.stats import MIN_UNITS, unit_mean
 
-__all__ = ["across_units_or", "within_units", "measured_as", "whole_rows", "not_configured"]
+__all__ = ["across_units_or", "within_units", "measured_as", "whole_rows", "not_configured", "some_at_most"]
 
 #: the per-unit standard errors of a sample: ``(config, Sample) -> (units,)`` (None: ``Sample.ses``)
 WithinSE = Callable[[Any, Sample], np.ndarray]
@@ -158,4 +159,18 @@ def not_configured(field: str, *wanted: Any) -> Callable[[Any, Any], str]:
         return f"not run in this preset: `{field}` " + (f"lacks {gone}" if gone else "is empty")
 
     why.__name__ = f"not_configured_{field}"
+    return why
+
+
+def some_at_most(field: str, limit: float) -> Callable[[Any, Any], str]:
+    """``ClaimRecord.not_run``: why the config runs none of a claim's cells — its ``field`` (a list of sizes) has no
+    value at most ``limit`` — or "" when it has one."""
+
+    def why(config: Any, record: Any) -> str:
+        have = getattr(config, field)
+        if any(x <= limit for x in have):
+            return ""
+        return f"not run in this preset: `{field}` has no value ≤ {limit:g} ({', '.join(f'{x:g}' for x in have)})"
+
+    why.__name__ = f"some_{field}_at_most_{limit:g}"
     return why

@@ -16,7 +16,7 @@ import dataclasses
 
 import pandas as pd
 
-from iclab.experiments._records import BASE, ClaimRecord, Measure, Rule
+from iclab.experiments._records import BASE, ClaimRecord, Diagnostic, Measure, NotComparable, Rule, StandIn
 from iclab.experiments.categorical import statistics as st
 from iclab.experiments.categorical.paper_values import PAPER_BLOCKS, PAPER_L_SWEEP
 
@@ -30,6 +30,15 @@ _CONVERGED = (
     "quarter vs the last)"
 )
 _REPLICATE = "per (seed, W_e draw) replicate"
+#: an accuracy counts once the validation NLL has plateaued (its fall over the last quarter of training)
+CONVERGED = Diagnostic("val_plateau", st.PLATEAU_TOL, "not converged", "the validation NLL still fell over the last "
+                       "quarter of training", "more steps would judge it", form=".1%")  # fmt: skip
+#: Theorem 2 is about the optimum: the free GD parameters' own gradient must be zero (z at most 3)
+AT_OPTIMUM = Diagnostic("free_z", 3.0, "not at the optimum", "the free GD parameters' gradient is still non-zero",
+                        "longer training would judge it", form=".1f")  # fmt: skip
+#: the language claim is measured on a stand-in corpus, never judged against the paper's
+LANGUAGE_STAND_IN = StandIn("held-out character perplexity on pydoc_data text", "TinyStories + GPT-4o grades",
+                            "the corpus and a judge model")  # fmt: skip
 # claim id head -> (claim, source after the arXiv id, kind, quantity, paper value, extra); {fields} filled per record
 _TEXT = {
     "acc": (
@@ -160,7 +169,7 @@ def _rec(cid: str, measure: Measure, rule: Rule, tf_L=None, synthetic=True, **fi
 def _accuracy(cid: str, name: str, figure: str, paper: float, where: dict) -> ClaimRecord:
     """A paper accuracy ``cid`` of the synthetic cells ``where``: the mean over replicates with the W_e spread in the
     band, judged once converged (the trained transformer's at the authors' budget for its L)."""
-    m = Measure(where, "acc", st.REPLICATE, combine=st.draw_spread, measured=st.acc_measured, gates=(st.not_converged,))
+    m = Measure(where, "acc", st.REPLICATE, combine=st.draw_spread, measured=st.acc_measured, gates=(CONVERGED,))
     rule = Rule("value", paper=float(f"{paper:.3f}"), tol=st.ACC_TOL, units="replicates")
     tf_L = None if where["model"] == "gd" else where["L"]
     return _rec(cid, m, rule, tf_L, name=name, figure=figure, paper=f"{paper:.3f}")
@@ -191,7 +200,8 @@ def _direction_claims(cfg) -> list[ClaimRecord]:
     for kernel in cfg.kernels if "synthetic" in cfg.parts else ():
         L = min(sizes[kernel])
         for K in cfg.layers:
-            cell, gates = {"kernel": kernel, "blocks": K, "erase": "distance", "L": L}, (st.not_comparable,)
+            cell = {"kernel": kernel, "blocks": K, "erase": "distance", "L": L}
+            gates = () if kernel == "softmax" or K == 1 else (NotComparable(st.COMPARABLE_NOTE[kernel]),)
             m = Measure(
                 _syn("gd", **cell), "acc", st.REPLICATE, base=_syn("tf", **cell), measured=st.paired, gates=gates
             )
@@ -250,7 +260,7 @@ def _theory_claims(cfg) -> list[ClaimRecord]:
             ("seed",),
             "other_se",
             combine=st.own_se,
-            gates=(st.not_at_optimum,),
+            gates=(AT_OPTIMUM,),
         )
         out.append(
             _rec(
@@ -270,7 +280,8 @@ def _real_data_claims(cfg) -> list[ClaimRecord]:
     """Features against a linear probe; the language claim, measured on a stand-in corpus and never judged."""
     out, K = [], max(cfg.feature_blocks, default=0)
     for ds in cfg.feature_datasets if "features" in cfg.parts and K else ():
-        feat, gates = {"part": "features", "dataset": ds}, (st.features_not_comparable,)
+        feat = {"part": "features", "dataset": ds}
+        gates = (NotComparable(st.COMPARABLE_NOTE["linear"]),) if K >= 2 else ()
         m = Measure(
             feat | {"blocks": K},
             "acc",
@@ -291,7 +302,7 @@ def _real_data_claims(cfg) -> list[ClaimRecord]:
             ("seed",),
             base=lm | {"model": "transformer"},
             measured=st.perplexities,
-            gates=(st.language_stand_in,),
+            gates=(LANGUAGE_STAND_IN,),
         )
         rule = Rule("equivalence", rel_tol=0.05, target=BASE, against="the transformer")
         out.append(_rec("language/gd-ff-vs-transformer", m, rule, synthetic=False, headline=True))

@@ -6,8 +6,8 @@ activation extensions (Figs. 3.2–3.5, 4.2), Thm 1's Bayes-risk ratio and the u
 The records are built per config (η* and debiased GD's exact risk, the targets, depend on d, L, σ²); what the
 vocabulary cannot say is in :mod:`.statistics`. Replicates are seeds; the claims on the stage-II limits and patterns
 pool every trained H ≥ 2 model of every seed (Student t over models: three models may disagree, not agree). Gates
-(:func:`~iclab.experiments._judge.downgrade` through ``Measure.gates``): ``paper_settings``,
-:func:`.statistics.trained` (≥ 2·10⁴ Adam steps) and :func:`.statistics.stage2` (the paper's 5·10⁵ for stage II).
+(declared, :mod:`iclab.experiments._gates`): ``paper_settings``, :data:`TRAINED_GATE` (≥ 2·10⁴ Adam steps) and
+:data:`STAGE_II_GATE` (the H ≥ 2 models trained the paper's 5·10⁵ steps for stage II).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 from functools import partial
 
 
-from iclab.experiments._records import BASE, ClaimRecord, Measure, Rule
+from iclab.experiments._records import BASE, ClaimRecord, Measure, Rule, Setting
 from iclab.experiments._statistics import measured_as, whole_rows
 from iclab.experiments.multihead import statistics as st
 from iclab.experiments.multihead.config import ACTIVATION_NAMES
@@ -33,12 +33,17 @@ __all__ = ["claims"]
 
 SEED = ("seed",)  # the unit of replication of one trained model (a paired measure pairs the seeds)
 MODEL = ("H", "seed")  # the rows of a claim pooled over every trained H ≥ 2 model, averaged per seed (st.over_seeds)
-GATES = (st.trained,)
+#: a trained-model claim needs stage I finished (the judge writes "settings differ" below it)
+TRAINED_GATE = Setting("steps", minimum=TRAINED_MIN_STEPS, why="stage I finished", paper=STAGE_II_STEPS)
+#: the limits of stage II need the H ≥ 2 models trained the paper's steps (rows without ``trained_steps``: ``steps``)
+STAGE_II_GATE = Setting("steps", minimum=STAGE_II_STEPS, why="the limits of stage II", paper=STAGE_II_STEPS,
+                        column=st.h2_trained_steps, label="the H ≥ 2 models' trained steps")  # fmt: skip
+GATES = (TRAINED_GATE,)
 ZERO_SUM_BOUND = f"|Σμ| at {ZERO_SUM_MAX:.0%} of Σ|μ|"  # what 0 of the zero-sum margin is (Rule.bound)
 THM1_BOUND = "the ratio at Thm 1's bound"  # what 0 of the slack is (Rule.bound)
 PGD_SMALLEST = 0.05  # fig3.1: the smallest gap between the two GD fits of interest, 5 % of the Bayes error
 ISO = {"part": "iso", "attention": "softmax"}
-# what the gates add to a test: the training a trained-model claim needs (statistics.trained, statistics.stage2)
+# what the gates add to a test: the training a trained-model claim needs (TRAINED_GATE, STAGE_II_GATE)
 TRAINED = f"Needs ≥ {TRAINED_MIN_STEPS:,} Adam steps"
 STAGE_II = f"Needs the H ≥ 2 models trained {STAGE_II_STEPS:,} steps (the paper's)"
 DIGIT = "SE_paper: half the last printed digit. "
@@ -146,7 +151,7 @@ def _models(cfg) -> list[ClaimRecord]:
     ]  # fmt: skip
 
 
-def _pooled(key: str, digits: int = 4, gates=(st.stage2,), combine=st.over_seeds, measured=None, col=st.multi):
+def _pooled(key: str, digits: int = 4, gates=(STAGE_II_GATE,), combine=st.over_seeds, measured=None, col=st.multi):
     """A column of every trained H ≥ 2 model, averaged per seed (the default combine rule: Student t over seeds,
     :func:`~iclab.experiments.multihead.statistics.over_seeds`)."""
     text = measured or measured_as(f"{{v:.{digits}g}} ({{n}} seed(s))")

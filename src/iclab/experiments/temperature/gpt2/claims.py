@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from iclab.experiments._records import BASE, ClaimRecord, Estimate, Measure, Sample, Rule, declared
+from iclab.experiments._records import BASE, ClaimRecord, Estimate, GridEdge, Measure, Sample, Rule, declared
 from iclab.experiments._statistics import across_units_or, measured_as
 from iclab.experiments.temperature.gpt2.config import TemperatureGPT2Config
 from iclab.experiments.temperature.gpt2.shifts import shift_distribution, zero_predictor_error
@@ -80,14 +80,6 @@ def log_best_tau_interval(cfg, s: Sample) -> Estimate:
     )  # (n_boot,): the two cells' own prompts, resampled with the same bootstrap indices
     ci = grid_floor_ci(est, float(np.quantile(boot, 0.025)), float(np.quantile(boot, 0.975)), grid)
     return Estimate(est, ci=ci, how="bootstrap over prompts (at least ± half a grid step)")
-
-
-def best_tau_on_grid_edge(cfg, s: Sample) -> str:
-    """A best τ on the edge of the grid is no argmin: not judged (widen ``taus``)."""
-    edges = (min(cfg.taus), max(cfg.taus))
-    if any(t in edges for rows in (s.base, s.rows) for t in rows["best_tau_all"]):
-        return f"a best τ lies on the edge of the grid {edges[0]:g}…{edges[1]:g} (widen `taus`)"
-    return ""
 
 
 def unshifted_c_units(cfg) -> float:
@@ -183,7 +175,7 @@ RECORDS: tuple[ClaimRecord, ...] = (
                 contrast="log ratio",
                 combine=log_best_tau_interval,
                 note=_best_tau_note,
-                gates=(best_tau_on_grid_edge,),
+                gates=(GridEdge("best_tau_all", "taus", "best τ"),),  # an argmin on the edge is none
             ),
             rule=Rule("direction", smallest=LOG_SMALLEST, n="n_test", unit=" (log τ)"),
         )
