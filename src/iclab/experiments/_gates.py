@@ -43,6 +43,7 @@ __all__ = [
     "Diagnostic",
     "StandIn",
     "NotComparable",
+    "describe_gates",
     "SETTINGS_DIFFER",
     "NOT_MEASURED",
 ]
@@ -66,10 +67,18 @@ class GateContext:
 
 class Gate:
     """A declared gate: :meth:`reason` is "" when the claim may count, else why not (written here, never by a
-    package)."""
+    package); :meth:`describe` is what it needs, in the claim's test text (``units``: what the units are called)."""
 
     def reason(self, ctx: GateContext) -> str:  # pragma: no cover - every kind overrides it
         raise NotImplementedError
+
+    def describe(self, units: str) -> str:  # pragma: no cover - every kind overrides it
+        raise NotImplementedError
+
+
+def describe_gates(gates: tuple[Gate, ...], units: str) -> str:
+    """The gates of a record in its test text: "Gates: …; …" ("" without gates)."""
+    return "Gates: " + "; ".join(g.describe(units) for g in gates) if gates else ""
 
 
 def _num(x: Any) -> str:
@@ -126,6 +135,11 @@ class Setting(Gate):
         finite = values[np.isfinite(values)]
         return float(finite.min()) if finite.size else getattr(ctx.config, self.field)
 
+    def describe(self, units: str) -> str:
+        bound = f"≥ {_threshold(self.minimum)}" if self.minimum is not None else f"≤ {_threshold(self.maximum)}"
+        notes = "; ".join(p for p in (self.why, "" if self.paper is None else f"paper {_num(self.paper)}") if p)
+        return f"{self.label or self.field} {bound}" + (f" ({notes})" if notes else "") + f", else {SETTINGS_DIFFER}"
+
     def reason(self, ctx: GateContext) -> str:
         value = self._value(ctx)
         if value is None:
@@ -149,6 +163,9 @@ class MinUnits(Gate):
     what: str = "have a value"
     detail: Callable[[Any, Sample], str] | None = None
 
+    def describe(self, units: str) -> str:
+        return f"at least {self.minimum} {units} {self.what}, else {NOT_MEASURED}"
+
     def reason(self, ctx: GateContext) -> str:
         values = np.asarray(ctx.sample.values, dtype=float)
         ok = int(np.isfinite(values).sum())
@@ -167,6 +184,9 @@ class CellReason(Gate):
     flag: str = "available"
     why: str = "reason"
 
+    def describe(self, units: str) -> str:
+        return f"a cell with `{self.flag}` = 1, else {NOT_MEASURED} ({self.what}, with the cells' `{self.why}`)"
+
     def reason(self, ctx: GateContext) -> str:
         rows = ctx.sample.rows
         if (rows[self.flag] == 1).any():
@@ -182,6 +202,10 @@ class Screen(Gate):
 
     record: str
     what: str = ""
+
+    def describe(self, units: str) -> str:
+        what = f" ({self.what})" if self.what else ""
+        return f"its screen `{self.record}`{what} agrees, else not judged ({NOT_MEASURED} when the screen is)"
 
     def reason(self, ctx: GateContext) -> str:
         screen = (ctx.verdicts or {})[self.record]
@@ -207,6 +231,9 @@ class GridEdge(Gate):
     grid: str
     what: str = "best value"
 
+    def describe(self, units: str) -> str:
+        return f"no {self.what} on the edge of the grid `{self.grid}` (no argmin there), else not judged"
+
     def reason(self, ctx: GateContext) -> str:
         grid = getattr(ctx.config, self.grid)
         edges = (min(grid), max(grid))
@@ -231,6 +258,9 @@ class Diagnostic(Gate):
     remedy: str = ""
     form: str = ".3g"
 
+    def describe(self, units: str) -> str:
+        return f"{self.column} ≤ {self.limit:{self.form}}, else {self.label} ({self.meaning})"
+
     def reason(self, ctx: GateContext) -> str:
         rows = ctx.sample.rows
         x = float(np.nanmax(rows[self.column].to_numpy(float))) if self.column in rows and len(rows) else math.nan
@@ -249,6 +279,9 @@ class StandIn(Gate):
     paper: str
     would: str = ""
 
+    def describe(self, units: str) -> str:
+        return f"{SETTINGS_DIFFER}: {self.measured} stands in for {self.paper}"
+
     def reason(self, ctx: GateContext) -> str:
         would = f" ({self.would} would judge it)" if self.would else ""
         return f"{SETTINGS_DIFFER}: {self.measured} stands in for {self.paper}{would}"
@@ -259,6 +292,9 @@ class NotComparable(Gate):
     """The paper's model is not the one iclab runs (``why``): "not comparable: WHY", always."""
 
     why: str
+
+    def describe(self, units: str) -> str:
+        return "not comparable: the paper's model is another model (in the reason)"
 
     def reason(self, ctx: GateContext) -> str:
         return f"not comparable: {self.why}"

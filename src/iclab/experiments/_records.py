@@ -49,7 +49,7 @@ import pandas as pd
 
 from iclab.experiments._gates import CellReason as CellReason
 from iclab.experiments._gates import Diagnostic as Diagnostic
-from iclab.experiments._gates import Gate, GateContext, Screen
+from iclab.experiments._gates import Gate, GateContext, Screen, describe_gates
 from iclab.experiments._gates import GridEdge as GridEdge
 from iclab.experiments._gates import MinUnits as MinUnits
 from iclab.experiments._gates import NotComparable as NotComparable
@@ -192,7 +192,8 @@ class ClaimRecord(Claim):
 
     Its ``test`` text is generated, never written by hand: ``quantity`` (what is measured per unit, the one thing
     the rule cannot say), then :meth:`Rule.describe` of the measure (the combine and the test with its thresholds'
-    values), then ``extra`` (a short sentence, only where the claim truly needs one: a gate, a caveat)."""
+    values), then its gates (:func:`~iclab.experiments._gates.describe_gates`), then ``extra`` (a short sentence,
+    only where the claim truly needs one: a caveat)."""
 
     test: str = ""
     quantity: str = ""
@@ -210,7 +211,10 @@ class ClaimRecord(Claim):
         why = cannot_fail(self.kind, self.rule)
         if why:
             raise ConfigError(f"claim record {self.id!r}", f"{self.kind} / {self.rule.kind} test", why)
-        text = f"{self.quantity}; {self.rule.describe(self.measure)}" + (f". {self.extra}" if self.extra else "")
+        gates = describe_gates(self.measure.gates, units_of(self.measure.unit, self.rule.units))
+        text = f"{self.quantity}; {self.rule.describe(self.measure)}" + "".join(
+            f". {p}" for p in (gates, self.extra) if p
+        )
         if not self.quantity.strip() or self.test not in ("", text):  # ``dataclasses.replace`` passes it back
             raise ValueError(f"claim record {self.id!r}: state its quantity; the test text is generated")
         object.__setattr__(self, "test", text)
@@ -246,12 +250,12 @@ def judge_records(records: Sequence[ClaimRecord], config: Any, results: pd.DataF
     def one(rec: ClaimRecord) -> Verdict:
         if rec.id not in done:
             done[rec.id] = None  # in progress: a screen that depends on its dependant is a cycle
-            screens = {}
-            for g in (g for g in rec.measure.gates if isinstance(g, Screen) and g.record in by_id):
-                if done.get(g.record, 0) is None:
-                    raise ValueError(f"claim record {rec.id!r}: its screen {g.record!r} depends on it")
-                screens[g.record] = one(by_id[g.record])
-            done[rec.id] = _contained(rec, config, results, screens)
+            named = [g.record for g in rec.measure.gates if isinstance(g, Screen) and g.record in by_id]
+            if any(done.get(cid, 0) is None for cid in named):
+                why = f"{RAISED}: ValueError: its screen depends on it ({', '.join(named)})"
+                done[rec.id] = not_judged(why)
+            else:
+                done[rec.id] = _contained(rec, config, results, {cid: one(by_id[cid]) for cid in named})
         return done[rec.id]
 
     return {rec.id: one(rec) for rec in records}

@@ -23,7 +23,15 @@ import pandas as pd
 from iclab.experiments._records import Estimate, Sample
 from iclab.stats import MIN_UNITS, unit_mean
 
-__all__ = ["across_units_or", "within_units", "measured_as", "whole_rows", "not_configured", "some_at_most"]
+__all__ = [
+    "across_units_or",
+    "within_units",
+    "lost_units",
+    "measured_as",
+    "whole_rows",
+    "not_configured",
+    "some_at_most",
+]
 
 #: the per-unit standard errors of a sample: ``(config, Sample) -> (units,)`` (None: ``Sample.ses``)
 WithinSE = Callable[[Any, Sample], np.ndarray]
@@ -62,12 +70,9 @@ def across_units_or(
         across = min_units != math.inf and (want is None or want >= min_units or k >= min_units)
         name = unit or "unit"
         if want is not None and k < want:
-            why = f"{k} of the {want} {name}s the config runs have a result (a lost {name} is not replaced)"
-        elif across and k < min_units:
+            return Estimate(math.nan, math.nan, n=k, refused=lost_units(k, want, name))
+        if across and k < min_units:
             why = f"{k} {name}(s) have a result; an SE across them needs at least {min_units:g}"
-        else:
-            why = ""
-        if why:
             return Estimate(math.nan, math.nan, n=k, refused=f"too few units: {why}; never judged on a within-unit SE")
         ses = sample.ses if within is None else within(config, sample)
         m, se, dof = unit_mean(sample.values, ses, min_units if across else math.inf, drop_nan)
@@ -95,6 +100,15 @@ def across_units_or(
     combine.__name__ = f"across_units_or_{min_units}"
     combine.describe = describe
     return combine
+
+
+def lost_units(k: int, want: int, name: str = "unit") -> str:
+    """The refusal of an estimate with ``k`` of the ``want`` units the config runs (a lost unit is never replaced by
+    a smaller within-unit SE, issue 43): the one text of every combine rule that counts its planned units."""
+    return (
+        f"too few units: {k} of the {want} {name}s the config runs have a result (a lost {name} is not replaced); "
+        "never judged on a within-unit SE"
+    )
 
 
 def _planned(config: Any, planned: str | int | None) -> int | None:

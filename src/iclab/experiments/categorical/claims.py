@@ -25,10 +25,7 @@ __all__ = ["claims", "judged_rows", "blocks_erase", "FGD_TOL", "DATA_LAW"]
 SRC = "arXiv:2405.17248"
 FGD_TOL = 1e-3  # functional-GD check: allowed mean total-variation distance between the two predictions
 DATA_LAW = {"n_classes": 25, "d": 10, "d_embed": 5, "n_context": 125}  # the authors' synthetic setting (§5.1)
-_CONVERGED = (
-    "Not judged while the validation NLL still fell > 1 % over the last quarter of training (mean of the third "
-    "quarter vs the last)"
-)
+_CONVERGED = "val_plateau: the validation NLL's fall from the mean of the third quarter of training to the last"
 _REPLICATE = "per (seed, W_e draw) replicate"
 #: an accuracy counts once the validation NLL has plateaued (its fall over the last quarter of training)
 CONVERGED = Diagnostic("val_plateau", st.PLATEAU_TOL, "not converged", "the validation NLL still fell over the last "
@@ -103,7 +100,7 @@ _TEXT = {
         "theory vs simulation",
         "as stationarity/x-coupling, for the other off-pattern entries at the trained configuration",
         "0",
-        "Not judged while the free GD parameters' own gradient is non-zero (z > 3: not the optimum)",
+        "free_z: the z of the free GD parameters' own gradient (Theorem 2 is about the optimum)",
     ),
     "features": (
         "{K} GD block(s) roughly match a per-context linear probe on unseen classes ({ds})",

@@ -159,7 +159,7 @@ def _beta(config) -> list[ClaimRecord]:
                 quantity="iclab's reconstructed target (docs/papers/dispersion.md §4.7; the paper's was not "
                 "recovered): per softmax seed the grid β with the least readout cross-entropy over the sets whose "
                 f"head entropy lies within ±0.25 nats of {h:g} (seeds with ≥ 20 such sets)",
-                extra=f"A β* drawn uniformly from the grid fails; not judgeable when beta_step > {BETA_MAX_STEP:g}",
+                extra="A β* drawn uniformly from the grid fails",
                 paper_value=f"{p:.2f}",
                 measure=Measure(
                     _SOFTMAX,
@@ -315,7 +315,7 @@ def _real(config) -> list[ClaimRecord]:
                 f"second-hand summary [PN, δ-repl] of {_SRC}'s Gemma δ table, with Lemma 2.1",
                 "effect direction",
                 quantity=f"per text segment, ln {ONSET_TOKENS} − δ, δ the median over global heads of the logit "
-                f"spread (mean over the rows at the largest measured n ≤ {ONSET_N}; not measured without one); above "
+                f"spread (mean over the rows at the largest measured n ≤ {ONSET_N}, which the claim needs); above "
                 f"0: the Lemma 2.1 top-coefficient bound e^δ/(e^δ + n − 1) of the median head is below 1/2 by "
                 f"n = {ONSET_TOKENS}",
                 paper_value="Gemma 2B δ = 5.69 ± 2.05 → onset ≈ 300 tokens",

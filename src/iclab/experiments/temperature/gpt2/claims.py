@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from iclab.experiments._records import BASE, ClaimRecord, Estimate, GridEdge, Measure, Sample, Rule, declared
-from iclab.experiments._statistics import across_units_or, measured_as
+from iclab.experiments._statistics import across_units_or, lost_units, measured_as
 from iclab.experiments.temperature.gpt2.config import TemperatureGPT2Config
 from iclab.experiments.temperature.gpt2.shifts import shift_distribution, zero_predictor_error
 from iclab.stats import grid_floor_ci, quantile
@@ -63,8 +63,7 @@ def log_best_tau_interval(cfg, s: Sample) -> Estimate:
     interval is at least ± half the grid's smallest step in log τ."""
     per_model, k = s.values, len(s.values)
     if k < cfg.train_seeds:
-        why = f"too few units: {k} of the {cfg.train_seeds} models the config trains have a result"
-        return Estimate(math.nan, refused=f"{why} (a lost model is not replaced); never judged on a within-unit SE")
+        return Estimate(math.nan, refused=lost_units(k, cfg.train_seeds, "model"))
     est = float(per_model.mean())
     grid = np.log(cfg.taus)
     if cfg.train_seeds >= 3:
