@@ -8,9 +8,10 @@ interval, so a model whose error ignores τ never passes. The claims are :data:`
 (:mod:`iclab.experiments._records`); this package keeps only its own statistics: :data:`models_or_prompts` (the
 shared rule: with three or more trained models the uncertainty is the spread across them, Student's t; with fewer,
 the prompt-level standard error of these models), :func:`log_best_tau_interval` (the best-τ interval, floored at
-half a grid step), :func:`best_tau_on_grid_edge`, :func:`unshifted_c_units` (the mean shift judged on the raw error)
-and the notes put before each statistic. The paper gives no size or training details for its GPT-2, so no claim carries
-``paper_settings``.
+half a grid step), :func:`unshifted_c_units` (the mean shift judged on the raw error)
+and the notes put before each statistic; the best-τ claims declare the grid-edge gate
+(:class:`~iclab.experiments._gates.GridEdge`: a best τ on the edge of ``taus`` is no argmin). The paper gives no size
+or training details for its GPT-2, so no claim carries ``paper_settings``.
 """
 
 from __future__ import annotations
