@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -161,16 +161,19 @@ def whole_rows(rows: pd.DataFrame) -> np.ndarray:
     return np.zeros(len(rows))
 
 
-def not_configured(field: str, *wanted: Any) -> Callable[[Any, Any], str]:
+def not_configured(field: str, *wanted: Any, because: Mapping[Any, str] | None = None) -> Callable[[Any, Any], str]:
     """``ClaimRecord.not_run``: why the config runs none of a claim's cells — its ``field`` (a list) is empty, or
-    lacks one of the ``wanted`` values the claim names — or "" when it runs them."""
+    lacks one of the ``wanted`` values the claim names (with ``because[value]``, why a preset may lack it) — or ""
+    when it runs them."""
 
     def why(config: Any, record: Any) -> str:
         have = getattr(config, field)
-        gone = ", ".join(str(w) for w in wanted if w not in have)
-        if have and not gone:
+        lacking = [w for w in wanted if w not in have]
+        if have and not lacking:
             return ""
-        return f"not run in this preset: `{field}` " + (f"lacks {gone}" if gone else "is empty")
+        notes = "; ".join((because or {})[w] for w in lacking if w in (because or {}))
+        text = f"lacks {', '.join(str(w) for w in lacking)}" if lacking else "is empty"
+        return f"not run in this preset: `{field}` {text}" + (f" ({notes})" if notes else "")
 
     why.__name__ = f"not_configured_{field}"
     return why

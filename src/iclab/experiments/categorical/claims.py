@@ -17,6 +17,7 @@ import dataclasses
 import pandas as pd
 
 from iclab.experiments._records import BASE, ClaimRecord, Diagnostic, Measure, NotComparable, Rule, StandIn
+from iclab.experiments._statistics import not_configured
 from iclab.experiments.categorical import statistics as st
 from iclab.experiments.categorical.paper_values import PAPER_BLOCKS, PAPER_L_SWEEP
 
@@ -27,6 +28,7 @@ FGD_TOL = 1e-3  # functional-GD check: allowed mean total-variation distance bet
 DATA_LAW = {"n_classes": 25, "d": 10, "d_embed": 5, "n_context": 125}  # the authors' synthetic setting (§5.1)
 _CONVERGED = "val_plateau: the validation NLL's fall from the mean of the third quarter of training to the last"
 _REPLICATE = "per (seed, W_e draw) replicate"
+_NEEDS_GPU = {"tf": "the trained transformer at the authors' budget needs a GPU"}  # why a preset lacks the model
 #: an accuracy counts once the validation NLL has plateaued (its fall over the last quarter of training)
 CONVERGED = Diagnostic("val_plateau", st.PLATEAU_TOL, "not converged", "the validation NLL still fell over the last "
                        "quarter of training", "more steps would judge it", form=".1%")  # fmt: skip
@@ -131,18 +133,13 @@ def _syn(model: str, kernel: str = "softmax", **where) -> dict:
     return {"part": "synthetic", "model": model, "kernel": kernel, **where}
 
 
-def not_run(cfg, claim: ClaimRecord) -> str:
-    """Why this preset runs no cell for ``claim`` ("" when it does)."""
-    head, tail = claim.id.split("/")[0], claim.id.split("/")[-1]
-    blocks_row = claim.id.startswith("acc/blocks=") or head == "blocks-help"
-    models = cfg.blocks_models if blocks_row else cfg.models
-    needs = {"tf"} if tail == "tf" or head == "tf-gd-like" else {"gd", "tf"} if head == "gd-beats-tf" else {"gd"}
-    missing = sorted(needs - set(models))
-    if not missing:
-        return ""
-    return f"not run in this preset: `{'blocks_models' if blocks_row else 'models'}` lacks {', '.join(missing)}" + (
-        " (the trained transformer at the authors' budget needs a GPU)" if "tf" in missing else ""
-    )
+def not_run(cid: str):
+    """``ClaimRecord.not_run`` of claim ``cid``: the models its cells need, in ``blocks_models`` (the blocks sweep) or
+    ``models``."""
+    head, tail = cid.split("/")[0], cid.split("/")[-1]
+    field = "blocks_models" if cid.startswith("acc/blocks=") or head == "blocks-help" else "models"
+    needs = ("tf",) if tail == "tf" or head == "tf-gd-like" else ("gd", "tf") if head == "gd-beats-tf" else ("gd",)
+    return not_configured(field, *needs, because=_NEEDS_GPU)
 
 
 def blocks_erase(cfg, K: int) -> str:
@@ -155,7 +152,9 @@ def _rec(cid: str, measure: Measure, rule: Rule, tf_L=None, synthetic=True, **fi
     data law (and the trained TF's budget at pool size ``tf_L``) and says when its cells are not run."""
     head = next(h for h in _TEXT if cid.startswith(h + "/"))
     claim, source, kind, quantity, paper, extra = (t.format(**fields) for t in _TEXT[head])
-    run = {"paper_settings": DATA_LAW | (_tf_budget(tf_L) if tf_L else {}), "not_run": not_run} if synthetic else {}
+    run = (
+        {"paper_settings": DATA_LAW | (_tf_budget(tf_L) if tf_L else {}), "not_run": not_run(cid)} if synthetic else {}
+    )
     headline = fields.get("headline", False)
     return ClaimRecord(
         cid, claim, f"{SRC}, {source}", kind, quantity=quantity, extra=extra, paper_value=paper, headline=headline,
