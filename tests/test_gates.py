@@ -4,6 +4,7 @@ records that name it (a missing screen cell is "not measured", never "agrees"); 
 or refusal text in code (only the judge writes "not judged", "settings differ", "not measured", "no uncertainty")."""
 
 import ast
+import dataclasses
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -170,6 +171,17 @@ def test_a_screen_that_does_not_agree_holds_its_dependants_back_naming_it():
     assert "(at these settings the test gave: agrees)" in d.reason
     two = _screened(0.1, seeds=2)  # two seeds: the screen is not judged (too few units), so are its dependants
     assert two["x/screen"].verdict == NOT_JUDGED and two["x/dependant"].verdict == NOT_JUDGED
+
+
+def test_a_screen_whose_paper_settings_differ_lets_nothing_through():
+    """The screen counts as the ledger shows it: an "agrees" that its paper settings make "not judged" screens out."""
+    screen = dataclasses.replace(_rec(cid="x/screen", where={"part": "s"}), paper_settings={"steps": 500_000})
+    dependant = _rec(Screen("x/screen"), cid="x/dependant")
+    df = pd.concat([_table(), _table().assign(part="s")], ignore_index=True)
+    v = judge_records([screen, dependant], Cfg(), df)
+    assert v["x/screen"].verdict == AGREES  # judge_run puts the settings over it later
+    d = v["x/dependant"]
+    assert d.verdict == NOT_JUDGED and "is not judged (" in d.reason and "settings differ: steps = 30000" in d.reason
 
 
 def test_a_missing_screen_cell_makes_its_dependants_not_measured_never_agrees():

@@ -136,7 +136,8 @@ class Setting(Gate):
         return float(finite.min()) if finite.size else getattr(ctx.config, self.field)
 
     def describe(self, units: str) -> str:
-        bound = f"≥ {_threshold(self.minimum)}" if self.minimum is not None else f"≤ {_threshold(self.maximum)}"
+        bounds = (("≥", self.minimum), ("≤", self.maximum))
+        bound = " and ".join(f"{op} {_threshold(x)}" for op, x in bounds if x is not None)
         notes = "; ".join(p for p in (self.why, "" if self.paper is None else f"paper {_num(self.paper)}") if p)
         return f"{self.label or self.field} {bound}" + (f" ({notes})" if notes else "") + f", else {SETTINGS_DIFFER}"
 
@@ -218,6 +219,7 @@ class Screen(Gate):
         return (
             f"screened out: `{self.record}`{what} is {screen.verdict}"
             + (f" ({told})" if told else "")
+            + (f" [{screen.reason}]" if screen.reason else "")
             + "; this claim is judged only when its screen agrees"
         )
 

@@ -55,7 +55,7 @@ from iclab.experiments._gates import MinUnits as MinUnits
 from iclab.experiments._gates import NotComparable as NotComparable
 from iclab.experiments._gates import Setting as Setting
 from iclab.experiments._gates import StandIn as StandIn
-from iclab.experiments._judge import Claim, downgrade
+from iclab.experiments._judge import Claim, claim_gate, downgrade
 from iclab.experiments._sample import Sample, sample_of
 from iclab.errors import ConfigError
 from iclab.experiments._rule import BASE, TEST_KINDS, Rule, cannot_fail, mean_over_units, units_of
@@ -255,7 +255,9 @@ def judge_records(records: Sequence[ClaimRecord], config: Any, results: pd.DataF
                 why = f"{RAISED}: ValueError: its screen depends on it ({', '.join(named)})"
                 done[rec.id] = not_judged(why)
             else:
-                done[rec.id] = _contained(rec, config, results, {cid: one(by_id[cid]) for cid in named})
+                # a screen counts as the ledger shows it: its unreliable source or differing paper settings over it
+                screens = {cid: downgrade(one(by_id[cid]), claim_gate(by_id[cid], config)) for cid in named}
+                done[rec.id] = _contained(rec, config, results, screens)
         return done[rec.id]
 
     return {rec.id: one(rec) for rec in records}
