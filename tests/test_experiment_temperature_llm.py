@@ -169,7 +169,7 @@ def test_statistics_and_verdicts_on_a_known_effect():
 
 def test_the_screen_judges_only_where_noise_hurts():
     """Where noisy demonstrations do not lower EM there is nothing for τ to repair: a flat table reads "not judged"
-    (not "disagrees"), and so does a real gain, with the screen's harm in the reason; without the screening cell the
+    (not "disagrees"), and so does a real gain, naming the screen record; without the screening cell the
     claims read "not measured"; with the screen off (``screen_questions=0``) they are judged as before."""
     taus = (0.7, 1.0, 1.4, 2.0)
     cfg = TemperatureLLMConfig(
@@ -181,11 +181,11 @@ def test_the_screen_judges_only_where_noise_hurts():
         v = compare(cfg, _synthetic_rows(list(taus), cfg.noise_ratios, effect, Q=600, G=60, harm=harm))
         for claim in ("trend", "gain/0.4", "gain/0.8", "moment"):
             assert v[f"m/continent-label/{claim}"].verdict == "not judged", (harm, claim)
-            assert "noise does not hurt m on continent-label" in v[f"m/continent-label/{claim}"].reason
+            assert "screened out: `m/continent-label/noise-hurts`" in v[f"m/continent-label/{claim}"].reason
         assert v["m/continent-label/noise-hurts"].verdict != "agrees"
     v = compare(cfg, _synthetic_rows(list(taus), cfg.noise_ratios, gain, harm=None))
     assert v["m/continent-label/gain/0.8"].verdict == "not judged"
-    assert v["m/continent-label/gain/0.8"].reason.startswith("not measured: the screening cell")
+    assert v["m/continent-label/gain/0.8"].reason.startswith("not measured: its screen `m/continent-label/noise-hurts`")
     off = TemperatureLLMConfig(**{**cfg.to_dict(), "screen_questions": 0})
     v = compare(off, _synthetic_rows(list(taus), cfg.noise_ratios, gain, harm=None))
     assert v["m/continent-label/gain/0.8"].verdict == "agrees" and "m/continent-label/noise-hurts" not in v

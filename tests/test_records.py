@@ -17,9 +17,11 @@ from iclab.experiments._records import (
     ClaimRecord,
     Estimate,
     Measure,
+    MinUnits,
     RAISED,
     TEST_KINDS,
     Rule,
+    StandIn,
     across_units,
     declared,
     judge_records,
@@ -143,15 +145,15 @@ def test_named_statistics_note_and_gate():
     def note(cfg, s, est):
         return f"{len(s.units)} units"
 
-    def gate(cfg, s):
-        return "gated" if len(s.units) > 3 else ""
-
     m = Measure({"part": "p", "arm": "b"}, "acc", ("seed",), base={"part": "p", "arm": "a"}, combine=half, note=note)
     v = _judge(_rec(m, Rule("direction", smallest=0.01)), _table(0.1))
     assert v.verdict == AGREES and v.statistic.startswith("5 units; halved; effect 0.0")
-    gated = Measure(m.where, "acc", ("seed",), base=m.base, gates=(gate,))
+    gated = Measure(m.where, "acc", ("seed",), base=m.base, gates=(MinUnits(6, "in the table"),))
     g = _judge(_rec(gated, Rule("direction", smallest=0.01)), _table(0.1))
-    assert g.verdict == NOT_JUDGED and g.reason == "gated (at these settings the test gave: agrees)"
+    assert g.verdict == NOT_JUDGED
+    assert g.reason == "not measured: 5 of 5 seeds in the table (needs 6) (at these settings the test gave: agrees)"
+    with pytest.raises(ValueError, match="not declared gates"):  # a gate is declared, never a text-writing function
+        Measure(m.where, "acc", ("seed",), gates=(lambda cfg, s: "gated",))
 
 
 def test_declared_follows_the_config():
@@ -228,9 +230,9 @@ def test_every_cell_by_a_text_and_a_number_column_finds_its_cells_and_applies_no
     rule = Rule("every cell", rel_tol=0.5, target="theory", by=("kind", "l"))
     v = _judge(_rec(m, rule, kind="theory vs simulation"), df)
     assert "not measured" not in v.reason and "kind = even, l = 0" in v.reason  # l stayed a number: the cell is found
-    gated = _rec(dataclasses.replace(m, gates=(lambda cfg, s: "the free gradient is not 0",)), rule)
+    gated = _rec(dataclasses.replace(m, gates=(StandIn("a toy gradient", "the free gradient"),)), rule)
     g = _judge(gated, df)
-    assert g.verdict == NOT_JUDGED and "free gradient" in g.reason
+    assert g.verdict == NOT_JUDGED and "a toy gradient stands in for the free gradient" in g.reason
     not_run = _rec(m, rule, not_run=lambda cfg, rec: "this config runs no such cell")
     assert _judge(not_run, df).reason.startswith("this config runs no such cell")
 

@@ -349,7 +349,7 @@ def test_onset_without_a_small_context_is_not_measured_alone():
     config = PAPER.with_overrides({"real_sizes": (2048, 4096)})
     rows = _judge(config, _table(config, effect=True))
     r = rows["lemma2.1/onset/minilm"]
-    assert r.verdict == "not judged" and "no context length ≤ 1024" in r.reason, r.reason
+    assert r.verdict == "not judged" and "`real_sizes` has no value ≤ 1024" in r.reason, r.reason
     assert rows["thm2.2/disperses/minilm"].verdict == "agrees"
     assert rows["fig2/disperses"].verdict == "agrees"
 
@@ -515,7 +515,7 @@ def test_beta_value_is_not_agreed_by_a_random_grid_beta(h):
     """Issue 21: fig6/beta/H=2 and H=3 agreed in 72–90 % of tables whose β* per seed is drawn uniformly from the
     [1, 5] grid (the t band of 3–6 seeds is wider than the grid's half-range). The CI of the mean must now lie within
     P(H) ± 0.5: no uniform table of 200 agrees (at 3 or 6 seeds), while β* = P(H) ± 0.1 per seed (6 seeds) agrees
-    and P(H) + 1.5 disagrees; a grid coarser than 0.2 is not judgeable."""
+    and P(H) + 1.5 disagrees; a grid coarser than 0.2 is a setting that differs from what the claim needs."""
     cid = f"fig6/beta/H={h:g}"
     rng = np.random.default_rng(5)
     for seeds in (3, 6):
@@ -530,7 +530,7 @@ def test_beta_value_is_not_agreed_by_a_random_grid_beta(h):
     assert compare(PAPER, _uniform_beta_table(PAPER, rng, p + 1.5, 0.1))[cid].verdict == "disagrees"
     coarse = PAPER.with_overrides({"beta_step": 0.5})
     v = compare(coarse, _uniform_beta_table(coarse, rng, p, 0.1))[cid]
-    assert v.verdict == "not judged" and "not judgeable at this grid" in v.reason
+    assert v.verdict == "not judged" and "settings differ: beta_step = 0.5 (this claim needs ≤ 0.2" in v.reason
 
 
 @pytest.mark.parametrize(

@@ -488,12 +488,12 @@ def test_stage_two_limits_need_the_papers_step_count(cfg):
     df["trained_steps"] = np.where(iso, 500_000, 30_000)
     trained = _pooled(cfg, df)
     for cid in POOLED_VALUES[1:]:  # three seeds may not agree (t(2) band), whatever their steps
-        assert "too few units to agree" in trained[cid].reason and "models trained" not in trained[cid].reason
+        assert "too few units to agree" in trained[cid].reason and "settings differ" not in trained[cid].reason
     df.loc[iso & (df["H"] == 8) & (df["seed"] == 1), "trained_steps"] = 30_000
     rows = _pooled(cfg, df)
     for cid in POOLED_VALUES:
         assert rows[cid].verdict == "not judged", (cid, rows[cid])
-        assert "H ≥ 2 models trained 30000 steps (paper 500000)" in rows[cid].reason
+        assert "settings differ: the H ≥ 2 models' trained steps = 30000 (paper 500000" in rows[cid].reason
     table = _table(True)
     table["trained_steps"] = 30_000
     assert _judge(cfg, table)["fig2.4/H2/L40"].verdict == "agrees"  # the other trained claims need only 2·10⁴ steps

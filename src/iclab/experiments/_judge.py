@@ -39,6 +39,7 @@ __all__ = [
     "COMPARISON_FIELDS",
     "judge_run",
     "settings_differ",
+    "claim_gate",
     "downgrade",
     "one_per_unit",
     "part_rows",
@@ -146,6 +147,14 @@ def settings_differ(config: Any, paper_settings: Mapping[str, Any]) -> str:
         if not same:
             diffs.append(f"{name} = {_short(value)} (paper {_short(paper)})")
     return "settings differ: " + ", ".join(diffs) if diffs else ""
+
+
+def claim_gate(claim: Claim, config: Any) -> str:
+    """What the ledger puts over a claim's verdict whatever its test said: its unreliable source, else its paper
+    settings the config lacks (:func:`settings_differ`), else ""."""
+    return (
+        claim.unreliable and f"unreliable source: {claim.unreliable}" or settings_differ(config, claim.paper_settings)
+    )
 
 
 def downgrade(verdict: Verdict, why: str) -> Verdict:
@@ -290,12 +299,7 @@ def judge_run(
     rows = []
     for claim in declared:
         verdict = verdicts.get(claim.id) or not_judged(f"not measured: {why_missing}")
-        override = (
-            claim.unreliable
-            and f"unreliable source: {claim.unreliable}"
-            or settings_differ(config, claim.paper_settings)
-        )
-        verdict = downgrade(verdict, override)
+        verdict = downgrade(verdict, claim_gate(claim, config))
         rows.append(_row(claim, verdict, paper, experiment))
     return holm(rows), errors
 

@@ -28,9 +28,11 @@ the other records are judged. Settings gates and unreliable sources stay in :fun
 A package writes code only for what this vocabulary cannot say, each a small named pure function the record
 references: a combine rule (``combine``: ``(config, Sample) -> Estimate``), a factor on the measured column
 (``scale``: ``config -> float``), the diagnostic text put before the test statistic (``note``:
-``(config, Sample, Estimate) -> str``), the measured text (``measured``, same signature), gates that make a judged
-claim "not judged" through :func:`~iclab.experiments._judge.downgrade` (``gates``: ``(config, Sample) -> reason or
-""``), and why a declared claim's cells are not run by this config (``ClaimRecord.not_run``). A table of records
+``(config, Sample, Estimate) -> str``), the measured text (``measured``, same signature), and why a declared
+claim's cells are not run by this config (``ClaimRecord.not_run``). Gates are declared, not written: ``gates`` lists
+kinds of :mod:`iclab.experiments._gates` (a setting, a minimum of units, a cell's own reason, a screen record, a grid
+edge, a diagnostic threshold, a stand-in), whose texts the judge writes and puts over the verdict through
+:func:`~iclab.experiments._judge.downgrade`; a screen record is judged before the records that depend on it. A table of records
 can be static (:func:`declared` picks those a config runs) or built per config when the cells it names depend on
 it (the largest block count, the smallest training-set size).
 """
@@ -45,10 +47,18 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from iclab.experiments._judge import Claim, downgrade
+from iclab.experiments._gates import CellReason as CellReason
+from iclab.experiments._gates import Diagnostic as Diagnostic
+from iclab.experiments._gates import Gate, GateContext, Screen, describe_gates
+from iclab.experiments._gates import GridEdge as GridEdge
+from iclab.experiments._gates import MinUnits as MinUnits
+from iclab.experiments._gates import NotComparable as NotComparable
+from iclab.experiments._gates import Setting as Setting
+from iclab.experiments._gates import StandIn as StandIn
+from iclab.experiments._judge import Claim, claim_gate, downgrade
 from iclab.experiments._sample import Sample, sample_of
 from iclab.errors import ConfigError
-from iclab.experiments._rule import BASE, TEST_KINDS, Rule, cannot_fail, mean_over_units
+from iclab.experiments._rule import BASE, TEST_KINDS, Rule, cannot_fail, mean_over_units, units_of
 from iclab.stats import (
     NO_UNCERTAINTY,
     Verdict,
@@ -65,6 +75,15 @@ from iclab.stats import (
 
 __all__ = [
     "BASE",
+    "CellReason",
+    "Diagnostic",
+    "Gate",
+    "GridEdge",
+    "MinUnits",
+    "NotComparable",
+    "Screen",
+    "Setting",
+    "StandIn",
     "TEST_KINDS",
     "ClaimRecord",
     "Estimate",
@@ -133,8 +152,9 @@ class Measure:
         combine: the named rule ``(config, Sample) -> Estimate`` (default :func:`across_units`).
         note: a named ``(config, Sample, Estimate) -> str`` diagnostic put before the test statistic.
         measured: a named ``(config, Sample, Estimate) -> str`` text that replaces the measured value's.
-        gates: named ``(config, Sample) -> reason`` checks; a non-empty reason makes the verdict "not judged"
-            (:func:`~iclab.experiments._judge.downgrade`: the test's own result stays in the reason).
+        gates: declared gates (:class:`~iclab.experiments._gates.Gate`); a non-empty reason (written by the gate kind,
+            never by the package) makes the verdict "not judged" (:func:`~iclab.experiments._judge.downgrade`: the
+            test's own result stays in the reason).
         cells: a claim over a table (curves, minimisers, trends, every cell): a named ``config -> [cell]`` (each a
             mapping column -> value) giving every cell it needs; one without a row makes it "not measured: n of N
             cells", so it is never judged on the cells that happen to be there.
@@ -150,7 +170,7 @@ class Measure:
     combine: Callable[[Any, Sample], Estimate] = across_units
     note: Callable[[Any, Sample, Estimate], str] | None = None
     measured: Callable[[Any, Sample, Estimate], str] | None = None
-    gates: tuple[Callable[[Any, Sample], str], ...] = ()
+    gates: tuple[Gate, ...] = ()
     cells: Callable[[Any], Sequence[Mapping[str, Any]]] | None = None
 
     def __post_init__(self) -> None:
@@ -158,6 +178,9 @@ class Measure:
             raise ValueError("a measure needs its unit of replication")
         if self.contrast not in _CONTRASTS:
             raise ValueError(f"contrast {self.contrast!r} is not one of {_CONTRASTS}")
+        bad = [g for g in self.gates if not isinstance(g, Gate)]
+        if bad:  # a gate is declared (iclab.experiments._gates), never a function that writes its own text
+            raise ValueError(f"gates {bad!r} are not declared gates (iclab.experiments._gates)")
 
 
 @dataclass(frozen=True)
@@ -169,7 +192,8 @@ class ClaimRecord(Claim):
 
     Its ``test`` text is generated, never written by hand: ``quantity`` (what is measured per unit, the one thing
     the rule cannot say), then :meth:`Rule.describe` of the measure (the combine and the test with its thresholds'
-    values), then ``extra`` (a short sentence, only where the claim truly needs one: a gate, a caveat)."""
+    values), then its gates (:func:`~iclab.experiments._gates.describe_gates`), then ``extra`` (a short sentence,
+    only where the claim truly needs one: a caveat)."""
 
     test: str = ""
     quantity: str = ""
@@ -187,7 +211,10 @@ class ClaimRecord(Claim):
         why = cannot_fail(self.kind, self.rule)
         if why:
             raise ConfigError(f"claim record {self.id!r}", f"{self.kind} / {self.rule.kind} test", why)
-        text = f"{self.quantity}; {self.rule.describe(self.measure)}" + (f". {self.extra}" if self.extra else "")
+        gates = describe_gates(self.measure.gates, units_of(self.measure.unit, self.rule.units))
+        text = f"{self.quantity}; {self.rule.describe(self.measure)}" + "".join(
+            f". {p}" for p in (gates, self.extra) if p
+        )
         if not self.quantity.strip() or self.test not in ("", text):  # ``dataclasses.replace`` passes it back
             raise ValueError(f"claim record {self.id!r}: state its quantity; the test text is generated")
         object.__setattr__(self, "test", text)
@@ -213,17 +240,42 @@ def declared(records: Sequence[ClaimRecord], config: Any) -> list[ClaimRecord]:
 
 def judge_records(records: Sequence[ClaimRecord], config: Any, results: pd.DataFrame) -> dict[str, Verdict]:
     """``{claim id: Verdict}`` for every record (module docstring: select, refuse missing cells, one row per unit,
-    per-unit values, combine, the one stats test, note and gates). A record whose judging raises (a statistic
-    meeting a table it cannot read) is "not judged" with :data:`RAISED`, the exception's type and message; every
-    other record is judged."""
-    return {rec.id: _contained(rec, config, results) for rec in records}
+    per-unit values, combine, the one stats test, note and gates). A record that a :class:`~iclab.experiments._gates.Screen`
+    names is judged before the records that depend on it. A record whose judging raises (a statistic meeting a table
+    it cannot read, a screen that is not declared) is "not judged" with :data:`RAISED`, the exception's type and
+    message; every other record is judged."""
+    by_id = {rec.id: rec for rec in records}
+    done: dict[str, Verdict | None] = {}
+
+    def one(rec: ClaimRecord) -> Verdict:
+        if rec.id not in done:
+            done[rec.id] = None  # in progress: a screen that depends on its dependant is a cycle
+            named = [g.record for g in rec.measure.gates if isinstance(g, Screen) and g.record in by_id]
+            if any(done.get(cid, 0) is None for cid in named):
+                why = f"{RAISED}: ValueError: its screen depends on it ({', '.join(named)})"
+                done[rec.id] = not_judged(why)
+            else:
+                # a screen counts as the ledger shows it: its unreliable source or differing paper settings over it
+                screens = {cid: downgrade(one(by_id[cid]), claim_gate(by_id[cid], config)) for cid in named}
+                done[rec.id] = _contained(rec, config, results, screens)
+        return done[rec.id]
+
+    return {rec.id: one(rec) for rec in records}
 
 
-def _contained(rec: ClaimRecord, config: Any, results: pd.DataFrame) -> Verdict:
+def _contained(rec: ClaimRecord, config: Any, results: pd.DataFrame, screens: Mapping[str, Verdict]) -> Verdict:
     try:
-        return _judge_one(rec, config, results)
+        return _judge_one(rec, config, results, screens)
     except Exception as exc:  # noqa: BLE001 - one claim's error must not cost every other claim its verdict
         return not_judged(f"{RAISED}: {type(exc).__name__}: {exc}")
+
+
+def _gated(v: Verdict, rec: ClaimRecord, config: Any, sample: Sample, screens: Mapping[str, Verdict]) -> Verdict:
+    """``v`` with the record's declared gates put over it, in order (:func:`~iclab.experiments._judge.downgrade`)."""
+    ctx = GateContext(config, sample, units_of(rec.measure.unit, rec.rule.units), screens)
+    for gate in rec.measure.gates:
+        v = downgrade(v, gate.reason(ctx))
+    return v
 
 
 def _sample(rec: ClaimRecord, config: Any, results: pd.DataFrame) -> Sample | Verdict:
@@ -237,13 +289,13 @@ def _sample(rec: ClaimRecord, config: Any, results: pd.DataFrame) -> Sample | Ve
     return not_judged(sample) if isinstance(sample, str) else sample
 
 
-def _judge_one(rec: ClaimRecord, config: Any, results: pd.DataFrame) -> Verdict:
+def _judge_one(rec: ClaimRecord, config: Any, results: pd.DataFrame, screens: Mapping[str, Verdict]) -> Verdict:
     m, t = rec.measure, rec.rule
     sample = _sample(rec, config, results)
     if isinstance(sample, Verdict):
         return sample
     if t.kind == "every cell":
-        return _every_cell(rec, config, results, sample)
+        return _gated(_every_cell(rec, config, results, sample), rec, config, sample, screens)
     est = m.combine(config, sample)
     n = getattr(config, t.n) if t.n else (est.n if est.n is not None else len(sample.values))
     refused = est.refused or _rounding(est)
@@ -252,9 +304,7 @@ def _judge_one(rec: ClaimRecord, config: Any, results: pd.DataFrame) -> Verdict:
         v = dataclasses.replace(v, measured=m.measured(config, sample, est))
     note = m.note(config, sample, est) if m.note is not None else ""
     v = dataclasses.replace(v, statistic="; ".join(p for p in (note, est.how, v.statistic, est.tail) if p))
-    for gate in m.gates:
-        v = downgrade(v, gate(config, sample))
-    return v
+    return _gated(v, rec, config, sample, screens)
 
 
 def _rounding(est: Estimate) -> str:
@@ -323,7 +373,7 @@ def _interval(est: Estimate) -> tuple[float, float]:
 
 def _every_cell(rec: ClaimRecord, config: Any, results: pd.DataFrame, sample: Sample) -> Verdict:
     """Every-cell test: one estimate per cell (``rule.by``) of the whole selection ``sample`` against the cell's
-    ``rule.target`` column, then the gates on the whole selection (``note`` and ``measured`` read one estimate,
+    ``rule.target`` column (the gates then read the whole selection; ``note`` and ``measured`` read one estimate,
     which an every-cell test does not have)."""
     m, t = rec.measure, rec.rule
     cells = []
@@ -340,7 +390,4 @@ def _every_cell(rec: ClaimRecord, config: Any, results: pd.DataFrame, sample: Sa
         se = est.se if est.se is not None else float("nan")
         cells.append((label, est.value, se, float(g[t.target].mean())))
     n = getattr(config, t.n) if t.n else None
-    v = judge_every_cell(cells, rel_tol=t.rel_tol, n=n)
-    for gate in m.gates:
-        v = downgrade(v, gate(config, sample))
-    return v
+    return judge_every_cell(cells, rel_tol=t.rel_tol, n=n)

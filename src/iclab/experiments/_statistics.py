@@ -8,13 +8,14 @@
   (:func:`iclab.stats.unit_mean`); a planned unit without a result makes the claim "not judged".
 - :func:`measured_as`: a measured text from a format string over the estimate and the sample.
 - :func:`whole_rows`: the column of a measure whose combine rule reads the selected rows themselves.
-- :func:`not_configured`: ``ClaimRecord.not_run`` for a claim whose cells need a config value the preset lacks.
+- :func:`not_configured`, :func:`some_at_most`: ``ClaimRecord.not_run`` for a claim whose cells need a config value
+  the preset lacks (a named value, or one at most a limit).
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -22,7 +23,15 @@ import pandas as pd
 from iclab.experiments._records import Estimate, Sample
 from iclab.stats import MIN_UNITS, unit_mean
 
-__all__ = ["across_units_or", "within_units", "measured_as", "whole_rows", "not_configured"]
+__all__ = [
+    "across_units_or",
+    "within_units",
+    "lost_units",
+    "measured_as",
+    "whole_rows",
+    "not_configured",
+    "some_at_most",
+]
 
 #: the per-unit standard errors of a sample: ``(config, Sample) -> (units,)`` (None: ``Sample.ses``)
 WithinSE = Callable[[Any, Sample], np.ndarray]
@@ -61,12 +70,9 @@ def across_units_or(
         across = min_units != math.inf and (want is None or want >= min_units or k >= min_units)
         name = unit or "unit"
         if want is not None and k < want:
-            why = f"{k} of the {want} {name}s the config runs have a result (a lost {name} is not replaced)"
-        elif across and k < min_units:
+            return Estimate(math.nan, math.nan, n=k, refused=lost_units(k, want, name))
+        if across and k < min_units:
             why = f"{k} {name}(s) have a result; an SE across them needs at least {min_units:g}"
-        else:
-            why = ""
-        if why:
             return Estimate(math.nan, math.nan, n=k, refused=f"too few units: {why}; never judged on a within-unit SE")
         ses = sample.ses if within is None else within(config, sample)
         m, se, dof = unit_mean(sample.values, ses, min_units if across else math.inf, drop_nan)
@@ -94,6 +100,15 @@ def across_units_or(
     combine.__name__ = f"across_units_or_{min_units}"
     combine.describe = describe
     return combine
+
+
+def lost_units(k: int, want: int, name: str = "unit") -> str:
+    """The refusal of an estimate with ``k`` of the ``want`` units the config runs (a lost unit is never replaced by
+    a smaller within-unit SE, issue 43): the one text of every combine rule that counts its planned units."""
+    return (
+        f"too few units: {k} of the {want} {name}s the config runs have a result (a lost {name} is not replaced); "
+        "never judged on a within-unit SE"
+    )
 
 
 def _planned(config: Any, planned: str | int | None) -> int | None:
@@ -146,16 +161,33 @@ def whole_rows(rows: pd.DataFrame) -> np.ndarray:
     return np.zeros(len(rows))
 
 
-def not_configured(field: str, *wanted: Any) -> Callable[[Any, Any], str]:
+def not_configured(field: str, *wanted: Any, because: Mapping[Any, str] | None = None) -> Callable[[Any, Any], str]:
     """``ClaimRecord.not_run``: why the config runs none of a claim's cells — its ``field`` (a list) is empty, or
-    lacks one of the ``wanted`` values the claim names — or "" when it runs them."""
+    lacks one of the ``wanted`` values the claim names (with ``because[value]``, why a preset may lack it) — or ""
+    when it runs them."""
 
     def why(config: Any, record: Any) -> str:
         have = getattr(config, field)
-        gone = ", ".join(str(w) for w in wanted if w not in have)
-        if have and not gone:
+        lacking = [w for w in wanted if w not in have]
+        if have and not lacking:
             return ""
-        return f"not run in this preset: `{field}` " + (f"lacks {gone}" if gone else "is empty")
+        notes = "; ".join((because or {})[w] for w in lacking if w in (because or {}))
+        text = f"lacks {', '.join(str(w) for w in lacking)}" if lacking else "is empty"
+        return f"not run in this preset: `{field}` {text}" + (f" ({notes})" if notes else "")
 
     why.__name__ = f"not_configured_{field}"
+    return why
+
+
+def some_at_most(field: str, limit: float) -> Callable[[Any, Any], str]:
+    """``ClaimRecord.not_run``: why the config runs none of a claim's cells — its ``field`` (a list of sizes) has no
+    value at most ``limit`` — or "" when it has one."""
+
+    def why(config: Any, record: Any) -> str:
+        have = getattr(config, field)
+        if any(x <= limit for x in have):
+            return ""
+        return f"not run in this preset: `{field}` has no value ≤ {limit:g} ({', '.join(f'{x:g}' for x in have)})"
+
+    why.__name__ = f"some_{field}_at_most_{limit:g}"
     return why

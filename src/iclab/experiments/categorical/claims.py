@@ -16,7 +16,8 @@ import dataclasses
 
 import pandas as pd
 
-from iclab.experiments._records import BASE, ClaimRecord, Measure, Rule
+from iclab.experiments._records import BASE, ClaimRecord, Diagnostic, Measure, NotComparable, Rule, StandIn
+from iclab.experiments._statistics import not_configured
 from iclab.experiments.categorical import statistics as st
 from iclab.experiments.categorical.paper_values import PAPER_BLOCKS, PAPER_L_SWEEP
 
@@ -25,11 +26,18 @@ __all__ = ["claims", "judged_rows", "blocks_erase", "FGD_TOL", "DATA_LAW"]
 SRC = "arXiv:2405.17248"
 FGD_TOL = 1e-3  # functional-GD check: allowed mean total-variation distance between the two predictions
 DATA_LAW = {"n_classes": 25, "d": 10, "d_embed": 5, "n_context": 125}  # the authors' synthetic setting (§5.1)
-_CONVERGED = (
-    "Not judged while the validation NLL still fell > 1 % over the last quarter of training (mean of the third "
-    "quarter vs the last)"
-)
+_CONVERGED = "val_plateau: the validation NLL's fall from the mean of the third quarter of training to the last"
 _REPLICATE = "per (seed, W_e draw) replicate"
+_NEEDS_GPU = {"tf": "the trained transformer at the authors' budget needs a GPU"}  # why a preset lacks the model
+#: an accuracy counts once the validation NLL has plateaued (its fall over the last quarter of training)
+CONVERGED = Diagnostic("val_plateau", st.PLATEAU_TOL, "not converged", "the validation NLL still fell over the last "
+                       "quarter of training", "more steps would judge it", form=".1%")  # fmt: skip
+#: Theorem 2 is about the optimum: the free GD parameters' own gradient must be zero (z at most 3)
+AT_OPTIMUM = Diagnostic("free_z", 3.0, "not at the optimum", "the free GD parameters' gradient is still non-zero",
+                        "longer training would judge it", form=".1f")  # fmt: skip
+#: the language claim is measured on a stand-in corpus, never judged against the paper's
+LANGUAGE_STAND_IN = StandIn("held-out character perplexity on pydoc_data text", "TinyStories + GPT-4o grades",
+                            "the corpus and a judge model")  # fmt: skip
 # claim id head -> (claim, source after the arXiv id, kind, quantity, paper value, extra); {fields} filled per record
 _TEXT = {
     "acc": (
@@ -94,7 +102,7 @@ _TEXT = {
         "theory vs simulation",
         "as stationarity/x-coupling, for the other off-pattern entries at the trained configuration",
         "0",
-        "Not judged while the free GD parameters' own gradient is non-zero (z > 3: not the optimum)",
+        "free_z: the z of the free GD parameters' own gradient (Theorem 2 is about the optimum)",
     ),
     "features": (
         "{K} GD block(s) roughly match a per-context linear probe on unseen classes ({ds})",
@@ -125,18 +133,13 @@ def _syn(model: str, kernel: str = "softmax", **where) -> dict:
     return {"part": "synthetic", "model": model, "kernel": kernel, **where}
 
 
-def not_run(cfg, claim: ClaimRecord) -> str:
-    """Why this preset runs no cell for ``claim`` ("" when it does)."""
-    head, tail = claim.id.split("/")[0], claim.id.split("/")[-1]
-    blocks_row = claim.id.startswith("acc/blocks=") or head == "blocks-help"
-    models = cfg.blocks_models if blocks_row else cfg.models
-    needs = {"tf"} if tail == "tf" or head == "tf-gd-like" else {"gd", "tf"} if head == "gd-beats-tf" else {"gd"}
-    missing = sorted(needs - set(models))
-    if not missing:
-        return ""
-    return f"not run in this preset: `{'blocks_models' if blocks_row else 'models'}` lacks {', '.join(missing)}" + (
-        " (the trained transformer at the authors' budget needs a GPU)" if "tf" in missing else ""
-    )
+def not_run(cid: str):
+    """``ClaimRecord.not_run`` of claim ``cid``: the models its cells need, in ``blocks_models`` (the blocks sweep) or
+    ``models``."""
+    head, tail = cid.split("/")[0], cid.split("/")[-1]
+    field = "blocks_models" if cid.startswith("acc/blocks=") or head == "blocks-help" else "models"
+    needs = ("tf",) if tail == "tf" or head == "tf-gd-like" else ("gd", "tf") if head == "gd-beats-tf" else ("gd",)
+    return not_configured(field, *needs, because=_NEEDS_GPU)
 
 
 def blocks_erase(cfg, K: int) -> str:
@@ -149,7 +152,9 @@ def _rec(cid: str, measure: Measure, rule: Rule, tf_L=None, synthetic=True, **fi
     data law (and the trained TF's budget at pool size ``tf_L``) and says when its cells are not run."""
     head = next(h for h in _TEXT if cid.startswith(h + "/"))
     claim, source, kind, quantity, paper, extra = (t.format(**fields) for t in _TEXT[head])
-    run = {"paper_settings": DATA_LAW | (_tf_budget(tf_L) if tf_L else {}), "not_run": not_run} if synthetic else {}
+    run = (
+        {"paper_settings": DATA_LAW | (_tf_budget(tf_L) if tf_L else {}), "not_run": not_run(cid)} if synthetic else {}
+    )
     headline = fields.get("headline", False)
     return ClaimRecord(
         cid, claim, f"{SRC}, {source}", kind, quantity=quantity, extra=extra, paper_value=paper, headline=headline,
@@ -160,7 +165,7 @@ def _rec(cid: str, measure: Measure, rule: Rule, tf_L=None, synthetic=True, **fi
 def _accuracy(cid: str, name: str, figure: str, paper: float, where: dict) -> ClaimRecord:
     """A paper accuracy ``cid`` of the synthetic cells ``where``: the mean over replicates with the W_e spread in the
     band, judged once converged (the trained transformer's at the authors' budget for its L)."""
-    m = Measure(where, "acc", st.REPLICATE, combine=st.draw_spread, measured=st.acc_measured, gates=(st.not_converged,))
+    m = Measure(where, "acc", st.REPLICATE, combine=st.draw_spread, measured=st.acc_measured, gates=(CONVERGED,))
     rule = Rule("value", paper=float(f"{paper:.3f}"), tol=st.ACC_TOL, units="replicates")
     tf_L = None if where["model"] == "gd" else where["L"]
     return _rec(cid, m, rule, tf_L, name=name, figure=figure, paper=f"{paper:.3f}")
@@ -191,7 +196,8 @@ def _direction_claims(cfg) -> list[ClaimRecord]:
     for kernel in cfg.kernels if "synthetic" in cfg.parts else ():
         L = min(sizes[kernel])
         for K in cfg.layers:
-            cell, gates = {"kernel": kernel, "blocks": K, "erase": "distance", "L": L}, (st.not_comparable,)
+            cell = {"kernel": kernel, "blocks": K, "erase": "distance", "L": L}
+            gates = () if kernel == "softmax" or K == 1 else (NotComparable(st.COMPARABLE_NOTE[kernel]),)
             m = Measure(
                 _syn("gd", **cell), "acc", st.REPLICATE, base=_syn("tf", **cell), measured=st.paired, gates=gates
             )
@@ -250,7 +256,7 @@ def _theory_claims(cfg) -> list[ClaimRecord]:
             ("seed",),
             "other_se",
             combine=st.own_se,
-            gates=(st.not_at_optimum,),
+            gates=(AT_OPTIMUM,),
         )
         out.append(
             _rec(
@@ -270,7 +276,8 @@ def _real_data_claims(cfg) -> list[ClaimRecord]:
     """Features against a linear probe; the language claim, measured on a stand-in corpus and never judged."""
     out, K = [], max(cfg.feature_blocks, default=0)
     for ds in cfg.feature_datasets if "features" in cfg.parts and K else ():
-        feat, gates = {"part": "features", "dataset": ds}, (st.features_not_comparable,)
+        feat = {"part": "features", "dataset": ds}
+        gates = (NotComparable(st.COMPARABLE_NOTE["linear"]),) if K >= 2 else ()
         m = Measure(
             feat | {"blocks": K},
             "acc",
@@ -291,7 +298,7 @@ def _real_data_claims(cfg) -> list[ClaimRecord]:
             ("seed",),
             base=lm | {"model": "transformer"},
             measured=st.perplexities,
-            gates=(st.language_stand_in,),
+            gates=(LANGUAGE_STAND_IN,),
         )
         rule = Rule("equivalence", rel_tol=0.05, target=BASE, against="the transformer")
         out.append(_rec("language/gd-ff-vs-transformer", m, rule, synthetic=False, headline=True))

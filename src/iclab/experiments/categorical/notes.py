@@ -29,7 +29,7 @@ def notes(cfg, df: pd.DataFrame) -> str:
             f"{cfg.batch_size} with early stopping on {cfg.n_val} validation contexts (authors: 5000 passes over the "
             f"L contexts at minibatch 512). The GD model ({cfg.d_embed + 1 + cfg.d_embed * cfg.n_classes} parameters "
             f"for one block) trains at learning rate {cfg.lr_gd} (authors 1e-3) and is judged once its validation "
-            "NLL has plateaued; the trained transformer is far from the authors' budget (settings differ).",
+            "NLL has plateaued; the trained transformer is far from the authors' budget, a paper setting its claims need.",
             f"- **Task difficulty.** The W_e draw (embedding seeds {labelled(cfg.embedding_seeds, 'd')}, λ = "
             f"{cfg.latent_scale}) moves the attainable accuracy (the Bayes ceiling the accuracy rows give) as much as "
             "the gaps under test, so accuracies are means over draws and the paper-value band adds the spread "

@@ -1,8 +1,7 @@
 """The statistics of the ``categorical`` experiment's own (Wang et al., arXiv:2405.17248; docs/papers/categorical.md
 §7): the named pieces its claim records (:mod:`.claims`) reference where the vocabulary of
 :mod:`iclab.experiments._records` cannot say them — the accuracy band that adds the spread between draws of the
-class embeddings W_e (:func:`draw_spread`), the measured texts with the Bayes ceiling, the convergence and "not
-comparable" gates, the GD-likeness of the trained matrices, the pooled Monte-Carlo SE of a cell measured once per
+class embeddings W_e (:func:`draw_spread`), the measured texts with the Bayes ceiling, the GD-likeness of the trained matrices, the pooled Monte-Carlo SE of a cell measured once per
 unit (:data:`own_se`), the stationarity gradients one row per (configuration, seed) (:func:`gradient_cells`), and the
 features' SE (:data:`seeds_or_binomial`)."""
 
@@ -61,23 +60,6 @@ def acc_measured(cfg, s: Sample, est: Estimate) -> str:
 def paired(cfg, s: Sample, est: Estimate) -> str:
     """A paired accuracy difference with both means and the Bayes ceiling of the first arm's draws."""
     return f"{est.value:+.3f} ({s.a.mean():.3f} vs {s.b.mean():.3f}; {_bayes_text(s.rows.reset_index())})"
-
-
-def not_converged(cfg, s: Sample) -> str:
-    """Why an accuracy cannot count yet: its validation NLL still fell more than ``PLATEAU_TOL`` ("" when it did not)."""
-    plateau = float(s.rows["val_plateau"].max()) if "val_plateau" in s.rows else float("nan")
-    if plateau > PLATEAU_TOL:
-        return (
-            f"not converged: the validation NLL still fell {plateau:.1%} over the last quarter of training; "
-            "more steps would judge it"
-        )
-    return ""
-
-
-def not_comparable(cfg, s: Sample) -> str:
-    """The authors' RBF and linear models are not functional GD from 2 blocks on (``COMPARABLE_NOTE``)."""
-    kernel, blocks = s.rows["kernel"].iloc[0], int(s.rows["blocks"].iloc[0])
-    return "" if kernel == "softmax" or blocks == 1 else f"not comparable: {COMPARABLE_NOTE[kernel]}"
 
 
 def gd_likeness(col: str):
@@ -144,17 +126,6 @@ def gradient_cells(st: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def not_at_optimum(cfg, s: Sample) -> str:
-    """Theorem 2 is about the optimum: not judged while the free GD parameters' own gradient is non-zero (z > 3)."""
-    z = float(s.rows["free_z"].max())
-    if z > 3:
-        return (
-            f"not at the optimum: the free GD parameters' gradient is still non-zero (z = {z:.1f}); longer training "
-            "would judge it"
-        )
-    return ""
-
-
 def binomial_ses(cfg, s: Sample) -> np.ndarray:
     """Per seed the binomial SE of GD minus probe accuracy over the ``n_test`` test prompts (independent prompts)."""
     return np.sqrt((s.a * (1 - s.a) + s.b * (1 - s.b)) / cfg.n_test)
@@ -169,18 +140,6 @@ seeds_or_binomial = across_units_or(
 features_measured = measured_as("GD {a:.3f} vs probe {b:.3f}")
 
 
-def features_not_comparable(cfg, s: Sample) -> str:
-    """The authors' linear-kernel model is not functional GD from 2 blocks on (``COMPARABLE_NOTE``)."""
-    return f"not comparable: {COMPARABLE_NOTE['linear']}" if max(cfg.feature_blocks) >= 2 else ""
-
-
 def perplexities(cfg, s: Sample, est: Estimate) -> str:
     rows = pd.concat([s.rows, s.base]).reset_index()
     return "perplexity " + ", ".join(f"{k} {v:.2f}" for k, v in rows.groupby("model")["perplexity"].mean().items())
-
-
-def language_stand_in(cfg, s: Sample) -> str:
-    return (
-        "settings differ: held-out character perplexity on pydoc_data text stands in for TinyStories + "
-        "GPT-4o grades (the corpus and a judge model would judge it)"
-    )

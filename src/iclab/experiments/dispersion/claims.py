@@ -16,11 +16,11 @@ import math
 from functools import partial
 
 
-from iclab.experiments._records import ClaimRecord, Measure, Rule, across_units
-from iclab.experiments._statistics import not_configured
+from iclab.experiments._records import CellReason, ClaimRecord, Measure, MinUnits, Rule, Setting, across_units
+from iclab.experiments._statistics import not_configured, some_at_most
 from iclab.experiments.dispersion import statistics as st
 from iclab.experiments.dispersion.config import PAPER_D, PAPER_TEST_SIZES
-from iclab.experiments.dispersion.statistics import ONSET_TOKENS
+from iclab.experiments.dispersion.statistics import BETA_WINDOW, MIN_FIT_SETS, ONSET_TOKENS
 from iclab.experiments.dispersion.tables import ONSET_N, PAPER_TABLE
 from iclab.theory.dispersion import beta_of_entropy
 
@@ -41,7 +41,9 @@ CLRS_SMALLEST = 1.0  # exact-match points
 LOOKUP_SMALLEST = 0.05  # lookup accuracy: a change below 5 points, either way, is no change worth the name
 # β*(H) against P(H): within ±0.5 (5 steps of the default 0.1 grid); a β* drawn uniformly from the [1, 5] grid fails
 BETA_TOL = 0.5
-BETA_MAX_STEP = BETA_TOL / 2.5  # coarser grids put fewer than 5 points in P(H) ± BETA_TOL: not judgeable there
+BETA_MAX_STEP = BETA_TOL / 2.5  # coarser grids put fewer than 5 points in P(H) ± BETA_TOL (a setting gate)
+#: a real model's cells say whether it loaded here, and why not (``available``, ``reason``)
+MODEL_LOADED = CellReason("the model could not be loaded here")
 # a paper accuracy's tolerance: ±3 points, about the largest adaptive gain of the table (3.9 at n = 1024)
 TABLE_TOL = 3.0
 
@@ -157,7 +159,7 @@ def _beta(config) -> list[ClaimRecord]:
                 quantity="iclab's reconstructed target (docs/papers/dispersion.md §4.7; the paper's was not "
                 "recovered): per softmax seed the grid β with the least readout cross-entropy over the sets whose "
                 f"head entropy lies within ±0.25 nats of {h:g} (seeds with ≥ 20 such sets)",
-                extra=f"A β* drawn uniformly from the grid fails; not judgeable when beta_step > {BETA_MAX_STEP:g}",
+                extra="A β* drawn uniformly from the grid fails",
                 paper_value=f"{p:.2f}",
                 measure=Measure(
                     _SOFTMAX,
@@ -165,7 +167,14 @@ def _beta(config) -> list[ClaimRecord]:
                     SEED,
                     combine=st.grid_mean,
                     measured=st.beta_measured,
-                    gates=(partial(st.beta_gate, h, BETA_MAX_STEP, BETA_TOL),),
+                    gates=(
+                        MinUnits(
+                            2,
+                            f"with ≥ {MIN_FIT_SETS} fit sets of head entropy within ±{BETA_WINDOW} nats of {h:g}",
+                            detail=partial(st.fit_sets_near, h),
+                        ),
+                        Setting("beta_step", maximum=BETA_MAX_STEP, why=f"5 grid points in P(H) ± {BETA_TOL:g}"),
+                    ),
                 ),
                 rule=Rule("equivalence", rel_tol=BETA_TOL / p, target=p),
             )
@@ -186,7 +195,7 @@ def _beta(config) -> list[ClaimRecord]:
                 partial(st.beta_rise, config, lo, hi),
                 SEED,
                 measured=st.rise_measured,
-                gates=(partial(st.rise_gate, lo, hi),),
+                gates=(MinUnits(1, f"with fit sets near both {lo:g} and {hi:g} nats"),),
             ),
             rule=Rule("direction", smallest=2 * config.beta_step),
         )
@@ -273,7 +282,7 @@ def _real(config) -> list[ClaimRecord]:
     )
     out = []
     for m in config.real_models:
-        segments = partial(Measure, {"part": "real", "model": m}, unit=SEED, gates=(st.model_loaded,))
+        segments = partial(Measure, {"part": "real", "model": m}, unit=SEED, gates=(MODEL_LOADED,))
         out += [
             ClaimRecord(
                 f"thm2.2/disperses/{m}",
@@ -306,11 +315,11 @@ def _real(config) -> list[ClaimRecord]:
                 f"second-hand summary [PN, δ-repl] of {_SRC}'s Gemma δ table, with Lemma 2.1",
                 "effect direction",
                 quantity=f"per text segment, ln {ONSET_TOKENS} − δ, δ the median over global heads of the logit "
-                f"spread (mean over the rows at the largest measured n ≤ {ONSET_N}; not measured without one); above "
+                f"spread (mean over the rows at the largest measured n ≤ {ONSET_N}, which the claim needs); above "
                 f"0: the Lemma 2.1 top-coefficient bound e^δ/(e^δ + n − 1) of the median head is below 1/2 by "
                 f"n = {ONSET_TOKENS}",
                 paper_value="Gemma 2B δ = 5.69 ± 2.05 → onset ≈ 300 tokens",
-                not_run=st.onset_not_run,
+                not_run=some_at_most("real_sizes", ONSET_N),
                 measure=segments(column=st.onset_margin, measured=st.onset_measured),
                 rule=Rule(
                     "direction",

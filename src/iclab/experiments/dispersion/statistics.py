@@ -5,8 +5,8 @@ vocabulary of :mod:`iclab.experiments._records` cannot say the measurement.
 A results row of the ``retrieval`` part holds one trained model (seed) with list columns over its ``test_sizes``; a
 ``real`` row one text segment of one model with ``(L, H, S)`` statistics flattened; a ``lookup`` row one list size
 with per-query exact matches. Column functions read such rows (``rows -> (units,) values``; the leading arguments
-are bound with :func:`functools.partial` when the records are built for a config); combine rules, measured texts
-and gates have the signatures ``_records`` documents.
+are bound with :func:`functools.partial` when the records are built for a config); combine rules and measured
+texts have the signatures ``_records`` documents (the gates are declared with the records).
 """
 
 from __future__ import annotations
@@ -27,16 +27,6 @@ from iclab.theory.dispersion import required_spread
 ONSET_TOKENS = 1000  # "dispersion sets in after a few hundred tokens": the bound of the median head < 1/2 by then
 BETA_WINDOW = 0.25  # nats: the entropy bins whose centre lies this close to H give β*(H)
 MIN_FIT_SETS = 20  # fewer fit sets near H: no β* for the seed
-
-
-def onset_not_run(config, rec) -> str:
-    """Why ``lemma2.1/onset`` is not measured: no context length ≤ ONSET_N among ``real_sizes``."""
-    if any(n <= ONSET_N for n in config.real_sizes):
-        return ""
-    return (
-        f"not measured: no context length ≤ {ONSET_N} tokens among the measured n "
-        f"({', '.join(str(int(x)) for x in config.real_sizes)}; real_sizes needs one)"
-    )
 
 
 # ---- max retrieval: one row per softmax seed, list columns over test_sizes ----
@@ -160,27 +150,9 @@ beta_measured = measured_as("β* = {v:.2f} ({n} seeds)", fewest=2)
 rise_measured = measured_as("{v:+.2f} ({n} seeds)")
 
 
-def beta_gate(h: float, max_step: float, tol: float, cfg, s: Sample) -> str:
-    """The gate of ``fig6/beta/H=h``: fewer than 2 seeds with β*(h) is "not measured"; a grid coarser than
-    ``max_step`` (fewer than 5 grid points in P(H) ± ``tol``) is not judgeable."""
-    ok = int(np.isfinite(s.values).sum())
-    if ok < 2:
-        counts = _window(cfg, s.rows, h)[1]
-        return (
-            f"not measured: {ok} seed(s) with ≥ {MIN_FIT_SETS} fit sets of head entropy within ±{BETA_WINDOW} "
-            f"nats of {h:g} (sets per seed: {', '.join(str(int(c)) for c in counts)})"
-        )
-    if cfg.beta_step > max_step:
-        return (
-            f"not judgeable at this grid: beta_step = {cfg.beta_step:g} puts fewer than 5 grid points in "
-            f"P(H) ± {tol:g} (needs ≤ {max_step:g})"
-        )
-    return ""
-
-
-def rise_gate(lo: float, hi: float, cfg, s: Sample) -> str:
-    """No seed with β* at both entropies: "not measured"."""
-    return "" if np.isfinite(s.values).any() else f"not measured: no seed has fit sets near both {lo:g} and {hi:g} nats"
+def fit_sets_near(h: float, cfg, s: Sample) -> str:
+    """The number of fit sets near ``h`` per seed (why a seed has no β*(h))."""
+    return "sets per seed: " + ", ".join(str(int(c)) for c in _window(cfg, s.rows, h)[1])
 
 
 # ---- CLRS-style tasks: one row per (task, attention, seed), exact match over clrs_sizes ----
@@ -274,13 +246,6 @@ def real_measured(cfg, s: Sample, est: Estimate) -> str:
 def onset_measured(cfg, s: Sample, est: Estimate) -> str:
     d = onset_delta(s.rows)[(s.rows["available"] == 1).to_numpy()]
     return f"median δ {d.mean():.2f} → onset e^δ ≈ {math.exp(d.mean()):.3g} tokens" if len(d) else "—"
-
-
-def model_loaded(cfg, s: Sample) -> str:
-    """A model that could not be loaded here is "not measured", with the reason its cells gave."""
-    if (s.rows["available"] == 1).any():
-        return ""
-    return f"not measured: the model could not be loaded here ({s.rows['reason'].iloc[0]})"
 
 
 # ---- key–value lookup on pretrained LMs: one row per (task, model, n_pairs) ----

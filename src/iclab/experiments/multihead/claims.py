@@ -6,8 +6,8 @@ activation extensions (Figs. 3.2–3.5, 4.2), Thm 1's Bayes-risk ratio and the u
 The records are built per config (η* and debiased GD's exact risk, the targets, depend on d, L, σ²); what the
 vocabulary cannot say is in :mod:`.statistics`. Replicates are seeds; the claims on the stage-II limits and patterns
 pool every trained H ≥ 2 model of every seed (Student t over models: three models may disagree, not agree). Gates
-(:func:`~iclab.experiments._judge.downgrade` through ``Measure.gates``): ``paper_settings``,
-:func:`.statistics.trained` (≥ 2·10⁴ Adam steps) and :func:`.statistics.stage2` (the paper's 5·10⁵ for stage II).
+(declared, :mod:`iclab.experiments._gates`): ``paper_settings``, :data:`TRAINED_GATE` (≥ 2·10⁴ Adam steps) and
+:data:`STAGE_II_GATE` (the H ≥ 2 models trained the paper's 5·10⁵ steps for stage II).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 from functools import partial
 
 
-from iclab.experiments._records import BASE, ClaimRecord, Measure, Rule
+from iclab.experiments._records import BASE, ClaimRecord, Measure, Rule, Setting
 from iclab.experiments._statistics import measured_as, whole_rows
 from iclab.experiments.multihead import statistics as st
 from iclab.experiments.multihead.config import ACTIVATION_NAMES
@@ -33,15 +33,17 @@ __all__ = ["claims"]
 
 SEED = ("seed",)  # the unit of replication of one trained model (a paired measure pairs the seeds)
 MODEL = ("H", "seed")  # the rows of a claim pooled over every trained H ≥ 2 model, averaged per seed (st.over_seeds)
-GATES = (st.trained,)
+#: a trained-model claim needs stage I finished (the judge writes "settings differ" below it)
+TRAINED_GATE = Setting("steps", minimum=TRAINED_MIN_STEPS, why="stage I finished", paper=STAGE_II_STEPS)
+#: the limits of stage II need the H ≥ 2 models trained the paper's steps (rows without ``trained_steps``: ``steps``)
+STAGE_II_GATE = Setting("steps", minimum=STAGE_II_STEPS, why="the limits of stage II", paper=STAGE_II_STEPS,
+                        column=st.h2_trained_steps, label="the H ≥ 2 models' trained steps")  # fmt: skip
+GATES = (TRAINED_GATE,)
 ZERO_SUM_BOUND = f"|Σμ| at {ZERO_SUM_MAX:.0%} of Σ|μ|"  # what 0 of the zero-sum margin is (Rule.bound)
 THM1_BOUND = "the ratio at Thm 1's bound"  # what 0 of the slack is (Rule.bound)
 PGD_SMALLEST = 0.05  # fig3.1: the smallest gap between the two GD fits of interest, 5 % of the Bayes error
 ISO = {"part": "iso", "attention": "softmax"}
-# what the gates add to a test: the training a trained-model claim needs (statistics.trained, statistics.stage2)
-TRAINED = f"Needs ≥ {TRAINED_MIN_STEPS:,} Adam steps"
-STAGE_II = f"Needs the H ≥ 2 models trained {STAGE_II_STEPS:,} steps (the paper's)"
-DIGIT = "SE_paper: half the last printed digit. "
+DIGIT = "SE_paper: half the last printed digit"
 POOLED = "per seed, the mean over its trained H ≥ 2 models (they share the seed's batches) of "
 PATTERNS_TEXT = measured_as("{v:.4g} (KQ diag. mass {rows[diag_kq_diag_mass]:.4f}, OV last-entry mass "
                             "{rows[diag_ov_last_mass]:.4f})")  # fmt: skip
@@ -52,7 +54,7 @@ def _iso(H: int) -> dict:
     return {**ISO, "H": H}
 
 
-def _rec(cid, claim, source, kind, quantity, paper, measure, rule, headline=False, settings=None, extra=TRAINED,
+def _rec(cid, claim, source, kind, quantity, paper, measure, rule, headline=False, settings=None, extra="",
          **kw) -> ClaimRecord:  # fmt: skip
     return ClaimRecord(cid, claim, source, kind, quantity=quantity, extra=extra, paper_value=paper, headline=headline,
                        paper_settings=settings or {}, measure=measure, rule=rule, **kw)  # fmt: skip
@@ -88,7 +90,7 @@ def _tables() -> list[ClaimRecord]:
                         gates=GATES),
                 Rule("value", paper=gap, k=K_TABLE, tol=TABLE_REL_TOL * ref),  # a tolerance of the error, not the gap
                 settings=PAPER_TRAINING, extra=f"The tolerance is ±{TABLE_REL_TOL:.0%} of the error {ref:.4f}, not "
-                f"of the gap. {TRAINED}",
+                "of the gap",
             ))  # fmt: skip
     return out
 
@@ -113,7 +115,7 @@ def _models(cfg) -> list[ClaimRecord]:
             "With H ≥ 2 heads the trained model is debiased one-step GD at the optimal step η*: the H = 2 model's "
             "risk equals debiased GD's", f"{SRC}, Thm 1 (approximation + optimality), Fig. 2.4", "theory vs simulation",
             quantity="per seed, the H = 2 error: debiased GD's exact risk at η* + the paired difference on n_eval "
-            "prompts", extra=TRAINED, paper_value="≈ debiased GD", headline=True, paper_settings=PAPER_TRAINING,
+            "prompts", paper_value="≈ debiased GD", headline=True, paper_settings=PAPER_TRAINING,
             **_equal_to_dgd(cfg, _iso(2), st.h2_text),
         ),
         _rec("fig2.4/h1-worse", "A single head (a Nadaraya–Watson kernel regressor) is clearly worse than H = 2",
@@ -146,7 +148,7 @@ def _models(cfg) -> list[ClaimRecord]:
     ]  # fmt: skip
 
 
-def _pooled(key: str, digits: int = 4, gates=(st.stage2,), combine=st.over_seeds, measured=None, col=st.multi):
+def _pooled(key: str, digits: int = 4, gates=(STAGE_II_GATE,), combine=st.over_seeds, measured=None, col=st.multi):
     """A column of every trained H ≥ 2 model, averaged per seed (the default combine rule: Student t over seeds,
     :func:`~iclab.experiments.multihead.statistics.over_seeds`)."""
     text = measured or measured_as(f"{{v:.{digits}g}} ({{n}} seed(s))")
@@ -169,11 +171,11 @@ def _patterns(cfg) -> list[ClaimRecord]:
              f"paper's 0.13 logged /√7 is 0.13·√(7/6) = {PAPER_OMEGA_LOGIT:.3f})", f"{PAPER_OMEGA_LOGIT:.3f} (0.13 logged)",
              _pooled("diag_gamma"), Rule("value", paper=PAPER_OMEGA_LOGIT, paper_se=OMEGA_PRINTED_SE,
                                          tol=0.1 * PAPER_OMEGA_LOGIT, units="seeds"), settings=PAPER_TRAINING,
-             extra=DIGIT + STAGE_II),
+             extra=DIGIT),
         _rec("fig2.8/mu-plus-limit", "Σ_{h∈H+} μ^(h) ends at ≈ 3.5 (3.45 in the estimator plots) for every H ≥ 2",
              f"{SRC_CODE}, Fig. 2.8", "paper value", f"{POOLED}Σ_(h∈H+) μ^(h)", f"{PAPER_MU}",
              _pooled("diag_mu_plus"), Rule("value", paper=PAPER_MU, paper_se=MU_PLUS_PRINTED_SE, tol=0.1 * PAPER_MU,
-                                           units="seeds"), settings=PAPER_TRAINING, extra=STAGE_II),
+                                           units="seeds"), settings=PAPER_TRAINING),
         _rec("thm1/eta-eff", "The learned effective step η_eff = Σ_h μ^(h) ω^(h) is Thm 1's η* = (1 + (1+σ²)d/L)⁻¹",
              f"{SRC}, Thm 1 (optimality)", "theory vs simulation", f"{POOLED}η_eff = Σ_h μ^(h) ω^(h)",
              "η* = 0.879 (paper's 2·0.13·3.45 = 0.897)",
@@ -183,11 +185,11 @@ def _patterns(cfg) -> list[ClaimRecord]:
              f"{SRC_CODE}, Fig. 2.2 (pattern purity cell)", "paper value", f"{POOLED}iclab's KQ diagonal mass "
              "Σdiag²/Σall² (the paper's helper is unpublished, its definition may differ)",
              f"{PURITY['kq_diag_mass']}", _pooled("diag_kq_diag_mass", 6), purity("kq_diag_mass"), True, PAPER_TRAINING,
-             extra=DIGIT + STAGE_II),
+             extra=DIGIT),
         _rec("fig2.2/ov-last-entry", "OV circuits use only their last entry μ^(h)",
              f"{SRC_CODE}, Fig. 2.2 (pattern purity cell)", "paper value", f"{POOLED}iclab's OV last-entry mass "
              "μ²/‖OV_(d+1,:)‖²", f"{PURITY['ov_last_mass']}",
-             _pooled("diag_ov_last_mass", 6), purity("ov_last_mass"), settings=PAPER_TRAINING, extra=DIGIT + STAGE_II),
+             _pooled("diag_ov_last_mass", 6), purity("ov_last_mass"), settings=PAPER_TRAINING, extra=DIGIT),
         _rec("fig2.2/ov-zero-sum", "OV circuits are zero-sum, Σ_h μ^(h) ≈ 0 (unlike the single-sign kernel "
              "regressor, for which |Σμ|/Σ|μ| = 1)", f"{SRC}, Fig. 2.2", "effect direction",
              f"{POOLED}{zero_sum}", "|Σμ|/Σ|μ| ≈ 0",
@@ -308,7 +310,7 @@ def _activation(cfg) -> list[ClaimRecord]:
             out.append(ClaimRecord(
                 f"fig4.2/{att}/debiased-gd", f"{f}: the same patterns give the same predictor, debiased GD at η*", src,
                 "theory vs simulation", quantity="per seed, the error: debiased GD's exact risk at η* + the paired "
-                "difference", extra=TRAINED, paper_value="same patterns",
+                "difference", paper_value="same patterns",
                 **_equal_to_dgd(cfg, cells, PATTERNS_TEXT),
             ))  # fmt: skip
     out.append(_rec(

@@ -40,7 +40,7 @@ def notes(cfg, df: pd.DataFrame) -> str:
             "the authors' code (independent β_n ~ N(0, I), noise std √d_n·σ, noiseless query), as behind their figures."
             if cfg.mt_law == "code"
             else "the post's (shared β ~ N(0, I/d), σ², noisy query), not the authors' code behind their figures, so the "
-            "multi-task rows are not judged here (docs/papers/multihead.md §6.7)."
+            "multi-task rows lack their paper settings here (docs/papers/multihead.md §6.7)."
         ),
         f"- Activation ablation: C = {cfg.activation_C:g} (the paper does not give it), H = {cfg.activation_heads}; "
         "the same optimiser and budget as the softmax models.",
@@ -51,8 +51,8 @@ def notes(cfg, df: pd.DataFrame) -> str:
         lines.append(
             f"- This run trains {cfg.steps:,} steps at lr {cfg.lr:g} (the paper: {STAGE_II_STEPS:,} at "
             f"{PAPER_TRAINING['lr']:g}), too few for stage II (|ω| decaying toward ≈ {PAPER_OMEGA_LOGIT:.2f} while "
-            "Σμ₊ grows), so the limits of |ω|, Σμ₊ and the pattern purity are not judged; the paper and full presets "
-            f"({STAGE_II_STEPS:,} steps for the H ≥ 2 softmax models) judge them. Stage I (diagonal KQ, last-entry "
+            "Σμ₊ grows), so only the paper and full presets "
+            f"({STAGE_II_STEPS:,} steps for the H ≥ 2 softmax models) judge the limits of |ω|, Σμ₊ and the pattern purity. Stage I (diagonal KQ, last-entry "
             f"zero-sum OV, sign matching): {_stage1_note(part_rows(df, 'iso', ints=INTS, attention='softmax'))} A seed can sit on the "
             "single-head plateau (one dummy head, zero-sum ≈ 1) for a while before escaping."
         )
@@ -63,7 +63,7 @@ def _ratio_note(cfg, rr: pd.Series | None) -> str:
     """Where the ``ratio`` cell's debiased-GD ratio lies against Thm 1's bound across d at the same ξ (the ratio at
     (d, n_train) and at the largest d are the ``thm1-ratio/dgd-*`` rows')."""
     if rr is None:
-        return "the ratio cell did not run, so whether the finite-size ratio exceeds it here is not measured."
+        return "the ratio cell did not run, so whether the finite-size ratio exceeds it here is unknown."
     sweep, ds, r, b = (list(rr[f"ratio_{k}"]) for k in ("sweep", "d", "ratio", "bound"))
     big = [i for i, w in enumerate(sweep) if w == "d"]
     if not big:
@@ -84,7 +84,7 @@ def _stage1_note(iso: pd.DataFrame) -> str:
     """How many trained H ≥ 2 softmax models reached stage I's patterns (zero-sum OV and matching signs)."""
     rows = iso[iso["H"] >= 2] if not iso.empty and "H" in iso else iso.iloc[0:0]
     if rows.empty or "diag_ov_zero_sum" not in rows or "diag_sign_match" not in rows:
-        return "not measured in this run."
+        return "no result in this run."
     zs, sm = rows["diag_ov_zero_sum"].to_numpy(float), rows["diag_sign_match"].to_numpy(float)
     done = int(((zs < ZERO_SUM_MAX) & (sm >= 1.0)).sum())
     return (

@@ -3,7 +3,7 @@
 its own SE over the n_eval prompts, normal; several: the SE over seeds, Student t with seeds − 1 dof); the Welch
 difference of two seed means; values pooled over the trained H ≥ 2 models, seed by seed (the models of a seed share
 its batches); sign matching with the seed as the unit (Clopper–Pearson); the multi-task head sharing and task gap; length generalisation; the slack to Thm 1's
-Bayes-ratio bound; the measured texts; and the two training gates (stage I finished, the paper's stage II).
+Bayes-ratio bound; and the measured texts (the training gates are declared with the records).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from iclab.experiments._records import Estimate, Sample
-from iclab.experiments.multihead.conventions import SIGN_MATCH_MIN, STAGE_II_STEPS, TRAINED_MIN_STEPS, ZERO_SUM_MAX
+from iclab.experiments.multihead.conventions import SIGN_MATCH_MIN, ZERO_SUM_MAX
 from iclab.experiments.multihead.paper_values import FIG25_PROMPTS, SEED_SUMMARY, SEED_SUMMARY_LENGTHGEN
 from iclab.stats import clopper_pearson, clopper_pearson_trials, fmt, mean_se, unit_mean
 from iclab.theory import multihead as th
@@ -50,6 +50,11 @@ def _h2(rows: pd.DataFrame) -> np.ndarray:
     """(rows,) bool: the H ≥ 2 models (H read from the unit index or the column, never by copying the frame)."""
     h = rows.index.get_level_values("H") if "H" in rows.index.names else rows["H"]
     return np.asarray(h, dtype=float) >= 2
+
+
+def h2_trained_steps(rows: pd.DataFrame) -> np.ndarray:
+    """The Adam steps each trained H ≥ 2 model ran (NaN for rows from before they were recorded)."""
+    return scalar("trained_steps", rows[_h2(rows)])
 
 
 def multi(col: str, rows: pd.DataFrame) -> np.ndarray:
@@ -311,24 +316,3 @@ def below_bayes(key: str, cfg, rec) -> str:
     d, L, *_ = SEED_SUMMARY[key]
     dgd, bayes = float(th.gd_risk(th.eta_star(d, L, s2), d, L, s2)), th.bayes_risk(d, L, s2, n_mc=500)[0]
     return f"its values lie below iclab's Bayes risk (theory: debiased GD {dgd:.3f}, Bayes {bayes:.3f})"
-
-
-# --- gates: (config, Sample) -> reason, or "" ---------------------------------------------------------------------
-
-
-def trained(cfg, s: Sample) -> str:
-    """Settings differ when the run trained fewer than :data:`TRAINED_MIN_STEPS` Adam steps (stage I unfinished)."""
-    if cfg.steps >= TRAINED_MIN_STEPS:
-        return ""
-    return (f"settings differ: steps = {cfg.steps} (a trained-model claim needs ≥ {TRAINED_MIN_STEPS:,} Adam steps, "
-            "stage I finished; the paper trains 5·10⁵)")  # fmt: skip
-
-
-def stage2(cfg, s: Sample) -> str:
-    """Settings differ when a pooled H ≥ 2 model trained fewer than the paper's 5·10⁵ steps (stage II)."""
-    steps = scalar("trained_steps", s.rows[_h2(s.rows)])  # rows without it: results before it was recorded
-    if not steps.size:
-        return ""
-    fewest = int(np.nanmin(steps)) if np.isfinite(steps).any() else cfg.steps
-    why = f"settings differ: the H ≥ 2 models trained {fewest} steps (paper {STAGE_II_STEPS})"
-    return "" if fewest >= STAGE_II_STEPS else why

@@ -30,7 +30,7 @@ def notes(cfg: ScalingConfig, results: pd.DataFrame) -> str:
                 )
         if not (~rows["within"]).any():
             lines.append(
-                "Every prompt fits the models' trained lengths: the 'past the trained length' claims are not judged "
-                "by this run (the full preset reaches past SmolLM2's 8192 tokens, on a GPU)."
+                "Every prompt fits the models' trained lengths: the 'past the trained length' claims need longer "
+                "prompts than this run's (the full preset reaches past SmolLM2's 8192 tokens, on a GPU)."
             )
     return "\n".join(lines)

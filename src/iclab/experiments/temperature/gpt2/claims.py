@@ -8,9 +8,10 @@ interval, so a model whose error ignores τ never passes. The claims are :data:`
 (:mod:`iclab.experiments._records`); this package keeps only its own statistics: :data:`models_or_prompts` (the
 shared rule: with three or more trained models the uncertainty is the spread across them, Student's t; with fewer,
 the prompt-level standard error of these models), :func:`log_best_tau_interval` (the best-τ interval, floored at
-half a grid step), :func:`best_tau_on_grid_edge`, :func:`unshifted_c_units` (the mean shift judged on the raw error)
-and the notes put before each statistic. The paper gives no size or training details for its GPT-2, so no claim carries
-``paper_settings``.
+half a grid step), :func:`unshifted_c_units` (the mean shift judged on the raw error)
+and the notes put before each statistic; the best-τ claims declare the grid-edge gate
+(:class:`~iclab.experiments._gates.GridEdge`: a best τ on the edge of ``taus`` is no argmin). The paper gives no size
+or training details for its GPT-2, so no claim carries ``paper_settings``.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ import math
 
 import numpy as np
 
-from iclab.experiments._records import BASE, ClaimRecord, Estimate, Measure, Sample, Rule, declared
-from iclab.experiments._statistics import across_units_or, measured_as
+from iclab.experiments._records import BASE, ClaimRecord, Estimate, GridEdge, Measure, Sample, Rule, declared
+from iclab.experiments._statistics import across_units_or, lost_units, measured_as
 from iclab.experiments.temperature.gpt2.config import TemperatureGPT2Config
 from iclab.experiments.temperature.gpt2.shifts import shift_distribution, zero_predictor_error
 from iclab.stats import grid_floor_ci, quantile
@@ -63,8 +64,7 @@ def log_best_tau_interval(cfg, s: Sample) -> Estimate:
     interval is at least ± half the grid's smallest step in log τ."""
     per_model, k = s.values, len(s.values)
     if k < cfg.train_seeds:
-        why = f"too few units: {k} of the {cfg.train_seeds} models the config trains have a result"
-        return Estimate(math.nan, refused=f"{why} (a lost model is not replaced); never judged on a within-unit SE")
+        return Estimate(math.nan, refused=lost_units(k, cfg.train_seeds, "model"))
     est = float(per_model.mean())
     grid = np.log(cfg.taus)
     if cfg.train_seeds >= 3:
@@ -80,14 +80,6 @@ def log_best_tau_interval(cfg, s: Sample) -> Estimate:
     )  # (n_boot,): the two cells' own prompts, resampled with the same bootstrap indices
     ci = grid_floor_ci(est, float(np.quantile(boot, 0.025)), float(np.quantile(boot, 0.975)), grid)
     return Estimate(est, ci=ci, how="bootstrap over prompts (at least ± half a grid step)")
-
-
-def best_tau_on_grid_edge(cfg, s: Sample) -> str:
-    """A best τ on the edge of the grid is no argmin: not judged (widen ``taus``)."""
-    edges = (min(cfg.taus), max(cfg.taus))
-    if any(t in edges for rows in (s.base, s.rows) for t in rows["best_tau_all"]):
-        return f"a best τ lies on the edge of the grid {edges[0]:g}…{edges[1]:g} (widen `taus`)"
-    return ""
 
 
 def unshifted_c_units(cfg) -> float:
@@ -183,7 +175,7 @@ RECORDS: tuple[ClaimRecord, ...] = (
                 contrast="log ratio",
                 combine=log_best_tau_interval,
                 note=_best_tau_note,
-                gates=(best_tau_on_grid_edge,),
+                gates=(GridEdge("best_tau_all", "taus", "best τ"),),  # an argmin on the edge is none
             ),
             rule=Rule("direction", smallest=LOG_SMALLEST, n="n_test", unit=" (log τ)"),
         )

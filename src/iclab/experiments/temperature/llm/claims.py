@@ -1,9 +1,10 @@
 """The claims of ``temperature-llm`` as records: arXiv:2511.01292 (Demir & Doğan), §5.2, Fig. 3
 (docs/papers/temperature.md §5.3–5.4). The paper reports figures only, so every claim is an effect direction, judged
 by the generic judge (:mod:`iclab.experiments._records`) on a group-bootstrap interval of one cell (:mod:`.tables`).
-τ can only repair what noise breaks: a screen fixed before the run (:func:`.tables.screen_table`, its own claim
-``noise-hurts``) makes the other claims of a model and task where noisy demonstrations do not lower EM at τ = 1 by
-``screen_harm`` (interval above 0) "not judged", with the measured harm (the gate :func:`screen_gate`)."""
+τ can only repair what noise breaks: the screen, fixed before the run, is the claim ``noise-hurts`` of each model and
+task (noisy demonstrations lower EM at τ = 1 by ``screen_harm``, interval above 0); the other claims of that model and
+task declare it as their screen (:class:`~iclab.experiments._gates.Screen`), so the judge counts them only when it
+agrees."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from itertools import product
 import numpy as np
 import pandas as pd
 
-from iclab.experiments._records import ClaimRecord, Estimate, Measure, Rule, Sample
+from iclab.experiments._records import ClaimRecord, Estimate, Measure, Rule, Sample, Screen
 from iclab.experiments.temperature.llm.config import TemperatureLLMConfig
 from iclab.experiments.temperature.llm.tables import screen_table, summary_table, trend
 from iclab.stats import binary_floor_ci
@@ -31,7 +32,7 @@ TEXTS = {
         source=SOURCE + " (the premise of Fig. 3)",
         quantity="EM(clean) − EM(noisy), the same demonstrations, on {q} screening questions, paired",
         paper_value="EM drops with noise",
-        extra="The other claims of this model and task are judged only when the harm is ≥ {harm:g} with its CI above 0",
+        extra="The other claims of this model and task count only when this one agrees (their screen)",
     ),
     "trend": dict(
         claim="{m}, {t}: the best τ grows with the noise ratio",
@@ -56,35 +57,15 @@ TEXTS = {
 
 def judged_rows(cfg: TemperatureLLMConfig, df: pd.DataFrame) -> pd.DataFrame:
     """``df`` with each cell's statistics: the gains ``{heldout,moment}_{gain,lo,hi}``, ``n_questions`` and
-    ``best_tau`` of :func:`.tables.summary_table`, the harm ``harm_{gain,lo,hi}`` and ``questions`` of
-    :func:`.tables.screen_table`, and ``screen``: the screen's verdict on the row's model and task
-    (:func:`screened_out`)."""
+    ``best_tau`` of :func:`.tables.summary_table`, and the harm ``harm_{gain,lo,hi}`` and ``questions`` of
+    :func:`.tables.screen_table`."""
     df = df.reset_index(drop=True)
     screen, tab = screen_table(cfg, df), summary_table(cfg, df)
     stats = [f"{g}_{s}" for g in ("heldout", "moment") for s in ("gain", "lo", "hi")] + ["n_questions", "best_tau"]
     out = df.join(tab.reindex(columns=stats)).join(
         screen.reindex(columns=["harm_gain", "harm_lo", "harm_hi", "questions"])
     )
-    out["screen"] = [screened_out(cfg, screen, m, t) for m, t in zip(out["model"], out["task"])]
     return out
-
-
-def screened_out(cfg: TemperatureLLMConfig, screen: pd.DataFrame, m: str, t: str) -> str:
-    """Why model ``m`` on task ``t`` is not judged (the screen failed or did not finish), or ""."""
-    if not cfg.screen_questions or max(cfg.noise_ratios) == 0:
-        return ""
-    row = screen[(screen["model"] == m) & (screen["task"] == t)] if len(screen) else screen
-    if not len(row):
-        return f"not measured: the screening cell of {m}, {t} did not finish (it decides whether this is judged)"
-    r = row.iloc[0]
-    if r["passes"]:
-        return ""
-    return (
-        f"noise does not hurt {m} on {t} enough to test this: EM {r['em_clean']:.3f} clean vs {r['em_noisy']:.3f} "
-        f"at noise {r['noise_ratio']:g}, harm {r['harm_gain']:+.3f} [{r['harm_lo']:+.3f}, {r['harm_hi']:+.3f}] on "
-        f"{r['questions']} screening questions; the rule (fixed before the run) needs ≥ {cfg.screen_harm:g} with "
-        "the interval above 0"
-    )
 
 
 def floored_gain(name: str, n: str, cfg, s: Sample) -> Estimate:
@@ -110,25 +91,22 @@ def noise_cells(cfg) -> list[dict]:
     return [{"noise_ratio": r} for r in cfg.noise_ratios]
 
 
-def screen_gate(cfg, s: Sample) -> str:
-    """The screen's reason for the model and task of the selected rows (:func:`screened_out`)."""
-    return str(s.rows["screen"].iloc[0])
-
-
 def claims(cfg: TemperatureLLMConfig) -> list[ClaimRecord]:
     """Per model and task: noise hurts (the screen) and the best τ grows with noise; per noisy cell: the held-out τ
     beats τ = 1; at the largest noise ratio: the spread rule's τ_ℓ beats τ = 1."""
     top, out = max(cfg.noise_ratios), []
     gain, slope = Rule("direction", smallest=SMALLEST_GAIN), Rule("direction", smallest=SMALLEST_SLOPE)
+    harms = Rule("direction", smallest=max(cfg.screen_harm, SMALLEST_GAIN))  # the screen: fixed before the run
     harm, held = partial(floored_gain, "harm", "questions"), partial(floored_gain, "heldout", "n_questions")
     moment = partial(floored_gain, "moment", "n_questions")
     for m, t in product(cfg.models, cfg.tasks):
-        cell, judged = {"part": "noise", "model": m, "task": t}, (screen_gate,)
+        cell, judged = {"part": "noise", "model": m, "task": t}, ()
         rows = []
         if cfg.screen_questions and top > 0:
             rows.append(
-                ("noise-hurts", top, Measure({**cell, "part": "screen"}, "harm_gain", CELL, combine=harm), gain)
+                ("noise-hurts", top, Measure({**cell, "part": "screen"}, "harm_gain", CELL, combine=harm), harms)
             )
+            judged = (Screen(f"{m}/{t}/noise-hurts", "noisy demonstrations lower EM at τ = 1"),)
         if len(cfg.noise_ratios) >= 2:
             trend_m = Measure(cell, "best_tau", CELL, combine=log_tau_slope, gates=judged, cells=noise_cells)
             rows.append(("trend", top, trend_m, slope))

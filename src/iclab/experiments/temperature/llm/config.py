@@ -33,9 +33,10 @@ class TemperatureLLMConfig(Config):
             questions) on which each model and task is screened before its claims are judged: EM at τ = 1 with
             clean vs noisy demonstrations (the same ones, at the largest noise ratio). 0: no screen (every model
             and task is judged).
-        screen_harm: the screen's rule, fixed before the run: a model and task are judged only when noisy
-            demonstrations lower EM by at least this much (EM points / 100) with the 95% interval above 0; else
-            there is nothing for τ to repair and their claims read "not judged".
+        screen_harm: the screen's rule, fixed before the run: the smallest harm (EM points / 100, at least the
+            smallest gain 0.02) of the claim ``noise-hurts``; a model and task count only when it agrees — noisy
+            demonstrations lower EM with the 95% interval above 0 and reaching this harm — else there is nothing
+            for τ to repair and the judge holds their claims back, naming the screen.
         group_size: questions that share one set of demonstrations (their prompt prefix is run once).
         probe_questions: questions whose clean and noisy prompts are probed for the moment rule.
         batch_size: prompts per forward.

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from iclab.experiments._notes import md_table
+from iclab.experiments.temperature.llm.claims import SMALLEST_GAIN
 from iclab.experiments.temperature.llm.config import TemperatureLLMConfig
 from iclab.experiments.temperature.llm.tables import summary_table
 
@@ -68,9 +69,9 @@ def notes(cfg: TemperatureLLMConfig, df: pd.DataFrame) -> str:
     if cfg.screen_questions and max(cfg.noise_ratios) > 0:
         lines += [
             f"Screen (questions of a separate split, τ = 1, the same {cfg.n_demos} demonstrations clean and noisy): a "
-            f"model and task are judged only when noise lowers EM by ≥ {cfg.screen_harm:g} with the 95% interval "
-            "above 0; the `noise-hurts` claims report the harm, and the claims of a model and task that fail it "
-            "read 'not judged' with it.",
+            f"model and task count only when its `noise-hurts` claim agrees: noise lowers EM, the 95% interval "
+            f"above 0 and reaching {max(cfg.screen_harm, SMALLEST_GAIN):g}; that claim reports the harm, and the "
+            "other claims of a model and task it screens out name it.",
             "",
         ]
     if not tab.empty:

@@ -132,8 +132,8 @@ def trend(cfg, df: pd.DataFrame) -> tuple[float, float, float, int]:
 
 def screen_table(cfg, df: pd.DataFrame) -> pd.DataFrame:
     """Per screened model and task: the harm of noisy demonstrations (``harm_gain``), EM(clean) − EM(noisy) at τ = 1 on
-    the screening questions (paired, group bootstrap), and whether it passes the screen's rule: ``harm >= screen_harm``
-    with the interval's low end above 0 (indexed as the screening cell's row of ``df``)."""
+    the screening questions (paired, group bootstrap), indexed as the screening cell's row of ``df`` (the screen's
+    verdict is its claim record's, ``noise-hurts``)."""
     rows = {}
     for i, r in df[df["part"] == "screen"].iterrows() if len(df) else []:
         clean, noisy = np.asarray(r["em_clean"], dtype=float), np.asarray(r["em_noisy"], dtype=float)
@@ -149,6 +149,5 @@ def screen_table(cfg, df: pd.DataFrame) -> pd.DataFrame:
             "harm_gain": harm,
             "harm_lo": lo,
             "harm_hi": hi,
-            "passes": bool(lo > 0 and harm >= cfg.screen_harm),
         }
     return pd.DataFrame.from_dict(rows, orient="index")
