@@ -223,6 +223,7 @@ def _specs() -> dict[str, tuple]:
         "stats.claim_rng": (stats.claim_rng, {"seed": 0, "experiment": "e", "claim_id": "c"}),
         "stats.calibration_table": (stats.calibration_table, {"summary_or_rows": {"comparisons": [row]}, "draws": 20, "seed": 0}),
         "budget.fmt_bytes": (budget.fmt_bytes, {"n": 1e9}),
+        "budget.parse_duration": (budget.parse_duration, {"flag": "--budget", "text": "1h30m"}),
         "budget.check_call": (budget.check_call, {"fields": {"n": 1}, "memory": 1.0, "seconds": 1.0}),
         "budget.check_budget": (budget.check_budget, {"needs": [budget.Need({"n": 1}, 1.0, 1.0)], "seconds_limit": 100.0, "override": "--x"}),
         "budget.memory_limit": (budget.memory_limit, {}),
