@@ -21,7 +21,7 @@ from typing import Callable, Iterator
 
 from iclab.errors import ConfigError
 
-__all__ = ["atomic_write", "write_text_atomic", "check_out"]
+__all__ = ["atomic_write", "write_text_atomic", "check_out", "check_new_file"]
 
 
 @contextlib.contextmanager
@@ -85,6 +85,17 @@ def check_out(path: str | Path, force: bool, ours: Callable[[Path], bool], what:
             "new file name, or --force to replace it",
         )
     return target
+
+
+def check_new_file(path: str | None, force: bool, flag: str = "--out") -> Path | None:
+    """``path`` as a Path for output that depends on this call's options (a table of one ``--draws`` or one
+    ``--budget``), so no earlier file is ever taken as its own: None when no path is given; an empty path or one
+    holding NUL, a folder, or an existing file without ``force`` is one ConfigError naming ``flag``."""
+    if path is None:
+        return None
+    if not path.strip() or "\0" in path:
+        raise ConfigError(flag, path, "a file path (not empty, not a folder)")
+    return check_out(path, force, lambda p: False, "a new file", flag)
 
 
 def _recognised(ours: Callable[[Path], bool], path: Path) -> bool:

@@ -18,7 +18,7 @@ import torch
 
 from iclab.attention._numerics import overflow_safe
 from iclab.attention._registry import register_normaliser
-from iclab.attention._softmax import check_tau, softmax, visible_count
+from iclab.attention._softmax import check_tau, count_visible, softmax
 from iclab.errors import ConfigError
 
 __all__ = ["sigmoid_attention_weights", "ssmax"]
@@ -31,7 +31,7 @@ def sigmoid_attention_weights(
     r"""Sigmoid attention :math:`\sigma(s/\tau + b)` (``bias=None``: :math:`b=-\log n_{\rm visible}`)."""
     tau = check_tau(tau)
     if bias is None:
-        b = -torch.log(torch.clamp(visible_count(scores, mask), min=1.0))  # (..., n_q, 1)
+        b = -torch.log(torch.clamp(count_visible(scores, mask), min=1.0))  # (..., n_q, 1)
     elif isinstance(bias, bool) or not isinstance(bias, (int, float)) or not torch.isfinite(torch.tensor(float(bias))):
         raise ConfigError("bias", bias, "a finite number or None (-log n)")
     else:
@@ -48,6 +48,6 @@ def ssmax(scores: torch.Tensor, mask: torch.Tensor | None = None, scale: float =
     tau = check_tau(tau)
     if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0 or scale == float("inf"):
         raise ConfigError("scale", scale, "a finite number > 0")
-    n = torch.clamp(visible_count(scores, mask), min=1.0)  # (..., n_q, 1)
+    n = torch.clamp(count_visible(scores, mask), min=1.0)  # (..., n_q, 1)
     c = scale * torch.log(n)  # (..., n_q, 1), >= 0
     return softmax(overflow_safe(scores, mask, lambda x: x * c), mask, tau=tau)

@@ -44,6 +44,11 @@ def visible_count(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tens
     otherwise)."""
     check_scores(scores)
     check_mask(mask, scores)
+    return count_visible(scores, mask)
+
+
+def count_visible(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    """:func:`visible_count` without its checks, for the normalisers (their wrapper checked scores and mask)."""
     if mask is None:
         return torch.full(scores.shape[:-1] + (1,), float(scores.shape[-1]), dtype=scores.dtype, device=scores.device)
     m = torch.broadcast_to(mask, scores.shape)
@@ -78,7 +83,7 @@ def approx_softmax(
     tau = check_tau(tau)
     m = torch.ones_like(scores, dtype=torch.bool) if mask is None else torch.broadcast_to(mask, scores.shape)
     s = (scores / tau).masked_fill(~m, 0.0)  # (..., n_q, n_k)
-    safe_n = torch.clamp(visible_count(scores, m), min=1.0)  # (..., n_q, 1)
+    safe_n = torch.clamp(count_visible(scores, m), min=1.0)  # (..., n_q, 1)
     mean = s.sum(-1, keepdim=True) / safe_n
     return ((1.0 + (s - mean)) / safe_n).masked_fill(~m, 0.0)  # centre first: 1 + S would round away the 1
 
@@ -95,7 +100,7 @@ def linear_attention_weights(
         or not bool(torch.all(torch.as_tensor(tau) == 1))
     ):
         raise ConfigError("tau", tau, "1 (linear attention has no temperature)")
-    n = torch.clamp(visible_count(scores, mask), min=1.0)
+    n = torch.clamp(count_visible(scores, mask), min=1.0)
     w = scores / n
     if mask is not None:
         w = w.masked_fill(~torch.broadcast_to(mask, scores.shape), 0.0)

@@ -15,8 +15,7 @@ import typer
 
 from iclab.cli import app
 from iclab.config import check_int
-from iclab.errors import ConfigError
-from iclab.files import atomic_write, check_out
+from iclab.files import atomic_write, check_new_file
 
 #: fewest draws per claim: below this the Monte Carlo SE of a 5 % rate exceeds 2 points
 MIN_DRAWS = 100
@@ -45,11 +44,7 @@ def calibrate(
 
     check_int("--draws", draws, MIN_DRAWS, MAX_DRAWS)
     check_int("--seed", seed, 0)
-    target = None
-    if out is not None:
-        if not out.strip() or "\0" in out:
-            raise ConfigError("--out", out, "a file path (not empty, not a folder)")
-        target = check_out(out, force, lambda p: False, "a new file")  # a table depends on --draws: never reused
+    target = check_new_file(out, force)
     run = load_run(run_dir)
     table = calibration_table(rejudged_summary(run.path, get_experiment(run.experiment)), draws, seed)
     for r in table.itertuples():

@@ -18,8 +18,7 @@ import typer
 
 from iclab.budget import parse_duration
 from iclab.cli import app
-from iclab.errors import ConfigError
-from iclab.files import atomic_write, check_out
+from iclab.files import atomic_write, check_new_file
 
 __all__ = ["plan"]
 
@@ -88,11 +87,7 @@ def plan(
     from iclab.report import choose_sizes, plan_sizes
 
     seconds = parse_duration("--budget", budget)
-    target = None
-    if out is not None:
-        if not out.strip() or "\0" in out:
-            raise ConfigError("--out", out, "a file path (not empty, not a folder)")
-        target = check_out(out, force, lambda p: False, "a new file")  # a plan depends on --budget: never reused
+    target = check_new_file(out, force)
     sizes = plan_sizes(run_dir)
     _print(sizes, choose_sizes(sizes, seconds), seconds)
     if target is not None:
