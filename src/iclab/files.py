@@ -1,10 +1,12 @@
 """The one rule for every file iclab writes, and the one guard for every ``--out``.
 
 **Atomic writes** (:func:`atomic_write`, :func:`write_text_atomic`): the content goes to a temporary file in the
-target's own folder (``.<name>.<random>.tmp``, so the rename never crosses a file system), is flushed and
+target's own folder (``.<name>.<pid>-<random>.tmp``, so the rename never crosses a file system), is flushed and
 ``fsync``-ed, then renamed over the target with ``os.replace``. A crash, a ``kill -9`` or a full disk at any
 moment leaves the old file or none at the target, never a truncated one; the temporary file is removed on any
-error. Summaries, reports, exports, probes, estimates, calibration tables and converted models all go through it.
+error, and one that a killed writer left behind is removed by the next write of the same target (see
+:func:`atomic_write`). Summaries, reports, exports, probes, estimates and calibration tables all go through it;
+converted models are written to a scratch folder moved into place (:mod:`iclab.hf._gguf_convert`).
 
 **The --out guard** (:func:`check_out`): an existing file is replaced only when the writer recognises it as its
 own earlier output (a predicate each writer supplies: an export of this run, a probe table, a τ estimate), or
@@ -15,23 +17,31 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Callable, Iterator
 
 from iclab.errors import ConfigError
 
-__all__ = ["atomic_write", "write_text_atomic", "check_out", "check_new_file"]
+__all__ = ["atomic_write", "write_text_atomic", "check_out", "check_new_file", "process_ended"]
 
 
 @contextlib.contextmanager
 def atomic_write(path: str | Path) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; when the block ends without an error, that file is fsync-ed and
     renamed over ``path`` (the folder is created first). On any error the temporary file is removed and ``path``
-    is left as it was. The block may write the temporary path by any means (pandas, ``save_pretrained`` …)."""
+    is left as it was. The block may write the temporary path by any means (pandas, ``save_pretrained`` …).
+
+    The temporary file is named ``.<name>.<pid>-<random>.tmp`` (``<pid>``: the writing process). A writer killed
+    between creating it and the rename (``kill -9``, a power cut) cannot remove it, so each write of ``path`` first
+    removes the temporary files of ``path`` whose process no longer runs on this machine; those of a live writer
+    (another process or thread writing the same target now) are left alone. Not on Windows, where no process is
+    asked, nor for a process on another machine sharing the folder, which is taken to be gone."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    _remove_stale_temporaries(target)
+    fd, name = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}-", suffix=".tmp", dir=target.parent)
     os.close(fd)
     tmp = Path(name)
     try:
@@ -52,6 +62,32 @@ def atomic_write(path: str | Path) -> Iterator[Path]:
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+
+
+def _remove_stale_temporaries(target: Path) -> None:
+    """Remove ``.<name>.<pid>-<random>.tmp`` beside ``target`` whose ``<pid>`` is no running process (best effort).
+    The random part holds no dot, so the temporary files of ``<name>.csv`` never match those of ``<name>``."""
+    pattern = re.compile(rf"\.{re.escape(target.name)}\.([1-9][0-9]{{0,9}})-[^.]+\.tmp")
+    with contextlib.suppress(OSError), os.scandir(target.parent) as entries:
+        for entry in entries:
+            found = pattern.fullmatch(entry.name)
+            if found and process_ended(int(found.group(1))):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+
+
+def process_ended(pid: int) -> bool:
+    """Whether no process ``pid`` runs on this machine (a writer that left a temporary file and was killed). False
+    where that cannot be known: on Windows (``os.kill(pid, 0)`` would signal it), or for a process of another user."""
+    if os.name != "posix":
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except (OSError, OverflowError):  # EPERM: it runs, as another user
+        return False
+    return False
 
 
 def _mode(target: Path) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import Any, Iterator
@@ -16,6 +17,7 @@ from typing import Any, Iterator
 import torch
 
 from iclab.errors import UnsupportedModelError
+from iclab.files import process_ended
 
 __all__: list[str] = []  # used by iclab.hf._loading only
 
@@ -50,11 +52,16 @@ def conversion_lock(target: Path) -> Iterator[None]:
 
 
 def convert_gguf(spec: Any, target: Path) -> None:
-    """Dequantise ``spec``'s GGUF file into fp32 safetensors + tokenizer at ``target`` (written atomically)."""
+    """Dequantise ``spec``'s GGUF file into fp32 safetensors + tokenizer at ``target`` (written atomically: into the
+    scratch folder ``<target>.tmp<pid>``, then renamed). A full disk or an unwritable cache while writing is one
+    UnsupportedModelError, and nothing is left at ``target``; the scratch folders of conversions whose process was
+    killed (``kill -9``) are removed first."""
+    from safetensors import SafetensorError  # a dependency of transformers
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     package = spec.package
     work = target.with_name(target.name + f".tmp{os.getpid()}")
+    _remove_stale_scratch(target)
     try:
         work.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -87,12 +94,28 @@ def convert_gguf(spec: Any, target: Path) -> None:
                 f"iclab models install {spec.alias}"
             ) from None
         out = work / "model"
-        model.save_pretrained(out, safe_serialization=True)
-        tok.save_pretrained(out)
-        if not target.exists():  # else another process cached it meanwhile
-            out.replace(target)
+        try:  # a full disk: OSError from Python's writes, SafetensorError ("… (os error 28)") from the weights'
+            model.save_pretrained(out, safe_serialization=True)
+            tok.save_pretrained(out)
+            if not target.exists():  # else another process cached it meanwhile
+                out.replace(target)
+        except (OSError, SafetensorError) as exc:
+            raise UnsupportedModelError(
+                f"model {spec.alias!r}: cannot write the model cache {target.parent} ({first_line(exc)}); "
+                "free space there or set ICLAB_CACHE to a folder with room, then load it again"
+            ) from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _remove_stale_scratch(target: Path) -> None:
+    """Remove the scratch folders ``<target>.tmp<pid>`` of conversions whose process no longer runs (best effort)."""
+    pattern = re.compile(rf"{re.escape(target.name)}\.tmp([1-9][0-9]{{0,9}})")
+    with contextlib.suppress(OSError), os.scandir(target.parent) as entries:
+        for entry in entries:
+            found = pattern.fullmatch(entry.name)
+            if found and process_ended(int(found.group(1))):
+                shutil.rmtree(entry.path, ignore_errors=True)
 
 
 def _dequantised_copy(model):
