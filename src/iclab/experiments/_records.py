@@ -94,6 +94,7 @@ __all__ = [
     "across_units",
     "declared",
     "judge_records",
+    "judge_sample",
     "sample_of",
 ]
 
@@ -290,12 +291,20 @@ def _sample(rec: ClaimRecord, config: Any, results: pd.DataFrame) -> Sample | Ve
 
 
 def _judge_one(rec: ClaimRecord, config: Any, results: pd.DataFrame, screens: Mapping[str, Verdict]) -> Verdict:
-    m, t = rec.measure, rec.rule
     sample = _sample(rec, config, results)
     if isinstance(sample, Verdict):
         return sample
-    if t.kind == "every cell":
+    if rec.rule.kind == "every cell":
         return _gated(_every_cell(rec, config, results, sample), rec, config, sample, screens)
+    return judge_sample(rec, config, sample, screens)
+
+
+def judge_sample(rec: ClaimRecord, config: Any, sample: Sample, screens: Mapping[str, Verdict]) -> Verdict:
+    """The verdict of a record that is not an every-cell claim on its :class:`Sample`: combine the units, the one
+    stats test (or the combine rule's refusal, or "no uncertainty" for an SE at float64 rounding), the note and the
+    measured text, then the declared gates. :func:`judge_records` judges through it; so does the row-level
+    calibration (:mod:`iclab.experiments._calibrate_rows`), on samples drawn at a claim's least favourable truth."""
+    m, t = rec.measure, rec.rule
     est = m.combine(config, sample)
     n = getattr(config, t.n) if t.n else (est.n if est.n is not None else len(sample.values))
     refused = est.refused or _rounding(est)

@@ -1,0 +1,297 @@
+"""Row-level calibration of the judge (issue 43, item 2): every claim record judged, through the code path of a run
+(:func:`~iclab.experiments._records.judge_sample`), on tables drawn at its least favourable truth.
+
+The statistic-level calibration (:func:`iclab.stats.calibrate`) draws a test's statistic from a normal law with the
+run's SE. This one starts one level lower, from the rows: a finished run (a shipped reference run, used as a pilot)
+gives the record's :class:`~iclab.experiments._sample.Sample` — its units of replication and their per-unit values,
+outliers and all — and each draw
+
+1. resamples the units with replacement (a bootstrap of the units),
+2. shifts every per-unit value by one constant δ, chosen so that the combined estimate of the units being resampled
+   sits exactly at the least favourable truth,
+3. judges the drawn sample with the record's own combine rule, test, note and gates.
+
+The least favourable truth comes from the run's own test record (the thresholds the judge applied):
+
+======================  =============================================================================
+test                    truth simulated
+======================  =============================================================================
+effect direction        true effect 0 (for a quantity measured from its bound: the bound itself)
+equivalence             the gap at ±ε·|target| (both edges; the worse is reported)
+paper value             the true value at the tolerance's edge p ± Δ (both edges)
+absence                 the effect at ±δ (both edges)
+======================  =============================================================================
+
+Each truth is drawn in three settings: all units; **one unit lost** (every row of one unit removed from the table —
+a model, a seed, a question group lost everywhere — before the claim's sample is built, then the units left are
+resampled and re-centred at the truth); **one cell failed** (a random row of the claim's cells removed from the table
+before its sample is built, so a claim over a table that names every cell it needs is "not measured"). A claim
+passes when, in every setting, the rate r of "agrees" over ``draws`` draws is at most 5 % + 2 SE_MC,
+SE_MC = √(r(1 − r)/draws).
+
+A claim of one unit (one SGD run whose SE comes from its prompts) has nothing to resample: its unit's value is drawn
+from a normal law at the truth with the unit's own SE, and one unit lost leaves nothing to judge. Not simulated,
+with the reason in the table: a combine rule whose estimate does not follow a shift of the per-unit values (one that reads whole rows:
+a curve, an RMS over cells); an every-cell claim (each cell is simulated at the statistic level); a claim whose run
+verdict has no test (a refusal, a claim not measured).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from iclab.experiments._judge import cell_mask, claim_gate, downgrade
+from iclab.experiments._records import BASE, ClaimRecord, Sample, _sample, judge_records, judge_sample
+from iclab.stats import AGREES, Verdict, claim_rng
+
+__all__ = ["NOMINAL", "RowCalibration", "calibrate_records"]
+
+#: the false-agree rate a claim may reach at its least favourable truth (plus 2 Monte Carlo SE)
+NOMINAL = 0.05
+#: at most this many distinct failed cells are tried per claim (each rebuilds the claim's sample once)
+MAX_FAILED_CELLS = 40
+_SETTINGS = ("all units", "one unit lost", "one cell failed")
+
+
+@dataclass(frozen=True)
+class RowCalibration:
+    """One claim's row-level calibration: ``rates`` maps each setting (all units, one unit lost, one cell failed)
+    to its false-agree rate at the worst truth simulated (``truth``); ``why`` says why a claim was not simulated
+    (then ``rates`` is empty and ``passes`` None)."""
+
+    experiment: str
+    claim: str
+    test: str
+    units: int
+    verdict: str
+    truth: str = ""
+    draws: int = 0
+    rates: Mapping[str, float] = dataclasses.field(default_factory=dict)
+    why: str = ""
+
+    def mc_se(self, setting: str) -> float:
+        r = self.rates[setting]
+        return math.sqrt(r * (1 - r) / self.draws)
+
+    @property
+    def passes(self) -> bool | None:
+        if not self.rates:
+            return None
+        return all(r <= NOMINAL + 2 * self.mc_se(s) for s, r in self.rates.items())
+
+
+def calibrate_records(
+    records: Sequence[ClaimRecord],
+    config: Any,
+    rows: pd.DataFrame,
+    *,
+    experiment: str,
+    draws: int = 1000,
+    seed: int = 0,
+) -> list[RowCalibration]:
+    """The :class:`RowCalibration` of every record, in order, on the run's ``rows`` (what its records read) and
+    ``config``; each claim's draws come from :func:`iclab.stats.claim_rng` ``(seed, experiment, claim id)``, so one
+    claim's row does not depend on the others."""
+    verdicts = judge_records(records, config, rows)
+    by_id = {r.id: r for r in records}
+    screens = {cid: downgrade(v, claim_gate(by_id[cid], config)) for cid, v in verdicts.items()}
+    out = []
+    for rec in records:
+        rng = claim_rng(seed, experiment, rec.id)
+        out.append(_one(rec, config, rows, verdicts[rec.id], screens, draws, rng, experiment))
+    return out
+
+
+def _one(rec, config, rows, verdict: Verdict, screens, draws: int, rng, experiment: str) -> RowCalibration:
+    base = RowCalibration(experiment, rec.id, rec.rule.kind, 0, verdict.verdict)
+    if rec.rule.kind == "every cell":
+        return dataclasses.replace(base, why="every cell: each cell is simulated at the statistic level (section 6)")
+    sample = _sample(rec, config, rows)
+    if isinstance(sample, Verdict):
+        return dataclasses.replace(base, why=f"no sample: {sample.reason}")
+    n = len(sample.values)
+    base = dataclasses.replace(base, units=n)
+    record = verdict.test_record
+    if not record or record.get("judge") not in _TRUTHS:
+        return dataclasses.replace(base, why=f"the run's verdict has no test ({verdict.reason or verdict.verdict})")
+    if not _follows_shift(rec, config, sample):
+        return dataclasses.replace(base, why="its combine rule reads whole rows: its estimate does not follow a shift")
+    sd = 0.0
+    if n == 1:  # nothing to resample: the unit's value is drawn from a normal law with its own SE
+        sd = _unit_sd(rec, config, sample)
+        if not sd > 0:
+            return dataclasses.replace(base, why="one unit without an uncertainty of its own: nothing to draw")
+    settings = {
+        "all units": [sample],
+        "one unit lost": _lost_samples(rec, config, rows, sample, rng),
+        "one cell failed": _failed_samples(rec, config, rows, rng),
+    }
+    worst: tuple[float, str, dict] | None = None
+    for label, truth in _TRUTHS[record["judge"]](record):
+        rates = {k: _rate(rec, config, v, truth, record, screens, draws, rng, sd=sd) for k, v in settings.items()}
+        if worst is None or max(rates.values()) > worst[0]:
+            worst = (max(rates.values()), label + (" (one unit: drawn from its SE)" if n == 1 else ""), rates)
+    return dataclasses.replace(base, truth=worst[1], draws=draws, rates=worst[2])
+
+
+def _unit_sd(rec: ClaimRecord, config: Any, s: Sample) -> float:
+    """The SE of a one-unit sample's estimate (its combine rule's, from the unit's own spread), or 0."""
+    est = rec.measure.combine(config, s)
+    if est.refused:
+        return 0.0
+    if est.se is not None and math.isfinite(est.se):
+        return float(est.se)
+    if est.ci is not None:
+        return abs(float(est.ci[1]) - float(est.ci[0])) / (2 * 1.959963984540054)
+    return 0.0
+
+
+# The least favourable truths: (label, the record's estimate at that truth), from the run's test record.
+def _direction(r) -> list[tuple[str, float]]:
+    return [("true effect 0", 0.0)]
+
+
+def _equivalence(r) -> list[tuple[str, float]]:
+    tol = abs(r["target"]) * r["rel_tol"]
+    return [(f"gap at {s * r['rel_tol']:+.3g} of the target", r["target"] + s * tol) for s in (+1, -1)]
+
+
+def _value(r) -> list[tuple[str, float]]:
+    return [(f"true value at the tolerance's edge {s * r['tol']:+.3g}", r["paper"] + s * r["tol"]) for s in (+1, -1)]
+
+
+def _absence(r) -> list[tuple[str, float]]:
+    return [(f"true effect {s * r['smallest']:+.3g}", s * r["smallest"]) for s in (+1, -1)]
+
+
+_TRUTHS = {"direction": _direction, "equivalence": _equivalence, "value": _value, "absence": _absence}
+
+
+def _shifted(rec: ClaimRecord, s: Sample, idx: np.ndarray, delta: float) -> Sample:
+    """The units ``idx`` of ``s`` (with repeats), every per-unit value moved by ``delta`` (``a`` with it, by the
+    measure's contrast); rows, baseline rows and per-unit SEs follow the units."""
+    rows, base = _on_units(s)
+    a = s.a[idx] + delta if rec.measure.contrast == "minus" else s.a[idx] * math.exp(delta)
+    return Sample(
+        rows=rows.take(idx),
+        base=None if base is None else base.take(idx),
+        units=s.units[idx],
+        a=a,
+        b=None if s.b is None else s.b[idx],
+        values=s.values[idx] + delta,
+        ses=None if s.ses is None else s.ses[idx],
+    )
+
+
+_ON_UNITS: dict[int, tuple[Sample, pd.DataFrame, pd.DataFrame | None]] = {}
+
+
+def _on_units(s: Sample) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """The rows (and baseline rows) of ``s`` on its units, in their order (a paired sample's selection can hold units
+    its baseline lacks), computed once per sample."""
+    hit = _ON_UNITS.get(id(s))
+    if hit is None or hit[0] is not s:
+        if len(_ON_UNITS) > 256:
+            _ON_UNITS.clear()
+        rows = (s.rows.loc[s.units] if s.base is not None else s.rows).copy()  # one block per dtype: a fast take
+        hit = _ON_UNITS[id(s)] = (s, rows, None if s.base is None else s.base.loc[s.units])
+    return hit[1], hit[2]
+
+
+def _follows_shift(rec: ClaimRecord, config: Any, s: Sample) -> bool:
+    """Whether the combine rule's estimate moves by exactly δ, its uncertainty unchanged, when every per-unit value
+    does (a rule that reads whole rows does not; the shift could not put it at a chosen truth)."""
+    est = rec.measure.combine(config, s)
+    if est.refused or not math.isfinite(est.value):
+        return True  # a refusal is judged as it is, at any shift
+    scale = max(abs(est.value), est.se or 0.0, 1e-3)
+    delta = 0.37 * scale
+    moved = rec.measure.combine(config, _shifted(rec, s, np.arange(len(s.values)), delta))
+    tol = 1e-6 * scale
+
+    def width(e) -> float:
+        return (e.ci[1] - e.ci[0]) if e.ci is not None else (e.se if e.se is not None else float("nan"))
+
+    same_width = math.isclose(width(moved), width(est), rel_tol=1e-6, abs_tol=tol) or (
+        math.isnan(width(moved)) and math.isnan(width(est))
+    )
+    return abs(moved.value - est.value - delta) <= tol and same_width
+
+
+def _centre(rec: ClaimRecord, config: Any, s: Sample, truth: float, record: Mapping[str, Any]) -> float | None:
+    """δ that puts the combined estimate of ``s`` at ``truth``, or None when the combine rule refuses ``s``. The
+    record's estimate is the combined value, plus the baseline's mean for an equivalence against the baseline."""
+    est = rec.measure.combine(config, s)
+    if est.refused or not math.isfinite(est.value):
+        return None
+    offset = record["target"] if record["judge"] == "equivalence" and rec.rule.target == BASE else 0.0
+    return truth - offset - est.value
+
+
+def _rate(rec, config, samples, truth, record, screens, draws, rng, *, sd: float) -> float:
+    """The rate of "agrees" over ``draws`` draws: each picks one of ``samples`` (the claim's sample with a unit lost
+    or a cell failed, or the "not measured" verdict that loss gives), resamples its units and centres them at
+    ``truth`` (a sample of one unit: its value drawn at ``truth`` with SE ``sd``). A draw whose judging raises does
+    not agree, as in a run (:data:`~iclab.experiments._records.RAISED`)."""
+    agrees = 0
+    centred: dict[int, float | None] = {}
+    for _ in range(draws):
+        k = int(rng.integers(len(samples)))
+        s = samples[k]
+        if isinstance(s, Verdict):
+            agrees += s.verdict == AGREES
+            continue
+        n = len(s.values)
+        if not n:
+            continue  # no unit left: nothing to judge, never "agrees"
+        if k not in centred:
+            centred[k] = _centre(rec, config, s, truth, record)
+        delta = centred[k]
+        idx = rng.integers(n, size=n)
+        noise = float(rng.normal(0.0, sd)) if n == 1 else 0.0
+        drawn = _shifted(rec, s, idx, (0.0 if delta is None else delta) + noise)
+        try:
+            agrees += judge_sample(rec, config, drawn, screens).verdict == AGREES
+        except Exception:  # noqa: BLE001 - a claim whose judging raises is "not judged" in a run too
+            pass
+    return agrees / draws
+
+
+def _lost_samples(rec: ClaimRecord, config: Any, rows: pd.DataFrame, sample: Sample, rng) -> list[Sample | Verdict]:
+    """The claim's sample (or its "not measured" verdict) with every row of one unit removed from the table — a
+    model, a seed, a question group lost everywhere — for up to :data:`MAX_FAILED_CELLS` of its units."""
+    unit = [c for c in rec.measure.unit if c in rows.columns]
+    keys = sample.rows.index.to_frame(index=False)[unit].drop_duplicates() if unit else pd.DataFrame()
+    picks = np.arange(len(keys))
+    if len(picks) > MAX_FAILED_CELLS:
+        picks = np.sort(rng.choice(picks, MAX_FAILED_CELLS, replace=False))
+    out: list[Sample | Verdict] = []
+    for i in picks:
+        lost = np.asarray(cell_mask(rows, keys.iloc[i].to_dict()), dtype=bool)
+        out.append(_sample(rec, config, rows[~lost]))
+    return out or [sample]
+
+
+def _failed_samples(rec: ClaimRecord, config: Any, rows: pd.DataFrame, rng) -> list[Sample | Verdict]:
+    """The claim's sample (or its "not measured" verdict) with one row of its cells removed, for up to
+    :data:`MAX_FAILED_CELLS` of its rows: the selection, the baseline and every cell ``Measure.cells`` names."""
+    m = rec.measure
+    wanted = [dict(m.where)] + ([dict(m.base)] if m.base is not None else [])
+    if m.cells is not None:
+        wanted += [{**dict(m.where), **dict(c)} for c in m.cells(config)]
+    mask = np.zeros(len(rows), dtype=bool)
+    for w in wanted:
+        mask |= np.asarray(cell_mask(rows, w), dtype=bool)
+    positions = np.flatnonzero(mask)
+    if len(positions) > MAX_FAILED_CELLS:
+        positions = np.sort(rng.choice(positions, MAX_FAILED_CELLS, replace=False))
+    out: list[Sample | Verdict] = []
+    for p in positions:
+        out.append(_sample(rec, config, rows.iloc[np.delete(np.arange(len(rows)), p)]))
+    return out or [_sample(rec, config, rows)]

@@ -1,0 +1,125 @@
+"""Row-level calibration (issue 43, item 2; ``iclab.experiments._calibrate_rows``): claims judged through the run's
+own code path on units resampled at their least favourable truth. Made-up tables whose answer is known: a correct
+test passes at the edge of its tolerance and at zero effect, a test that understates its uncertainty fails, a lost
+unit under a minimum of units and a failed cell of a claim over a table never agree; and the table in
+``docs/calibration.md`` is what the calibrator gives."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from iclab.experiments import get_experiment
+from iclab.experiments._calibrate_rows import NOMINAL, calibrate_records
+from iclab.experiments._records import ClaimRecord, Estimate, Measure, MinUnits, Rule, across_units
+from iclab.report._reference import reference_runs
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "docs"))
+import gen_calibration_rows as gen  # noqa: E402 - the docs generator, imported by path
+
+DRAWS = 1000
+
+
+def _table(seeds: int = 12, mean: float = 1.0, sd: float = 0.02, cells=(10,)) -> pd.DataFrame:
+    rng = np.random.default_rng(7)
+    rows = [
+        {"part": "p", "N": n, "seed": s, "G": mean + rng.normal(0, sd), "theory": 1.0}
+        for n in cells
+        for s in range(seeds)
+    ]
+    return pd.DataFrame(rows)
+
+
+def _record(rule: Rule, kind: str = "theory vs simulation", unit=("seed",), **measure) -> ClaimRecord:
+    return ClaimRecord(
+        "made/up",
+        "G is what theory says",
+        "arXiv:0000.00000, Fig. 1",
+        kind,
+        quantity="per seed, G",
+        measure=Measure({"part": "p"}, "G", unit, **measure),
+        rule=rule,
+    )
+
+
+def _one(rec: ClaimRecord, rows: pd.DataFrame, draws: int = DRAWS):
+    (cal,) = calibrate_records([rec], None, rows, experiment="made-up", draws=draws, seed=0)
+    return cal
+
+
+def understated(config, sample) -> Estimate:
+    """A broken combine rule: the SE across units divided by 10."""
+    est = across_units(config, sample)
+    return Estimate(est.value, est.se / 10, dof=est.dof, n=est.n)
+
+
+def test_an_equivalence_on_normal_units_agrees_at_most_5_percent_at_its_edge():
+    cal = _one(_record(Rule("equivalence", rel_tol=0.05, target=1.0)), _table())
+    assert cal.passes and cal.draws == DRAWS and "gap at" in cal.truth
+    assert 0.005 <= cal.rates["all units"] <= NOMINAL + 2 * cal.mc_se("all units"), cal.rates  # can agree, rarely
+
+
+def test_a_combine_rule_that_understates_its_uncertainty_fails_its_calibration():
+    cal = _one(_record(Rule("equivalence", rel_tol=0.05, target=1.0), combine=understated), _table())
+    assert cal.passes is False and cal.rates["all units"] > 0.2, cal.rates
+
+
+def test_an_effect_claim_is_drawn_at_zero_effect():
+    rec = _record(Rule("direction", sign=+1, smallest=0.01), kind="effect direction")
+    cal = _one(rec, _table(mean=0.05))
+    assert cal.truth == "true effect 0" and cal.passes, cal
+    assert cal.rates["all units"] <= NOMINAL + 2 * cal.mc_se("all units")
+
+
+def test_a_lost_unit_under_the_minimum_of_units_never_agrees():
+    rec = _record(Rule("equivalence", rel_tol=0.05, target=1.0), gates=(MinUnits(12),))
+    cal = _one(rec, _table(seeds=12), draws=300)
+    assert cal.rates["one unit lost"] == 0.0 and cal.rates["all units"] > 0.0, cal.rates
+
+
+def test_a_failed_cell_of_a_claim_over_a_table_never_agrees():
+    def every_n(config):  # every grid cell of the table: each (N, seed)
+        return [{"N": n, "seed": s} for n in (10, 20) for s in range(12)]
+
+    rec = _record(Rule("equivalence", rel_tol=0.05, target=1.0), unit=("N", "seed"), cells=every_n)
+    cal = _one(rec, _table(cells=(10, 20)), draws=300)
+    assert cal.rates["one cell failed"] == cal.rates["one unit lost"] == 0.0 < cal.rates["all units"], cal.rates
+
+
+def test_a_combine_rule_that_reads_whole_rows_is_named_not_simulated():
+    def from_rows(config, sample) -> Estimate:
+        g = sample.rows["G"].to_numpy(float)
+        return Estimate(float(g.mean()), float(g.std(ddof=1) / np.sqrt(len(g))), dof=len(g) - 1)
+
+    cal = _one(_record(Rule("equivalence", rel_tol=0.05, target=1.0), combine=from_rows), _table(), draws=10)
+    assert cal.passes is None and "whole rows" in cal.why and not cal.rates
+
+
+def _doc_rows() -> dict[tuple[str, str], str]:
+    text = (ROOT / gen.FILE).read_text()
+    block = text.split(gen.BEGIN)[1].split(gen.END)[0]
+    return {(m[1], m[2]): line for line in block.splitlines() if (m := re.match(r"\| `([^`]+)` \| `([^`]+)` \|", line))}
+
+
+def test_the_docs_table_has_every_claim_of_every_shipped_reference():
+    rows = _doc_rows()
+    for name, folder in reference_runs().items():
+        records, _, _ = gen.records_and_rows(get_experiment(name), folder)
+        assert {(name, r.id) for r in records} <= set(rows), name
+
+
+@pytest.mark.parametrize(
+    ("experiment", "claim"),
+    [("dispersion", "table/gain/n=64"), ("temperature-gpt2-regression", "gpt2/mean-shift-harmless")],
+)
+def test_the_docs_table_rows_are_the_calibrator_s(experiment, claim):
+    """Any claim's row regenerates alone (its draws are seeded by the experiment and its id): the generated table
+    is the code's, not typed."""
+    (cal,) = gen.experiment_rows(get_experiment(experiment), reference_runs()[experiment], gen.DRAWS, only={claim})
+    assert _doc_rows()[(experiment, claim)] == gen.table_line(cal), gen.REGENERATE
