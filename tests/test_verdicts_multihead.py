@@ -499,16 +499,29 @@ def test_stage_two_limits_need_the_papers_step_count(cfg):
     assert _judge(cfg, table)["fig2.4/H2/L40"].verdict == "agrees"  # the other trained claims need only 2·10⁴ steps
 
 
-def test_fig24_uses_the_paired_difference_and_the_papers_monte_carlo_error(cfg):
-    """The paper's H = 8 at L = 40 (0.2357 after −0.1) lies 0.007 below debiased GD's exact 0.2429; a model at
-    +0.004 (iclab's quick run) is 3.5 of the paper's 20 000-prompt standard errors away from it."""
+def test_fig24_h1_uses_the_paired_difference_and_the_papers_monte_carlo_error(cfg):
+    """H = 1 (a Nadaraya–Watson regressor, not debiased GD) stays a paper value: the paired difference model −
+    debiased GD against the printed gap, with the paper's 100 000-prompt standard error beside iclab's."""
+    df = _table(True)
+    i = df.index[(df["part"] == "iso") & (df["H"] == 1)][0]
+    df.at[i, "dgd_diff"] = [0.17] * 4
+    row = _judge(cfg, df)["fig2.4/H1/L40"]
+    z = float(row.statistic.split()[2])
+    se_paper = 1.5 * (FIG24_TRAINED[1][40] - 0.1) / np.sqrt(100_000)
+    assert z == pytest.approx((0.17 - (FIG24_TRAINED[1][40] - 0.1 - _dgd(40))) / np.hypot(3e-4, se_paper), abs=0.01)
+
+
+@pytest.mark.parametrize(("gap", "verdict"), [(0.004, "agrees"), (0.05, "disagrees")])
+def test_fig24_with_several_heads_is_debiased_gd_an_equivalence_of_the_error(cfg, gap, verdict):
+    """Issue 43: for H ≥ 2 the paper's statement is that the trained model *is* debiased GD (Thm 1), so Fig. 2.4's
+    rows are an equivalence of the model's error (debiased GD's exact risk + the paired difference) with that risk
+    within ±5 %, not a match of the printed gap of a few thousandths."""
     df = _table(True)
     i = df.index[(df["part"] == "iso") & (df["H"] == 8)][0]
-    df.at[i, "dgd_diff"] = [0.004] * 4
+    df.at[i, "dgd_diff"] = [gap] * 4
     row = _judge(cfg, df)["fig2.4/H8/L40"]
-    z = float(row.statistic.split()[2])
-    se_paper = 1.5 * (FIG24_TRAINED[8][40] - 0.1) / np.sqrt(20_000)
-    assert z == pytest.approx((0.004 - (FIG24_TRAINED[8][40] - 0.1 - _dgd(40))) / np.hypot(3e-4, se_paper), abs=0.01)
+    assert row.test_record["judge"] == "equivalence" and row.test_record["target"] == pytest.approx(_dgd(40))
+    assert row.test_record["estimate"] == pytest.approx(_dgd(40) + gap) and row.test_record["verdict"] == verdict
 
 
 def test_every_judged_claim_carries_its_test_record_and_the_gates_are_the_judges(cfg):

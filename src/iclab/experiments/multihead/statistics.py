@@ -262,6 +262,10 @@ def fig24_text(n: int, cfg, s: Sample, est: Estimate) -> str:
     return f"{est.value:+.4f} (error {finite_mean(at('err', n)(s.rows)):.4f})"
 
 
+def dgd_level_text(risk: float, cfg, s: Sample, est: Estimate) -> str:
+    return f"{fmt(est.value)} (debiased GD {risk:.4f}; paired difference {est.value - risk:+.4f})"
+
+
 def h2_text(cfg, s: Sample, est: Estimate) -> str:
     rel = finite_mean(scalar("dgd_rel_fit", s.rows))
     gap = est.value - dgd_risk(cfg, cfg.n_train)
