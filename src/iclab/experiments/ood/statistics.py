@@ -1,13 +1,19 @@
 """The ``ood`` experiment's own statistics, named by its claim records (arXiv:2609.36448; docs/papers/ood.md §5.10).
 
-A cell of this experiment is one row whose replicates are lists (SGD runs, features, γ2 points, θ, target domains),
-so each record reads its estimate from its cells' rows: a reading rule ``read(config, sample) -> (Estimate, measured
-text)`` (:func:`reading` hands the two halves to the one judge). SGD quantities are the mean over SGD runs with a
-Student-t band (:func:`_runs`; runs that agree exactly have SE 0, which the judge refuses); a
-target read from the row (population GD or the exact formula at N) is judged as the ratio measured / target
-against 1 (the SE divided by |target|: the equivalence test decides as on the raw scale); Monte-Carlo and
-evaluation-set quantities carry their standard errors (independent differences combine by hypot); a share of points
-that follow a rule its Clopper–Pearson SE (:func:`share`); attention masses with exact counts float64 rounding.
+A cell of this experiment is one row whose replicates are lists (SGD runs, features, γ2 points, θ, target domains);
+:func:`~iclab.experiments.ood.tables.unit_rows` derives one row per unit from them (the judged rows,
+``claims.judged_rows``), so the records read their units through the one judge:
+
+- SGD quantities are per-run rows (unit ``run``) combined by the judge's default (mean ± SE across runs, Student t);
+  a target read from the cell (population GD, the exact formula at N) is a per-row ratio measured / target judged
+  against 1 (the SE divided by |target|: the equivalence test decides as on the raw scale); the stopping step adds
+  its check grid's quantisation (:func:`across_runs_and_grid`).
+- Monte-Carlo and evaluation-set quantities are one unit (the trained model, ``seed``) with their own standard error
+  (``Measure.se_column``, :data:`own_se`; independent differences are paired by the judge, their SEs combined by
+  hypot); the weight-gap excess carries its own bootstrap interval (:func:`own_interval`); attention masses with
+  exact counts float64 rounding (:func:`rounding_only`).
+- Shares of points that follow a rule are read from the whole forget table with their Clopper–Pearson SE
+  (:func:`share`, through :func:`reading`: a share is no mean of per-unit values whose shift it would follow).
 """
 
 from __future__ import annotations
@@ -19,14 +25,13 @@ import numpy as np
 import pandas as pd
 
 from iclab.experiments._records import Estimate, Sample
-from iclab.experiments._statistics import whole_rows
+from iclab.experiments._statistics import whole_rows, within_units
 from iclab.experiments.ood.tables import forget_table, within_target_spearman
 from iclab.stats import clopper_pearson, mean_se
 
-__all__ = ["ROUNDING", "reading", "share"]
+__all__ = ["ROUNDING", "across_runs_and_grid", "own_interval", "own_se", "reading", "rounding_only", "share"]
 
 ROUNDING = 1e-15  # relative float64 rounding: the uncertainty of a deterministic quantity
-_NAN = Estimate(float("nan"), float("nan")), "—"
 
 
 def _combine(read, config, s: Sample) -> Estimate:
@@ -58,6 +63,160 @@ def _spread(se: float, mean: float) -> float:
     return 0.0 if math.isfinite(se) and se <= 1e-12 * max(1.0, abs(mean)) else se
 
 
+# --- combine rules ------------------------------------------------------------------------------------------------
+
+
+def across_runs_and_grid(config, s: Sample) -> Estimate:
+    """The mean over SGD runs with its SE across them (Student t, n − 1 dof), the runs' own quantisation SE of the
+    check grid (log_every/√12 each) added as √(Σ se²)/n.
+
+    A shift of every run's value moves the mean and leaves both SEs as they are."""
+    n = int(np.isfinite(s.values).sum())
+    own = float(np.nansum(s.ses**2)) / n**2 if s.ses is not None and n else 0.0
+    return _runs(s.values, 1.0, own)[0]
+
+
+across_runs_and_grid.describe = lambda units: (  # type: ignore[attr-defined]
+    f"mean ± SE over {units}, Student t with n − 1 dof, the check grid's quantisation (log_every/√12 per run) added "
+    "as √(Σ se²)/n"
+)
+
+
+def _own_se_phrase(units: str) -> str:
+    return "its own standard error over prompts or test sentences, normal band (several units: their mean, √(Σ se²)/k)"
+
+
+#: the combine rule of one Monte-Carlo or evaluation-set estimate with its own SE (``Measure.se_column``): the value
+#: and that SE, normal (several units: :func:`~iclab.experiments._statistics.within_units`)
+own_se = within_units()
+own_se.describe = _own_se_phrase  # type: ignore[attr-defined]
+#: :data:`own_se` with the test sentences behind the SE (``n_test``) as the estimate's n
+own_se_sentences = within_units(n_column="n_test")
+own_se_sentences.describe = _own_se_phrase  # type: ignore[attr-defined]
+
+
+def own_interval(config, s: Sample) -> Estimate:
+    """The one unit's estimate with its own bootstrap 95 % interval over test sentences (``excess_lo``,
+    ``excess_hi``, moved with the value).
+
+    Several units have no interval (theirs do not combine): the SE is NaN, which the judge refuses."""
+    if len(s.values) != 1:
+        return Estimate(float(np.mean(s.values)) if len(s.values) else math.nan, math.nan, n=len(s.values))
+    r, v = s.rows.iloc[0], float(s.values[0])
+    shift = v - float(r["excess"])
+    return Estimate(v, ci=(float(r["excess_lo"]) + shift, float(r["excess_hi"]) + shift), n=int(r["n_test"]))
+
+
+own_interval.describe = lambda units: "its own bootstrap 95 % interval over test sentences"  # type: ignore[attr-defined]
+
+
+def rounding_only(config, s: Sample) -> Estimate:
+    """The mean of the units' values with float64 rounding as its uncertainty (exact counts: every prompt has the
+    same counts).
+
+    The judge never judges it: an SE of float64 rounding is no uncertainty (an exact identity is a test)."""
+    m = float(np.mean(s.values)) if len(s.values) else math.nan
+    return Estimate(m, ROUNDING * max(1.0, 1 / config.K), how="uncertainty: float64 rounding")
+
+
+rounding_only.describe = lambda units: "its value, float64 rounding as its uncertainty"  # type: ignore[attr-defined]
+
+
+# --- measured texts -----------------------------------------------------------------------------------------------
+
+
+def _mean(s: Sample, col: str) -> float:
+    return float(pd.to_numeric(s.rows[col], errors="coerce").mean())
+
+
+def _first(s: Sample, col: str, base: bool = False) -> float:
+    rows = s.base if base else s.rows
+    return float(rows[col].iloc[0])
+
+
+def beta_text(cfg, s: Sample, est: Estimate) -> str:
+    return f"1 + {_mean(s, 'beta_dev'):.2e} (largest relative deviation, {est.n} runs)"
+
+
+def alpha_text(cfg, s: Sample, est: Estimate) -> str:
+    gd = f"{_first(s, 'theory_alpha_star'):.4f} (large N {_first(s, 'largeN_alpha_star'):.4f})"
+    return f"{_mean(s, 'alpha_star'):.4f} (SGD, {est.n} runs) vs population GD {gd}"
+
+
+def steps_text(cfg, s: Sample, est: Estimate) -> str:
+    gd = f"population GD {int(_first(s, 'theory_steps'))} (→ {int(_first(s, 'steps_grid'))})"
+    return f"{_mean(s, 'steps'):.1f} steps (SGD, {est.n} runs, checked every {cfg.log_every}) vs {gd}"
+
+
+def formula_text(cfg, s: Sample, est: Estimate) -> str:
+    return f"{_first(s, 'L_mc'):.4f} (MC) vs exact at N {_first(s, 'L_theory'):.4f}"
+
+
+def error_text(cfg, s: Sample, est: Estimate) -> str:
+    return f"{_first(s, 'L_mc'):.4f} (MC, N = {cfg.n_tokens})"
+
+
+def growth_text(cfg, s: Sample, est: Estimate) -> str:
+    a, b = _first(s, "L_mc", base=True), _first(s, "L_mc")
+    return f"{a:.4f} → {b:.4f} (Δ {b - a:+.4f})"
+
+
+def closed_form_text(cfg, s: Sample, est: Estimate) -> str:
+    exact = _first(s, "randomM_closed_vs_exact")
+    return f"ratio {_mean(s, 'alpha_u_ratio'):.4f} (max |closed − UᵀQU| = {exact:.1e})"
+
+
+def inspan_text(cfg, s: Sample, est: Estimate) -> str:
+    return f"MC / exact = {_mean(s, 'inspan_ratio'):.4f} over {len(s.values)} per-feature errors"
+
+
+def vbar_attention_text(cfg, s: Sample, est: Estimate) -> str:
+    mass, dev = _first(s, "query_vbar_sgd_attn_max_mean"), _first(s, "query_vbar_closed_attn_maxdev")
+    return f"largest mass {mass:.4f} (SGD Q; symmetric Q*: max|A − 1/K| {dev:.0e})"
+
+
+def vbar_error_text(cfg, s: Sample, est: Estimate) -> str:
+    return f"{_first(s, 'query_vbar_sgd_err'):.1e}"
+
+
+def forgetting_vs_gd_text(cfg, s: Sample, est: Estimate) -> str:
+    ratios = pd.to_numeric(s.rows["F_ratio"], errors="coerce").dropna()
+    return f"F / F_theory = {ratios.mean():.4f} over {len(ratios)} table points"
+
+
+def forgetting_runs_text(cfg, s: Sample, est: Estimate) -> str:
+    return f"{_mean(s, 'F_run'):+.2e} ({est.n} SGD fine-tunings)"
+
+
+def tiny_text(cfg, s: Sample, est: Estimate) -> str:
+    if s.base is None:
+        return f"F = {_first(s, 'F'):+.4f}"
+    return f"{_first(s, 'F', base=True):+.4f} → {_first(s, 'F'):+.4f}"
+
+
+def minilm_drop_text(cfg, s: Sample, est: Estimate) -> str:
+    r = s.rows.iloc[0]
+    return f"CE {r['source_ce']:.2f} → {r['ood_ce']:.2f} at {r['theta_deg']:g}°"
+
+
+def minilm_F_text(cfg, s: Sample, est: Estimate) -> str:
+    return f"F = {_first(s, 'F_ce'):+.3f}"
+
+
+def second_peak_text(cfg, s: Sample, est: Estimate) -> str:
+    r = s.rows.iloc[0]
+    prom = ", ".join(f"{p:.3f}" for p in r["prominences"])
+    planes = f"{int(r['planes'])} planes, mean gap {r['mean_gap']:.3f}"
+    return f"excess {r['excess']:+.3f} (peak prominences {prom}; {planes})"
+
+
+def domain_text(cfg, s: Sample, est: Estimate) -> str:
+    return f"mean ρ = {est.value:+.2f} over {est.n} target domains"
+
+
+# --- readings of the whole forget table (shares) ------------------------------------------------------------------
+
+
 def share(hits: int, n: int) -> tuple[Estimate, str]:
     """The share ``hits / n`` with the SE read off its Clopper–Pearson 95 % interval (the interval in the tail)."""
     if n == 0:
@@ -67,86 +226,9 @@ def share(hits: int, n: int) -> tuple[Estimate, str]:
     return est, f"{hits}/{n} = {p:.1%}"
 
 
-def _at(s: Sample, *degs: float):
-    """The row and the indices of the angles ``degs`` in its ``theta_deg`` (None when one is missing)."""
-    r = s.rows.iloc[0]
-    th = [float(t) for t in r["theta_deg"]]
-    return r, None if any(float(d) not in th for d in degs) else [th.index(float(d)) for d in degs]
-
-
 def _forget(s: Sample) -> pd.DataFrame:
     """One row per (γ1, γ2) of the selected forget cells (:func:`~iclab.experiments.ood.tables.forget_table`)."""
     return forget_table(s.rows.copy().reset_index())
-
-
-def beta_symmetry(cfg, s: Sample):
-    dev = s.rows.iloc[0]["rep_beta_dev"]
-    est, _, n = _runs([1 + v for v in dev])
-    return est, f"1 + {np.mean(dev):.2e} (largest relative deviation, {n} runs)"
-
-
-def alpha_star(cfg, s: Sample):
-    r = s.rows.iloc[0]
-    est, m, n = _runs(r["rep_alpha_star"], r["theory_alpha_star"])
-    gd = f"{r['theory_alpha_star']:.4f} (large N {r['largeN_alpha_star']:.4f})"
-    return est, f"{m:.4f} (SGD, {n} runs) vs population GD {gd}"
-
-
-def stop_steps(cfg, s: Sample):
-    """Against population GD's step on the check grid; the grid's quantisation adds log_every²/12 per run."""
-    r, every = s.rows.iloc[0], cfg.log_every
-    n, grid = len(r["rep_steps"]), every * math.ceil(r["theory_steps"] / every)
-    est, m, _ = _runs(r["rep_steps"], grid, every**2 / 12 / n)
-    gd = f"population GD {int(r['theory_steps'])} (→ {grid})"
-    return est, f"{m:.1f} steps (SGD, {n} runs, checked every {every}) vs {gd}"
-
-
-def ood_formula(deg: int, cfg, s: Sample):
-    r, i = _at(s, deg)
-    if i is None:
-        return _NAN
-    mc, se, th = r["L_mc"][i[0]], r["L_se"][i[0]], r["L_theory"][i[0]]
-    return Estimate(mc / th, se / abs(th)), f"{mc:.4f} (MC) vs exact at N {th:.4f}"
-
-
-def ood_error(deg: int, cfg, s: Sample):
-    r, i = _at(s, deg)
-    if i is None:
-        return _NAN
-    return Estimate(r["L_mc"][i[0]], r["L_se"][i[0]]), f"{r['L_mc'][i[0]]:.4f} (MC, N = {cfg.n_tokens})"
-
-
-def ood_growth(cfg, s: Sample):
-    r, i = _at(s, 30, 60)
-    if i is None:
-        return _NAN
-    (a, b), se = (r["L_mc"][j] for j in i), math.hypot(*(r["L_se"][j] for j in i))
-    return Estimate(b - a, se), f"{a:.4f} → {b:.4f} (Δ {b - a:+.4f})"
-
-
-def closed_form(cfg, s: Sample):
-    r = s.rows.iloc[0]
-    ratios = np.asarray(r["randomM_alpha_u"]) / np.asarray(r["randomM_alpha_u_closed"])
-    return _runs(ratios)[0], f"ratio {ratios.mean():.4f} (max |closed − UᵀQU| = {r['randomM_closed_vs_exact']:.1e})"
-
-
-def inspan(cfg, s: Sample):
-    r = s.rows.iloc[0]
-    mc, se, th = (np.concatenate([r[f"inspan30_{k}"], r[f"inspan60_{k}"]]) for k in ("mc", "se", "theory"))
-    rbar, rse = float(np.mean(mc / th)), float(np.sqrt(np.sum((se / th) ** 2)) / len(th))
-    return Estimate(rbar, rse), f"MC / exact = {rbar:.4f} over {len(th)} per-feature errors"
-
-
-def vbar_attention(cfg, s: Sample):
-    r = s.rows.iloc[0]
-    mass = r["query_vbar_sgd_attn_max_mean"]
-    est = Estimate(mass, ROUNDING * max(1.0, 1 / cfg.K), how="uncertainty: float64 rounding")
-    return est, f"largest mass {mass:.4f} (SGD Q; symmetric Q*: max|A − 1/K| {r['query_vbar_closed_attn_maxdev']:.0e})"
-
-
-def vbar_error(cfg, s: Sample):
-    r = s.rows.iloc[0]
-    return Estimate(r["query_vbar_sgd_err"], r["query_vbar_sgd_err_se"]), f"{r['query_vbar_sgd_err']:.1e}"
 
 
 def sign_rule(cfg, s: Sample):
@@ -161,70 +243,14 @@ def alpha_rises(cfg, s: Sample):
     return share(sum(rises), len(rises))
 
 
-def forgetting_vs_gd(cfg, s: Sample):
-    ft = _forget(s)
-    on = [np.isclose(g, cfg.gamma1_table).any() and np.isclose(h, cfg.gamma2_table).any() for g, h in ft.values[:, :2]]
-    table = ft[on] if len(ft) else ft
-    table = table[np.abs(table["F_theory"]) >= 1e-5]
-    ratios = (table["F"] / table["F_theory"]).to_numpy()
-    return _runs(ratios)[0], f"F / F_theory = {ratios.mean():.4f} over {len(ratios)} table points"
-
-
-def forgetting_runs(g2: float, cfg, s: Sample):
-    """F at the table point (γ1, ``g2``) over the SGD fine-tunings (the cell's own first)."""
-    r = s.rows.iloc[0]
-    at = [i for i, g in enumerate(r.get("rep_gamma2") or []) if np.isclose(g, g2)]
-    if not at:
-        return _NAN
-    m, se, n = mean_se(r["rep_F"][at[0]])
-    return Estimate(m, se, dof=n - 1 if n > 1 else None, n=n), f"{m:+.2e} ({n} SGD fine-tunings)"
-
-
-def _tiny_at(r, g2: float) -> tuple[float, float]:
-    g2s = [float(g) for g in r["gamma2_list"]]
-    return (r["F"][g2s.index(g2)], r["F_se"][g2s.index(g2)]) if g2 in g2s else (float("nan"), float("nan"))
-
-
-def tiny_F(g2: float, cfg, s: Sample):
-    """F at ``g2`` (with a baseline depth: F here minus F there, the SEs combined as independent)."""
-    f, se = _tiny_at(s.rows.iloc[0], g2)
-    if s.base is None:
-        return Estimate(f, se), f"F = {f:+.4f}"
-    b, bse = _tiny_at(s.base.iloc[0], g2)
-    return Estimate(f - b, math.hypot(bse, se)), f"{b:+.4f} → {f:+.4f}"
-
-
-def minilm_drop(cfg, s: Sample):
-    r, i = _at(s, 90)
-    if i is None:
-        return _NAN
-    ce = r["ood_ce"][i[0]]
-    est = Estimate(ce - r["source_ce"], r["ood_ce_se"][i[0]], n=int(r["n_test"]))
-    return est, f"CE {r['source_ce']:.2f} → {ce:.2f} at 90°"
-
-
-def minilm_F(deg: int, cfg, s: Sample):
-    r, i = _at(s, deg)
-    if i is None:
-        return _NAN
-    return Estimate(r["F_ce"][i[0]], r["F_ce_se"][i[0]], n=int(r["n_test"])), f"F = {r['F_ce'][i[0]]:+.3f}"
-
-
-def second_peak(key: str, cfg, s: Sample):
-    """Second-peak excess of scenario ``key`` (gap1, gap2) with its bootstrap interval over test sentences."""
-    r = s.rows.iloc[0]
-    est = Estimate(r[f"{key}_excess"], ci=(r[f"{key}_excess_lo"], r[f"{key}_excess_hi"]), n=int(r["gap_n_test"]))
-    prom = ", ".join(f"{p:.3f}" for p in r[f"{key}_prominences"])
-    planes = f"{int(r['gap_planes'])} planes, mean gap {r[f'{key}_mean_gap']:.3f}"
-    return est, f"excess {r[f'{key}_excess']:+.3f} (peak prominences {prom}; {planes})"
-
-
 def domain_similarity(cfg, s: Sample):
-    """Mean over target domains of the within-target Spearman ρ (t). Targets that are all equally monotone have no
-    spread: SE 0, which the judge refuses ("no uncertainty") rather than reading as certainty."""
+    """Mean over target domains of the within-target Spearman ρ (t) of one ``minilm_shift`` cell row: the estimate
+    the record ``minilm-domain-similarity`` reads from the per-target rows (view ``target``). Targets that are all
+    equally monotone have no spread: SE 0, which the judge refuses ("no uncertainty") rather than reading as
+    certainty."""
     r = s.rows.iloc[0]
     if not (isinstance(r.get("domain_sim"), list) and len(r["domain_sim"]) > 3):
-        return _NAN
+        return Estimate(float("nan"), float("nan")), "—"
     m, se, n = mean_se(within_target_spearman(r["domain_sim"], r["domain_ce"]))
     se = _spread(se, m)
     return Estimate(m, se, dof=n - 1 if n > 1 else None, n=n), f"mean ρ = {m:+.2f} over {n} target domains"
