@@ -48,7 +48,8 @@ def experiment_rows(exp: Experiment, folder: Path, draws: int = DRAWS, only: set
     records, config, rows = records_and_rows(exp, folder)
     if only is not None:
         records = [r for r in records if r.id in only]
-    return calibrate_records(records, config, rows, experiment=exp.name, draws=draws, seed=0)
+    planned = exp.compare.planned(config)
+    return calibrate_records(records, config, rows, experiment=exp.name, draws=draws, seed=0, planned=planned)
 
 
 def all_rows(draws: int = DRAWS) -> list[RowCalibration]:
@@ -84,7 +85,7 @@ def _category(why: str) -> str:
     without a test: the verdict's own first clause)."""
     head = "the run's verdict has no test ("
     if why.startswith(head):
-        return f"no test in the run's verdict ({why[len(head):].split(':')[0]})"
+        return f"no test in the run's verdict ({why[len(head) :].split(':')[0]})"
     return why.split(":")[0]
 
 

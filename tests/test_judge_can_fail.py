@@ -25,13 +25,13 @@ def _reference(name: str):
     return get_experiment(name), run.config, run.results
 
 
-def _judged(exp, cfg, results: pd.DataFrame) -> dict:
+def _judged(exp, cfg, results: pd.DataFrame, failed: pd.DataFrame | None = None) -> dict:
     rows, errors = judge_run(
         paper=exp.paper,
         experiment=exp.name,
         config=cfg,
         results=results,
-        failed=pd.DataFrame(),
+        failed=pd.DataFrame() if failed is None else failed,
         claims=exp.claims,
         compare=exp.compare,
     )
@@ -52,6 +52,23 @@ def test_losing_a_model_never_falls_back_to_the_prompt_level_se():
     assert v.verdict == NOT_JUDGED and v.reason.startswith("too few units: 2 of the 3 models the config runs")
     assert "never judged on a within-unit SE" in v.reason
     assert all(r.verdict != AGREES for r in lost.values())
+
+
+def test_a_lost_seed_makes_every_claim_that_reads_it_not_measured():
+    """Issue 43, item 4: a failed cell that a claim record's selection reads makes it "not measured", naming it,
+    never judged on the seeds left — ``dispersion``'s table claims agreed on 5 of their 6 seeds before."""
+    exp, cfg, df = _reference("dispersion")
+    full = _judged(exp, cfg, df)
+    assert full["table/gain/n=64"].verdict == AGREES
+    table = (df["part"] == "retrieval") & (df["normaliser"] == "softmax")
+    seed = df.loc[table, "seed"].max()
+    failed = pd.DataFrame([{"part": "retrieval", "normaliser": "softmax", "seed": seed, "_error": "boom"}])
+    lost = _judged(exp, cfg, df[~(table & (df["seed"] == seed))], failed)
+    for cid in ("table/gain/n=64", "table/gain-ood", "table/softmax/n=16"):
+        v = lost[cid]
+        assert v.verdict == NOT_JUDGED and v.reason.startswith("not measured: ") and f"seed = {seed}" in v.reason, v
+    changed = [v for c, v in lost.items() if (v.verdict, v.reason) != (full[c].verdict, full[c].reason)]
+    assert all(v.reason.startswith("not measured: ") and f"seed = {seed}" in v.reason for v in changed), changed
 
 
 def _worst_curve_cells(df: pd.DataFrame, long: bool, k: int) -> pd.Index:

@@ -94,25 +94,27 @@ def calibrate_records(
     experiment: str,
     draws: int = 1000,
     seed: int = 0,
+    planned: Sequence[Mapping[str, Any]] | None = None,
 ) -> list[RowCalibration]:
     """The :class:`RowCalibration` of every record, in order, on the run's ``rows`` (what its records read) and
     ``config``; each claim's draws come from :func:`iclab.stats.claim_rng` ``(seed, experiment, claim id)``, so one
-    claim's row does not depend on the others."""
-    verdicts = judge_records(records, config, rows)
+    claim's row does not depend on the others. ``planned`` (the run's grid) is the judge's, as in a run: a lost
+    unit or a failed cell that a claim reads makes it "not measured"."""
+    verdicts = judge_records(records, config, rows, planned)
     by_id = {r.id: r for r in records}
     screens = {cid: downgrade(v, claim_gate(by_id[cid], config)) for cid, v in verdicts.items()}
     out = []
     for rec in records:
         rng = claim_rng(seed, experiment, rec.id)
-        out.append(_one(rec, config, rows, verdicts[rec.id], screens, draws, rng, experiment))
+        out.append(_one(rec, config, rows, verdicts[rec.id], screens, draws, rng, experiment, planned))
     return out
 
 
-def _one(rec, config, rows, verdict: Verdict, screens, draws: int, rng, experiment: str) -> RowCalibration:
+def _one(rec, config, rows, verdict: Verdict, screens, draws: int, rng, experiment: str, planned) -> RowCalibration:
     base = RowCalibration(experiment, rec.id, rec.rule.kind, 0, verdict.verdict)
     if rec.rule.kind == "every cell":
         return dataclasses.replace(base, why="every cell: each cell is simulated at the statistic level (section 6)")
-    sample = _sample(rec, config, rows)
+    sample = _sample(rec, config, rows, planned)
     if isinstance(sample, Verdict):
         return dataclasses.replace(base, why=f"no sample: {sample.reason}")
     n = len(sample.values)
@@ -129,8 +131,8 @@ def _one(rec, config, rows, verdict: Verdict, screens, draws: int, rng, experime
             return dataclasses.replace(base, why="one unit without an uncertainty of its own: nothing to draw")
     settings = {
         "all units": [sample],
-        "one unit lost": _lost_samples(rec, config, rows, sample, rng),
-        "one cell failed": _failed_samples(rec, config, rows, rng),
+        "one unit lost": _lost_samples(rec, config, rows, sample, rng, planned),
+        "one cell failed": _failed_samples(rec, config, rows, rng, planned),
     }
     worst: tuple[float, str, dict] | None = None
     for label, truth in _TRUTHS[record["judge"]](record):
@@ -263,7 +265,9 @@ def _rate(rec, config, samples, truth, record, screens, draws, rng, *, sd: float
     return agrees / draws
 
 
-def _lost_samples(rec: ClaimRecord, config: Any, rows: pd.DataFrame, sample: Sample, rng) -> list[Sample | Verdict]:
+def _lost_samples(
+    rec: ClaimRecord, config: Any, rows: pd.DataFrame, sample: Sample, rng, planned
+) -> list[Sample | Verdict]:
     """The claim's sample (or its "not measured" verdict) with every row of one unit removed from the table — a
     model, a seed, a question group lost everywhere — for up to :data:`MAX_FAILED_CELLS` of its units."""
     unit = [c for c in rec.measure.unit if c in rows.columns]
@@ -274,11 +278,11 @@ def _lost_samples(rec: ClaimRecord, config: Any, rows: pd.DataFrame, sample: Sam
     out: list[Sample | Verdict] = []
     for i in picks:
         lost = np.asarray(cell_mask(rows, keys.iloc[i].to_dict()), dtype=bool)
-        out.append(_sample(rec, config, rows[~lost]))
+        out.append(_sample(rec, config, rows[~lost], planned))
     return out or [sample]
 
 
-def _failed_samples(rec: ClaimRecord, config: Any, rows: pd.DataFrame, rng) -> list[Sample | Verdict]:
+def _failed_samples(rec: ClaimRecord, config: Any, rows: pd.DataFrame, rng, planned) -> list[Sample | Verdict]:
     """The claim's sample (or its "not measured" verdict) with one row of its cells removed, for up to
     :data:`MAX_FAILED_CELLS` of its rows: the selection, the baseline and every cell ``Measure.cells`` names."""
     m = rec.measure
@@ -293,5 +297,5 @@ def _failed_samples(rec: ClaimRecord, config: Any, rows: pd.DataFrame, rng) -> l
         positions = np.sort(rng.choice(positions, MAX_FAILED_CELLS, replace=False))
     out: list[Sample | Verdict] = []
     for p in positions:
-        out.append(_sample(rec, config, rows.iloc[np.delete(np.arange(len(rows)), p)]))
-    return out or [_sample(rec, config, rows)]
+        out.append(_sample(rec, config, rows.iloc[np.delete(np.arange(len(rows)), p)], planned))
+    return out or [_sample(rec, config, rows, planned)]

@@ -99,6 +99,18 @@ class judged:  # noqa: N801 - reads as a function at the call site
         rows = getattr(module, "judged_rows", None)
         return judge_records(module.claims(config), config, results if rows is None else rows(config, results))
 
+    def planned(self, config: Any) -> list[dict] | None:
+        """The run's grid, ``cells(config)`` of the package's ``cells.py`` (None where it has none): the row-level
+        calibration's "one unit lost" and "one cell failed" take rows from a complete run, and a record that reads a
+        cell of this grid without a row is then "not measured", as a run's failed cell makes it (issue 43, item 4)."""
+        try:
+            cells = importlib.import_module(f"{self.package}.cells")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{self.package}.cells":
+                raise
+            return None
+        return list(cells.cells(config)) if callable(getattr(cells, "cells", None)) else None
+
 
 @dataclass(frozen=True)
 class Experiment:

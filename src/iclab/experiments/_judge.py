@@ -219,6 +219,32 @@ def part_rows(df: pd.DataFrame, part: str, ints: Sequence[str] = (), **cell: Any
     return out
 
 
+def planned_cells(
+    planned: Sequence[Mapping[str, Any]], selections: Sequence[Mapping[str, Any]], columns: Sequence[str]
+) -> list[dict]:
+    """The cells of the run's grid ``planned`` that the ``selections`` (a measure's ``where`` and ``base``) read: each
+    planned cell kept to its scalar keys that are columns of the rows, and taken when it agrees with a selection on
+    every key both name (numbers to 1e-9 relative, as :func:`cell_mask`). A selection key the grid does not set (a column the cell
+    computes) does not decide, so a cell is counted rather than missed; a cell that sets no column is skipped."""
+    cols = set(columns)
+    out: dict[tuple, dict] = {}
+    for cell in planned:
+        keys = {k: v for k, v in cell.items() if k in cols and _scalar(v)}
+        if keys and any(all(_same(keys[k], w) for k, w in sel.items() if k in keys) for sel in selections):
+            out.setdefault(tuple(sorted((k, repr(v)) for k, v in keys.items())), keys)
+    return list(out.values())
+
+
+def _scalar(v: Any) -> bool:
+    return isinstance(v, (str, int, float, bool, np.integer, np.floating)) and not (isinstance(v, float) and v != v)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, (int, float, np.integer, np.floating)) and isinstance(b, (int, float, np.integer, np.floating)):
+        return bool(np.isclose(float(a), float(b), rtol=1e-9, atol=0))
+    return a == b
+
+
 def not_measured(missing: Sequence[str], total: int | None = None) -> Verdict:
     """ "not measured", naming the ``missing`` cells (from :func:`missing_cells`) the claim needs; with ``total`` (the
     cells a claim over a table needs) "n of N cells", naming the first three missing."""
@@ -230,7 +256,7 @@ def not_measured(missing: Sequence[str], total: int | None = None) -> Verdict:
     shown = list(missing[:3]) + ([f"… {len(missing) - 3} more"] if len(missing) > 3 else [])
     return not_judged(
         f"not measured: {total - len(missing)} of {total} cells it needs have a result (missing: {'; '.join(shown)}) "
-        "— a failed cell or one not run; a claim over a table is never judged on a subset"
+        "— a failed cell or one not run; a claim is never judged on the cells that are left"
     )
 
 
@@ -296,12 +322,45 @@ def judge_run(
             errors.append(f"compare failed: {type(exc).__name__}: {exc}")
             why_missing = f"the comparison raised {type(exc).__name__}"
     errors += [f"verdict for undeclared claim {k!r}" for k in verdicts if k not in ids]
+    lost = failed_cells(failed)
     rows = []
     for claim in declared:
         verdict = verdicts.get(claim.id) or not_judged(f"not measured: {why_missing}")
+        verdict = _reads_failed(claim, lost, getattr(results, "columns", ())) or verdict
         verdict = downgrade(verdict, claim_gate(claim, config))
         rows.append(_row(claim, verdict, paper, experiment))
     return holm(rows), errors
+
+
+def failed_cells(failed: pd.DataFrame) -> list[dict]:
+    """The cells of a run's failed rows: each row's ``cell`` mapping where the table has one, else its columns
+    that are not the store's own (``_status``, ``_error``, …), without the empty ones."""
+    if not len(failed):
+        return []
+    if "cell" in failed.columns:
+        return [dict(c) for c in failed["cell"] if isinstance(c, Mapping)]
+    keep = [c for c in failed.columns if not str(c).startswith("_") and c != "error"]
+    return [{k: v for k, v in row.items() if _scalar(v)} for row in failed[keep].to_dict("records")]
+
+
+def _reads_failed(claim: Claim, lost: Sequence[Mapping[str, Any]], columns) -> Verdict | None:
+    """ "not measured", naming them, when a failed cell is one the claim record reads (its ``where`` or ``base``:
+    :func:`planned_cells`; a cell a ``Measure.cells`` names makes it "not measured" when it lacks a row): a lost
+    seed, model or grid point never leaves a claim judged on the units left (issue 43, item 4). None for a claim
+    that is not a record or reads no failed cell."""
+    m = getattr(claim, "measure", None)
+    if not lost or m is None:
+        return None
+    reads = [dict(m.where)] + ([dict(m.base)] if m.base is not None else [])
+    hit = planned_cells(lost, reads, list(columns) + [k for c in lost for k in c])
+    if not hit:
+        return None
+    shown = [", ".join(f"{k} = {_short(v)}" for k, v in c.items()) for c in hit[:3]]
+    more = f"; … {len(hit) - 3} more" if len(hit) > 3 else ""
+    return not_judged(
+        f"not measured: {len(hit)} failed cell(s) it reads ({'; '.join(shown)}{more}) — rerun with --retry-failed; "
+        "a claim is never judged on the cells that are left"
+    )
 
 
 def _judged(row: Comparison) -> bool:

@@ -239,9 +239,15 @@ def declared(records: Sequence[ClaimRecord], config: Any) -> list[ClaimRecord]:
     return [r for r in records if runs(r)]
 
 
-def judge_records(records: Sequence[ClaimRecord], config: Any, results: pd.DataFrame) -> dict[str, Verdict]:
+def judge_records(
+    records: Sequence[ClaimRecord],
+    config: Any,
+    results: pd.DataFrame,
+    planned: Sequence[Mapping[str, Any]] | None = None,
+) -> dict[str, Verdict]:
     """``{claim id: Verdict}`` for every record (module docstring: select, refuse missing cells, one row per unit,
-    per-unit values, combine, the one stats test, note and gates). A record that a :class:`~iclab.experiments._gates.Screen`
+    per-unit values, combine, the one stats test, note and gates). ``planned`` (the run's grid, ``cells(config)``)
+    makes a record whose planned cells did not all give a row "not measured: n of N cells" (:func:`sample_of`). A record that a :class:`~iclab.experiments._gates.Screen`
     names is judged before the records that depend on it. A record whose judging raises (a statistic meeting a table
     it cannot read, a screen that is not declared) is "not judged" with :data:`RAISED`, the exception's type and
     message; every other record is judged."""
@@ -258,15 +264,17 @@ def judge_records(records: Sequence[ClaimRecord], config: Any, results: pd.DataF
             else:
                 # a screen counts as the ledger shows it: its unreliable source or differing paper settings over it
                 screens = {cid: downgrade(one(by_id[cid]), claim_gate(by_id[cid], config)) for cid in named}
-                done[rec.id] = _contained(rec, config, results, screens)
+                done[rec.id] = _contained(rec, config, results, screens, planned)
         return done[rec.id]
 
     return {rec.id: one(rec) for rec in records}
 
 
-def _contained(rec: ClaimRecord, config: Any, results: pd.DataFrame, screens: Mapping[str, Verdict]) -> Verdict:
+def _contained(
+    rec: ClaimRecord, config: Any, results: pd.DataFrame, screens: Mapping[str, Verdict], planned
+) -> Verdict:
     try:
-        return _judge_one(rec, config, results, screens)
+        return _judge_one(rec, config, results, screens, planned)
     except Exception as exc:  # noqa: BLE001 - one claim's error must not cost every other claim its verdict
         return not_judged(f"{RAISED}: {type(exc).__name__}: {exc}")
 
@@ -279,19 +287,21 @@ def _gated(v: Verdict, rec: ClaimRecord, config: Any, sample: Sample, screens: M
     return v
 
 
-def _sample(rec: ClaimRecord, config: Any, results: pd.DataFrame) -> Sample | Verdict:
+def _sample(rec: ClaimRecord, config: Any, results: pd.DataFrame, planned=None) -> Sample | Verdict:
     """The record's :class:`Sample`, or "not judged": this config runs none of its cells (``not_run``), or a named
-    cell has no row (:func:`sample_of`)."""
+    or planned cell has no row (:func:`sample_of`)."""
     why = rec.not_run(config, rec) if rec.not_run is not None else ""
     m, by = rec.measure, rec.rule.by
     if by:  # an every-cell rule's cells are distinct rows of the selection, never duplicates of a unit
         m = dataclasses.replace(m, unit=m.unit + tuple(c for c in by if c not in m.unit))
-    sample = sample_of(m, config, results) if not why else why
+    sample = sample_of(m, config, results, planned) if not why else why
     return not_judged(sample) if isinstance(sample, str) else sample
 
 
-def _judge_one(rec: ClaimRecord, config: Any, results: pd.DataFrame, screens: Mapping[str, Verdict]) -> Verdict:
-    sample = _sample(rec, config, results)
+def _judge_one(
+    rec: ClaimRecord, config: Any, results: pd.DataFrame, screens: Mapping[str, Verdict], planned
+) -> Verdict:
+    sample = _sample(rec, config, results, planned)
     if isinstance(sample, Verdict):
         return sample
     if rec.rule.kind == "every cell":

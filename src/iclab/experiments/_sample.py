@@ -11,7 +11,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from iclab.experiments._judge import cell_mask, missing_cells, not_measured
+from iclab.experiments._judge import cell_mask, missing_cells, not_measured, planned_cells
 
 __all__ = ["Sample", "sample_of"]
 
@@ -65,8 +65,16 @@ def _column(rows: pd.DataFrame, column, scale: float | None = None) -> np.ndarra
     return values if scale is None else values * scale
 
 
-def sample_of(m: Any, config: Any, results: pd.DataFrame) -> Sample | str:
-    """The :class:`Sample` of measure ``m`` (a :class:`~iclab.experiments._records.Measure`) in ``results``, or why there is none ("not measured: …")."""
+def sample_of(
+    m: Any, config: Any, results: pd.DataFrame, planned: Sequence[Mapping[str, Any]] | None = None
+) -> Sample | str:
+    """The :class:`Sample` of measure ``m`` (a :class:`~iclab.experiments._records.Measure`) in ``results``, or why
+    there is none ("not measured: …"): a cell it names without a row, one of ``Measure.cells`` without a row, or —
+    when ``planned`` (a grid of cells that must all have a row: the row-level calibration's, whose tables are
+    complete runs with rows taken away) is given and the measure names no cells of its own — one of the planned
+    cells its selection or baseline reads (:func:`~iclab.experiments._judge.planned_cells`) without a row: "not
+    measured: n of N cells", never a claim judged on the units left. In a run the judge learns of a lost cell from
+    the run's failed cells (:func:`~iclab.experiments._judge.judge_run`)."""
     cells = [dict(m.where)] + ([dict(m.base)] if m.base is not None else [])
     gone = missing_cells(results, cells)
     if gone:
@@ -76,6 +84,11 @@ def sample_of(m: Any, config: Any, results: pd.DataFrame) -> Sample | str:
         gone = missing_cells(results, needed)
         if gone or not needed:
             return not_measured(gone or ["the config runs none of them"], len(needed)).reason
+    elif planned is not None:
+        needed = planned_cells(planned, cells, results.columns)
+        gone = missing_cells(results, needed)
+        if gone:
+            return not_measured(gone, len(needed)).reason
     lacking = [c for c in m.unit if c not in results.columns]
     if lacking:
         return f"not measured: the rows lack the unit column(s) {', '.join(lacking)}"
