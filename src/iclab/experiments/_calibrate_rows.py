@@ -47,13 +47,12 @@ import numpy as np
 import pandas as pd
 
 from iclab.experiments._judge import cell_mask, claim_gate, downgrade
-from iclab.experiments._records import BASE, ClaimRecord, Sample, _sample, judge_records, judge_sample
-from iclab.stats import AGREES, Verdict, claim_rng
+from iclab.experiments._records import ClaimRecord, Sample, _sample, judge_records, judge_sample
+from iclab.experiments._resample import NOMINAL, TRUTHS, follows_shift, rate
+from iclab.stats import Verdict, claim_rng
 
 __all__ = ["NOMINAL", "RowCalibration", "calibrate_records"]
 
-#: the false-agree rate a claim may reach at its least favourable truth (plus 2 Monte Carlo SE)
-NOMINAL = 0.05
 #: at most this many distinct failed cells are tried per claim (each rebuilds the claim's sample once)
 MAX_FAILED_CELLS = 40
 _SETTINGS = ("all units", "one unit lost", "one cell failed")
@@ -120,9 +119,9 @@ def _one(rec, config, rows, verdict: Verdict, screens, draws: int, rng, experime
     n = len(sample.values)
     base = dataclasses.replace(base, units=n)
     record = verdict.test_record
-    if not record or record.get("judge") not in _TRUTHS:
+    if not record or record.get("judge") not in TRUTHS:
         return dataclasses.replace(base, why=f"the run's verdict has no test ({verdict.reason or verdict.verdict})")
-    if not _follows_shift(rec, config, sample):
+    if not follows_shift(rec, config, sample):
         return dataclasses.replace(base, why="its combine rule reads whole rows: its estimate does not follow a shift")
     sd = 0.0
     if n == 1:  # nothing to resample: the unit's value is drawn from a normal law with its own SE
@@ -135,8 +134,11 @@ def _one(rec, config, rows, verdict: Verdict, screens, draws: int, rng, experime
         "one cell failed": _failed_samples(rec, config, rows, rng, planned),
     }
     worst: tuple[float, str, dict] | None = None
-    for label, truth in _TRUTHS[record["judge"]](record):
-        rates = {k: _rate(rec, config, v, truth, record, screens, draws, rng, sd=sd) for k, v in settings.items()}
+    for label, truth in TRUTHS[record["judge"]](record):
+        rates = {
+            k: rate(rec, config, v, truth, record, screens, draws, rng, sd=sd, judge=judge_sample)
+            for k, v in settings.items()
+        }
         if worst is None or max(rates.values()) > worst[0]:
             worst = (max(rates.values()), label + (" (one unit: drawn from its SE)" if n == 1 else ""), rates)
     return dataclasses.replace(base, truth=worst[1], draws=draws, rates=worst[2])
@@ -152,117 +154,6 @@ def _unit_sd(rec: ClaimRecord, config: Any, s: Sample) -> float:
     if est.ci is not None:
         return abs(float(est.ci[1]) - float(est.ci[0])) / (2 * 1.959963984540054)
     return 0.0
-
-
-# The least favourable truths: (label, the record's estimate at that truth), from the run's test record.
-def _direction(r) -> list[tuple[str, float]]:
-    return [("true effect 0", 0.0)]
-
-
-def _equivalence(r) -> list[tuple[str, float]]:
-    tol = abs(r["target"]) * r["rel_tol"]
-    return [(f"gap at {s * r['rel_tol']:+.3g} of the target", r["target"] + s * tol) for s in (+1, -1)]
-
-
-def _value(r) -> list[tuple[str, float]]:
-    return [(f"true value at the tolerance's edge {s * r['tol']:+.3g}", r["paper"] + s * r["tol"]) for s in (+1, -1)]
-
-
-def _absence(r) -> list[tuple[str, float]]:
-    return [(f"true effect {s * r['smallest']:+.3g}", s * r["smallest"]) for s in (+1, -1)]
-
-
-_TRUTHS = {"direction": _direction, "equivalence": _equivalence, "value": _value, "absence": _absence}
-
-
-def _shifted(rec: ClaimRecord, s: Sample, idx: np.ndarray, delta: float) -> Sample:
-    """The units ``idx`` of ``s`` (with repeats), every per-unit value moved by ``delta`` (``a`` with it, by the
-    measure's contrast); rows, baseline rows and per-unit SEs follow the units."""
-    rows, base = _on_units(s)
-    a = s.a[idx] + delta if rec.measure.contrast == "minus" else s.a[idx] * math.exp(delta)
-    return Sample(
-        rows=rows.take(idx),
-        base=None if base is None else base.take(idx),
-        units=s.units[idx],
-        a=a,
-        b=None if s.b is None else s.b[idx],
-        values=s.values[idx] + delta,
-        ses=None if s.ses is None else s.ses[idx],
-    )
-
-
-_ON_UNITS: dict[int, tuple[Sample, pd.DataFrame, pd.DataFrame | None]] = {}
-
-
-def _on_units(s: Sample) -> tuple[pd.DataFrame, pd.DataFrame | None]:
-    """The rows (and baseline rows) of ``s`` on its units, in their order (a paired sample's selection can hold units
-    its baseline lacks), computed once per sample."""
-    hit = _ON_UNITS.get(id(s))
-    if hit is None or hit[0] is not s:
-        if len(_ON_UNITS) > 256:
-            _ON_UNITS.clear()
-        rows = (s.rows.loc[s.units] if s.base is not None else s.rows).copy()  # one block per dtype: a fast take
-        hit = _ON_UNITS[id(s)] = (s, rows, None if s.base is None else s.base.loc[s.units])
-    return hit[1], hit[2]
-
-
-def _follows_shift(rec: ClaimRecord, config: Any, s: Sample) -> bool:
-    """Whether the combine rule's estimate moves by exactly δ, its uncertainty unchanged, when every per-unit value
-    does (a rule that reads whole rows does not; the shift could not put it at a chosen truth)."""
-    est = rec.measure.combine(config, s)
-    if est.refused or not math.isfinite(est.value):
-        return True  # a refusal is judged as it is, at any shift
-    scale = max(abs(est.value), est.se or 0.0, 1e-3)
-    delta = 0.37 * scale
-    moved = rec.measure.combine(config, _shifted(rec, s, np.arange(len(s.values)), delta))
-    tol = 1e-6 * scale
-
-    def width(e) -> float:
-        return (e.ci[1] - e.ci[0]) if e.ci is not None else (e.se if e.se is not None else float("nan"))
-
-    same_width = math.isclose(width(moved), width(est), rel_tol=1e-6, abs_tol=tol) or (
-        math.isnan(width(moved)) and math.isnan(width(est))
-    )
-    return abs(moved.value - est.value - delta) <= tol and same_width
-
-
-def _centre(rec: ClaimRecord, config: Any, s: Sample, truth: float, record: Mapping[str, Any]) -> float | None:
-    """δ that puts the combined estimate of ``s`` at ``truth``, or None when the combine rule refuses ``s``. The
-    record's estimate is the combined value, plus the baseline's mean for an equivalence against the baseline."""
-    est = rec.measure.combine(config, s)
-    if est.refused or not math.isfinite(est.value):
-        return None
-    offset = record["target"] if record["judge"] == "equivalence" and rec.rule.target == BASE else 0.0
-    return truth - offset - est.value
-
-
-def _rate(rec, config, samples, truth, record, screens, draws, rng, *, sd: float) -> float:
-    """The rate of "agrees" over ``draws`` draws: each picks one of ``samples`` (the claim's sample with a unit lost
-    or a cell failed, or the "not measured" verdict that loss gives), resamples its units and centres them at
-    ``truth`` (a sample of one unit: its value drawn at ``truth`` with SE ``sd``). A draw whose judging raises does
-    not agree, as in a run (:data:`~iclab.experiments._records.RAISED`)."""
-    agrees = 0
-    centred: dict[int, float | None] = {}
-    for _ in range(draws):
-        k = int(rng.integers(len(samples)))
-        s = samples[k]
-        if isinstance(s, Verdict):
-            agrees += s.verdict == AGREES
-            continue
-        n = len(s.values)
-        if not n:
-            continue  # no unit left: nothing to judge, never "agrees"
-        if k not in centred:
-            centred[k] = _centre(rec, config, s, truth, record)
-        delta = centred[k]
-        idx = rng.integers(n, size=n)
-        noise = float(rng.normal(0.0, sd)) if n == 1 else 0.0
-        drawn = _shifted(rec, s, idx, (0.0 if delta is None else delta) + noise)
-        try:
-            agrees += judge_sample(rec, config, drawn, screens).verdict == AGREES
-        except Exception:  # noqa: BLE001 - a claim whose judging raises is "not judged" in a run too
-            pass
-    return agrees / draws
 
 
 def _lost_samples(

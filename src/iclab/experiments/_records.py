@@ -56,10 +56,12 @@ from iclab.experiments._gates import NotComparable as NotComparable
 from iclab.experiments._gates import Setting as Setting
 from iclab.experiments._gates import StandIn as StandIn
 from iclab.experiments._judge import Claim, claim_gate, downgrade
+from iclab.experiments._resample import small_sample_gate
 from iclab.experiments._sample import Sample, sample_of
 from iclab.errors import ConfigError
 from iclab.experiments._rule import BASE, TEST_KINDS, Rule, cannot_fail, mean_over_units, units_of
 from iclab.stats import (
+    AGREES,
     NO_UNCERTAINTY,
     Verdict,
     judge_absence,
@@ -306,7 +308,10 @@ def _judge_one(
         return sample
     if rec.rule.kind == "every cell":
         return _gated(_every_cell(rec, config, results, sample), rec, config, sample, screens)
-    return judge_sample(rec, config, sample, screens)
+    v = judge_sample(rec, config, sample, screens)
+    if v.verdict == AGREES:  # an agreement from few units: its own units resampled at the least favourable truth
+        v = downgrade(v, small_sample_gate(rec, config, sample, v, screens, judge_sample))
+    return v
 
 
 def judge_sample(rec: ClaimRecord, config: Any, sample: Sample, screens: Mapping[str, Verdict]) -> Verdict:

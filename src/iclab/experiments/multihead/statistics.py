@@ -263,7 +263,7 @@ def fig24_text(n: int, cfg, s: Sample, est: Estimate) -> str:
 
 
 def dgd_level_text(risk: float, cfg, s: Sample, est: Estimate) -> str:
-    return f"{fmt(est.value)} (debiased GD {risk:.4f}; paired difference {est.value - risk:+.4f})"
+    return f"{fmt(est.value)} (paired difference {est.value - risk:+.4f})"
 
 
 def h2_text(cfg, s: Sample, est: Estimate) -> str:

@@ -1,0 +1,173 @@
+"""Resampling a claim's units at its least favourable truth (issue 43): the one mechanism behind the row-level
+calibration (:mod:`iclab.experiments._calibrate_rows`) and the judge's check of an "agrees" from few units
+(:func:`small_sample_gate`, called by :mod:`iclab.experiments._records`). A draw resamples the units of a
+:class:`~iclab.experiments._sample.Sample` with replacement, moves every per-unit value by one constant so the
+combined estimate sits at the truth, and judges it with the function it is given (the records' ``judge_sample``:
+this module sits below them and imports none of them).
+
+The least favourable truths, from the test record of the run's own verdict: an effect at 0 (a quantity measured
+from its bound: the bound), an equivalence with its gap at ±ε·|target|, a paper value at p ± Δ, an absence at ±δ.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Mapping
+
+import numpy as np
+import pandas as pd
+
+from iclab.experiments._rule import BASE
+from iclab.experiments._sample import Sample
+from iclab.stats import AGREES, Verdict, claim_rng
+
+__all__ = ["GATE_DRAWS", "GATE_MAX_UNITS", "NOMINAL", "TRUTHS", "centre", "follows_shift", "rate", "shifted",
+           "small_sample_gate"]  # fmt: skip
+
+#: the false-agree rate a claim may reach at its least favourable truth (plus 2 Monte Carlo SE)
+NOMINAL = 0.05
+#: the judge resamples an "agrees" from at most this many units (:func:`small_sample_gate`)
+GATE_MAX_UNITS = 20
+#: draws per least favourable truth of that check
+GATE_DRAWS = 200
+
+
+def small_sample_gate(rec: Any, config: Any, sample: Sample, verdict: Verdict, screens, judge: Callable) -> str:
+    """Why an "agrees" from few units (2 … :data:`GATE_MAX_UNITS`) cannot be trusted, else "": the judge resamples
+    the claim's own units at its least favourable truth (as the row-level calibration does, :data:`GATE_DRAWS`
+    draws per truth, seeded by the claim) and refuses the agreement when its test agrees there more often than
+    5 % + 2 Monte Carlo SE. A Student-t band assumes roughly normal units; a few units with one far from the
+    others do not give it that (a resample misses the far one, and the band of those left is narrow), and no
+    test on the values alone can tell — the resampling can. Issue 43: the judge refuses a verdict its own
+    calibration says cannot fail. ``judge`` judges a drawn sample (the records' ``judge_sample``)."""
+    record = verdict.test_record
+    n = len(sample.values)
+    if not record or record.get("judge") not in TRUTHS or not 2 <= n <= GATE_MAX_UNITS:
+        return ""
+    if not follows_shift(rec, config, sample):
+        return ""
+    rng = claim_rng(0, "judge", rec.id)
+    worst = max(
+        ((rate(rec, config, [sample], t, record, screens, GATE_DRAWS, rng, sd=0.0, judge=judge), label)
+         for label, t in TRUTHS[record["judge"]](record)),
+        key=lambda rl: rl[0],
+    )  # fmt: skip
+    found, label = worst
+    if found <= NOMINAL + 2 * math.sqrt(found * (1 - found) / GATE_DRAWS):
+        return ""
+    return (
+        f"too few units to trust the band: resampling its {n} units at the least favourable truth ({label}), the "
+        f"test agrees {found:.0%} of the time (more than {NOMINAL:.0%}); the units are too uneven for a band from {n} "
+        "of them, and more units would judge it"
+    )
+
+
+# The least favourable truths: (label, the record's estimate at that truth), from the run's test record.
+def _direction(r) -> list[tuple[str, float]]:
+    return [("true effect 0", 0.0)]
+
+
+def _equivalence(r) -> list[tuple[str, float]]:
+    tol = abs(r["target"]) * r["rel_tol"]
+    return [(f"gap at {s * r['rel_tol']:+.3g} of the target", r["target"] + s * tol) for s in (+1, -1)]
+
+
+def _value(r) -> list[tuple[str, float]]:
+    return [(f"true value at the tolerance's edge {s * r['tol']:+.3g}", r["paper"] + s * r["tol"]) for s in (+1, -1)]
+
+
+def _absence(r) -> list[tuple[str, float]]:
+    return [(f"true effect {s * r['smallest']:+.3g}", s * r["smallest"]) for s in (+1, -1)]
+
+
+TRUTHS = {"direction": _direction, "equivalence": _equivalence, "value": _value, "absence": _absence}
+
+
+def shifted(rec: Any, s: Sample, idx: np.ndarray, delta: float) -> Sample:
+    """The units ``idx`` of ``s`` (with repeats), every per-unit value moved by ``delta`` (``a`` with it, by the
+    measure's contrast); rows, baseline rows and per-unit SEs follow the units."""
+    rows, base = _on_units(s)
+    a = s.a[idx] + delta if rec.measure.contrast == "minus" else s.a[idx] * math.exp(delta)
+    return Sample(
+        rows=rows.take(idx),
+        base=None if base is None else base.take(idx),
+        units=s.units[idx],
+        a=a,
+        b=None if s.b is None else s.b[idx],
+        values=s.values[idx] + delta,
+        ses=None if s.ses is None else s.ses[idx],
+    )
+
+
+_ON_UNITS: dict[int, tuple[Sample, pd.DataFrame, pd.DataFrame | None]] = {}
+
+
+def _on_units(s: Sample) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """The rows (and baseline rows) of ``s`` on its units, in their order (a paired sample's selection can hold units
+    its baseline lacks), computed once per sample."""
+    hit = _ON_UNITS.get(id(s))
+    if hit is None or hit[0] is not s:
+        if len(_ON_UNITS) > 256:
+            _ON_UNITS.clear()
+        rows = (s.rows.loc[s.units] if s.base is not None else s.rows).copy()  # one block per dtype: a fast take
+        hit = _ON_UNITS[id(s)] = (s, rows, None if s.base is None else s.base.loc[s.units])
+    return hit[1], hit[2]
+
+
+def follows_shift(rec: Any, config: Any, s: Sample) -> bool:
+    """Whether the combine rule's estimate moves by exactly δ, its uncertainty unchanged, when every per-unit value
+    does (a rule that reads whole rows does not; the shift could not put it at a chosen truth)."""
+    est = rec.measure.combine(config, s)
+    if est.refused or not math.isfinite(est.value):
+        return True  # a refusal is judged as it is, at any shift
+    scale = max(abs(est.value), est.se or 0.0, 1e-3)
+    delta = 0.37 * scale
+    moved = rec.measure.combine(config, shifted(rec, s, np.arange(len(s.values)), delta))
+    tol = 1e-6 * scale
+
+    def width(e) -> float:
+        return (e.ci[1] - e.ci[0]) if e.ci is not None else (e.se if e.se is not None else float("nan"))
+
+    same_width = math.isclose(width(moved), width(est), rel_tol=1e-6, abs_tol=tol) or (
+        math.isnan(width(moved)) and math.isnan(width(est))
+    )
+    return abs(moved.value - est.value - delta) <= tol and same_width
+
+
+def centre(rec: Any, config: Any, s: Sample, truth: float, record: Mapping[str, Any]) -> float | None:
+    """δ that puts the combined estimate of ``s`` at ``truth``, or None when the combine rule refuses ``s``. The
+    record's estimate is the combined value, plus the baseline's mean for an equivalence against the baseline."""
+    est = rec.measure.combine(config, s)
+    if est.refused or not math.isfinite(est.value):
+        return None
+    offset = record["target"] if record["judge"] == "equivalence" and rec.rule.target == BASE else 0.0
+    return truth - offset - est.value
+
+
+def rate(rec, config, samples, truth, record, screens, draws, rng, *, sd: float, judge: Callable) -> float:
+    """The rate of "agrees" over ``draws`` draws: each picks one of ``samples`` (the claim's sample with a unit lost
+    or a cell failed, or the "not measured" verdict that loss gives), resamples its units and centres them at
+    ``truth`` (a sample of one unit: its value drawn at ``truth`` with SE ``sd``). A draw whose judging raises does
+    not agree, as in a run (:data:`~iclab.experiments._records.RAISED`)."""
+    agrees = 0
+    centred: dict[int, float | None] = {}
+    for _ in range(draws):
+        k = int(rng.integers(len(samples)))
+        s = samples[k]
+        if isinstance(s, Verdict):
+            agrees += s.verdict == AGREES
+            continue
+        n = len(s.values)
+        if not n:
+            continue  # no unit left: nothing to judge, never "agrees"
+        if k not in centred:
+            centred[k] = centre(rec, config, s, truth, record)
+        delta = centred[k]
+        idx = rng.integers(n, size=n)
+        noise = float(rng.normal(0.0, sd)) if n == 1 else 0.0
+        drawn = shifted(rec, s, idx, (0.0 if delta is None else delta) + noise)
+        try:
+            agrees += judge(rec, config, drawn, screens).verdict == AGREES
+        except Exception:  # noqa: BLE001 - a claim whose judging raises is "not judged" in a run too
+            pass
+    return agrees / draws
