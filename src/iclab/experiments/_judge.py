@@ -222,10 +222,11 @@ def part_rows(df: pd.DataFrame, part: str, ints: Sequence[str] = (), **cell: Any
 def planned_cells(
     planned: Sequence[Mapping[str, Any]], selections: Sequence[Mapping[str, Any]], columns: Sequence[str]
 ) -> list[dict]:
-    """The cells of the run's grid ``planned`` that the ``selections`` (a measure's ``where`` and ``base``) read: each
-    planned cell kept to its scalar keys that are columns of the rows, and taken when it agrees with a selection on
-    every key both name (numbers to 1e-9 relative, as :func:`cell_mask`). A selection key the grid does not set (a column the cell
-    computes) does not decide, so a cell is counted rather than missed; a cell that sets no column is skipped."""
+    """The cells of ``planned`` (a run's grid, or its failed cells) that the ``selections`` (a measure's ``where`` and
+    ``base``) read: each cell kept to its scalar keys that are columns of the rows, and taken when it agrees with a
+    selection on every key both name (numbers to 1e-9 relative, as :func:`cell_mask`). A selection key the cell does
+    not set (a column the cell computes) does not decide, so a cell is counted rather than missed; a cell that sets
+    no column is skipped."""
     cols = set(columns)
     out: dict[tuple, dict] = {}
     for cell in planned:
