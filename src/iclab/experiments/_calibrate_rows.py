@@ -49,7 +49,7 @@ import pandas as pd
 from iclab.experiments._judge import cell_mask, claim_gate, downgrade
 from iclab.experiments._records import ClaimRecord, Sample, _sample, judge_records, judge_sample
 from iclab.experiments._resample import NOMINAL, TRUTHS, follows_shift, rate
-from iclab.stats import Verdict, claim_rng
+from iclab.stats import Verdict, claim_rng, quantile
 
 __all__ = ["NOMINAL", "RowCalibration", "calibrate_records"]
 
@@ -152,7 +152,7 @@ def _unit_sd(rec: ClaimRecord, config: Any, s: Sample) -> float:
     if est.se is not None and math.isfinite(est.se):
         return float(est.se)
     if est.ci is not None:
-        return abs(float(est.ci[1]) - float(est.ci[0])) / (2 * 1.959963984540054)
+        return abs(float(est.ci[1]) - float(est.ci[0])) / (2 * quantile(0.95))
     return 0.0
 
 

@@ -15,13 +15,12 @@ import math
 from typing import Any, Callable, Mapping
 
 import numpy as np
-import pandas as pd
 
 from iclab.experiments._rule import BASE
 from iclab.experiments._sample import Sample
 from iclab.stats import AGREES, Verdict, claim_rng
 
-__all__ = ["GATE_DRAWS", "GATE_MAX_UNITS", "NOMINAL", "TRUTHS", "centre", "follows_shift", "rate", "shifted",
+__all__ = ["GATE_DRAWS", "GATE_MAX_UNITS", "NOMINAL", "TRUTHS", "centre", "follows_shift", "rate",
            "small_sample_gate"]  # fmt: skip
 
 #: the false-agree rate a claim may reach at its least favourable truth (plus 2 Monte Carlo SE)
@@ -83,35 +82,30 @@ def _absence(r) -> list[tuple[str, float]]:
 TRUTHS = {"direction": _direction, "equivalence": _equivalence, "value": _value, "absence": _absence}
 
 
-def shifted(rec: Any, s: Sample, idx: np.ndarray, delta: float) -> Sample:
-    """The units ``idx`` of ``s`` (with repeats), every per-unit value moved by ``delta`` (``a`` with it, by the
-    measure's contrast); rows, baseline rows and per-unit SEs follow the units."""
-    rows, base = _on_units(s)
-    a = s.a[idx] + delta if rec.measure.contrast == "minus" else s.a[idx] * math.exp(delta)
-    return Sample(
-        rows=rows.take(idx),
-        base=None if base is None else base.take(idx),
-        units=s.units[idx],
-        a=a,
-        b=None if s.b is None else s.b[idx],
-        values=s.values[idx] + delta,
-        ses=None if s.ses is None else s.ses[idx],
-    )
+class _Units:
+    """The units of a sample, ready to resample: its rows (and baseline rows) on its units, in their order (a
+    paired sample's selection can hold units its baseline lacks), taken once per sample, consolidated for a fast
+    ``take``."""
 
+    def __init__(self, rec: Any, s: Sample) -> None:
+        self.contrast, self.s = rec.measure.contrast, s
+        self.rows = (s.rows.loc[s.units] if s.base is not None else s.rows).copy()
+        self.base = None if s.base is None else s.base.loc[s.units]
 
-_ON_UNITS: dict[int, tuple[Sample, pd.DataFrame, pd.DataFrame | None]] = {}
-
-
-def _on_units(s: Sample) -> tuple[pd.DataFrame, pd.DataFrame | None]:
-    """The rows (and baseline rows) of ``s`` on its units, in their order (a paired sample's selection can hold units
-    its baseline lacks), computed once per sample."""
-    hit = _ON_UNITS.get(id(s))
-    if hit is None or hit[0] is not s:
-        if len(_ON_UNITS) > 256:
-            _ON_UNITS.clear()
-        rows = (s.rows.loc[s.units] if s.base is not None else s.rows).copy()  # one block per dtype: a fast take
-        hit = _ON_UNITS[id(s)] = (s, rows, None if s.base is None else s.base.loc[s.units])
-    return hit[1], hit[2]
+    def draw(self, idx: np.ndarray, delta: float) -> Sample:
+        """The units ``idx`` (with repeats), every per-unit value moved by ``delta`` (``a`` with it, by the
+        measure's contrast); rows, baseline rows and per-unit SEs follow the units."""
+        s = self.s
+        a = s.a[idx] + delta if self.contrast == "minus" else s.a[idx] * math.exp(delta)
+        return Sample(
+            rows=self.rows.take(idx),
+            base=None if self.base is None else self.base.take(idx),
+            units=s.units[idx],
+            a=a,
+            b=None if s.b is None else s.b[idx],
+            values=s.values[idx] + delta,
+            ses=None if s.ses is None else s.ses[idx],
+        )
 
 
 def follows_shift(rec: Any, config: Any, s: Sample) -> bool:
@@ -122,7 +116,7 @@ def follows_shift(rec: Any, config: Any, s: Sample) -> bool:
         return True  # a refusal is judged as it is, at any shift
     scale = max(abs(est.value), est.se or 0.0, 1e-3)
     delta = 0.37 * scale
-    moved = rec.measure.combine(config, shifted(rec, s, np.arange(len(s.values)), delta))
+    moved = rec.measure.combine(config, _Units(rec, s).draw(np.arange(len(s.values)), delta))
     tol = 1e-6 * scale
 
     def width(e) -> float:
@@ -151,6 +145,7 @@ def rate(rec, config, samples, truth, record, screens, draws, rng, *, sd: float,
     not agree, as in a run (:data:`~iclab.experiments._records.RAISED`)."""
     agrees = 0
     centred: dict[int, float | None] = {}
+    units: dict[int, _Units] = {}
     for _ in range(draws):
         k = int(rng.integers(len(samples)))
         s = samples[k]
@@ -162,10 +157,11 @@ def rate(rec, config, samples, truth, record, screens, draws, rng, *, sd: float,
             continue  # no unit left: nothing to judge, never "agrees"
         if k not in centred:
             centred[k] = centre(rec, config, s, truth, record)
+            units[k] = _Units(rec, s)
         delta = centred[k]
         idx = rng.integers(n, size=n)
         noise = float(rng.normal(0.0, sd)) if n == 1 else 0.0
-        drawn = shifted(rec, s, idx, (0.0 if delta is None else delta) + noise)
+        drawn = units[k].draw(idx, (0.0 if delta is None else delta) + noise)
         try:
             agrees += judge(rec, config, drawn, screens).verdict == AGREES
         except Exception:  # noqa: BLE001 - a claim whose judging raises is "not judged" in a run too
