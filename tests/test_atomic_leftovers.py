@@ -236,3 +236,47 @@ def test_kill_9_during_conversion_leaves_no_converted_cache_and_the_next_convers
     convert_gguf(tiny_gguf_package(tiny_package_folder), target)
     assert converted_cache("smollm2", cache) == target and not scratch.exists() and (live / "model").is_dir()
     assert sorted(p.name for p in cache.iterdir()) == sorted([target.name, live.name])
+
+
+_CHECKPOINTER = """
+import sys
+from pathlib import Path
+import torch
+from iclab import files
+from iclab.train._checkpoint import save_checkpoint
+
+def inside(*args):
+    print("inside", flush=True)
+    sys.stdin.read()  # until killed
+
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1.0)
+files.os.fsync = inside  # the new checkpoint is written whole, not yet renamed
+save_checkpoint(Path(sys.argv[1]), model, opt, sched, 7, [], None, {})
+"""
+
+
+def _save(path: Path, step: int) -> None:
+    import torch
+
+    from iclab.train._checkpoint import save_checkpoint
+
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1.0)
+    save_checkpoint(path, model, opt, sched, step, [], None, {})
+
+
+def test_kill_9_during_a_checkpoint_leaves_the_last_good_one_and_the_next_save_no_temporary(tmp_path):
+    import torch
+
+    path = tmp_path / "checkpoint.pt"
+    _save(path, 3)
+    _killed_inside(_CHECKPOINTER, str(path))
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert len(left) == 2 and left[0].startswith(".checkpoint.pt.") and left[0].endswith(".tmp"), left
+    assert torch.load(path, weights_only=False)["step"] == 3  # the last good checkpoint, whole
+    _save(path, 4)
+    assert [p.name for p in tmp_path.iterdir()] == ["checkpoint.pt"]
+    assert torch.load(path, weights_only=False)["step"] == 4

@@ -3,8 +3,9 @@
 A checkpoint holds the model, optimiser and scheduler states, the number of steps done, the metric history,
 the smoothed loss used by ``target_loss``, the global torch RNG states (for models with dropout) and the
 training config, so that :func:`iclab.train.train` with ``resume=True`` gives the same final weights as an
-uninterrupted run. It is written to a temporary file and renamed, so a kill mid-write never corrupts the
-last good checkpoint.
+uninterrupted run. It is written through :func:`iclab.files.atomic_write` (a temporary file beside it, fsync-ed and
+renamed), so a kill or a full disk mid-write leaves the last good checkpoint, and the next save removes the
+temporary file of a killed one.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 import torch
 
 from iclab.errors import ConfigError, RunFolderError
+from iclab.files import atomic_write
 
 __all__ = ["CHECKPOINT", "save_checkpoint", "load_checkpoint", "RESUME_INVARIANT_FIELDS"]
 
@@ -57,9 +59,8 @@ def save_checkpoint(
         "rng_cpu": torch.get_rng_state(),
         "rng_cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
     }
-    tmp = path.with_suffix(".tmp")
-    torch.save(state, tmp)
-    tmp.replace(path)
+    with atomic_write(path) as tmp:
+        torch.save(state, tmp)
 
 
 def load_checkpoint(
