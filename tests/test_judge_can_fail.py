@@ -243,3 +243,30 @@ def test_a_paper_value_at_the_edge_of_its_tolerance_agrees_at_most_5_percent():
         agrees = sum(rejudge({**record, "estimate": e, "se": s}).verdict == AGREES for e, s in zip(est, se))
         rate = agrees / draws
         assert rate <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / draws), (side, rate)
+
+
+def test_a_cell_not_run_makes_every_claim_that_reads_it_not_measured(tmp_path):
+    """Issue 43, item 4, for a run stopped before a cell ran (no failed row, no row at all): the report compares the
+    planned grid with the store, and a claim that reads the absent cell is "not measured", naming it — before, the
+    ``dispersion`` table claims were judged on the 5 seeds left."""
+    import shutil
+    import sqlite3
+
+    from iclab.report._judging import rejudged_summary
+
+    exp = get_experiment("dispersion")
+    folder = tmp_path / "dispersion-paper"
+    shutil.copytree(reference_runs()["dispersion"], folder)
+    full = {c["id"]: c for c in rejudged_summary(folder, exp)["comparisons"]}
+    assert full["table/gain/n=64"]["verdict"] == AGREES
+    cell = '{"normaliser": "softmax", "part": "retrieval", "seed": 5}'
+    with sqlite3.connect(folder / "results.sqlite") as db:
+        assert db.execute("DELETE FROM cells WHERE cell = ?", (cell,)).rowcount == 1
+    db.close()
+    stopped = {c["id"]: c for c in rejudged_summary(folder, exp)["comparisons"]}
+    for cid in ("table/gain/n=64", "table/gain-ood", "table/softmax/n=16"):
+        v = stopped[cid]
+        assert v["verdict"] == NOT_JUDGED and v["reason"].startswith("not measured: 1 cell(s) not run it reads"), v
+        assert "seed = 5" in v["reason"] and "resume the run" in v["reason"]
+    changed = [c for c, v in stopped.items() if v["verdict"] != full[c]["verdict"]]  # (a cost note may move)
+    assert changed and all(stopped[c]["reason"].startswith("not measured: 1 cell(s) not run") for c in changed)

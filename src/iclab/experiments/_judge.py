@@ -302,13 +302,15 @@ def judge_run(
     failed: pd.DataFrame,
     claims: Callable[[Any], Sequence[Claim]],
     compare: Callable[[Any, pd.DataFrame], Mapping[str, Verdict]],
+    not_run: Sequence[Mapping[str, Any]] = (),
 ) -> tuple[list[Comparison], list[str]]:
     """Every declared claim of one run with its verdict; and the errors met on the way.
 
     A claim that ``compare`` did not judge (its cells failed, or ``compare`` raised) is "not judged (not
-    measured)"; one whose ``paper_settings`` the config lacks, or whose paper value is ``unreliable``, is "not
-    judged" with that reason whatever the test said. A verdict for an undeclared claim is an error (the
-    denominator is fixed before the run)."""
+    measured)"; so is a claim record that reads a failed cell or one of ``not_run`` (the planned cells the store
+    holds no row of: a run stopped before they ran), naming them. One whose ``paper_settings`` the config lacks, or
+    whose paper value is ``unreliable``, is "not judged" with that reason whatever the test said. A verdict for an
+    undeclared claim is an error (the denominator is fixed before the run)."""
     declared = list(claims(config))
     ids = [c.id for c in declared]
     errors = [f"claim id {i!r} is declared twice" for i in sorted({i for i in ids if ids.count(i) > 1})]
@@ -323,11 +325,12 @@ def judge_run(
             errors.append(f"compare failed: {type(exc).__name__}: {exc}")
             why_missing = f"the comparison raised {type(exc).__name__}"
     errors += [f"verdict for undeclared claim {k!r}" for k in verdicts if k not in ids]
-    lost = failed_cells(failed)
+    lost, unrun = failed_cells(failed), [dict(c) for c in not_run]
+    columns = list(getattr(results, "columns", ()))
     rows = []
     for claim in declared:
         verdict = verdicts.get(claim.id) or not_judged(f"not measured: {why_missing}")
-        verdict = _reads_failed(claim, lost, getattr(results, "columns", ())) or verdict
+        verdict = _reads_lost(claim, lost, columns, _FAILED) or _reads_lost(claim, unrun, columns, _NOT_RUN) or verdict
         verdict = downgrade(verdict, claim_gate(claim, config))
         rows.append(_row(claim, verdict, paper, experiment))
     return holm(rows), errors
@@ -344,22 +347,27 @@ def failed_cells(failed: pd.DataFrame) -> list[dict]:
     return [{k: v for k, v in row.items() if _scalar(v)} for row in failed[keep].to_dict("records")]
 
 
-def _reads_failed(claim: Claim, lost: Sequence[Mapping[str, Any]], columns) -> Verdict | None:
-    """ "not measured", naming them, when a failed cell is one the claim record reads (its ``where`` or ``base``:
-    :func:`planned_cells`; a cell a ``Measure.cells`` names makes it "not measured" when it lacks a row): a lost
-    seed, model or grid point never leaves a claim judged on the units left (issue 43, item 4). None for a claim
-    that is not a record or reads no failed cell."""
+_FAILED = ("failed cell(s)", "rerun with --retry-failed")
+_NOT_RUN = ("cell(s) not run", "resume the run (the same command) to compute them")
+
+
+def _reads_lost(claim: Claim, lost: Sequence[Mapping[str, Any]], columns: list, how: tuple[str, str]) -> Verdict | None:
+    """ "not measured", naming them, when a ``lost`` cell (failed, or planned and not run: ``how`` says which and
+    what to do) is one the claim record reads (its ``where`` or ``base``: :func:`planned_cells`; a cell a
+    ``Measure.cells`` names makes it "not measured" when it lacks a row): a lost seed, model or grid point never
+    leaves a claim judged on the units left (issue 43, item 4). None for a claim that is not a record or reads no
+    lost cell."""
     m = getattr(claim, "measure", None)
     if not lost or m is None:
         return None
     reads = [dict(m.where)] + ([dict(m.base)] if m.base is not None else [])
-    hit = planned_cells(lost, reads, list(columns) + [k for c in lost for k in c])
+    hit = planned_cells(lost, reads, columns + [k for c in lost for k in c])
     if not hit:
         return None
     shown = [", ".join(f"{k} = {_short(v)}" for k, v in c.items()) for c in hit[:3]]
     more = f"; … {len(hit) - 3} more" if len(hit) > 3 else ""
     return not_judged(
-        f"not measured: {len(hit)} failed cell(s) it reads ({'; '.join(shown)}{more}) — rerun with --retry-failed; "
+        f"not measured: {len(hit)} {how[0]} it reads ({'; '.join(shown)}{more}) — {how[1]}; "
         "a claim is never judged on the cells that are left"
     )
 

@@ -16,7 +16,7 @@ import pandas as pd
 from iclab.errors import IclabError
 from iclab.experiments import Comparison, Experiment, family_summary, get_experiment, judge_run, load_run
 from iclab.report._sizes import SizePlan, cost_note, size_claims
-from iclab.runs import RunResult
+from iclab.runs import RunResult, unrun_cells
 
 __all__ = ["judge", "rejudged_summary", "plan_sizes"]
 
@@ -31,8 +31,20 @@ def judge(exp: Experiment, config, result: RunResult) -> tuple[list[Comparison],
         failed=result.failed,
         claims=exp.claims,
         compare=exp.compare,
+        not_run=_not_run(exp, config, result.path),
     )
     return _costed(rows, exp, config, result.results), errors
+
+
+def _not_run(exp: Experiment, config, run_dir: Path) -> list[dict]:
+    """The planned cells of the run folder ``run_dir`` that its store holds no row of
+    (:func:`iclab.runs.unrun_cells`): a claim that reads one is "not measured" (issue 43, item 4). None when the
+    config makes no grid now (that run's claims are then judged on what the store holds, as before)."""
+    try:
+        planned = exp.cells(config)
+    except IclabError:
+        return []
+    return unrun_cells(run_dir, planned)
 
 
 def _costed(rows: list[Comparison], exp: Experiment, config, results: pd.DataFrame) -> list[Comparison]:
@@ -58,8 +70,10 @@ def rejudged_summary(run_dir: Path, exp: Experiment) -> dict[str, Any]:
         config = exp.config_cls.from_dict(json.loads((Path(run_dir) / "config.json").read_text())["config"])
         results = failed = pd.DataFrame()
         errors = [f"results not read: {exc}"]
+        not_run = []
     else:
         errors = []
+        not_run = _not_run(exp, config, run_dir)
     rows, judge_errors = judge_run(
         paper=exp.paper,
         experiment=exp.name,
@@ -68,6 +82,7 @@ def rejudged_summary(run_dir: Path, exp: Experiment) -> dict[str, Any]:
         failed=failed,
         claims=exp.claims,
         compare=exp.compare,
+        not_run=not_run,
     )
     rows = _costed(rows, exp, config, results)
     return {"comparisons": [r.as_dict() for r in rows], "errors": errors + judge_errors} | family_summary(rows)
@@ -89,6 +104,7 @@ def plan_sizes(run_dir: str | Path) -> SizePlan:
         failed=run.failed,
         claims=exp.claims,
         compare=exp.compare,
+        not_run=_not_run(exp, run.config, Path(run.path)),
     )
     plan = size_claims(exp, run.config, run.results, [r.as_dict() for r in rows])
     return dataclasses.replace(plan, path=Path(run.path))

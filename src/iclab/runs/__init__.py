@@ -5,7 +5,7 @@ driver.
 """
 
 from iclab.runs._execute import (CELL_SECONDS_LIMIT, RunChecks, RunResult, Sweep, SweepTasks, check_run,
-                                 default_run_dir, folder_lock, load_results, run_sweep)
+                                 default_run_dir, folder_lock, load_results, run_sweep, unrun_cells)
 from iclab.runs._executors import CellOutcome, CellTask, SerialExecutor, TaskQueue, execute_cell, jsonable
 from iclab.runs._execute import make_executor
 from iclab.runs._options import EXECUTORS, OnCell, RunOptions
@@ -27,6 +27,7 @@ __all__ = [
     "RunChecks",
     "OnCell",
     "load_results",
+    "unrun_cells",
     "default_run_dir",
     "EXECUTORS",
     "CellTask",

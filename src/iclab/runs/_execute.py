@@ -22,13 +22,14 @@ sweep with one :class:`~iclab.runs._store.StoreWriteError` saying that every fin
 from __future__ import annotations
 
 import functools
+import json
 import os
 import sys
 import time
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, fields, is_dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
@@ -183,6 +184,18 @@ def load_results(path: str | Path, status: str | None = "done") -> pd.DataFrame:
     Reads only: a missing folder or store is a RunFolderError, and nothing is created or changed."""
     with ResultStore(path, readonly=True) as store:
         return store.table(status)
+
+
+def unrun_cells(path: str | Path, cells: Iterable[dict]) -> list[dict]:
+    """The ``cells`` (a run's planned grid) that the store of the run folder ``path`` holds no row of, done or
+    failed — those a run stopped before it reached; compared as the JSON text a cell is stored as, so the grid a
+    config makes today and the one it made when the run ran must agree exactly. Reads only; a folder with no store
+    has run none."""
+    stored: set[str] = set()
+    if (Path(path) / ResultStore.FILENAME).exists():
+        with ResultStore(path, readonly=True) as store:
+            stored = store.cell_texts()
+    return [cell for cell in cells if json.dumps(cell, sort_keys=True) not in stored]
 
 
 def _open_store(path: Path, force: bool) -> ResultStore:

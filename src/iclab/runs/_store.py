@@ -335,6 +335,14 @@ class ResultStore:
         with self._reading():
             return dict(self._db.execute("SELECT status, COUNT(*) FROM cells GROUP BY status"))
 
+    def cell_texts(self) -> set[str]:
+        """The stored cells (done or failed) as the JSON texts they were written as (``json.dumps(cell,
+        sort_keys=True)``): a planned cell whose text is not here has not run."""
+        if self.readonly and not self.has_cells_table():
+            return set()
+        with self._reading():
+            return {c for (c,) in self._db.execute("SELECT cell FROM cells")}
+
     def keys(self, status: str) -> np.ndarray:
         """The keys of the cells with ``status`` (``done``, ``failed``) as :func:`key_ints`, in no order."""
         if self.readonly and not self.has_cells_table():
