@@ -1,5 +1,5 @@
 """Write section 7 of ``docs/calibration.md``: every claim of every shipped reference run calibrated at the level of
-its result rows (:mod:`iclab.experiments._calibrate_rows`, issue 43 item 2) — its units resampled and shifted to
+its result rows (:mod:`iclab.claims._calibrate_rows`, issue 43 item 2) — its units resampled and shifted to
 the claim's least favourable truth, judged through the run's own code path, with all units, one unit lost and one
 cell failed.
 
@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import doc_blocks  # noqa: E402 - splicing a generated block between its markers
 from iclab.experiments import Experiment, load_run, paper_experiments  # noqa: E402
-from iclab.experiments._calibrate_rows import NOMINAL, RowCalibration, calibrate_records  # noqa: E402
+from iclab.claims._calibrate_rows import NOMINAL, RowCalibration, calibrate_records  # noqa: E402
 from iclab.report._reference import reference_runs  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -25,7 +25,7 @@ import numpy as np
 
 from iclab.config import Config, check_int, check_nonnegative
 from iclab.experiments import Experiment, register
-from iclab.experiments._judge import Claim
+from iclab.claims._judge import Claim
 from iclab.stats import judge_direction, judge_equivalence, mean_se
 
 __all__ = ["FixtureConfig", "fixture_cell", "TESTS_DIR", "fixture_env", "iclab_cli", "METRICS"]

@@ -1,4 +1,4 @@
-"""Row-level calibration (issue 43, item 2; ``iclab.experiments._calibrate_rows``): claims judged through the run's
+"""Row-level calibration (issue 43, item 2; ``iclab.claims._calibrate_rows``): claims judged through the run's
 own code path on units resampled at their least favourable truth. Made-up tables whose answer is known: a correct
 test passes at the edge of its tolerance and at zero effect, a test that understates its uncertainty fails, a lost
 unit under a minimum of units and a failed cell of a claim over a table never agree; and the table in
@@ -15,8 +15,8 @@ import pandas as pd
 import pytest
 
 from iclab.experiments import get_experiment
-from iclab.experiments._calibrate_rows import NOMINAL, calibrate_records
-from iclab.experiments._records import ClaimRecord, Estimate, Measure, MinUnits, Rule, across_units
+from iclab.claims._calibrate_rows import NOMINAL, calibrate_records
+from iclab.claims._records import ClaimRecord, Estimate, Measure, MinUnits, Rule, across_units
 from iclab.report._reference import reference_runs
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -17,7 +17,7 @@ from iclab.runs import _folder
 from iclab.runs._code import ROOT, code_hash, is_judging, judging_hash, source_files
 
 #: an edge a cell never takes: ``judged`` (an experiment's ``compare``) is defined beside the contract and calls the judge
-_GLUE = {("iclab.experiments._contract", "iclab.experiments._records")}
+_GLUE = {("iclab.experiments._contract", "iclab.claims")}
 
 
 def _file(module: str) -> Path | None:
@@ -94,7 +94,7 @@ def test_every_source_file_is_on_exactly_one_side_and_the_judging_side_holds_cla
     files = source_files()
     judging = {str(f) for f in files if is_judging(f)}
     assert {"experiments/ood/claims.py", "experiments/temperature/llm/notes.py", "report/_html.py"} <= judging
-    assert {"experiments/_judge.py", "experiments/multihead/figures.py", "cli/_runs.py"} <= judging
+    assert {"claims/_judge.py", "experiments/multihead/figures.py", "cli/_runs.py"} <= judging
     assert not {"experiments/ood/cells.py", "experiments/_contract.py", "attention/_softmax.py"} & judging
     assert 0 < len(judging) < len(files)
     assert code_hash() != judging_hash() and len(code_hash()) == len(judging_hash()) == 16

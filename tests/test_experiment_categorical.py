@@ -7,7 +7,7 @@ import pytest
 
 from iclab.errors import ConfigError
 from iclab.experiments import get_experiment
-from iclab.experiments._records import RAISED
+from iclab.claims._records import RAISED
 
 TINY = {
     "n_context": 7,

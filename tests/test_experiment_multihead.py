@@ -11,7 +11,7 @@ import torch
 from iclab.data import GaussianRegression, MultiTaskRegression, generator_for, toeplitz_cov
 from iclab.errors import ConfigError
 from iclab.experiments import get_experiment
-from iclab.experiments._records import RAISED
+from iclab.claims._records import RAISED
 from iclab.report import run_and_report
 
 TINY = {

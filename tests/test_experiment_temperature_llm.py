@@ -197,8 +197,8 @@ def test_the_claims_are_records_and_every_judged_verdict_carries_its_test():
     record that ``iclab calibrate`` and the chance count replay; a screened-out claim is gated (never counted as
     judged) and keeps what the test gave."""
     from iclab.experiments import get_experiment, judge_run
-    from iclab.experiments._judge import family_summary
-    from iclab.experiments._records import ClaimRecord
+    from iclab.claims._judge import family_summary
+    from iclab.claims._records import ClaimRecord
 
     exp = get_experiment("temperature-llm")
     for preset in ("quick", "paper"):

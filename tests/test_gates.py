@@ -1,4 +1,4 @@
-"""Gates live in the judge (issue 43, item 6): each declared gate kind of :mod:`iclab.experiments._gates` on a made-up
+"""Gates live in the judge (issue 43, item 6): each declared gate kind of :mod:`iclab.claims._gates` on a made-up
 table — one where it must fire and one where it must not — judged through the one judge; a screen record gates the
 records that name it (a missing screen cell is "not measured", never "agrees"); and no paper package builds a verdict
 or refusal text in code (only the judge writes "not judged", "settings differ", "not measured", "no uncertainty")."""
@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from iclab.experiments import PAPER_PACKAGES
-from iclab.experiments._records import (
+from iclab.claims._records import (
     CellReason,
     ClaimRecord,
     Diagnostic,

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 import pandas as pd
 import pytest
 
-from iclab.experiments._judge import Claim, judge_run, settings_differ
+from iclab.claims._judge import Claim, judge_run, settings_differ
 from iclab.stats import AGREES, NOT_JUDGED, judge_direction
 
 

@@ -13,8 +13,8 @@ import pytest
 
 from iclab import ConfigError
 from iclab.experiments import get_experiment, judge_run, load_run, paper_experiments
-from iclab.experiments._records import ClaimRecord, Measure, Rule, judge_records
-from iclab.experiments._rule import cannot_fail
+from iclab.claims._records import ClaimRecord, Measure, Rule, judge_records
+from iclab.claims._rule import cannot_fail
 from iclab.report._reference import reference_runs
 from iclab.stats import AGREES, DISAGREES, NOT_JUDGED
 from iclab.stats._rules import AGREE, DISAGREE, direction_rule

@@ -1,4 +1,4 @@
-"""The judging rules of :mod:`iclab.stats` and :mod:`iclab.experiments._judge`, one regression test per defect an
+"""The judging rules of :mod:`iclab.stats` and :mod:`iclab.claims._judge`, one regression test per defect an
 audit found on made-up results tables (issue 21, "What an audit found", bullets 1-4), each fed to the real
 experiment's ``compare``, then unit tests of each rule.
 
@@ -29,7 +29,7 @@ from test_verdicts_temperature_gpt2_regression import _verdicts as gpt2_verdicts
 
 from iclab import stats
 from iclab.experiments import get_experiment
-from iclab.experiments._judge import downgrade, missing_cells, not_measured, one_per_unit
+from iclab.claims._judge import downgrade, missing_cells, not_measured, one_per_unit
 from iclab.experiments.dispersion.tables import PAPER_TABLE
 from iclab.stats import AGREES, DISAGREES, MIN_UNITS, NOT_JUDGED, judge_direction, judge_equivalence, judge_value
 
@@ -331,7 +331,7 @@ def test_the_settings_downgrade_exists_once():
     assert downgrade(already, "why").reason == "why; too little power: …"
     assert downgrade(agrees, "") is agrees
     writers = [p for p in SRC.rglob("*.py") if "the test gave:" in p.read_text()]
-    assert writers == [SRC / "experiments" / "_judge.py"], writers
+    assert writers == [SRC / "claims" / "_judge.py"], writers
 
 
 def test_a_grid_argmin_interval_is_at_least_half_a_step_wide():

@@ -28,6 +28,7 @@ LAYERS = [
     ("models",),
     ("train", "hf"),
     ("runs",),
+    ("claims",),
     ("experiments",),
     ("report",),
     ("cli",),

@@ -17,7 +17,7 @@ import test_verdicts_temperature as v_temperature
 import test_verdicts_temperature_gpt2_regression as v_gpt2
 
 from iclab.experiments import get_experiment
-from iclab.experiments._judge import judge_run
+from iclab.claims._judge import judge_run
 from iclab.experiments._notes import labelled, md_table, pm, section
 from iclab.experiments.temperature.llm.config import TemperatureLLMConfig
 from iclab.experiments.temperature.llm.notes import _table_lines

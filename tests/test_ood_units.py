@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 from iclab.experiments import get_experiment, load_run
-from iclab.experiments._calibrate_rows import calibrate_records
-from iclab.experiments._records import judge_records
-from iclab.experiments._statistics import whole_rows
+from iclab.claims._calibrate_rows import calibrate_records
+from iclab.claims._records import judge_records
+from iclab.claims._statistics import whole_rows
 from iclab.experiments.ood.claims import claims, judged_rows
 from iclab.experiments.ood.tables import CELL
 from iclab.report._reference import reference_runs

@@ -9,7 +9,7 @@ import pytest
 
 from iclab.experiments import paper_experiments
 from iclab.experiments._contract import judged
-from iclab.experiments._records import ClaimRecord
+from iclab.claims._records import ClaimRecord
 
 STANDARD = {"__init__", "config", "cells", "figures", "claims", "notes"}
 RETIRED = {"comparisons", "verdicts", "extension_claims"}  # the judging modules the records replaced

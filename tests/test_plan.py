@@ -27,8 +27,8 @@ from iclab.cli import main
 from iclab.config import Config
 from iclab.errors import ConfigError
 from iclab.experiments import Experiment, get_experiment, register, run_experiment
-from iclab.experiments._records import ClaimRecord, Measure, Rule, judge_records
-from iclab.experiments._statistics import within_units
+from iclab.claims._records import ClaimRecord, Measure, Rule, judge_records
+from iclab.claims._statistics import within_units
 from iclab.report import plan_sizes, reference_runs, rejudged_summary
 from iclab.report._sizes import SIZED, choose_sizes
 

@@ -1,4 +1,4 @@
-"""Claims as data (:mod:`iclab.experiments._records`, issue 21 item 1): the generic judge of claim records on made-up
+"""Claims as data (:mod:`iclab.claims._records`, issue 21 item 1): the generic judge of claim records on made-up
 tables — selection and missing cells, one row per unit, pairing on the unit, each test kind with the refusals of
 :mod:`iclab.stats` — and the records of ``temperature-gpt2-regression``, the first package converted."""
 
@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from iclab.experiments import get_experiment
-from iclab.experiments._judge import Claim
-from iclab.experiments._records import (
+from iclab.claims._judge import Claim
+from iclab.claims._records import (
     BASE,
     ClaimRecord,
     Estimate,

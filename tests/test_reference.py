@@ -19,7 +19,7 @@ import fixtures_experiments  # noqa: F401 - registers fx_sweep / fx_other in thi
 from iclab.cli import main
 from iclab.errors import RunFolderError
 from iclab.experiments import Comparison, get_experiment, load_run
-from iclab.experiments._records import RAISED
+from iclab.claims._records import RAISED
 from iclab.report import run_and_report, write_combined_report, write_reference_report
 from iclab.report._reference import (
     REFERENCE_DIR,
@@ -53,7 +53,7 @@ def test_every_shipped_verdict_equals_the_committed_snapshot():
 
 
 def test_no_shipped_verdict_is_a_judging_error():
-    """A record whose judging raised reads "not judged" (:data:`iclab.experiments._records.RAISED`) and the other
+    """A record whose judging raised reads "not judged" (:data:`iclab.claims._records.RAISED`) and the other
     claims are judged; on a real run that would be a bug the verdict snapshot cannot show (it stays "not judged")."""
     for name in reference_runs():
         rows = load_reference(name).rows

@@ -1,4 +1,4 @@
-"""The statistics the paper packages share (``iclab.experiments._statistics``, ``iclab.stats.unit_mean`` and
+"""The statistics the paper packages share (``iclab.claims._statistics``, ``iclab.stats.unit_mean`` and
 ``clopper_pearson``): each rule on made-up samples, with the numbers worked by hand, and the multi-head pooled
 columns on a fragmented frame (no pandas PerformanceWarning)."""
 
@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from iclab.experiments._records import Estimate, Sample
-from iclab.experiments._statistics import across_units_or, measured_as, not_configured, whole_rows, within_units
+from iclab.claims._records import Estimate, Sample
+from iclab.claims._statistics import across_units_or, measured_as, not_configured, whole_rows, within_units
 from iclab.experiments.multihead import statistics as mh
 from iclab.stats import clopper_pearson, clopper_pearson_trials, unit_mean
 

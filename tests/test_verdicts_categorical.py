@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from iclab.experiments import get_experiment
-from iclab.experiments._judge import judge_run
+from iclab.claims._judge import judge_run
 from iclab.experiments.categorical.claims import claims
 from iclab.experiments.categorical.config import CategoricalConfig
 from iclab.stats import AGREES, DISAGREES, NOT_JUDGED

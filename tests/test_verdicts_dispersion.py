@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 
 from iclab.experiments import get_experiment
-from iclab.experiments._judge import judge_run
-from iclab.experiments._records import judge_records
+from iclab.claims._judge import judge_run
+from iclab.claims._records import judge_records
 from iclab.experiments.dispersion.claims import claims
 from iclab.experiments.dispersion.notes import notes
 from iclab.experiments.dispersion.config import beta_grid

@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 
 from iclab.experiments import get_experiment
-from iclab.experiments._judge import judge_run
+from iclab.claims._judge import judge_run
 from iclab import stats
-from iclab.experiments._records import Sample, judge_records
+from iclab.claims._records import Sample, judge_records
 from iclab.experiments.multihead import claims as cmp
 from iclab.experiments.multihead import statistics as st
 from iclab.experiments.multihead.notes import notes

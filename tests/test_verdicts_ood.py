@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from iclab.experiments import get_experiment
-from iclab.experiments._judge import judge_run
+from iclab.claims._judge import judge_run
 from iclab.experiments.ood.claims import PV, claims
 from iclab.experiments.ood.minilm_shift import peak_prominences, second_peak_excess
 from iclab.experiments.ood.reference import PAPER_F, PAPER_TINY
@@ -297,7 +297,7 @@ def test_peak_prominences_on_a_circle(curve, peaks):
 def test_identical_runs_or_targets_are_refused_not_certain():
     """SGD runs that agree exactly, or target domains that are all equally monotone, have no spread: SE 0, which
     the judge refuses ("no uncertainty"); no float64-rounding floor turns them into a zero-width interval."""
-    from iclab.experiments._records import Sample
+    from iclab.claims._records import Sample
     from iclab.experiments.ood import statistics as st
     from iclab.stats import judge_direction
 

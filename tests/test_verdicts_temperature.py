@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from iclab.experiments import get_experiment
-from iclab.experiments._judge import judge_run
+from iclab.claims._judge import judge_run
 from iclab.experiments.temperature import claims as C
 from iclab.experiments.temperature.statistics import CURVE_PARTS, excess_mean_square
 from iclab.stats import AGREES, DISAGREES, NOT_JUDGED, calibrate, judge_direction

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from iclab.experiments import get_experiment
-from iclab.experiments._judge import judge_run
+from iclab.claims._judge import judge_run
 from iclab.experiments.temperature.gpt2 import claims as C
 from iclab.experiments.temperature.gpt2.cells import cross_fitted_gain, tau_statistics
 from iclab.stats import AGREES, DISAGREES, NOT_JUDGED

@@ -1,7 +1,7 @@
 """The claims of ``onestep-gd`` as records, judged by iclab's one judge. The exact identity attention = GD is a
 test of the cells (``max_gap`` ≈ 1e-16), not a claim; the claims are about what the step buys."""
 
-from iclab.experiments._records import ClaimRecord, Measure, Rule
+from iclab.claims import ClaimRecord, Measure, Rule
 
 SOURCE = "arXiv:2212.07677, Prop. 1 and Fig. 2"
 SEED = ("seed",)

@@ -17,7 +17,7 @@ files, which :meth:`Experiment.in_package` wires up by name:
 ``cells.py``              ``cells(config)``, ``run_cell(config, cell, shared)``, ``shared(config)``,
                           ``budget(config)``
 ``figures.py``            ``figures(config, results, figure_dir) -> [png paths]``
-``claims.py``             the claims as records (:mod:`iclab.experiments._records`): ``claims(config) ->
+``claims.py``             the claims as records (:mod:`iclab.claims._records`): ``claims(config) ->
                           [ClaimRecord]`` (declared before the run) and, only where the records read rows
                           derived from the results, ``judged_rows(config, results) -> DataFrame``; the one judge
                           judges them (:class:`judged`: no package writes a ``compare``)
@@ -44,7 +44,7 @@ import pandas as pd
 
 from iclab.config import Config
 from iclab.errors import ConfigError
-from iclab.experiments._records import judge_records
+from iclab.claims import judge_records
 
 __all__ = ["Experiment", "PRESETS", "judged", "lazy"]
 
@@ -88,7 +88,7 @@ class lazy:  # noqa: N801 - reads as a function at the call site
 @dataclass(frozen=True)
 class judged:  # noqa: N801 - reads as a function at the call site
     """The ``compare`` of a paper package: the one judge on the records it declares,
-    ``judge_records(claims(config), config, rows)`` (:func:`iclab.experiments._records.judge_records`), where ``rows``
+    ``judge_records(claims(config), config, rows)`` (:func:`iclab.claims._records.judge_records`), where ``rows``
     is the results, or ``claims.judged_rows(config, results)`` when the package's records read rows derived from
     them. Picklable, and its package is imported on first call, as with :class:`lazy`."""
 
@@ -127,7 +127,7 @@ class Experiment:
         run_cell: ``(config, cell, shared) -> metrics dict``; a module-level function or a :class:`lazy`
             (it is pickled to worker processes).
         figures: ``(config, results DataFrame, figure_dir) -> list of PNG paths`` (each with a CSV beside it).
-        compare: ``(config, results) -> {claim id: Verdict}`` (see :mod:`iclab.experiments._judge`; a paper
+        compare: ``(config, results) -> {claim id: Verdict}`` (see :mod:`iclab.claims._judge`; a paper
             package's is :class:`judged`).
         claims: ``config -> list[Claim]``, declared before the run (fixes the report's denominator).
         shared: optional ``config -> object`` computed once per run in the driver.

@@ -24,14 +24,14 @@ _JUDGING_PACKAGES = ("cli", "report", "claims", "__main__.py")
 #: file names that, in an experiment package, hold its claims, statistics for them, the tables they read from the
 #: results, notes and figures
 _JUDGING_NAMES = ("claims.py", "statistics.py", "tables.py", "results.py", "notes.py", "figures.py")
-#: the judge core and the report helpers inside ``iclab.experiments``
-_JUDGING_CORE = ("_judge.py", "_records.py", "_rule.py", "_statistics.py", "_notes.py", "_plot.py")
+#: the report helpers inside ``iclab.experiments`` (the judge core is the package ``iclab.claims``)
+_JUDGING_CORE = ("_notes.py", "_plot.py")
 
 
 def is_judging(relative: str | PurePosixPath) -> bool:
     """Whether the source file at ``relative`` (to the iclab package, e.g. ``experiments/ood/claims.py``) only judges
     or presents results: the command line, the report, an experiment package's claims, statistics, notes and
-    figures, and the judge core. Every other file computes cells."""
+    figures, and the judge core (``iclab.claims``). Every other file computes cells."""
     parts = PurePosixPath(relative).parts
     if parts[0] in _JUDGING_PACKAGES:
         return True

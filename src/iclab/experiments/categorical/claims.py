@@ -1,5 +1,5 @@
 """The claims of Wang et al., arXiv:2405.17248 that the ``categorical`` experiment judges, as records
-(:mod:`iclab.experiments._records`) declared before the run (:func:`claims`; docs/papers/categorical.md §7) and
+(:mod:`iclab.claims._records`) declared before the run (:func:`claims`; docs/papers/categorical.md §7) and
 judged by the one judge on :func:`judged_rows`; the statistics they name are :mod:`.statistics`.
 
 Replicates are (seed, W_e draw) pairs; paired differences (GD − trained TF, K blocks − 1 block) are taken within one.
@@ -16,8 +16,7 @@ import dataclasses
 
 import pandas as pd
 
-from iclab.experiments._records import BASE, ClaimRecord, Diagnostic, Measure, NotComparable, Rule, StandIn
-from iclab.experiments._statistics import not_configured
+from iclab.claims import BASE, ClaimRecord, Diagnostic, Measure, not_configured, NotComparable, Rule, StandIn
 from iclab.experiments.categorical import statistics as st
 from iclab.experiments.categorical.paper_values import PAPER_BLOCKS, PAPER_L_SWEEP
 

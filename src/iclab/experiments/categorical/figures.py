@@ -13,7 +13,7 @@ import pandas as pd
 
 from iclab.experiments.categorical.claims import FGD_TOL
 from iclab.experiments.categorical.paper_values import PAPER_BLOCKS, PAPER_L_SWEEP
-from iclab.experiments._judge import part_rows
+from iclab.claims import part_rows
 from iclab.experiments.categorical.tables import mean_with_se
 from iclab.experiments._plot import curve, panel, paper_values
 from iclab.plotting import MARKERS, color, new_figure, save_figure, theory_vs_sim

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from iclab.experiments._judge import part_rows
+from iclab.claims import part_rows
 from iclab.experiments._notes import labelled, md_table, section
 from iclab.experiments.categorical.claims import DATA_LAW
 

@@ -1,6 +1,6 @@
 """The statistics of the ``categorical`` experiment's own (Wang et al., arXiv:2405.17248; docs/papers/categorical.md
 §7): the named pieces its claim records (:mod:`.claims`) reference where the vocabulary of
-:mod:`iclab.experiments._records` cannot say them — the accuracy band that adds the spread between draws of the
+:mod:`iclab.claims._records` cannot say them — the accuracy band that adds the spread between draws of the
 class embeddings W_e (:func:`draw_spread`), the measured texts with the Bayes ceiling, the GD-likeness of the trained matrices, the pooled Monte-Carlo SE of a cell measured once per
 unit (:data:`own_se`), the stationarity gradients one row per (configuration, seed) (:func:`gradient_cells`), and the
 features' SE (:data:`seeds_or_binomial`)."""
@@ -12,9 +12,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from iclab.experiments._records import Estimate, Sample
-from iclab.experiments._judge import part_rows
-from iclab.experiments._statistics import across_units_or, measured_as, within_units
+from iclab.claims import across_units_or, Estimate, measured_as, part_rows, Sample, within_units
 from iclab.stats import mean_se
 
 COMPARABLE_NOTE = {

@@ -1,7 +1,7 @@
 """The claims of arXiv:2410.01104 ("Softmax is not enough") that the ``dispersion`` experiment judges, declared before
 the run (docs/papers/dispersion.md §2, §6): one function per part — max retrieval (Fig. 2, the max-retrieval table,
 Prop. 3.1), the β(H) refit (Fig. 4/6), the CLRS-style tasks, and dispersion in real transformers (Thm 2.2, Lemma 2.1).
-Each claim is a record (:mod:`iclab.experiments._records`) judged by the generic judge; what the vocabulary cannot
+Each claim is a record (:mod:`iclab.claims._records`) judged by the generic judge; what the vocabulary cannot
 say is a named function of :mod:`.statistics`. Units: seeds (max retrieval, β(H); softmax and adaptive paired on the
 same test sets), seeds or tasks (CLRS-style), text segments (real transformers), queries in lists (lookup).
 
@@ -16,8 +16,17 @@ import math
 from functools import partial
 
 
-from iclab.experiments._records import CellReason, ClaimRecord, Measure, MinUnits, Rule, Setting, across_units
-from iclab.experiments._statistics import not_configured, some_at_most
+from iclab.claims import (
+    across_units,
+    CellReason,
+    ClaimRecord,
+    Measure,
+    MinUnits,
+    not_configured,
+    Rule,
+    Setting,
+    some_at_most,
+)
 from iclab.experiments.dispersion import statistics as st
 from iclab.experiments.dispersion.config import PAPER_D, PAPER_TEST_SIZES
 from iclab.experiments.dispersion.statistics import BETA_WINDOW, MIN_FIT_SETS, ONSET_TOKENS

@@ -1,6 +1,6 @@
 """The ``dispersion`` experiment's own measured quantities (arXiv:2410.01104; docs/papers/dispersion.md §5.7–5.9, §6):
 named pure functions that the claim records of :mod:`iclab.experiments.dispersion.claims` reference where the
-vocabulary of :mod:`iclab.experiments._records` cannot say the measurement.
+vocabulary of :mod:`iclab.claims._records` cannot say the measurement.
 
 A results row of the ``retrieval`` part holds one trained model (seed) with list columns over its ``test_sizes``; a
 ``real`` row one text segment of one model with ``(L, H, S)`` statistics flattened; a ``lookup`` row one list size
@@ -16,8 +16,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from iclab.experiments._records import Estimate, Sample
-from iclab.experiments._statistics import measured_as
+from iclab.claims import Estimate, measured_as, Sample
 from iclab.experiments.dispersion.config import beta_grid
 from iclab.experiments.dispersion.lookup import lookup_summary
 from iclab.experiments.dispersion.tables import ONSET_N, loglog_slope, stack

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from iclab.experiments._judge import one_per_unit
+from iclab.claims import one_per_unit
 from iclab.experiments.dispersion.config import DIAGNOSTICS, beta_grid
 from iclab.theory.dispersion import best_beta_per_bin, fit_beta_polynomial
 
@@ -55,7 +55,7 @@ CELL_KEYS = ("part", "normaliser", "model", "task", "n_pairs", "attention", "see
 
 def rows(df: pd.DataFrame, **eq) -> pd.DataFrame:
     """The rows of ``df`` whose columns equal ``eq`` (none when a column is missing), one per cell: a repeated row
-    of the same cell is one unit, never two (:func:`iclab.experiments._judge.one_per_unit`)."""
+    of the same cell is one unit, never two (:func:`iclab.claims._judge.one_per_unit`)."""
     sel = df
     for k, v in eq.items():
         if k not in sel.columns:

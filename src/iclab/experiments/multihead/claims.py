@@ -1,12 +1,12 @@
 """The claims of arXiv:2503.12734 that the ``multihead`` experiment judges, as records (docs/papers/multihead.md
-§6–7; the vocabulary and the one judge: :mod:`iclab.experiments._records`): the rows of Figs. 2.4 and 2.5, the
+§6–7; the vocabulary and the one judge: :mod:`iclab.claims._records`): the rows of Figs. 2.4 and 2.5, the
 trained models' errors and patterns (Thm 1, Figs. 2.2–2.8, 3.1), length generalisation, the multi-task and
 activation extensions (Figs. 3.2–3.5, 4.2), Thm 1's Bayes-risk ratio and the unreliable second-hand summary.
 
 The records are built per config (η* and debiased GD's exact risk, the targets, depend on d, L, σ²); what the
 vocabulary cannot say is in :mod:`.statistics`. Replicates are seeds; the claims on the stage-II limits and patterns
 pool every trained H ≥ 2 model of every seed (Student t over models: three models may disagree, not agree). Gates
-(declared, :mod:`iclab.experiments._gates`): ``paper_settings``, :data:`TRAINED_GATE` (≥ 2·10⁴ Adam steps) and
+(declared, :mod:`iclab.claims._gates`): ``paper_settings``, :data:`TRAINED_GATE` (≥ 2·10⁴ Adam steps) and
 :data:`STAGE_II_GATE` (the H ≥ 2 models trained the paper's 5·10⁵ steps for stage II).
 """
 
@@ -15,8 +15,7 @@ from __future__ import annotations
 from functools import partial
 
 
-from iclab.experiments._records import BASE, ClaimRecord, Measure, Rule, Setting
-from iclab.experiments._statistics import measured_as, whole_rows
+from iclab.claims import BASE, ClaimRecord, Measure, measured_as, Rule, Setting, whole_rows
 from iclab.experiments.multihead import statistics as st
 from iclab.experiments.multihead.config import ACTIVATION_NAMES
 from iclab.experiments.multihead.conventions import (

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from iclab.experiments.multihead.paper_values import FIG24_TRAINED, PAPER_OMEGA_LOGIT
-from iclab.experiments._judge import part_rows
+from iclab.claims import part_rows
 from iclab.experiments.multihead.results import INTS, baseline_row, lengthgen_rows, mean_curve, ratio_row, value_at
 from iclab.experiments._plot import curve, panel
 from iclab.plotting import color, new_figure, save_figure, theory_vs_sim

@@ -10,7 +10,7 @@ import pandas as pd
 
 from iclab.experiments.multihead.conventions import PAPER_TRAINING, STAGE_II_STEPS, ZERO_SUM_MAX
 from iclab.experiments.multihead.paper_values import PAPER_OMEGA, PAPER_OMEGA_LOGIT
-from iclab.experiments._judge import part_rows
+from iclab.claims import part_rows
 from iclab.experiments._notes import labelled
 from iclab.experiments.multihead.results import INTS, ratio_row
 from iclab.models import head_pattern

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from iclab.experiments._judge import part_rows
+from iclab.claims import part_rows
 
 __all__ = [
     "INTS",

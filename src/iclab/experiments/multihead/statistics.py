@@ -1,5 +1,5 @@
 """The ``multihead`` package's own statistics, named by its claim records (arXiv:2503.12734; docs/papers/multihead.md
-§7; the vocabulary: :mod:`iclab.experiments._records`): columns read at one prompt length; the seed mean (one seed:
+§7; the vocabulary: :mod:`iclab.claims._records`): columns read at one prompt length; the seed mean (one seed:
 its own SE over the n_eval prompts, normal; several: the SE over seeds, Student t with seeds − 1 dof); the Welch
 difference of two seed means; values pooled over the trained H ≥ 2 models, seed by seed (the models of a seed share
 its batches); sign matching with the seed as the unit (Clopper–Pearson); the multi-task head sharing and task gap; length generalisation; the slack to Thm 1's
@@ -14,7 +14,7 @@ from functools import partial
 import numpy as np
 import pandas as pd
 
-from iclab.experiments._records import Estimate, Sample
+from iclab.claims import Estimate, Sample
 from iclab.experiments.multihead.conventions import SIGN_MATCH_MIN, ZERO_SUM_MAX
 from iclab.experiments.multihead.paper_values import FIG25_PROMPTS, SEED_SUMMARY, SEED_SUMMARY_LENGTHGEN
 from iclab.stats import clopper_pearson, clopper_pearson_trials, fmt, mean_se, unit_mean
@@ -22,7 +22,7 @@ from iclab.theory import multihead as th
 
 NAN = float("nan")
 #: from two seeds on the SE is over seeds (a Student-t band from two is refused: too few units), with one the seed's
-#: own SE over prompts (:func:`~iclab.experiments._statistics.unit_mean`)
+#: own SE over prompts (:func:`~iclab.claims._statistics.unit_mean`)
 MIN_SEEDS = 2
 
 # --- columns: rows -> (rows,) values -----------------------------------------------------------------------------
@@ -127,7 +127,7 @@ def over_seeds(cfg, s: Sample) -> Estimate:
     """Mean ± SE over seeds of each seed's mean over its models, Student t with seeds − 1 dof: the models of one seed
     (every H, every activation) train on the same batches, drawn by seed and step, so they move together and are
     one replicate, not several (their spread holds the initialisations only, not the batches'). The report's test
-    text is this sentence (:func:`~iclab.experiments._rule.combine_phrase`); :func:`_seed_means` groups them."""
+    text is this sentence (:func:`~iclab.claims._rule.combine_phrase`); :func:`_seed_means` groups them."""
     m, se, n = mean_se(_seed_means(s.values, s.rows))
     models = int(np.isfinite(s.values).sum())
     how = f"{models} models of {n} seed(s); a seed's models share its batches: one replicate"

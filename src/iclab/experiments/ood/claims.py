@@ -1,5 +1,5 @@
 """The claims the ``ood`` experiment judges, as records read by the one judge (arXiv:2609.36448; docs/papers/ood.md
-§2, §5.10, §6; :mod:`iclab.experiments._records`).
+§2, §5.10, §6; :mod:`iclab.claims._records`).
 
 Sources: "arXiv:2609.36448, abstract" for what the abstract states; "second-hand summary (…)" for the paper's
 numbers and formulas known only through the summary (those the note shows cannot come from the model as specified
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from iclab.experiments._records import ClaimRecord, Measure, Rule
+from iclab.claims import ClaimRecord, Measure, Rule
 from iclab.experiments.ood import statistics as st
 from iclab.experiments.ood.reference import PAPER_ENCODER_F, PAPER_F, PAPER_OOD, PAPER_TINY
 from iclab.experiments.ood.tables import CELL, unit_rows

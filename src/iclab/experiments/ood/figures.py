@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from iclab.experiments.ood.reference import DERIVED_F, DERIVED_INSPAN, PAPER_ENCODER_F, PAPER_OOD, PAPER_TINY
-from iclab.experiments._judge import part_rows
+from iclab.claims import part_rows
 from iclab.experiments.ood.tables import first_row, forget_table, within_target_spearman
 from iclab.experiments._plot import panel, paper_values
 from iclab.plotting import color, new_figure, save_figure, theory_vs_sim

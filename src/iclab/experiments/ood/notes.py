@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from iclab.experiments._judge import part_rows
+from iclab.claims import part_rows
 from iclab.experiments._notes import labelled, pm
 from iclab.experiments.ood.reference import DERIVED_F, PAPER_F, PAPER_OOD
 from iclab.experiments.ood.tables import first_row, forget_table, within_target_spearman

@@ -24,8 +24,7 @@ from functools import partial
 import numpy as np
 import pandas as pd
 
-from iclab.experiments._records import Estimate, Sample
-from iclab.experiments._statistics import whole_rows, within_units
+from iclab.claims import Estimate, Sample, whole_rows, within_units
 from iclab.experiments.ood.tables import forget_table, within_target_spearman
 from iclab.stats import clopper_pearson, mean_se
 
@@ -87,7 +86,7 @@ def _own_se_phrase(units: str) -> str:
 
 
 #: the combine rule of one Monte-Carlo or evaluation-set estimate with its own SE (``Measure.se_column``): the value
-#: and that SE, normal (several units: :func:`~iclab.experiments._statistics.within_units`)
+#: and that SE, normal (several units: :func:`~iclab.claims._statistics.within_units`)
 own_se = within_units()
 own_se.describe = _own_se_phrase  # type: ignore[attr-defined]
 #: :data:`own_se` with the test sentences behind the SE (``n_test``) as the estimate's n

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from iclab.experiments._judge import part_rows
+from iclab.claims import part_rows
 
 __all__ = ["CELL", "VIEWS", "first_row", "forget_table", "unit_rows", "within_target_spearman"]
 

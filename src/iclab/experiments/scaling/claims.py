@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from iclab.experiments._records import ClaimRecord, Measure, Rule
+from iclab.claims import ClaimRecord, Measure, Rule
 from iclab.experiments.scaling.config import STOCK, ScalingConfig
 from iclab.experiments.scaling.tables import prompt_rows
 

@@ -1,7 +1,7 @@
 """The claims of the one-layer ``temperature`` experiment as records: arXiv:2511.01292 (Demir & Doğan), Theorems
 4.2–4.3, Corollary 4.4, Remark 3.4, Figs. 1–2, and the surrogate of Eq. 5 against softmax (v2 Fig. 1)
 (docs/papers/temperature.md §5.1, §6), declared per config (the ends of ``l_values``, the largest σ_test, …) and
-judged by the generic judge (:mod:`iclab.experiments._records`) with the package's statistics (:mod:`.statistics`).
+judged by the generic judge (:mod:`iclab.claims._records`) with the package's statistics (:mod:`.statistics`).
 Claims tied to the paper's figure settings carry them in ``paper_settings`` ("not judged (settings differ)" at the
 quick preset's d = 20). Internal checks (τ_opt against Eq. 15, the Marchenko–Pastur Bayes error) are tests.
 ``thm4.2-vs-mc/curves-l>=d`` ("at every l") has two values per curve cell (τ = 1, τ_opt): its record reads them as
@@ -15,8 +15,7 @@ from functools import partial
 
 import pandas as pd
 
-from iclab.experiments._records import BASE, ClaimRecord, Measure, Rule
-from iclab.experiments._statistics import measured_as, not_configured, whole_rows
+from iclab.claims import BASE, ClaimRecord, Measure, measured_as, not_configured, Rule, whole_rows
 from iclab.experiments.temperature import statistics as S
 from iclab.experiments.temperature.statistics import CURVE_PARTS, TOL, prompt_se, ratio, rel_gap
 

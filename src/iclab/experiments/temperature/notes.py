@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from iclab.experiments._judge import part_rows
+from iclab.claims import part_rows
 from iclab.experiments._notes import labelled
 from iclab.experiments.temperature.claims import CURVE_PARTS, SIMCHECK, TOL, TOL_NEAR, TOL_TAU, claims
 from iclab.experiments.temperature.config import TemperatureConfig

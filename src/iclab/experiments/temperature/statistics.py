@@ -1,6 +1,6 @@
 """The one-layer ``temperature`` experiment's own statistics (arXiv:2511.01292, Demir & Doğan; docs/papers/
 temperature.md §5.1, §6): the named pure functions its claim records (:mod:`.claims`) reference where the
-vocabulary of :mod:`iclab.experiments._records` cannot say the measurement.
+vocabulary of :mod:`iclab.claims._records` cannot say the measurement.
 
 A cell is one row of one seed with prompt-level SEs (``*_se``); a paired difference of two cells (independent
 prompts) has the hypot of theirs (:func:`prompt_se`). Errors are divided by the cell's ``c`` = Tr(AB) + σ² (the
@@ -16,8 +16,7 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from iclab.experiments._records import Estimate, Sample
-from iclab.experiments._statistics import across_units_or, within_units
+from iclab.claims import across_units_or, Estimate, Sample, within_units
 from iclab.experiments.temperature.cells import cells as grid
 from iclab.stats import fmt, grid_floor_ci, quantile
 
@@ -67,7 +66,7 @@ def prompt_ses(se_cols: tuple[str, ...], den: str | None, cfg, s: Sample) -> np.
 def prompt_se(se_cols: tuple[str, ...], den: str | None) -> Callable[[Any, Sample], Estimate]:
     """Mean of the per-seed values with the prompt-level SE of :func:`prompt_ses` (normal, from the cell's ``n_test``
     prompts): a run has one seed (``config.seed``), so the design's SE is within it
-    (:func:`~iclab.experiments._statistics.across_units_or` with one planned unit)."""
+    (:func:`~iclab.claims._statistics.across_units_or` with one planned unit)."""
     return across_units_or(
         partial(prompt_ses, se_cols, den),
         planned=1,

@@ -5,12 +5,12 @@ as the paper's §5 footnote (v1 Fig. 6) says? (docs/papers/temperature.md §5.2,
 Every claim is an effect judged on the same test prompts for every τ: "re-tuning τ helps under shift X" is the
 cross-fitted paired gain over τ = 1 (τ picked on one half of the prompts, scored on the other) with its confidence
 interval, so a model whose error ignores τ never passes. The claims are :data:`RECORDS`, read by the generic judge
-(:mod:`iclab.experiments._records`); this package keeps only its own statistics: :data:`models_or_prompts` (the
+(:mod:`iclab.claims._records`); this package keeps only its own statistics: :data:`models_or_prompts` (the
 shared rule: with three or more trained models the uncertainty is the spread across them, Student's t; with fewer,
 the prompt-level standard error of these models), :func:`log_best_tau_interval` (the best-τ interval, floored at
 half a grid step), :func:`unshifted_c_units` (the mean shift judged on the raw error)
 and the notes put before each statistic; the best-τ claims declare the grid-edge gate
-(:class:`~iclab.experiments._gates.GridEdge`: a best τ on the edge of ``taus`` is no argmin). The paper gives no size
+(:class:`~iclab.claims._gates.GridEdge`: a best τ on the edge of ``taus`` is no argmin). The paper gives no size
 or training details for its GPT-2, so no claim carries ``paper_settings``.
 """
 
@@ -20,8 +20,19 @@ import math
 
 import numpy as np
 
-from iclab.experiments._records import BASE, ClaimRecord, Estimate, GridEdge, Measure, Sample, Rule, declared
-from iclab.experiments._statistics import across_units_or, lost_units, measured_as
+from iclab.claims import (
+    across_units_or,
+    BASE,
+    ClaimRecord,
+    declared,
+    Estimate,
+    GridEdge,
+    lost_units,
+    Measure,
+    measured_as,
+    Rule,
+    Sample,
+)
 from iclab.experiments.temperature.gpt2.config import TemperatureGPT2Config
 from iclab.experiments.temperature.gpt2.shifts import shift_distribution, zero_predictor_error
 from iclab.stats import grid_floor_ci, quantile
@@ -53,7 +64,7 @@ def _cells(shift: str) -> dict:
 
 #: the mean over trained models: when the config trains three or more the SE across them (Student t, k − 1 dof),
 #: with fewer the prompt-level SE of these models, their ``se_column``; a trained model without a result: not judged
-#: (:func:`iclab.experiments._statistics.across_units_or`)
+#: (:func:`iclab.claims._statistics.across_units_or`)
 models_or_prompts = across_units_or(unit="model", planned="train_seeds")
 
 

@@ -1,9 +1,9 @@
 """The claims of ``temperature-llm`` as records: arXiv:2511.01292 (Demir & Doğan), §5.2, Fig. 3
 (docs/papers/temperature.md §5.3–5.4). The paper reports figures only, so every claim is an effect direction, judged
-by the generic judge (:mod:`iclab.experiments._records`) on a group-bootstrap interval of one cell (:mod:`.tables`).
+by the generic judge (:mod:`iclab.claims._records`) on a group-bootstrap interval of one cell (:mod:`.tables`).
 τ can only repair what noise breaks: the screen, fixed before the run, is the claim ``noise-hurts`` of each model and
 task (noisy demonstrations lower EM at τ = 1 by ``screen_harm``, interval above 0); the other claims of that model and
-task declare it as their screen (:class:`~iclab.experiments._gates.Screen`), so the judge counts them only when it
+task declare it as their screen (:class:`~iclab.claims._gates.Screen`), so the judge counts them only when it
 agrees."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from itertools import product
 import numpy as np
 import pandas as pd
 
-from iclab.experiments._records import ClaimRecord, Estimate, Measure, Rule, Sample, Screen
+from iclab.claims import ClaimRecord, Estimate, Measure, Rule, Sample, Screen
 from iclab.experiments.temperature.llm.config import TemperatureLLMConfig
 from iclab.experiments.temperature.llm.tables import screen_table, summary_table, trend
 from iclab.stats import binary_floor_ci

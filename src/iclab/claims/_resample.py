@@ -1,7 +1,7 @@
 """Resampling a claim's units at its least favourable truth (issue 43): the one mechanism behind the row-level
-calibration (:mod:`iclab.experiments._calibrate_rows`) and the judge's check of an "agrees" from few units
-(:func:`small_sample_gate`, called by :mod:`iclab.experiments._records`). A draw resamples the units of a
-:class:`~iclab.experiments._sample.Sample` with replacement, moves every per-unit value by one constant so the
+calibration (:mod:`iclab.claims._calibrate_rows`) and the judge's check of an "agrees" from few units
+(:func:`small_sample_gate`, called by :mod:`iclab.claims._records`). A draw resamples the units of a
+:class:`~iclab.claims._sample.Sample` with replacement, moves every per-unit value by one constant so the
 combined estimate sits at the truth, and judges it with the function it is given (the records' ``judge_sample``:
 this module sits below them and imports none of them).
 
@@ -16,8 +16,8 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from iclab.experiments._rule import BASE
-from iclab.experiments._sample import Sample
+from iclab.claims._rule import BASE
+from iclab.claims._sample import Sample
 from iclab.stats import AGREES, Verdict, claim_rng
 
 __all__ = ["GATE_DRAWS", "GATE_MAX_UNITS", "NOMINAL", "TRUTHS", "centre", "follows_shift", "rate",
@@ -142,7 +142,7 @@ def rate(rec, config, samples, truth, record, screens, draws, rng, *, sd: float,
     """The rate of "agrees" over ``draws`` draws: each picks one of ``samples`` (the claim's sample with a unit lost
     or a cell failed, or the "not measured" verdict that loss gives), resamples its units and centres them at
     ``truth`` (a sample of one unit: its value drawn at ``truth`` with SE ``sd``). A draw whose judging raises does
-    not agree, as in a run (:data:`~iclab.experiments._records.RAISED`)."""
+    not agree, as in a run (:data:`~iclab.claims._records.RAISED`)."""
     agrees = 0
     centred: dict[int, float | None] = {}
     units: dict[int, _Units] = {}

@@ -1,7 +1,7 @@
 """The statistics the paper packages share: the named pieces claim records reference (``Measure.combine``,
 ``Measure.measured``, ``Measure.column``) that are one rule, written once here so that they cannot drift apart
 (issue 21: a paper's package keeps only the statistics that are truly its own; the vocabulary is
-:mod:`iclab.experiments._records`, the tests :mod:`iclab.stats`).
+:mod:`iclab.claims._records`, the tests :mod:`iclab.stats`).
 
 - :func:`across_units_or`, :func:`within_units`: the mean over the units of replication with its standard error
   across the units when the config runs enough of them, else from each unit's own (within-run) SE
@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 import pandas as pd
 
-from iclab.experiments._records import Estimate, Sample
+from iclab.claims._records import Estimate, Sample
 from iclab.stats import MIN_UNITS, unit_mean
 
 __all__ = [
@@ -84,7 +84,7 @@ def across_units_or(
         return Estimate(m, se, dof=dof, n=n, how=how)
 
     def describe(units: str) -> str:
-        """The rule in the claim's test text (:meth:`~iclab.experiments._rule.Rule.describe`)."""
+        """The rule in the claim's test text (:meth:`~iclab.claims._rule.Rule.describe`)."""
         own_se = f"from the {units}' own {within_text or 'within-run SEs'}: √(Σ se²)/k, normal"
         lost = "; a planned unit without a result: not judged" if planned is not None else ""
         if min_units == math.inf:

@@ -1,9 +1,9 @@
 """Gates as data: the declared conditions under which a judged claim cannot count, and the one place their texts are
 written (issue 43, item 6: gates live in the judge).
 
-A record lists its gates in ``Measure.gates``; the judge (:func:`iclab.experiments._records.judge_records`) asks each
+A record lists its gates in ``Measure.gates``; the judge (:func:`iclab.claims._records.judge_records`) asks each
 for its reason once the test has run and puts a non-empty one over the verdict through
-:func:`~iclab.experiments._judge.downgrade` ("not judged", keeping what the test gave at these settings). A paper
+:func:`~iclab.claims._judge.downgrade` ("not judged", keeping what the test gave at these settings). A paper
 package only declares a gate — the field, the column, the threshold and what they mean — and never writes a
 "settings differ", "not measured" or "not judged" text itself. The kinds:
 
@@ -29,7 +29,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 import pandas as pd
 
-from iclab.experiments._sample import Sample
+from iclab.claims._sample import Sample
 from iclab.stats import AGREES, Verdict
 
 __all__ = [
@@ -48,7 +48,7 @@ __all__ = [
     "NOT_MEASURED",
 ]
 
-#: the head of a reason when the run lacks what the claim needs (also :func:`~iclab.experiments._judge.settings_differ`)
+#: the head of a reason when the run lacks what the claim needs (also :func:`~iclab.claims._judge.settings_differ`)
 SETTINGS_DIFFER = "settings differ"
 #: the head of a reason when the claim's measurement is missing
 NOT_MEASURED = "not measured"

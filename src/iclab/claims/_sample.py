@@ -1,7 +1,7 @@
 """The rows a claim record is judged on (:func:`sample_of`): the selection of its cells, one row per unit, paired on
 the unit against its baseline, and every cell a claim over a table needs (issue 43: a failed or missing one makes it
 "not measured: n of N cells"; rows that would collapse as duplicates of one unit are an error naming the columns that
-tell them apart). The vocabulary is :mod:`iclab.experiments._records`."""
+tell them apart). The vocabulary is :mod:`iclab.claims._records`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from iclab.experiments._judge import cell_mask, missing_cells, not_measured, planned_cells
+from iclab.claims._judge import cell_mask, missing_cells, not_measured, planned_cells
 
 __all__ = ["Sample", "sample_of"]
 
@@ -68,13 +68,13 @@ def _column(rows: pd.DataFrame, column, scale: float | None = None) -> np.ndarra
 def sample_of(
     m: Any, config: Any, results: pd.DataFrame, planned: Sequence[Mapping[str, Any]] | None = None
 ) -> Sample | str:
-    """The :class:`Sample` of measure ``m`` (a :class:`~iclab.experiments._records.Measure`) in ``results``, or why
+    """The :class:`Sample` of measure ``m`` (a :class:`~iclab.claims._records.Measure`) in ``results``, or why
     there is none ("not measured: …"): a cell it names without a row, one of ``Measure.cells`` without a row, or —
     when ``planned`` (a grid of cells that must all have a row: the row-level calibration's, whose tables are
     complete runs with rows taken away) is given and the measure names no cells of its own — one of the planned
-    cells its selection or baseline reads (:func:`~iclab.experiments._judge.planned_cells`) without a row: "not
+    cells its selection or baseline reads (:func:`~iclab.claims._judge.planned_cells`) without a row: "not
     measured: n of N cells", never a claim judged on the units left. In a run the judge learns of a lost cell from
-    the run's failed cells (:func:`~iclab.experiments._judge.judge_run`)."""
+    the run's failed cells (:func:`~iclab.claims._judge.judge_run`)."""
     cells = [dict(m.where)] + ([dict(m.base)] if m.base is not None else [])
     gone = missing_cells(results, cells)
     if gone:

@@ -1,6 +1,6 @@
 """Claims as data: a paper's claims as records that one generic judge reads (issue 21, item 1).
 
-A :class:`ClaimRecord` is a :class:`~iclab.experiments._judge.Claim` (id, claim text, source, kind, paper value,
+A :class:`ClaimRecord` is a :class:`~iclab.claims._judge.Claim` (id, claim text, source, kind, paper value,
 headline, the paper settings it needs; its test text generated from the rule: ``quantity`` + :meth:`Rule.describe`
 + ``extra``) plus three declarative fields:
 
@@ -11,28 +11,28 @@ headline, the paper settings it needs; its test text generated from the rule: ``
   unit of replication (seed, model, W_e draw, question group, prompt). With ``base`` (the cells of a baseline) the
   quantity is paired: per unit, the selection's value minus the baseline's (``contrast="minus"``) or
   ``log(a / b)`` (``"log ratio"``), on the units both have.
-- ``rule`` (:class:`Rule`, :mod:`iclab.experiments._rule`): which test of :mod:`iclab.stats` decides, and its
+- ``rule`` (:class:`Rule`, :mod:`iclab.claims._rule`): which test of :mod:`iclab.stats` decides, and its
   thresholds: ``sign`` and ``smallest`` (direction, absence), ``rel_tol`` and ``target`` (equivalence, every cell),
   ``paper``, ``paper_se``, ``k``, ``tol`` (paper value).
 
 :func:`judge_records` is the one judge of records. For each record it: selects the rows; refuses to judge a
-claim whose named cells have no row (:func:`~iclab.experiments._judge.missing_cells`: "not measured", naming them,
+claim whose named cells have no row (:func:`~iclab.claims._judge.missing_cells`: "not measured", naming them,
 never another setting, nor a subset of the cells a claim over a table needs: ``Measure.cells``); keeps one row per
-unit (rows that would collapse are an error: :func:`~iclab.experiments._sample.sample_of`); reduces to one
+unit (rows that would collapse are an error: :func:`~iclab.claims._sample.sample_of`); reduces to one
 value per unit (paired on the unit when there is a baseline); combines the units — by default the mean and its SE
 across units with a Student-t band of n − 1 dof (:func:`across_units`), or a combine rule the package names; and
 calls the one stats test, whose refusals (NaN or zero SE, fewer than :data:`iclab.stats.MIN_UNITS` units) apply
 as they are. A record whose judging raises is "not judged" (:data:`RAISED`, the exception's type and message);
-the other records are judged. Settings gates and unreliable sources stay in :func:`~iclab.experiments._judge.judge_run`.
+the other records are judged. Settings gates and unreliable sources stay in :func:`~iclab.claims._judge.judge_run`.
 
 A package writes code only for what this vocabulary cannot say, each a small named pure function the record
 references: a combine rule (``combine``: ``(config, Sample) -> Estimate``), a factor on the measured column
 (``scale``: ``config -> float``), the diagnostic text put before the test statistic (``note``:
 ``(config, Sample, Estimate) -> str``), the measured text (``measured``, same signature), and why a declared
 claim's cells are not run by this config (``ClaimRecord.not_run``). Gates are declared, not written: ``gates`` lists
-kinds of :mod:`iclab.experiments._gates` (a setting, a minimum of units, a cell's own reason, a screen record, a grid
+kinds of :mod:`iclab.claims._gates` (a setting, a minimum of units, a cell's own reason, a screen record, a grid
 edge, a diagnostic threshold, a stand-in), whose texts the judge writes and puts over the verdict through
-:func:`~iclab.experiments._judge.downgrade`; a screen record is judged before the records that depend on it. A table of records
+:func:`~iclab.claims._judge.downgrade`; a screen record is judged before the records that depend on it. A table of records
 can be static (:func:`declared` picks those a config runs) or built per config when the cells it names depend on
 it (the largest block count, the smallest training-set size).
 """
@@ -47,19 +47,19 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from iclab.experiments._gates import CellReason as CellReason
-from iclab.experiments._gates import Diagnostic as Diagnostic
-from iclab.experiments._gates import Gate, GateContext, Screen, describe_gates
-from iclab.experiments._gates import GridEdge as GridEdge
-from iclab.experiments._gates import MinUnits as MinUnits
-from iclab.experiments._gates import NotComparable as NotComparable
-from iclab.experiments._gates import Setting as Setting
-from iclab.experiments._gates import StandIn as StandIn
-from iclab.experiments._judge import Claim, claim_gate, downgrade
-from iclab.experiments._resample import small_sample_gate
-from iclab.experiments._sample import Sample, sample_of
+from iclab.claims._gates import CellReason as CellReason
+from iclab.claims._gates import Diagnostic as Diagnostic
+from iclab.claims._gates import Gate, GateContext, Screen, describe_gates
+from iclab.claims._gates import GridEdge as GridEdge
+from iclab.claims._gates import MinUnits as MinUnits
+from iclab.claims._gates import NotComparable as NotComparable
+from iclab.claims._gates import Setting as Setting
+from iclab.claims._gates import StandIn as StandIn
+from iclab.claims._judge import Claim, claim_gate, downgrade
+from iclab.claims._resample import small_sample_gate
+from iclab.claims._sample import Sample, sample_of
 from iclab.errors import ConfigError
-from iclab.experiments._rule import BASE, TEST_KINDS, Rule, cannot_fail, mean_over_units, units_of
+from iclab.claims._rule import BASE, TEST_KINDS, Rule, cannot_fail, mean_over_units, units_of
 from iclab.stats import (
     AGREES,
     NO_UNCERTAINTY,
@@ -155,8 +155,8 @@ class Measure:
         combine: the named rule ``(config, Sample) -> Estimate`` (default :func:`across_units`).
         note: a named ``(config, Sample, Estimate) -> str`` diagnostic put before the test statistic.
         measured: a named ``(config, Sample, Estimate) -> str`` text that replaces the measured value's.
-        gates: declared gates (:class:`~iclab.experiments._gates.Gate`); a non-empty reason (written by the gate kind,
-            never by the package) makes the verdict "not judged" (:func:`~iclab.experiments._judge.downgrade`: the
+        gates: declared gates (:class:`~iclab.claims._gates.Gate`); a non-empty reason (written by the gate kind,
+            never by the package) makes the verdict "not judged" (:func:`~iclab.claims._judge.downgrade`: the
             test's own result stays in the reason).
         cells: a claim over a table (curves, minimisers, trends, every cell): a named ``config -> [cell]`` (each a
             mapping column -> value) giving every cell it needs; one without a row makes it "not measured: n of N
@@ -182,20 +182,20 @@ class Measure:
         if self.contrast not in _CONTRASTS:
             raise ValueError(f"contrast {self.contrast!r} is not one of {_CONTRASTS}")
         bad = [g for g in self.gates if not isinstance(g, Gate)]
-        if bad:  # a gate is declared (iclab.experiments._gates), never a function that writes its own text
-            raise ValueError(f"gates {bad!r} are not declared gates (iclab.experiments._gates)")
+        if bad:  # a gate is declared (iclab.claims._gates), never a function that writes its own text
+            raise ValueError(f"gates {bad!r} are not declared gates (iclab.claims._gates)")
 
 
 @dataclass(frozen=True)
 class ClaimRecord(Claim):
-    """A claim as data: the :class:`~iclab.experiments._judge.Claim` fields, ``runs_if`` (the config values that
+    """A claim as data: the :class:`~iclab.claims._judge.Claim` fields, ``runs_if`` (the config values that
     run its cells), ``measure`` and ``rule`` (module docstring), and ``not_run``: a named ``(config, record) -> str``
     saying why this config runs none of the claim's cells although it declares the claim ("" when it does), which
     makes it "not judged" with that reason. It is a ``Claim``: ``judge_run`` and the report read it as one.
 
     Its ``test`` text is generated, never written by hand: ``quantity`` (what is measured per unit, the one thing
     the rule cannot say), then :meth:`Rule.describe` of the measure (the combine and the test with its thresholds'
-    values), then its gates (:func:`~iclab.experiments._gates.describe_gates`), then ``extra`` (a short sentence,
+    values), then its gates (:func:`~iclab.claims._gates.describe_gates`), then ``extra`` (a short sentence,
     only where the claim truly needs one: a caveat)."""
 
     test: str = ""
@@ -249,7 +249,7 @@ def judge_records(
 ) -> dict[str, Verdict]:
     """``{claim id: Verdict}`` for every record (module docstring: select, refuse missing cells, one row per unit,
     per-unit values, combine, the one stats test, note and gates). ``planned`` (the run's grid, ``cells(config)``)
-    makes a record whose planned cells did not all give a row "not measured: n of N cells" (:func:`sample_of`). A record that a :class:`~iclab.experiments._gates.Screen`
+    makes a record whose planned cells did not all give a row "not measured: n of N cells" (:func:`sample_of`). A record that a :class:`~iclab.claims._gates.Screen`
     names is judged before the records that depend on it. A record whose judging raises (a statistic meeting a table
     it cannot read, a screen that is not declared) is "not judged" with :data:`RAISED`, the exception's type and
     message; every other record is judged."""
@@ -282,7 +282,7 @@ def _contained(
 
 
 def _gated(v: Verdict, rec: ClaimRecord, config: Any, sample: Sample, screens: Mapping[str, Verdict]) -> Verdict:
-    """``v`` with the record's declared gates put over it, in order (:func:`~iclab.experiments._judge.downgrade`)."""
+    """``v`` with the record's declared gates put over it, in order (:func:`~iclab.claims._judge.downgrade`)."""
     ctx = GateContext(config, sample, units_of(rec.measure.unit, rec.rule.units), screens)
     for gate in rec.measure.gates:
         v = downgrade(v, gate.reason(ctx))
@@ -318,7 +318,7 @@ def judge_sample(rec: ClaimRecord, config: Any, sample: Sample, screens: Mapping
     """The verdict of a record that is not an every-cell claim on its :class:`Sample`: combine the units, the one
     stats test (or the combine rule's refusal, or "no uncertainty" for an SE at float64 rounding), the note and the
     measured text, then the declared gates. :func:`judge_records` judges through it; so does the row-level
-    calibration (:mod:`iclab.experiments._calibrate_rows`), on samples drawn at a claim's least favourable truth."""
+    calibration (:mod:`iclab.claims._calibrate_rows`), on samples drawn at a claim's least favourable truth."""
     m, t = rec.measure, rec.rule
     est = m.combine(config, sample)
     n = getattr(config, t.n) if t.n else (est.n if est.n is not None else len(sample.values))

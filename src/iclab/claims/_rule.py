@@ -22,7 +22,8 @@ from typing import Any, Callable, Sequence
 
 from iclab.stats import DEFAULT_REL_TOL, MIN_UNITS, NOMINAL, SHIFT_SE, units_to_agree
 
-__all__ = ["BASE", "TEST_KINDS", "EFFECT_KINDS", "Rule", "cannot_fail", "combine_phrase", "units_of"]
+__all__ = ["BASE", "TEST_KINDS", "EFFECT_KINDS", "Rule", "cannot_fail", "combine_phrase", "units_of", "rule_table",
+           "rule_table_markdown"]  # fmt: skip
 
 #: the test kinds of :class:`Rule`, one per test of :mod:`iclab.stats`
 TEST_KINDS = ("direction", "equivalence", "absence", "value", "every cell")
@@ -94,7 +95,7 @@ class Rule:
             raise ValueError("a paper value of 0 needs an absolute tol (a relative tolerance of 0 is 0)")
 
     def describe(self, measure: Any) -> str:
-        """The test text of this rule on ``measure`` (a :class:`~iclab.experiments._records.Measure`): how the units
+        """The test text of this rule on ``measure`` (a :class:`~iclab.claims._records.Measure`): how the units
         are paired (a baseline) and combined (the combine's phrase: its ``describe(units)`` or
         :func:`combine_phrase`), then the test with its thresholds' values, as :mod:`iclab.stats` applies them."""
         units = units_of(measure.unit, self.units)
@@ -155,7 +156,7 @@ def units_of(unit: Sequence[str], name: str) -> str:
 
 
 def mean_over_units(units: str) -> str:
-    """The phrase of the default combine (:func:`~iclab.experiments._records.across_units`): mean ± SE over the
+    """The phrase of the default combine (:func:`~iclab.claims._records.across_units`): mean ± SE over the
     units, Student t with n − 1 dof, at least :data:`iclab.stats.MIN_UNITS` units."""
     return f"mean ± SE over {units}, Student t with n − 1 dof (fewer than {MIN_UNITS} {units}: not judged)"
 
@@ -244,3 +245,63 @@ def _value(rule: Rule, paired: bool) -> str:
         f"paper value {p}: disagrees when |measured − paper| > k·{spread}, {k}; agrees only when not, the band "
         f"|measured − paper| ± k·{spread} lies within the tolerance ±{tol} and {power}; {_OPEN}"
     )
+
+
+#: One row per test kind of :class:`Rule`: what it tests, the fields it reads, when it agrees and disagrees, and the
+#: least favourable truth the judge and the row-level calibration resample it at (issue 43; ``docs/calibration.md``).
+_RULES = {
+    "direction": (
+        "an effect: a sign, a difference, a trend (claim kind 'effect direction'); or closeness to a bound the "
+        "quantity is measured from",
+        "sign, smallest (or bound), relative_to, unit",
+        "the 95 % CI is on the claimed side of 0 and reaches the smallest effect of interest",
+        "the CI is on the other side of 0, or excludes every effect at least the smallest",
+        "true effect 0 (the bound itself for a bound claim); the power to agree at the smallest effect",
+    ),
+    "equivalence": (
+        "closeness to a number or to the baseline cells' mean (theory vs simulation, one model is another)",
+        "target (a number or BASE), rel_tol, against",
+        "the 95 % CI lies within target ± rel_tol·abs(target) (two one-sided tests)",
+        "the CI lies wholly outside that interval",
+        "the gap exactly at each edge of the tolerance, ±rel_tol·abs(target)",
+    ),
+    "absence": (
+        "no effect as large as a stated size, either way",
+        "smallest, relative_to, unit",
+        "the 95 % CI lies within ±smallest",
+        "the CI lies wholly above +smallest or wholly below −smallest",
+        "the effect exactly at ±smallest",
+    ),
+    "value": (
+        "a number the paper reports (claim kind 'paper value')",
+        "paper, paper_se, k, tol or rel_tol (default 10 %), n, units",
+        "abs(measured − paper) ± k·√(SE² + SE_paper²) lies within the tolerance, and the band is narrow enough "
+        f"that a value {SHIFT_SE:g} SE away falls inside it at most {_pct(NOMINAL)} of the time",
+        "abs(measured − paper) > k·√(SE² + SE_paper²)",
+        "the true value exactly at paper ± tol",
+    ),
+    "every cell": (
+        "closeness at every cell of a table (theory vs simulation over a grid)",
+        "target (a column), rel_tol, by",
+        "every cell's 95 % CI lies within ±rel_tol of the cell's target (intersection–union test)",
+        "some cell's Bonferroni CI (95 % over the cells) lies wholly outside",
+        "one cell exactly at the edge of its tolerance, the others at their targets (simulated at the level of "
+        "the statistic, docs/calibration.md §6)",
+    ),
+}
+_COLUMNS = ("kind", "tests", "fields", "agrees when", "disagrees when", "least favourable truth")
+
+
+def rule_table() -> list[dict[str, str]]:
+    """Every test kind of :class:`Rule` (:data:`TEST_KINDS`, in order) as a row: what it tests, the fields it reads,
+    when it agrees and when it disagrees (else "not judged: too little power"), and the least favourable truth at
+    which the judge checks it can fail (an "agrees" there at most 5 % + 2 Monte Carlo SE of the time). Markdown-safe
+    text: no ``|``."""
+    return [dict(zip(_COLUMNS, (kind, *_RULES[kind]))) for kind in TEST_KINDS]
+
+
+def rule_table_markdown() -> str:
+    """:func:`rule_table` as a markdown table (the claims API page quotes it between markers; a test keeps it so)."""
+    head = "| " + " | ".join(_COLUMNS) + " |\n|" + "---|" * len(_COLUMNS)
+    rows = ["| " + " | ".join(f"`{r['kind']}`" if c == "kind" else r[c] for c in _COLUMNS) + " |" for r in rule_table()]
+    return "\n".join([head, *rows])

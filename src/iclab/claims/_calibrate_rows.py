@@ -1,9 +1,9 @@
 """Row-level calibration of the judge (issue 43, item 2): every claim record judged, through the code path of a run
-(:func:`~iclab.experiments._records.judge_sample`), on tables drawn at its least favourable truth.
+(:func:`~iclab.claims._records.judge_sample`), on tables drawn at its least favourable truth.
 
 The statistic-level calibration (:func:`iclab.stats.calibrate`) draws a test's statistic from a normal law with the
 run's SE. This one starts one level lower, from the rows: a finished run (a shipped reference run, used as a pilot)
-gives the record's :class:`~iclab.experiments._sample.Sample` — its units of replication and their per-unit values,
+gives the record's :class:`~iclab.claims._sample.Sample` — its units of replication and their per-unit values,
 outliers and all — and each draw
 
 1. resamples the units with replacement (a bootstrap of the units),
@@ -46,9 +46,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from iclab.experiments._judge import cell_mask, claim_gate, downgrade
-from iclab.experiments._records import ClaimRecord, Sample, _sample, judge_records, judge_sample
-from iclab.experiments._resample import NOMINAL, TRUTHS, follows_shift, rate
+from iclab.claims._judge import cell_mask, claim_gate, downgrade
+from iclab.claims._records import ClaimRecord, Sample, _sample, judge_records, judge_sample
+from iclab.claims._resample import NOMINAL, TRUTHS, follows_shift, rate
 from iclab.stats import Verdict, claim_rng, quantile
 
 __all__ = ["NOMINAL", "RowCalibration", "calibrate_records"]
