@@ -73,6 +73,8 @@ def table_line(c: RowCalibration) -> str:
 
     passes = "—" if c.passes is None else ("yes" if c.passes else "**no**")
     truth = c.truth or c.why
+    if c.as_run:  # the test alone was over the line: simulated again as a run judges it
+        truth += f"; as a run judges it, small-sample gate included (the test alone: {c.alone:.1%})"
     return (
         f"| `{c.experiment}` | `{c.claim}` | {c.test} | {c.units} | {c.verdict} | {truth.replace('|', '/')} | "
         + " | ".join(rate(s) for s in SETTINGS)
@@ -92,6 +94,7 @@ def _category(why: str) -> str:
 def block(rows: list[RowCalibration], draws: int = DRAWS) -> str:
     simulated = [c for c in rows if c.rates]
     over = [c for c in simulated if not c.passes]
+    gated = [c for c in simulated if c.as_run]
     why: dict[str, int] = {}
     for c in rows:
         if not c.rates:
@@ -101,6 +104,12 @@ def block(rows: list[RowCalibration], draws: int = DRAWS) -> str:
         f"{len(rows)} claims of the shipped reference runs; {len(simulated)} simulated at the level of their rows, "
         f"{draws:,} draws per truth and setting; {len(over)} over {NOMINAL:.0%} + 2 Monte Carlo SE in some setting"
         + (": " + ", ".join(f"`{c.experiment}` `{c.claim}`" for c in over) if over else "")
+        + (
+            f". {len(gated)} over it with the test alone were simulated again as a run judges them (the small-sample "
+            "gate included): " + ", ".join(f"`{c.experiment}` `{c.claim}`" for c in gated)
+            if gated
+            else ""
+        )
         + ". Not simulated: "
         + "; ".join(f"{k} ({v})" for k, v in sorted(why.items(), key=lambda kv: -kv[1]))
         + ".",

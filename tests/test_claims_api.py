@@ -53,3 +53,20 @@ def test_the_api_page_quotes_the_rule_table_as_the_code_makes_it():
     assert quoted and quoted.group(1) == rule_table_markdown(), "regenerate the table of docs/api/claims.md"
     assert "::: iclab.claims" in page
     assert "api/claims.md" in (ROOT / "mkdocs.yml").read_text()
+
+
+def test_identical_units_are_named_as_such_not_as_one_unit():
+    """Issue 39: five seeds with one value said "no uncertainty: … (one unit, or none measured)"."""
+    import pandas as pd
+
+    from iclab.claims import ClaimRecord, Measure, Rule, judge_records
+
+    rec = ClaimRecord(
+        "x", "a claim", "arXiv:0000.00000", "effect direction", quantity="q",
+        measure=Measure({"part": "p"}, "acc", ("seed",)), rule=Rule("direction", smallest=0.01),
+    )  # fmt: skip
+    rows = pd.DataFrame([{"part": "p", "seed": s, "acc": 0.5} for s in range(5)])
+    same = judge_records([rec], None, rows)["x"]
+    assert same.verdict == "not judged" and "its 5 units all gave the same value" in same.reason, same.reason
+    one = judge_records([rec], None, rows.iloc[:1])["x"]
+    assert one.verdict == "not judged" and "5 units" not in one.reason

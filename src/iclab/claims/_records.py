@@ -97,6 +97,7 @@ __all__ = [
     "declared",
     "judge_records",
     "judge_sample",
+    "judge_as_run",
     "sample_of",
 ]
 
@@ -308,8 +309,15 @@ def _judge_one(
         return sample
     if rec.rule.kind == "every cell":
         return _gated(_every_cell(rec, config, results, sample), rec, config, sample, screens)
+    return judge_as_run(rec, config, sample, screens)
+
+
+def judge_as_run(rec: ClaimRecord, config: Any, sample: Sample, screens: Mapping[str, Verdict]) -> Verdict:
+    """The verdict a run gives a record (not an every-cell claim) on its :class:`Sample`: :func:`judge_sample`, then
+    an agreement from few units checked by resampling its own units at the least favourable truth
+    (:func:`~iclab.claims._resample.small_sample_gate`)."""
     v = judge_sample(rec, config, sample, screens)
-    if v.verdict == AGREES:  # an agreement from few units: its own units resampled at the least favourable truth
+    if v.verdict == AGREES:
         v = downgrade(v, small_sample_gate(rec, config, sample, v, screens, judge_sample))
     return v
 

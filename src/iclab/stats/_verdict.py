@@ -116,7 +116,11 @@ def refusal(
         if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
             return not_judged(f"{NO_UNCERTAINTY}: the interval [{fmt(lo, 3)}, {fmt(hi, 3)}] has no width", measured)
     elif se is None or not math.isfinite(float(se)) or float(se) <= 0:
-        return not_judged(f"{NO_UNCERTAINTY}: the standard error is {se} (one unit, or none measured)", measured)
+        if se == 0 and dof is not None and math.isfinite(dof) and dof >= 1:  # several units, one value
+            why = f"its {fmt(dof + 1, 3)} units all gave the same value: an exact identity is a test, not a claim"
+        else:
+            why = "one unit, or none measured"
+        return not_judged(f"{NO_UNCERTAINTY}: the standard error is {se} ({why})", measured)
     if dof is not None and math.isfinite(dof) and dof + 1 < MIN_UNITS:
         return not_judged(
             f"too few units: a Student-t band from {fmt(dof + 1, 3)} unit(s) (t({fmt(dof, 3)}) = "
