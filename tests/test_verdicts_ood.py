@@ -296,20 +296,23 @@ def test_peak_prominences_on_a_circle(curve, peaks):
 
 def test_identical_runs_or_targets_are_refused_not_certain():
     """SGD runs that agree exactly, or target domains that are all equally monotone, have no spread: SE 0, which
-    the judge refuses ("no uncertainty"); no float64-rounding floor turns them into a zero-width interval."""
-    from iclab.claims._records import Sample
+    the judge refuses ("no uncertainty"); no float64-rounding floor turns them into a zero-width interval. The
+    targets through the record itself: ``minilm-domain-similarity`` reads one row per target domain."""
+    from iclab.claims import judge_records
     from iclab.experiments.ood import statistics as st
+    from iclab.experiments.ood.claims import judged_rows
     from iclab.stats import judge_direction
 
     est, m, n = st._runs([0.4, 0.4, 0.4], target=0.5)
     assert (est.se, n) == (0.0, 3) and abs(est.value - 0.8) < 1e-12
     v = judge_direction(est.value - 1.0, est.se, sign=-1, dof=est.dof)
     assert v.verdict == "not judged" and "uncertainty" in v.reason
+    cfg = get_experiment("ood").presets["quick"]
     sim = [[float(i)] * 5 for i in range(5)]  # sim[source][target]: CE falls as similarity rises, for every target
     ce = [[-float(i)] * 5 for i in range(5)]
-    rows = pd.DataFrame([{"domain_sim": sim, "domain_ce": ce}])
-    none = np.zeros(1)
-    sample = Sample(rows=rows, base=None, units=pd.Index([0]), a=none, b=None, values=none, ses=None)
-    est, _ = st.domain_similarity(None, sample)
-    assert est.se == 0.0 and est.value == -1.0
-    assert judge_direction(est.value, est.se, sign=-1, dof=est.dof).verdict == "not judged"
+    cell = pd.DataFrame([{"part": "minilm_shift", "seed": 0, "domain_sim": sim, "domain_ce": ce}])
+    rows = judged_rows(cfg, cell)
+    assert list(rows.loc[rows["view"] == "target", "rho"]) == [-1.0] * 5
+    (rec,) = [r for r in claims(cfg) if r.id == "minilm-domain-similarity"]
+    v = judge_records([rec], cfg, rows)[rec.id]
+    assert v.verdict == NOT_JUDGED and v.reason.startswith("no uncertainty"), v

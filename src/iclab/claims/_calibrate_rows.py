@@ -200,9 +200,7 @@ def _failed_samples(rec: ClaimRecord, config: Any, rows: pd.DataFrame, rng, plan
     """The claim's sample (or its "not measured" verdict) with one row of its cells removed, for up to
     :data:`MAX_FAILED_CELLS` of its rows: the selection, the baseline and every cell ``Measure.cells`` names."""
     m = rec.measure
-    wanted = [dict(m.where)] + ([dict(m.base)] if m.base is not None else [])
-    if m.cells is not None:
-        wanted += [{**dict(m.where), **dict(c)} for c in m.cells(config)]
+    wanted = m.selections() + m.named_cells(config)
     mask = np.zeros(len(rows), dtype=bool)
     for w in wanted:
         mask |= np.asarray(cell_mask(rows, w), dtype=bool)

@@ -360,8 +360,7 @@ def _reads_lost(claim: Claim, lost: Sequence[Mapping[str, Any]], columns: list, 
     m = getattr(claim, "measure", None)
     if not lost or m is None:
         return None
-    reads = [dict(m.where)] + ([dict(m.base)] if m.base is not None else [])
-    hit = planned_cells(lost, reads, columns + [k for c in lost for k in c])
+    hit = planned_cells(lost, m.selections(), columns + [k for c in lost for k in c])
     if not hit:
         return None
     shown = [", ".join(f"{k} = {_short(v)}" for k, v in c.items()) for c in hit[:3]]

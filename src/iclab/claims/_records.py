@@ -186,6 +186,14 @@ class Measure:
         if bad:  # a gate is declared (iclab.claims._gates), never a function that writes its own text
             raise ValueError(f"gates {bad!r} are not declared gates (iclab.claims._gates)")
 
+    def selections(self) -> list[dict]:
+        """The cells this measure reads, as selections (column → value): ``where``, and ``base`` when paired."""
+        return [dict(self.where)] + ([dict(self.base)] if self.base is not None else [])
+
+    def named_cells(self, config: Any) -> list[dict]:
+        """The cells ``Measure.cells`` names for ``config``, each within ``where``; [] when it names none."""
+        return [] if self.cells is None else [{**dict(self.where), **dict(c)} for c in self.cells(config)]
+
 
 @dataclass(frozen=True)
 class ClaimRecord(Claim):

@@ -75,12 +75,12 @@ def sample_of(
     cells its selection or baseline reads (:func:`~iclab.claims._judge.planned_cells`) without a row: "not
     measured: n of N cells", never a claim judged on the units left. In a run the judge learns of a lost cell from
     the run's failed cells (:func:`~iclab.claims._judge.judge_run`)."""
-    cells = [dict(m.where)] + ([dict(m.base)] if m.base is not None else [])
+    cells = m.selections()
     gone = missing_cells(results, cells)
     if gone:
         return not_measured(gone).reason
     if m.cells is not None:
-        needed = [{**dict(m.where), **dict(c)} for c in m.cells(config)]
+        needed = m.named_cells(config)
         gone = missing_cells(results, needed)
         if gone or not needed:
             return not_measured(gone or ["the config runs none of them"], len(needed)).reason

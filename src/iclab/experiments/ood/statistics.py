@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from iclab.claims import Estimate, Sample, whole_rows, within_units
-from iclab.experiments.ood.tables import forget_table, within_target_spearman
+from iclab.experiments.ood.tables import forget_table
 from iclab.stats import clopper_pearson, mean_se
 
 __all__ = ["ROUNDING", "across_runs_and_grid", "own_interval", "own_se", "reading", "rounding_only", "share"]
@@ -240,16 +240,3 @@ def alpha_rises(cfg, s: Sample):
     pairs = zip(list(ft["gamma1"]) + list(ft["gamma2"]), list(ft["dAlphaV1"]) + list(ft["dAlphaV2"]))
     rises = [float(a) > 0 for g, a in pairs if abs(g) > 1e-9]
     return share(sum(rises), len(rises))
-
-
-def domain_similarity(cfg, s: Sample):
-    """Mean over target domains of the within-target Spearman ρ (t) of one ``minilm_shift`` cell row: the estimate
-    the record ``minilm-domain-similarity`` reads from the per-target rows (view ``target``). Targets that are all
-    equally monotone have no spread: SE 0, which the judge refuses ("no uncertainty") rather than reading as
-    certainty."""
-    r = s.rows.iloc[0]
-    if not (isinstance(r.get("domain_sim"), list) and len(r["domain_sim"]) > 3):
-        return Estimate(float("nan"), float("nan")), "—"
-    m, se, n = mean_se(within_target_spearman(r["domain_sim"], r["domain_ce"]))
-    se = _spread(se, m)
-    return Estimate(m, se, dof=n - 1 if n > 1 else None, n=n), f"mean ρ = {m:+.2f} over {n} target domains"
