@@ -1,13 +1,14 @@
 """Property-based tests over the public API (issue 42): every public function of ``iclab.theory``, ``iclab.stats``,
-``iclab.budget``, ``iclab.attention`` and the model-free (or tiny-model) helpers of ``iclab.hf`` is called from a valid call with one or two of its arguments replaced by values drawn from the
-edges of their domains and beyond (hypothesis); each call must end in one :class:`iclab.IclabError` or a finite
-result, never a raw exception, a NaN or inf, a hang or a crash.
+``iclab.budget``, ``iclab.attention`` and ``iclab.hf`` (the helpers that read a model, a tokenizer or an encoder on a
+tiny random Llama and BERT with a byte-level tokenizer, built offline) is called from a valid call with one or two of
+its arguments replaced by values drawn from the edges of their domains and beyond (hypothesis); each call must end in
+one :class:`iclab.IclabError` or a finite result, never a raw exception, a NaN or inf, a hang or a crash.
 
 The calls run in a child process under a memory limit (``RLIMIT_AS``, :data:`MEMORY_LIMIT`) and a per-call alarm
 (:data:`BOUND` seconds), so an allocation bomb or a hang fails this test, not the machine. Examples are drawn
 derandomized and without a database (the same calls every run). The normalisers' numerics are fuzzed further by
-``tests/test_fuzz_api.py``; the ``iclab.hf`` functions that need a tokenizer or a model package are listed in
-:data:`NEEDS_A_TOKENIZER` with the tests that give them bad input. The closing line of the test says how many
+``tests/test_fuzz_api.py``; the ``iclab.hf`` functions that need a model package or run as a context are listed in
+:data:`NEEDS_A_TOKENIZER` with what they need. The closing line of the test says how many
 functions, argument families and calls.
 """
 
@@ -70,35 +71,15 @@ PROPAGATES_NONFINITE = {
     "attention.one_plus_tanh_attention_weights", "attention.adaptive_beta", "attention.row_entropy",
     "attention.polyval", "attention.logit_spread", "attention.dispersion_summary", "attention.adaptive_attention",
 }  # fmt: skip
-# iclab.hf functions left out here, with what they need that this suite does not build: a tokenizer, a model package,
-# an encoder's internals, probe statistics of a real model, or a context (they are exercised with real or tiny
-# models by the hf test files and the experiments' tests, but not with drawn bad arguments).
+# iclab.hf functions left out here, with what they need that this suite does not build: a model package or a context
+# (they are exercised with real or tiny models by the hf test files, but not with drawn bad arguments).
 NEEDS_A_TOKENIZER = {
     "hf.load_model": "a model package (bad names and folders: test_fuzz_cli.py, test_hf_loading.py)",
     "hf.shared_model": "a model package",
-    "hf.cache_dir": "the model cache folder",
-    "hf.converted_cache": "a model package",
     "hf.clear_shared_models": "no arguments: a cache of loaded models",
-    "hf.probe_prompts": "a tokenizer",
     "hf.probe_attention": "a forward pass inside its context",
-    "hf.tokenize_batch": "a tokenizer",
-    "hf.check_prompts": "a tokenizer",
-    "hf.max_tokens": "a tokenizer",
-    "hf.greedy_match": "a tokenizer",
-    "hf.answer_argmax": "a tokenizer",
-    "hf.stop_token_mask": "a tokenizer",
-    "hf.greedy_answers": "a tokenizer",
-    "hf.encode_to_layer": "a BERT encoder and tokenizer",
-    "hf.run_encoder_layers": "a BERT encoder's layers",
-    "hf.rotated_pooled_features": "a BERT encoder",
-    "hf.mean_pooled_embeddings": "a tokenizer",
-    "hf.estimate_tau": "a tokenizer",
-    "hf.grid_search_tau": "a score function over a model",
-    "hf.moment_rule_tau": "probe statistics (ScoreMoments) of a model",
-    "hf.spread_rule_tau": "probe statistics (ScoreMoments) of a model",
     "hf.with_temperature": "a context (a context manager around set_temperature, fuzzed here)",
     "hf.with_scaling_rule": "a context (a context manager around set_scaling_rule, fuzzed here)",
-    "hf.attention_scores": "an attention module's forward (its internals)",
 }
 
 # Functions whose documented contract returns NaN or inf for some in-domain inputs (each says so in its docstring):
@@ -302,6 +283,45 @@ def _torch_specs() -> dict[str, tuple]:
         "hf.fit_head": (H.fit_head, {"head": torch.nn.Linear(4, 3), "x": x, "y": y, "steps": 3, "lr": 0.01}),
         "hf.head_scores": (H.head_scores, {"head": head, "x": x, "y": y}),
         "hf.ce_per_example": (H.ce_per_example, {"head": head, "x": x, "y": y}),
+        **_tokenizer_specs(),
+    }  # fmt: skip
+
+
+def _tokenizer_specs() -> dict[str, tuple]:
+    """``name -> (function, base kwargs)`` of the ``iclab.hf`` helpers that take a tokenizer, an encoder or probe
+    statistics: the tiny byte-level tokenizer, Llama and BERT of ``test_api_domain`` (built offline)."""
+    import torch
+
+    import iclab.hf as H
+    from test_api_domain import _moments, _Tiny
+
+    t = _Tiny()
+    llama, bert = t.llama(), t.bert()
+    buckets = H.encode_to_layer(bert, t.tok, ["a b", "c"], 1)
+    g = torch.Generator().manual_seed(0)
+    q, k = torch.randn(1, 2, 4, 8, generator=g), torch.randn(1, 1, 4, 8, generator=g)
+    qa = {"model": llama, "tokenizer": t.tok, "prefix": "x ", "queries": ["a"], "answers": [" b"], "batch_size": 2}
+    probe = {"positions": "last", "batch_size": 2, "key_start": 0, "progress": False}
+    return {
+        "hf.cache_dir": (H.cache_dir, {"cache_dir": "/nonexistent/iclab-cache"}),
+        "hf.converted_cache": (H.converted_cache, {"alias": "smollm2", "cache": "/nonexistent/iclab-cache"}),
+        "hf.tokenize_batch": (H.tokenize_batch, {"tokenizer": t.tok, "prompts": ["ab", "c"], "device": "cpu", "add_special_tokens": True}),
+        "hf.max_tokens": (H.max_tokens, {"model": llama, "tokenizer": t.tok}),
+        "hf.check_prompts": (H.check_prompts, {"model": llama, "tokenizer": t.tok, "prompts": ["abc"], "field": "prompts"}),
+        "hf.probe_prompts": (H.probe_prompts, {"model": llama, "tokenizer": t.tok, "prompts": ["abc", "de"], "tau": None, **probe}),
+        "hf.stop_token_mask": (H.stop_token_mask, {"tokenizer": t.tok, "vocab": 258}),
+        "hf.answer_argmax": (H.answer_argmax, qa),
+        "hf.greedy_match": (H.greedy_match, qa),
+        "hf.greedy_answers": (H.greedy_answers, {"model": llama, "tokenizer": t.tok, "prompts": ["ab"], "max_new_tokens": 2, "batch_size": 2}),
+        "hf.mean_pooled_embeddings": (H.mean_pooled_embeddings, {"model": bert, "tok": t.tok, "sents": ["a b"], "batch": 2, "max_length": 8}),
+        "hf.encode_to_layer": (H.encode_to_layer, {"bert": bert, "tok": t.tok, "sents": ["a b"], "L": 1, "bucket": 4}),
+        "hf.run_encoder_layers": (H.run_encoder_layers, {"layers": bert.encoder.layer[1:], "h": buckets[0][1], "mask": buckets[0][2]}),
+        "hf.rotated_pooled_features": (H.rotated_pooled_features, {"bert": bert, "buckets": buckets, "L": 1, "R": torch.eye(16), "n": 2}),
+        "hf.attention_scores": (H.attention_scores, {"module": llama.model.layers[0].self_attn, "query": q, "key": k, "attention_mask": None, "scaling": 0.3, "rows": None, "is_causal": None}),
+        "hf.grid_search_tau": (H.grid_search_tau, {"model": llama, "score": lambda m: 1.0, "grid": [0.5, 1.0], "progress": False}),
+        "hf.moment_rule_tau": (H.moment_rule_tau, {"clean": _moments(2), "shifted": _moments(2), "clip": (0.25, 8.0)}),
+        "hf.spread_rule_tau": (H.spread_rule_tau, {"clean": _moments(2), "shifted": _moments(2), "clip": (0.25, 8.0)}),
+        "hf.estimate_tau": (H.estimate_tau, {"model": llama, "tokenizer": t.tok, "clean_prompts": ["abc", "de"], "shifted_prompts": ["abc", "dd"], "score": None, "grid": [1.0], "clip": (0.25, 8.0), "rule": "spread", **probe}),
     }  # fmt: skip
 
 
@@ -344,7 +364,7 @@ def _finite(value) -> bool:
 
     import pandas as pd
 
-    if isinstance(value, (str, bytes, bool, type(None), np.random.Generator)):
+    if isinstance(value, (str, bytes, bool, type(None), np.random.Generator, os.PathLike)):
         return True
     if callable(value) and not hasattr(value, "shape"):  # a function (a normaliser), a model
         return True

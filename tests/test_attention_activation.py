@@ -60,7 +60,7 @@ def test_registered_and_validated():
         get_normaliser("affine", C=0.0)
     with pytest.raises(ConfigError):
         get_normaliser("one_plus_tanh", C=1.0)  # takes no parameters
-    with pytest.raises(ConfigError, match="attention"):
+    with pytest.raises(ConfigError, match="invalid name='relu'"):
         activation_slope("relu")
 
 

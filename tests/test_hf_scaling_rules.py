@@ -154,7 +154,7 @@ def test_parse_composes_and_fills_defaults():
 @pytest.mark.parametrize(
     "text, match",
     [
-        ("nope:L=3", r"invalid tau_rule='nope': expected rules logn:L=2048"),
+        ("nope:L=3", r"invalid text='nope': expected rules logn:L=2048"),
         ("logn:K=3", r"invalid logn\.K='3': expected parameters L, layers of logn"),
         ("logn:layers=a/2", r"invalid logn\.layers='a/2': expected layer indices >= 0"),
         ("softcap:c=3:layers=1", r"invalid softcap\.layers='1'"),
@@ -164,7 +164,7 @@ def test_parse_composes_and_fills_defaults():
         ("ssmax:L=8:s=0.3", r"invalid ssmax=.*one of L or s, not both"),
         ("logn:L", r"name:param=value"),
         ("logn+logn", r"each rule at most once"),
-        ("", r"invalid tau_rule=''"),
+        ("", r"invalid text=''"),
     ],
 )
 def test_bad_rule_is_one_config_error(text, match):

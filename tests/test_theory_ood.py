@@ -96,7 +96,7 @@ def test_forgetting_conditions_and_errors():
     for bad in ([0.5, 1.2], [float("nan"), 0.0], [-1.5, 0.0]):
         with pytest.raises(ConfigError) as exc:
             T.forgets_k2(bad)
-        assert exc.value.field == "gamma"
+        assert exc.value.field == "gammas"
     with pytest.raises(ConfigError):
         T.feature_losses(np.zeros((3, 3)), p=[0.5, 0.6, -0.1])
 

@@ -49,8 +49,9 @@ def fmt_bytes(n: float) -> str:
 
 
 def memory_limit() -> float:
-    """Bytes a cell may use: ``ICLAB_MEMORY_LIMIT_GB`` if set (a ConfigError naming it when it is not a number
-    > 0), else this machine's physical memory."""
+    """Bytes a cell may use: ``ICLAB_MEMORY_LIMIT_GB`` if set, else this machine's physical memory.
+
+    Arguments: none (``ICLAB_MEMORY_LIMIT_GB``, when set, must be a finite number > 0: a ConfigError naming it)."""
     gb = setting("ICLAB_MEMORY_LIMIT_GB")
     if gb is not None:
         return gb * 1e9
@@ -61,7 +62,9 @@ def memory_limit() -> float:
 
 
 def seconds_limit() -> float:
-    """CPU seconds one cell (or one theory call) may need: ``ICLAB_CELL_SECONDS_LIMIT`` if set, else 86400."""
+    """CPU seconds one cell (or one theory call) may need: ``ICLAB_CELL_SECONDS_LIMIT`` if set, else 86400.
+
+    Arguments: none (``ICLAB_CELL_SECONDS_LIMIT``, when set, must be a finite number > 0: a ConfigError naming it)."""
     return float(setting("ICLAB_CELL_SECONDS_LIMIT"))
 
 
@@ -155,7 +158,10 @@ def parse_duration(flag: str, text: str) -> float:
     """Seconds in a duration such as ``3h``, ``90m``, ``2h30m``, ``1.5 hours``, ``3600s`` or ``2d`` (units s, sec,
     m, min, h, hr, hour(s), d; case and spaces between parts ignored): a number > 0 and at most
     :data:`MAX_DURATION`. Anything else — a bare number, an unknown unit ("3 parsecs"), zero — is one ConfigError
-    naming ``flag`` (``--budget``)."""
+    naming ``flag`` (``--budget``).
+
+    Arguments: ``flag`` the option the ConfigError names (a string, not checked); ``text`` a string: a duration as
+    above, > 0 s and at most :data:`MAX_DURATION` seconds."""
     allowed = "a duration > 0 such as 3h, 90m, 2h30m or 3600s (units s, m, h, d)"
     if not isinstance(text, str):
         raise ConfigError(flag, text, allowed)

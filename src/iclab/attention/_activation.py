@@ -23,6 +23,7 @@ import math
 import torch
 
 from iclab.attention._registry import register_normaliser
+from iclab.domain import positive
 from iclab.errors import ConfigError
 
 __all__ = [
@@ -38,9 +39,8 @@ ACTIVATIONS = {"softmax": "exp(s)", "affine": "1 + Cs", "affine_squared": "(1 + 
 
 
 def _check_c(C) -> float:
-    if isinstance(C, bool) or not isinstance(C, (int, float)) or not math.isfinite(C) or C <= 0:
-        raise ConfigError("C", C, "a finite number > 0")
-    return float(C)
+    """``C`` as a float: a finite number > 0 (not a bool or a string)."""
+    return positive("C", C)
 
 
 def _hidden(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
@@ -75,7 +75,12 @@ def _normalise(activation, scores: torch.Tensor, mask: torch.Tensor | None) -> t
 
 @register_normaliser("affine", kind="signed")
 def affine_attention_weights(scores: torch.Tensor, mask: torch.Tensor | None = None, C: float = 1.0) -> torch.Tensor:
-    """Weights :math:`(1 + Cs_k)/\\sum_{k'}(1 + Cs_{k'})` over visible keys (module docstring)."""
+    """Weights :math:`(1 + Cs_k)/\\sum_{k'}(1 + Cs_{k'})` over visible keys (module docstring).
+
+    Arguments: ``scores`` a floating-point tensor ``(..., n_queries, n_keys)`` with at least one axis, not on the meta
+    device; ``mask`` None or a bool tensor broadcastable to ``scores`` (True = visible key); ``C`` (by keyword) a finite
+    number > 0, not a bool. In float16 or bfloat16 a row whose weights would not sum to 1 is refused (a ConfigError
+    naming ``scores``)."""
     c = _check_c(C)
     return _normalise(lambda s: _affine_power(s, c, 1), scores, mask)
 
@@ -84,7 +89,11 @@ def affine_attention_weights(scores: torch.Tensor, mask: torch.Tensor | None = N
 def affine_squared_attention_weights(
     scores: torch.Tensor, mask: torch.Tensor | None = None, C: float = 1.0
 ) -> torch.Tensor:
-    """Weights :math:`(1 + Cs_k)^2/\\sum_{k'}(1 + Cs_{k'})^2` over visible keys (module docstring)."""
+    """Weights :math:`(1 + Cs_k)^2/\\sum_{k'}(1 + Cs_{k'})^2` over visible keys (module docstring).
+
+    Arguments: ``scores`` a floating-point tensor ``(..., n_queries, n_keys)`` with at least one axis, not on the meta
+    device; ``mask`` None or a bool tensor broadcastable to ``scores`` (True = visible key); ``C`` (by keyword) a finite
+    number > 0, not a bool."""
     c = _check_c(C)
     return _normalise(lambda s: _affine_power(s, c, 2), scores, mask)
 
@@ -94,7 +103,10 @@ def one_plus_tanh_attention_weights(scores: torch.Tensor, mask: torch.Tensor | N
     """Weights :math:`(1 + \\tanh s_k)/\\sum_{k'}(1 + \\tanh s_{k'})` over visible keys (module docstring).
 
     Since :math:`1 + \\tanh s = 2\\sigma(2s)`, the weights are the softmax of :math:`\\log\\sigma(2s_k)` over the
-    visible keys: exact, and no row sum underflows (a lone key at s = −300 still gets weight 1 in float32)."""
+    visible keys: exact, and no row sum underflows (a lone key at s = −300 still gets weight 1 in float32).
+
+    Arguments: ``scores`` a floating-point tensor ``(..., n_queries, n_keys)`` with at least one axis, not on the meta
+    device; ``mask`` None or a bool tensor broadcastable to ``scores`` (True = visible key); no other keyword."""
     hidden = _hidden(scores, mask)
     log_f = torch.nn.functional.logsigmoid(2.0 * scores.masked_fill(hidden, 0.0)).masked_fill(hidden, -math.inf)
     alive = (~hidden).any(-1, keepdim=True)  # (..., n_q, 1): rows with a visible key
@@ -103,8 +115,12 @@ def one_plus_tanh_attention_weights(scores: torch.Tensor, mask: torch.Tensor | N
 
 def activation_slope(name: str, C: float = 1.0) -> float:
     """:math:`C_f = f'(0)/f(0)`: 1 for ``softmax`` (exp) and ``one_plus_tanh``, ``C`` for ``affine``, ``2C`` for
-    ``affine_squared``."""
+    ``affine_squared``.
+
+    Arguments: ``name`` one of ``"softmax"``, ``"one_plus_tanh"``, ``"affine"``, ``"affine_squared"``; ``C`` a
+    finite number > 0, not a bool, whatever the name (only the two affine ones read it)."""
     slopes = {"softmax": 1.0, "one_plus_tanh": 1.0, "affine": 1.0, "affine_squared": 2.0}
     if not isinstance(name, str) or name not in slopes:
-        raise ConfigError("attention", name, "one of " + ", ".join(slopes))
-    return slopes[name] * (_check_c(C) if name.startswith("affine") else 1.0)
+        raise ConfigError("name", name, "one of " + ", ".join(slopes))
+    c = _check_c(C)
+    return slopes[name] * (c if name.startswith("affine") else 1.0)

@@ -21,12 +21,14 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
 import torch
 
-from iclab.attention._arguments import check_tensor
+from iclab.attention._arguments import check_bool, check_tensor
 from iclab.attention._numerics import overflow_safe
 from iclab.attention._registry import register_normaliser
 from iclab.attention._softmax import check_tau, softmax
+from iclab.domain import array, number
 from iclab.errors import ConfigError
 
 __all__ = [
@@ -47,20 +49,31 @@ def check_coeffs(coeffs: Sequence[float], threshold: float) -> tuple[float, ...]
     """Validate polynomial coefficients (non-empty, finite) and the entropy threshold (finite); ConfigError otherwise.
 
     A threshold below 0 is a setting, not a slip: the gate :math:`H > \\text{threshold}` then passes every row,
-    including rows of one visible key (:math:`H = 0`), so β(H) applies everywhere (e.g. ``coeffs=(2.0,)`` is τ = 1/2)."""
+    including rows of one visible key (:math:`H = 0`), so β(H) applies everywhere (e.g. ``coeffs=(2.0,)`` is τ = 1/2).
+
+    Arguments: ``coeffs`` a non-empty flat sequence or iterable (a list, a tuple, a 1-D array or tensor; not a string)
+    of finite numbers, not booleans or strings, highest degree first; ``threshold`` a finite number (not a bool or a
+    string), in nats."""
+    allowed = "a non-empty sequence of finite numbers (not booleans or strings), highest degree first"
+    if isinstance(coeffs, (str, bytes, bool, np.bool_)):
+        raise ConfigError("coeffs", coeffs, allowed)
+    if isinstance(coeffs, torch.Tensor):
+        if coeffs.device.type == "meta" or coeffs.dtype == torch.bool or coeffs.is_complex():
+            raise ConfigError("coeffs", f"<tensor of dtype {coeffs.dtype} on {coeffs.device}>", allowed)
+        coeffs = coeffs.detach().to("cpu", torch.float64).numpy()
+    elif not isinstance(coeffs, np.ndarray):
+        try:
+            coeffs = list(coeffs)
+        except TypeError:
+            raise ConfigError("coeffs", coeffs, allowed) from None
+        if any(isinstance(x, (bool, np.bool_, str, bytes)) for x in coeffs):
+            raise ConfigError("coeffs", coeffs, allowed)
     try:
-        c = tuple(float(x) for x in coeffs)
-    except (TypeError, ValueError):
-        raise ConfigError("coeffs", coeffs, "a non-empty sequence of finite numbers, highest degree first") from None
-    if not c or not all(torch.isfinite(torch.tensor(c))):
-        raise ConfigError("coeffs", coeffs, "a non-empty sequence of finite numbers, highest degree first")
-    if (
-        isinstance(threshold, bool)
-        or not isinstance(threshold, (int, float))
-        or not torch.isfinite(torch.tensor(float(threshold)))
-    ):
-        raise ConfigError("threshold", threshold, "a finite entropy threshold in nats")
-    return c
+        c = array("coeffs", coeffs, ndim=1)
+    except ConfigError:
+        raise ConfigError("coeffs", coeffs, allowed) from None
+    number("threshold", threshold, why="an entropy threshold in nats")
+    return tuple(float(x) for x in c)
 
 
 def check_eps(eps: float) -> None:
@@ -70,8 +83,10 @@ def check_eps(eps: float) -> None:
 
 
 def polyval(coeffs: Sequence[float], x: torch.Tensor) -> torch.Tensor:
-    """Horner evaluation, coefficients highest degree first (``jnp.polyval`` / ``np.polyval`` order). ``coeffs``: a
-    non-empty sequence of finite numbers; ``x``: a floating-point tensor (ConfigError otherwise)."""
+    """Horner evaluation, coefficients highest degree first (``jnp.polyval`` / ``np.polyval`` order).
+
+    Arguments: ``coeffs`` a non-empty iterable of finite numbers, highest degree first; ``x`` a floating-point tensor,
+    not on the meta device."""
     coeffs = check_coeffs(coeffs, 0.0)
     check_tensor("x", x)
     return horner(coeffs, x)
@@ -89,9 +104,15 @@ def row_entropy(logits: torch.Tensor, mask: torch.Tensor | None = None, eps: flo
     """Shannon entropy (nats) of ``softmax(logits)`` per row, shape ``logits.shape[:-1] + (1,)``.
 
     ``eps > 0``: the reference ``sum(-p * log(p + eps))``; ``eps == 0``: exact ``lse(e) - sum_j p_j e_j``.
-    Fully masked rows have entropy 0. ``logits``: a floating-point tensor ``(..., n_keys)``; ``mask``: None or a
-    bool tensor broadcastable to it; ``eps``: a number in [0, 1) (ConfigError otherwise).
+    Fully masked rows have entropy 0.
+
+    Arguments: ``logits`` a floating-point tensor ``(..., n_keys)`` with at least one axis, not on the meta device;
+    ``mask`` None or a bool tensor on the device of ``logits``, broadcastable to it; ``eps`` a number in [0, 1) (not a
+    bool).
     """
+    check_tensor("logits", logits)
+    if logits.dim() < 1:
+        raise ConfigError("logits", f"<tensor of shape {tuple(logits.shape)}>", "a tensor (..., n_keys), >= 1 axis")
     check_eps(eps)
     p = softmax(logits, mask)  # (..., n_q, n_k)
     if eps > 0:
@@ -107,9 +128,10 @@ def row_entropy(logits: torch.Tensor, mask: torch.Tensor | None = None, eps: flo
 def adaptive_beta(
     H: torch.Tensor, coeffs: Sequence[float] = PAPER_COEFFS, threshold: float = PAPER_THRESHOLD
 ) -> torch.Tensor:
-    r""":math:`\beta(H) = \max(\mathrm{polyval}(C, H), 1)` where :math:`H >` threshold, else 1 (Fig. 4). ``H``: a
-    floating-point tensor of entropies; ``coeffs`` and ``threshold`` as :func:`check_coeffs` (ConfigError
-    otherwise)."""
+    r""":math:`\beta(H) = \max(\mathrm{polyval}(C, H), 1)` where :math:`H >` threshold, else 1 (Fig. 4).
+
+    Arguments: ``H`` a floating-point tensor of entropies (nats), not on the meta device; ``coeffs`` a non-empty
+    iterable of finite numbers and ``threshold`` a finite number (:func:`check_coeffs`)."""
     coeffs = check_coeffs(coeffs, threshold)
     check_tensor("H", H)
     return beta_of_entropy(H, coeffs, threshold)
@@ -131,10 +153,17 @@ def adaptive_softmax(
     eps: float = 1e-9,
     detach_beta: bool = False,
 ) -> torch.Tensor:
-    """Entropy-adaptive softmax over keys (Fig. 4 of arXiv:2410.01104, see module docstring); logits are ``scores / tau``."""
+    """Entropy-adaptive softmax over keys (Fig. 4 of arXiv:2410.01104, module docstring); logits are ``scores / tau``.
+
+    Arguments: ``scores`` a floating-point tensor ``(..., n_queries, n_keys)`` with at least one axis, not on the meta
+    device; ``mask`` None or a bool tensor broadcastable to ``scores`` (True = visible key); ``tau`` (by keyword) a
+    finite temperature > 0: a number (not a bool or a string), or a tensor or NumPy array broadcastable to ``scores``
+    without growing it, every entry finite and > 0; ``coeffs`` a non-empty iterable of finite numbers and ``threshold``
+    a finite number (:func:`check_coeffs`); ``eps`` a number in [0, 1); ``detach_beta`` a bool."""
     tau = check_tau(tau)
     c = check_coeffs(coeffs, threshold)
     check_eps(eps)
+    detach_beta = check_bool("detach_beta", detach_beta)
     logits = overflow_safe(scores, mask, lambda x: x / tau)  # (..., n_q, n_k); shifted where scores/tau overflows
     H = row_entropy(logits, mask, eps)  # (..., n_q, 1)
     beta = beta_of_entropy(H, c, threshold)  # (..., n_q, 1)

@@ -28,7 +28,13 @@ __all__ = ["sigmoid_attention_weights", "ssmax"]
 def sigmoid_attention_weights(
     scores: torch.Tensor, mask: torch.Tensor | None = None, tau: float = 1.0, bias: float | None = 0.0
 ) -> torch.Tensor:
-    r"""Sigmoid attention :math:`\sigma(s/\tau + b)` (``bias=None``: :math:`b=-\log n_{\rm visible}`)."""
+    r"""Sigmoid attention :math:`\sigma(s/\tau + b)` (``bias=None``: :math:`b=-\log n_{\rm visible}`).
+
+    Arguments: ``scores`` a floating-point tensor ``(..., n_queries, n_keys)`` with at least one axis, not on the meta
+    device; ``mask`` None or a bool tensor broadcastable to ``scores`` (True = visible key); ``tau`` (by keyword) a
+    finite temperature > 0: a number (not a bool or a string), or a tensor or NumPy array broadcastable to ``scores``
+    without growing it, every entry finite and > 0; ``bias`` (by keyword) None (:math:`-\log n`) or a finite number, not
+    a bool."""
     tau = check_tau(tau)
     if bias is None:
         b = -torch.log(torch.clamp(count_visible(scores, mask), min=1.0))  # (..., n_q, 1)
@@ -44,7 +50,12 @@ def sigmoid_attention_weights(
 
 @register_normaliser("ssmax")
 def ssmax(scores: torch.Tensor, mask: torch.Tensor | None = None, scale: float = 1.0, tau: float = 1.0) -> torch.Tensor:
-    r"""Length-scaled softmax :math:`\mathrm{softmax}(s\cdot \mathrm{scale}\cdot\log n/\tau)`, n = visible keys."""
+    r"""Length-scaled softmax :math:`\mathrm{softmax}(s\cdot \mathrm{scale}\cdot\log n/\tau)`, n = visible keys.
+
+    Arguments: ``scores`` a floating-point tensor ``(..., n_queries, n_keys)`` with at least one axis, not on the meta
+    device; ``mask`` None or a bool tensor broadcastable to ``scores`` (True = visible key); ``scale`` (by keyword) a
+    finite number > 0, not a bool; ``tau`` (by keyword) a finite temperature > 0: a number (not a bool or a string), or
+    a tensor or NumPy array broadcastable to ``scores`` without growing it, every entry finite and > 0."""
     tau = check_tau(tau)
     if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0 or scale == float("inf"):
         raise ConfigError("scale", scale, "a finite number > 0")

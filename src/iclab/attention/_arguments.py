@@ -12,7 +12,7 @@ import torch
 
 from iclab.errors import ConfigError
 
-__all__ = ["check_tensor", "check_same_kind", "check_scale", "check_tau_shape"]
+__all__ = ["check_tensor", "check_same_kind", "check_scale", "check_tau_shape", "check_bool"]
 
 
 def _shown(t: torch.Tensor) -> str:
@@ -43,6 +43,13 @@ def check_same_kind(**tensors: torch.Tensor) -> None:
                 _shown(t),
                 f"the dtype and device of {first_name} ({str(first.dtype).removeprefix('torch.')} on {first.device})",
             )
+
+
+def check_bool(name: str, value) -> bool:
+    """``value`` as a bool; a ConfigError unless it is one (Python or NumPy): a switch, not a truth value of anything."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ConfigError(name, value, "True or False")
+    return bool(value)
 
 
 def check_scale(name: str, scale) -> float:

@@ -53,7 +53,10 @@ def _finite_tensor(name: str, value, low: float, allowed: str) -> torch.Tensor:
 
 def attention_entropy(weights: torch.Tensor) -> torch.Tensor:
     """Entropy (nats) of each row of non-negative weights summing to 1, shape ``weights.shape[:-1]`` (0 for a row
-    of no key)."""
+    of no key).
+
+    Arguments: ``weights`` a floating-point tensor ``(..., n_keys)`` with at least one axis, not on the meta device,
+    every entry finite and >= 0 (row sums are not checked)."""
     _check_rows(weights)
     return _entropy(weights)
 
@@ -65,7 +68,10 @@ def _entropy(weights: torch.Tensor) -> torch.Tensor:
 
 
 def max_coefficient(weights: torch.Tensor) -> torch.Tensor:
-    """Largest weight of each row, shape ``weights.shape[:-1]`` (NaN for a row of no key: the maximum of nothing)."""
+    """Largest weight of each row, shape ``weights.shape[:-1]`` (NaN for a row of no key: the maximum of nothing).
+
+    Arguments: ``weights`` a floating-point tensor ``(..., n_keys)`` with at least one axis, not on the meta device,
+    every entry finite and >= 0 (row sums are not checked)."""
     _check_rows(weights)
     return _row_max(weights)
 
@@ -79,7 +85,10 @@ def _row_max(weights: torch.Tensor) -> torch.Tensor:
 
 def logit_spread(scores: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
     r""":math:`\delta` = max - min of the logits over visible keys per row (NaN where no key is visible, as in a
-    row of no key at all)."""
+    row of no key at all).
+
+    Arguments: ``scores`` a floating-point tensor ``(..., n_keys)`` with at least one axis, not on the meta device (NaN
+    and inf pass through); ``mask`` None or a bool tensor broadcastable to ``scores`` (True = visible key)."""
     check_tensor("scores", scores)
     if scores.dim() == 0:
         raise ConfigError("scores", "<0-d tensor>", "a tensor of shape (..., n_keys)")
@@ -98,9 +107,12 @@ def dispersion_bounds(
     delta: float | torch.Tensor, n: float | torch.Tensor, tau: float | torch.Tensor = 1.0
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     r"""Lemma 2.1 ``(lower, upper, top_upper)``: :math:`e^{-\delta/\theta}/n`, :math:`e^{\delta/\theta}/n` and
-    :math:`e^{\delta/\theta}/(e^{\delta/\theta}+n-1)` (broadcast over ``delta`` and ``n``). ``delta``: finite,
-    >= 0; ``n``: finite, >= 1; ``tau`` as :func:`check_tau`; shapes that broadcast together; a bound past float64
-    (:math:`\delta/\theta - \ln n > 709`) is refused, never returned as inf (ConfigError naming the argument)."""
+    :math:`e^{\delta/\theta}/(e^{\delta/\theta}+n-1)` (broadcast over ``delta`` and ``n``).
+
+    Arguments: ``delta`` finite numbers >= 0 (a number, array or tensor; not a bool, a string or None); ``n`` finite
+    numbers >= 1, likewise; ``tau`` a finite number > 0 or a tensor or array of them (:func:`check_tau`); the three of
+    shapes that broadcast together; a bound past float64 (:math:`\delta/\theta - \ln n > 709`) is refused, never
+    returned as inf (a ConfigError naming ``delta``)."""
     tau = check_tau(tau)
     d = _finite_tensor("delta", delta, 0.0, "a logit spread: finite, >= 0")
     t = torch.as_tensor(tau, dtype=torch.float64)
@@ -135,7 +147,11 @@ def dispersion_summary(
     scores: torch.Tensor, mask: torch.Tensor | None = None, tau: float | torch.Tensor = 1.0
 ) -> dict[str, torch.Tensor]:
     """Per-row ``entropy``, ``max_coef``, ``min_coef`` (over visible keys), ``delta``, ``n`` and the Lemma 2.1
-    ``lower``/``upper``/``top_upper`` bounds for ``softmax(scores / tau, mask)``."""
+    ``lower``/``upper``/``top_upper`` bounds for ``softmax(scores / tau, mask)``.
+
+    Arguments: ``scores``, ``mask`` and ``tau`` as :func:`softmax` takes them: a floating-point tensor
+    ``(..., n_queries, n_keys)``, None or a bool tensor broadcastable to it, and a finite temperature > 0 (a number, or
+    a tensor broadcastable to ``scores``)."""
     w = softmax(scores, mask, tau=tau)  # (..., n_q, n_k)
     n = visible_count(scores, mask)[..., 0]  # (..., n_q)
     vis = torch.ones_like(w, dtype=torch.bool) if mask is None else torch.broadcast_to(mask, w.shape)

@@ -52,8 +52,10 @@ def compute_dtype(dtype: torch.dtype) -> torch.dtype:
 def row_sum_tolerance(dtype: torch.dtype, n: int | torch.Tensor) -> float | torch.Tensor:
     r""":math:`\epsilon_{\rm dtype} + \sqrt n\,\epsilon_{\rm compute}`: one rounding of the row sum to ``dtype``
     plus the accumulated rounding of a sum of ``n`` terms in the dtype the weights are computed in (float32 for
-    half precision). float16: 9.8e-4, bfloat16: 7.8e-3, float32 with n = 4096: 7.7e-6. ``dtype``: a floating
-    torch dtype; ``n``: an integer >= 0 or a tensor of counts (ConfigError otherwise)."""
+    half precision). float16: 9.8e-4, bfloat16: 7.8e-3, float32 with n = 4096: 7.7e-6.
+
+    Arguments: ``dtype`` a floating-point torch dtype; ``n`` an integer >= 0 (not a bool), or a real tensor of counts
+    (not bool or complex), every entry finite and >= 0."""
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
         raise ConfigError("dtype", dtype, "a floating-point torch dtype (float16, bfloat16, float32, float64)")
     if isinstance(n, torch.Tensor):

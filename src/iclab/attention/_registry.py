@@ -6,9 +6,9 @@ output. ``mask`` is a boolean tensor broadcastable to ``scores``, ``True`` where
 masked row gives all-zero weights (never NaN).
 
 Every registered normaliser is wrapped once, at registration, by :func:`_checked`: the scores must be a
-floating-point tensor, the mask a bool tensor broadcastable to them, every keyword one the normaliser takes
-(otherwise one :class:`ConfigError`, never a raw ``TypeError``/``RuntimeError``); a score of −inf hides its key
-as the mask does; half-precision scores (``float16``/``bfloat16``) are normalised in ``float32`` and returned in
+floating-point tensor, the mask a bool tensor on their device and broadcastable to them, every keyword one the
+normaliser takes, passed by keyword only, as its signature shows (otherwise one :class:`ConfigError`, never a raw
+``TypeError``/``RuntimeError``); a score of −inf hides its key as the mask does; half-precision scores (``float16``/``bfloat16``) are normalised in ``float32`` and returned in
 their own dtype, so that :math:`|s|/\tau > 65504` does not overflow to NaN. What each kind of normaliser
 promises in every dtype, and the one NaN rule, are in ``_numerics``.
 """
@@ -48,20 +48,51 @@ _KIND: dict[str, str] = {}
 
 def register_normaliser(name: str, kind: str = "simplex") -> Callable[[Normaliser], Normaliser]:
     """Decorator: register ``fn`` under ``name`` (a name can be registered once) as a normaliser of ``kind``, one
-    of :data:`~iclab.attention._numerics.KINDS` (what its rows promise; ``_numerics``)."""
+    of :data:`~iclab.attention._numerics.KINDS` (what its rows promise; ``_numerics``).
+
+    The decorated ``fn`` takes ``scores`` and ``mask`` first; its other parameters are passed by keyword only, and the
+    registered normaliser's signature says so.
+
+    Arguments: ``name`` a non-empty string not yet registered (:func:`normaliser_names`; a name is never replaced: a
+    taken one is a ConfigError naming ``name``); ``kind`` one of ``"simplex"``, ``"signed"``, ``"unnormalised"``. The
+    decorator takes a callable ``fn(scores, mask=None, **params)``."""
     if not isinstance(name, str) or not name.strip():
         raise ConfigError("name", name, "a non-empty normaliser name")
     if not isinstance(kind, str) or kind not in KINDS:
         raise ConfigError("kind", kind, "one of " + ", ".join(KINDS))
+    _check_free(name)
 
     def deco(fn: Normaliser) -> Normaliser:
-        if name in _REGISTRY and getattr(_REGISTRY[name], "__wrapped__", None) is not fn:
-            raise ValueError(f"attention normaliser {name!r} is already registered")
+        if not callable(fn):
+            raise ConfigError("fn", f"<{type(fn).__name__}>", "a normaliser function fn(scores, mask=None, **params)")
+        _check_free(name)  # registered between the call and the decoration
         checked = _checked(name, fn, kind)
         _REGISTRY[name], _KIND[name] = checked, kind
         return checked
 
     return deco
+
+
+def _check_free(name: str) -> None:
+    """A ConfigError naming ``name`` when a normaliser is registered under it already."""
+    if name in _REGISTRY:
+        raise ConfigError("name", name, "a name not registered yet (this one is taken; a normaliser is never replaced)")
+
+
+def _keyword_only(fn: Normaliser) -> inspect.Signature:
+    """``fn``'s signature with every parameter after ``scores`` and ``mask`` keyword-only, as the registered
+    normaliser takes them (``**params`` stays; a ``*args`` catch-all is dropped: nothing more is positional)."""
+    sig = inspect.signature(fn)
+    params = []
+    for p in sig.parameters.values():
+        if p.name in ("scores", "mask") or p.kind is inspect.Parameter.VAR_KEYWORD:
+            params.append(p)
+        elif p.kind is not inspect.Parameter.VAR_POSITIONAL:
+            params.append(p.replace(kind=inspect.Parameter.KEYWORD_ONLY))
+    head = [p for p in params if p.name in ("scores", "mask")]
+    tail = [p for p in params if p.name not in ("scores", "mask") and p.kind is not inspect.Parameter.VAR_KEYWORD]
+    rest = [p for p in params if p.kind is inspect.Parameter.VAR_KEYWORD]
+    return sig.replace(parameters=head + tail + rest)
 
 
 _HALF = (torch.float16, torch.bfloat16)
@@ -92,6 +123,7 @@ def _checked(name: str, fn: Normaliser, kind: str) -> Normaliser:
             check_signed_rows(name, w, scores.dtype, s, visible, kwargs)
         return w.to(scores.dtype) if scores.dtype in _HALF else w
 
+    normaliser.__signature__ = _keyword_only(fn)  # its keywords are keyword-only (``inspect.signature`` says so)
     return normaliser
 
 
@@ -115,10 +147,11 @@ def check_scores(scores) -> None:
 
 
 def check_mask(mask, scores: torch.Tensor) -> None:
-    """ConfigError unless ``mask`` is None or a bool tensor broadcastable to ``scores`` (True = visible key)."""
+    """ConfigError unless ``mask`` is None or a bool tensor on the device of ``scores``, broadcastable to them (True =
+    visible key)."""
     if mask is None:
         return
-    ok = isinstance(mask, torch.Tensor) and mask.dtype == torch.bool
+    ok = isinstance(mask, torch.Tensor) and mask.dtype == torch.bool and mask.device == scores.device
     if ok:
         try:
             ok = torch.broadcast_shapes(mask.shape, scores.shape) == scores.shape
@@ -126,25 +159,29 @@ def check_mask(mask, scores: torch.Tensor) -> None:
             ok = False
     if not ok:
         what = (
-            f"<tensor of dtype {mask.dtype}, shape {tuple(mask.shape)}>"
+            f"<tensor of dtype {mask.dtype}, shape {tuple(mask.shape)}, on {mask.device}>"
             if isinstance(mask, torch.Tensor)
             else f"<{type(mask).__name__}>"
         )
         raise ConfigError(
             "mask",
             what,
-            message=f"invalid mask={what}: expected a bool tensor (True = visible key) "
-            f"broadcastable to the scores' shape {tuple(scores.shape)}",
+            message=f"invalid mask={what}: expected a bool tensor (True = visible key) on the scores' device "
+            f"({scores.device}), broadcastable to their shape {tuple(scores.shape)}",
         )
 
 
 def normaliser_names() -> list[str]:
-    """Names of every registered normaliser, sorted (what ``attention=`` accepts)."""
+    """Names of every registered normaliser, sorted (what ``attention=`` accepts).
+
+    Arguments: none."""
     return sorted(_REGISTRY)
 
 
 def normaliser_kind(name: str) -> str:
-    """``"simplex"``, ``"signed"`` or ``"unnormalised"``: what the rows of ``name``'s weights promise (``_numerics``)."""
+    """``"simplex"``, ``"signed"`` or ``"unnormalised"``: what the rows of ``name``'s weights promise (``_numerics``).
+
+    Arguments: ``name`` a registered normaliser name, as :func:`get_normaliser` takes it."""
     get_normaliser(name)  # ConfigError for an unknown name
     return _KIND[name]
 
@@ -152,7 +189,11 @@ def normaliser_kind(name: str) -> str:
 def get_normaliser(name: str, **params) -> Normaliser:
     """The normaliser registered as ``name``. If ``params`` are given they are validated now, where they
     enter (a model's constructor), not at the first forward pass: an unknown key or a bad value raises one
-    ConfigError naming it and what is allowed."""
+    ConfigError naming it and what is allowed.
+
+    Arguments: ``name`` a registered normaliser name (:func:`normaliser_names`; a ConfigError names it ``attention``,
+    the argument of the models and configs that pass their choice on here);
+    ``params`` keywords the normaliser takes, with values it accepts (:func:`check_params`)."""
     try:
         fn = _REGISTRY[name] if isinstance(name, str) else None
         if fn is None:
@@ -166,7 +207,12 @@ def get_normaliser(name: str, **params) -> Normaliser:
 
 def check_params(name: str, fn: Normaliser, params: dict) -> None:
     """Unknown keyword -> ConfigError listing the allowed ones; then a dry run on a 1x2 score row so that a
-    bad value (``tau <= 0``, malformed coefficients) fails here with the normaliser's own ConfigError."""
+    bad value (``tau <= 0``, malformed coefficients) fails here with the normaliser's own ConfigError.
+
+    Arguments: ``name`` the normaliser's name (shown in messages, not looked up); ``fn`` a callable
+    ``fn(scores, mask, **params)``; ``params`` a dict with string keys, each a keyword ``fn`` takes (any, when it takes
+    ``**params``), whose values ``fn`` accepts on a 1 x 2 float64 score row (its own ConfigError, or its TypeError,
+    ValueError or RuntimeError turned into one)."""
     if not callable(fn):
         raise ConfigError("fn", f"<{type(fn).__name__}>", "a normaliser function (scores, mask, **params)")
     if not isinstance(params, dict) or not all(isinstance(k, str) for k in params):
@@ -192,5 +238,10 @@ def check_params(name: str, fn: Normaliser, params: dict) -> None:
 
 
 def normalise(name: str, scores: torch.Tensor, mask: torch.Tensor | None = None, **params) -> torch.Tensor:
-    """``get_normaliser(name)(scores, mask, **params)``: weights over the last (key) axis."""
+    """``get_normaliser(name)(scores, mask, **params)``: weights over the last (key) axis.
+
+    Arguments: ``name`` as :func:`get_normaliser`; ``scores`` a floating-point tensor ``(..., n_queries, n_keys)`` with
+    at least one axis, not on the meta device; ``mask`` None or a bool tensor broadcastable to ``scores`` (True =
+    visible key); ``params`` keywords of that normaliser, by keyword only, with values it accepts (a ``tau`` tensor
+    broadcastable to ``scores`` without growing it)."""
     return get_normaliser(name)(scores, mask, **params)

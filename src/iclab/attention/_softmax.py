@@ -24,12 +24,20 @@ __all__ = ["softmax", "approx_softmax", "linear_attention_weights", "check_tau",
 
 
 def check_tau(tau: float | np.ndarray | torch.Tensor) -> float | torch.Tensor:
-    """``tau`` as a float or a tensor; ConfigError unless it is a number (not a bool or a string), a tensor or a
-    NumPy array whose every entry is finite and > 0 (the message shows the first bad entry)."""
+    """``tau`` as a float or a tensor (a NumPy array becomes one); the ConfigError shows the first bad entry.
+
+    Arguments: ``tau`` a number (a Python or NumPy int or float; not a bool or a string), or a tensor or a NumPy array
+    of integers or floats (not booleans, strings or complex numbers), every entry finite and > 0."""
+    allowed = "a finite temperature > 0: a number, or a tensor or array of numbers broadcastable to the scores"
     if isinstance(tau, np.ndarray):
+        if tau.dtype.kind not in "iuf":
+            raise ConfigError("tau", f"<array of dtype {tau.dtype}>", allowed + " (not booleans, strings or complex)")
         tau = torch.from_numpy(tau)
+    if isinstance(tau, torch.Tensor) and (tau.dtype == torch.bool or tau.is_complex() or tau.device.type == "meta"):
+        shown = f"<tensor of dtype {tau.dtype} on {tau.device}>"
+        raise ConfigError("tau", shown, allowed + " (not booleans or complex, not on the meta device)")
     if isinstance(tau, bool) or not isinstance(tau, (int, float, np.floating, np.integer, torch.Tensor)):
-        raise ConfigError("tau", tau, "a finite temperature > 0: a number, or a tensor broadcastable to the scores")
+        raise ConfigError("tau", tau, allowed)
     t = torch.as_tensor(tau).detach().to(torch.float64)
     bad = ~torch.isfinite(t) | (t <= 0)
     if bool(bad.any()):
@@ -39,9 +47,10 @@ def check_tau(tau: float | np.ndarray | torch.Tensor) -> float | torch.Tensor:
 
 
 def visible_count(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
-    """Number of visible keys per row, shape ``scores.shape[:-1] + (1,)`` (float, >= 0). ``scores``: a
-    floating-point tensor ``(..., n_keys)``; ``mask``: None or a bool tensor broadcastable to it (ConfigError
-    otherwise)."""
+    """Number of visible keys per row, shape ``scores.shape[:-1] + (1,)`` (float, >= 0).
+
+    Arguments: ``scores`` a floating-point tensor ``(..., n_keys)`` with at least one axis, not on the meta device;
+    ``mask`` None or a bool tensor broadcastable to ``scores`` (True = visible key)."""
     check_scores(scores)
     check_mask(mask, scores)
     return count_visible(scores, mask)
@@ -59,7 +68,12 @@ def count_visible(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tens
 def softmax(scores: torch.Tensor, mask: torch.Tensor | None = None, tau: float | torch.Tensor = 1.0) -> torch.Tensor:
     """Softmax of ``scores / tau`` over keys. ``tau`` may be a tensor broadcastable to ``scores``
     (e.g. per head ``(H, 1, 1)``). Fully masked rows give zeros. Where ``scores / tau`` would overflow, the
-    scores are shifted by their row maximum first (softmax is shift-invariant); elsewhere the division is as is."""
+    scores are shifted by their row maximum first (softmax is shift-invariant); elsewhere the division is as is.
+
+    Arguments: ``scores`` a floating-point tensor ``(..., n_queries, n_keys)`` with at least one axis, not on the meta
+    device; ``mask`` None or a bool tensor broadcastable to ``scores`` (True = visible key); ``tau`` (by keyword) a
+    finite temperature > 0: a number (not a bool or a string), or a tensor or NumPy array broadcastable to ``scores``
+    without growing it, every entry finite and > 0."""
     tau = check_tau(tau)
     s = scores / tau if isinstance(tau, float) and tau >= 1.0 else overflow_safe(scores, mask, lambda x: x / tau)
     if mask is None:
@@ -79,6 +93,12 @@ def approx_softmax(
     """First-order, row-normalised surrogate of softmax (Eq. 5 of arXiv:2511.01292): ``(1 + S - mean_k S) / n``, ``S = scores/tau``.
 
     With a mask, ``n`` and the mean run over visible keys only; masked keys (and keys scored ``-inf``) get weight 0.
+
+    Arguments: ``scores`` a floating-point tensor ``(..., n_queries, n_keys)`` with at least one axis, not on the meta
+    device; ``mask`` None or a bool tensor broadcastable to ``scores`` (True = visible key); ``tau`` (by keyword) a
+    finite temperature > 0: a number (not a bool or a string), or a tensor or NumPy array broadcastable to ``scores``
+    without growing it, every entry finite and > 0. In float16 or bfloat16 a row whose weights would not sum to 1 is
+    refused (a ConfigError naming ``scores``).
     """
     tau = check_tau(tau)
     m = torch.ones_like(scores, dtype=torch.bool) if mask is None else torch.broadcast_to(mask, scores.shape)
@@ -93,7 +113,11 @@ def linear_attention_weights(
     scores: torch.Tensor, mask: torch.Tensor | None = None, tau: float | torch.Tensor = 1.0
 ) -> torch.Tensor:
     """Linear attention weights ``scores / n`` (Eq. 6 of arXiv:2511.01292). ``tau`` is accepted for a uniform
-    interface and must be 1: linear attention has no temperature."""
+    interface and must be 1: linear attention has no temperature.
+
+    Arguments: ``scores`` a floating-point tensor ``(..., n_queries, n_keys)`` with at least one axis, not on the meta
+    device; ``mask`` None or a bool tensor broadcastable to ``scores`` (True = visible key); ``tau`` (by keyword) 1, or
+    a tensor or NumPy array of ones."""
     if (
         isinstance(tau, (bool, str))
         or not isinstance(tau, (int, float, torch.Tensor, np.ndarray))

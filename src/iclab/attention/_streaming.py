@@ -41,7 +41,7 @@ from typing import Sequence
 
 import torch
 
-from iclab.attention._arguments import check_same_kind, check_scale, check_tensor
+from iclab.attention._arguments import check_bool, check_same_kind, check_scale, check_tensor
 from iclab.attention._adaptive import PAPER_COEFFS, PAPER_THRESHOLD, beta_of_entropy, check_coeffs, horner
 from iclab.config import check_int
 from iclab.errors import ConfigError
@@ -246,8 +246,10 @@ AUTO_CHUNK_ELEMENTS = 1 << 22  # auto chunk: about this many logits per chunk (1
 
 def auto_chunk(q: torch.Tensor) -> int:
     """Keys per chunk: ``max(1024, AUTO_CHUNK_ELEMENTS / (batch*heads*n_q))`` — independent of n_k, so memory stays
-    flat in n while few queries still get matrix products large enough to be efficient. ``q``: the queries, a
-    floating-point tensor ``(..., n_q, d)`` (ConfigError otherwise)."""
+    flat in n while few queries still get matrix products large enough to be efficient.
+
+    Arguments: ``q`` the queries, a floating-point tensor ``(..., n_q, d)`` with at least two axes, not on the meta
+    device."""
     check_tensor("q", q)
     if q.dim() < 2:
         raise ConfigError("q", f"<tensor of shape {tuple(q.shape)}>", "a tensor of shape (..., n_queries, d)")
@@ -286,11 +288,19 @@ def adaptive_attention(
         scale: logit scale, a finite number > 0, default ``1/sqrt(d)``. causal: query ``i`` sees keys
             ``j <= i + n_k - n_q``.
     Returns: ``(..., n_q, d_v)``; with no query, batch entry or key, that (possibly empty) shape of zeros.
-    q, k and v share one dtype and device (not meta); anything else is one ConfigError naming the argument.
+
+    Arguments: ``q``, ``k``, ``v`` floating-point tensors of one dtype and device, not on the meta device, shaped
+    ``(..., n_q, d)``, ``(..., n_k, d)`` and ``(..., n_k, d_v)`` with equal leading axes and d >= 1 (a shape that
+    disagrees is one ConfigError naming ``q/k/v``); ``mask`` None or a bool tensor (True = visible) on the device of
+    ``q``, broadcastable to ``(..., n_q, n_k)`` (checked also when there is nothing to attend); ``chunk`` None or an
+    integer >= 1; ``coeffs`` a non-empty iterable of finite numbers and ``threshold`` a finite number
+    (:func:`~iclab.attention.check_coeffs`); ``scale`` None or a finite number > 0, not a bool; ``causal`` and
+    ``detach_beta`` bools.
     """
     c = check_coeffs(coeffs, threshold)
     if chunk is not None:
         check_int("chunk", chunk, 1)
+    causal, detach_beta = check_bool("causal", causal), check_bool("detach_beta", detach_beta)
     q, k, v = check_tensor("q", q), check_tensor("k", k), check_tensor("v", v)
     check_same_kind(q=q, k=k, v=v)
     if (
@@ -310,25 +320,28 @@ def adaptive_attention(
     if q.shape[-1] == 0:
         raise ConfigError("q/k", f"{tuple(q.shape)}/{tuple(k.shape)}", "a feature dimension d >= 1")
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else check_scale("scale", scale)
-    if mask is not None:
-        check_tensor("mask", mask, floating=False)
-    if k.shape[-2] == 0 or math.prod(q.shape[:-1]) == 0:
-        return _empty_attention(q, k, v)
     mask_b = None
     if mask is not None:
+        check_tensor("mask", mask, floating=False)
+        rows = q.shape[:-1] + (k.shape[-2],)  # (..., n_q, n_k)
+        if mask.dtype != torch.bool or mask.device != q.device:
+            shown = f"<tensor of dtype {str(mask.dtype).removeprefix('torch.')} on {mask.device}>"
+            raise ConfigError("mask", shown, f"a bool tensor (True = visible) on the device of q ({q.device})")
         try:
-            mask_b = torch.broadcast_to(mask.bool(), q.shape[:-1] + (k.shape[-2],))  # a view: no n_q x n_k copy
+            mask_b = torch.broadcast_to(mask, rows)  # a view: no n_q x n_k copy
         except RuntimeError:
             raise ConfigError(
-                "mask", tuple(mask.shape), f"broadcastable to {tuple(q.shape[:-1] + (k.shape[-2],))}"
+                "mask", f"<tensor of shape {tuple(mask.shape)}>", f"broadcastable to {tuple(rows)}"
             ) from None
+    if k.shape[-2] == 0 or math.prod(q.shape[:-1]) == 0:
+        return _empty_attention(q, k, v)
     sdpa_mask = None
     if mask is not None and causal:  # combine once: a bool (..., n_q, n_k) mask, 1 byte per entry
         tri = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool, device=q.device).tril(k.shape[-2] - q.shape[-2])
         mask_b, causal = mask_b & tri, False
         sdpa_mask = mask_b
     elif mask is not None:
-        sdpa_mask = mask.bool()
+        sdpa_mask = mask
         while sdpa_mask.dim() < q.dim():
             sdpa_mask = sdpa_mask[None]
     spans = None if sdpa_mask is None else _key_spans(sdpa_mask, q.shape[-2], k.shape[-2])

@@ -179,8 +179,9 @@ def _parse_rule(text: Optional[str]) -> tuple:
         return ()
     try:
         return parse_scaling_rule(text)
-    except ConfigError as exc:
-        raise ConfigError("--tau-rule", text, message=f"invalid --tau-rule={text!r}: {exc}") from None
+    except ConfigError as exc:  # the whole text is the parameter: say what of it is wrong, under the flag's name
+        why = f"expected {exc.allowed}" if exc.field == "text" and exc.allowed else str(exc)
+        raise ConfigError("--tau-rule", text, message=f"invalid --tau-rule={text!r}: {why}") from None
 
 
 def _check_grid(grid: List[float]) -> None:

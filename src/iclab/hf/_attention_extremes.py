@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from iclab.errors import ConfigError
+from iclab.errors import ConfigError, UnsupportedModelError
 from iclab.hf._arguments import check_input_ids
-from iclab.hf._backends import attention_scores, observe_sdpa
+from iclab.hf._backends import _scores, observe_sdpa
 
 if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers
     from transformers import PreTrainedModel
@@ -52,7 +52,7 @@ def _observe_extremes(module, query, key, attention_mask, scaling, is_causal) ->
     if _RECORDER is not None:
         parts = []
         for rows in _RECORDER["rows"].to(query.device).split(_ROW_CHUNK, dim=1):  # (1, P_chunk) on the device
-            s, vis = attention_scores(module, query, key, attention_mask, scaling, rows=rows, is_causal=is_causal)
+            s, vis = _scores(module, query, key, attention_mask, scaling, rows=rows, is_causal=is_causal)
             s = s[0].double()  # (H, P_chunk, k) exact logits
             parts.append(_row_statistics(s, torch.broadcast_to(vis[0], s.shape)))
         _RECORDER["out"].append({k: torch.cat([p[k] for p in parts], 1).cpu().numpy() for k in EXTREMES})
@@ -68,9 +68,15 @@ def attention_extremes(
     largest coefficient), ``first_coef`` (the coefficient on key 0), ``rest_max_coef`` (the largest on keys 1…),
     ``delta`` (max − min logit over the visible keys) and ``keys`` (how many keys the row sees). The model's own
     attention implementation is restored afterwards.
+
+    Arguments: ``model`` a Hugging Face ``PreTrainedModel`` (else UnsupportedModelError) whose attention goes through
+    ``AttentionInterface`` (a forward without an attention call is an UnsupportedModelError); ``input_ids`` an integer
+    tensor ``(1, T)`` (not bool; one sequence) with T >= 1, not on the meta device, of ids in ``[0, vocab_size)``;
+    ``causal`` a bool; ``rows`` None (every position) or a non-empty 1-D list
+    or integer tensor of positions in ``[0, T)`` (a list may hold integral floats).
     """
     global _RECORDER
-    check_input_ids(model, input_ids, causal=causal)
+    check_input_ids(model, input_ids, causal=causal, batch=1)
     T = input_ids.shape[1]
     allowed = f"a 1-D list or tensor of query positions, integers in [0, {T}), non-empty"
     if rows is None:
@@ -111,5 +117,8 @@ def attention_extremes(
         _RECORDER = None
         model.set_attn_implementation(before)
     if not layers:
-        raise RuntimeError("no attention call was observed: the model does not use transformers' AttentionInterface")
+        raise UnsupportedModelError(
+            f"{type(model).__name__}: no attention call was observed in its forward pass (it does not use "
+            "transformers' AttentionInterface, or it has no attention layer)"
+        )
     return {k: np.stack([layer[k] for layer in layers]) for k in EXTREMES}

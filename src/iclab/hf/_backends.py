@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Callable
 
 import torch
 
+from iclab.domain import number
 from iclab.errors import ConfigError, UnsupportedModelError
-from iclab.hf._arguments import check_model
+from iclab.hf._arguments import check_model, check_tensor
 
 if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers
     from transformers import PreTrainedModel
@@ -38,7 +39,12 @@ BACKEND_SUPPORT = {  # base attn_implementation -> modes that work (parity-teste
 
 def check_backend(model: PreTrainedModel, base: str, mode: str) -> None:
     """Raise :class:`UnsupportedModelError` unless ``mode`` (one of :data:`TEMPERATURE_MODES`) works on ``base``
-    (and ``model`` is a Hugging Face model)."""
+    (and ``model`` is a Hugging Face model).
+
+    Arguments: ``model`` a Hugging Face ``PreTrainedModel`` (else UnsupportedModelError); ``base`` one of ``"sdpa"``,
+    ``"eager"``, ``"flex_attention"`` (else UnsupportedModelError); ``mode`` one of ``"fixed"``, ``"per-head"``,
+    ``"adaptive"``, ``"probes"`` (else ConfigError) that ``base`` supports, and ``"adaptive"`` only on a model without
+    ``attn_logit_softcapping`` (else UnsupportedModelError)."""
     check_model(model)
     name = type(model).__name__
     if not isinstance(base, str) or base not in BACKEND_SUPPORT:
@@ -92,7 +98,96 @@ def attention_scores(
     ``rows`` an optional ``(B, P)`` long tensor of query positions. Returns ``scores (B, H, P|q, k)`` and a bool
     ``visible`` broadcastable to it (True = key visible), from a bool/float 4-D mask or, when the mask was skipped,
     the module's causality (upper-left aligned, as sdpa's ``is_causal``).
+
+    Arguments: ``module`` a torch module, the attention module; ``query`` a floating-point tensor ``(B, H, q, d)`` and
+    ``key`` one ``(B, H_kv, k, d)`` of its dtype and device (not on the meta device), H a multiple of H_kv;
+    ``attention_mask`` None or a bool or additive floating 4-D mask on that device, of shape ``(B|1, H|1, q|1, >= k)``;
+    ``scaling`` a finite number > 0 (not a bool) or a floating ``(H,)`` tensor of them; ``rows`` None or a ``(B, P)``
+    integer tensor of positions in ``[0, q)`` on that device; ``is_causal`` None (the module's own ``is_causal``) or a
+    bool. (iclab's attention functions call the unchecked kernel with what transformers passes.)
     """
+    _check_scores_arguments(module, query, key, attention_mask, scaling, rows, is_causal)
+    return _scores(module, query, key, attention_mask, scaling, rows, is_causal)
+
+
+def _check_scores_arguments(module, query, key, attention_mask, scaling, rows, is_causal) -> None:
+    """The rule of :func:`attention_scores`: one ConfigError naming the argument that breaks it."""
+    if not isinstance(module, torch.nn.Module):
+        raise ConfigError("module", f"<{type(module).__name__}>", "a torch.nn.Module (the attention module)")
+    check_tensor("query", query)
+    check_tensor("key", key)
+    if query.dim() != 4 or 0 in query.shape[:2] or query.shape[-1] == 0:
+        raise ConfigError("query", f"<tensor of shape {tuple(query.shape)}>", "a tensor (B, H, q, d), B, H, d >= 1")
+    B, H, q, d = query.shape
+    if key.dim() != 4 or key.shape[0] != B or key.shape[-1] != d or key.shape[1] == 0 or H % key.shape[1]:
+        raise ConfigError(
+            "key", f"<tensor of shape {tuple(key.shape)}>", f"a tensor ({B}, H_kv, k, {d}) with {H} a multiple of H_kv"
+        )
+    if key.dtype != query.dtype or key.device != query.device:
+        raise ConfigError("key", f"<tensor of dtype {key.dtype} on {key.device}>", "the dtype and device of query")
+    k = key.shape[2]
+    if attention_mask is not None:
+        m = attention_mask
+        if (
+            not isinstance(m, torch.Tensor)
+            or not (m.dtype == torch.bool or m.is_floating_point())
+            or m.device != query.device
+            or m.dim() != 4
+            or m.shape[0] not in (1, B)
+            or m.shape[1] not in (1, H)
+            or m.shape[2] not in (1, q)
+            or m.shape[3] < k
+        ):
+            shown = f"<{type(m).__name__}{' of shape ' + str(tuple(m.shape)) if hasattr(m, 'shape') else ''}>"
+            raise ConfigError(
+                "attention_mask",
+                shown,
+                f"None or a bool or additive float mask ({B}|1, {H}|1, {q}|1, >= {k}) on the device of query",
+            )
+    allowed = f"a finite number > 0, or a floating ({H},) tensor of them on the device of query"
+    if isinstance(scaling, torch.Tensor):
+        if (
+            not scaling.is_floating_point()
+            or scaling.device != query.device
+            or tuple(scaling.shape) != (H,)
+            or not bool((torch.isfinite(scaling) & (scaling > 0)).all())
+        ):
+            raise ConfigError("scaling", f"<tensor of shape {tuple(scaling.shape)}>", allowed)
+    else:
+        try:
+            number("scaling", scaling, above=0)
+        except ConfigError:
+            raise ConfigError("scaling", scaling, allowed) from None
+    if rows is not None:
+        if (
+            not isinstance(rows, torch.Tensor)
+            or rows.is_floating_point()
+            or rows.is_complex()
+            or rows.dtype == torch.bool
+            or rows.device != query.device
+            or rows.dim() != 2
+            or rows.shape[0] != B
+            or (rows.numel() and (int(rows.min()) < 0 or int(rows.max()) >= q))
+        ):
+            shown = (
+                rows.tolist() if isinstance(rows, torch.Tensor) and rows.numel() <= 8 else f"<{type(rows).__name__}>"
+            )
+            raise ConfigError("rows", shown, f"None or a ({B}, P) integer tensor of query positions in [0, {q})")
+    if is_causal is not None and not isinstance(is_causal, bool):
+        raise ConfigError("is_causal", is_causal, "None (the module's own) or a bool")
+
+
+def _scores(
+    module: torch.nn.Module,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    scaling: float | torch.Tensor,
+    rows: torch.Tensor | None = None,
+    is_causal: bool | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`attention_scores` without its checks, for iclab's attention functions (they pass what transformers
+    gives them)."""
     B, H, q, _ = query.shape
     k = key.shape[2]
     if key.shape[1] != H:
@@ -165,7 +260,7 @@ def _adaptive_dense(module, query, key, value, attention_mask, scaling, dropout,
     from iclab.attention import normalise
 
     H = query.shape[1]
-    scores, visible = attention_scores(module, query, key, attention_mask, scaling, is_causal=is_causal)  # (B, H, q, k)
+    scores, visible = _scores(module, query, key, attention_mask, scaling, is_causal=is_causal)  # (B, H, q, k)
     w = normalise("adaptive_softmax", scores.float() if scores.dtype != torch.float64 else scores, visible, **params)
     w = torch.nn.functional.dropout(w, p=dropout)
     if value.shape[1] != H:

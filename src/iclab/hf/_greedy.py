@@ -23,7 +23,9 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 import torch
 
-from iclab.errors import ConfigError
+from iclab.domain import integer
+from iclab.errors import ConfigError, UnsupportedModelError
+from iclab.hf._arguments import check_model, check_text_list, check_tokenizer
 
 if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -35,7 +37,13 @@ _STOP: dict[tuple[int, int], torch.Tensor] = {}  # (id(tokenizer), vocab) -> sto
 
 
 def stop_token_mask(tokenizer: PreTrainedTokenizerBase, vocab: int) -> torch.Tensor:
-    """``(vocab,)`` bool: tokens whose text starts with a newline, and EOS (the end of a one-line answer)."""
+    """``(vocab,)`` bool: tokens whose text starts with a newline, and EOS (the end of a one-line answer); cached
+    per tokenizer object and ``vocab``.
+
+    Arguments: ``tokenizer`` a Hugging Face tokenizer (callable, with ``len`` and ``batch_decode``; ``eos_token_id``
+    read where it has one); ``vocab`` an integer >= 0 (not a bool), the width of the model's output layer."""
+    check_tokenizer("tokenizer", tokenizer, "batch_decode", "__len__")
+    vocab = integer("vocab", vocab, low=0, why="the width of the model's output layer")
     key = (id(tokenizer), vocab)
     if key not in _STOP:
         n = min(vocab, len(tokenizer))
@@ -77,6 +85,21 @@ def _prefix_cache(model, prefix_ids: list[int], device):
     return model.base_model(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=True).cache
 
 
+def _check_greedy(model, tokenizer, prefix, queries, answers, batch_size) -> None:
+    """The entry check of :func:`answer_argmax` and :func:`greedy_match` (their rule)."""
+    if not isinstance(prefix, str):
+        raise ConfigError("prefix", prefix, "a string (the shared prompt prefix; '' for none)")
+    check_text_list("queries", queries)
+    check_text_list("answers", answers)
+    if len(queries) != len(answers) or not queries:
+        raise ConfigError("queries/answers", (len(queries), len(answers)), "equal, non-zero numbers of each")
+    integer("batch_size", batch_size, why="queries per forward pass")
+    check_model(model)
+    if getattr(model, "get_output_embeddings", lambda: None)() is None or not hasattr(model, "base_model"):
+        raise UnsupportedModelError(f"{type(model).__name__} has no output embeddings: not a causal language model")
+    check_tokenizer("tokenizer", tokenizer)
+
+
 @torch.no_grad()
 def answer_argmax(
     model: PreTrainedModel,
@@ -88,9 +111,15 @@ def answer_argmax(
     batch_size: int = 32,
 ) -> list[tuple[list[int], list[int]]]:
     """Per query ``(gold answer ids a_1..a_m, argmax ids at the m + 1 positions that predict a_1..a_m and the next
-    token)``, teacher forced after the shared ``prefix`` (one prefix forward, then batches of suffixes)."""
-    if len(queries) != len(answers) or not queries:
-        raise ConfigError("queries/answers", (len(queries), len(answers)), "equal, non-zero numbers of each")
+    token)``, teacher forced after the shared ``prefix`` (one prefix forward, then batches of suffixes).
+
+    Arguments: ``prefix`` a string; ``queries`` and ``answers`` sequences (lists or tuples, not strings) of strings of
+    one non-zero length, every ``prefix + query`` and every answer tokenising to at least one token (else one
+    ConfigError naming ``queries/answers``); ``batch_size`` an integer >= 1 (not a bool); ``model`` a Hugging Face
+    causal LM (a ``PreTrainedModel`` with ``base_model`` and output embeddings, whose cache has
+    ``batch_repeat_interleave``; else UnsupportedModelError); ``tokenizer`` its tokenizer (callable; its own errors are
+    its own)."""
+    _check_greedy(model, tokenizer, prefix, queries, answers, batch_size)
     device = next(model.parameters()).device
     split = [_split(tokenizer, prefix + q, a) for q, a in zip(queries, answers)]  # natural tokens of each prompt
     empty = [q for q, (pi, ai) in zip(queries, split) if not pi or not ai]
@@ -139,7 +168,12 @@ def greedy_match(
     batch_size: int = 32,
 ) -> np.ndarray:
     """``(Q,)`` float: 1 where greedy decoding after ``prefix + query`` yields exactly ``answer`` (its canonical
-    tokens) and then ends the line (newline token or EOS) — see the module docstring."""
+    tokens) and then ends the line (newline token or EOS) — see the module docstring.
+
+    Arguments: ``model``, ``tokenizer``, ``prefix``, ``queries``, ``answers`` and ``batch_size`` as
+    :func:`answer_argmax` takes them (``tokenizer`` also with ``batch_decode``, as :func:`stop_token_mask`), all
+    checked before the first forward pass."""
+    _check_greedy(model, tokenizer, prefix, queries, answers, batch_size)
     vocab = model.get_output_embeddings().weight.shape[0]
     stop = stop_token_mask(tokenizer, vocab)
     res = answer_argmax(model, tokenizer, prefix, queries, answers, batch_size=batch_size)
@@ -155,12 +189,38 @@ def greedy_answers(
     batch_size: int = 16,
 ) -> list[str]:
     """Greedy continuations of ``prompts`` (left padded batches of ``model.generate``), cut at the first newline:
-    the answers that :func:`iclab.data.exact_match` scores."""
+    the answers that :func:`iclab.data.exact_match` scores.
+
+    Arguments: ``prompts`` a sequence (a list or tuple, not a string) of strings (none: ``[]``); ``max_new_tokens`` and
+    ``batch_size`` integers >= 1 (not bools); ``model`` a Hugging Face ``PreTrainedModel`` that can ``generate`` (else
+    UnsupportedModelError); ``tokenizer`` its tokenizer (callable, with ``batch_decode``; for the call its
+    ``padding_side`` is left and a missing pad token is EOS, both restored afterwards). ``model.generate`` and the
+    tokenizer raise their own errors."""
+    prompts = check_text_list("prompts", prompts)
+    integer("max_new_tokens", max_new_tokens, why="tokens to generate")
+    integer("batch_size", batch_size, why="prompts per generate call")
+    check_model(model)
+    if not callable(getattr(model, "generate", None)):
+        raise UnsupportedModelError(f"{type(model).__name__} cannot generate: not a causal language model")
+    check_tokenizer("tokenizer", tokenizer, "batch_decode")
+    if not prompts:
+        return []
+    side, pad = tokenizer.padding_side, tokenizer.pad_token
     tokenizer.padding_side = "left"
-    if tokenizer.pad_token is None:
+    if pad is None:
         tokenizer.pad_token = tokenizer.eos_token
+    try:
+        return _generate(model, tokenizer, prompts, max_new_tokens, batch_size)
+    finally:
+        tokenizer.padding_side = side
+        if pad is None:
+            tokenizer.pad_token = pad
+
+
+def _generate(model, tokenizer, prompts: list[str], max_new_tokens: int, batch_size: int) -> list[str]:
+    """:func:`greedy_answers` on checked arguments, with the tokenizer padding on the left."""
     device = next(model.parameters()).device
-    lengths = [len(ids) for ids in tokenizer(list(prompts))["input_ids"]]
+    lengths = [len(ids) for ids in tokenizer(prompts)["input_ids"]]
     order = sorted(range(len(prompts)), key=lambda i: lengths[i])  # similar lengths together: less padding
     out: list[str] = [""] * len(prompts)
     for start in range(0, len(prompts), batch_size):

@@ -54,7 +54,10 @@ __all__ = ["fit_head", "head_scores", "ce_per_example"]
 
 def fit_head(head: nn.Linear, x: torch.Tensor, y: torch.Tensor, steps: int, lr: float = 1e-2) -> None:
     """Full-batch Adam on the cross-entropy of ``head(x)`` against labels ``y``, ``steps`` steps, in place.
-    ``steps``: an integer >= 0; ``lr``: a finite rate > 0; ``head``, ``x``, ``y`` as :func:`head_scores`."""
+
+    Arguments: ``head`` a ``torch.nn.Linear``; ``x`` a finite tensor ``(n, in_features)`` of the head's dtype, n >= 1;
+    ``y`` an integer tensor ``(n,)`` (not bool) of labels in ``0..out_features - 1``; ``steps`` an integer >= 0; ``lr``
+    a finite number > 0 (a fit whose weights become NaN or inf is a ConfigError naming ``lr``)."""
     _check(head, x, y)
     steps = integer("steps", steps, low=0)
     lr = number("lr", lr, above=0, why="a learning rate")
@@ -69,8 +72,10 @@ def fit_head(head: nn.Linear, x: torch.Tensor, y: torch.Tensor, steps: int, lr: 
 
 
 def head_scores(head: nn.Linear, x: torch.Tensor, y: torch.Tensor) -> tuple[float, float]:
-    """(accuracy, mean cross-entropy) of ``head`` on ``x (n, D)``, ``y (n,)`` (an ``nn.Linear``, a finite tensor of
-    its dtype, labels in ``0..out_features - 1``; ConfigError otherwise)."""
+    """(accuracy, mean cross-entropy) of ``head`` on ``x (n, D)``, ``y (n,)``.
+
+    Arguments: ``head`` a ``torch.nn.Linear``; ``x`` a finite tensor ``(n, in_features)`` of the head's dtype, n >= 1;
+    ``y`` an integer tensor ``(n,)`` (not bool) of labels in ``0..out_features - 1``."""
     _check(head, x, y)
     with torch.no_grad():
         logits = head(x)
@@ -78,8 +83,10 @@ def head_scores(head: nn.Linear, x: torch.Tensor, y: torch.Tensor) -> tuple[floa
 
 
 def ce_per_example(head: nn.Linear, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """Cross-entropy of ``head`` on every example: ``x (n, D)``, ``y (n,)`` -> ``(n,)`` (arguments as
-    :func:`head_scores`)."""
+    """Cross-entropy of ``head`` on every example: ``x (n, D)``, ``y (n,)`` -> ``(n,)``.
+
+    Arguments: ``head`` a ``torch.nn.Linear``; ``x`` a finite tensor ``(n, in_features)`` of the head's dtype, n >= 1;
+    ``y`` an integer tensor ``(n,)`` (not bool) of labels in ``0..out_features - 1``."""
     _check(head, x, y)
     with torch.no_grad():
         return F.cross_entropy(head(x), y, reduction="none")

@@ -132,6 +132,19 @@ def _load_packaged(pretrained: str, device: str | None, dtype: Any, attn_impleme
     return model.to(device), tok
 
 
+def _parse_tau_rule(tau_rule: Any) -> tuple:
+    """``tau_rule=`` of the model arguments as scaling rules (none for None); an error names ``tau_rule``, the
+    argument lm-eval users write, with the reason of :func:`iclab.hf.parse_scaling_rule`."""
+    if tau_rule is None:
+        return ()
+    try:
+        return parse_scaling_rule(tau_rule)
+    except ConfigError as exc:
+        if exc.field != "text":
+            raise
+        raise ConfigError("tau_rule", exc.value, exc.allowed) from None
+
+
 @register_model("iclab-hf")
 class IclabHFLM(HFLM):
     r"""lm-eval's ``HFLM`` at attention temperature τ: scores :math:`q^\top k\, s/\tau_{\ell h}` in every layer and
@@ -147,7 +160,7 @@ class IclabHFLM(HFLM):
     def __init__(self, pretrained: Any, tau: Any = 1.0, tau_rule: str | None = None, **kwargs: Any) -> None:
         with _clean_errors():
             tau = parse_tau(tau)  # every argument is checked before a model loads
-            rules = parse_scaling_rule(tau_rule) if tau_rule is not None else ()
+            rules = _parse_tau_rule(tau_rule)
             kwargs = _on_a_device_here(kwargs)
             if isinstance(pretrained, str) and pretrained.lower() in PACKAGED_ALIASES:
                 model, tok = _load_packaged(

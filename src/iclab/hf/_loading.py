@@ -114,7 +114,11 @@ def parse_dtype(value: str | torch.dtype, device: str | torch.device | None = No
     """A torch floating dtype from ``torch.float32`` or a name (``float32``/``fp32``, ``bf16``, ``fp16``, ``float64``),
     or ``"auto"``: bf16 where ``device`` (default the CPU) computes it natively — a CPU with the ``avx512_bf16`` or
     AMX instructions, a CUDA GPU of compute capability ≥ 8.0 — and float32 elsewhere (on CPU without them bf16 is
-    emulated, slower than float32)."""
+    emulated, slower than float32).
+
+    Arguments: ``value`` one of the torch dtypes float32, bfloat16, float16, float64, or a name of one (case ignored:
+    ``float32``/``fp32``, ``bfloat16``/``bf16``, ``float16``/``fp16``, ``float64``/``fp64``), or ``"auto"``; ``device``
+    None or a torch device (a ``torch.device``, or a string such as ``"cuda:1"``), read only for ``"auto"``."""
     if isinstance(value, torch.dtype) and value in DTYPES.values():
         return value
     if isinstance(value, str) and value.lower() in DTYPES:
@@ -146,19 +150,39 @@ def _native_bf16(device: str | torch.device | None) -> bool:
 
 
 def cache_dir(cache_dir: str | os.PathLike | None = None) -> Path:
-    """The iclab model cache: the argument, else ``$ICLAB_CACHE``, else ``~/.cache/iclab``."""
+    """The iclab model cache: the argument, else ``$ICLAB_CACHE``, else ``~/.cache/iclab``.
+
+    Arguments: ``cache_dir`` None or a path: a non-empty string or an ``os.PathLike`` (whether it exists is not
+    checked)."""
     if cache_dir is not None:
-        return Path(cache_dir)
+        return _path("cache_dir", cache_dir)
     return Path(setting("ICLAB_CACHE") or Path.home() / ".cache" / "iclab")
 
 
 def converted_cache(alias: str, cache: str | os.PathLike | None = None) -> Path | None:
     """The fp32 cache folder of a GGUF model alias (``smollm2``, ``gemma3-270m``) in the cache ``cache`` (see
     :func:`cache_dir`) once it has been converted, else None (always None for ``minilm``, which loads from its
-    package as it is)."""
+    package as it is).
+
+    Arguments: ``alias`` a string, a model alias (any other string, a path included, gives None); ``cache`` None or a
+    path, as :func:`cache_dir` takes it."""
+    if not isinstance(alias, str):
+        raise ConfigError("alias", alias, f"a model alias string ({', '.join(MODEL_ALIASES)})")
+    if cache is not None:
+        cache = _path("cache", cache)
     name = MODEL_PACKAGES[alias].cache_name if alias in MODEL_PACKAGES else None
     folder = cache_dir(cache) / name if name else None
     return folder if folder and (folder / "model.safetensors").exists() and (folder / "config.json").exists() else None
+
+
+def _path(name: str, value) -> Path:
+    """``value`` as a Path; a ConfigError naming ``name`` unless it is a non-empty string or an ``os.PathLike``."""
+    if isinstance(value, os.PathLike) or (isinstance(value, str) and value):
+        try:
+            return Path(value)
+        except TypeError:  # an os.PathLike whose __fspath__ gives no string
+            pass
+    raise ConfigError(name, value, "a folder path: a non-empty string or an os.PathLike")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -287,9 +311,23 @@ def load_model(
     ``device_map`` (e.g. ``"cuda"``, ``"auto"``) and ``attn_implementation`` (``"sdpa"``, ``"eager"``,
     ``"flex_attention"``, ``"flash_attention_2"``) go to ``from_pretrained``. ``source_description`` says where the
     weights came from.
+
+    Arguments: ``name_or_path`` a non-empty string; ``causal`` None or a bool, for every model (``minilm`` refuses a
+    true one, the GGUF aliases refuse False); ``dtype`` as :func:`parse_dtype` takes it (``"auto"`` for the device of
+    ``device_map`` when it names one, else the CPU); ``cache_dir`` None or a path (:func:`cache_dir`; read by the GGUF
+    aliases); ``device_map`` None, a device string, a GPU index, ``"auto"`` or a dict, passed to ``from_pretrained``;
+    ``attn_implementation`` None or one of ``"sdpa"``, ``"eager"``, ``"flex_attention"``, ``"flash_attention_2"``,
+    ``"flash_attention_3"``. A missing model package, a folder without a config or tokenizer, unreadable weights or a
+    backend the model refuses is one UnsupportedModelError.
     """
     if not isinstance(name_or_path, str) or not name_or_path:
-        raise ConfigError("model", name_or_path, f"{', '.join(map(repr, MODEL_ALIASES))}, a local path or a hub id")
+        raise ConfigError(
+            "name_or_path", name_or_path, f"{', '.join(map(repr, MODEL_ALIASES))}, a local path or a hub id"
+        )
+    if causal is not None and not isinstance(causal, bool):
+        raise ConfigError("causal", causal, "None (from the config), True (an LM head) or False (the bare model)")
+    if cache_dir is not None:
+        _path("cache_dir", cache_dir)
     opts = _options(dtype, device_map, attn_implementation)
     key = name_or_path.lower()
     if key == "minilm":

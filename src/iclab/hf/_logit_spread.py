@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
+from iclab.errors import UnsupportedModelError
 from iclab.hf._arguments import check_input_ids
-from iclab.hf._backends import attention_scores, observe_sdpa
+from iclab.hf._backends import _scores, observe_sdpa
 
 if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers
     from transformers import PreTrainedModel
@@ -31,7 +32,7 @@ _RECORDER: list | None = None  # set while logit_spreads runs; the attention fun
 def _observe_delta(module, query, key, attention_mask, scaling, is_causal) -> None:
     """Record the exact pre-softmax δ per (head, row) of one attention call (:func:`observe_sdpa`)."""
     if _RECORDER is not None:
-        s, vis = attention_scores(module, query, key, attention_mask, scaling, is_causal=is_causal)
+        s, vis = _scores(module, query, key, attention_mask, scaling, is_causal=is_causal)
         s = s[0].double()  # (H, T, T) exact logits
         vis = torch.broadcast_to(vis[0], s.shape)
         hi = s.masked_fill(~vis, -torch.inf).amax(-1)
@@ -46,9 +47,14 @@ def logit_spreads(model: PreTrainedModel, input_ids: torch.Tensor, causal: bool)
 
     The model is left on the ``iclab_delta`` attention implementation (stock sdpa outputs, nothing recorded
     outside this call).
+
+    Arguments: ``model`` a Hugging Face ``PreTrainedModel`` (else UnsupportedModelError) whose attention goes through
+    ``AttentionInterface`` (a forward without an attention call is an UnsupportedModelError); ``input_ids`` an integer
+    tensor ``(1, T)`` (not bool; one sequence) with T >= 1, not on the meta device, of ids in ``[0, vocab_size)``;
+    ``causal`` a bool.
     """
     global _RECORDER
-    check_input_ids(model, input_ids, causal=causal)
+    check_input_ids(model, input_ids, causal=causal, batch=1)
     observe_sdpa(model, "iclab_delta", _observe_delta)
     _RECORDER = []
     try:
@@ -57,5 +63,8 @@ def logit_spreads(model: PreTrainedModel, input_ids: torch.Tensor, causal: bool)
     finally:
         _RECORDER = None
     if not layers:
-        raise RuntimeError("no attention call was observed: the model does not use transformers' AttentionInterface")
+        raise UnsupportedModelError(
+            f"{type(model).__name__}: no attention call was observed in its forward pass (it does not use "
+            "transformers' AttentionInterface, or it has no attention layer)"
+        )
     return np.stack(layers)

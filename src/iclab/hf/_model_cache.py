@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from iclab.errors import ConfigError
+from iclab.hf._arguments import check_device
 from iclab.hf._loading import MODEL_ALIASES, load_model, parse_dtype
 from iclab.hf._temperature import reset_temperature
 
@@ -30,9 +32,19 @@ def shared_model(
 ) -> tuple[PreTrainedModel, PreTrainedTokenizerBase, str]:
     """``(model, tokenizer, source)`` from :func:`iclab.hf.load_model`, loaded once per process per
     ``(name, causal, dtype, device)`` and moved to ``device``; errors of ``load_model`` are raised and nothing is
-    cached."""
-    dtype = parse_dtype(dtype)
-    alias = name.lower() if isinstance(name, str) and name.lower() in MODEL_ALIASES else name  # paths keep case
+    cached.
+
+    Arguments: ``name`` a non-empty string, as :func:`~iclab.hf.load_model`'s ``name_or_path``; ``causal`` None or a
+    bool, as there; ``device`` a torch device that exists here (a ``torch.device`` or a string such as ``"cuda:1"``;
+    not meta), checked before loading; ``dtype`` as :func:`~iclab.hf.parse_dtype` takes it, ``"auto"`` read for
+    ``device``."""
+    if not isinstance(name, str) or not name:
+        raise ConfigError("name", name, f"{', '.join(map(repr, MODEL_ALIASES))}, a local path or a hub id")
+    if causal is not None and not isinstance(causal, bool):
+        raise ConfigError("causal", causal, "None (from the config), True (an LM head) or False (the bare model)")
+    check_device("device", device)
+    dtype = parse_dtype(dtype, device)
+    alias = name.lower() if name.lower() in MODEL_ALIASES else name  # paths keep case
     key = (alias, causal, str(dtype), str(device))
     if key not in _CACHE:
         model, tok, source = load_model(name, causal=causal, dtype=dtype)
@@ -42,5 +54,7 @@ def shared_model(
 
 
 def clear_shared_models() -> None:
-    """Forget every cached model (the next :func:`shared_model` loads again)."""
+    """Forget every cached model (the next :func:`shared_model` loads again).
+
+    Arguments: none."""
     _CACHE.clear()

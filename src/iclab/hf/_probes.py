@@ -23,7 +23,8 @@ import torch
 
 from iclab.config import check_int
 from iclab.errors import ConfigError
-from iclab.hf._backends import attention_scores, check_backend
+from iclab.hf._arguments import check_bool, check_device, check_text_list, check_tokenizer
+from iclab.hf._backends import _scores, check_backend
 from iclab.hf._temperature import AdaptiveTemperature, TauSetting, _base_of, _find, _install, _uninstall, model_shape
 
 if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers or pandas
@@ -146,7 +147,7 @@ class ScoreProbe:
 
         B, H, q, _ = query.shape
         rows = self._rows(B, q, query.device)
-        s, vis = attention_scores(module, query, key, attention_mask, scaling, rows=rows, is_causal=is_causal)
+        s, vis = _scores(module, query, key, attention_mask, scaling, rows=rows, is_causal=is_causal)
         s = s.double()  # (B, H, P, k)
         vis = torch.broadcast_to(vis, s.shape).clone()
         vis[..., : self.key_start] = False
@@ -193,12 +194,18 @@ class ScoreProbe:
 def probe_attention(
     model: PreTrainedModel, positions: int | Sequence[int] | torch.Tensor = -1, key_start: int = 0
 ) -> Iterator[ScoreProbe]:
-    """Attach a :class:`ScoreProbe` to ``model`` (through the iclab attention function) for the ``with`` block."""
+    """Attach a :class:`ScoreProbe` to ``model`` (through the iclab attention function) for the ``with`` block.
+
+    Arguments: ``model`` a Hugging Face model (:func:`model_shape`) whose attention backend takes probes (``sdpa`` or
+    ``eager``; else UnsupportedModelError); ``key_start`` an integer >= 0; ``positions`` an int, a list of ints or a
+    ``(B, P)`` integer tensor of query positions (negative: from the end), checked at each forward: positions in
+    ``[-q, q)`` and one row per batch entry. The rest is checked when the ``with`` block is entered, before anything
+    is installed on ``model``."""
     L, H = model_shape(model)
     check_backend(model, _base_of(model), "probes")  # before the first forward
+    probe = ScoreProbe(L, H, positions, key_start)  # checks key_start before iclab's attention is installed
     fresh = _find(model) is None
     ctl = _install(model)
-    probe = ScoreProbe(L, H, positions, key_start)
     ctl.probes.append(probe)
     try:
         yield probe
@@ -217,8 +224,24 @@ def tokenize_batch(
     """Right-padded ``(input_ids, attention_mask, last)`` for ``prompts``; ``last (B,)`` = last real token position.
 
     Pads with id 0 under ``attention_mask = 0`` (right padding never changes a causal model's real positions).
+
+    Arguments: ``prompts`` a non-empty sequence (not a string) of strings; ``device`` a torch device (a
+    ``torch.device`` or a string such as ``"cuda:1"``) that holds tensors here; ``add_special_tokens`` a bool, passed to
+    the tokenizer; ``tokenizer`` a callable Hugging Face tokenizer returning ``input_ids`` (its own errors are its own;
+    :func:`check_prompts` also checks lengths against a model). Every prompt must give at least one token.
     """
+    check_text_list("prompts", prompts)
+    if not prompts:
+        raise ConfigError("prompts", prompts, "a non-empty list of strings")
+    add_special_tokens = check_bool("add_special_tokens", add_special_tokens)
+    device = check_device("device", device)
+    check_tokenizer("tokenizer", tokenizer)
     ids = [tokenizer(p, add_special_tokens=add_special_tokens)["input_ids"] for p in prompts]
+    empty = [i for i, x in enumerate(ids, 1) if len(x) == 0]
+    if empty:
+        raise ConfigError(
+            "prompts", prompts[empty[0] - 1], f"prompts of at least one token (prompt {empty[0]} gives none)"
+        )
     n = max(len(x) for x in ids)
     input_ids = torch.zeros(len(ids), n, dtype=torch.long)
     mask = torch.zeros(len(ids), n, dtype=torch.long)
@@ -241,11 +264,22 @@ def probe_prompts(
     progress: bool = False,
 ) -> ScoreMoments:
     """Score moments of ``model`` on ``prompts`` at ``positions`` (``"last"`` = the last prompt token, i.e. the
-    answer-generating position; or an int for every prompt), batched, optionally under temperature ``tau``."""
+    answer-generating position; or an int for every prompt), batched, optionally under temperature ``tau``.
+
+    Arguments: ``prompts`` as :func:`check_prompts` (with ``model`` and ``tokenizer``); ``model`` also a Hugging Face
+    model whose backend takes probes (:func:`probe_attention`); ``positions`` ``"last"``, an int (negative: from the
+    end; not a bool), a non-empty list of ints or a 1-D or ``(B, P)`` integer tensor or array of them (each in
+    ``[-q, q)``, checked at each forward); ``key_start`` an integer >= 0, at most the probed position of the shortest
+    prompt when ``positions`` is ``"last"`` or an int; ``tau`` None or a temperature :func:`~iclab.hf.set_temperature`
+    takes; ``batch_size`` an integer >= 1; ``progress`` a bool (a progress bar)."""
     from tqdm.auto import tqdm
 
     from iclab.hf._temperature import with_temperature
 
+    check_int("batch_size", batch_size, 1)
+    check_bool("progress", progress)
+    positions = _check_positions(positions)
+    model_shape(model)  # a Hugging Face model, else UnsupportedModelError
     counts = check_prompts(model, tokenizer, prompts)
     _check_key_start(min(counts), positions, key_start)
     device = next(model.parameters()).device
@@ -261,7 +295,10 @@ def probe_prompts(
 
 def max_tokens(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase) -> int | None:
     """The longest input ``model`` takes, in tokens: the smallest of its position table (``max_position_embeddings``
-    or ``n_positions``) and the tokenizer's ``model_max_length`` where that is set; None when neither says."""
+    or ``n_positions``) and the tokenizer's ``model_max_length`` where that is set; None when neither says.
+
+    Arguments: not checked: ``model`` any object (its ``config`` is read where it has one); ``tokenizer`` any object
+    (its ``model_max_length`` is read); limits that are not integers in 1..10**9 − 1 are ignored."""
     cfg = getattr(model, "config", None)
     limits = [getattr(cfg, k, None) for k in ("max_position_embeddings", "n_positions")]
     limits.append(getattr(tokenizer, "model_max_length", None))
@@ -273,9 +310,15 @@ def check_prompts(
     model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, prompts: Sequence[str], field: str = "prompts"
 ) -> list[int]:
     """Token counts of ``prompts``, checked before any forward pass: one ConfigError naming ``field`` for no prompts,
-    a prompt that is not text or is blank, one that tokenises to nothing, or one longer than :func:`max_tokens`."""
+    a prompt that is not text or is blank, one that tokenises to nothing, or one longer than :func:`max_tokens`.
+
+    Arguments: ``prompts`` a non-empty sequence (not a string) of strings that are not blank, each of at least one token
+    and at most :func:`max_tokens` tokens; ``model`` and ``tokenizer`` as :func:`max_tokens` reads them (``tokenizer``
+    callable on a string, returning ``input_ids``); ``field`` the name the ConfigError gives ``prompts`` (a string, not
+    checked)."""
     if isinstance(prompts, str) or not isinstance(prompts, Sequence) or not prompts:
         raise ConfigError(field, prompts, "a non-empty list of prompts")
+    check_tokenizer("tokenizer", tokenizer)
     limit, counts = max_tokens(model, tokenizer), []
     for i, p in enumerate(prompts, 1):
         if not isinstance(p, str) or not p.strip():
@@ -308,6 +351,36 @@ def _count_tokens(tokenizer: PreTrainedTokenizerBase, prompt: str, limit: int | 
     if len(head) == len(prompt):
         return n
     return _OVER if n > limit + 8 else len(tokenizer(prompt, verbose=False)["input_ids"])
+
+
+def _check_positions(positions):
+    """``positions`` as :func:`probe_prompts` uses it (an array becomes a tensor); a ConfigError unless it is
+    ``"last"``, an int (not a bool), a non-empty list of ints, or a 1-D or 2-D integer tensor or array with values.
+    Whether each position lies in ``[-q, q)`` is checked at each forward (it depends on the prompt)."""
+    allowed = "'last', an int, a non-empty list of ints, or a 1-D or (B, P) integer tensor of query positions"
+    if isinstance(positions, str):
+        if positions != "last":
+            raise ConfigError("positions", positions, allowed)
+        return positions
+    if isinstance(positions, (int, np.integer)) and not isinstance(positions, (bool, np.bool_)):
+        return int(positions)
+    if isinstance(positions, np.ndarray):
+        if positions.dtype.kind not in "iu":
+            raise ConfigError("positions", f"<array of dtype {positions.dtype}>", allowed)
+        positions = torch.from_numpy(positions)
+    if isinstance(positions, torch.Tensor):
+        integral = not (positions.is_floating_point() or positions.is_complex() or positions.dtype == torch.bool)
+        if not integral or positions.dim() not in (1, 2) or positions.numel() == 0 or positions.device.type == "meta":
+            shown = f"<tensor of dtype {positions.dtype}, shape {tuple(positions.shape)}>"
+            raise ConfigError("positions", shown, allowed)
+        return positions
+    if (
+        isinstance(positions, (list, tuple))
+        and positions
+        and all(isinstance(p, (int, np.integer)) and not isinstance(p, (bool, np.bool_)) for p in positions)
+    ):
+        return [int(p) for p in positions]
+    raise ConfigError("positions", positions, allowed)
 
 
 def _check_key_start(n: int, positions, key_start: int) -> None:

@@ -96,7 +96,7 @@ class ScalingRule:
 
     def __post_init__(self) -> None:
         if self.name not in SCALING_RULES:
-            raise ConfigError("tau_rule", self.name, _ALLOWED)
+            raise ConfigError("name", self.name, _ALLOWED)
         given = dict(self.params.items() if isinstance(self.params, dict) else self.params)
         if "layers" in given:
             object.__setattr__(self, "layers", given.pop("layers"))
@@ -185,26 +185,35 @@ RuleSetting = Union[str, ScalingRule, Sequence[ScalingRule], None]
 
 def parse_scaling_rule(text: str) -> tuple[ScalingRule, ...]:
     """``"logn:L=2048+softcap:c=30"`` → rules (``+`` composes, ``:`` separates parameters; no comma, so the string
-    survives lm-eval's ``model_args``). A bad name, parameter or value is one :class:`ConfigError`."""
+    survives lm-eval's ``model_args``). A bad name, parameter or value is one :class:`ConfigError`.
+
+    Arguments: ``text`` a non-empty string ``name:param=value[:param=value]``, rules joined by ``+``: names of
+    :data:`SCALING_RULES`, each at most once; their own parameters with values in range (``logn`` and ``ssmax`` ``L`` >
+    1; ``llama4`` ``a`` and ``ministral`` ``beta`` >= 0; the others > 0; all finite but ``softcap`` ``c``, where inf is
+    no cap; ``ssmax`` and ``yarn`` take one of their two); ``layers=`` indices >= 0, not for ``softcap`` (a bad value of
+    a parameter is a ConfigError naming ``rule.param``, anything else one naming ``text``)."""
     if not isinstance(text, str) or not text.strip():
-        raise ConfigError("tau_rule", text, _ALLOWED)
+        raise ConfigError("text", text, _ALLOWED)
     rules = []
     for part in text.strip().split("+"):
         name, *items = part.strip().split(":")
+        if name.strip() not in SCALING_RULES:
+            raise ConfigError("text", name.strip(), _ALLOWED)
         params = []
         for item in items:
             key, eq, value = item.partition("=")
             if not eq or not key.strip():
-                raise ConfigError("tau_rule", text, f"name:param=value[:param=value][+name…]; {_ALLOWED}")
+                raise ConfigError("text", text, f"name:param=value[:param=value][+name…]; {_ALLOWED}")
             params.append((key.strip(), value.strip()))
         rules.append(ScalingRule(name.strip(), tuple(params)))
-    return _check_composition(tuple(rules))
+    return _check_composition(tuple(rules), "text")
 
 
-def _check_composition(rules: tuple[ScalingRule, ...]) -> tuple[ScalingRule, ...]:
+def _check_composition(rules: tuple[ScalingRule, ...], field: str) -> tuple[ScalingRule, ...]:
+    """``rules`` unless a name repeats or there are two caps (a ConfigError naming ``field``)."""
     names = [r.name for r in rules]
     if len(set(names)) != len(names) or sum(r.kind == "cap" for r in rules) > 1:
-        raise ConfigError("tau_rule", "+".join(map(str, rules)), "each rule at most once")
+        raise ConfigError(field, "+".join(map(str, rules)), "each rule at most once")
     return rules
 
 
@@ -214,7 +223,9 @@ def native_scaling(model: PreTrainedModel) -> dict[str, tuple[str, object]]:
     a ``rope_parameters.attention_factor`` other than 1 (or, when it is unset, a ``yarn``/``longrope`` type with a
     scale > 1, whose factor is implied: field ``mscale`` or ``rope_type``) and Gemma 2's
     ``attn_logit_softcapping``. ``rope_scaling`` stands in for ``rope_parameters`` in older configs.
-    UnsupportedModelError for what is not a Hugging Face model."""
+    UnsupportedModelError for what is not a Hugging Face model.
+
+    Arguments: ``model`` a Hugging Face ``PreTrainedModel`` (else UnsupportedModelError)."""
     check_model(model)
     cfg = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
     found: dict[str, tuple[str, object]] = {}
@@ -314,19 +325,30 @@ def _as_rules(rule: RuleSetting) -> tuple[ScalingRule, ...]:
     if rule is None:
         return ()
     if isinstance(rule, str):
-        return parse_scaling_rule(rule)
+        try:
+            return parse_scaling_rule(rule)
+        except ConfigError as exc:
+            if exc.field != "text":
+                raise  # a parameter's own name (logn.L) says more than the argument's
+            raise ConfigError("rule", exc.value, exc.allowed) from None
     if isinstance(rule, ScalingRule):
         return (rule,)
     if isinstance(rule, (list, tuple)) and all(isinstance(r, ScalingRule) for r in rule):
-        return _check_composition(tuple(rule))
-    raise ConfigError("tau_rule", rule, f"a string such as 'logn:L=2048', a ScalingRule or None; {_ALLOWED}")
+        return _check_composition(tuple(rule), "rule")
+    raise ConfigError("rule", rule, f"a string such as 'logn:L=2048', a ScalingRule or None; {_ALLOWED}")
 
 
 def set_scaling_rule(model: ModelT, rule: RuleSetting) -> ModelT:
     r"""Apply named scaling rules to every attention layer of ``model`` (in place; returns the model); ``None``
     removes them (a τ set by :func:`iclab.hf.set_temperature` stays). Composes with τ: logits
     :math:`q^\top k\, s\, g(p, n) / \tau_{\ell h}`, then the cap. Refused (:class:`UnsupportedModelError`, one line
-    naming the config field) when the model's own config already applies a rule of the same kind."""
+    naming the config field) when the model's own config already applies a rule of the same kind.
+
+    Arguments: ``rule`` None (remove), a string :func:`parse_scaling_rule` reads, a :class:`ScalingRule` or a list or
+    tuple of them, each name once (else a ConfigError naming ``rule``, or ``rule.param`` for a parameter's value),
+    ``layers`` below the model's layer count; ``model`` a Hugging Face model (:func:`~iclab.hf.model_shape`) whose
+    attention goes through ``AttentionInterface``, whose config applies no rule of the same kind, and, for
+    ``softcap``, on the ``sdpa`` or ``eager`` backend (else UnsupportedModelError)."""
     rules = _as_rules(rule)
     n_layers = model_shape(model)[0]
     for r in rules:
@@ -356,7 +378,11 @@ def set_scaling_rule(model: ModelT, rule: RuleSetting) -> ModelT:
 
 
 def get_scaling_rule(model: PreTrainedModel) -> tuple[ScalingRule, ...]:
-    """The rules set on ``model`` (empty for none)."""
+    """The rules set on ``model`` (empty for none).
+
+    Arguments: ``model`` a Hugging Face ``PreTrainedModel`` (else UnsupportedModelError); one without rules gives
+    ``()``."""
+    check_model(model)
     ctl = _find(model)
     run = getattr(ctl, "rule", None)
     return run.rules if run is not None else ()
@@ -364,7 +390,10 @@ def get_scaling_rule(model: PreTrainedModel) -> tuple[ScalingRule, ...]:
 
 @contextlib.contextmanager
 def with_scaling_rule(model: ModelT, rule: RuleSetting) -> Iterator[ModelT]:
-    """``with with_scaling_rule(model, "logn:L=2048"): model(**batch)``; the previous rules come back on exit."""
+    """``with with_scaling_rule(model, "logn:L=2048"): model(**batch)``; the previous rules come back on exit.
+
+    Arguments: ``model`` and ``rule`` as :func:`set_scaling_rule` takes them, checked when the ``with`` block is
+    entered."""
     previous = get_scaling_rule(model)
     set_scaling_rule(model, rule)
     try:

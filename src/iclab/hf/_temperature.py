@@ -86,7 +86,10 @@ TauSetting = Union[
 
 
 def model_shape(model: PreTrainedModel) -> tuple[int, int]:
-    """``(L, H)``: number of attention layers and of query heads of a Hugging Face model."""
+    """``(L, H)``: number of attention layers and of query heads of a Hugging Face model.
+
+    Arguments: ``model`` a Hugging Face ``PreTrainedModel`` whose (text) config has integer ``num_hidden_layers`` and
+    ``num_attention_heads`` (else UnsupportedModelError)."""
     check_model(model)
     cfg = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
     L = getattr(cfg, "num_hidden_layers", None)
@@ -333,6 +336,13 @@ def set_temperature(
     ``tau``: a float (all layers and heads), ``L`` per-layer values, an ``(L, H)`` per-(layer, head) array,
     ``"adaptive"`` (entropy rule, with optional ``coeffs``/``threshold``) or an :class:`AdaptiveTemperature`.
     Scores become :math:`q^\top k\, s/\tau_{\ell h}`. Undo with :func:`reset_temperature`.
+
+    Arguments: ``tau`` a number (not a bool), ``L`` per-layer values or an ``(L, H)`` table (a nested list, an array or
+    a tensor), every entry finite and > 0, real, and in the range the model's dtype holds with its inverse (float16:
+    [1.5e-5, 65504]); or ``"adaptive"`` or an :class:`AdaptiveTemperature`; ``coeffs`` None or a non-empty sequence of
+    finite numbers and ``threshold`` None or a finite number, given only with an adaptive ``tau``; ``model`` a Hugging
+    Face model (:func:`model_shape`) whose attention goes through ``AttentionInterface`` and whose backend takes the
+    mode (:func:`~iclab.hf.check_backend`; else UnsupportedModelError).
     """
     if isinstance(tau, bool) or (isinstance(tau, str) and tau != "adaptive"):
         raise ConfigError("tau", tau, "a float, a per-layer list, an (L, H) array or 'adaptive'")
@@ -354,7 +364,10 @@ def set_temperature(
 
 
 def get_temperature(model: PreTrainedModel) -> torch.Tensor | AdaptiveTemperature | None:
-    """The current ``(L, H)`` τ table, the :class:`AdaptiveTemperature`, or ``None`` when the model is stock."""
+    """The current ``(L, H)`` τ table, the :class:`AdaptiveTemperature`, or ``None`` when the model is stock.
+
+    Arguments: ``model`` a Hugging Face ``PreTrainedModel`` (else UnsupportedModelError); a stock one gives None."""
+    check_model(model)
     ctl = _find(model)
     if ctl is None:
         return None
@@ -365,7 +378,10 @@ def get_temperature(model: PreTrainedModel) -> torch.Tensor | AdaptiveTemperatur
 
 def reset_temperature(model: ModelT) -> ModelT:
     """Restore the model's original attention implementation (no-op for a stock model); returns the model.
-    UnsupportedModelError for what is not a Hugging Face model."""
+    UnsupportedModelError for what is not a Hugging Face model.
+
+    Arguments: ``model`` a Hugging Face ``PreTrainedModel`` (else UnsupportedModelError) without an attached probe
+    (:func:`~iclab.hf.probe_attention`; else UnsupportedModelError)."""
     check_model(model)
     ctl = _find(model)
     if ctl is not None:
@@ -383,7 +399,10 @@ def with_temperature(
     coeffs: Sequence[float] | None = None,
     threshold: float | None = None,
 ) -> Iterator[ModelT]:
-    """Context manager: ``with with_temperature(model, 1.5): model(**batch)``; restores the previous state on exit."""
+    """Context manager: ``with with_temperature(model, 1.5): model(**batch)``; restores the previous state on exit.
+
+    Arguments: ``model``, ``tau``, ``coeffs`` and ``threshold`` as :func:`set_temperature` takes them, checked when the
+    ``with`` block is entered."""
     ctl = _find(model)
     previous = None if ctl is None else (ctl.table, ctl.adaptive)
     set_temperature(model, tau, coeffs=coeffs, threshold=threshold)

@@ -261,8 +261,8 @@ def calibration_table(
     draws, false-agree rate and its Monte Carlo SE, nominal, and whether it passes (``None`` for a claim without a
     test record: a refusal, a claim not measured, or a verdict built by hand).
 
-    Arguments: a mapping with ``comparisons`` or a list of rows; ``draws`` an integer in 1..10**6; ``seed`` an
-    integer >= 0."""
+    Arguments: ``summary_or_rows`` a mapping with ``comparisons`` (a ``summary.json``) or a list or tuple of comparison
+    rows; ``draws`` an integer in 1..10**6; ``seed`` an integer >= 0."""
     draws, seed = integer("draws", draws, high=10**6), integer("seed", seed, low=0)
     if not isinstance(summary_or_rows, (Mapping, list, tuple)):
         raise ConfigError("summary_or_rows", summary_or_rows, "a summary.json mapping or a list of comparison rows")

@@ -94,7 +94,8 @@ def judge_absence(
     power). An effect of either sign is therefore never read as "no effect".
 
     Arguments: ``estimate`` and the two ends of ``ci`` real numbers (NaN: not measured); ``smallest`` a finite number
-    > 0 (the smallest effect it excludes); ``n`` None or an integer >= 0."""
+    > 0 (the smallest effect it excludes); ``n`` None or an integer >= 0; ``unit`` a string written after each number
+    of the reason (not checked: any value is formatted as text)."""
     estimate, smallest = real("estimate", estimate), positive("smallest", smallest, "the smallest effect excluded")
     ci = interval("ci", ci)
     check_judge(n=n)
@@ -153,7 +154,8 @@ def judge_value(
 
     Arguments: ``measured``, ``paper``, ``paper_se`` real numbers and ``se`` one or None (NaN: not measured or no
     uncertainty, a "not judged" verdict); ``k``, ``tol``, ``rel_tol`` None or finite numbers > 0; ``n`` None or an
-    integer >= 0; ``dof`` None or a number >= 0; ``exact`` a boolean."""
+    integer >= 0; ``dof`` None or a number >= 0; ``exact`` a boolean; ``unit`` a string, the plural noun of what ``n``
+    counts, in the reason (not checked: any value is formatted as text)."""
     measured, paper, se = real("measured", measured), real("paper", paper), real("se", se, optional=True)
     paper_se = real("paper_se", paper_se, optional=True)
     for name, v in (("k", k), ("tol", tol), ("rel_tol", rel_tol)):
@@ -297,7 +299,9 @@ def judge_direction(
 
     Arguments: ``estimate`` a real number and ``se`` one or None (NaN: not judged); ``ci`` None or two real numbers;
     ``sign`` +1 or -1; ``smallest`` a finite number >= 0; ``confidence`` in (0, 1); ``n`` None or an integer >= 0;
-    ``dof`` None or a number >= 0."""
+    ``dof`` None or a number >= 0; ``unit`` a string written after each number of the reason and ``needs`` a string
+    (empty: the normal approximation's count) that completes "deciding needs …" (neither checked: any value is
+    formatted as text)."""
     if not isinstance(sign, (int, np.integer)) or isinstance(sign, bool) or sign not in (+1, -1):
         raise ConfigError("sign", sign, "+1 or -1")
     estimate, se = real("estimate", estimate), real("se", se, optional=True)

@@ -100,7 +100,9 @@ def coefficients(
     :class:`~iclab.data.GaussianRegression` accepts.
 
     Arguments: ``weights`` a mapping with a finite square ``M11 (d, d)``, ``v21 (d,)`` and a finite number ``v22``;
-    ``l`` an integer >= 2; ``sigma`` a finite number >= 0; the moments as ``GaussianRegression`` takes them."""
+    ``l`` an integer >= 2; ``sigma`` a finite number >= 0; the test moments as ``GaussianRegression`` takes them:
+    ``mu_x``, ``mu_w`` None (0), a number (every coordinate) or a ``(d,)`` vector, finite; ``cov_x``, ``cov_w`` None
+    (I), a number c (c·I), a ``(d,)`` diagonal or a ``(d, d)`` matrix, finite, symmetric and positive definite."""
     if not isinstance(weights, Mapping) or not {"M11", "v21", "v22"} <= set(weights):
         raise ConfigError("weights", weights, "a mapping with keys 'M11', 'v21' and 'v22'")
     M = array("M11", weights["M11"], ndim=2)
