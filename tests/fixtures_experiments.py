@@ -5,11 +5,12 @@ Imported by the tests directly and, in worker processes, through ``ICLAB_EXPERIM
 
 Each cell draws ``n_samples`` standard normals from ``generator_for(cell seed)`` and estimates
 ``E[exp(x / tau)] = exp(1 / (2 tau^2))`` (the log-normal mean), so the report has a theory line and simulation
-points with error bars. ``fail_cells`` raise and ``crash_cells`` hard-exit their worker (``os._exit``) until the
-file ``flag`` exists, so tests can fail cells and then complete them with ``--retry-failed``. ``hang_cells`` sleep
-for ``HANG_SECONDS`` (with ``SIGALRM`` blocked when ``hang_blocks_alarm``, like a cell stuck in C code), so tests
-can stop them with ``--cell-timeout``. A ``gate_cells`` cell creates ``<flag>.waiting`` and waits (up to
-``GATE_SECONDS``) until ``flag`` exists, so a test can look at a run in progress, at a known point, then let it go on.
+points with error bars; its three claims are records (:mod:`iclab.claims`) judged by the one judge. ``fail_cells``
+raise and ``crash_cells`` hard-exit their worker (``os._exit``) until the file ``flag`` exists, so tests can fail
+cells and then complete them with ``--retry-failed``. ``hang_cells`` sleep for ``HANG_SECONDS`` (with ``SIGALRM``
+blocked when ``hang_blocks_alarm``, like a cell stuck in C code), so tests can stop them with ``--cell-timeout``. A
+``gate_cells`` cell creates ``<flag>.waiting`` and waits (up to ``GATE_SECONDS``) until ``flag`` exists, so a test
+can look at a run in progress, at a known point, then let it go on.
 """
 
 from __future__ import annotations
@@ -23,10 +24,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from iclab.claims import ClaimRecord, Estimate, Measure, Rule, Sample, judge_records, whole_rows, within_units
 from iclab.config import Config, check_int, check_nonnegative
 from iclab.experiments import Experiment, register
-from iclab.claims._judge import Claim
-from iclab.stats import judge_direction, judge_equivalence, mean_se
 
 __all__ = ["FixtureConfig", "fixture_cell", "TESTS_DIR", "fixture_env", "iclab_cli", "METRICS"]
 
@@ -152,47 +152,74 @@ def _figures(config, df, fig_dir):
     return [save_figure(fig, fig_dir / "lognormal_mean", d)]
 
 
+SOURCE = "the log-normal mean (exact)"
+
+
+def _ratio(rows):
+    """Per cell: the Monte Carlo mean over the closed form exp(1/(2τ²)), 1 in expectation."""
+    return (rows["mean"] / rows["theory"]).to_numpy(float)
+
+
+def _ratio_se(config, sample: Sample):
+    """Per cell: the Monte Carlo SE of the ratio, ``err`` over the closed form."""
+    return (sample.rows["err"] / sample.rows["theory"]).to_numpy(float)
+
+
+def _drop(config, sample: Sample) -> Estimate:
+    """The mean at the smallest τ minus the mean at the largest, its SE from the two τ's own Monte Carlo SEs
+    (normal)."""
+    by_tau = sample.rows.groupby("tau")
+    mean, err = by_tau["mean"].mean(), by_tau["err"].mean()
+    drop, se = float(mean.iloc[0] - mean.iloc[-1]), float(np.hypot(err.iloc[0], err.iloc[-1]))
+    return Estimate(drop, se, n=len(sample.rows))
+
+
+#: every cell of the run (the fixture's cells have no ``part``), one unit each, with its own Monte Carlo SE
+EVERY_CELL = Measure({}, column=_ratio, unit=("i",), combine=within_units(_ratio_se, within_text="Monte Carlo SEs"))
+
+
 def _claims(config):
+    """The fixture's claims as records (:mod:`iclab.claims`), judged by the one judge: a cell of the run that
+    failed makes each of them "not measured", as in a paper package."""
     return [
-        Claim(
-            "lognormal-mean",
-            "E exp(x/τ) = exp(1/(2τ²)) for x ~ N(0, 1)",
-            "the log-normal mean (exact)",
-            "theory vs simulation",
-            "Monte Carlo pooled over cells within 20 % of the closed form, 95 % CI",
-            "exp(1/(2τ²))",
+        ClaimRecord(
+            id="lognormal-mean",
+            claim="E exp(x/τ) = exp(1/(2τ²)) for x ~ N(0, 1)",
+            source=SOURCE,
+            kind="theory vs simulation",
+            paper_value="exp(1/(2τ²))",
             headline=True,
+            quantity="Monte Carlo mean over the closed form, per cell",
+            measure=EVERY_CELL,
+            rule=Rule("equivalence", target=1.0, rel_tol=0.2, units="cells"),
         ),
-        Claim(
-            "grows-with-1/tau",
-            "the mean falls as τ grows",
-            "the log-normal mean (exact)",
-            "effect direction",
-            "paired difference of the mean at the smallest and largest τ > 0, 95 % CI",
+        ClaimRecord(
+            id="grows-with-1/tau",
+            claim="the mean falls as τ grows",
+            source=SOURCE,
+            kind="effect direction",
+            quantity="the mean at the smallest τ minus at the largest",
+            measure=Measure({}, column=whole_rows, unit=("i",), combine=_drop),
+            rule=Rule("direction", sign=+1, smallest=0.1, units="cells"),
         ),
-        Claim(
-            "needs-many-cells",
-            "a paper setting this run lacks",
-            "the log-normal mean (exact)",
-            "paper value",
-            "|Δ| ≤ 2 SE",
-            "1.0",
+        ClaimRecord(
+            id="needs-many-cells",
+            claim="a paper setting this run lacks",
+            source=SOURCE,
+            kind="paper value",
+            paper_value="1.0",
             paper_settings={"n_cells": 1000},
+            quantity="Monte Carlo mean over the closed form, per cell",
+            measure=EVERY_CELL,
+            rule=Rule("value", paper=1.0, rel_tol=0.2, units="cells"),
         ),
     ]
 
 
 def _compare(config, df):
-    ratio = (df["mean"] / df["theory"]).to_numpy()  # 1 in expectation for every cell
-    m, se, n = mean_se(ratio)
-    by_tau = df.groupby("tau")["mean"].mean()
-    drop = float(by_tau.iloc[0] - by_tau.iloc[-1])
-    drop_se = float(np.hypot(*df.groupby("tau")["err"].mean().iloc[[0, -1]]))
-    return {
-        "lognormal-mean": judge_equivalence(m, se, 1.0, rel_tol=0.2, n=n),
-        "grows-with-1/tau": judge_direction(drop, drop_se, n=len(df)),
-        "needs-many-cells": judge_equivalence(m, se, 1.0, rel_tol=0.2, n=n),
-    }
+    """The one judge on the records: what ``iclab.experiments.judged(package)`` is for a package's ``claims.py``
+    (this fixture is a single module, not a package)."""
+    return judge_records(_claims(config), config, df)
 
 
 def _notes(config, df):
