@@ -29,19 +29,20 @@ before its sample is built, so a claim over a table that names every cell it nee
 passes when, in every setting, the rate r of "agrees" over ``draws`` draws is at most 5 % + 2 SE_MC,
 SE_MC = √(r(1 − r)/draws).
 
-The draws are judged by the test alone (:func:`~iclab.claims._records.judge_sample`: combine, test, note, gates). A run
-adds one check to an "agrees" from 2–20 units, the small-sample gate (:func:`~iclab.claims._resample.small_sample_gate`),
-which only ever removes agreements: a claim within 5 % + 2 SE_MC without it is within it with it. A claim over that
-line with the test alone is simulated again, with fresh draws, through the judge as a run calls it
-(:func:`~iclab.claims._records.judge_as_run`), and its row says so (``as_run``); a claim passes on that second
-simulation (:data:`AS_RUN_DRAWS` draws: each "agrees" there runs the gate's own resampling). The gate resamples
-what a run observed: a run whose units happen to miss the far one sees a tight sample, and no resampling of it can
-tell; so a claim whose few units are uneven can stay over the line with the gate too, and only more units decide it.
+The draws are judged by the test alone (:func:`~iclab.claims._records.judge_sample`: combine, test, note,
+gates). A run adds one check to an "agrees" from 2–20 units, the small-sample gate
+(:func:`~iclab.claims._resample.small_sample_gate`), which only ever removes agreements: a claim within 5 % + 2 SE_MC
+without it is within it with it. A claim over that line with the test alone is simulated again, with fresh draws
+and as many of them (fewer would widen SE_MC and loosen the line), through the judge as a run calls it
+(:func:`~iclab.claims._records.judge_as_run`); its row says so (``as_run``), and it passes on that simulation. The gate
+resamples what a run observed: a run whose units happen to miss the far one sees a tight sample, and no resampling of
+it can tell; so a claim whose few units are uneven can stay over the line with the gate too, and only more units
+decide it.
 
 A claim of one unit (one SGD run whose SE comes from its prompts) has nothing to resample: its unit's value is drawn
 from a normal law at the truth with the unit's own SE, and one unit lost leaves nothing to judge. Not simulated,
-with the reason in the table: a combine rule whose estimate does not follow a shift of the per-unit values (one that reads whole rows:
-a curve, an RMS over cells); an every-cell claim (each cell is simulated at the statistic level); a claim whose run
+with the reason in the table: a combine rule whose estimate does not follow a shift of the per-unit values (one
+that reads whole rows: a curve, an RMS over cells); an every-cell claim (each cell is simulated at the statistic level); a claim whose run
 verdict has no test (a refusal, a claim not measured).
 """
 
@@ -64,9 +65,6 @@ __all__ = ["NOMINAL", "RowCalibration", "calibrate_records"]
 
 #: at most this many distinct failed cells are tried per claim (each rebuilds the claim's sample once)
 MAX_FAILED_CELLS = 40
-#: draws per truth and setting of the second simulation, through the judge as a run calls it (each "agrees" there
-#: runs the small-sample gate's own 2 × 200 judgements): enough to tell a rate from 5 % (MC SE 1.5 points at 5 %)
-AS_RUN_DRAWS = 200
 _SETTINGS = ("all units", "one unit lost", "one cell failed")
 
 
@@ -163,7 +161,7 @@ def _one(rec, config, rows, verdict: Verdict, screens, draws: int, rng, experime
     alone = worst_truth(judge_sample, rng, draws)
     if alone.passes or not 2 <= n <= GATE_MAX_UNITS:  # the gate cannot change this claim's rates
         return alone
-    again = worst_truth(judge_as_run, claim_rng(seed, experiment, f"{rec.id} (as run)"), min(draws, AS_RUN_DRAWS))
+    again = worst_truth(judge_as_run, claim_rng(seed, experiment, f"{rec.id} (as run)"), draws)  # as many: as strict
     return dataclasses.replace(again, as_run=True, alone=max(alone.rates.values()))
 
 
