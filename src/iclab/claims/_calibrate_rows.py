@@ -42,8 +42,8 @@ decide it.
 A claim of one unit (one SGD run whose SE comes from its prompts) has nothing to resample: its unit's value is drawn
 from a normal law at the truth with the unit's own SE, and one unit lost leaves nothing to judge. Not simulated,
 with the reason in the table: a combine rule whose estimate does not follow a shift of the per-unit values (one
-that reads whole rows: a curve, an RMS over cells); an every-cell claim (each cell is simulated at the statistic level); a claim whose run
-verdict has no test (a refusal, a claim not measured).
+that reads whole rows: a curve, an RMS over cells); an every-cell claim (each cell is simulated at the statistic
+level); a claim whose run verdict has no test (a refusal, a claim not measured).
 """
 
 from __future__ import annotations
