@@ -15,12 +15,13 @@ truth of its claim's kind (issue 43).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from iclab.stats import DEFAULT_REL_TOL, MIN_UNITS, NOMINAL, SHIFT_SE, units_to_agree
+from iclab.stats import DEFAULT_REL_TOL, KINDS, MIN_UNITS, NOMINAL, SHIFT_SE, units_to_agree
 
 __all__ = ["BASE", "TEST_KINDS", "EFFECT_KINDS", "Rule", "cannot_fail", "combine_phrase", "units_of", "rule_table",
            "rule_table_markdown"]  # fmt: skip
@@ -289,15 +290,27 @@ _RULES = {
         "the statistic, docs/calibration.md §6)",
     ),
 }
-_COLUMNS = ("kind", "tests", "fields", "agrees when", "disagrees when", "least favourable truth")
+_COLUMNS = ("kind", "claim kinds", "tests", "fields", "agrees when", "disagrees when", "least favourable truth")
+
+
+def _claim_kinds(test: str) -> str:
+    """The claim kinds (:data:`iclab.stats.KINDS`) a test kind may judge, by :func:`cannot_fail`: a record of any
+    other is refused when the experiment is built."""
+    plain = Rule(test, smallest=1.0, rel_tol=0.1, target=1.0, paper=1.0, by=("cell",))
+    bound = dataclasses.replace(plain, bound="a bound")
+    ok = [k for k in KINDS if not cannot_fail(k, plain)]
+    with_bound = [k for k in KINDS if k not in ok and not cannot_fail(k, bound)]
+    text = ", ".join(f"'{k}'" for k in ok)
+    return text + (f"; {', '.join(repr(k) for k in with_bound)} with a bound" if with_bound else "")
 
 
 def rule_table() -> list[dict[str, str]]:
-    """Every test kind of :class:`Rule` (:data:`TEST_KINDS`, in order) as a row: what it tests, the fields it reads,
-    when it agrees and when it disagrees (else "not judged: too little power"), and the least favourable truth at
-    which the judge checks it can fail (an "agrees" there at most 5 % + 2 Monte Carlo SE of the time). Markdown-safe
-    text: no ``|``."""
-    return [dict(zip(_COLUMNS, (kind, *_RULES[kind]))) for kind in TEST_KINDS]
+    """Every test kind of :class:`Rule` (:data:`TEST_KINDS`, in order) as a row: the claim kinds it may judge (one
+    vocabulary: a claim's kind says what the paper states, the test kind how it is decided), what it tests, the
+    fields it reads, when it agrees and when it disagrees (else "not judged: too little power"), and the least
+    favourable truth at which the judge checks it can fail (an "agrees" there at most 5 % + 2 Monte Carlo SE of the
+    time). Markdown-safe text: no ``|``."""
+    return [dict(zip(_COLUMNS, (kind, _claim_kinds(kind), *_RULES[kind]))) for kind in TEST_KINDS]
 
 
 def rule_table_markdown() -> str:
