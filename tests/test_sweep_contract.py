@@ -91,6 +91,16 @@ def test_system_exit_and_keyboard_interrupt_in_a_cell_are_failed_cells(tmp_path,
 
 
 def test_a_real_ctrl_c_still_stops_a_serial_run(tmp_path):
+    # a driver starts with Python's own SIGINT handler; a test run earlier in this worker process may have left
+    # another one (it failed once in the full suite under xdist, never alone), so the test sets it itself
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        _ctrl_c_serial_run(tmp_path)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _ctrl_c_serial_run(tmp_path):
     with pytest.raises(KeyboardInterrupt):
         run_sweep(_sweep(_ctrl_c_cell, 3), tmp_path / "c", RunOptions(executor="serial", progress=False))
     with ResultStore(tmp_path / "c", readonly=True) as store:
