@@ -32,15 +32,20 @@ def _iclab(args: list[str], site: Path, cwd: Path) -> subprocess.CompletedProces
     return subprocess.run([sys.executable, "-m", "iclab", *args], env=env, cwd=cwd, capture_output=True, text=True)
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
-    """The plugin installed by pip, as a user would, into a site folder of its own (put on PYTHONPATH). pip builds
-    from a copy, so no ``build/`` or ``*.egg-info`` folder appears inside the repository."""
+def install_example_plugin(tmp_path_factory) -> Path:
+    """The example plugin installed by pip, as a user would, into a site folder of its own (to put on PYTHONPATH).
+    pip builds from a copy, so no ``build/`` or ``*.egg-info`` folder appears inside the repository. Shared with
+    ``tests/test_plugin_docs.py``."""
     source = tmp_path_factory.mktemp("source") / PLUGIN.name
     shutil.copytree(PLUGIN, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
     target = tmp_path_factory.mktemp("site")
     _pip_install(source, target)
     return target
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    return install_example_plugin(tmp_path_factory)
 
 
 def test_an_installed_plugin_is_listed_with_where_it_comes_from(site, tmp_path):
