@@ -125,7 +125,7 @@ def test_a_minimum_of_units_fixed_from_a_pilot_refuses_fewer_whatever_the_test_g
     v = _judge(_rec(gate), _table(seeds=4))
     assert v.verdict == NOT_JUDGED and v.reason.startswith(
         "too few units: 4 of the 5 seeds its test needs (the minimum, fixed from the shipped reference run p-paper as "
-        "pilot: fewer units drawn from its units, at the least favourable truth, agree more than 5 % + 2 Monte Carlo "
+        "pilot: fewer units drawn from the pilot's, at the least favourable truth, agree more than 5 % + 2 Monte Carlo "
         "SE of the time); a run with 5 would judge it (at these settings the test gave: agrees)"
     ), v.reason
     assert "disagrees)" in _judge(_rec(gate), _table(effect=-0.1, seeds=4)).reason

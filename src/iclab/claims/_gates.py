@@ -216,9 +216,9 @@ class PilotMinimum(Gate):
         line = "at the least favourable truth, agree more than 5 % + 2 Monte Carlo SE of the time"
         fixed = f"fixed from {self.pilot} as pilot"
         why = (
-            f"the search's cap, {fixed}: even {self.minimum} units drawn from its units, {line}"
+            f"the search's cap, {fixed}: even {self.minimum} units drawn from the pilot's, {line}"
             if self.capped
-            else f"{fixed}: fewer units drawn from its units, {line}"
+            else f"{fixed}: fewer units drawn from the pilot's, {line}"
         )
         need = f"{ok} of the {self.minimum} {ctx.units} its test needs"
         return f"{TOO_FEW_UNITS}: {need} (the minimum, {why}); a run with {self.minimum} would judge it"
