@@ -75,6 +75,8 @@ def table_line(c: RowCalibration) -> str:
     truth = c.truth or c.why
     if c.as_run:  # the test alone was over the line: simulated again as a run judges it
         truth += f"; as a run judges it, small-sample gate included (the test alone: {c.alone:.1%})"
+    if c.minimum > c.units:  # its declared minimum, fixed from this run as pilot, refuses every draw
+        truth += f"; it needs {c.minimum} units, a minimum fixed from this run as pilot: {c.units} are too few"
     return (
         f"| `{c.experiment}` | `{c.claim}` | {c.test} | {c.units} | {c.verdict} | {truth.replace('|', '/')} | "
         + " | ".join(rate(s) for s in SETTINGS)
@@ -95,6 +97,7 @@ def block(rows: list[RowCalibration], draws: int = DRAWS) -> str:
     simulated = [c for c in rows if c.rates]
     over = [c for c in simulated if not c.passes]
     gated = [c for c in simulated if c.as_run]
+    short = [c for c in rows if c.minimum > c.units]
     why: dict[str, int] = {}
     for c in rows:
         if not c.rates:
@@ -108,6 +111,13 @@ def block(rows: list[RowCalibration], draws: int = DRAWS) -> str:
             f". {len(gated)} over it with the test alone were simulated again as a run judges them (the small-sample "
             "gate included): " + ", ".join(f"`{c.experiment}` `{c.claim}`" for c in gated)
             if gated
+            else ""
+        )
+        + (
+            f". {len(short)} declare a minimum of units fixed from their reference run as pilot "
+            "(`docs/pilot_minimums.py`) that its units do not reach, so no draw agrees: "
+            + ", ".join(f"`{c.experiment}` `{c.claim}` ({c.units} of {c.minimum})" for c in short)
+            if short
             else ""
         )
         + ". Not simulated: "

@@ -22,6 +22,7 @@ from iclab.claims._records import (
     Measure,
     MinUnits,
     NotComparable,
+    PilotMinimum,
     RAISED,
     Rule,
     Screen,
@@ -114,6 +115,25 @@ def test_a_minimum_of_units_with_a_value():
     v = _judge(_rec(gate), df)
     assert v.verdict == NOT_JUDGED
     assert v.reason.startswith("not measured: 2 of 4 seeds with enough fit sets (needs 3; 4 rows read)")
+
+
+def test_a_minimum_of_units_fixed_from_a_pilot_refuses_fewer_whatever_the_test_gave():
+    """Not "not measured" (every unit has its value): "too few units", k of the minimum, naming the pilot; a run at
+    the minimum is judged. Over a "disagrees" too: the size is fixed before the run, whatever it gives."""
+    gate = PilotMinimum(5, "the shipped reference run p-paper")
+    assert _judge(_rec(gate), _table(seeds=5)).verdict == AGREES
+    v = _judge(_rec(gate), _table(seeds=4))
+    assert v.verdict == NOT_JUDGED and v.reason.startswith(
+        "too few units: 4 of the 5 seeds its test needs (the minimum, fixed from the shipped reference run p-paper as "
+        "pilot: fewer units drawn from the pilot's, at the least favourable truth, agree more than 5 % + 2 Monte Carlo "
+        "SE of the time); a run with 5 would judge it (at these settings the test gave: agrees)"
+    ), v.reason
+    assert "disagrees)" in _judge(_rec(gate), _table(effect=-0.1, seeds=4)).reason
+    capped = _judge(_rec(PilotMinimum(200, "the pilot", capped=True)), _table(seeds=4)).reason
+    assert "4 of the 200 seeds" in capped and "the search's cap" in capped and "even 200 units" in capped
+    assert "at least 5 seeds (a minimum fixed from the shipped reference run p-paper as pilot), else too few units" in (
+        _rec(gate).test
+    )
 
 
 def test_a_cell_that_reports_why_it_could_not_measure():

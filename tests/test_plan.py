@@ -27,10 +27,10 @@ from iclab.cli import main
 from iclab.config import Config
 from iclab.errors import ConfigError
 from iclab.experiments import Experiment, get_experiment, register, run_experiment
-from iclab.claims._records import ClaimRecord, Measure, Rule, judge_records
+from iclab.claims._records import ClaimRecord, Measure, PilotMinimum, Rule, Setting, judge_records
 from iclab.claims._statistics import within_units
 from iclab.report import plan_sizes, reference_runs, rejudged_summary
-from iclab.report._sizes import SIZED, choose_sizes
+from iclab.report._sizes import SIZED, choose_sizes, cost_note, size_claims
 
 MU, SIGMA, DELTA, SEEDS = 0.1, 1.0, 0.5, 10
 MU2, SIGMA2, DELTA2, PROMPTS = 0.2, 2.0, 0.1, 100
@@ -173,6 +173,41 @@ def test_a_power_limited_reason_names_its_override_and_cpu_hours(run_dir):
         f"; plan: --set n_seeds=32 (32 units; a fresh run ≈ {hours:.2g} h CPU at this run's seconds per cell)"
     )
     assert "plan:" not in rows["unreliable"]["reason"]
+
+
+def shifted(rows):
+    """The seeds' values moved to a clear effect (mean 5.1, SD 1): the test decides from 10 seeds."""
+    return rows["value"].to_numpy(float) + 5.0
+
+
+def test_a_claim_short_of_its_minimum_from_a_pilot_is_sized_to_that_minimum(run_dir):
+    """Issue 43: the test agrees from 10 seeds, but the claim declares 15 (fixed from a pilot): "too few units", and
+    the plan asks for 15 seeds — at least, the minimum — at its cost. Under another gate too, it is not for samples."""
+    import dataclasses
+
+    from iclab.experiments import load_run
+
+    def record(cid, *gates):
+        return ClaimRecord(
+            cid, "The shifted mean is positive", source="made up", kind="effect direction", quantity="a seed's value",
+            measure=Measure({"part": "draw"}, shifted, ("seed",), gates=gates), rule=Rule("direction", smallest=DELTA),
+        )  # fmt: skip
+
+    recs = [record("minimum", PilotMinimum(15, "a pilot run")),
+            record("other", Setting("n_seeds", minimum=999), PilotMinimum(15, "a pilot run"))]  # fmt: skip
+    run = load_run(run_dir)
+    verdicts = judge_records(recs, run.config, run.results)
+    assert verdicts["minimum"].reason.startswith("too few units: 10 of the 15 seeds its test needs (the minimum, fixed")
+    assert verdicts["minimum"].reason.endswith("(at these settings the test gave: agrees)")
+    rows = [
+        {"id": k, "verdict": v.verdict, "reason": v.reason, "test_record": v.test_record} for k, v in verdicts.items()
+    ]
+    exp = dataclasses.replace(get_experiment("fx_plan"), claims=lambda config: recs)
+    plan = {c.id: c for c in size_claims(exp, run.config, run.results, rows).claims}
+    m = plan["minimum"]
+    assert (m.status, m.n, m.needed, m.at_least, m.field, m.value) == (SIZED, SEEDS, 15, True, "n_seeds", 15), m
+    assert cost_note(m).startswith("plan: --set n_seeds=15 (at least 15 units; a fresh run ≈"), cost_note(m)
+    assert plan["other"].status == "not for samples" and not cost_note(plan["other"])
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ import pytest
 
 from iclab.experiments import get_experiment
 from iclab.claims._judge import judge_run
-from iclab.experiments.categorical.claims import claims
+from iclab.experiments.categorical.claims import BLOCKS_HELP_DOT_MIN_REPLICATES, claims
 from iclab.experiments.categorical.config import CategoricalConfig
 from iclab.stats import AGREES, DISAGREES, NOT_JUDGED
 
@@ -112,13 +112,21 @@ def verdicts():
 
 
 DIRECTION = ["gd-beats-tf/softmax/K=2", "blocks-help/distance", "blocks-help/dot", "tf-gd-like/qk", "tf-gd-like/vp"]
+#: claims whose minimum of replicates, fixed from a pilot, is above the table's 3
+FEWER_THAN_MINIMUM = ("blocks-help/dot",)
 EQUIVALENCE = ["fgd-steps/dot", "stationarity/x-coupling/softmax", "stationarity/other/softmax", "features/digits"]
 
 
 @pytest.mark.parametrize("cid", DIRECTION + EQUIVALENCE)
 def test_effect_agrees_and_null_never_agrees(verdicts, cid):
-    assert verdicts[True][cid].verdict == AGREES, verdicts[True][cid]
+    effect = verdicts[True][cid]
+    if cid in FEWER_THAN_MINIMUM:  # the test agrees; the 3 replicates are fewer than the minimum fixed from a pilot
+        assert effect.reason.startswith(f"too few units: 3 of the {BLOCKS_HELP_DOT_MIN_REPLICATES} replicates"), effect
+        assert effect.reason.endswith("(at these settings the test gave: agrees)"), effect
+    else:
+        assert effect.verdict == AGREES, effect
     assert verdicts[False][cid].verdict != AGREES, verdicts[False][cid]
+    assert "test gave: agrees" not in verdicts[False][cid].reason
 
 
 def test_null_effects_disagree_where_the_test_can_tell(verdicts):

@@ -16,7 +16,7 @@ import pytest
 from iclab.experiments import get_experiment
 from iclab.claims._judge import judge_run
 from iclab.claims._records import judge_records
-from iclab.experiments.dispersion.claims import claims
+from iclab.experiments.dispersion.claims import ONSET_MIN_SEGMENTS, claims
 from iclab.experiments.dispersion.notes import notes
 from iclab.experiments.dispersion.config import beta_grid
 from iclab.experiments.dispersion.tables import PAPER_TABLE
@@ -26,6 +26,9 @@ compare = get_experiment("dispersion").compare
 
 EXP = get_experiment("dispersion")
 PAPER, QUICK = EXP.config("paper"), EXP.config("quick")
+#: the paper preset with as many text segments as the real-model claims' minimums fixed from a pilot ask (its own 5 are
+#: fewer: those claims are "too few units" there, whatever the test gives)
+SEGMENTS = PAPER.with_overrides({"real_segments": max(ONSET_MIN_SEGMENTS.values())})
 TESTS = ("effect direction", "theory vs simulation")
 
 
@@ -227,8 +230,8 @@ def _judge(config, df, failed=None):
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_null_table_never_agrees(seed):
-    rows = _judge(PAPER, _table(PAPER, effect=False, seed=seed))
-    assert len(rows) == len(claims(PAPER))
+    rows = _judge(SEGMENTS, _table(SEGMENTS, effect=False, seed=seed))
+    assert len(rows) == len(claims(SEGMENTS))
     for cid, r in rows.items():
         if r.kind in TESTS:
             assert r.verdict != "agrees", (cid, r.measured, r.statistic)
@@ -245,11 +248,26 @@ def test_null_table_never_agrees(seed):
 
 
 def test_effect_table_agrees():
-    rows = _judge(PAPER, _table(PAPER, effect=True))
+    rows = _judge(SEGMENTS, _table(SEGMENTS, effect=True))
     bad = {cid: (r.verdict, r.statistic, r.reason) for cid, r in rows.items() if r.verdict != "agrees"}
     assert not bad
     assert all(r.test_record for r in rows.values())  # every judged claim comes from the one stats test
     assert all(r.measured not in ("", "—") for r in rows.values())
+
+
+def test_fewer_segments_than_a_minimum_fixed_from_a_pilot_are_too_few_whatever_the_test_gives():
+    """The paper preset's 5 text segments are fewer than the onset claims' minimums (fixed once from the shipped
+    reference run as pilot): "too few units", naming the count and the pilot, with what the test gave beneath."""
+    for effect, gave in ((True, "agrees"), (False, "disagrees")):
+        rows = _judge(PAPER, _table(PAPER, effect=effect))
+        for m, minimum in ONSET_MIN_SEGMENTS.items():
+            r = rows[f"lemma2.1/onset/{m}"]
+            assert r.verdict == "not judged" and r.reason.startswith(
+                f"too few units: 5 of the {minimum} text segments its test needs (the minimum, fixed from the shipped "
+                "reference run dispersion-paper as pilot"
+            ), (m, r.reason)
+            assert r.reason.endswith(f"(at these settings the test gave: {gave})"), (m, r.reason)
+        assert rows["thm2.2/disperses/minilm"].verdict == gave  # no minimum declared: judged on its 5
 
 
 def test_missing_and_failed_parts_are_not_measured():

@@ -4,9 +4,9 @@ imports to state a paper's claims (``from iclab.claims import ClaimRecord, Measu
 A claim is a :class:`ClaimRecord`: an id, the claim's text, its source and kind, the paper's value, the config
 values that run its cells (``runs_if``), a :class:`Measure` (which rows, which column, the unit of replication, an
 optional paired baseline, how units combine) and a :class:`Rule` (the test of :mod:`iclab.stats` that decides and
-its thresholds). Gates (:class:`Setting`, :class:`MinUnits`, :class:`Screen`, …) are declared on the measure; the
-judge writes every "not judged", "settings differ" and "not measured" text from them. :func:`judge_records` judges
-a list of records on a results table; :func:`judge_run` turns a run's verdicts into the ledger's rows
+its thresholds). Gates (:class:`Setting`, :class:`MinUnits`, :class:`PilotMinimum`, :class:`Screen`, …) are declared
+on the measure; the judge writes every "not judged", "settings differ" and "not measured" text from them.
+:func:`judge_records` judges a list of records on a results table; :func:`judge_run` turns a run's verdicts into the ledger's rows
 (:class:`Comparison`), making a claim "not measured" when a cell it reads failed or did not run. The rules, what
 each tests, its parameters and its least favourable truth are listed on the API page (``docs/api/claims.md``) and
 by :func:`rule_table`.
@@ -15,8 +15,9 @@ Layer: below :mod:`iclab.experiments` (the paper packages import it; it imports 
 :mod:`iclab.errors` and the scientific stack), so a plugin needs nothing of iclab's experiments to state claims.
 The modules: ``_records`` (records and :func:`judge_records`), ``_rule`` (:class:`Rule` and the can-fail check),
 ``_gates`` (declared gates), ``_sample`` (the rows of a measure, one per unit), ``_statistics`` (shared combine
-rules a package names: :func:`across_units_or`, :func:`within_units`, …), ``_judge`` (ledger rows, "not measured", Holm), ``_resample`` and ``_calibrate_rows`` (the small-sample gate
-and the row-level calibration at the least favourable truth).
+rules a package names: :func:`across_units_or`, :func:`within_units`, …), ``_judge`` (ledger rows, "not measured",
+Holm), ``_resample``, ``_calibrate_rows`` and ``_pilot`` (the small-sample gate, the row-level calibration at the
+least favourable truth, and a claim's minimum of units fixed from a pilot).
 """
 
 from iclab.claims._gates import CellReason as CellReason
@@ -24,6 +25,7 @@ from iclab.claims._gates import Diagnostic as Diagnostic
 from iclab.claims._gates import GridEdge as GridEdge
 from iclab.claims._gates import MinUnits as MinUnits
 from iclab.claims._gates import NotComparable as NotComparable
+from iclab.claims._gates import PilotMinimum as PilotMinimum
 from iclab.claims._gates import Screen as Screen
 from iclab.claims._gates import Setting as Setting
 from iclab.claims._gates import StandIn as StandIn
@@ -68,6 +70,7 @@ __all__ = [
     "EFFECT_KINDS",
     "Setting",
     "MinUnits",
+    "PilotMinimum",
     "CellReason",
     "Screen",
     "GridEdge",

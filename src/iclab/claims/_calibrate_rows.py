@@ -39,6 +39,10 @@ resamples what a run observed: a run whose units happen to miss the far one sees
 it can tell; so a claim whose few units are uneven can stay over the line with the gate too, and only more units
 decide it.
 
+A claim that declares a minimum of units fixed from a pilot (:class:`~iclab.claims._gates.PilotMinimum`, computed
+once by :func:`~iclab.claims._pilot.pilot_minimum_units` from the reference run itself) and has fewer units here is
+"too few units" in every draw; its row says so (``minimum``), and the search's rates at the minimum are in the record.
+
 A claim of one unit (one SGD run whose SE comes from its prompts) has nothing to resample: its unit's value is drawn
 from a normal law at the truth with the unit's own SE, and one unit lost leaves nothing to judge. Not simulated,
 with the reason in the table: a combine rule whose estimate does not follow a shift of the per-unit values (one
@@ -56,6 +60,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from iclab.claims._gates import PilotMinimum
 from iclab.claims._judge import cell_mask, claim_gate, downgrade
 from iclab.claims._records import ClaimRecord, Sample, _sample, judge_as_run, judge_records, judge_sample
 from iclab.claims._resample import GATE_MAX_UNITS, NOMINAL, TRUTHS, follows_shift, rate
@@ -87,6 +92,9 @@ class RowCalibration:
     #: more than 5 % + 2 SE_MC of the time, at ``alone`` (the worst setting's rate)
     as_run: bool = False
     alone: float | None = None
+    #: the minimum of units the record declares, fixed from a pilot (:class:`~iclab.claims._gates.PilotMinimum`;
+    #: 0: none): a draw of fewer units than it is "too few units", never "agrees"
+    minimum: int = 0
 
     def mc_se(self, setting: str) -> float:
         r = self.rates[setting]
@@ -132,7 +140,8 @@ def _one(rec, config, rows, verdict: Verdict, screens, draws: int, rng, experime
     if isinstance(sample, Verdict):
         return dataclasses.replace(base, why=f"no sample: {sample.reason}")
     n = len(sample.values)
-    base = dataclasses.replace(base, units=n)
+    minimum = max((g.minimum for g in rec.measure.gates if isinstance(g, PilotMinimum)), default=0)
+    base = dataclasses.replace(base, units=n, minimum=minimum)
     record = verdict.test_record
     if not record or record.get("judge") not in TRUTHS:
         return dataclasses.replace(base, why=f"the run's verdict has no test ({verdict.reason or verdict.verdict})")

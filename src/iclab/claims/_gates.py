@@ -10,6 +10,8 @@ package only declares a gate — the field, the column, the threshold and what t
 - :class:`Setting`: a setting (a config field, or the least value of a column of the selected rows) below what the
   claim needs, or above it: "settings differ: FIELD = VALUE (paper P; needs ≥ MIN: WHY)".
 - :class:`MinUnits`: fewer units than the claim needs have a finite per-unit value: "not measured: k of N UNITS …".
+- :class:`PilotMinimum`: fewer units than the minimum its test needs, a size fixed once before the run from a pilot
+  run (:func:`~iclab.claims._pilot.pilot_minimum_units`): "too few units: k of the MINIMUM UNITS its test needs …".
 - :class:`CellReason`: the cells report that they could not measure (a model that could not be loaded here), with
   their own reason column: "not measured: WHAT (REASON)".
 - :class:`Screen`: another record of the same run that this claim depends on; the claim counts only when that
@@ -37,6 +39,7 @@ __all__ = [
     "GateContext",
     "Setting",
     "MinUnits",
+    "PilotMinimum",
     "CellReason",
     "Screen",
     "GridEdge",
@@ -46,12 +49,16 @@ __all__ = [
     "describe_gates",
     "SETTINGS_DIFFER",
     "NOT_MEASURED",
+    "TOO_FEW_UNITS",
 ]
 
 #: the head of a reason when the run lacks what the claim needs (also :func:`~iclab.claims._judge.settings_differ`)
 SETTINGS_DIFFER = "settings differ"
 #: the head of a reason when the claim's measurement is missing
 NOT_MEASURED = "not measured"
+#: the head of a reason when the claim has its measurements, on fewer units than its test needs (as the stats
+#: refusal of a Student-t band from fewer than 3 units, :func:`iclab.stats.refusal`)
+TOO_FEW_UNITS = "too few units"
 
 
 @dataclass(frozen=True)
@@ -174,6 +181,47 @@ class MinUnits(Gate):
             return ""
         detail = f"; {self.detail(ctx.config, ctx.sample)}" if self.detail is not None else ""
         return f"{NOT_MEASURED}: {ok} of {len(values)} {ctx.units} {self.what} (needs {self.minimum}{detail})"
+
+
+@dataclass(frozen=True)
+class PilotMinimum(Gate):
+    """A minimum of units fixed once, before the run, from a pilot run (issue 43): below ``minimum`` units with a
+    finite per-unit value, "too few units: k of the MINIMUM UNITS its test needs (…)", whatever the test gave. A
+    few uneven units can make a Student-t band agree at the claim's least favourable truth far more often than 5 %;
+    ``minimum`` is the smallest count at which units drawn from the pilot's, at that truth, agree at most 5 % + 2
+    Monte Carlo SE of the time (:func:`~iclab.claims._pilot.pilot_minimum_units`, computed once; the record writes
+    the number). A run's own units never move it: no optional stopping.
+
+    Fields:
+        minimum: the units the claim's test needs.
+        pilot: the pilot run it was fixed from ("the shipped reference run ood-paper").
+        capped: the search stopped at its cap: ``minimum`` is the cap, and at the pilot's spread even that many
+            agree too often (a larger pilot, or another test, would size it).
+    """
+
+    minimum: int
+    pilot: str
+    capped: bool = False
+
+    def describe(self, units: str) -> str:
+        cap = ", the search's cap" if self.capped else ""
+        return (
+            f"at least {self.minimum} {units} (a minimum fixed from {self.pilot} as pilot{cap}), else {TOO_FEW_UNITS}"
+        )
+
+    def reason(self, ctx: GateContext) -> str:
+        ok = int(np.isfinite(np.asarray(ctx.sample.values, dtype=float)).sum())
+        if ok >= self.minimum:
+            return ""
+        line = "at the least favourable truth, agree more than 5 % + 2 Monte Carlo SE of the time"
+        fixed = f"fixed from {self.pilot} as pilot"
+        why = (
+            f"the search's cap, {fixed}: even {self.minimum} units drawn from the pilot's, {line}"
+            if self.capped
+            else f"{fixed}: fewer units drawn from the pilot's, {line}"
+        )
+        need = f"{ok} of the {self.minimum} {ctx.units} its test needs"
+        return f"{TOO_FEW_UNITS}: {need} (the minimum, {why}); a run with {self.minimum} would judge it"
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,7 @@ from iclab.claims._gates import Gate, GateContext, Screen, describe_gates
 from iclab.claims._gates import GridEdge as GridEdge
 from iclab.claims._gates import MinUnits as MinUnits
 from iclab.claims._gates import NotComparable as NotComparable
+from iclab.claims._gates import PilotMinimum as PilotMinimum
 from iclab.claims._gates import Setting as Setting
 from iclab.claims._gates import StandIn as StandIn
 from iclab.claims._judge import Claim, claim_gate, downgrade
@@ -83,6 +84,7 @@ __all__ = [
     "GridEdge",
     "MinUnits",
     "NotComparable",
+    "PilotMinimum",
     "Screen",
     "Setting",
     "StandIn",

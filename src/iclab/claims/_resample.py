@@ -138,11 +138,13 @@ def centre(rec: Any, config: Any, s: Sample, truth: float, record: Mapping[str, 
     return truth - offset - est.value
 
 
-def rate(rec, config, samples, truth, record, screens, draws, rng, *, sd: float, judge: Callable) -> float:
+def rate(rec, config, samples, truth, record, screens, draws, rng, *, sd: float, judge: Callable,
+         size: int | None = None) -> float:  # fmt: skip
     """The rate of "agrees" over ``draws`` draws: each picks one of ``samples`` (the claim's sample with a unit lost
     or a cell failed, or the "not measured" verdict that loss gives), resamples its units and centres them at
     ``truth`` (a sample of one unit: its value drawn at ``truth`` with SE ``sd``). A draw whose judging raises does
-    not agree, as in a run (:data:`~iclab.claims._records.RAISED`)."""
+    not agree, as in a run (:data:`~iclab.claims._records.RAISED`). ``size``: units per draw (default: as many as
+    the sample has; :func:`~iclab.claims._pilot.pilot_minimum_units` draws a pilot's units n at a time)."""
     agrees = 0
     centred: dict[int, float | None] = {}
     units: dict[int, _Units] = {}
@@ -159,7 +161,7 @@ def rate(rec, config, samples, truth, record, screens, draws, rng, *, sd: float,
             centred[k] = centre(rec, config, s, truth, record)
             units[k] = _Units(rec, s)
         delta = centred[k]
-        idx = rng.integers(n, size=n)
+        idx = rng.integers(n, size=n if size is None else size)
         noise = float(rng.normal(0.0, sd)) if n == 1 else 0.0
         drawn = units[k].draw(idx, (0.0 if delta is None else delta) + noise)
         try:

@@ -11,7 +11,9 @@ names one (prompts inside a cell); else the config field whose value is the test
 of a list), or a product of two fields named after the claim's part (lists × queries); ties go to the field named
 after the claim's unit column (``seed`` → ``seeds``) and part (``clrs`` → ``clrs_seeds``). A claim refused for one
 unit ("no uncertainty", "too few units") needs at least :data:`iclab.stats.MIN_UNITS` units of the field named
-after its unit column — a lower bound: its spread is not known until then. The new value is
+after its unit column — a lower bound: its spread is not known until then. A claim short of the minimum of units it
+declares from a pilot (:class:`~iclab.claims.PilotMinimum`, "too few units: k of the N …") needs at least that
+minimum (or what power needs, when more), sized like a power-limited count: that gate alone is over it. The new value is
 :math:`\lceil v \cdot n' / n \rceil` (the field's value v scaled as the units are).
 
 What it costs (CPU seconds of one core, at the run's measured seconds per cell): the grid of the changed config
@@ -36,12 +38,15 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from iclab.claims import PilotMinimum
 from iclab.errors import ConfigError
 from iclab.experiments import Experiment, settings_differ
 from iclab.stats import AGREES, DISAGREES, MIN_UNITS, NO_UNCERTAINTY
 
 __all__ = ["ClaimSize", "SizePlan", "Choice", "size_claims", "choose_sizes", "cost_note", "fmt_hours"]
 
+#: the head of a refusal for want of units (a Student-t band from too few; a minimum fixed from a pilot)
+TOO_FEW = "too few units"
 #: what a claim's row in the plan says about sizes
 DECIDED, SIZED, NO_FIELD, NO_SIZE, NOT_SAMPLES = "decided", "sized", "no field", "no size decides", "not for samples"
 
@@ -260,7 +265,7 @@ def _status(row: Mapping[str, Any], claim: Any, config: Any) -> tuple[str, str]:
     differ = settings_differ(config, getattr(claim, "paper_settings", {}) or {})
     if differ:
         return NOT_SAMPLES, differ
-    if record.get("gate"):
+    if record.get("gate") and not _short_of_minimum(row, claim):
         return NOT_SAMPLES, str(record["gate"])
     if (record.get("holm") or {}).get("demoted"):
         return NOT_SAMPLES, "Holm: the family's adjusted p (a smaller p, not a narrower band alone)"
@@ -271,7 +276,23 @@ def _status(row: Mapping[str, Any], claim: Any, config: Any) -> tuple[str, str]:
 
 def _one_unit(reason: str) -> bool:
     """A refusal for want of units: no SE from one unit, or a Student-t band from too few."""
-    return reason.startswith("too few units") or (reason.startswith(NO_UNCERTAINTY) and "is nan" in reason)
+    return reason.startswith(TOO_FEW) or (reason.startswith(NO_UNCERTAINTY) and "is nan" in reason)
+
+
+def _pilot_minimum(claim: Any) -> int:
+    """The minimum of units the claim declares, fixed from a pilot (:class:`~iclab.claims.PilotMinimum`), or 0."""
+    gates = getattr(getattr(claim, "measure", None), "gates", ()) or ()
+    return max((g.minimum for g in gates if isinstance(g, PilotMinimum)), default=0)
+
+
+def _short_of_minimum(row: Mapping[str, Any], claim: Any) -> bool:
+    """Whether the one gate over the row is the claim's minimum of units fixed from a pilot, with fewer units than it:
+    the gate's text first, then what the test gave (or its own refusal for want of power), and no other gate."""
+    record, reason = row.get("test_record") or {}, row.get("reason") or ""
+    gate = str(record.get("gate") or "")
+    if not (gate.startswith(TOO_FEW) and int(record.get("n") or 0) < _pilot_minimum(claim)):
+        return False
+    return reason.startswith(f"{gate} (at these settings the test gave:") or bool(record.get("needed"))
 
 
 def size_claims(exp: Experiment, config: Any, results: pd.DataFrame, rows: Sequence[Mapping[str, Any]]) -> SizePlan:
@@ -294,8 +315,11 @@ def size_claims(exp: Experiment, config: Any, results: pd.DataFrame, rows: Seque
 def _size_one(row: Mapping[str, Any], claim: Any, config: Any, costs: _Costs, base: float) -> ClaimSize:
     record, reason = row.get("test_record") or {}, row.get("reason") or ""
     parts = _claim_parts(claim, costs.parts)
-    at_least = False
-    if record.get("needed") and record.get("n"):
+    at_least = one_unit = False
+    if record.get("gate") and _short_of_minimum(row, claim):  # its minimum of units, and what power needs beyond it
+        n, minimum = int(record["n"]), _pilot_minimum(claim)
+        needed, at_least = max(minimum, int(record.get("needed") or 0)), minimum >= int(record.get("needed") or 0)
+    elif record.get("needed") and record.get("n"):
         n, needed = int(record["n"]), int(record["needed"])
     elif not record and _one_unit(reason):  # refused for one unit: a spread needs MIN_UNITS (a lower bound)
         units = getattr(getattr(claim, "measure", None), "unit", ()) or ()
@@ -304,16 +328,17 @@ def _size_one(row: Mapping[str, Any], claim: Any, config: Any, costs: _Costs, ba
         if not named:
             return ClaimSize(row["id"], row["verdict"], NO_SIZE, reason)
         n, needed, at_least = getattr(config, named[0]), MIN_UNITS, True
+        one_unit = True
     else:
         return ClaimSize(row["id"], row["verdict"], NO_SIZE, reason)
-    name, runs, note = (named[0], n, "") if at_least else _field_for(claim, config, n, parts, costs.results)
+    name, runs, note = (named[0], n, "") if one_unit else _field_for(claim, config, n, parts, costs.results)
     if not name:
         return ClaimSize(row["id"], row["verdict"], NO_FIELD, note, n, needed, at_least)
     now = getattr(config, name)
     if not isinstance(now, int) or isinstance(now, bool):
         why = f"`{name}` is a list: add {needed - n:,} entries (no size to --set)"
         return ClaimSize(row["id"], row["verdict"], NO_FIELD, why, n, needed, at_least, name, now)
-    value = math.ceil(now * needed / n) if not at_least else needed
+    value = math.ceil(now * needed / n) if not one_unit else needed
     if runs != n:  # the units the field runs, of which the test used n
         value = math.ceil(now * needed / n)
     try:
@@ -323,7 +348,9 @@ def _size_one(row: Mapping[str, Any], claim: Any, config: Any, costs: _Costs, ba
     except ConfigError as exc:
         return ClaimSize(row["id"], row["verdict"], NO_SIZE, f"{name}={value} is refused: {exc}", n, needed, at_least)
     extra = None if seconds is None else seconds - base
-    why = note or ("a spread needs at least this many" if at_least else "")
+    why = note or ("a spread needs at least this many" if one_unit else "")
+    if at_least and not one_unit:
+        why = "; ".join(p for p in (f"its minimum of units, fixed from a pilot: {needed:,}", note) if p)
     return ClaimSize(row["id"], row["verdict"], SIZED, why, n, needed, at_least, name, now, value, adds, seconds, extra)
 
 

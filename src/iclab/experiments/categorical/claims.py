@@ -16,7 +16,17 @@ import dataclasses
 
 import pandas as pd
 
-from iclab.claims import BASE, ClaimRecord, Diagnostic, Measure, not_configured, NotComparable, Rule, StandIn
+from iclab.claims import (
+    BASE,
+    ClaimRecord,
+    Diagnostic,
+    Measure,
+    not_configured,
+    NotComparable,
+    PilotMinimum,
+    Rule,
+    StandIn,
+)
 from iclab.experiments.categorical import statistics as st
 from iclab.experiments.categorical.paper_values import PAPER_BLOCKS, PAPER_L_SWEEP
 
@@ -37,6 +47,12 @@ AT_OPTIMUM = Diagnostic("free_z", 3.0, "not at the optimum", "the free GD parame
 #: the language claim is measured on a stand-in corpus, never judged against the paper's
 LANGUAGE_STAND_IN = StandIn("held-out character perplexity on pydoc_data text", "TinyStories + GPT-4o grades",
                             "the corpus and a judge model")  # fmt: skip
+#: the pilot of the claims' minimums of units (iclab.claims._pilot, issue 43)
+PILOT = "the shipped reference run categorical-paper"
+#: replicates ``blocks-help/dot`` needs, fixed once from PILOT: its 3 (seed, W_e draw) replicates, one far from the
+#: others, agree 22.1 % of the time at zero effect as a run judges them; docs/pilot_minimums.py (1 000 draws per
+#: count) gives 6: 0.9 % ± 0.3 % (fresh draws: 0.9 %; 4 and 5 replicates: 12.6 %, 7.3 %)
+BLOCKS_HELP_DOT_MIN_REPLICATES = 6
 # claim id head -> (claim, source after the arXiv id, kind, quantity, paper value, extra); {fields} filled per record
 _TEXT = {
     "acc": (
@@ -218,7 +234,12 @@ def _direction_claims(cfg) -> list[ClaimRecord]:
         who = "the authors' erase head (dot-product score)" if erase == "dot" else "iclab's exact erase head"
         top = _syn("gd", blocks=K, L=cfg.blocks_L, erase=erase if K >= 3 else "distance")
         m = Measure(
-            top, "acc", st.REPLICATE, base=_syn("gd", blocks=1, L=cfg.blocks_L, erase="distance"), measured=st.paired
+            top,
+            "acc",
+            st.REPLICATE,
+            base=_syn("gd", blocks=1, L=cfg.blocks_L, erase="distance"),
+            measured=st.paired,
+            gates=(PilotMinimum(BLOCKS_HELP_DOT_MIN_REPLICATES, PILOT),) if erase == "dot" else (),
         )
         out.append(_rec(f"blocks-help/{erase}", m, Rule("direction", smallest=0.005, units="replicates"), K=K, who=who))
     unit = ("kernel", "blocks", "erase", "L") + st.REPLICATE
