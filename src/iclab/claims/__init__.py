@@ -33,6 +33,7 @@ from iclab.claims._judge import COMPARISON_FIELDS as COMPARISON_FIELDS
 from iclab.claims._judge import Claim as Claim
 from iclab.claims._judge import Comparison as Comparison
 from iclab.claims._judge import chance_line as chance_line
+from iclab.claims._judge import downgraded_by as downgraded_by
 from iclab.claims._judge import family_summary as family_summary
 from iclab.claims._judge import judge_run as judge_run
 from iclab.claims._judge import one_per_unit as one_per_unit

@@ -169,9 +169,18 @@ def downgrade(verdict: Verdict, why: str) -> Verdict:
     return dataclasses.replace(
         verdict,
         verdict=NOT_JUDGED,
-        reason=f"{why} (at these settings the test gave: {verdict.verdict})",
+        reason=f"{why} {_GAVE}{verdict.verdict})",
         test_record=record,
     )
+
+
+_GAVE = "(at these settings the test gave: "  # what downgrade() writes after its gate: the one place it is written
+
+
+def downgraded_by(reason: str, why: str) -> bool:
+    """Whether ``reason`` is what :func:`downgrade` wrote for a judged verdict that ``why`` (its one gate) made
+    "not judged"."""
+    return bool(why) and reason.startswith(f"{why} {_GAVE}")
 
 
 def one_per_unit(rows: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:

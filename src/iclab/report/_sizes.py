@@ -38,7 +38,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from iclab.claims import PilotMinimum
+from iclab.claims import PilotMinimum, downgraded_by
 from iclab.errors import ConfigError
 from iclab.experiments import Experiment, settings_differ
 from iclab.stats import AGREES, DISAGREES, MIN_UNITS, NO_UNCERTAINTY
@@ -292,7 +292,7 @@ def _short_of_minimum(row: Mapping[str, Any], claim: Any) -> bool:
     gate = str(record.get("gate") or "")
     if not (gate.startswith(TOO_FEW) and int(record.get("n") or 0) < _pilot_minimum(claim)):
         return False
-    return reason.startswith(f"{gate} (at these settings the test gave:") or bool(record.get("needed"))
+    return downgraded_by(reason, gate) or bool(record.get("needed"))
 
 
 def size_claims(exp: Experiment, config: Any, results: pd.DataFrame, rows: Sequence[Mapping[str, Any]]) -> SizePlan:
