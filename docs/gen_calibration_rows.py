@@ -24,6 +24,7 @@ import doc_blocks  # noqa: E402 - splicing a generated block between its markers
 from iclab.experiments import Experiment, load_run, paper_experiments  # noqa: E402
 from iclab.claims._calibrate_rows import NOMINAL, RowCalibration, calibrate_records  # noqa: E402
 from iclab.report._reference import reference_runs  # noqa: E402
+from iclab.claims._resample import within_nominal  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 BEGIN = "<!-- calibration-rows:begin -->"
@@ -69,7 +70,7 @@ def table_line(c: RowCalibration) -> str:
             return "—"
         r = c.rates[s]
         text = f"{r:.1%} ± {c.mc_se(s):.1%}"
-        return text if r <= NOMINAL + 2 * c.mc_se(s) else f"**{text}**"
+        return text if within_nominal(r, c.draws) else f"**{text}**"
 
     passes = "—" if c.passes is None else ("yes" if c.passes else "**no**")
     truth = c.truth or c.why

@@ -28,6 +28,7 @@ from iclab.claims._gates import NotComparable as NotComparable
 from iclab.claims._gates import PilotMinimum as PilotMinimum
 from iclab.claims._gates import Screen as Screen
 from iclab.claims._gates import Setting as Setting
+from iclab.claims._gates import TOO_FEW_UNITS as TOO_FEW_UNITS
 from iclab.claims._gates import StandIn as StandIn
 from iclab.claims._judge import COMPARISON_FIELDS as COMPARISON_FIELDS
 from iclab.claims._judge import Claim as Claim

@@ -63,7 +63,7 @@ import pandas as pd
 from iclab.claims._gates import PilotMinimum
 from iclab.claims._judge import cell_mask, claim_gate, downgrade
 from iclab.claims._records import ClaimRecord, Sample, _sample, judge_as_run, judge_records, judge_sample
-from iclab.claims._resample import GATE_MAX_UNITS, NOMINAL, TRUTHS, follows_shift, rate
+from iclab.claims._resample import GATE_MAX_UNITS, NOMINAL, TRUTHS, follows_shift, rate, within_nominal
 from iclab.stats import Verdict, claim_rng, quantile
 
 __all__ = ["NOMINAL", "RowCalibration", "calibrate_records"]
@@ -104,7 +104,7 @@ class RowCalibration:
     def passes(self) -> bool | None:
         if not self.rates:
             return None
-        return all(r <= NOMINAL + 2 * self.mc_se(s) for s, r in self.rates.items())
+        return all(within_nominal(r, self.draws) for r in self.rates.values())
 
 
 def calibrate_records(

@@ -22,7 +22,7 @@ import pandas as pd
 
 from iclab.claims._gates import PilotMinimum, Screen
 from iclab.claims._records import ClaimRecord, Sample, _sample, judge_as_run, judge_sample
-from iclab.claims._resample import NOMINAL, TRUTHS, follows_shift, rate
+from iclab.claims._resample import TRUTHS, follows_shift, rate, within_nominal
 from iclab.stats import Verdict, claim_rng
 
 __all__ = ["CAP", "PilotSearch", "pilot_minimum_units"]
@@ -52,11 +52,6 @@ class PilotSearch:
 
     def mc_se(self, r: float) -> float:
         return math.sqrt(r * (1 - r) / self.draws)
-
-
-def _passes(r: float, draws: int) -> bool:
-    """The line of the row-level calibration: a rate at most 5 % + 2 Monte Carlo SE."""
-    return r <= NOMINAL + 2 * math.sqrt(r * (1 - r) / draws)
 
 
 def pilot_minimum_units(
@@ -148,9 +143,9 @@ def pilot_minimum_units(
     for n in range(k, max(cap, k) + 1):
         r, label = worst(n, "")
         rates[n] = r
-        if _passes(r, draws):
+        if within_nominal(r, draws):
             again, _ = worst(n, ", confirmed")
-            if _passes(again, draws):
+            if within_nominal(again, draws):
                 return PilotSearch(rec.id, k, n, False, draws, label, r, again, rates, rejected)
             rejected[n] = again
     return PilotSearch(rec.id, k, max(cap, k), True, draws, label, r, math.nan, rates, rejected)

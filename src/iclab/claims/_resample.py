@@ -21,7 +21,7 @@ from iclab.claims._sample import Sample
 from iclab.stats import AGREES, Verdict, claim_rng
 
 __all__ = ["GATE_DRAWS", "GATE_MAX_UNITS", "NOMINAL", "TRUTHS", "centre", "follows_shift", "rate",
-           "small_sample_gate"]  # fmt: skip
+           "small_sample_gate", "within_nominal"]  # fmt: skip
 
 #: the false-agree rate a claim may reach at its least favourable truth (plus 2 Monte Carlo SE)
 NOMINAL = 0.05
@@ -29,6 +29,12 @@ NOMINAL = 0.05
 GATE_MAX_UNITS = 20
 #: draws per least favourable truth of that check
 GATE_DRAWS = 200
+
+
+def within_nominal(r: float, draws: int) -> bool:
+    """The line every simulated false-agree rate is held to: ``r`` over ``draws`` draws is at most
+    5 % + 2 Monte Carlo SE, SE = √(r(1 − r)/draws)."""
+    return r <= NOMINAL + 2 * math.sqrt(r * (1 - r) / draws)
 
 
 def small_sample_gate(rec: Any, config: Any, sample: Sample, verdict: Verdict, screens, judge: Callable) -> str:
@@ -52,7 +58,7 @@ def small_sample_gate(rec: Any, config: Any, sample: Sample, verdict: Verdict, s
         key=lambda rl: rl[0],
     )  # fmt: skip
     found, label = worst
-    if found <= NOMINAL + 2 * math.sqrt(found * (1 - found) / GATE_DRAWS):
+    if within_nominal(found, GATE_DRAWS):
         return ""
     return (
         f"too few units to trust the band: resampling its {n} units at the least favourable truth ({label}), the "

@@ -38,15 +38,13 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from iclab.claims import PilotMinimum, downgraded_by
+from iclab.claims import TOO_FEW_UNITS, PilotMinimum, downgraded_by
 from iclab.errors import ConfigError
 from iclab.experiments import Experiment, settings_differ
 from iclab.stats import AGREES, DISAGREES, MIN_UNITS, NO_UNCERTAINTY
 
 __all__ = ["ClaimSize", "SizePlan", "Choice", "size_claims", "choose_sizes", "cost_note", "fmt_hours"]
 
-#: the head of a refusal for want of units (a Student-t band from too few; a minimum fixed from a pilot)
-TOO_FEW = "too few units"
 #: what a claim's row in the plan says about sizes
 DECIDED, SIZED, NO_FIELD, NO_SIZE, NOT_SAMPLES = "decided", "sized", "no field", "no size decides", "not for samples"
 
@@ -276,7 +274,7 @@ def _status(row: Mapping[str, Any], claim: Any, config: Any) -> tuple[str, str]:
 
 def _one_unit(reason: str) -> bool:
     """A refusal for want of units: no SE from one unit, or a Student-t band from too few."""
-    return reason.startswith(TOO_FEW) or (reason.startswith(NO_UNCERTAINTY) and "is nan" in reason)
+    return reason.startswith(TOO_FEW_UNITS) or (reason.startswith(NO_UNCERTAINTY) and "is nan" in reason)
 
 
 def _pilot_minimum(claim: Any) -> int:
@@ -290,7 +288,7 @@ def _short_of_minimum(row: Mapping[str, Any], claim: Any) -> bool:
     the gate's text first, then what the test gave (or its own refusal for want of power), and no other gate."""
     record, reason = row.get("test_record") or {}, row.get("reason") or ""
     gate = str(record.get("gate") or "")
-    if not (gate.startswith(TOO_FEW) and int(record.get("n") or 0) < _pilot_minimum(claim)):
+    if not (gate.startswith(TOO_FEW_UNITS) and int(record.get("n") or 0) < _pilot_minimum(claim)):
         return False
     return downgraded_by(reason, gate) or bool(record.get("needed"))
 
