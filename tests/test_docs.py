@@ -77,22 +77,28 @@ def test_every_public_name_has_a_docstring():
 
 
 @pytest.mark.slow
+def build_site(site: Path, env: dict, timeout: float) -> Path:
+    """``mkdocs build --strict`` of the repository's docs into ``site`` in a subprocess with ``env``; asserts it
+    succeeds (showing the end of its stderr)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    return site
+
+
 def test_mkdocs_build_strict(tmp_path):
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]),
         "NO_MKDOCS_2_WARNING": "1",
     }
-    done = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr[-4000:]
-    site = tmp_path / "site"
+    site = build_site(tmp_path / "site", env, timeout=600)
     cli = (site / "cli" / "index.html").read_text()
     assert "iclab run" in cli and "--dry-run" in cli and "--tracker" in cli
     configs = (site / "configs" / "index.html").read_text()

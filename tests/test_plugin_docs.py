@@ -6,11 +6,10 @@ configs page says where its experiment comes from. Without a plugin there is no 
 
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from test_docs import build_site
 from test_plugins import install_example_plugin
 
 pytestmark = pytest.mark.slow  # a whole docs build (about 10 s on 2 cores)
@@ -27,16 +26,7 @@ def built(tmp_path_factory) -> Path:
     env = {k: v for k, v in os.environ.items() if k != "ICLAB_EXPERIMENT_MODULES"}
     paths = [str(plugin_site), str(ROOT / "src"), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
     env.update(PYTHONPATH=os.pathsep.join(paths), NO_MKDOCS_2_WARNING="1", HF_HUB_OFFLINE="1")
-    done = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert done.returncode == 0, done.stderr[-4000:]
-    return site
+    return build_site(site, env, timeout=900)
 
 
 def _text(html: str) -> str:
