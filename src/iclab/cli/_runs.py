@@ -177,8 +177,8 @@ def reproduce(
 ) -> None:
     """Run every registered experiment, then write runs/report/index.html, report.md and screenshot.png."""
     from iclab.experiments import experiment_names, sweep_for
-    from iclab.report import reference_runs, run_and_report, write_combined_report
-    from iclab.runs import default_run_dir, make_executor
+    from iclab.report import reference_runs, write_combined_report
+    from iclab.runs import kept_workers, make_executor
 
     root = _folder_option("--root", root)
     options = _run_options(executor, workers, address, force, retry_failed, cell_timeout, no_budget_check)
@@ -189,6 +189,28 @@ def reproduce(
     names = list(only) or experiment_names()
     sweeps = [sweep_for(name, preset) for name in names]  # every name and preset checked before anything runs
     run_dirs, failures = [], []
+    with kept_workers():  # the local pool's workers import iclab and load each model once for every experiment
+        _reproduce_each(sweeps, preset, root, options, tracker, run_dirs, failures)
+    page = write_combined_report(run_dirs, root / "report", failures)
+    typer.echo(f"report: {page}")
+    shipped = sorted(set(names) & set(reference_runs()))
+    typer.echo(
+        f"paper-settings verdicts beside this run's: reference runs shipped for {len(shipped)} of {len(names)} "
+        "experiment(s); that report alone: iclab report --reference"
+    )
+    _screenshot(page)
+    if failures:
+        typer.echo("failed experiments:\n  " + "\n  ".join(failures), err=True)
+        raise SystemExit(1)  # (typer.Exit is swallowed by main(): standalone_mode=False)
+
+
+def _reproduce_each(sweeps, preset: str, root: Path, options: RunOptions, tracker, run_dirs: list, failures: list
+                    ) -> None:  # fmt: skip
+    """Run and report each sweep of ``iclab reproduce`` in turn into ``root``, appending its run folder to
+    ``run_dirs`` or its error to ``failures``: one broken experiment does not lose the others; Ctrl-C stops all."""
+    from iclab.report import run_and_report
+    from iclab.runs import default_run_dir
+
     for sweep in sweeps:
         name = sweep.name
         typer.echo(f"== {name} ({preset})", err=True)
@@ -213,17 +235,6 @@ def reproduce(
         except IclabError as exc:  # the run folder is complete; say so and go on
             failures.append(f"{name}: {exc}")
             typer.echo(f"error in {name}: {exc}", err=True)
-    page = write_combined_report(run_dirs, root / "report", failures)
-    typer.echo(f"report: {page}")
-    shipped = sorted(set(names) & set(reference_runs()))
-    typer.echo(
-        f"paper-settings verdicts beside this run's: reference runs shipped for {len(shipped)} of {len(names)} "
-        "experiment(s); that report alone: iclab report --reference"
-    )
-    _screenshot(page)
-    if failures:
-        typer.echo("failed experiments:\n  " + "\n  ".join(failures), err=True)
-        raise SystemExit(1)  # (typer.Exit is swallowed by main(): standalone_mode=False)
 
 
 def _screenshot(page: Path) -> None:

@@ -56,9 +56,10 @@ def logit_spreads(model: PreTrainedModel, input_ids: torch.Tensor, causal: bool)
     global _RECORDER
     check_input_ids(model, input_ids, causal=causal, batch=1)
     observe_sdpa(model, "iclab_delta", _observe_delta)
+    body = getattr(model, "base_model", model)  # no LM head: (T, vocab) logits would dwarf the attention rows
     _RECORDER = []
     try:
-        model(input_ids=input_ids, use_cache=False) if causal else model(input_ids=input_ids)
+        body(input_ids=input_ids, use_cache=False) if causal else body(input_ids=input_ids)
         layers = _RECORDER
     finally:
         _RECORDER = None

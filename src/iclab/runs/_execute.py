@@ -48,7 +48,7 @@ from iclab.runs._store import ResultStore, StoreUnreadableError, StoreWriteError
 from iclab.runs._table import key_ints
 
 __all__ = ["Sweep", "SweepTasks", "RunResult", "RunChecks", "check_run", "run_sweep", "load_results",
-           "default_run_dir", "folder_lock", "make_executor", "CELL_SECONDS_LIMIT"]
+           "default_run_dir", "folder_lock", "make_executor", "kept_workers", "CELL_SECONDS_LIMIT"]
 
 MAX_CELLS = 1_000_000
 CELL_SECONDS_LIMIT = 24 * 3600.0  # CPU seconds one cell may need, unless ICLAB_CELL_SECONDS_LIMIT says otherwise
@@ -323,13 +323,38 @@ def _execute(sweep: Sweep, todo: SweepTasks, total: int, store: ResultStore, run
     return computed
 
 
+_KEPT: list[dict[tuple, LocalExecutor]] = []  # the open kept_workers blocks, innermost last
+
+
+@contextmanager
+def kept_workers() -> Iterator[None]:
+    """Within this block, the sweeps that run on the local executor keep one pool of worker processes between them
+    (per workers and cell timeout; :class:`~iclab.runs.LocalExecutor` with ``keep=True``): each worker imports iclab
+    and loads its models once for all of them, not once per sweep. The workers stop when the block ends (an error or
+    Ctrl-C included). Results are the same as without it. ``iclab reproduce`` runs its experiments in one."""
+    kept: dict[tuple, LocalExecutor] = {}
+    _KEPT.append(kept)
+    try:
+        yield
+    finally:
+        _KEPT.remove(kept)
+        for runner in kept.values():
+            runner.close()
+
+
 def make_executor(options: RunOptions) -> Executor:
     """The executor ``options.executor`` names, configured by ``options`` (workers, address, cell timeout); it
-    starts nothing (a Ray ``address`` is probed, so an unreachable one fails here, before any run folder is made)."""
+    starts nothing (a Ray ``address`` is probed, so an unreachable one fails here, before any run folder is made).
+    Inside :func:`kept_workers` a local executor is the block's one pool for these workers and timeout."""
     if options.executor == "serial":
         return SerialExecutor(options)
     if options.executor == "local":
-        return LocalExecutor(options)
+        if not _KEPT:
+            return LocalExecutor(options)
+        key = (options.workers, options.cell_timeout)
+        if key not in _KEPT[-1]:
+            _KEPT[-1][key] = LocalExecutor(options, keep=True)
+        return _KEPT[-1][key]
     try:
         import ray  # noqa: F401 - imported lazily: ray is heavy
     except ImportError:

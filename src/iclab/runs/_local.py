@@ -12,6 +12,13 @@ orphans computing. When the cells run on
 ``CUDA_VISIBLE_DEVICES`` (so no two workers load their model copies onto the same GPU). With a per-cell
 timeout, a worker still on one cell ``HARD_STOP_GRACE`` seconds after its timeout (a cell stuck where the
 worker's own timer cannot reach, see :mod:`iclab.runs._executors`) is killed; that cell fails as timed out.
+
+With ``keep=True`` (what :func:`iclab.runs.kept_workers` makes, and ``iclab reproduce`` uses) the workers outlive a
+sweep that ends normally: the next sweep sends each idle worker its own ``shared`` (pickled once per worker, as at
+a start) and reuses it, so imports and the models a worker loaded (:func:`iclab.hf.shared_model`) are paid once per
+command rather than once per experiment; :meth:`LocalExecutor.close` stops them. A sweep that ends in an error stops
+its workers as before. A reused worker computes what a fresh one does: every cell seeds itself and sets its own
+torch threads, as in the serial executor, which runs every experiment in one process.
 """
 
 from __future__ import annotations
@@ -73,6 +80,9 @@ def _worker_main(conn, shared: Any, env: dict[str, str] | None = None, timeout: 
             return
         if task is None:
             return
+        if isinstance(task, _NewShared):  # a kept worker, reused by the next sweep
+            shared = task.value
+            continue
         outcome = execute_cell(task, shared, timeout)
         try:
             conn.send(outcome)
@@ -81,6 +91,13 @@ def _worker_main(conn, shared: Any, env: dict[str, str] | None = None, timeout: 
 
 
 _READY = "iclab-worker-ready"
+
+
+class _NewShared:
+    """The message that gives a kept worker the next sweep's ``shared``."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
 PARENT_POLL = 1.0  # seconds between a worker's checks that its driver is alive
 
 
@@ -145,7 +162,7 @@ class LocalExecutor:
 
     name = "local"
 
-    def __init__(self, options: RunOptions | None = None, prefetch: int = 2) -> None:
+    def __init__(self, options: RunOptions | None = None, prefetch: int = 2, keep: bool = False) -> None:
         from iclab.config import check_int
 
         check_int("prefetch", prefetch)
@@ -153,6 +170,37 @@ class LocalExecutor:
         self.workers = self.requested or max(1, os.cpu_count() or 1)
         self.prefetch = prefetch
         self.timeout = options.cell_timeout if options is not None else None
+        self.keep = bool(keep)
+        self._kept: list[_Worker] = []  # idle workers of the last sweep (``keep``), alive
+
+    def close(self) -> None:
+        """Stop the workers kept from the last sweep (none without ``keep``); the executor can run again."""
+        kept, self._kept = self._kept, []
+        for w in kept:
+            w.ask_to_stop()
+        for w in kept:
+            w.stop(timeout=0.5)
+
+    def _start(self, ctx, shared: Any, envs: list[dict[str, str]]) -> list[_Worker]:
+        """One worker per environment: a kept one with that environment, given ``shared``, else a new process."""
+        pool: list[_Worker] = []
+        try:
+            for env in envs:
+                w = next((k for k in self._kept if k.env == env), None)
+                if w is not None:
+                    self._kept.remove(w)
+                    pool.append(w)
+                    try:
+                        w.conn.send(_NewShared(shared))
+                        continue
+                    except OSError:  # it died while idle: not a cell's fault; start another
+                        pool.pop().stop()
+                pool.append(_Worker(ctx, shared, env, self.timeout))
+        except BaseException:  # e.g. a shared that does not pickle: stop what this sweep holds, then say so
+            for w in pool:
+                w.stop(timeout=0.5)
+            raise
+        return pool
 
     def _overdue(self, pool: list[_Worker]) -> tuple[list[int], float | None]:
         """Indices of workers past the hard stop, and seconds until the next one is due (None: no timeout)."""
@@ -194,8 +242,9 @@ class LocalExecutor:
                     pool[i].stop()
                     pool[i] = _Worker(ctx, shared, envs[i], self.timeout)
 
+        finished = False
         try:
-            pool = [_Worker(ctx, shared, env, self.timeout) for env in envs]
+            pool = self._start(ctx, shared, envs)
             for i in range(len(pool)):
                 fill(i)
             while any(w.tasks for w in pool):
@@ -245,7 +294,11 @@ class LocalExecutor:
                         w.started = time.perf_counter()
                     yield outcome
                     fill(i)
+            finished = True
         finally:
+            if finished and self.keep:  # a normal end: every worker is idle; keep the live ones for the next sweep
+                self._kept += [w for w in pool if w.proc.is_alive()]
+                pool = [w for w in pool if w not in self._kept]
             for w in pool:  # all at once, then wait briefly for each (idle workers hold nothing to lose)
                 w.ask_to_stop()
             for w in pool:

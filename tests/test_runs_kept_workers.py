@@ -1,0 +1,97 @@
+"""Kept local workers (``iclab.runs.kept_workers``, ``LocalExecutor(keep=True)``): the workers of one sweep run the
+next sweep's cells with that sweep's own ``shared``, the results equal the serial executor's, a sweep that ends in
+an error stops its workers, and the block's end stops every worker it kept."""
+
+import os
+import time
+
+import pytest
+
+import fixtures_experiments  # noqa: F401 - registers fx_sweep / fx_other in this process
+from fixtures_experiments import METRICS, FixtureConfig
+from iclab.experiments import run_experiment
+from iclab.runs import CellTask, LocalExecutor, RunOptions, kept_workers, make_executor
+
+pytestmark = pytest.mark.usefixtures("fixture_experiments_env")
+
+
+def pid_cell(config, cell, shared) -> dict:
+    """Which process ran the cell, and which sweep's ``shared`` it saw."""
+    return {"pid": os.getpid(), "tag": shared["tag"], "cell_i": cell["i"]}
+
+
+def _tasks(n: int) -> list[CellTask]:
+    return [CellTask(f"k{i}", i, "pids", FixtureConfig(), {"i": i}, pid_cell) for i in range(n)]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _gone(pids: set[int], seconds: float = 10.0) -> bool:
+    """Every process of ``pids`` has exited (and been reaped) within ``seconds``."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if not any(_alive(p) for p in pids):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _run(runner, tag: str, n: int = 6) -> list[dict]:
+    out = list(runner.run(_tasks(n), {"tag": tag}))
+    assert all(o.error is None for o in out), [o.error for o in out]
+    return sorted((o.result for o in out), key=lambda r: r["cell_i"])
+
+
+def test_kept_workers_run_the_next_sweep_with_its_own_shared_then_stop_on_close():
+    runner = LocalExecutor(RunOptions(workers=2), keep=True)
+    first, second = _run(runner, "a"), _run(runner, "b")
+    pids = {r["pid"] for r in first}
+    assert len(pids) == 2 and os.getpid() not in pids
+    assert {r["pid"] for r in second} == pids  # the same two processes
+    assert [r["tag"] for r in first] == ["a"] * 6 and [r["tag"] for r in second] == ["b"] * 6
+    runner.close()
+    assert _gone(pids)
+    assert {r["tag"] for r in _run(runner, "c")} == {"c"}  # a closed executor starts new workers
+    runner.close()
+
+
+def test_without_keep_each_sweep_starts_its_own_workers():
+    runner = LocalExecutor(RunOptions(workers=2))
+    first = {r["pid"] for r in _run(runner, "a")}
+    assert _gone(first)  # stopped at the end of the sweep
+    assert not first & {r["pid"] for r in _run(runner, "b")}
+
+
+def test_a_sweep_that_stops_early_stops_its_workers_and_keeps_none():
+    runner = LocalExecutor(RunOptions(workers=2), keep=True)
+    outcomes = runner.run(_tasks(6), {"tag": "a"})
+    first = next(outcomes)
+    outcomes.close()  # what run_sweep does when an error stops the sweep
+    assert _gone({first.result["pid"]})
+    assert {r["tag"] for r in _run(runner, "b")} == {"b"}
+    runner.close()
+
+
+def test_experiments_in_one_kept_block_equal_serial_and_the_block_stops_its_workers(tmp_path):
+    over = {"n_cells": 5, "n_samples": 17}
+    with kept_workers():
+        runner = make_executor(RunOptions(workers=2))
+        assert make_executor(RunOptions(workers=2)) is runner  # one pool for the block
+        assert make_executor(RunOptions(workers=1)) is not runner
+        kept = {name: run_experiment(name, overrides=over, out=tmp_path / name, executor="local", workers=2,
+                                     progress=False) for name in ("fx_sweep", "fx_other")}  # fmt: skip
+        pids = {w.proc.pid for w in runner._kept}
+        assert len(pids) == 2
+    assert _gone(pids)
+    assert make_executor(RunOptions(workers=2)) is not runner  # outside the block: a fresh executor
+    for name, result in kept.items():
+        serial = run_experiment(name, overrides=over, out=tmp_path / f"{name}-serial", executor="serial",
+                                progress=False)  # fmt: skip
+        frame = [r.results[METRICS].sort_values("i").reset_index(drop=True) for r in (result, serial)]
+        assert result.computed == 5 and frame[0].equals(frame[1])
