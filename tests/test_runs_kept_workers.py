@@ -95,3 +95,41 @@ def test_experiments_in_one_kept_block_equal_serial_and_the_block_stops_its_work
                                 progress=False)  # fmt: skip
         frame = [r.results[METRICS].sort_values("i").reset_index(drop=True) for r in (result, serial)]
         assert result.computed == 5 and frame[0].equals(frame[1])
+
+
+def no_shared(config):
+    """A ``shared`` that fails, as a broken experiment's would."""
+    raise ValueError(f"no shared input for n_cells={config.n_cells}")
+
+
+def _table(result):
+    return result.results[[m for m in METRICS if m != "shared_pid"]].sort_values("i").reset_index(drop=True)
+
+
+def test_shared_computed_ahead_by_one_helper_equals_the_drivers_and_its_errors_are_the_drivers(tmp_path):
+    import dataclasses
+
+    from iclab.experiments import sweep_for
+    from iclab.runs import run_sweep
+
+    sweeps = [sweep_for(name, overrides={"n_cells": 4}) for name in ("fx_sweep", "fx_other")]
+    broken = dataclasses.replace(sweep_for("fx_sweep", overrides={"n_cells": 3}), shared=no_shared)
+    late = sweep_for("fx_sweep", overrides={"n_cells": 5})  # not given ahead: the driver computes it
+    options = RunOptions(workers=2, progress=False)
+    with kept_workers(ahead=[*sweeps, broken]):
+        from iclab.runs._session import _BLOCKS
+
+        helper = _BLOCKS[-1].ahead.proc
+        ahead = [run_sweep(s, tmp_path / f"ahead-{i}", options) for i, s in enumerate(sweeps)]
+        with pytest.raises(ValueError, match="no shared input for n_cells=3"):
+            run_sweep(broken, tmp_path / "broken", options)
+        driver = run_sweep(late, tmp_path / "late", options)
+    helper.join(10)
+    assert not helper.is_alive()
+    for result in ahead:
+        (pid,) = set(result.results["shared_pid"])
+        assert pid == helper.pid != os.getpid()  # computed by the helper process
+    assert set(driver.results["shared_pid"]) == {os.getpid()}
+    serial = [run_sweep(s, tmp_path / f"serial-{i}", RunOptions(executor="serial", progress=False))
+              for i, s in enumerate(sweeps)]  # fmt: skip
+    assert all(_table(a).equals(_table(s)) for a, s in zip(ahead, serial))

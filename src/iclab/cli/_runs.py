@@ -178,7 +178,7 @@ def reproduce(
     """Run every registered experiment, then write runs/report/index.html, report.md and screenshot.png."""
     from iclab.experiments import experiment_names, sweep_for
     from iclab.report import reference_runs, write_combined_report
-    from iclab.runs import kept_workers, make_executor
+    from iclab.runs import default_run_dir, kept_workers, make_executor
 
     root = _folder_option("--root", root)
     options = _run_options(executor, workers, address, force, retry_failed, cell_timeout, no_budget_check)
@@ -189,7 +189,8 @@ def reproduce(
     names = list(only) or experiment_names()
     sweeps = [sweep_for(name, preset) for name in names]  # every name and preset checked before anything runs
     run_dirs, failures = [], []
-    with kept_workers():  # the local pool's workers import iclab and load each model once for every experiment
+    fresh = [s for s in sweeps if not default_run_dir(s.name, preset, root).exists()]  # they will compute a shared
+    with kept_workers(ahead=fresh):  # workers import iclab and load each model once; shared inputs computed ahead
         _reproduce_each(sweeps, preset, root, options, tracker, run_dirs, failures)
     page = write_combined_report(run_dirs, root / "report", failures)
     typer.echo(f"report: {page}")

@@ -7,7 +7,7 @@ driver.
 from iclab.runs._execute import (CELL_SECONDS_LIMIT, RunChecks, RunResult, Sweep, SweepTasks, check_run,
                                  default_run_dir, folder_lock, load_results, run_sweep, unrun_cells)
 from iclab.runs._executors import CellOutcome, CellTask, SerialExecutor, TaskQueue, execute_cell, jsonable
-from iclab.runs._execute import kept_workers, make_executor
+from iclab.runs._session import kept_workers, make_executor
 from iclab.runs._options import EXECUTORS, OnCell, RunOptions
 from iclab.runs._ray import RayExecutor, ray_init
 from iclab.runs._export import EXPORT_FORMATS, export_results, read_export

@@ -39,16 +39,15 @@ from tqdm.auto import tqdm
 from iclab.budget import check_budget, seconds_limit
 from iclab.config import config_hash
 from iclab.errors import ConfigError, IclabError, RunFolderError
-from iclab.runs._executors import CellTask, Executor, SerialExecutor
+from iclab.runs._executors import CellTask, Executor
 from iclab.runs._folder import RunFolder
-from iclab.runs._local import LocalExecutor
 from iclab.runs._options import OnCell, RunOptions
-from iclab.runs._ray import RayExecutor
+from iclab.runs._session import make_executor, shared_for
 from iclab.runs._store import ResultStore, StoreUnreadableError, StoreWriteError, results_row
 from iclab.runs._table import key_ints
 
 __all__ = ["Sweep", "SweepTasks", "RunResult", "RunChecks", "check_run", "run_sweep", "load_results",
-           "default_run_dir", "folder_lock", "make_executor", "kept_workers", "CELL_SECONDS_LIMIT"]
+           "default_run_dir", "folder_lock", "make_executor", "CELL_SECONDS_LIMIT"]
 
 MAX_CELLS = 1_000_000
 CELL_SECONDS_LIMIT = 24 * 3600.0  # CPU seconds one cell may need, unless ICLAB_CELL_SECONDS_LIMIT says otherwise
@@ -288,7 +287,7 @@ def _execute(sweep: Sweep, todo: SweepTasks, total: int, store: ResultStore, run
              options: RunOptions) -> int:
     """Run ``todo`` on the executor, writing each outcome to the store as it arrives (any order), then telling
     ``options.on_cell``."""
-    shared = sweep.shared(sweep.config) if sweep.shared is not None else None  # once per run, in the driver
+    shared = shared_for(sweep)  # once per run: in the driver, or ahead (iclab.runs.kept_workers)
     sweep_id = store.start_sweep(runner.name, options.workers, len(todo))
     computed = failed = 0
     bar = tqdm(total=total, initial=total - len(todo), desc=f"{sweep.name} [{runner.name}]", unit="cell",
@@ -321,42 +320,3 @@ def _execute(sweep: Sweep, todo: SweepTasks, total: int, store: ResultStore, run
             if error is None:  # else the first error is the one worth reporting
                 raise
     return computed
-
-
-_KEPT: list[dict[tuple, LocalExecutor]] = []  # the open kept_workers blocks, innermost last
-
-
-@contextmanager
-def kept_workers() -> Iterator[None]:
-    """Within this block, the sweeps that run on the local executor keep one pool of worker processes between them
-    (per workers and cell timeout; :class:`~iclab.runs.LocalExecutor` with ``keep=True``): each worker imports iclab
-    and loads its models once for all of them, not once per sweep. The workers stop when the block ends (an error or
-    Ctrl-C included). Results are the same as without it. ``iclab reproduce`` runs its experiments in one."""
-    kept: dict[tuple, LocalExecutor] = {}
-    _KEPT.append(kept)
-    try:
-        yield
-    finally:
-        _KEPT.remove(kept)
-        for runner in kept.values():
-            runner.close()
-
-
-def make_executor(options: RunOptions) -> Executor:
-    """The executor ``options.executor`` names, configured by ``options`` (workers, address, cell timeout); it
-    starts nothing (a Ray ``address`` is probed, so an unreachable one fails here, before any run folder is made).
-    Inside :func:`kept_workers` a local executor is the block's one pool for these workers and timeout."""
-    if options.executor == "serial":
-        return SerialExecutor(options)
-    if options.executor == "local":
-        if not _KEPT:
-            return LocalExecutor(options)
-        key = (options.workers, options.cell_timeout)
-        if key not in _KEPT[-1]:
-            _KEPT[-1][key] = LocalExecutor(options, keep=True)
-        return _KEPT[-1][key]
-    try:
-        import ray  # noqa: F401 - imported lazily: ray is heavy
-    except ImportError:
-        raise IclabError("--executor ray needs Ray: pip install ray==2.60.0 (make install does)") from None
-    return RayExecutor(options)
