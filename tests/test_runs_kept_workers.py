@@ -133,3 +133,27 @@ def test_shared_computed_ahead_by_one_helper_equals_the_drivers_and_its_errors_a
     serial = [run_sweep(s, tmp_path / f"serial-{i}", RunOptions(executor="serial", progress=False))
               for i, s in enumerate(sweeps)]  # fmt: skip
     assert all(_table(a).equals(_table(s)) for a, s in zip(ahead, serial))
+
+
+def tensor_shared(config):
+    """A ``shared`` of torch tensors (a trained model's state dict, as ``temperature-gpt2-regression``'s)."""
+    import torch
+
+    return {"w": torch.arange(6.0).reshape(2, 3) * config.n_cells}
+
+
+def test_a_shared_of_tensors_comes_back_by_value_after_the_helper_has_ended():
+    import dataclasses
+
+    import torch
+
+    from iclab.experiments import sweep_for
+    from iclab.runs._ahead import SharedAhead
+
+    sweep = dataclasses.replace(sweep_for("fx_sweep", overrides={"n_cells": 2}), shared=tensor_shared)
+    ahead = SharedAhead([sweep])
+    ahead.proc.join(60)  # its one job done, the helper has exited: nothing may depend on it any more
+    ready, value = ahead.take(sweep)
+    assert ready and torch.equal(value["w"], torch.arange(6.0).reshape(2, 3) * 2)
+    assert ahead.take(sweep) == (False, None)  # taken once
+    ahead.close()

@@ -130,7 +130,8 @@ class Experiment:
         compare: ``(config, results) -> {claim id: Verdict}`` (see :mod:`iclab.claims._judge`; a paper
             package's is :class:`judged`).
         claims: ``config -> list[Claim]``, declared before the run (fixes the report's denominator).
-        shared: optional ``config -> object`` computed once per run in the driver.
+        shared: optional ``config -> object`` computed once per run, in the driver (or ahead, by the helper of
+            ``iclab reproduce``: a function of the config alone, so the value is the same).
         budget: optional ``config -> list[Need]`` (module docstring), checked before the run folder is made.
         notes: optional ``(config, results) -> markdown`` with disagreements and why.
         order: position in ``iclab list`` and the report.

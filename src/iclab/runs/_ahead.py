@@ -6,12 +6,14 @@ one core on a 2-core machine).
 ``shared`` is a function of the config alone (``Sweep.shared``), so computed here it is the value the driver would
 have computed: the helper is a fresh spawned process, as the driver was at its start (same torch defaults). A
 ``shared`` that raises raises the same exception in the driver when its sweep asks for it; one whose value or
-exception cannot be sent back, or a helper that died, leaves the driver to compute it as before. The helper ignores
-Ctrl-C (the driver stops it) and ends itself when the driver dies, as pool workers do."""
+exception cannot be sent back, or a helper that died, leaves the driver to compute it as before. The helper prints
+nothing (its progress bars would cut through the running sweep's; what fails reaches the driver as the exception),
+ignores Ctrl-C (the driver stops it) and ends itself when the driver dies, as pool workers do."""
 
 from __future__ import annotations
 
 import multiprocessing as mp
+import pickle
 from typing import Any, Sequence
 
 __all__ = ["SharedAhead"]
@@ -20,22 +22,27 @@ __all__ = ["SharedAhead"]
 def _helper_main(conn, jobs: list[tuple[str, Any, Any]]) -> None:
     """Compute ``fn(config)`` for each ``(key, fn, config)`` in order and send ``(key, ok, value or exception)``."""
     import os
+    import pickle
     import signal
 
     from iclab.runs._local import _watch_parent
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, signal.SIG_IGN)
+    quiet = os.open(os.devnull, os.O_WRONLY)  # its progress bars would cut through the running sweep's
+    os.dup2(quiet, 1)
+    os.dup2(quiet, 2)
     _watch_parent(os.getppid())
     for key, fn, config in jobs:
         try:
             message = (key, True, fn(config))
         except Exception as exc:  # noqa: BLE001 - the driver raises it when the sweep asks for its shared
             message = (key, False, exc)
-        try:
-            conn.send(message)
+        try:  # plain pickle, by value: torch's multiprocessing pickler would share tensors through this process
+            data = pickle.dumps(message)
         except Exception:  # noqa: BLE001 - does not pickle: the driver computes this one itself
-            conn.send((key, None, None))
+            data = pickle.dumps((key, None, None))
+        conn.send_bytes(data)
 
 
 class SharedAhead:
@@ -66,7 +73,7 @@ class SharedAhead:
             return False, None
         while key not in self.received:
             try:
-                k, ok, value = self.conn.recv()
+                k, ok, value = pickle.loads(self.conn.recv_bytes())
             except (EOFError, OSError):  # the helper died: the driver computes what is left
                 self.close()
                 return False, None

@@ -63,7 +63,8 @@ class Sweep:
         config: the validated config (a :class:`iclab.config.Config`; picklable).
         cells: the grid, one JSON-able dict per cell.
         run_cell: ``(config, cell, shared) -> metrics``; must pickle by reference (module-level or ``lazy``).
-        shared: optional ``config -> object`` computed once in the driver for every cell.
+        shared: optional ``config -> object`` computed once for every cell: in the driver, or ahead inside
+            :func:`~iclab.runs.kept_workers` (a function of the config alone).
         budget: optional ``config -> list[Need]``: what the largest cell needs (checked before the folder is made).
     """
 
