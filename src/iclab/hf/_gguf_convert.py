@@ -84,10 +84,11 @@ def convert_gguf(spec: Any, target: Path) -> None:
                 f"model {spec.alias!r}: {folder} has no {spec.gguf_file}; reinstall it: iclab models install {spec.alias}"
             )
         try:  # a zero-byte or truncated GGUF: "cannot mmap an empty file", "cannot reshape array of size …"
-            tok = AutoTokenizer.from_pretrained(folder, gguf_file=spec.gguf_file)
-            model = _dequantised_copy(
-                AutoModelForCausalLM.from_pretrained(folder, gguf_file=spec.gguf_file, dtype=torch.float32)
-            )
+            with _one_parse_per_gguf():
+                tok = AutoTokenizer.from_pretrained(folder, gguf_file=spec.gguf_file)
+                model = _dequantised_copy(
+                    AutoModelForCausalLM.from_pretrained(folder, gguf_file=spec.gguf_file, dtype=torch.float32)
+                )
         except Exception as exc:  # noqa: BLE001 - a damaged file fails anywhere in the parser (struct.error …)
             raise UnsupportedModelError(
                 f"model {spec.alias!r}: {folder / spec.gguf_file} is damaged ({first_line(exc)}); reinstall it: "
@@ -106,6 +107,30 @@ def convert_gguf(spec: Any, target: Path) -> None:
             ) from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _one_parse_per_gguf():
+    """Within this block ``gguf.GGUFReader(path)`` parses each file once: transformers reads one GGUF file three times
+    (the config, the tokenizer, the weights; ``load_gguf_checkpoint`` imports the reader at each call), and parsing
+    Gemma 3's 262k-token vocabulary is most of its conversion time. The reader is read-only (a memory map), so the
+    three loads see what three parses would give; the converted cache is byte-identical
+    (``tests/test_hf_gguf_convert.py``)."""
+    import gguf
+
+    original, readers = gguf.GGUFReader, {}
+
+    def reader(path, *args, **kwargs):
+        key = (os.fspath(path), args, tuple(sorted(kwargs.items())))
+        if key not in readers:
+            readers[key] = original(path, *args, **kwargs)
+        return readers[key]
+
+    gguf.GGUFReader = reader
+    try:
+        yield
+    finally:
+        gguf.GGUFReader = original
 
 
 def _remove_stale_scratch(target: Path) -> None:
