@@ -91,6 +91,7 @@ def _worker_main(conn, shared: Any, env: dict[str, str] | None = None, timeout: 
 
 
 _READY = "iclab-worker-ready"
+PARENT_POLL = 1.0  # seconds between a worker's checks that its driver is alive
 
 
 class _NewShared:
@@ -98,7 +99,6 @@ class _NewShared:
 
     def __init__(self, value: Any) -> None:
         self.value = value
-PARENT_POLL = 1.0  # seconds between a worker's checks that its driver is alive
 
 
 def _watch_parent(parent: int) -> None:
