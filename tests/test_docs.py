@@ -76,7 +76,6 @@ def test_every_public_name_has_a_docstring():
     assert not missing, "public names without a docstring: " + ", ".join(missing)
 
 
-@pytest.mark.slow
 def build_site(site: Path, env: dict, timeout: float) -> Path:
     """``mkdocs build --strict`` of the repository's docs into ``site`` in a subprocess with ``env``; asserts it
     succeeds (showing the end of its stderr)."""
@@ -92,6 +91,7 @@ def build_site(site: Path, env: dict, timeout: float) -> Path:
     return site
 
 
+@pytest.mark.slow
 def test_mkdocs_build_strict(tmp_path):
     env = {
         **os.environ,
