@@ -63,7 +63,7 @@ import pandas as pd
 from iclab.claims._gates import PilotMinimum
 from iclab.claims._judge import cell_mask, claim_gate, downgrade
 from iclab.claims._records import ClaimRecord, Sample, _sample, judge_as_run, judge_records, judge_sample
-from iclab.claims._resample import GATE_MAX_UNITS, NOMINAL, TRUTHS, follows_shift, rate, within_nominal
+from iclab.claims._resample import GATE_MAX_UNITS, NOMINAL, TRUTHS, follows_shift, mc_se, rate, within_nominal
 from iclab.stats import Verdict, claim_rng, quantile
 
 __all__ = ["NOMINAL", "RowCalibration", "calibrate_records"]
@@ -97,8 +97,7 @@ class RowCalibration:
     minimum: int = 0
 
     def mc_se(self, setting: str) -> float:
-        r = self.rates[setting]
-        return math.sqrt(r * (1 - r) / self.draws)
+        return mc_se(self.rates[setting], self.draws)
 
     @property
     def passes(self) -> bool | None:

@@ -22,7 +22,7 @@ import pandas as pd
 
 from iclab.claims._gates import PilotMinimum, Screen
 from iclab.claims._records import ClaimRecord, Sample, _sample, judge_as_run, judge_sample
-from iclab.claims._resample import TRUTHS, follows_shift, rate, within_nominal
+from iclab.claims._resample import TRUTHS, follows_shift, mc_se, rate, within_nominal
 from iclab.stats import Verdict, claim_rng
 
 __all__ = ["CAP", "PilotSearch", "pilot_minimum_units"]
@@ -51,7 +51,7 @@ class PilotSearch:
     rejected: Mapping[int, float] = dataclasses.field(default_factory=dict)
 
     def mc_se(self, r: float) -> float:
-        return math.sqrt(r * (1 - r) / self.draws)
+        return mc_se(r, self.draws)
 
 
 def pilot_minimum_units(

@@ -21,7 +21,7 @@ from iclab.claims._sample import Sample
 from iclab.stats import AGREES, Verdict, claim_rng
 
 __all__ = ["GATE_DRAWS", "GATE_MAX_UNITS", "NOMINAL", "TRUTHS", "centre", "follows_shift", "rate",
-           "small_sample_gate", "within_nominal"]  # fmt: skip
+           "small_sample_gate", "mc_se", "within_nominal"]  # fmt: skip
 
 #: the false-agree rate a claim may reach at its least favourable truth (plus 2 Monte Carlo SE)
 NOMINAL = 0.05
@@ -31,10 +31,15 @@ GATE_MAX_UNITS = 20
 GATE_DRAWS = 200
 
 
+def mc_se(r: float, draws: int) -> float:
+    """The Monte Carlo SE of a rate ``r`` of "agrees" over ``draws`` draws: √(r(1 − r)/draws)."""
+    return math.sqrt(r * (1 - r) / draws)
+
+
 def within_nominal(r: float, draws: int) -> bool:
     """The line every simulated false-agree rate is held to: ``r`` over ``draws`` draws is at most
-    5 % + 2 Monte Carlo SE, SE = √(r(1 − r)/draws)."""
-    return r <= NOMINAL + 2 * math.sqrt(r * (1 - r) / draws)
+    5 % + 2 Monte Carlo SE (:func:`mc_se`)."""
+    return r <= NOMINAL + 2 * mc_se(r, draws)
 
 
 def small_sample_gate(rec: Any, config: Any, sample: Sample, verdict: Verdict, screens, judge: Callable) -> str:
