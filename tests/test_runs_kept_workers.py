@@ -10,6 +10,7 @@ import pytest
 import fixtures_experiments  # noqa: F401 - registers fx_sweep / fx_other in this process
 from fixtures_experiments import METRICS, FixtureConfig
 from iclab.experiments import run_experiment
+from iclab.files import process_ended
 from iclab.runs import CellTask, LocalExecutor, RunOptions, kept_workers, make_executor
 
 pytestmark = pytest.mark.usefixtures("fixture_experiments_env")
@@ -24,19 +25,11 @@ def _tasks(n: int) -> list[CellTask]:
     return [CellTask(f"k{i}", i, "pids", FixtureConfig(), {"i": i}, pid_cell) for i in range(n)]
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
 def _gone(pids: set[int], seconds: float = 10.0) -> bool:
     """Every process of ``pids`` has exited (and been reaped) within ``seconds``."""
     end = time.monotonic() + seconds
     while time.monotonic() < end:
-        if not any(_alive(p) for p in pids):
+        if all(process_ended(p) for p in pids):
             return True
         time.sleep(0.05)
     return False

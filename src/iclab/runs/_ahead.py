@@ -22,17 +22,13 @@ __all__ = ["SharedAhead"]
 def _helper_main(conn, jobs: list[tuple[str, Any, Any]]) -> None:
     """Compute ``fn(config)`` for each ``(key, fn, config)`` in order and send ``(key, ok, value or exception)``."""
     import os
-    import pickle
-    import signal
 
-    from iclab.runs._local import _watch_parent
+    from iclab.runs._local import _follow_driver
 
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, signal.SIG_IGN)
+    _follow_driver()
     quiet = os.open(os.devnull, os.O_WRONLY)  # its progress bars would cut through the running sweep's
     os.dup2(quiet, 1)
     os.dup2(quiet, 2)
-    _watch_parent(os.getppid())
     for key, fn, config in jobs:
         try:
             message = (key, True, fn(config))
@@ -49,19 +45,20 @@ class SharedAhead:
     """The helper process for ``sweeps`` (those with a ``shared``); :meth:`take` gives a sweep's value."""
 
     def __init__(self, sweeps: Sequence[Any]) -> None:
-        self.jobs = [(s.config_hash, s.shared, s.config) for s in sweeps if s.shared is not None]
+        jobs = [(s.config_hash, s.shared, s.config) for s in sweeps if s.shared is not None]
+        self.pending = {key for key, _, _ in jobs}  # the sweeps whose shared the helper computes, not yet taken
         self.received: dict[str, tuple[bool | None, Any]] = {}
         self.proc = self.conn = None
-        if not self.jobs:
+        if not jobs:
             return
         ctx = mp.get_context("spawn")
         self.conn, child = ctx.Pipe(duplex=False)
         try:
-            self.proc = ctx.Process(target=_helper_main, args=(child, self.jobs), daemon=True, name="iclab-shared")
+            self.proc = ctx.Process(target=_helper_main, args=(child, jobs), daemon=True, name="iclab-shared")
             self.proc.start()  # pickles the jobs: a shared function that does not pickle is computed by the driver
         except Exception:  # noqa: BLE001
             self.proc = None
-            self.jobs = []
+            self.pending = set()
         finally:
             child.close()
 
@@ -69,7 +66,7 @@ class SharedAhead:
         """``(True, shared)`` of ``sweep`` once the helper has it (waiting for it), else ``(False, None)``: not a
         sweep given ahead, or not computable there; the caller then computes it itself."""
         key = sweep.config_hash
-        if self.proc is None or key not in {k for k, _, _ in self.jobs}:
+        if self.proc is None or key not in self.pending:
             return False, None
         while key not in self.received:
             try:
@@ -79,7 +76,7 @@ class SharedAhead:
                 return False, None
             self.received[k] = (ok, value)
         ok, value = self.received.pop(key)
-        self.jobs = [j for j in self.jobs if j[0] != key]  # taken once: a second run of the sweep computes its own
+        self.pending.discard(key)  # taken once: a second run of the sweep computes its own
         if ok is False:
             raise value
         return (True, value) if ok else (False, None)
@@ -91,4 +88,4 @@ class SharedAhead:
                 self.proc.kill()
             self.proc.join(5)
             self.conn.close()
-        self.proc, self.jobs, self.received = None, [], {}
+        self.proc, self.pending, self.received = None, set(), {}

@@ -63,15 +63,11 @@ def worker_environment(i: int, gpus: list[str]) -> dict[str, str]:
 
 def _worker_main(conn, shared: Any, env: dict[str, str] | None = None, timeout: float | None = None) -> None:
     """Worker loop of the local pool: receive a task, send its outcome; stop on ``None`` or a lost driver."""
-    import signal
-
     os.environ.update(env or {})  # before CUDA initialises: CUDA_VISIBLE_DEVICES pins this worker's GPU
     import torch
 
-    for sig in (signal.SIGINT, signal.SIGTERM):  # Ctrl-C and SIGTERM are the driver's: it stops the workers itself
-        signal.signal(sig, signal.SIG_IGN)
+    _follow_driver()
     torch.set_num_threads(1)
-    _watch_parent(os.getppid())
     conn.send(_READY)
     while True:
         try:
@@ -99,6 +95,17 @@ class _NewShared:
 
     def __init__(self, value: Any) -> None:
         self.value = value
+
+
+def _follow_driver() -> None:
+    """Set up a process the driver spawned (a pool worker, the helper of :mod:`iclab.runs._ahead`): Ctrl-C and
+    SIGTERM are the driver's, which stops its processes itself, so they are ignored here; and the process ends once
+    the driver is gone (:func:`_watch_parent`)."""
+    import signal
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)
+    _watch_parent(os.getppid())
 
 
 def _watch_parent(parent: int) -> None:
