@@ -158,6 +158,15 @@ class _Worker:
         self.conn.close()
 
 
+def _stop_all(workers: list[_Worker]) -> None:
+    """Stop ``workers``: all asked at once, then each waited for briefly (idle workers hold nothing to lose; a busy
+    one is killed)."""
+    for w in workers:
+        w.ask_to_stop()
+    for w in workers:
+        w.stop(timeout=0.5)
+
+
 class LocalExecutor:
     """``options.workers`` spawned local processes (one torch thread each), each with up to ``prefetch`` cells
     queued; ``options.cell_timeout`` arms the hard stop (module docstring).
@@ -183,10 +192,7 @@ class LocalExecutor:
     def close(self) -> None:
         """Stop the workers kept from the last sweep (none without ``keep``); the executor can run again."""
         kept, self._kept = self._kept, []
-        for w in kept:
-            w.ask_to_stop()
-        for w in kept:
-            w.stop(timeout=0.5)
+        _stop_all(kept)
 
     def _start(self, ctx, shared: Any, envs: list[dict[str, str]]) -> list[_Worker]:
         """One worker per environment: a kept one with that environment, given ``shared``, else a new process."""
@@ -204,8 +210,7 @@ class LocalExecutor:
                         pool.pop().stop()
                 pool.append(_Worker(ctx, shared, env, self.timeout))
         except BaseException:  # e.g. a shared that does not pickle: stop what this sweep holds, then say so
-            for w in pool:
-                w.stop(timeout=0.5)
+            _stop_all(pool)
             raise
         return pool
 
@@ -306,10 +311,7 @@ class LocalExecutor:
             if finished and self.keep:  # a normal end: every worker is idle; keep the live ones for the next sweep
                 self._kept += [w for w in pool if w.proc.is_alive()]
                 pool = [w for w in pool if w not in self._kept]
-            for w in pool:  # all at once, then wait briefly for each (idle workers hold nothing to lose)
-                w.ask_to_stop()
-            for w in pool:
-                w.stop(timeout=0.5)
+            _stop_all(pool)
 
     def _hard_stop(self, pool: list[_Worker], i: int, queue: TaskQueue, ctx, shared: Any) -> CellOutcome:
         """Kill worker ``i`` (its cell ran past the timeout); fail that cell, requeue the rest, start a new one."""
