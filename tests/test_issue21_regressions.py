@@ -23,7 +23,7 @@ from test_verdicts_temperature_gpt2_regression import _table as gpt2_table
 
 from iclab import stats
 from iclab.experiments import chance_line, family_summary, get_experiment, judge_run
-from iclab.claims._judge import cell_mask
+from iclab.claims._cells import cell_mask
 from iclab.experiments.categorical.claims import claims as categorical_claims
 from iclab.experiments.ood.claims import claims as ood_claims
 from iclab.experiments.temperature.gpt2.claims import claims as gpt2_claims

@@ -29,7 +29,8 @@ from test_verdicts_temperature_gpt2_regression import _verdicts as gpt2_verdicts
 
 from iclab import stats
 from iclab.experiments import get_experiment
-from iclab.claims._judge import downgrade, missing_cells, not_measured, one_per_unit
+from iclab.claims._cells import missing_cells, not_measured, one_per_unit
+from iclab.claims._judge import downgrade
 from iclab.experiments.dispersion.tables import PAPER_TABLE
 from iclab.stats import AGREES, DISAGREES, MIN_UNITS, NOT_JUDGED, judge_direction, judge_equivalence, judge_value
 

@@ -37,8 +37,8 @@ from iclab.claims._judge import chance_line as chance_line
 from iclab.claims._judge import downgraded_by as downgraded_by
 from iclab.claims._judge import family_summary as family_summary
 from iclab.claims._judge import judge_run as judge_run
-from iclab.claims._judge import one_per_unit as one_per_unit
-from iclab.claims._judge import part_rows as part_rows
+from iclab.claims._cells import one_per_unit as one_per_unit
+from iclab.claims._cells import part_rows as part_rows
 from iclab.claims._judge import settings_differ as settings_differ
 from iclab.claims._records import ClaimRecord as ClaimRecord
 from iclab.claims._records import Estimate as Estimate

@@ -61,7 +61,8 @@ import numpy as np
 import pandas as pd
 
 from iclab.claims._gates import PilotMinimum
-from iclab.claims._judge import cell_mask, claim_gate, downgrade
+from iclab.claims._cells import cell_mask
+from iclab.claims._judge import claim_gate, downgrade
 from iclab.claims._records import ClaimRecord, Sample, _sample, judge_as_run, judge_records, judge_sample
 from iclab.claims._resample import GATE_MAX_UNITS, NOMINAL, TRUTHS, follows_shift, mc_se, rate, within_nominal
 from iclab.stats import Verdict, claim_rng, quantile

@@ -16,7 +16,7 @@ headline, the paper settings it needs; its test text generated from the rule: ``
   ``paper``, ``paper_se``, ``k``, ``tol`` (paper value).
 
 :func:`judge_records` is the one judge of records. For each record it: selects the rows; refuses to judge a
-claim whose named cells have no row (:func:`~iclab.claims._judge.missing_cells`: "not measured", naming them,
+claim whose named cells have no row (:func:`~iclab.claims._cells.missing_cells`: "not measured", naming them,
 never another setting, nor a subset of the cells a claim over a table needs: ``Measure.cells``); keeps one row per
 unit (rows that would collapse are an error: :func:`~iclab.claims._sample.sample_of`); reduces to one
 value per unit (paired on the unit when there is a baseline); combines the units — by default the mean and its SE

@@ -11,7 +11,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from iclab.claims._judge import cell_mask, missing_cells, not_measured, planned_cells
+from iclab.claims._cells import cell_mask, missing_cells, not_measured, planned_cells
 
 __all__ = ["Sample", "sample_of"]
 
@@ -72,7 +72,7 @@ def sample_of(
     there is none ("not measured: …"): a cell it names without a row, one of ``Measure.cells`` without a row, or —
     when ``planned`` (a grid of cells that must all have a row: the row-level calibration's, whose tables are
     complete runs with rows taken away) is given and the measure names no cells of its own — one of the planned
-    cells its selection or baseline reads (:func:`~iclab.claims._judge.planned_cells`) without a row: "not
+    cells its selection or baseline reads (:func:`~iclab.claims._cells.planned_cells`) without a row: "not
     measured: n of N cells", never a claim judged on the units left. In a run the judge learns of a lost cell from
     the run's failed cells (:func:`~iclab.claims._judge.judge_run`)."""
     cells = m.selections()

@@ -55,7 +55,7 @@ CELL_KEYS = ("part", "normaliser", "model", "task", "n_pairs", "attention", "see
 
 def rows(df: pd.DataFrame, **eq) -> pd.DataFrame:
     """The rows of ``df`` whose columns equal ``eq`` (none when a column is missing), one per cell: a repeated row
-    of the same cell is one unit, never two (:func:`iclab.claims._judge.one_per_unit`)."""
+    of the same cell is one unit, never two (:func:`iclab.claims._cells.one_per_unit`)."""
     sel = df
     for k, v in eq.items():
         if k not in sel.columns:
