@@ -150,3 +150,11 @@ def test_a_shared_of_tensors_comes_back_by_value_after_the_helper_has_ended():
     assert ready and torch.equal(value["w"], torch.arange(6.0).reshape(2, 3) * 2)
     assert ahead.take(sweep) == (False, None)  # taken once
     ahead.close()
+
+
+def test_the_first_cells_are_dealt_round_robin_so_each_worker_starts_on_its_own_cell():
+    """With 2 workers and ``prefetch`` 2, worker 0 holds cells 0 and 2 and worker 1 cells 1 and 3 from the start (an
+    experiment whose consecutive cells use different models starts each worker on its own model)."""
+    runner = LocalExecutor(RunOptions(workers=2), prefetch=2)
+    pid = {r["cell_i"]: r["pid"] for r in _run(runner, "dealt", n=4)}
+    assert pid[0] == pid[2] != pid[1] == pid[3]

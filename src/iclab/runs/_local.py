@@ -1,7 +1,7 @@
 """The ``local`` executor: a pool of spawned worker processes that survives a dead worker.
 
 Every worker has its own pipe and runs the cells sent to it in order (up to ``prefetch`` queued, so it never
-waits for the driver). When a worker dies (segfault, OOM kill, ``os._exit``) the driver knows exactly which cell
+waits for the driver; at the start they are dealt round robin, so worker ``i`` begins on cell ``i``). When a worker dies (segfault, OOM kill, ``os._exit``) the driver knows exactly which cell
 it was running (its oldest unanswered one), records only that cell as failed with the exit code, puts the cells
 the worker still held back in the queue, starts a replacement and carries on. ``shared`` reaches each worker
 once, as an argument of the process (pickled at spawn), never per cell. Workers exit by themselves when the
@@ -243,8 +243,8 @@ class LocalExecutor:
         pool: list[_Worker] = []
         envs = self.plan(tasks)
 
-        def fill(i: int) -> None:
-            while queue and len(pool[i].tasks) < self.prefetch:
+        def fill(i: int, depth: int | None = None) -> None:
+            while queue and len(pool[i].tasks) < (depth or self.prefetch):
                 task = queue.pop()
                 try:
                     pool[i].give(task)
@@ -257,8 +257,9 @@ class LocalExecutor:
         finished = False
         try:
             pool = self._start(ctx, shared, envs)
-            for i in range(len(pool)):
-                fill(i)
+            for depth in range(1, self.prefetch + 1):  # round robin: worker i starts on cell i, not i * prefetch
+                for i in range(len(pool)):
+                    fill(i, depth)
             while any(w.tasks for w in pool):
                 late, wait = self._overdue(pool)
                 for i in late:

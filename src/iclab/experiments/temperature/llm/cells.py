@@ -36,29 +36,34 @@ __all__ = ["cells", "run_cell", "shared", "evaluate_groups", "budget", "screen_g
 
 
 def cells(cfg: TemperatureLLMConfig) -> list[dict]:
-    """Per model (contiguous, so a worker keeps one model busy) and task: the screen, the noise sweep, then the
-    #demos sweep."""
+    """Per task: the screen, the noise sweep, then the #demos sweep; each cell once per model, the models taking
+    turns, so the local pool's workers (dealt cells round robin) start on different models. On a fresh machine each
+    then converts its own model's GGUF file (:mod:`iclab.hf`) instead of waiting for the other's; a worker loads
+    every model it meets once (:func:`iclab.hf.shared_model`), whatever the order."""
+    per_model = [_model_cells(cfg, model) for model in cfg.models]
+    return [cell for turn in zip(*per_model) for cell in turn]
+
+
+def _model_cells(cfg: TemperatureLLMConfig, model: str) -> list[dict]:
+    """The cells of one model, in the order of :func:`cells` (the same length for every model)."""
     out = []
     top = max(cfg.noise_ratios)
-    for model in cfg.models:
-        for task in cfg.tasks:
-            if cfg.screen_questions and top > 0:
-                out.append({"part": "screen", "model": model, "task": task, "noise_ratio": top, "n_demos": cfg.n_demos})
-            for r in cfg.noise_ratios:
+    for task in cfg.tasks:
+        if cfg.screen_questions and top > 0:
+            out.append({"part": "screen", "model": model, "task": task, "noise_ratio": top, "n_demos": cfg.n_demos})
+        for r in cfg.noise_ratios:
+            out.append({"part": "noise", "model": model, "task": task, "noise_ratio": float(r), "n_demos": cfg.n_demos})
+        for k in cfg.demo_counts:
+            if k != cfg.n_demos or cfg.demo_noise not in cfg.noise_ratios:  # else the noise sweep has it
                 out.append(
-                    {"part": "noise", "model": model, "task": task, "noise_ratio": float(r), "n_demos": cfg.n_demos}
+                    {
+                        "part": "demos",
+                        "model": model,
+                        "task": task,
+                        "noise_ratio": float(cfg.demo_noise),
+                        "n_demos": int(k),
+                    }
                 )
-            for k in cfg.demo_counts:
-                if k != cfg.n_demos or cfg.demo_noise not in cfg.noise_ratios:  # else the noise sweep has it
-                    out.append(
-                        {
-                            "part": "demos",
-                            "model": model,
-                            "task": task,
-                            "noise_ratio": float(cfg.demo_noise),
-                            "n_demos": int(k),
-                        }
-                    )
     return out
 
 
