@@ -137,6 +137,13 @@ _LONG = dict(
     minilm_domains=DOMAIN_NAMES,
 )
 
+# Sized once from the reference of 2026-11-29 (10 SGD runs, 15 table points) used as a pilot, its spread and not its
+# verdicts (issue 38; claims.ALPHA_STAR_MIN_RUNS, claims.FORGET_F_MIN_POINTS, docs/pilot_minimums.py): 34 SGD
+# pre-trainings (1 + sgd_repeats) for alpha-star-vs-gd, and at least 54 (γ1, γ2) table points for forget-F-vs-gd:
+# γ2 from -0.9 to 0.8 in steps of 0.1, and 0.95, with the paper's -0.9, -0.2, 0, 0.5, 0.95 among them (3 × 19 =
+# 57 points). The reference that judges them is a fresh run with seed 1, judged alone.
+_PAPER_GAMMA2 = (*(round(-0.9 + 0.1 * i, 1) for i in range(18)), 0.95)
+
 PRESETS = {
     "quick": OodConfig(
         ood_prompts=8000, phase_grid=7, dense_gamma2=11, tiny_steps=800, tiny_ft_steps=200, tiny_eval=3000
@@ -144,6 +151,6 @@ PRESETS = {
     "full": OodConfig(**_LONG, sgd_repeats=5, ft_repeats=5),
     # the paper's synthetic settings (K = 4, d = 8, ε/K = 0.0025, c = 1/2, θ = π/6 and π/3, K = 2 table with γ1 = 1,
     # tiny transformers of width 16 with 1-3 layers and γ2 = -0.75 / 0 / 0.75; second-hand, docs/papers/ood.md §5.7),
-    # with ten SGD runs per quantity that has a spread, all twelve sentence domains, and the long budgets of full
-    "paper": OodConfig(**_LONG, sgd_repeats=9, ft_repeats=9),
+    # with SGD runs per quantity that has a spread, all twelve sentence domains, and the long budgets of full
+    "paper": OodConfig(**_LONG, sgd_repeats=33, ft_repeats=9, gamma2_table=_PAPER_GAMMA2),
 }
