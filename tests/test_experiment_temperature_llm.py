@@ -3,6 +3,7 @@ greedy exact match with a shared prefix against generation, the group-bootstrap 
 with a known answer, and an end-to-end run on a tiny random-init Llama with an offline byte tokenizer; one slow
 test on the real Gemma 3 270M."""
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -253,8 +254,8 @@ def test_the_screening_questions_come_from_the_pool_never_the_evaluation():
     assert set(screen) | set(own_pool) == set(pool)
     with pytest.raises(ConfigError, match="screen_questions"):
         screen_split(pool, len(pool) - 5, 6)
-    with pytest.raises(ConfigError, match="screen_questions"):
-        E.budget(TemperatureLLMConfig(tasks=("capital",), n_questions=200, screen_questions=45))
+    with pytest.raises(ConfigError, match=r"n_questions=200: expected at most 193 for task 'capital' \(250 items, 57"):
+        E.budget(TemperatureLLMConfig(tasks=("capital",), n_questions=200, screen_questions=45))  # 45 + 12 kept
 
 
 def test_config_errors():
@@ -368,11 +369,11 @@ def test_every_preset_leaves_room_for_its_screen(preset):
     """The demonstration pool of every task of every preset holds the screening questions plus one prompt's
     demonstrations (the full preset asks for every other item as a question: ``n_questions = 0``)."""
     from iclab.data import get_task, question_split
-    from iclab.experiments.temperature.llm.cells import _check_screen_sizes, pool_reserve
+    from iclab.experiments.temperature.llm.cells import _check_task_sizes, pool_reserve
     from iclab.experiments.temperature.llm.config import PRESETS
 
     cfg = PRESETS[preset]
-    _check_screen_sizes(cfg)  # raises ConfigError when a pool is too small
+    _check_task_sizes(cfg)  # raises ConfigError when a task or a pool is too small
     for name in cfg.tasks:
         task = get_task(name)
         questions, pool = question_split(task, cfg.n_questions, cfg.seed, pool_reserve(cfg))
@@ -395,3 +396,18 @@ def test_every_quick_claim_has_its_paper_settings_counterpart():
     assert QUICK.tasks == PAPER.tasks == ("antonym",) and len(quick) == 10
     assert quick <= paper and paper == reference
     assert {c.split("/")[-1] for c in paper - quick} == {"0.2", "0.6"}
+
+
+def test_more_questions_than_a_task_holds_is_one_error_naming_the_limit():
+    """``antonym`` has 227 items; 40 screening questions and 12 demonstrations per prompt keep 52 of them for the
+    pool, so 175 questions fit and 176 are refused before the run (the data layer would quietly ask 175)."""
+    from iclab.experiments.temperature.llm.cells import _check_task_sizes
+    from iclab.experiments.temperature.llm.config import PAPER
+
+    assert (PAPER.screen_questions, max(PAPER.demo_counts)) == (40, 12)
+    _check_task_sizes(dataclasses.replace(PAPER, n_questions=175))
+    with pytest.raises(ConfigError, match=r"invalid n_questions=176: expected at most 175 for task 'antonym' \(227"):
+        _check_task_sizes(dataclasses.replace(PAPER, n_questions=176))
+    _check_task_sizes(dataclasses.replace(PAPER, n_questions=187, screen_questions=0))  # 40 kept: 187 fit
+    with pytest.raises(ConfigError, match="at most 187"):
+        _check_task_sizes(dataclasses.replace(PAPER, n_questions=188, screen_questions=0))

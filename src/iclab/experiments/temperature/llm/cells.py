@@ -199,7 +199,7 @@ def budget(cfg: TemperatureLLMConfig) -> list[Need]:
     from iclab.config import check_device_available
 
     check_device_available("device", cfg.device)
-    _check_screen_sizes(cfg)
+    _check_task_sizes(cfg)
     weights = max(_model_bytes(m) for m in cfg.models)
     demos = most_demos(cfg)
     tokens = 30 * (demos + 1)
@@ -214,21 +214,29 @@ def budget(cfg: TemperatureLLMConfig) -> list[Need]:
     ]
 
 
-def _check_screen_sizes(cfg: TemperatureLLMConfig) -> None:
-    """Before the run: every task's demonstration pool holds the screening questions (ConfigError naming the limit).
-    A task that cannot be built here (no WordNet) is left to its cells, which say why."""
-    if not cfg.screen_questions:
-        return
+def _check_task_sizes(cfg: TemperatureLLMConfig) -> None:
+    """Before the run: every task has the ``n_questions`` asked for beside its demonstration pool, which keeps 40
+    items, or the screen's questions and one prompt's demonstrations where they need more (so the screen fits:
+    :func:`screen_split`); else one ConfigError naming the limit (:func:`iclab.data.question_split` would quietly ask
+    fewer questions). ``n_questions = 0`` asks what the pool leaves (:func:`pool_reserve`). A task that cannot be
+    built here (no WordNet) is left to its cells, which say why."""
     from iclab.data import get_task
-    from iclab.errors import IclabError
+    from iclab.errors import ConfigError, IclabError
 
+    room = max(40, cfg.screen_questions + most_demos(cfg) if cfg.screen_questions else 0)
     for name in cfg.tasks:
         try:
             task = get_task(name)
         except IclabError:
             continue
-        pool = question_split(task, cfg.n_questions, cfg.seed, pool_reserve(cfg))[1]
-        screen_split(pool, cfg.screen_questions, most_demos(cfg))
+        if cfg.n_questions > len(task.items) - room:
+            raise ConfigError(
+                "n_questions",
+                cfg.n_questions,
+                f"at most {len(task.items) - room} for task {name!r} ({len(task.items)} items, {room} of them kept "
+                f"for the demonstration pool: {cfg.screen_questions} screening questions and {most_demos(cfg)} "
+                "demonstrations per prompt, at least 40); or 0 for every item the pool does not need",
+            )
 
 
 def _model_bytes(name: str) -> float:
