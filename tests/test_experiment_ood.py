@@ -1,6 +1,7 @@
 """The ``ood`` experiment (arXiv:2609.36448, docs/papers/ood.md §5) end to end on a tiny config (serial executor),
 and the pieces its real-encoder and tiny-transformer cells use."""
 
+import json
 import math
 
 import pytest
@@ -87,6 +88,26 @@ def test_tiny_run_end_to_end(tmp_path):
         assert f"{name}.png" in figs and (res.path / "figures" / f"{name}.csv").exists()
     report = (res.path / "report.md").read_text()
     assert "conservation" in report and "Query at v̄" in report and "unreliable source" in report
+
+
+def test_tiny_replicates_are_their_own_networks_and_replicate_0_is_the_runs_seed(tmp_path):
+    """``tiny_seeds`` trained networks per depth: replicate 0 is the network a run of ``seed`` trained before
+    replicates existed (same seed), the others differ; the effect claims are judged across them (3 here)."""
+    from iclab.experiments.ood.tiny import replicate_seed, tiny_cell
+
+    exp = get_experiment("ood")
+    cfg = exp.config("quick", {**TINY, "tiny_seeds": "3"})
+    tiny = [c for c in exp.cells(cfg) if c["part"] == "tiny"]
+    assert [(c["layers"], c["replicate"]) for c in tiny] == [(1, 0), (1, 1), (1, 2)]
+    assert replicate_seed(cfg.seed, 0) == cfg.seed and len({replicate_seed(cfg.seed, i) for i in range(3)}) == 3
+    zero, one = tiny_cell(cfg, tiny[0]), tiny_cell(cfg, tiny[1])
+    assert zero["F"] == tiny_cell(cfg, {"part": "tiny", "layers": 1, "seed": cfg.seed})["F"]  # no key: replicate 0
+    assert zero["F"] != one["F"] and zero["source_before"] != one["source_before"]
+    res = run_and_report("ood", "quick", {**TINY, "tiny_seeds": "3"}, out=tmp_path / "ood", executor="serial",
+                         progress=False)  # fmt: skip
+    rows = {c["id"]: c for c in json.loads((res.path / "summary.json").read_text())["comparisons"]}
+    assert "SE across 3 trained networks" in rows["tiny-forgets-anti"]["statistic"]
+    assert "(3 trained networks)" in rows["tiny-forgets-anti"]["measured"]
 
 
 def test_minilm_task_helpers():

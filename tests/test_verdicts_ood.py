@@ -111,9 +111,19 @@ def _forget_cell(g1: float, effect: bool, rng) -> dict:
     }
 
 
-def _tiny(layers: int, effect: bool) -> dict:
+def _tiny(layers: int, effect: bool, replicate: int = 0) -> dict:
+    """One trained network (``replicate``) per depth; replicates differ by ±0.01 (a different order per depth, so
+    a paired difference has a spread too)."""
     F = {1: [0.05, -0.03, 0.02], 3: [0.12, -0.02, 0.03]}.get(layers, [0.08, -0.02, 0.02]) if effect else [0.0] * 3
-    return {"part": "tiny", "layers": layers, "gamma2_list": [-0.75, 0.0, 0.75], "F": F, "F_se": [0.005] * 3}
+    shift = 0.01 * ((replicate * (layers + 1)) % 3 - 1)
+    return {
+        "part": "tiny",
+        "layers": layers,
+        "replicate": replicate,
+        "gamma2_list": [-0.75, 0.0, 0.75],
+        "F": [f + shift for f in F],
+        "F_se": [0.005] * 3,
+    }
 
 
 def _minilm(effect: bool) -> dict:
@@ -163,7 +173,7 @@ def _shift(effect: bool) -> dict:
 def _table(effect: bool) -> pd.DataFrame:
     rng = np.random.default_rng(0)
     rows = [_pretrain(effect), _ood(effect)] + [_forget_cell(g, effect, rng) for g in TABLE_G1]
-    rows += [_tiny(n, effect) for n in (1, 2, 3)] + [_minilm(effect), _shift(effect)]
+    rows += [_tiny(n, effect, r) for r in range(3) for n in (1, 2, 3)] + [_minilm(effect), _shift(effect)]
     return pd.DataFrame(rows)
 
 
@@ -326,3 +336,36 @@ def test_identical_runs_or_targets_are_refused_not_certain():
     (rec,) = [r for r in claims(cfg) if r.id == "minilm-domain-similarity"]
     v = judge_records([rec], cfg, rows)[rec.id]
     assert v.verdict == NOT_JUDGED and v.reason.startswith("no uncertainty"), v
+
+
+TINY_EFFECTS = ("tiny-forgets-anti", "tiny-bwt-orthogonal", "tiny-depth-amplifies")
+
+
+def test_one_tiny_network_per_depth_is_too_few_units_never_its_prompt_level_se():
+    """Issue 43 (units are rows): the shipped references at seeds 0 and 1, one tiny transformer per depth, gave
+    tiny-depth-amplifies opposite signs, each with a tight interval over its evaluation prompts. The SE of one
+    network leaves out the spread of training, so one network per depth is "too few units", whatever it shows."""
+    table = _table(True)
+    one = table[(table["part"] != "tiny") | (table["replicate"] == 0)]
+    rows = _judged(one)
+    for cid in TINY_EFFECTS:
+        assert rows[cid].verdict == NOT_JUDGED, (cid, rows[cid])
+        assert rows[cid].reason.startswith("too few units: 1 trained network(s) have a result"), rows[cid].reason
+        assert "never judged on a within-unit SE" in rows[cid].reason
+    judged = _judged(table)
+    assert all("SE across 3 trained networks" in judged[cid].statistic for cid in TINY_EFFECTS), [
+        judged[cid].statistic for cid in TINY_EFFECTS
+    ]
+
+
+def test_tiny_networks_that_disagree_in_sign_never_agree():
+    """Three trained networks per depth whose depth effect flips sign between them (each tight over its own
+    prompts, F_se 0.005): across networks the interval holds zero, so depth-amplifies does not agree."""
+    table = _table(True)
+    flip = {0: +0.07, 1: -0.07, 2: +0.01}  # F(3 layers) - F(1 layer) per network at γ2 = -0.75
+    for i, r in table[(table["part"] == "tiny") & (table["layers"] == 3)].iterrows():
+        one = table.loc[(table["part"] == "tiny") & (table["layers"] == 1) & (table["replicate"] == r["replicate"])]
+        base = one.iloc[0]["F"][0]
+        table.at[i, "F"] = [base + flip[int(r["replicate"])], *r["F"][1:]]
+    row = _judged(table)["tiny-depth-amplifies"]
+    assert row.verdict != AGREES and "SE across 3 trained networks" in row.statistic, row

@@ -35,7 +35,11 @@ def _gamma_rows(cfg: OodConfig) -> dict[float, list[float]]:
 def cells(cfg: OodConfig) -> list[dict]:
     out = [{"part": "pretrain", "seed": cfg.seed}, {"part": "ood", "seed": cfg.seed}]
     out += [{"part": "forget", "gamma1": g1, "gamma2": g2s, "seed": cfg.seed} for g1, g2s in _gamma_rows(cfg).items()]
-    out += [{"part": "tiny", "layers": int(n), "seed": cfg.seed} for n in cfg.tiny_layers]
+    out += [
+        {"part": "tiny", "layers": int(n), "seed": cfg.seed, "replicate": i}
+        for i in range(cfg.tiny_seeds)
+        for n in cfg.tiny_layers
+    ]
     if cfg.minilm:
         out += [{"part": "minilm", "seed": cfg.seed}, {"part": "minilm_shift", "seed": cfg.seed}]
     return out

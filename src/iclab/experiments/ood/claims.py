@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from iclab.claims import ClaimRecord, Measure, PilotMinimum, Rule
+from iclab.claims import ClaimRecord, Measure, PilotMinimum, Rule, across_units_or
 from iclab.experiments.ood import statistics as st
 from iclab.experiments.ood.reference import PAPER_ENCODER_F, PAPER_F, PAPER_OOD, PAPER_TINY
 from iclab.experiments.ood.tables import CELL, unit_rows
@@ -354,12 +354,20 @@ def _forgetting() -> list[ClaimRecord]:
     ]
 
 
+#: the tiny transformers' combine rule: the mean over the trained networks (``tiny_seeds`` replicates per depth)
+#: with its SE across them; fewer than 3 is "too few units", never judged on one network's SE over its evaluation
+#: prompts, which leaves out the spread of training (issue 43: two references of one network per depth, seeds 0 and
+#: 1, gave tiny-depth-amplifies opposite signs, each with a tight prompt-level interval)
+TINY_NETWORKS = across_units_or(unit="trained network")
+
+
 def _tiny_F(layers: int, g2: float, base: int | None = None) -> Measure:
-    """F at (``layers``, γ2 = ``g2``) with its SE over the evaluation prompts; with ``base`` (a depth) paired: F here
-    minus F at that depth, the SEs combined as independent (hypot)."""
+    """F at (``layers``, γ2 = ``g2``) per trained network (replicate), combined across them; with ``base`` (a depth)
+    paired on the replicate: F here minus F at that depth (the same seed: basis, batches, evaluation prompts)."""
     point = {"part": "tiny", "view": "point", "gamma2": g2}
     pair = None if base is None else {**point, "layers": base}
-    return _one("tiny", "point", "F", "F_se", st.tiny_text, where={"layers": layers, "gamma2": g2}, base=pair)
+    where = {"layers": layers, "gamma2": g2}
+    return _units("tiny", "point", "F", ("replicate",), st.tiny_text, where=where, base=pair, combine=TINY_NETWORKS)
 
 
 def _tiny() -> list[ClaimRecord]:
@@ -375,7 +383,7 @@ def _tiny() -> list[ClaimRecord]:
             paper_value=f"{PAPER_TINY[1][0]:+.2f}",
             paper_settings=tiny,
             measure=_tiny_F(1, -0.75),
-            rule=Rule("direction", smallest=SMALLEST_F, n="tiny_eval"),
+            rule=Rule("direction", smallest=SMALLEST_F, n="tiny_seeds", units="trained networks"),
         ),
         ClaimRecord(
             "tiny-bwt-orthogonal",
@@ -386,7 +394,7 @@ def _tiny() -> list[ClaimRecord]:
             paper_value=f"{PAPER_TINY[1][1]:+.2f}",
             paper_settings=tiny,
             measure=_tiny_F(1, 0.0),
-            rule=Rule("direction", sign=-1, smallest=SMALLEST_F, n="tiny_eval"),
+            rule=Rule("direction", sign=-1, smallest=SMALLEST_F, n="tiny_seeds", units="trained networks"),
         ),
         ClaimRecord(
             "tiny-depth-amplifies",
@@ -397,7 +405,7 @@ def _tiny() -> list[ClaimRecord]:
             paper_value=f"{PAPER_TINY[1][0]:+.2f} → {PAPER_TINY[3][0]:+.2f}",
             paper_settings=tiny,
             measure=_tiny_F(3, -0.75, base=1),
-            rule=Rule("direction", smallest=SMALLEST_F, n="tiny_eval"),
+            rule=Rule("direction", smallest=SMALLEST_F, n="tiny_seeds", units="trained networks"),
         ),
     ]
     return out + [
@@ -406,11 +414,11 @@ def _tiny() -> list[ClaimRecord]:
             f"Tiny transformer ({layers} layer{'s' if layers > 1 else ''}), γ1 = 1, γ2 = {g2:g}: F = {ref:+.2f}",
             f"{SUMMARY} (forgetting table)",
             PV,
-            quantity="F on the same evaluation prompts before/after (paired), SE over prompts",
+            quantity="F on the same evaluation prompts before/after (paired), SE across trained networks",
             paper_value=f"{ref:+.2f}",
             unreliable=_UNRELIABLE_TINY,
             measure=_tiny_F(layers, g2),
-            rule=Rule("value", paper=ref, n="tiny_eval", units="evaluation prompts"),
+            rule=Rule("value", paper=ref, n="tiny_seeds", units="trained networks"),
         )
         for layers, refs in PAPER_TINY.items()
         for g2, ref in zip((-0.75, 0.0, 0.75), refs)

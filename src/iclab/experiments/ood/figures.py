@@ -10,7 +10,7 @@ import pandas as pd
 
 from iclab.experiments.ood.reference import DERIVED_F, DERIVED_INSPAN, PAPER_ENCODER_F, PAPER_OOD, PAPER_TINY
 from iclab.claims import part_rows
-from iclab.experiments.ood.tables import first_row, forget_table, within_target_spearman
+from iclab.experiments.ood.tables import first_row, forget_table, tiny_means, within_target_spearman
 from iclab.experiments._plot import panel, paper_values
 from iclab.plotting import color, new_figure, save_figure, theory_vs_sim
 from iclab.theory import ood as T
@@ -147,13 +147,13 @@ def _fig_phase(ft: pd.DataFrame, cfg, fig_dir: Path) -> Path:
 
 
 def _fig_tiny(df, fig_dir: Path) -> Path:
-    """Tiny transformers: OOD loss vs θ and source forgetting F vs γ2, per depth."""
+    """Tiny transformers: OOD loss vs θ and source forgetting F vs γ2, per depth (the mean over its trained networks)."""
     fig, (a, b) = new_figure(2)
     rows = []
-    for i, (_, r) in enumerate(part_rows(df, "tiny").sort_values("layers").iterrows()):
-        n = int(r["layers"])
-        theory_vs_sim(a, r["theta_deg"], None, r["ood_loss"], label=f"{n} layer(s)", i=i)
-        theory_vs_sim(b, r["gamma2_list"], None, r["F"], label=f"{n} layer(s)", i=i)
+    for i, (n, r) in enumerate(tiny_means(part_rows(df, "tiny")).items()):
+        label = f"{n} layer(s)" + (f", mean of {r['networks']}" if r["networks"] > 1 else "")
+        theory_vs_sim(a, r["theta_deg"], None, r["ood_loss"], label=label, i=i)
+        theory_vs_sim(b, r["gamma2_list"], None, r["F"], label=label, i=i)
         if n in PAPER_TINY:
             b.plot([-0.75, 0.0, 0.75], PAPER_TINY[n], "x", color=color(i), ms=8)
         rows += [{"layers": n, "gamma2": g2, "F": f} for g2, f in zip(r["gamma2_list"], r["F"])]

@@ -10,7 +10,7 @@ import pandas as pd
 from iclab.claims import part_rows
 from iclab.experiments._notes import labelled, pm
 from iclab.experiments.ood.reference import DERIVED_F, PAPER_F, PAPER_OOD
-from iclab.experiments.ood.tables import first_row, forget_table, within_target_spearman
+from iclab.experiments.ood.tables import first_row, forget_table, tiny_means, within_target_spearman
 
 __all__ = ["notes"]
 
@@ -98,15 +98,17 @@ def _forgetting(ft: pd.DataFrame) -> list[str]:
 
 def _tiny(cfg, tiny: pd.DataFrame) -> str:
     parts, agree, total = [], 0, 0
-    for _, r in tiny.sort_values("layers").iterrows():
+    by_depth = tiny_means(tiny)
+    for layers, r in by_depth.items():
         da, db = (labelled(r[k], "+.2f", sep=" / ") for k in ("dalpha1_src", "dbeta1_src"))
-        parts.append(f"{int(r['layers'])}: source loss {np.mean(r['source_before']):.4f}, Δα = {da}, Δβ = {db}")
-        pairs = zip(list(r["forgot1"]) + list(r["forgot2"]), list(r["pred1"]) + list(r["pred2"]))
-        agree, total = agree + sum(int(a == b) for a, b in pairs), total + 2 * len(r["F"])
+        parts.append(f"{layers}: source loss {np.mean(r['source_before']):.4f}, Δα = {da}, Δβ = {db}")
+        agree, total = agree + sum(int(a == b) for a, b in r["sign_pairs"]), total + len(r["sign_pairs"])
     g2 = labelled(tiny.iloc[0]["gamma2_list"], "+g", sep=" / ")
+    nets = max(r["networks"] for r in by_depth.values())
+    mean = f", means over {nets} trained networks per depth" if nets > 1 else ""
     return (
         f"- **Tiny transformers** (Adam, sampled-w MSE, {cfg.tiny_steps} steps; γ2 = {g2}; layer-1 source α and β "
-        "by depth): " + "; ".join(parts) + f". The per-feature change follows the merged-Q K = 2 sign rule in "
+        f"by depth{mean}): " + "; ".join(parts) + f". The per-feature change follows the merged-Q K = 2 sign rule in "
         f"{agree} of {total} cases (§4 covers the attention logits only; fine-tuning this model also changes its "
         "MLPs, layer norms and read-in, §6.6)."
     )

@@ -188,9 +188,12 @@ def forgetting_runs_text(cfg, s: Sample, est: Estimate) -> str:
 
 
 def tiny_text(cfg, s: Sample, est: Estimate) -> str:
+    """F (or F at the base depth → here), averaged over the trained networks."""
+    k = len(s.rows)
+    nets = f" ({k} trained network{'s' if k != 1 else ''})"
     if s.base is None:
-        return f"F = {_first(s, 'F'):+.4f}"
-    return f"{_first(s, 'F', base=True):+.4f} → {_first(s, 'F'):+.4f}"
+        return f"F = {_mean(s, 'F'):+.4f}{nets}"
+    return f"{float(pd.to_numeric(s.base['F'], errors='coerce').mean()):+.4f} → {_mean(s, 'F'):+.4f}{nets}"
 
 
 def minilm_drop_text(cfg, s: Sample, est: Estimate) -> str:

@@ -87,7 +87,8 @@ def unit_rows(cfg, df: pd.DataFrame) -> pd.DataFrame:
     - ``forget``, view ``point`` (``gamma1``, ``gamma2``): F, F_theory, ``F_ratio`` (F / F_theory, NaN where
       |F_theory| < 1e-5) and ``table_point`` (γ1 and γ2 in the config's table); view ``ft_run`` (``gamma1``,
       ``gamma2``, ``run``): F of each SGD fine-tuning at a table point (``F_run``);
-    - ``tiny``, view ``point`` (``layers``, ``gamma2``): F ± ``F_se`` over the evaluation prompts;
+    - ``tiny``, view ``point`` (``layers``, ``replicate``, ``gamma2``): F ± ``F_se`` over one network's evaluation
+      prompts;
     - ``minilm``, view ``theta`` (``theta_deg``): ``ce_drop`` (CE at θ minus unrotated) ± ``ood_ce_se``, ``F_ce`` ±
       ``F_ce_se``, ``n_test``;
     - ``minilm_shift``, view ``scenario`` (``scenario``: gap1, gap2): the second-peak ``excess`` and its bootstrap
@@ -219,11 +220,45 @@ def _forget_units(cfg, r) -> list[dict]:
     return rows
 
 
+def tiny_means(tiny: pd.DataFrame) -> dict[int, dict]:
+    """Per depth (ascending) the ``tiny`` cells' list columns averaged element-wise over the trained networks
+    (replicates), with ``networks`` their count; the grids (``theta_deg``, ``gamma2_list``) are the config's, the
+    same in every replicate."""
+    out = {}
+    for layers, group in tiny.groupby("layers", sort=True):
+        first = group.iloc[0]
+        mean = {c: np.mean(np.stack([np.asarray(v, dtype=float) for v in group[c]]), axis=0).tolist()
+                for c in ("ood_loss", "F", "dalpha1_src", "dbeta1_src", "source_before")}  # fmt: skip
+        pairs = [(int(a), int(b)) for _, r in group.iterrows()
+                 for a, b in zip([*r["forgot1"], *r["forgot2"]], [*r["pred1"], *r["pred2"]])]  # fmt: skip
+        out[int(layers)] = {
+            "theta_deg": list(first["theta_deg"]),
+            "gamma2_list": list(first["gamma2_list"]),
+            "networks": len(group),
+            "sign_pairs": pairs,
+            **mean,
+        }
+    return out
+
+
+def _replicate(r) -> int:
+    """A tiny cell's replicate (0 for a run from before replicates, whose cells have none)."""
+    rep = pd.to_numeric(pd.Series([r.get("replicate")]), errors="coerce").iloc[0]
+    return 0 if pd.isna(rep) else int(rep)
+
+
 def _tiny_units(cfg, r) -> list[dict]:
     if not _lists(r, "gamma2_list", "F", "F_se"):
         return []
     return [
-        {"view": "point", "layers": r.get("layers"), "gamma2": float(g2), "F": float(f), "F_se": float(se)}
+        {
+            "view": "point",
+            "layers": r.get("layers"),
+            "replicate": _replicate(r),
+            "gamma2": float(g2),
+            "F": float(f),
+            "F_se": float(se),
+        }
         for g2, f, se in zip(r["gamma2_list"], r["F"], r["F_se"])
     ]
 

@@ -13,6 +13,7 @@ gives no numbers for this model; it is compared by the sign of forgetting per fe
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 
 import torch
@@ -107,8 +108,16 @@ def _finetune_row(cfg, model, src, V, Vp, g2: float, before: dict, S1, ft_cfg) -
     }
 
 
+def replicate_seed(seed: int, replicate: int) -> int:
+    """The seed of tiny replicate ``replicate`` of a run with ``seed``: ``seed`` itself for replicate 0 (the runs
+    before replicates existed), else one derived from both."""
+    return seed if replicate == 0 else derive_seed(seed, "tiny-replicate", replicate)
+
+
 def tiny_cell(cfg, cell) -> dict:
-    """One depth: pre-train on V, OOD error vs θ, fine-tune on U(γ1, γ2) for each γ2, F and its sign."""
+    """One depth and replicate: pre-train on V, OOD error vs θ, fine-tune on U(γ1, γ2) for each γ2, F and its sign;
+    every random draw (basis, initialisation, batches, evaluation prompts) from the replicate's seed."""
+    cfg = dataclasses.replace(cfg, seed=replicate_seed(cfg.seed, int(cell.get("replicate", 0))))
     layers, d = int(cell["layers"]), cfg.tiny_d
     V, Vp = feature_basis(d, _K, generator_for(cfg.seed, "tiny-basis"))
     src = FeaturePrompts(V, n_tokens=cfg.tiny_n_tokens)
