@@ -224,7 +224,7 @@ def _reproduce_each(sweeps, preset: str, root: Path, options: RunOptions, tracke
 
     beside = options.executor != "serial" and tracker is None
     reports = ThreadPoolExecutor(max_workers=1, thread_name_prefix="iclab-report") if beside else None
-    written = []  # (name, result, future of its report) in the order of the sweeps
+    written = []  # (name, result, future of its report, its tracking) in the order of the sweeps
     try:
         for sweep in sweeps:
             name = sweep.name

@@ -1,7 +1,8 @@
 """The ``local`` executor: a pool of spawned worker processes that survives a dead worker.
 
 Every worker has its own pipe and runs the cells sent to it in order (up to ``prefetch`` queued, so it never
-waits for the driver; at the start they are dealt round robin, so worker ``i`` begins on cell ``i``). When a worker dies (segfault, OOM kill, ``os._exit``) the driver knows exactly which cell
+waits for the driver; at the start they are dealt round robin, so worker ``i`` begins on cell ``i``). When a
+worker dies (segfault, OOM kill, ``os._exit``) the driver knows exactly which cell
 it was running (its oldest unanswered one), records only that cell as failed with the exit code, puts the cells
 the worker still held back in the queue, starts a replacement and carries on. ``shared`` reaches each worker
 once, as an argument of the process (pickled at spawn), never per cell. Workers exit by themselves when the
