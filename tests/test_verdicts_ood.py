@@ -369,3 +369,16 @@ def test_tiny_networks_that_disagree_in_sign_never_agree():
         table.at[i, "F"] = [base + flip[int(r["replicate"])], *r["F"][1:]]
     row = _judged(table)["tiny-depth-amplifies"]
     assert row.verdict != AGREES and "SE across 3 trained networks" in row.statistic, row
+
+
+def test_a_lost_tiny_network_is_too_few_units_never_the_networks_left():
+    """A run of 3 networks per depth that lost one (its cell failed or was never stored) judges no tiny effect on the
+    two left: the planned count is the design's (issue 43: a lost unit is never replaced)."""
+    cfg = CFG.with_overrides({"tiny_seeds": 3})
+    table = _table(True)
+    lost = table[~((table["part"] == "tiny") & (table["layers"] == 3) & (table["replicate"] == 2))]
+    rows, errors = judge_run(
+        paper="ood", experiment="ood", config=cfg, results=lost, failed=pd.DataFrame(), claims=claims, compare=compare
+    )
+    row = {r.id: r for r in rows}["tiny-depth-amplifies"]
+    assert row.verdict == NOT_JUDGED and "2 of the 3 trained networks the config runs" in row.reason, row

@@ -46,6 +46,7 @@ def across_units_or(
     unit: str = "",
     n_column: str = "",
     within_text: str = "",
+    fallback: bool = True,
 ) -> Callable[[Any, Sample], Estimate]:
     """The combine rule "across units when the design has enough, else the within-run SE"
     (:func:`iclab.stats.unit_mean`, which states the rule and why) of the sample's per-unit values.
@@ -62,12 +63,15 @@ def across_units_or(
     names the unit in the statistic and the refusal ("SE across 3 models", "prompt-level SE (1 model)"); ``n_column``
     a row column with the prompts behind a within-run SE, which then is the estimate's ``n`` (else the number of
     units); ``within_text`` names the within-run SEs in the claim's test text ("prompt-level SEs over their n_test
-    prompts"; default "within-run SEs")."""
+    prompts"; default "within-run SEs"). ``fallback=False``: never the within-run SE, whatever the design runs (a
+    unit's own SE leaves out what varies between units, e.g. one trained network's SE over its evaluation prompts
+    leaves out training): fewer than ``min_units`` units is "too few units", and with ``planned`` a planned unit
+    without a result is refused as above."""
 
     def combine(config: Any, sample: Sample) -> Estimate:
         values = sample.values[np.isfinite(sample.values)] if drop_nan else sample.values
         k, want = len(values), _planned(config, planned)
-        across = min_units != math.inf and (want is None or want >= min_units or k >= min_units)
+        across = min_units != math.inf and (not fallback or want is None or want >= min_units or k >= min_units)
         name = unit or "unit"
         if want is not None and k < want:
             return Estimate(math.nan, math.nan, n=k, refused=lost_units(k, want, name))
@@ -90,8 +94,9 @@ def across_units_or(
         if min_units == math.inf:
             return f"mean over {units}, its SE {own_se}{lost}"
         refused = f" (a t band from fewer than {MIN_UNITS} is refused)" if min_units < MIN_UNITS else ""
-        if planned is None:
-            return f"mean over {units}, its SE across them (Student t, n − 1 dof; fewer than {min_units:g} {units}: not judged)"
+        if planned is None or not fallback:  # always across the units
+            across = f"mean over {units}, its SE across them (Student t, n − 1 dof; fewer than {min_units:g} {units}"
+            return f"{across}: not judged){lost}"
         return (
             f"mean over {units}, its SE across them (Student t, n − 1 dof) when the config runs {min_units:g} {units} "
             f"or more{refused}, else {own_se}{lost}"
