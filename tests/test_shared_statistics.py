@@ -75,6 +75,20 @@ def test_a_lost_unit_is_refused_never_a_within_unit_se():
     assert across_units_or(planned=1)(None, _sample([1.0], ses=[0.1])).refused == ""
 
 
+def test_without_fallback_a_design_of_few_units_is_refused_never_its_within_se():
+    """``fallback=False`` (one trained network's SE over its prompts leaves out training): a design that runs 1 or 2
+    units is "too few units", where the default rule would take their own SEs; from 3 on, across them."""
+    rule = across_units_or(unit="network", planned=1, fallback=False)
+    one = rule(None, _sample([0.05], ses=[0.001]))
+    assert math.isnan(one.value) and "1 network(s) have a result; an SE across them needs at least 3" in one.refused
+    assert across_units_or(unit="network", planned=1)(None, _sample([0.05], ses=[0.001])).refused == ""
+    three = across_units_or(unit="network", planned=3, fallback=False)(None, _sample([1.0, 2.0, 3.0], ses=[0.1] * 3))
+    assert three.refused == "" and three.dof == 2 and math.isclose(three.se, 1 / math.sqrt(3))
+    lost = across_units_or(unit="network", planned=4, fallback=False)(None, _sample([1.0, 2.0, 3.0]))
+    assert lost.refused.startswith("too few units: 3 of the 4 networks the config runs")
+    assert "fewer than 3 networks: not judged); a planned unit" in rule.describe("networks")
+
+
 def test_within_units_reads_its_se_and_the_prompts_behind_it():
     rule = within_units(lambda cfg, s: np.full(len(s.values), 0.3), n_column="n_test")
     est = rule(None, _sample([1.0, 2.0, 3.0, 4.0], n_test=500))
