@@ -62,10 +62,11 @@ def test_losing_one_sgd_run_changes_the_units_the_test_sees(ref):
     full = _judge(cfg, rows)
     lost = rows[~((rows["view"] == "run") & (rows["part"] == "pretrain") & (rows["run"] == 3))]
     fewer = _judge(cfg, lost)
-    for cid in ("beta-symmetric", "alpha-star-vs-gd", "stop-steps-vs-gd"):
-        assert full[cid].test_record["n"] == 10 and fewer[cid].test_record["n"] == 9, cid
-        assert full[cid].test_record["dof"] == 9 and fewer[cid].test_record["dof"] == 8, cid
-    assert "(SGD, 9 runs)" in fewer["alpha-star-vs-gd"].measured
+    runs = 1 + cfg.sgd_repeats  # every SGD pre-training of the reference
+    for cid in ("beta-symmetric", "stop-steps-vs-gd"):
+        assert full[cid].test_record["n"] == runs and fewer[cid].test_record["n"] == runs - 1, cid
+        assert full[cid].test_record["dof"] == runs - 1 and fewer[cid].test_record["dof"] == runs - 2, cid
+    assert f"(SGD, {runs - 1} runs)" in fewer["alpha-star-vs-gd"].measured
     ft = rows[~((rows["view"] == "ft_run") & (rows["run"] == 0))]  # one SGD fine-tuning lost at every table point
     assert _judge(cfg, ft)["forget-sign-paper-0"].test_record["n"] == full["forget-sign-paper-0"].test_record["n"] - 1
 
@@ -94,7 +95,8 @@ def test_a_missing_angle_or_table_point_is_not_measured(ref):
         assert v[cid].verdict == NOT_JUDGED and "not measured" in v[cid].reason and "theta_deg = 30" in v[cid].reason
     point = (rows["view"] == "point") & (rows["part"] == "forget") & (rows["gamma1"] == 1.0) & (rows["gamma2"] == 0.5)
     f = _judge(cfg, rows[~point])["forget-F-vs-gd"]
-    assert f.verdict == NOT_JUDGED and "14 of 15 cells" in f.reason, f.reason  # never judged on a subset
+    points = len(cfg.gamma1_table) * len(cfg.gamma2_table)
+    assert f.verdict == NOT_JUDGED and f"{points - 1} of {points} cells" in f.reason, f.reason  # never on a subset
 
 
 def test_the_row_level_calibration_simulates_the_converted_records(ref):

@@ -223,22 +223,27 @@ def _forget_units(cfg, r) -> list[dict]:
 def tiny_means(tiny: pd.DataFrame) -> dict[int, dict]:
     """Per depth (ascending) the ``tiny`` cells' list columns averaged element-wise over the trained networks
     (replicates), with ``networks`` their count; the grids (``theta_deg``, ``gamma2_list``) are the config's, the
-    same in every replicate."""
+    same in every replicate. A column the cells lack stays out (a table of some columns only: notes, figures)."""
     out = {}
     for layers, group in tiny.groupby("layers", sort=True):
         first = group.iloc[0]
-        mean = {c: np.mean(np.stack([np.asarray(v, dtype=float) for v in group[c]]), axis=0).tolist()
-                for c in ("ood_loss", "F", "dalpha1_src", "dbeta1_src", "source_before")}  # fmt: skip
-        pairs = [(int(a), int(b)) for _, r in group.iterrows()
+        have = [c for c in _TINY_MEANS if _lists_in(group, c)]
+        mean = {c: np.mean(np.stack([np.asarray(v, dtype=float) for v in group[c]]), axis=0).tolist() for c in have}
+        signs = all(_lists_in(group, c) for c in ("forgot1", "forgot2", "pred1", "pred2"))
+        pairs = [(int(a), int(b)) for _, r in group.iterrows() if signs
                  for a, b in zip([*r["forgot1"], *r["forgot2"]], [*r["pred1"], *r["pred2"]])]  # fmt: skip
-        out[int(layers)] = {
-            "theta_deg": list(first["theta_deg"]),
-            "gamma2_list": list(first["gamma2_list"]),
-            "networks": len(group),
-            "sign_pairs": pairs,
-            **mean,
-        }
+        grids = {c: list(first[c]) for c in ("theta_deg", "gamma2_list") if _lists_in(group, c)}
+        out[int(layers)] = {**grids, "networks": len(group), "sign_pairs": pairs, **mean}
     return out
+
+
+def _lists_in(group: pd.DataFrame, column: str) -> bool:
+    """Whether every row of ``group`` holds a list in ``column`` (a mixed table has NaN there for other parts)."""
+    return column in group.columns and all(isinstance(v, (list, tuple, np.ndarray)) for v in group[column])
+
+
+#: the list columns of a tiny cell that :func:`tiny_means` averages over the networks
+_TINY_MEANS = ("ood_loss", "F", "dalpha1_src", "dbeta1_src", "source_before")
 
 
 def _replicate(r) -> int:
