@@ -103,12 +103,12 @@ QUICK = TemperatureLLMConfig(
 # questions and 40 more for the screen. The paper's SciQ, noisy answers and models are out of reach offline: the
 # claims test the paper's trends on iclab's models and tasks (note §5.3), not its numbers, so they are judged at every
 # preset, where the screen lets them.
-# Sized once from the float32 reference of 2026-11-30 (150 questions) used as a pilot, its spread and not its verdicts
-# (issue 38): `iclab plan` finds that 151 questions decide five τ-gain claims at the pilot's effect (so about half the
-# time) and that the other five need 216 to 1 838, more than antonym's 227 items hold. So `paper` asks the most the
-# task gives beside its screen and demonstrations, 175 (at the pilot's effect about 56 % power for those five), in
-# the fast dtype (dtype = auto: bf16 where the hardware computes it; the quick runs' verdicts did not move with it).
-# The reference that judges them is a fresh run with seed 1, judged alone.
+# Sized once from the float32 reference shipped 2026-12-02 (150 questions) used as a pilot, its spread and not its
+# verdicts (issue 38): `iclab plan` finds that 151 questions decide five τ-gain claims at the pilot's effect (so
+# about half the time) and that the other five need 216 to 1 838, more than antonym's 227 items hold. So `paper` asks
+# the most the task gives beside its screen and demonstrations, 175 (at the pilot's effect about 56 % power for
+# those five), in the fast dtype (dtype = auto: bf16 where the hardware computes it; the quick runs' verdicts did not
+# move with it). The reference that judges them is a fresh run with seed 1, judged alone.
 PAPER = TemperatureLLMConfig(
     models=("gemma3-270m", "smollm2"),
     tasks=("antonym",),
