@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from concurrent.futures import Future
 from pathlib import Path
 from typing import List, Optional
 
@@ -11,6 +10,7 @@ import typer
 from iclab.cli import app, show_progress
 from iclab.cli._global_options import logger
 from iclab.cli._plan import plan_run
+from iclab.cli._reproduce_each import reproduce_each
 from iclab.cli._tracking import TRACKER_HELP, check_tracker, start_tracking
 from iclab.config import check_choice, parse_overrides, read_config_file
 from iclab.errors import ConfigError, IclabError, RunFolderError
@@ -192,7 +192,7 @@ def reproduce(
     run_dirs, failures = [], []
     fresh = [s for s in sweeps if not default_run_dir(s.name, preset, root).exists()]  # they will compute a shared
     with kept_workers(ahead=fresh):  # workers import iclab and load each model once; shared inputs computed ahead
-        _reproduce_each(sweeps, preset, root, options, tracker, run_dirs, failures)
+        reproduce_each(sweeps, preset, root, options, tracker, run_dirs, failures)
     page = write_combined_report(run_dirs, root / "report", failures)
     typer.echo(f"report: {page}")
     shipped = sorted(set(names) & set(reference_runs()))
@@ -204,81 +204,6 @@ def reproduce(
     if failures:
         typer.echo("failed experiments:\n  " + "\n  ".join(failures), err=True)
         raise SystemExit(1)  # (typer.Exit is swallowed by main(): standalone_mode=False)
-
-
-def _reproduce_each(sweeps, preset: str, root: Path, options: RunOptions, tracker, run_dirs: list, failures: list
-                    ) -> None:  # fmt: skip
-    """Run and report each sweep of ``iclab reproduce`` in turn into ``root``, appending its run folder to
-    ``run_dirs`` or its error to ``failures``: one broken experiment does not lose the others; Ctrl-C stops all.
-
-    With worker processes (``local`` or ``ray``) and no tracker, a finished sweep's report (its judge, figures,
-    ``summary.json`` and ``report.md``, one core of the driver for seconds) is written on a thread beside the next
-    sweep's cells, which it would otherwise leave a core idle for; the reports are written in order, every one
-    before this returns (a Ctrl-C waits for them too). The serial executor computes its cells in the driver, and a
-    tracker logs each run's verdicts when it closes before the next starts: both report each run inline."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from iclab.experiments import get_experiment, run_experiment
-    from iclab.report import write_run_report
-    from iclab.runs import default_run_dir
-
-    beside = options.executor != "serial" and tracker is None
-    reports = ThreadPoolExecutor(max_workers=1, thread_name_prefix="iclab-report") if beside else None
-    written = []  # (name, result, future of its report, its tracking) in the order of the sweeps
-    try:
-        for sweep in sweeps:
-            name = sweep.name
-            typer.echo(f"== {name} ({preset})", err=True)
-            out = default_run_dir(name, preset, root)
-            live = None
-            try:
-                live = start_tracking(tracker, sweep, out)  # before the experiment's first cell
-                result = run_experiment(sweep, out=out, options=RunOptions.of(options, on_cell=live.on_cell))
-                report = (reports.submit if reports else _now)(
-                    write_run_report, get_experiment(name), result.config, result
-                )
-                if not reports:
-                    report.result()
-            except Exception as exc:  # noqa: BLE001 - one broken experiment must not lose the others
-                if live is not None:
-                    live.abort()
-                _failed(failures, name, f"{type(exc).__name__}: {exc}")
-                continue
-            except BaseException:  # Ctrl-C: the tracked run ends as failed, and so does the command
-                if live is not None:
-                    live.abort()
-                raise
-            written.append((name, result, report, live))
-    finally:
-        if reports:
-            reports.shutdown(wait=True)  # the runs that finished keep their reports, even after a Ctrl-C
-    for name, result, report, live in written:
-        try:
-            report.result()
-        except Exception as exc:  # noqa: BLE001 - its cells are kept; the report can be written again
-            _failed(failures, name, f"{type(exc).__name__}: {exc}")
-            continue
-        run_dirs.append(result.path)
-        try:
-            live.close(result)
-        except IclabError as exc:  # the run folder is complete; say so and go on
-            _failed(failures, name, str(exc))
-
-
-def _now(fn, *args) -> Future:
-    """``fn(*args)`` called now, as a finished future (its value or its exception), as a thread pool would give it."""
-    future = Future()
-    try:
-        future.set_result(fn(*args))
-    except Exception as exc:  # noqa: BLE001 - handed over, as the pool hands it over
-        future.set_exception(exc)
-    return future
-
-
-def _failed(failures: list, name: str, why: str) -> None:
-    """Record and print that experiment ``name`` failed (``why``)."""
-    failures.append(f"{name}: {why}")
-    typer.echo(f"error in {name}: {why}", err=True)
 
 
 def _screenshot(page: Path) -> None:
