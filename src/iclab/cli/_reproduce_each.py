@@ -3,7 +3,6 @@ written beside the next experiment's cells, one broken experiment never losing t
 
 from __future__ import annotations
 
-from concurrent.futures import Future
 from pathlib import Path
 
 import typer
@@ -33,7 +32,7 @@ def reproduce_each(sweeps, preset: str, root: Path, options: RunOptions, tracker
 
     beside = options.executor != "serial" and tracker is None
     reports = ThreadPoolExecutor(max_workers=1, thread_name_prefix="iclab-report") if beside else None
-    written = []  # (name, result, future of its report, its tracking) in the order of the sweeps
+    written = []  # (name, result, future of its report or None when written inline, its tracking), in order
     try:
         for sweep in sweeps:
             name = sweep.name
@@ -43,11 +42,10 @@ def reproduce_each(sweeps, preset: str, root: Path, options: RunOptions, tracker
             try:
                 live = start_tracking(tracker, sweep, out)  # before the experiment's first cell
                 result = run_experiment(sweep, out=out, options=RunOptions.of(options, on_cell=live.on_cell))
-                report = (reports.submit if reports else _now)(
-                    write_run_report, get_experiment(name), result.config, result
-                )
-                if not reports:
-                    report.result()
+                args = (get_experiment(name), result.config, result)
+                report = reports.submit(write_run_report, *args) if reports else None
+                if reports is None:
+                    write_run_report(*args)  # inline: an error here fails this experiment, as below
             except Exception as exc:  # noqa: BLE001 - one broken experiment must not lose the others
                 if live is not None:
                     live.abort()
@@ -63,7 +61,8 @@ def reproduce_each(sweeps, preset: str, root: Path, options: RunOptions, tracker
             reports.shutdown(wait=True)  # the runs that finished keep their reports, even after a Ctrl-C
     for name, result, report, live in written:
         try:
-            report.result()
+            if report is not None:
+                report.result()
         except Exception as exc:  # noqa: BLE001 - its cells are kept; the report can be written again
             _failed(failures, name, f"{type(exc).__name__}: {exc}")
             continue
@@ -72,16 +71,6 @@ def reproduce_each(sweeps, preset: str, root: Path, options: RunOptions, tracker
             live.close(result)
         except IclabError as exc:  # the run folder is complete; say so and go on
             _failed(failures, name, str(exc))
-
-
-def _now(fn, *args) -> Future:
-    """``fn(*args)`` called now, as a finished future (its value or its exception), as a thread pool would give it."""
-    future = Future()
-    try:
-        future.set_result(fn(*args))
-    except Exception as exc:  # noqa: BLE001 - handed over, as the pool hands it over
-        future.set_exception(exc)
-    return future
 
 
 def _failed(failures: list, name: str, why: str) -> None:

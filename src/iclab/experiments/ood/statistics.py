@@ -124,8 +124,8 @@ rounding_only.describe = lambda units: "its value, float64 rounding as its uncer
 # --- measured texts -----------------------------------------------------------------------------------------------
 
 
-def _mean(s: Sample, col: str) -> float:
-    return float(pd.to_numeric(s.rows[col], errors="coerce").mean())
+def _mean(s: Sample, col: str, base: bool = False) -> float:
+    return float(pd.to_numeric((s.base if base else s.rows)[col], errors="coerce").mean())
 
 
 def _first(s: Sample, col: str, base: bool = False) -> float:
@@ -193,7 +193,7 @@ def tiny_text(cfg, s: Sample, est: Estimate) -> str:
     nets = f" ({k} trained network{'s' if k != 1 else ''})"
     if s.base is None:
         return f"F = {_mean(s, 'F'):+.4f}{nets}"
-    return f"{float(pd.to_numeric(s.base['F'], errors='coerce').mean()):+.4f} → {_mean(s, 'F'):+.4f}{nets}"
+    return f"{_mean(s, 'F', base=True):+.4f} → {_mean(s, 'F'):+.4f}{nets}"
 
 
 def minilm_drop_text(cfg, s: Sample, est: Estimate) -> str:

@@ -226,20 +226,15 @@ def tiny_means(tiny: pd.DataFrame) -> dict[int, dict]:
     same in every replicate. A column the cells lack stays out (a table of some columns only: notes, figures)."""
     out = {}
     for layers, group in tiny.groupby("layers", sort=True):
-        first = group.iloc[0]
-        have = [c for c in _TINY_MEANS if _lists_in(group, c)]
-        mean = {c: np.mean(np.stack([np.asarray(v, dtype=float) for v in group[c]]), axis=0).tolist() for c in have}
-        signs = all(_lists_in(group, c) for c in ("forgot1", "forgot2", "pred1", "pred2"))
-        pairs = [(int(a), int(b)) for _, r in group.iterrows() if signs
+        rows = [r for _, r in group.iterrows()]  # a mixed table has NaN, not lists, in other parts' columns
+        mean = {c: np.mean([np.asarray(r[c], dtype=float) for r in rows], axis=0).tolist()
+                for c in _TINY_MEANS if all(_lists(r, c) for r in rows)}  # fmt: skip
+        signs = all(_lists(r, "forgot1", "forgot2", "pred1", "pred2") for r in rows)
+        pairs = [(int(a), int(b)) for r in rows if signs
                  for a, b in zip([*r["forgot1"], *r["forgot2"]], [*r["pred1"], *r["pred2"]])]  # fmt: skip
-        grids = {c: list(first[c]) for c in ("theta_deg", "gamma2_list") if _lists_in(group, c)}
-        out[int(layers)] = {**grids, "networks": len(group), "sign_pairs": pairs, **mean}
+        grids = {c: list(rows[0][c]) for c in ("theta_deg", "gamma2_list") if all(_lists(r, c) for r in rows)}
+        out[int(layers)] = {**grids, "networks": len(rows), "sign_pairs": pairs, **mean}
     return out
-
-
-def _lists_in(group: pd.DataFrame, column: str) -> bool:
-    """Whether every row of ``group`` holds a list in ``column`` (a mixed table has NaN there for other parts)."""
-    return column in group.columns and all(isinstance(v, (list, tuple, np.ndarray)) for v in group[column])
 
 
 #: the list columns of a tiny cell that :func:`tiny_means` averages over the networks
@@ -248,8 +243,8 @@ _TINY_MEANS = ("ood_loss", "F", "dalpha1_src", "dbeta1_src", "source_before")
 
 def _replicate(r) -> int:
     """A tiny cell's replicate (0 for a run from before replicates, whose cells have none)."""
-    rep = pd.to_numeric(pd.Series([r.get("replicate")]), errors="coerce").iloc[0]
-    return 0 if pd.isna(rep) else int(rep)
+    rep = r.get("replicate")
+    return 0 if rep is None or pd.isna(rep) else int(rep)
 
 
 def _tiny_units(cfg, r) -> list[dict]:

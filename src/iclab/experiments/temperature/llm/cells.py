@@ -106,10 +106,14 @@ def most_demos(cfg: TemperatureLLMConfig) -> int:
 
 def pool_reserve(cfg: TemperatureLLMConfig) -> int:
     """Items kept out of the questions for the demonstration pool: 40; with ``n_questions = 0`` (every other item a
-    question) also enough for the screen's questions plus the most demonstrations a prompt takes. An explicit
-    ``n_questions`` is never lowered to make room: a screen that does not fit is a ConfigError (:func:`screen_split`)."""
-    if cfg.n_questions:
-        return 40
+    question) :func:`pool_room`. An explicit ``n_questions`` is never lowered to make room: one that leaves the pool
+    less is a ConfigError before the run (:func:`_check_task_sizes`)."""
+    return 40 if cfg.n_questions else pool_room(cfg)
+
+
+def pool_room(cfg: TemperatureLLMConfig) -> int:
+    """Items the demonstration pool needs: 40, or the screen's questions plus the most demonstrations a prompt takes
+    where they are more."""
     return max(40, cfg.screen_questions + most_demos(cfg))
 
 
@@ -223,7 +227,7 @@ def _check_task_sizes(cfg: TemperatureLLMConfig) -> None:
     from iclab.data import get_task
     from iclab.errors import ConfigError, IclabError
 
-    room = max(40, cfg.screen_questions + most_demos(cfg) if cfg.screen_questions else 0)
+    room = pool_room(cfg)
     for name in cfg.tasks:
         try:
             task = get_task(name)
