@@ -168,6 +168,34 @@ def test_statistics_and_verdicts_on_a_known_effect():
     assert v["m/continent-label/noise-hurts"].verdict == "agrees"  # the screen passed (25 points of harm)
 
 
+def test_the_question_group_is_the_unit_and_the_row_level_calibration_simulates_it():
+    """Issue 43 item 3: questions of a group share its demonstrations, so the claims read one row per group
+    (``judged_rows``) and combine the groups. Four questions harmed by noise in three of 8 groups of 5: as 40
+    questions the band would lie above 0 ([0.003, 0.197]); as 8 groups it does not, and the screen is not passed.
+    The gains and the harm are simulated at the level of these rows (the trend, an argmax per cell, still reads
+    whole rows)."""
+    from iclab.claims._calibrate_rows import calibrate_records
+    from iclab.experiments.temperature.llm.claims import judged_rows
+
+    taus = (0.7, 1.0, 1.4, 2.0)
+    cfg = TemperatureLLMConfig(
+        models=("m",), tasks=("continent-label",), noise_ratios=(0.0, 0.4, 0.8), taus=taus, demo_counts=()
+    )
+    df = _synthetic_rows(list(taus), cfg.noise_ratios, {0.0: 1.0, 0.4: 1.4, 0.8: 2.0})
+    uneven = df.copy()
+    uneven.at[0, "em_clean"] = [1] * 40
+    uneven.at[0, "em_noisy"] = [0 if q in (0, 10, 25, 26) else 1 for q in range(40)]
+    uneven.at[0, "group"] = [q // 5 for q in range(40)]
+    harm = compare(cfg, uneven)["m/continent-label/noise-hurts"]
+    assert "band across 8 question groups (40 questions)" in harm.statistic
+    assert harm.verdict == "not judged" and "contains zero" in harm.reason
+    cals = {c.claim: c for c in calibrate_records(claims(cfg), cfg, judged_rows(cfg, df), experiment="t", draws=200)}
+    for cid in ("noise-hurts", "gain/0.4", "gain/0.8", "moment"):
+        c = cals[f"m/continent-label/{cid}"]
+        assert not c.why and c.passes, c
+    assert "whole rows" in cals["m/continent-label/trend"].why
+
+
 def test_the_screen_judges_only_where_noise_hurts():
     """Where noisy demonstrations do not lower EM there is nothing for τ to repair: a flat table reads "not judged"
     (not "disagrees"), and so does a real gain, naming the screen record; without the screening cell the

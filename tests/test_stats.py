@@ -13,6 +13,7 @@ from iclab.stats import (
     NOT_JUDGED,
     Verdict,
     binary_floor_ci,
+    binary_unit_band,
     bootstrap_ci,
     judge_direction,
     judge_equivalence,
@@ -115,6 +116,28 @@ def test_bootstrap_interval_contains_its_estimate(values):
 def test_binary_floor_ci_widens_only_a_too_narrow_interval():
     assert binary_floor_ci(0.0, 0.0, 0.0, 120) == (-0.025, 0.025)  # no answer changed: ±3/120
     assert binary_floor_ci(0.1, -0.2, 0.4, 120) == (-0.2, 0.4)  # already wider: unchanged
+
+
+def test_binary_unit_band_is_the_t_band_across_units_floored_by_the_rule_of_three():
+    """Issue 43 item 3: units that each hold 0/1 outcomes (question groups) are combined across the units, never
+    across their outcomes; zero spread leaves the rule of three's ±3/N."""
+    v = [0.2, 0.0, 0.2, 0.0, 0.0, 0.4, 0.0, 0.0]  # 8 groups of 5 questions: 4 questions changed
+    m, lo, hi, k = binary_unit_band(v, 40)
+    half = 2.364624 * np.std(v, ddof=1) / math.sqrt(8)  # t(7)
+    assert k == 8 and m == pytest.approx(0.1) and (lo, hi) == pytest.approx((0.1 - half, 0.1 + half), abs=1e-6)
+    assert lo < 0  # the 40 questions as units would exclude 0: [0.003, 0.197]
+    assert binary_unit_band([0.0] * 10, 100)[1:3] == pytest.approx((-0.03, 0.03))  # nothing changed: ±3/100
+    assert all(math.isnan(x) for x in binary_unit_band([0.5], 10)[1:3])  # one unit: no band
+
+
+@settings(max_examples=50)
+@given(st.lists(st.floats(-1, 1), min_size=2, max_size=30), st.floats(-1, 1), st.integers(1, 10_000))
+def test_binary_unit_band_moves_with_a_shift_of_its_units(values, shift, n):
+    """The row-level calibration puts a claim at its least favourable truth by moving every unit by one constant: the
+    band must move with it, its width unchanged."""
+    m, lo, hi, _ = binary_unit_band(values, n)
+    m2, lo2, hi2, _ = binary_unit_band([v + shift for v in values], n)
+    assert m2 == pytest.approx(m + shift, abs=1e-9) and hi2 - lo2 == pytest.approx(hi - lo, abs=1e-9)
 
 
 def test_bootstrap_argmin_draws_the_grid_point_of_the_resampled_minimum():

@@ -16,7 +16,7 @@ import pytest
 from iclab.experiments import get_experiment
 from iclab.claims._judge import judge_run
 from iclab.claims._records import judge_records
-from iclab.experiments.dispersion.claims import ONSET_MIN_SEGMENTS, claims
+from iclab.experiments.dispersion.claims import ONSET_MIN_SEGMENTS, claims, judged_rows
 from iclab.experiments.dispersion.notes import notes
 from iclab.experiments.dispersion.config import beta_grid
 from iclab.experiments.dispersion.tables import PAPER_TABLE
@@ -308,9 +308,10 @@ def test_notes_render_on_both_tables():
 
 
 def test_lookup_absence_claim_needs_a_narrow_interval():
-    """No answer changed at all agrees only when the interval excludes a gain of 0.05: the bootstrap of an all-zero
-    difference has zero width, so the interval is kept ±3/queries wide (rule of three) — 2 lists × 3 queries, or the
-    quick 3 × 12, cannot decide (and the claim's test text says so); the paper preset's 8 × 20 can, as can 20 × 50."""
+    """No answer changed at all agrees only when the interval excludes a gain of 0.05: the band across lists of an
+    all-zero difference has zero width, so the interval is kept ±3/queries wide (rule of three) — 2 lists × 3
+    queries (too few lists for a band), or the quick 3 × 12, cannot decide (and the claim's test text says so); the
+    paper preset's 8 × 20 can, as can 20 × 50."""
     rng = np.random.default_rng(0)
     tiny = PAPER.with_overrides({"lookup_lists": 2, "lookup_queries": 3})
     few = compare(tiny, pd.DataFrame(_lookup(tiny, True, rng, gain=0.0)))
@@ -485,6 +486,25 @@ def test_claim_texts_cite_the_docs_page():
     assert "docs/papers/dispersion.md §3.4, §4.2" in tests["prop3.1/weights-limit"]
 
 
+def test_lookup_claims_take_the_list_as_their_unit():
+    """Issue 43 item 3: a list's queries share its context, so the lookup claims read one row per list
+    (``judged_rows``) and combine the lists: a loss in two of 8 lists is 8 units, not 160 queries, and the row-level
+    calibration simulates the claim (it no longer reads whole rows)."""
+    from iclab.claims._calibrate_rows import calibrate_records
+
+    rows = _lookup(PAPER, True, np.random.default_rng(0), gain=0.0)
+    for r in rows:  # every query of lists 0 and 1 lost by adaptive: −0.25 over 160 queries, two of 8 lists
+        r["em_softmax"] = [1] * 160
+        r["em_adaptive"] = [0 if q < 40 else 1 for q in range(160)]
+    v = compare(PAPER, pd.DataFrame(rows))["lookup/kv/smollm2"]
+    assert "band across 8 lists (160 queries)" in v.statistic
+    assert v.verdict == "not judged" and "straddles ±0.05" in v.reason  # 160 queries as units: below −0.05
+    record = next(c for c in claims(PAPER) if c.id == "lookup/kv/smollm2")
+    table = judged_rows(PAPER, pd.DataFrame(_lookup(PAPER, True, np.random.default_rng(1), gain=0.0)))
+    (cal,) = calibrate_records([record], PAPER, table, experiment="dispersion", draws=200)
+    assert not cal.why and cal.units == 8 and cal.passes, cal
+
+
 def test_lookup_absence_claim_excludes_both_sides():
     """Issue 21: the absence claim agreed when adaptive temperature *hurt* accuracy (−0.56, −0.47 on Gemma 3): it
     excluded only gains. It names the smallest change it excludes on both sides now: a loss of 0.3 disagrees (the
@@ -523,9 +543,9 @@ def _uniform_beta_table(config, rng, centre: float | None = None, sd: float = 0.
 
 
 def _judge_one(record, config, df: pd.DataFrame):
-    """The verdict of ``record`` alone: ``compare`` judges every record independently (``judge_records``; the
-    package has no ``judged_rows``), so this is ``compare(config, df)[record.id]`` without judging the other 38."""
-    return judge_records([record], config, df)[record.id]
+    """The verdict of ``record`` alone: ``compare`` judges every record independently (``judge_records``) on the
+    rows of ``judged_rows``, so this is ``compare(config, df)[record.id]`` without judging the other 38."""
+    return judge_records([record], config, judged_rows(config, df))[record.id]
 
 
 @pytest.mark.parametrize("h", [2.0, 3.0])

@@ -54,6 +54,7 @@ from iclab.claims._rule import cannot_fail as cannot_fail
 from iclab.claims._rule import rule_table as rule_table
 from iclab.claims._sample import Sample as Sample
 from iclab.claims._statistics import across_units_or as across_units_or
+from iclab.claims._statistics import binary_units as binary_units
 from iclab.claims._statistics import lost_units as lost_units
 from iclab.claims._statistics import measured_as as measured_as
 from iclab.claims._statistics import not_configured as not_configured
@@ -81,6 +82,7 @@ __all__ = [
     "NotComparable",
     "across_units",
     "across_units_or",
+    "binary_units",
     "within_units",
     "lost_units",
     "measured_as",

@@ -6,6 +6,8 @@
 - :func:`across_units_or`, :func:`within_units`: the mean over the units of replication with its standard error
   across the units when the config runs enough of them, else from each unit's own (within-run) SE
   (:func:`iclab.stats.unit_mean`); a planned unit without a result makes the claim "not judged".
+- :func:`binary_units`: the mean over units of paired 0/1-outcome differences (question groups), its band across
+  them at least as wide as the rule of three over the outcomes behind them.
 - :func:`measured_as`: a measured text from a format string over the estimate and the sample.
 - :func:`whole_rows`: the column of a measure whose combine rule reads the selected rows themselves.
 - :func:`not_configured`, :func:`some_at_most`: ``ClaimRecord.not_run`` for a claim whose cells need a config value
@@ -21,11 +23,12 @@ import numpy as np
 import pandas as pd
 
 from iclab.claims._records import Estimate, Sample
-from iclab.stats import MIN_UNITS, unit_mean
+from iclab.stats import MIN_UNITS, binary_unit_band, unit_mean
 
 __all__ = [
     "across_units_or",
     "within_units",
+    "binary_units",
     "lost_units",
     "measured_as",
     "whole_rows",
@@ -130,6 +133,34 @@ def within_units(
     """The combine rule of cells measured once per unit with their own SEs (thousands of prompts each): the mean with
     the SE :math:`\\sqrt{\\sum se^2} / k`, normal (:func:`across_units_or` that never goes across units)."""
     return across_units_or(within, math.inf, drop_nan=drop_nan, n_column=n_column, within_text=within_text)
+
+
+def binary_units(outcomes: str, unit: str = "unit") -> Callable[[Any, Sample], Estimate]:
+    """The combine rule of units that each hold paired 0/1 outcomes (a question group's EM with a change minus
+    without, the mean over its questions): the mean over the units with its Student-t band across them, at least
+    ±3/N wide, N the outcomes behind them (the sum of the rows' ``outcomes`` column;
+    :func:`iclab.stats.binary_unit_band`: units that all show no change have zero spread, and the rule of three
+    keeps "no change seen" from reading as "no effect possible"). Fewer than :data:`~iclab.stats.MIN_UNITS` units:
+    "too few units". The estimate's ``n`` is N, the count a larger run scales (questions, not groups)."""
+
+    def combine(config: Any, sample: Sample) -> Estimate:
+        k = len(sample.values)
+        if k < MIN_UNITS:
+            why = f"{k} {unit}(s) have a result; a band across them needs at least {MIN_UNITS}"
+            return Estimate(math.nan, math.nan, n=k, refused=f"too few units: {why}")
+        n = int(sample.rows[outcomes].sum())
+        m, lo, hi, k = binary_unit_band(sample.values, n)
+        return Estimate(m, ci=(lo, hi), n=n, how=f"band across {k} {unit}s ({n} {outcomes})")
+
+    def describe(units: str) -> str:
+        return (
+            f"mean over {units}, its band across them (Student t, n − 1 dof; fewer than {MIN_UNITS} {units}: not "
+            f"judged), at least ±3/N wide (N the {outcomes} behind them: the rule of three)"
+        )
+
+    combine.__name__ = f"binary_units_{outcomes}"
+    combine.describe = describe
+    return combine
 
 
 def measured_as(form: str, fewest: int = 1) -> Callable[[Any, Sample, Estimate], str]:

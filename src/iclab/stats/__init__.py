@@ -70,6 +70,7 @@ from iclab.stats._verdict import (
 )
 from iclab.stats._intervals import (
     binary_floor_ci,
+    binary_unit_band,
     bootstrap_argmin,
     bootstrap_ci,
     clopper_pearson,
@@ -112,6 +113,7 @@ __all__ = [
     "bootstrap_ci",
     "bootstrap_argmin",
     "binary_floor_ci",
+    "binary_unit_band",
     "grid_floor_ci",
     "paired_differences",
     "judge_absence",

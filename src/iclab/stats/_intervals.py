@@ -120,6 +120,23 @@ def binary_floor_ci(estimate: float, lo: float, hi: float, n: int) -> tuple[floa
     return min(lo, estimate - floor), max(hi, estimate + floor)
 
 
+def binary_unit_band(values: Sequence[float], outcomes: int) -> tuple[float, float, float, int]:
+    r"""``(mean, lo, hi, k)``: the mean of ``k`` per-unit paired differences of 0/1 outcomes (e.g. a question group's
+    EM change, each a mean over its questions) with its Student-t 95 % band across the units,
+    :math:`\bar d \pm t_{k-1} s/\sqrt k`, widened by :func:`binary_floor_ci` to at least ±3/``outcomes`` (the
+    paired outcomes behind the units): units that all show no change have zero spread, and the rule of three keeps
+    "no change seen" from reading as "no effect possible". Fewer than two finite units: NaN bounds.
+
+    Arguments: ``values`` numbers of one axis (non-finite ones are lost units, left out); ``outcomes`` an integer
+    >= 0."""
+    m, se, k = mean_se(values)
+    outcomes = integer("outcomes", outcomes, low=0, why="the paired 0/1 outcomes behind the units")
+    if k < 2:
+        return m, math.nan, math.nan, k
+    half = quantile(0.95, k - 1) * se
+    return (m, *binary_floor_ci(m, m - half, m + half, outcomes), k)
+
+
 def grid_floor_ci(estimate: float, lo: float, hi: float, grid: Sequence[float]) -> tuple[float, float]:
     """``(lo, hi)`` widened to at least ``estimate ±`` half the smallest step of ``grid``: an argmin read off a grid
     is resolved to half a step at best, so models or bootstrap draws that all pick one grid point give an interval

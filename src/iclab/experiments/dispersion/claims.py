@@ -15,9 +15,11 @@ from __future__ import annotations
 import math
 from functools import partial
 
+import pandas as pd
 
 from iclab.claims import (
     across_units,
+    binary_units,
     CellReason,
     ClaimRecord,
     Measure,
@@ -48,6 +50,8 @@ FIG2_SMALLEST = 0.05  # |log-log slope| of the trained head's max coefficient be
 SMALLEST_SLOPE = 0.1  # the same for the heads of real transformers
 RATE_TOL = 0.25  # Θ(1/n): the log-log slope within −1 ± 0.25
 CLRS_SMALLEST = 1.0  # exact-match points
+#: lookup: the lists are the units (a list's queries share its context), their band at least ±3/queries wide
+LOOKUP_LISTS = binary_units("queries", unit="list")
 LOOKUP_SMALLEST = 0.05  # lookup accuracy: a change below 5 points, either way, is no change worth the name
 # β*(H) against P(H): within ±0.5 (5 steps of the default 0.1 grid); a β* drawn uniformly from the [1, 5] grid fails
 BETA_TOL = 0.5
@@ -71,6 +75,13 @@ RATE_MIN_SEGMENTS = {"gemma3-270m": 6}
 
 _SOFTMAX = {"part": "retrieval", "normaliser": "softmax"}  # the softmax-trained max-retrieval models
 SEED = ("seed",)
+
+
+def judged_rows(config, results: pd.DataFrame) -> pd.DataFrame:
+    """The rows the records read: the stored cells, and one row per list of every lookup cell
+    (:func:`.statistics.lookup_list_rows`, marked ``view`` = ``list``, which no selection of the cells matches)."""
+    lists = st.lookup_list_rows(results)
+    return results if lists.empty else pd.concat([results, lists], ignore_index=True)
 
 
 def claims(config) -> list[ClaimRecord]:
@@ -390,10 +401,16 @@ def _lookup(config) -> list[ClaimRecord]:
             extra=extra,
             paper_value="inference-only does not work well",
             measure=Measure(
-                {"part": "lookup", "task": t, "model": m, "n_pairs": max(config.lookup_sizes, default=0)},
-                st.lookup_diff,
-                SEED,
-                combine=st.lookup_interval,
+                {
+                    "part": "lookup",
+                    "view": st.LIST,
+                    "task": t,
+                    "model": m,
+                    "n_pairs": max(config.lookup_sizes, default=0),
+                },
+                "diff",
+                ("list",),
+                combine=LOOKUP_LISTS,
                 measured=st.lookup_measured,
             ),
             rule=Rule("absence", smallest=LOOKUP_SMALLEST),

@@ -10,15 +10,17 @@ of abcde:``; the distractors grow, the few relevant lines stay. Retrieval needs 
 peak on the right line among ``n``; by Lemma 2.1 a bounded logit spread disperses as ``n`` grows, which the
 entropy-adaptive temperature (``iclab.hf.with_temperature(model, "adaptive")``, streaming O(n)-memory kernel) is
 meant to counter. Exact match is greedy (:func:`iclab.hf.greedy_match`): the list is run once per mode and its
-key/value cache shared by all queries about it. The questions of a list are not independent: the interval of the
-adaptive − softmax difference is a two-level bootstrap (lists, then queries within them), paired per query.
+key/value cache shared by all queries about it. The questions of a list are not independent: the claims take the
+list as the unit (:func:`iclab.experiments.dispersion.statistics.lookup_list_rows`), and the table and figure show
+the same band across lists (:func:`lookup_summary`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from iclab.data import derive_seed, lookup_lists, passkey_haystacks
+from iclab.data import lookup_lists, passkey_haystacks
+from iclab.stats import binary_unit_band
 
 __all__ = ["lookup_prompts", "run_lookup_cell", "lookup_summary", "LOOKUP_TASKS"]
 
@@ -65,30 +67,17 @@ def run_lookup_cell(config, cell: dict) -> dict:
     return out
 
 
-def _two_level(diff: np.ndarray, group: np.ndarray, boot: int, seed: int) -> np.ndarray:
-    """Bootstrap means of ``diff``: resample the groups, then the queries within each drawn group (vectorised:
-    groups padded to the largest, a draw's mean is its drawn values' sum over their count)."""
-    rng = np.random.default_rng(seed)
-    labels, sizes = np.unique(group, return_counts=True)
-    padded = np.zeros((len(labels), sizes.max()))  # (G, M)
-    for i, g in enumerate(labels):
-        padded[i, : sizes[i]] = diff[group == g]
-    drawn = rng.integers(0, len(labels), size=(boot, len(labels)))  # (B, G) group of each slot
-    n = sizes[drawn]  # (B, G) queries each slot draws
-    pick = np.floor(rng.random((boot, len(labels), sizes.max())) * n[..., None]).astype(int)  # (B, G, M)
-    keep = np.arange(sizes.max()) < n[..., None]  # the first n of the M positions count
-    values = np.take_along_axis(padded[drawn], pick, axis=2)  # (B, G, M)
-    return (values * keep).sum((1, 2)) / n.sum(1)
-
-
-def lookup_summary(df, seed: int = 0, boot: int = 2000):
-    """Per (model, n_pairs): accuracy of softmax and adaptive and the paired difference with its 95% interval."""
+def lookup_summary(df):
+    """Per (model, n_pairs): accuracy of softmax and adaptive and the paired difference adaptive − softmax, the mean
+    over lists of each list's mean over its queries, with the claims' 95 % band across the lists
+    (:func:`iclab.stats.binary_unit_band`: Student t, at least ±3/queries wide)."""
     import pandas as pd
 
     rows = []
     for _, r in df.iterrows():
         s, a, g = (np.asarray(r[c]) for c in ("em_softmax", "em_adaptive", "list"))
-        draws = _two_level((a - s).astype(float), g, boot, derive_seed(seed, "lookup-bootstrap"))
+        d = (a - s).astype(float)
+        diff, lo, hi, _ = binary_unit_band([d[g == k].mean() for k in np.unique(g)], len(d))
         rows.append(
             {
                 "model": r["model"],
@@ -98,9 +87,9 @@ def lookup_summary(df, seed: int = 0, boot: int = 2000):
                 "queries": len(s),
                 "softmax": s.mean(),
                 "adaptive": a.mean(),
-                "diff": (a - s).mean(),
-                "diff_lo": float(np.quantile(draws, 0.025)),
-                "diff_hi": float(np.quantile(draws, 0.975)),
+                "diff": diff,
+                "diff_lo": lo,
+                "diff_hi": hi,
             }
         )
     return pd.DataFrame(rows).sort_values(["task", "model", "n_pairs"]).reset_index(drop=True)

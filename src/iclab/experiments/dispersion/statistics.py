@@ -4,7 +4,7 @@ vocabulary of :mod:`iclab.claims._records` cannot say the measurement.
 
 A results row of the ``retrieval`` part holds one trained model (seed) with list columns over its ``test_sizes``; a
 ``real`` row one text segment of one model with ``(L, H, S)`` statistics flattened; a ``lookup`` row one list size
-with per-query exact matches. Column functions read such rows (``rows -> (units,) values``; the leading arguments
+with per-query exact matches, and :func:`lookup_list_rows` derives one row per list from it. Column functions read such rows (``rows -> (units,) values``; the leading arguments
 are bound with :func:`functools.partial` when the records are built for a config); combine rules and measured
 texts have the signatures ``_records`` documents (the gates are declared with the records).
 """
@@ -18,9 +18,8 @@ import pandas as pd
 
 from iclab.claims import Estimate, measured_as, Sample
 from iclab.experiments.dispersion.config import beta_grid
-from iclab.experiments.dispersion.lookup import lookup_summary
 from iclab.experiments.dispersion.tables import ONSET_N, loglog_slope, stack
-from iclab.stats import binary_floor_ci, mean_se
+from iclab.stats import mean_se
 from iclab.theory.dispersion import required_spread
 
 ONSET_TOKENS = 1000  # "dispersion sets in after a few hundred tokens": the bound of the median head < 1/2 by then
@@ -250,23 +249,30 @@ def onset_measured(cfg, s: Sample, est: Estimate) -> str:
 # ---- key–value lookup on pretrained LMs: one row per (task, model, n_pairs) ----
 
 
-def lookup_diff(rows: pd.DataFrame) -> np.ndarray:
-    """Per row: adaptive − softmax greedy exact match, averaged over its queries."""
-    return np.array(
-        [np.mean(np.asarray(a, float) - np.asarray(b, float)) for a, b in zip(rows["em_adaptive"], rows["em_softmax"])]
-    )
+LIST = "list"  # the view of the per-list lookup rows (:func:`lookup_list_rows`)
 
 
-def lookup_interval(cfg, s: Sample) -> Estimate:
-    """Adaptive − softmax exact match paired per query, with its two-level bootstrap 95 % interval (lists, then
-    queries) kept at least ±3/queries wide (the rule of three: a difference that never changed has a zero-width
-    bootstrap)."""
-    r = lookup_summary(s.rows.reset_index()).iloc[-1]
-    ci = binary_floor_ci(r["diff"], r["diff_lo"], r["diff_hi"], int(r["queries"]))
-    return Estimate(float(r["diff"]), ci=ci, n=int(r["queries"]))
+def lookup_list_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per list of every lookup cell (issue 43: units are rows; a list's queries share its context, so the
+    list is the unit), marked ``view`` = :data:`LIST`: the cell's keys, ``list``, ``queries`` (the list's) and
+    ``diff``, adaptive − softmax greedy exact match paired per query, averaged over the list's queries. The claims
+    combine the lists with :func:`iclab.claims.binary_units` (a band across lists, at least ±3/queries wide)."""
+    rows = []
+    for _, r in df[df["part"] == "lookup"].iterrows() if "part" in df else []:
+        diff = np.asarray(r["em_adaptive"], float) - np.asarray(r["em_softmax"], float)
+        lists = np.asarray(r["list"])
+        keys = {k: r[k] for k in ("part", "task", "model", "n_pairs", "tokens", "seed") if k in r}
+        for g in np.unique(lists):
+            at = lists == g
+            rows.append(
+                {**keys, "view": LIST, "list": int(g), "queries": int(at.sum()), "diff": float(diff[at].mean())}
+            )
+    return pd.DataFrame(rows)
 
 
 def lookup_measured(cfg, s: Sample, est: Estimate) -> str:
+    if est.ci is None or not math.isfinite(est.value):
+        return "—"
     r = s.rows.iloc[-1]
     lo, hi = est.ci
     return (

@@ -15,7 +15,7 @@ demonstrations run once)
   clean}` (note §5.4) probed on the first ``probe_questions`` prompts, clean vs noisy demonstrations,
 - ``em_adaptive``: ``(Q,)`` under the entropy-adaptive temperature,
 
-and ``group (Q,)``, the demonstration group of each question (the unit the bootstrap resamples; the groups share
+and ``group (Q,)``, the demonstration group of each question (the unit of replication the claims combine; the groups share
 their demonstrations, :func:`iclab.data.demo_groups`); every cell also keeps ``source`` (where the weights came from)
 and ``dtype`` (what the model ran in: ``dtype = auto`` is bf16 where the device computes it natively). Models are loaded
 once per worker process; the device is checked once in the driver.
@@ -134,7 +134,7 @@ def screen_split(pool: list[int], n_screen: int, k: int) -> tuple[list[int], lis
 
 def screen_group_size(cfg: TemperatureLLMConfig) -> int:
     """Questions per demonstration group in the screen: at most ``group_size``, small enough for 8 groups (the
-    bootstrap's units; 40 screening questions make 8 groups of 5)."""
+    screen's units of replication; 40 screening questions make 8 groups of 5)."""
     return max(1, min(cfg.group_size, cfg.screen_questions // 8))
 
 

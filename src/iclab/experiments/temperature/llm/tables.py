@@ -1,11 +1,15 @@
 r"""Statistics of ``temperature-llm`` (arXiv:2511.01292 §5.2, Fig. 3; docs/papers/temperature.md §5.4), shared by its
-figures and claims. Questions of one demonstration group are not independent, so every interval is a
-percentile bootstrap that resamples whole groups (with their questions), paired across τ: for a group-resample
-with counts :math:`c_g` the EM of τ is :math:`\sum_g c_g S_{g\tau} / \sum_g c_g n_g` (``S`` the group's EM sum).
+figures and claims. Questions of one demonstration group are not independent: the group is the unit of replication.
 
-- best τ: the grid τ of highest EM (ties to the τ closest to 1), its interval the bootstrap of that argmax;
+- gains (held-out τ, spread rule, adaptive τ over τ = 1; the screen's harm of noise): one row per group
+  (:func:`group_rows`, what the claims read), its value the group's mean paired EM change; the gain is the mean
+  over groups with its Student-t band across them, at least ±3/Q wide for Q questions
+  (:func:`iclab.stats.binary_unit_band`, the claims' combine rule :func:`iclab.claims.binary_units`);
 - held-out gain: τ chosen on the even groups and scored on the odd ones and vice versa (2-fold cross-fitting),
   minus EM(τ = 1) on the same questions;
+- best τ: the grid τ of highest EM (ties to the τ closest to 1), its interval a percentile bootstrap of that argmax
+  that resamples whole groups, paired across τ (for counts :math:`c_g` the EM of τ is
+  :math:`\sum_g c_g S_{g\tau} / \sum_g c_g n_g`, ``S`` the group's EM sum);
 - trend: the least-squares slope of :math:`\log\tau^*` on the noise ratio, per bootstrap draw (each noise cell
   resampled independently).
 """
@@ -16,9 +20,12 @@ import numpy as np
 import pandas as pd
 
 from iclab.data import derive_seed
-from iclab.stats import grid_floor_ci
+from iclab.stats import binary_unit_band, grid_floor_ci
 
-__all__ = ["BOOT", "cell_summary", "summary_table", "screen_table", "trend", "best_index"]
+__all__ = ["BOOT", "GROUP", "cell_summary", "summary_table", "screen_table", "group_rows", "trend", "best_index"]
+
+GROUP = "group"  # the view of the per-group rows (:func:`group_rows`); the stored cells are the view "cell"
+_KEYS = ("part", "model", "task", "noise_ratio", "n_demos")
 
 BOOT = 1000  # bootstrap draws
 
@@ -45,11 +52,17 @@ def _ci(draws: np.ndarray) -> tuple[float, float]:
     return float(np.quantile(draws, 0.025)), float(np.quantile(draws, 0.975))
 
 
-def _paired_gain(a: np.ndarray, b: np.ndarray, group: np.ndarray, counts: np.ndarray) -> tuple[float, float, float]:
-    """Mean of ``a − b`` over questions and its group-bootstrap interval."""
-    d = _group_sums(a - b, group)  # (G,)
-    n = np.bincount(group).astype(float)
-    return float(d.sum() / n.sum()), *_ci(counts @ d / (counts @ n))
+def _group_means(x: np.ndarray, group: np.ndarray) -> np.ndarray:
+    """``(G,)`` means of ``x (Q,)`` per group."""
+    return _group_sums(x, group) / np.bincount(group)
+
+
+def _band(d: np.ndarray, group: np.ndarray) -> tuple[float, float, float]:
+    """The mean over groups of the paired EM changes ``d (Q,)`` (each group's mean over its questions) and its band
+    across the groups, at least ±3/Q wide (:func:`iclab.stats.binary_unit_band`): what the claims' combine rule
+    gives from :func:`group_rows`."""
+    m, lo, hi, _ = binary_unit_band(_group_means(d, group), len(d))
+    return m, lo, hi
 
 
 def _held_out(taus, em: np.ndarray, group: np.ndarray) -> tuple[np.ndarray, list[float]]:
@@ -72,7 +85,6 @@ def cell_summary(taus, row: pd.Series, seed: int = 0) -> dict:
     curve = em.mean(1)
     j = int(best_index(taus, curve))
     boot_best = np.asarray(taus)[best_index(taus, (counts @ sums.T) / (counts @ n)[:, None])]  # (B,)
-    held, picks = _held_out(taus, em, group)
     out = {
         "n_questions": em.shape[1],
         "groups": len(n),
@@ -82,15 +94,11 @@ def cell_summary(taus, row: pd.Series, seed: int = 0) -> dict:
         "best_tau_lo": float(np.quantile(boot_best, 0.025)),
         "best_tau_hi": float(np.quantile(boot_best, 0.975)),
         "best_em": curve[j],
-        "heldout_picks": picks,
+        "heldout_picks": _held_out(taus, em, group)[1],
     }
-    out["heldout_gain"], out["heldout_lo"], out["heldout_hi"] = _paired_gain(held, em[i1], group, counts)
-    for name in ("moment", "adaptive"):
-        col = f"em_{name}"
-        if col in row and isinstance(row[col], list):
-            out[f"{name}_gain"], out[f"{name}_lo"], out[f"{name}_hi"] = _paired_gain(
-                np.asarray(row[col], dtype=float), em[i1], group, counts
-            )
+    for gain, d in _gains(taus, row).items():  # the band the claims give from group_rows
+        name = gain.removesuffix("_gain")
+        out[gain], out[f"{name}_lo"], out[f"{name}_hi"] = _band(d, group)
     if isinstance(row.get("layer_tau"), list):
         out["moment_tau"] = float(np.exp(np.mean(np.log(row["layer_tau"]))))
     return out
@@ -132,13 +140,13 @@ def trend(cfg, df: pd.DataFrame) -> tuple[float, float, float, int]:
 
 def screen_table(cfg, df: pd.DataFrame) -> pd.DataFrame:
     """Per screened model and task: the harm of noisy demonstrations (``harm_gain``), EM(clean) − EM(noisy) at τ = 1 on
-    the screening questions (paired, group bootstrap), indexed as the screening cell's row of ``df`` (the screen's
+    the screening questions (paired, the band across groups of :func:`_band`), indexed as the screening cell's row of ``df`` (the screen's
     verdict is its claim record's, ``noise-hurts``)."""
     rows = {}
     for i, r in df[df["part"] == "screen"].iterrows() if len(df) else []:
         clean, noisy = np.asarray(r["em_clean"], dtype=float), np.asarray(r["em_noisy"], dtype=float)
         group = np.asarray(r["group"])
-        harm, lo, hi = _paired_gain(clean, noisy, group, _counts(int(group.max()) + 1, derive_seed(cfg.seed, "screen")))
+        harm, lo, hi = _band(clean - noisy, group)
         rows[i] = {
             "model": r["model"],
             "task": r["task"],
@@ -151,3 +159,34 @@ def screen_table(cfg, df: pd.DataFrame) -> pd.DataFrame:
             "harm_hi": hi,
         }
     return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def _gains(taus, row: pd.Series) -> dict[str, np.ndarray]:
+    """Per question, the paired EM changes a claim reads from one stored cell: the screen's harm (clean − noisy at
+    τ = 1); a noise or demonstrations cell's gains over τ = 1 of the held-out τ, the spread rule and the adaptive τ
+    (the last two where the cell has them)."""
+    if row["part"] == "screen":
+        return {"harm": np.asarray(row["em_clean"], dtype=float) - np.asarray(row["em_noisy"], dtype=float)}
+    em, group = np.asarray(row["em"], dtype=float), np.asarray(row["group"])
+    tau1 = em[list(taus).index(1.0)]
+    out = {"heldout_gain": _held_out(taus, em, group)[0] - tau1}
+    for name in ("moment", "adaptive"):
+        if isinstance(row.get(f"em_{name}"), list):
+            out[f"{name}_gain"] = np.asarray(row[f"em_{name}"], dtype=float) - tau1
+    return out
+
+
+def group_rows(cfg, df: pd.DataFrame) -> pd.DataFrame:
+    """One row per demonstration group of every stored cell (issue 43: units are rows), marked ``view`` =
+    :data:`GROUP`: the cell's keys, ``group``, ``questions`` (the group's size) and each paired EM change of
+    :func:`_gains` as the group's mean over its questions. The claims select, count and combine these units."""
+    rows = []
+    for _, r in df.iterrows():
+        group = np.asarray(r["group"])
+        keys = {k: r[k] for k in _KEYS if k in r}
+        means = {name: _group_means(d, group) for name, d in _gains(cfg.taus, r).items()}
+        sizes = np.bincount(group)
+        for g in range(len(sizes)):
+            rows.append({**keys, "view": GROUP, "group": g, "questions": int(sizes[g]),
+                         **{name: float(v[g]) for name, v in means.items()}})  # fmt: skip
+    return pd.DataFrame(rows)
