@@ -335,7 +335,9 @@ def test_several_seeds_use_student_t(cfg):
         r["bayes_ratio"] = [bound - 0.02 + o] * 4  # slack 0.02, SE 0.007: z band excludes 0, t(2) does not
     g2 = h2["dgd_diff"][2]
     h1_base = dict(h1, dgd_diff=[g2 + 0.02] * 4)
-    h1_rows = _seeds(h1_base, "dgd_diff", (-0.0066 * np.sqrt(3), 0.0, 0.0066 * np.sqrt(3)))
+    # H = 1 is paired with H = 2 by seed (a seed's cells share their draws): its offsets run against H = 2's, so the
+    # paired differences spread by (0.0066 + 0.0025)·√3 and pairing does not narrow the band
+    h1_rows = _seeds(h1_base, "dgd_diff", (0.0066 * np.sqrt(3), 0.0, -0.0066 * np.sqrt(3)))
     mt = dict(mt4, dgd_diff_mean=0.0, dgd_diff_mean_se=1e-4)
     mt_rows = _seeds(mt, "dgd_diff_mean", (-0.004 * np.sqrt(3), 0.0, 0.004 * np.sqrt(3)), at=None)
     for r in mt_rows:
@@ -343,6 +345,9 @@ def test_several_seeds_use_student_t(cfg):
     got = _judge(cfg, pd.DataFrame(rest + h1_rows + h2_rows + mt_rows))
     for cid in ("thm1/trained-is-debiased-gd", "thm1-ratio/trained", "fig2.4/h1-worse", "multitask/H4-is-debiased-gd"):
         assert got[cid].verdict == "not judged" and "too little power" in got[cid].reason, (cid, got[cid])
+    # offsets that run with H = 2's: the seed's shared draws cancel in the paired difference, which agrees
+    aligned = _seeds(h1_base, "dgd_diff", (-0.0066 * np.sqrt(3), 0.0, 0.0066 * np.sqrt(3)))
+    assert _judge(cfg, pd.DataFrame(rest + aligned + h2_rows + mt_rows))["fig2.4/h1-worse"].verdict == "agrees"
     # the same numbers with one seed each (SE over prompts, normal quantile) would agree
     eta_eq = stats.judge_equivalence(_dgd(40) + g2, 0.0025, _dgd(40), rel_tol=0.03)
     assert eta_eq.verdict == "agrees"

@@ -151,8 +151,12 @@ class Measure:
         where: the cells the claim is judged on: column -> value (``part`` among them); every one must have a row.
         column: the measured column, or a named pure function ``rows -> (units,) values`` of the selected rows.
         unit: the unit of replication: the columns that tell one replicate from another.
-        se_column: each unit's own standard error (for a combine rule that uses it; scaled with ``scale``).
+        se_column: each unit's own standard error (for a combine rule that uses it; scaled with ``scale``): a column,
+            or a named ``rows -> values`` as ``column``.
         base: the baseline cells (column -> value): the quantity is paired on the unit against them.
+        base_column: the baseline's column where it is not ``column`` (a string or a named ``rows -> values``):
+            a quantity against another one measured in the same cells (a fitted step against the one the weights
+            give, a model's error against a reference predictor's scored on the same prompts).
         contrast: a paired unit's value against its baseline: ``"minus"`` (a − b) or ``"log ratio"`` (log(a / b)).
         scale: a named ``config -> float`` factor on the selection's column and SE (a change of units).
         combine: the named rule ``(config, Sample) -> Estimate`` (default :func:`across_units`).
@@ -169,8 +173,9 @@ class Measure:
     where: Mapping[str, Any]
     column: str | Callable[[pd.DataFrame], np.ndarray]
     unit: tuple[str, ...]
-    se_column: str = ""
+    se_column: str | Callable[[pd.DataFrame], np.ndarray] = ""
     base: Mapping[str, Any] | None = None
+    base_column: str | Callable[[pd.DataFrame], np.ndarray] | None = None
     contrast: str = "minus"
     scale: Callable[[Any], float] | None = None
     combine: Callable[[Any, Sample], Estimate] = across_units
@@ -182,6 +187,8 @@ class Measure:
     def __post_init__(self) -> None:
         if not self.unit:
             raise ValueError("a measure needs its unit of replication")
+        if self.base_column is not None and self.base is None:
+            raise ValueError("a measure's base_column needs its baseline cells (base)")
         if self.contrast not in _CONTRASTS:
             raise ValueError(f"contrast {self.contrast!r} is not one of {_CONTRASTS}")
         bad = [g for g in self.gates if not isinstance(g, Gate)]

@@ -20,7 +20,7 @@ from iclab.claims._rule import BASE
 from iclab.claims._sample import Sample
 from iclab.stats import AGREES, Verdict, claim_rng
 
-__all__ = ["GATE_DRAWS", "GATE_MAX_UNITS", "NOMINAL", "TRUTHS", "centre", "follows_shift", "rate",
+__all__ = ["GATE_DRAWS", "GATE_MAX_UNITS", "NOMINAL", "TRUTHS", "centre", "follows_shift", "shift_sign", "rate",
            "small_sample_gate", "mc_se", "within_nominal"]  # fmt: skip
 
 #: the false-agree rate a claim may reach at its least favourable truth (plus 2 Monte Carlo SE)
@@ -119,34 +119,51 @@ class _Units:
         )
 
 
-def follows_shift(rec: Any, config: Any, s: Sample) -> bool:
-    """Whether the combine rule's estimate moves by exactly δ, its uncertainty unchanged, when every per-unit value
-    does (a rule that reads whole rows does not; the shift could not put it at a chosen truth)."""
+def shift_sign(rec: Any, config: Any, s: Sample) -> int:
+    """How the combine rule's estimate moves when every per-unit value moves by δ: +1 by exactly δ, −1 by exactly
+    −δ (a quantity measured from a bound: bound − mean), 0 when it does not follow (a rule that reads whole rows:
+    a shift could not put it at a chosen truth). A band given as an interval must move with the estimate, its
+    width unchanged; an SE may change with the value it is the SE of (a binomial SE at the shifted share): the
+    truth is where the estimate sits, and the band is what the rule gives there. Tried at two shifts."""
     est = rec.measure.combine(config, s)
     if est.refused or not math.isfinite(est.value):
-        return True  # a refusal is judged as it is, at any shift
+        return 1  # a refusal is judged as it is, at any shift
     scale = max(abs(est.value), est.se or 0.0, 1e-3)
-    delta = 0.37 * scale
-    moved = rec.measure.combine(config, _Units(rec, s).draw(np.arange(len(s.values)), delta))
     tol = 1e-6 * scale
+    signs = set()
+    for delta in (0.37 * scale, -0.23 * scale):
+        moved = rec.measure.combine(config, _Units(rec, s).draw(np.arange(len(s.values)), delta))
+        if moved.refused or not math.isfinite(moved.value):
+            return 0
+        step = moved.value - est.value
+        sign = 1 if abs(step - delta) <= tol else (-1 if abs(step + delta) <= tol else 0)
+        if sign and (est.ci is None) != (moved.ci is None):
+            sign = 0
+        if sign and est.ci is not None:  # the interval moves with the estimate, its width unchanged
+            lo, hi = (float(x) for x in est.ci)
+            lo2, hi2 = (float(x) for x in moved.ci)
+            if not (
+                math.isclose(lo2 - lo, sign * delta, abs_tol=tol) and math.isclose(hi2 - hi, sign * delta, abs_tol=tol)
+            ):
+                sign = 0
+        signs.add(sign)
+    return signs.pop() if len(signs) == 1 else 0
 
-    def width(e) -> float:
-        return (e.ci[1] - e.ci[0]) if e.ci is not None else (e.se if e.se is not None else float("nan"))
 
-    same_width = math.isclose(width(moved), width(est), rel_tol=1e-6, abs_tol=tol) or (
-        math.isnan(width(moved)) and math.isnan(width(est))
-    )
-    return abs(moved.value - est.value - delta) <= tol and same_width
+def follows_shift(rec: Any, config: Any, s: Sample) -> bool:
+    """Whether the combine rule's estimate follows a shift of the per-unit values (:func:`shift_sign`)."""
+    return shift_sign(rec, config, s) != 0
 
 
 def centre(rec: Any, config: Any, s: Sample, truth: float, record: Mapping[str, Any]) -> float | None:
-    """δ that puts the combined estimate of ``s`` at ``truth``, or None when the combine rule refuses ``s``. The
-    record's estimate is the combined value, plus the baseline's mean for an equivalence against the baseline."""
+    """δ that puts the combined estimate of ``s`` at ``truth`` (through :func:`shift_sign`: a rule whose estimate
+    moves by −δ is moved by the opposite shift), or None when the combine rule refuses ``s``. The record's estimate
+    is the combined value, plus the baseline's mean for an equivalence against the baseline."""
     est = rec.measure.combine(config, s)
     if est.refused or not math.isfinite(est.value):
         return None
     offset = record["target"] if record["judge"] == "equivalence" and rec.rule.target == BASE else 0.0
-    return truth - offset - est.value
+    return (truth - offset - est.value) * (shift_sign(rec, config, s) or 1)
 
 
 def rate(rec, config, samples, truth, record, screens, draws, rng, *, sd: float, judge: Callable,

@@ -20,7 +20,7 @@ __all__ = ["Sample", "sample_of"]
 class Sample:
     """What a combine rule, a note and a gate read: the selected rows (one per unit, indexed and sorted by the unit),
     the baseline rows (paired measures, else None), the ``units`` both have, and on them, in the same order: the selection's
-    values ``a`` and the baseline's ``b`` (``scale`` applied to ``a``), the per-unit ``values`` (``a``, or ``a``
+    values ``a`` and the baseline's ``b`` (``Measure.base_column``, else its column; ``scale`` applied to ``a``), the per-unit ``values`` (``a``, or ``a``
     against ``b`` by the contrast) and their own standard errors ``ses`` (``Measure.se_column``, else None)."""
 
     rows: pd.DataFrame
@@ -103,7 +103,7 @@ def sample_of(
     if not len(units):
         return "not measured: no unit of replication has both the cells and the baseline cells"
     a = _column(rows.loc[units], m.column, scale)
-    b = _column(base.loc[units], m.column)
+    b = _column(base.loc[units], m.column if m.base_column is None else m.base_column)
     values = a - b if m.contrast == "minus" else np.log(a / b)
     ses = None
     if m.se_column:
@@ -111,8 +111,7 @@ def sample_of(
     return Sample(rows, base, units, a, b, values, ses)
 
 
-def _se(rows: pd.DataFrame, col: str, scale: float | None) -> np.ndarray | None:
-    if not col:
+def _se(rows: pd.DataFrame, col, scale: float | None) -> np.ndarray | None:
+    if not callable(col) and not col:
         return None
-    se = rows[col].to_numpy(float)
-    return se if scale is None else se * scale
+    return _column(rows, col, scale)

@@ -128,7 +128,9 @@ def _models(cfg) -> list[ClaimRecord]:
     """The trained models' errors: Thm 1 against debiased GD, Fig. 2.4, length generalisation."""
     n, lh = cfg.n_train, cfg.lengthgen_heads
     gap, level = st.at("dgd_diff", n), st.at("dgd_diff", n, st.dgd_risk(cfg, n))
-    welch = partial(st.welch, gap, st.at("dgd_diff_se", n))
+    # per seed, the paired difference of the two models' gaps over debiased GD (each over its own n_eval prompts),
+    # its SE √(se_a² + se_b²); over seeds from MIN_SEEDS on
+    paired = dict(se_column=st.at("dgd_diff_se", n), combine=partial(st.seed_mean, None), gates=GATES)
     lg = "lengthgen" if cfg.lengthgen_train != cfg.n_train else "iso"  # else the iso models serve
     return [
         ClaimRecord(
@@ -143,28 +145,28 @@ def _models(cfg) -> list[ClaimRecord]:
              f"{SRC}, Fig. 2.4", "effect direction",
              "per seed, the H = 1 error at L = n_train, paired with debiased GD on the same prompts",
              "+0.165 (0.406 vs 0.241)",
-             Measure(_iso(1), gap, SEED, base=_iso(2), combine=welch, gates=GATES),
+             Measure(_iso(1), gap, SEED, base=_iso(2), **paired),
              Rule("direction", smallest=0.01, n="n_eval"), True, PAPER_TRAINING),
         *[
             _rec(f"fig2.4/H{H}-equals-H2", f"H = {H} reaches the error of H = 2 (all H ≥ 2 coincide)",
                  f"{SRC}, Fig. 2.4", "theory vs simulation",
                  f"per seed, the H = {H} error at L = n_train (paired through debiased GD)", "indistinguishable",
-                 # the tolerance is of H = 2's error on the seeds both have; the gap is the Welch difference
-                 Measure(_iso(H), level, SEED, base=_iso(2), combine=welch, gates=GATES),
+                 # the tolerance is of H = 2's error on the seeds both have
+                 Measure(_iso(H), level, SEED, base=_iso(2), **paired),
                  Rule("equivalence", rel_tol=0.03, target=BASE, n="n_eval"), settings=PAPER_TRAINING)
             for H in (4, 8)
         ],
         _rec("lengthgen/softmax-improves", "A softmax model trained at L = 40 keeps improving on longer prompts",
              f"{SRC}, Fig. 2.4", "effect direction", "per seed, the error at the training length and at the longest "
              "test length (independent prompt sets)", "0.241 → 0.168 (H = 2, L' = 100)",
-             Measure({"part": lg, "attention": "softmax", "H": lh}, st.at("err", n), SEED, gates=GATES,
-                     combine=partial(st.lengthgen, -1), measured=partial(st.lengthgen_text, -1)),
+             Measure({"part": lg, "attention": "softmax", "H": lh}, unit=SEED, gates=GATES,
+                     **_lengthgen(cfg, -1)),
              Rule("direction", smallest=0.01, n="n_eval"), True, PAPER_LENGTHGEN),
         _rec("lengthgen/linear-degrades", "Linear attention (1/L frozen at training) gets worse on longer prompts",
              f"{SRC}, Fig. 4.1", "effect direction", "per seed, the error at the training length and at the longest "
              "test length", "grows (no numbers)",
-             Measure({"part": lg, "attention": "linear"}, st.at("err", n), SEED, gates=GATES,
-                     combine=partial(st.lengthgen, 1), measured=partial(st.lengthgen_text, 1)),
+             Measure({"part": lg, "attention": "linear"}, unit=SEED, gates=GATES,
+                     **_lengthgen(cfg, 1)),
              Rule("direction", smallest=0.01, n="n_eval"), settings=PAPER_LENGTHGEN),
     ]  # fmt: skip
 
@@ -261,15 +263,23 @@ def _multitask() -> list[ClaimRecord]:
              Measure(mt[3], st.mt_error, SEED, base=mt[4], gates=GATES,
                      combine=partial(st.welch, gap, gap_se, drop_nan=False)),
              Rule("equivalence", rel_tol=0.05, target=BASE, n="n_eval"), settings=MT_CODE),
-        # the baseline is per-task debiased GD scored in the same cells (the column); the combine rule gives the
-        # model's paired gap above it
+        # the model's error against per-task debiased GD scored in the same cells (base_column): per seed the paired
+        # gap, its SE paired per prompt
         _rec("multitask/H4-is-debiased-gd", "H = 4 implements debiased GD per task on the task's own support", src,
              "theory vs simulation", "per seed, the mean task error of H = 4 against per-task debiased GD on its "
              f"support at the least-squares step, paired per prompt over both tasks ({indep})", "2μ̆ω̆ ≈ 1 per task",
-             Measure(mt[4], st.dgd_level, SEED, base=mt[4], gates=GATES,
-                     combine=partial(st.seed_mean, gap_se, drop_nan=False, value=gap)),
+             Measure(mt[4], st.mt_error, SEED, base=mt[4], base_column=st.dgd_level, gates=GATES,
+                     combine=partial(st.seed_mean, gap_se, drop_nan=False)),
              Rule("equivalence", rel_tol=0.05, target=BASE, n="n_eval"), settings=MT_CODE),
     ]  # fmt: skip
+
+
+def _lengthgen(cfg, sign: int) -> dict:
+    """The column, SE column, combine rule and measured text of a length-generalisation claim: per seed
+    ``sign``·(error at the longest test length − at the training length), combined over seeds."""
+    change = partial(st.lengthgen_change, sign, cfg.lengthgen_train, cfg.n_eval)
+    return dict(column=partial(change, 0), se_column=partial(change, 1), measured=partial(st.lengthgen_text, sign),
+                combine=partial(st.seed_mean, None, drop_nan=False))  # fmt: skip
 
 
 def _ratio(cfg) -> list[ClaimRecord]:
@@ -279,11 +289,13 @@ def _ratio(cfg) -> list[ClaimRecord]:
     )
 
     def cell(which: str) -> Measure:
+        slack = partial(st.ratio_slack, which, cfg.d, cfg.n_train)
         return Measure(
             {"part": "ratio"},
-            whole_rows,
+            partial(slack, 0),
             SEED,
-            combine=partial(st.ratio_point, which),
+            se_column=partial(slack, 1),
+            combine=partial(st.seed_mean, None, drop_nan=False),
             measured=partial(st.slack_text, which),
         )
 
@@ -321,10 +333,10 @@ def _activation(cfg) -> list[ClaimRecord]:
             src, "theory vs simulation", "per seed, the least-squares step of the model's ŷ on debiased GD (robust "
             "SE over the n_eval held-out prompts), against 2C_f‖ω‖∞‖μ‖∞ read off the weights (its mean over seeds, "
             "taken as exact)", "2C_f‖ω‖∞‖μ‖∞",
-            # the baseline: 2C_f‖ω‖∞‖μ‖∞ of the same cells (the column); the combine rule: the fitted step above it
-            Measure(cells, partial(st.scalar, "eta_weights"), SEED, base=cells, measured=st.eta_text, gates=GATES,
-                    combine=partial(st.seed_mean, partial(st.scalar, "dgd_eta_fit_se"), above_base=True,
-                                    value=partial(st.scalar, "dgd_eta_fit"))),
+            # the fitted step against 2C_f‖ω‖∞‖μ‖∞ of the same cells (base_column), per seed
+            Measure(cells, partial(st.scalar, "dgd_eta_fit"), SEED, base=cells,
+                    base_column=partial(st.scalar, "eta_weights"), measured=st.eta_text, gates=GATES,
+                    combine=partial(st.seed_mean, partial(st.scalar, "dgd_eta_fit_se"))),
             Rule("equivalence", rel_tol=0.10, target=BASE, n="n_eval"),
         ))  # fmt: skip
         if att != "softmax":

@@ -134,15 +134,14 @@ def over_seeds(cfg, s: Sample) -> Estimate:
     return Estimate(m, se, dof=n - 1 if n > 1 else None, n=n, how=how)
 
 
-def seed_mean(se, cfg, s: Sample, drop_nan=True, value=None, below=None, above_base=False, plus=0.0) -> Estimate:
-    """Mean over seeds of the measure (or of ``value(rows)``; the finite ones, all with ``drop_nan`` False) and its
-    SE: over seeds (Student t, seeds − 1 dof) from two seeds on, else the one seed's own SE over prompts ``se(rows)``
-    (normal). ``below``: the estimate is ``below`` − the mean; ``above_base``: the mean − the baseline's mean (the
-    measure's column on the same cells, which an equivalence against the baseline adds back); ``plus``: + a level."""
-    v = value(s.rows) if value is not None else s.values
-    m, sd, dof = unit_mean(v, se(s.rows) if se is not None else None, MIN_SEEDS, drop_nan)
-    m = below - m if below is not None else (m - float(s.b.mean()) if above_base else m + plus)
-    return Estimate(m, sd, dof=dof, n=len(v))
+def seed_mean(se, cfg, s: Sample, drop_nan=True, below=None, plus=0.0) -> Estimate:
+    """Mean over seeds of the measure (the finite ones, all with ``drop_nan`` False) and its SE: over seeds (Student
+    t, seeds − 1 dof) from two seeds on, else the one seed's own SE over prompts ``se(rows)`` (``se`` None: the
+    sample's per-unit SEs, ``Measure.se_column``, paired ones combined; normal). ``below``: the estimate is
+    ``below`` − the mean; ``plus``: + a level."""
+    m, sd, dof = unit_mean(s.values, se(s.rows) if se is not None else s.ses, MIN_SEEDS, drop_nan)
+    m = below - m if below is not None else m + plus
+    return Estimate(m, sd, dof=dof, n=len(s.values))
 
 
 def welch_dof(*parts: tuple[float, float | None]) -> float | None:
@@ -218,35 +217,37 @@ def seeds_to_decide(k: float, n: int, most: int = 10_000) -> str:
     return f"at least {m:,} seeds, every added one matching (now {n:,})"
 
 
-def _lengthgen(cfg, rows: pd.DataFrame, sign: int):
+def _lengthgen(train: int, n_eval: int, rows: pd.DataFrame, sign: int):
     Ls = list(rows.iloc[0]["lengths"])
-    a_n, b_n = cfg.lengthgen_train, max(Ls)
+    a_n, b_n = train, max(Ls)
     a, b, sa, sb = (np.array([float(r[c][Ls.index(k)]) if k in Ls else NAN for _, r in rows.iterrows()])
                     for c, k in (("err", a_n), ("err", b_n), ("err_sd", a_n), ("err_sd", b_n)))  # fmt: skip
-    return sign * (b - a), np.hypot(sa, sb) / math.sqrt(cfg.n_eval), a, b, b_n
+    return sign * (b - a), np.hypot(sa, sb) / math.sqrt(n_eval), a, b, b_n
 
 
-def lengthgen(sign: int, cfg, s: Sample) -> Estimate:
-    """``sign``·(error at the longest test length − at the training length) per seed (independent prompt sets): one
-    seed: its SE over prompts, normal; several: the SE over seeds, Student t."""
-    e, se, *_ = _lengthgen(cfg, s.rows, sign)
-    m, sd, dof = unit_mean(e, se, MIN_SEEDS)
-    return Estimate(float(e.mean()), sd, dof=dof)
+def lengthgen_change(sign: int, train: int, n_eval: int, part: int, rows: pd.DataFrame) -> np.ndarray:
+    """Per seed: ``part`` 0: ``sign``·(error at the longest test length − at the training length ``train``); 1: its
+    SE, √(sd_a² + sd_b²)/√n_eval over the two independent prompt sets. The claims combine the seeds with
+    :func:`seed_mean` (one seed: this SE, normal; several: the SE over seeds, Student t)."""
+    return _lengthgen(train, n_eval, rows, sign)[part]
 
 
-def _ratio_index(which: str, cfg, r: pd.Series) -> int | None:
+def _ratio_index(which: str, d: int, n_train: int, r: pd.Series) -> int | None:
     sweep, ds, Ls = list(r["ratio_sweep"]), list(r["ratio_d"]), list(r["ratio_L"])
     if which == "d":  # the largest d of the sweep at fixed ξ
         big = [i for i, w in enumerate(sweep) if w == "d"]
         return max(big, key=lambda j: ds[j]) if big else None
-    return next((i for i, w in enumerate(sweep) if w == "L" and ds[i] == cfg.d and Ls[i] == cfg.n_train), None)
+    return next((i for i, w in enumerate(sweep) if w == "L" and ds[i] == d and Ls[i] == n_train), None)
 
 
-def ratio_point(which: str, cfg, s: Sample) -> Estimate:
-    """Bound − E(debiased GD)/Bayes of the ``ratio`` cell at its largest d (``which = "d"``) or at (d, n_train)."""
-    r = s.rows.iloc[0]
-    i = _ratio_index(which, cfg, r)
-    return Estimate(NAN) if i is None else Estimate(r["ratio_bound"][i] - r["ratio_ratio"][i], r["ratio_ratio_se"][i])
+def ratio_slack(which: str, d: int, n_train: int, part: int, rows: pd.DataFrame) -> np.ndarray:
+    """Per ``ratio`` cell: ``part`` 0: Thm 1's bound − E(debiased GD)/Bayes at the sweep's largest d (``which`` =
+    "d") or at (d, n_train); 1: its SE (delta method); NaN where the sweep lacks that point."""
+    out = []
+    for _, r in rows.iterrows():
+        i = _ratio_index(which, d, n_train, r)
+        out.append(NAN if i is None else (r["ratio_bound"][i] - r["ratio_ratio"][i], r["ratio_ratio_se"][i])[part])
+    return np.array(out, dtype=float)
 
 
 def bayes_slack(cfg, s: Sample) -> Estimate:
@@ -292,13 +293,13 @@ def sign_text(cfg, s: Sample, est: Estimate) -> str:
 
 
 def lengthgen_text(sign: int, cfg, s: Sample, est: Estimate) -> str:
-    _, _, a, b, b_n = _lengthgen(cfg, s.rows, sign)
+    _, _, a, b, b_n = _lengthgen(cfg.lengthgen_train, cfg.n_eval, s.rows, sign)
     return f"{np.mean(a):.4f} (L = {cfg.lengthgen_train}) → {np.mean(b):.4f} (L = {b_n})"
 
 
 def slack_text(which: str, cfg, s: Sample, est: Estimate) -> str:
     r = s.rows.iloc[0]
-    i = _ratio_index(which, cfg, r)
+    i = _ratio_index(which, cfg.d, cfg.n_train, r)
     out = f"ratio {r['ratio_ratio'][i]:.4f} vs bound {r['ratio_bound'][i]:.4f} (slack {est.value:+.4f})"
     return f"d = {r['ratio_d'][i]}, L = {r['ratio_L'][i]}: {out}" if which == "d" else out
 
