@@ -4,7 +4,8 @@ figures and claims. Questions of one demonstration group are not independent: th
 - gains (held-out τ, spread rule, adaptive τ over τ = 1; the screen's harm of noise): one row per group
   (:func:`group_rows`, what the claims read), its value the group's mean paired EM change; the gain is the mean
   over groups with its Student-t band across them, at least ±3/Q wide for Q questions
-  (:func:`iclab.stats.binary_unit_band`, the claims' combine rule :func:`iclab.claims.binary_units`);
+  (:func:`iclab.stats.binary_unit_band`, the claims' combine rule :func:`iclab.claims.binary_units`; the screen's
+  harm is read from these rows alone);
 - held-out gain: τ chosen on the even groups and scored on the odd ones and vice versa (2-fold cross-fitting),
   minus EM(τ = 1) on the same questions;
 - best τ: the grid τ of highest EM (ties to the τ closest to 1), its interval a percentile bootstrap of that argmax
@@ -22,7 +23,7 @@ import pandas as pd
 from iclab.data import derive_seed
 from iclab.stats import binary_unit_band, grid_floor_ci
 
-__all__ = ["BOOT", "GROUP", "cell_summary", "summary_table", "screen_table", "group_rows", "trend", "best_index"]
+__all__ = ["BOOT", "GROUP", "cell_summary", "summary_table", "group_rows", "trend", "best_index"]
 
 GROUP = "group"  # the view of the per-group rows (:func:`group_rows`); the stored cells are the view "cell"
 _KEYS = ("part", "model", "task", "noise_ratio", "n_demos")
@@ -136,29 +137,6 @@ def trend(cfg, df: pd.DataFrame) -> tuple[float, float, float, int]:
     boot = np.stack(draws, 1)  # (B, R)
     slopes = (boot - boot.mean(1, keepdims=True)) @ rc / (rc @ rc)
     return slope, *grid_floor_ci(slope, *_ci(slopes), np.log(cfg.taus) * np.abs(rc).sum() / (rc @ rc)), len(d)
-
-
-def screen_table(cfg, df: pd.DataFrame) -> pd.DataFrame:
-    """Per screened model and task: the harm of noisy demonstrations (``harm_gain``), EM(clean) − EM(noisy) at τ = 1 on
-    the screening questions (paired, the band across groups of :func:`_band`), indexed as the screening cell's row of ``df`` (the screen's
-    verdict is its claim record's, ``noise-hurts``)."""
-    rows = {}
-    for i, r in df[df["part"] == "screen"].iterrows() if len(df) else []:
-        clean, noisy = np.asarray(r["em_clean"], dtype=float), np.asarray(r["em_noisy"], dtype=float)
-        group = np.asarray(r["group"])
-        harm, lo, hi = _band(clean - noisy, group)
-        rows[i] = {
-            "model": r["model"],
-            "task": r["task"],
-            "noise_ratio": float(r["noise_ratio"]),
-            "questions": len(clean),
-            "em_clean": clean.mean(),
-            "em_noisy": noisy.mean(),
-            "harm_gain": harm,
-            "harm_lo": lo,
-            "harm_hi": hi,
-        }
-    return pd.DataFrame.from_dict(rows, orient="index")
 
 
 def _gains(taus, row: pd.Series) -> dict[str, np.ndarray]:
