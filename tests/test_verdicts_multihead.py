@@ -353,13 +353,6 @@ def test_several_seeds_use_student_t(cfg):
     assert eta_eq.verdict == "agrees"
 
 
-def test_welch_degrees_of_freedom():
-    assert st.welch_dof((0.1, None), (0.2, None)) is None
-    assert st.welch_dof((0.1, 2.0), (0.1, 2.0)) == pytest.approx(4.0)
-    assert st.welch_dof((0.1, 2.0), (1e-9, None)) == pytest.approx(2.0)
-    assert 2.0 <= st.welch_dof((0.1, 2.0), (0.3, 5.0)) <= 7.0
-
-
 def test_zero_sum_needs_most_of_the_mass_to_cancel(cfg):
     """An almost single-sign head set (|Σμ|/Σ|μ| = 0.95, i.e. 1 − ratio = 0.05 > 0) is not zero-sum; nor is 0.3."""
     for ratio in (0.95, 0.3):

@@ -241,7 +241,7 @@ def _multitask() -> list[ClaimRecord]:
         "a head's share of task n = the rise of task n's error when the head is removed, over the task's error "
         "(paired, n_eval prompts); sharing = the smaller share of the head the weights say serves both tasks most"
     )
-    gap, gap_se = partial(st.per_row, st.task_gap, 0), partial(st.per_row, st.task_gap, 1)
+    gap_se = partial(st.per_row, st.task_gap, 1)
     shared = dict(combine=partial(st.seed_mean, partial(st.per_row, st.sharing, 1), drop_nan=False), gates=GATES)
     indep = "results without that mean: per-task SEs combined as if independent"
     mt = {H: {"part": "multitask", "H": H} for H in (3, 4)}
@@ -259,9 +259,11 @@ def _multitask() -> list[ClaimRecord]:
              Rule("direction", n="n_eval", bound="a sharing of 0.05"), settings=MT_CODE),
         _rec("multitask/H3-equals-H4", "H = 3 learns the same per-task predictors as H = 4", src,
              "theory vs simulation", "per seed, the mean task error of H = 3 (paired through per-task debiased GD, the "
-             f"mean over the two tasks paired per prompt; {indep})", "same predictor",
-             Measure(mt[3], st.mt_error, SEED, base=mt[4], gates=GATES,
-                     combine=partial(st.welch, gap, gap_se, drop_nan=False)),
+             f"mean over the two tasks paired per prompt; {indep}), paired by seed with H = 4", "same predictor",
+             # paired by seed: a seed's H = 3 and H = 4 cells share their prompts, so debiased GD's level cancels
+             # and the difference is that of the two gaps; its SE √(se_3² + se_4²) for one seed
+             Measure(mt[3], st.mt_error, SEED, base=mt[4], se_column=gap_se, gates=GATES,
+                     combine=partial(st.seed_mean, None, drop_nan=False)),
              Rule("equivalence", rel_tol=0.05, target=BASE, n="n_eval"), settings=MT_CODE),
         # the model's error against per-task debiased GD scored in the same cells (base_column): per seed the paired
         # gap, its SE paired per prompt

@@ -10,7 +10,8 @@ of :mod:`.statistics`.
   digit. Inside the band a value agrees only when the band is within the claim's tolerance (else too little power).
 * Trained errors are judged as the paired difference to debiased GD at η* on the same prompts (``n_eval`` of
   them), never as a raw error: with one seed its SE is over prompts (normal quantile), with several over seeds
-  (Student t with seeds − 1 degrees of freedom; Welch–Satterthwaite for a difference of two such estimates).
+  (Student t with seeds − 1 degrees of freedom); two trained models are compared paired by seed (a seed's cells
+  share their draws), one difference per seed.
 * Claims about trained models at the paper's training need the paper's setup (d = 5, L = 40, σ² = 0.1, Adam lr
   1e-3, batch 256) and at least :data:`TRAINED_MIN_STEPS` Adam steps (stage I finished; the error on the solution
   manifold then changes by < 1e-3 through stage II, §4.5); the limits of stage II (|ω|, Σμ₊, purity) need the

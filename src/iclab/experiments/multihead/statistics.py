@@ -1,7 +1,7 @@
 """The ``multihead`` package's own statistics, named by its claim records (arXiv:2503.12734; docs/papers/multihead.md
 §7; the vocabulary: :mod:`iclab.claims._records`): columns read at one prompt length; the seed mean (one seed:
-its own SE over the n_eval prompts, normal; several: the SE over seeds, Student t with seeds − 1 dof); the Welch
-difference of two seed means; values pooled over the trained H ≥ 2 models, seed by seed (the models of a seed share
+its own SE over the n_eval prompts, normal; several: the SE over seeds, Student t with seeds − 1 dof; two models
+are compared paired by seed); values pooled over the trained H ≥ 2 models, seed by seed (the models of a seed share
 its batches); sign matching with the seed as the unit (Clopper–Pearson); the multi-task head sharing and task gap; length generalisation; the slack to Thm 1's
 Bayes-ratio bound; and the measured texts (the training gates are declared with the records).
 """
@@ -142,23 +142,6 @@ def seed_mean(se, cfg, s: Sample, drop_nan=True, below=None, plus=0.0) -> Estima
     m, sd, dof = unit_mean(s.values, se(s.rows) if se is not None else s.ses, MIN_SEEDS, drop_nan)
     m = below - m if below is not None else m + plus
     return Estimate(m, sd, dof=dof, n=len(s.values))
-
-
-def welch_dof(*parts: tuple[float, float | None]) -> float | None:
-    """Welch–Satterthwaite degrees of freedom of a sum or difference of independent estimates, each given as
-    ``(se, dof)`` (dof None: normal, infinite); None when every part is normal."""
-    if all(dof is None for _, dof in parts):
-        return None
-    den = sum(se**4 / dof for se, dof in parts if dof is not None)
-    return sum(se**2 for se, _ in parts) ** 2 / den if den > 0 else None
-
-
-def welch(gap, se, cfg, s: Sample, drop_nan: bool = True) -> Estimate:
-    """The selection's seed mean of ``gap`` minus the baseline's (each over all its own seeds, as :func:`seed_mean`),
-    SE √(SE_a² + SE_b²) and Welch–Satterthwaite dof."""
-    a, sa, da = unit_mean(gap(s.rows), se(s.rows), MIN_SEEDS, drop_nan)
-    b, sb, db = unit_mean(gap(s.base), se(s.base), MIN_SEEDS, drop_nan)
-    return Estimate(a - b, math.hypot(sa, sb), dof=welch_dof((sa, da), (sb, db)))
 
 
 def fig25(se_col: str, n: int, exact: bool, cfg, s: Sample) -> Estimate:
