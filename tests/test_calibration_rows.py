@@ -6,6 +6,7 @@ unit under a minimum of units and a failed cell of a claim over a table never ag
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sys
 from pathlib import Path
@@ -94,13 +95,49 @@ def test_a_failed_cell_of_a_claim_over_a_table_never_agrees():
     assert cal.rates["one cell failed"] == cal.rates["one unit lost"] == 0.0 < cal.rates["all units"], cal.rates
 
 
-def test_a_combine_rule_that_reads_whole_rows_is_named_not_simulated():
-    def from_rows(config, sample) -> Estimate:
-        g = sample.rows["G"].to_numpy(float)
-        return Estimate(float(g.mean()), float(g.std(ddof=1) / np.sqrt(len(g))), dof=len(g) - 1)
+def _from_rows(config, sample) -> Estimate:
+    """A combine rule that reads the rows (not the per-unit values): a shift of the values does not move it."""
+    g = sample.rows["G"].to_numpy(float)
+    return Estimate(float(g.mean()), float(g.std(ddof=1) / np.sqrt(len(g))), dof=len(g) - 1)
 
-    cal = _one(_record(Rule("equivalence", rel_tol=0.05, target=1.0), combine=from_rows), _table(), draws=10)
+
+def _rows_at(config, sample, truth, rng):
+    """Its rows redrawn at ``truth``: normal units of the run's spread around it."""
+    rows = sample.rows.copy()
+    g = rows["G"].to_numpy(float)
+    rows["G"] = truth + rng.normal(0.0, g.std(ddof=1), len(g))
+    return dataclasses.replace(sample, rows=rows)
+
+
+def test_a_combine_rule_that_reads_whole_rows_is_named_not_simulated():
+    cal = _one(_record(Rule("equivalence", rel_tol=0.05, target=1.0), combine=_from_rows), _table(), draws=10)
     assert cal.passes is None and "whole rows" in cal.why and not cal.rates
+
+
+def test_a_combine_rule_that_reads_whole_rows_is_simulated_where_it_places_its_rows_at_a_truth(monkeypatch):
+    """A rule that says how its rows sit at a truth (``combine.at_truth``) is simulated through it, in every setting
+    (without it, the test above: named, not simulated)."""
+    monkeypatch.setattr(_from_rows, "at_truth", _rows_at, raising=False)
+    cal = _one(_record(Rule("equivalence", rel_tol=0.05, target=1.0), combine=_from_rows), _table(), draws=400)
+    assert cal.passes and "rows placed by its combine rule" in cal.truth and 0 < cal.rates["all units"], cal
+
+
+def test_the_curve_claims_place_their_rows_at_the_truth():
+    """``temperature``'s RMS claims read every curve cell (an RMS is no mean of per-unit values): their rows are
+    redrawn at the truth by the combine rule itself, the run's own pattern of gaps scaled to an RMS of exactly the
+    tolerance plus each cell's sampling noise. Over 300 draws the estimate (mean square − TOL²) averages to the truth
+    within Monte Carlo error, and the SE the rule states there is the spread of the draws."""
+    from iclab.claims._records import _sample
+    from iclab.experiments.temperature import statistics as S
+
+    records, config, rows = gen.records_and_rows(get_experiment("temperature"), reference_runs()["temperature"])
+    rec = next(r for r in records if r.id == "thm4.3-vs-mc-minimiser")
+    sample = _sample(rec, config, rows, None)
+    rng = np.random.default_rng(0)
+    ests = [S.minimiser(config, S.minimiser.at_truth(config, sample, 0.0, rng)) for _ in range(300)]
+    values, ses = np.array([e.value for e in ests]), np.array([e.se for e in ests])
+    assert abs(values.mean()) < 4 * values.std(ddof=1) / np.sqrt(300), (values.mean(), values.std())
+    assert 0.7 < values.std(ddof=1) / ses.mean() < 1.3, (values.std(ddof=1), ses.mean())
 
 
 def _doc_rows() -> dict[tuple[str, str], str]:

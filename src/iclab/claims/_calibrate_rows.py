@@ -44,9 +44,11 @@ once by :func:`~iclab.claims._pilot.pilot_minimum_units` from the reference run 
 "too few units" in every draw; its row says so (``minimum``), and the search's rates at the minimum are in the record.
 
 A claim of one unit (one SGD run whose SE comes from its prompts) has nothing to resample: its unit's value is drawn
-from a normal law at the truth with the unit's own SE, and one unit lost leaves nothing to judge. Not simulated,
-with the reason in the table: a combine rule whose estimate does not follow a shift of the per-unit values (one
-that reads whole rows: a curve, an RMS over cells); an every-cell claim (each cell is simulated at the statistic
+from a normal law at the truth with the unit's own SE, and one unit lost leaves nothing to judge. A combine rule whose
+estimate does not follow a shift of the per-unit values (one that reads whole rows: a curve, an RMS over cells) may
+say itself how its rows sit at a truth (``combine.at_truth(config, sample, truth, rng) -> Sample``, the rows redrawn
+with the rule's own sampling noise; :func:`~iclab.claims._resample.placed_rate`); its row says so. Not simulated,
+with the reason in the table: a combine rule that reads whole rows and does not; an every-cell claim (each cell is simulated at the statistic
 level); a claim whose run verdict has no test (a refusal, a claim not measured).
 """
 
@@ -64,7 +66,16 @@ from iclab.claims._gates import PilotMinimum
 from iclab.claims._cells import cell_mask
 from iclab.claims._judge import claim_gate, downgrade
 from iclab.claims._records import ClaimRecord, Sample, _sample, judge_as_run, judge_records, judge_sample
-from iclab.claims._resample import GATE_MAX_UNITS, NOMINAL, TRUTHS, follows_shift, mc_se, rate, within_nominal
+from iclab.claims._resample import (
+    GATE_MAX_UNITS,
+    NOMINAL,
+    TRUTHS,
+    follows_shift,
+    mc_se,
+    placed_rate,
+    rate,
+    within_nominal,
+)
 from iclab.stats import Verdict, claim_rng, quantile
 
 __all__ = ["NOMINAL", "RowCalibration", "calibrate_records"]
@@ -145,10 +156,12 @@ def _one(rec, config, rows, verdict: Verdict, screens, draws: int, rng, experime
     record = verdict.test_record
     if not record or record.get("judge") not in TRUTHS:
         return dataclasses.replace(base, why=f"the run's verdict has no test ({verdict.reason or verdict.verdict})")
-    if not follows_shift(rec, config, sample):
+    follows = follows_shift(rec, config, sample)
+    place = None if follows else getattr(rec.measure.combine, "at_truth", None)  # rows it places at a truth itself
+    if not follows and place is None:
         return dataclasses.replace(base, why="its combine rule reads whole rows: its estimate does not follow a shift")
     sd = 0.0
-    if n == 1:  # nothing to resample: the unit's value is drawn from a normal law with its own SE
+    if n == 1 and place is None:  # nothing to resample: the unit's value is drawn from a normal law with its own SE
         sd = _unit_sd(rec, config, sample)
         if not sd > 0:
             return dataclasses.replace(base, why="one unit without an uncertainty of its own: nothing to draw")
@@ -160,15 +173,20 @@ def _one(rec, config, rows, verdict: Verdict, screens, draws: int, rng, experime
 
     def worst_truth(judge, rng, draws: int) -> RowCalibration:
         worst: tuple[float, str, dict] | None = None
+        how = " (rows placed by its combine rule)" if place else (" (one unit: drawn from its SE)" if n == 1 else "")
         for label, truth in TRUTHS[record["judge"]](record):
-            rates = {k: rate(rec, config, v, truth, record, screens, draws, rng, sd=sd, judge=judge)
-                     for k, v in settings.items()}  # fmt: skip
+            if place is None:
+                rates = {k: rate(rec, config, v, truth, record, screens, draws, rng, sd=sd, judge=judge)
+                         for k, v in settings.items()}  # fmt: skip
+            else:
+                rates = {k: placed_rate(rec, config, v, truth, record, screens, draws, rng, judge=judge, place=place)
+                         for k, v in settings.items()}  # fmt: skip
             if worst is None or max(rates.values()) > worst[0]:
-                worst = (max(rates.values()), label + (" (one unit: drawn from its SE)" if n == 1 else ""), rates)
+                worst = (max(rates.values()), label + how, rates)
         return dataclasses.replace(base, truth=worst[1], draws=draws, rates=worst[2])
 
     alone = worst_truth(judge_sample, rng, draws)
-    if alone.passes or not 2 <= n <= GATE_MAX_UNITS:  # the gate cannot change this claim's rates
+    if alone.passes or not follows or not 2 <= n <= GATE_MAX_UNITS:  # the gate cannot change these rates
         return alone
     again = worst_truth(judge_as_run, claim_rng(seed, experiment, f"{rec.id} (as run)"), draws)  # as many: as strict
     return dataclasses.replace(again, as_run=True, alone=max(alone.rates.values()))

@@ -20,7 +20,7 @@ from iclab.claims._rule import BASE
 from iclab.claims._sample import Sample
 from iclab.stats import AGREES, Verdict, claim_rng
 
-__all__ = ["GATE_DRAWS", "GATE_MAX_UNITS", "NOMINAL", "TRUTHS", "centre", "follows_shift", "shift_sign", "rate",
+__all__ = ["GATE_DRAWS", "GATE_MAX_UNITS", "NOMINAL", "TRUTHS", "centre", "follows_shift", "shift_sign", "rate", "placed_rate",
            "small_sample_gate", "mc_se", "within_nominal"]  # fmt: skip
 
 #: the false-agree rate a claim may reach at its least favourable truth (plus 2 Monte Carlo SE)
@@ -194,6 +194,26 @@ def rate(rec, config, samples, truth, record, screens, draws, rng, *, sd: float,
         drawn = units[k].draw(idx, (0.0 if delta is None else delta) + noise)
         try:
             agrees += judge(rec, config, drawn, screens).verdict == AGREES
+        except Exception:  # noqa: BLE001 - a claim whose judging raises is "not judged" in a run too
+            pass
+    return agrees / draws
+
+
+def placed_rate(rec, config, samples, truth, record, screens, draws, rng, *, judge: Callable, place: Callable) -> float:
+    """The rate of "agrees" over ``draws`` draws for a combine rule that reads whole rows and says itself how its
+    rows sit at a truth (its ``at_truth(config, sample, truth, rng) -> Sample``: the rows redrawn so that the combined
+    estimate is ``truth`` in expectation, with the rule's own sampling noise). Each draw picks one of ``samples``
+    (the claim's sample with a unit lost or a cell failed, or the "not measured" verdict that loss gives) and judges
+    the rows placed there; a draw whose placing or judging raises does not agree."""
+    offset = record["target"] if record["judge"] == "equivalence" and rec.rule.target == BASE else 0.0
+    agrees = 0
+    for _ in range(draws):
+        s = samples[int(rng.integers(len(samples)))]
+        if isinstance(s, Verdict):
+            agrees += s.verdict == AGREES
+            continue
+        try:
+            agrees += judge(rec, config, place(config, s, truth - offset, rng), screens).verdict == AGREES
         except Exception:  # noqa: BLE001 - a claim whose judging raises is "not judged" in a run too
             pass
     return agrees / draws

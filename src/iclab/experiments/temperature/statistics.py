@@ -9,6 +9,7 @@ error of predicting 0) or by its theory value: "within ε of theory" is the rati
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from functools import partial
 from typing import Any, Callable
@@ -104,21 +105,50 @@ def _curves(s: Sample, long: bool) -> pd.DataFrame:
     return rows[(rows["l"] >= rows["d"]) == long]
 
 
+#: the (simulated, theory, SE) columns whose relative gaps the curve claims read
+_SHORT = (("G1_mc", "G1_theory", "G1_se"), ("Gopt_mc", "Gopt_theory", "Gopt_se"))
+_LONG = (("tau_opt_mc", "tau_opt_theory", "tau_opt_mc_se"),)
+
+
+def _gaps(sub: pd.DataFrame, columns) -> tuple[np.ndarray, np.ndarray]:
+    """``(cells, per_cell)`` relative gaps simulated/theory − 1 and their SEs SE/theory."""
+    mc, th, se = ([sub[c[i]].to_numpy(float) for c in columns] for i in range(3))
+    th = np.stack(th, 1)
+    return np.stack(mc, 1) / th - 1, np.stack(se, 1) / th
+
+
 def short_curves(cfg, s: Sample) -> Estimate:
     """Theorem 4.2 along the curves at l < d, τ = 1 and τ_opt: :func:`excess_mean_square`."""
     sub = _curves(s, False)
-    th = sub[["G1_theory", "Gopt_theory"]].to_numpy(float)
-    gaps, ses = sub[["G1_mc", "Gopt_mc"]].to_numpy(float) / th - 1, sub[["G1_se", "Gopt_se"]].to_numpy(float) / th
     ls = sorted(set(sub["l"])) or ["—"]
-    return excess_mean_square(gaps, ses, sub["n_test"].min() if len(sub) else None, f"l = {ls[0]}…{ls[-1]}")
+    return excess_mean_square(*_gaps(sub, _SHORT), sub["n_test"].min() if len(sub) else None, f"l = {ls[0]}…{ls[-1]}")
 
 
 def minimiser(cfg, s: Sample) -> Estimate:
     """Eq. 15's τ_opt against the Monte-Carlo minimiser at l ≥ d: :func:`excess_mean_square`."""
     sub = _curves(s, True)
-    th = sub["tau_opt_theory"].to_numpy(float)[:, None]
-    gaps, ses = sub["tau_opt_mc"].to_numpy(float)[:, None] / th - 1, sub["tau_opt_mc_se"].to_numpy(float)[:, None] / th
-    return excess_mean_square(gaps, ses, sub["n_test"].min() if len(sub) else None, "cells with l ≥ d")
+    return excess_mean_square(*_gaps(sub, _LONG), sub["n_test"].min() if len(sub) else None, "cells with l ≥ d")
+
+
+def _curves_at(long: bool, columns, cfg, s: Sample, truth: float, rng: np.random.Generator) -> Sample:
+    r"""The curve cells of ``s`` redrawn where the claim's estimate, mean square − TOL², is ``truth`` in expectation
+    (the row-level calibration's least favourable truth, :func:`iclab.claims._resample.placed_rate`): true relative
+    gaps :math:`\gamma = c\,\hat g` — the run's own pattern of gaps, scaled so that mean γ² = TOL² + truth (all
+    equal when the run's gaps are all 0) — and each cell's simulated value drawn as theory·(1 + γ + SE·ε), ε
+    standard normal: the sampling noise the cell's SE states."""
+    flat = s.rows.reset_index()
+    at = (flat["part"].isin(CURVE_PARTS) & ((flat["l"] >= flat["d"]) == long)).to_numpy()
+    gaps, ses = _gaps(flat[at], columns)
+    target, raw = max(TOL**2 + truth, 0.0), float(np.mean(gaps**2)) if gaps.size else 0.0
+    true = gaps * math.sqrt(target / raw) if raw > 0 else np.full_like(gaps, math.sqrt(target))
+    drawn = true + np.nan_to_num(ses) * rng.standard_normal(gaps.shape)
+    for j, (mc, th, _) in enumerate(columns):
+        flat.loc[at, mc] = flat.loc[at, th].to_numpy(float) * (1 + drawn[:, j])
+    return dataclasses.replace(s, rows=flat.set_index(list(s.rows.index.names)))
+
+
+short_curves.at_truth = partial(_curves_at, False, _SHORT)  # type: ignore[attr-defined]
+minimiser.at_truth = partial(_curves_at, True, _LONG)  # type: ignore[attr-defined]
 
 
 def rms_measured(cfg, s: Sample, est: Estimate) -> str:
@@ -140,6 +170,21 @@ def log_tau_interval(cfg, s: Sample) -> Estimate:
         f"{fmt(math.exp(hi), 3)}] vs τ_opt {fmt(r.tau_opt_theory, 3)}; ratio {r.tau_best_soft / r.tau_opt_theory:.3g}"
     )
     return Estimate(est - target, ci=(lo - target, hi - target), n=int(r.n_test), how=how)
+
+
+def _log_tau_at(cfg, s: Sample, truth: float, rng: np.random.Generator) -> Sample:
+    """The one cell of ``s`` redrawn where log(softmax's best τ / τ_opt) is ``truth`` plus its sampling noise (normal,
+    its SD the half-width of the run's interval over 1.96): the best τ and its bootstrap interval move together, so
+    the interval keeps its width (the row-level calibration's least favourable truth)."""
+    est = log_tau_interval(cfg, s)
+    move = truth + rng.normal(0.0, (est.ci[1] - est.ci[0]) / (2 * quantile(0.95))) - est.value
+    rows = s.rows.copy()
+    for col in ("tau_best_soft", "tau_best_soft_lo", "tau_best_soft_hi"):
+        rows[col] = rows[col].to_numpy(float) * math.exp(move)
+    return dataclasses.replace(s, rows=rows)
+
+
+log_tau_interval.at_truth = _log_tau_at  # type: ignore[attr-defined]
 
 
 def pair_note(cfg, s: Sample, est: Estimate) -> str:
