@@ -439,3 +439,5 @@ def test_more_questions_than_a_task_holds_is_one_error_naming_the_limit():
     _check_task_sizes(dataclasses.replace(PAPER, n_questions=187, screen_questions=0))  # 40 kept: 187 fit
     with pytest.raises(ConfigError, match="at most 187"):
         _check_task_sizes(dataclasses.replace(PAPER, n_questions=188, screen_questions=0))
+    with pytest.raises(ConfigError, match=r"invalid screen_questions=214: expected at most 213 for task 'antonym'"):
+        _check_task_sizes(dataclasses.replace(PAPER, screen_questions=214))  # the screen leaves no two questions

@@ -307,11 +307,18 @@ def test_a_size_the_experiment_cannot_run_is_no_size_naming_why():
     """antonym has 227 items, 52 of them kept for the screen's 40 questions and 12 demonstrations: a claim of the
     shipped reference that needs more than 175 questions does not fit. The plan passes each override through the
     experiment's own pre-run checks (its ``budget``), so it is "no size decides" with the check's message, never a
-    ``--set`` that the run would refuse (or, before that check, quietly run with fewer questions)."""
+    ``--set`` that the run would refuse (or, before that check, quietly run with fewer questions). The screen of
+    SmolLM2 (8 question groups of 5) needs 256 screening questions: the refusal names the screen's own limit, 213,
+    not a negative one for n_questions."""
     folder = reference_runs()["temperature-llm"]
     claims = plan_sizes(folder).claims
-    too_many = [c for c in claims if c.needed and c.needed > 175 and "n_questions=" in c.why]
+    too_many = [c for c in claims if c.needed and c.needed > 175 and c.why.startswith("n_questions=")]
     assert too_many, [(c.id, c.status, c.needed, c.why) for c in claims]
     for c in too_many:
         assert c.status != SIZED and f"n_questions={c.needed} is refused" in c.why, c
         assert "at most 175 for task 'antonym' (227 items" in c.why, c
+    screens = [c for c in claims if c.needed and c.why.startswith("screen_questions=")]  # the screen's own size
+    assert screens, [(c.id, c.status, c.needed, c.why) for c in claims]
+    for c in screens:
+        assert c.status != SIZED and f"screen_questions={c.needed} is refused" in c.why, c
+        assert "at most 213 for task 'antonym' (227 items: 12 kept for the demonstrations" in c.why, c

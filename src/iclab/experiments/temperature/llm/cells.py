@@ -222,7 +222,8 @@ def _check_task_sizes(cfg: TemperatureLLMConfig) -> None:
     """Before the run: every task has the ``n_questions`` asked for beside its demonstration pool, which keeps 40
     items, or the screen's questions and one prompt's demonstrations where they need more (so the screen fits:
     :func:`screen_split`); else one ConfigError naming the limit (:func:`iclab.data.question_split` would quietly ask
-    fewer questions). ``n_questions = 0`` asks what the pool leaves (:func:`pool_reserve`). A task that cannot be
+    fewer questions); a screen that leaves no two evaluation questions is refused on ``screen_questions``.
+    ``n_questions = 0`` asks what the pool leaves (:func:`pool_reserve`). A task that cannot be
     built here (no WordNet) is left to its cells, which say why."""
     from iclab.data import get_task
     from iclab.errors import ConfigError, IclabError
@@ -233,6 +234,14 @@ def _check_task_sizes(cfg: TemperatureLLMConfig) -> None:
             task = get_task(name)
         except IclabError:
             continue
+        if room > 40 and len(task.items) - room < 2:  # the screen leaves no two evaluation questions (the halves)
+            raise ConfigError(
+                "screen_questions",
+                cfg.screen_questions,
+                f"at most {len(task.items) - most_demos(cfg) - 2} for task {name!r} ({len(task.items)} items: "
+                f"{most_demos(cfg)} kept for the demonstrations of a prompt and 2 for the evaluation questions' "
+                "halves); or 0 for no screen",
+            )
         if cfg.n_questions > len(task.items) - room:
             raise ConfigError(
                 "n_questions",
