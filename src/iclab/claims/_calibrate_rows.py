@@ -48,8 +48,8 @@ from a normal law at the truth with the unit's own SE, and one unit lost leaves 
 estimate does not follow a shift of the per-unit values (one that reads whole rows: a curve, an RMS over cells) may
 say itself how its rows sit at a truth (``combine.at_truth(config, sample, truth, rng) -> Sample``, the rows redrawn
 with the rule's own sampling noise; :func:`~iclab.claims._resample.placed_rate`); its row says so. Not simulated,
-with the reason in the table: a combine rule that reads whole rows and does not; an every-cell claim (each cell is simulated at the statistic
-level); a claim whose run verdict has no test (a refusal, a claim not measured).
+with the reason in the table: a combine rule that reads whole rows and does not; an every-cell claim (each cell is
+simulated at the statistic level); a claim whose run verdict has no test (a refusal, a claim not measured).
 """
 
 from __future__ import annotations

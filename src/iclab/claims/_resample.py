@@ -20,8 +20,8 @@ from iclab.claims._rule import BASE
 from iclab.claims._sample import Sample
 from iclab.stats import AGREES, Verdict, claim_rng
 
-__all__ = ["GATE_DRAWS", "GATE_MAX_UNITS", "NOMINAL", "TRUTHS", "centre", "follows_shift", "shift_sign", "rate", "placed_rate",
-           "small_sample_gate", "mc_se", "within_nominal"]  # fmt: skip
+__all__ = ["GATE_DRAWS", "GATE_MAX_UNITS", "NOMINAL", "TRUTHS", "centre", "follows_shift", "shift_sign", "rate",
+           "placed_rate", "small_sample_gate", "mc_se", "within_nominal"]  # fmt: skip
 
 #: the false-agree rate a claim may reach at its least favourable truth (plus 2 Monte Carlo SE)
 NOMINAL = 0.05

@@ -19,9 +19,10 @@ __all__ = ["Sample", "sample_of"]
 @dataclass(frozen=True)
 class Sample:
     """What a combine rule, a note and a gate read: the selected rows (one per unit, indexed and sorted by the unit),
-    the baseline rows (paired measures, else None), the ``units`` both have, and on them, in the same order: the selection's
-    values ``a`` and the baseline's ``b`` (``Measure.base_column``, else its column; ``scale`` applied to ``a``), the per-unit ``values`` (``a``, or ``a``
-    against ``b`` by the contrast) and their own standard errors ``ses`` (``Measure.se_column``, else None)."""
+    the baseline rows (paired measures, else None), the ``units`` both have, and on them, in the same order: the
+    selection's values ``a`` and the baseline's ``b`` (``Measure.base_column``, else its column; ``scale`` applied
+    to ``a``), the per-unit ``values`` (``a``, or ``a`` against ``b`` by the contrast) and their own standard errors
+    ``ses`` (``Measure.se_column``, else None)."""
 
     rows: pd.DataFrame
     base: pd.DataFrame | None

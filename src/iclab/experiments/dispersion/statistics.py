@@ -4,9 +4,10 @@ vocabulary of :mod:`iclab.claims._records` cannot say the measurement.
 
 A results row of the ``retrieval`` part holds one trained model (seed) with list columns over its ``test_sizes``; a
 ``real`` row one text segment of one model with ``(L, H, S)`` statistics flattened; a ``lookup`` row one list size
-with per-query exact matches, and :func:`lookup_list_rows` derives one row per list from it. Column functions read such rows (``rows -> (units,) values``; the leading arguments
-are bound with :func:`functools.partial` when the records are built for a config); combine rules and measured
-texts have the signatures ``_records`` documents (the gates are declared with the records).
+with per-query exact matches, and :func:`lookup_list_rows` derives one row per list from it. Column functions read
+such rows (``rows -> (units,) values``; the leading arguments are bound with :func:`functools.partial` when the
+records are built for a config); combine rules and measured texts have the signatures ``_records`` documents (the
+gates are declared with the records).
 """
 
 from __future__ import annotations

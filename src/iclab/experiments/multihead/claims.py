@@ -291,12 +291,12 @@ def _ratio(cfg) -> list[ClaimRecord]:
     )
 
     def cell(which: str) -> Measure:
-        slack = partial(st.ratio_slack, which, cfg.d, cfg.n_train)
+        point = partial(st.ratio_slack, which, cfg.d, cfg.n_train)  # (0: the slack, 1: its SE) per cell
         return Measure(
             {"part": "ratio"},
-            partial(slack, 0),
+            partial(point, 0),
             SEED,
-            se_column=partial(slack, 1),
+            se_column=partial(point, 1),
             combine=partial(st.seed_mean, None, drop_nan=False),
             measured=partial(st.slack_text, which),
         )

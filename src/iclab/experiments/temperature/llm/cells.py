@@ -15,10 +15,10 @@ demonstrations run once)
   clean}` (note §5.4) probed on the first ``probe_questions`` prompts, clean vs noisy demonstrations,
 - ``em_adaptive``: ``(Q,)`` under the entropy-adaptive temperature,
 
-and ``group (Q,)``, the demonstration group of each question (the unit of replication the claims combine; the groups share
-their demonstrations, :func:`iclab.data.demo_groups`); every cell also keeps ``source`` (where the weights came from)
-and ``dtype`` (what the model ran in: ``dtype = auto`` is bf16 where the device computes it natively). Models are loaded
-once per worker process; the device is checked once in the driver.
+and ``group (Q,)``, the demonstration group of each question (the unit of replication the claims combine; the
+groups share their demonstrations, :func:`iclab.data.demo_groups`); every cell also keeps ``source`` (where the
+weights came from) and ``dtype`` (what the model ran in: ``dtype = auto`` is bf16 where the device computes it
+natively). Models are loaded once per worker process; the device is checked once in the driver.
 """
 
 from __future__ import annotations
