@@ -95,3 +95,23 @@ def test_the_fast_reader_gives_the_stock_reader_s_fields(tmp_path):
         assert [(t.name, t.data_offset, t.n_bytes) for t in quick.tensors] == [
             (t.name, t.data_offset, t.n_bytes) for t in stock.tensors
         ]
+
+
+def test_the_fast_reader_refuses_a_file_cut_inside_an_array(tmp_path):
+    """A vocabulary cut short (a truncated download) is an error at once, as the stock reader's, never a loop over
+    the array's stated length."""
+    import gguf
+
+    path = tmp_path / "cut.gguf"
+    writer = gguf.GGUFWriter(str(path), "llama")
+    writer.add_array("tokens", [f"token{i}" for i in range(1000)])
+    writer.add_array("scores", [float(i) for i in range(1000)])
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.close()
+    data = path.read_bytes()
+    fast = _gguf_convert._fast_reader()
+    for cut in (len(data) // 3, len(data) - 100):  # inside the strings; inside the scores
+        (tmp_path / "short.gguf").write_bytes(data[:cut])
+        with pytest.raises(ValueError, match="runs past the end of the file"):
+            fast(tmp_path / "short.gguf")

@@ -168,15 +168,20 @@ def _fast_reader():
             if itype != GGUFValueType.STRING and scalar is None:
                 return super()._get_field_parts(orig_offs, raw_type)
             parts: list = [raw_itype, alen]
+            end = len(self.data)
             if itype == GGUFValueType.STRING:
                 buf = memoryview(self.data)
                 for _ in range(n):
-                    size = int.from_bytes(buf[offs : offs + 8], "little")
+                    size = int.from_bytes(buf[offs : offs + 8], "little") if offs + 8 <= end else end
+                    if offs + 8 + size > end:  # as the stock reader, a file cut short is an error, never a loop
+                        raise ValueError(f"GGUF array at offset {orig_offs} runs past the end of the file")
                     parts += [np.array([size], dtype=np.uint64), _Bytes(buf[offs + 8 : offs + 8 + size])]
                     offs += 8 + size
                 data = list(range(3, 2 + 2 * n, 2))
             else:
                 values = self._get(offs, scalar, n).view(np.ndarray)
+                if len(values) != n:
+                    raise ValueError(f"GGUF array at offset {orig_offs} runs past the end of the file")
                 parts += [values[i : i + 1] for i in range(n)]
                 offs += int(values.nbytes)
                 data = list(range(2, 2 + n))
