@@ -99,10 +99,14 @@ def excess_mean_square(gaps: np.ndarray, ses: np.ndarray, n: int | None, what: s
     return Estimate(ms - TOL**2, se, n=n, how=how)
 
 
+def _curve_mask(rows: pd.DataFrame, long: bool) -> np.ndarray:
+    """Which ``rows`` are curve cells at l ≥ d (``long``) or l < d."""
+    return (rows["part"].isin(CURVE_PARTS) & ((rows["l"] >= rows["d"]) == long)).to_numpy()
+
+
 def _curves(s: Sample, long: bool) -> pd.DataFrame:
     rows = s.rows.reset_index()
-    rows = rows[rows["part"].isin(CURVE_PARTS)]
-    return rows[(rows["l"] >= rows["d"]) == long]
+    return rows[_curve_mask(rows, long)]
 
 
 #: the (simulated, theory, SE) columns whose relative gaps the curve claims read
@@ -137,7 +141,7 @@ def _curves_at(long: bool, columns, cfg, s: Sample, truth: float, rng: np.random
     equal when the run's gaps are all 0) — and each cell's simulated value drawn as theory·(1 + γ + SE·ε), ε
     standard normal: the sampling noise the cell's SE states."""
     flat = s.rows.reset_index()
-    at = (flat["part"].isin(CURVE_PARTS) & ((flat["l"] >= flat["d"]) == long)).to_numpy()
+    at = _curve_mask(flat, long)
     gaps, ses = _gaps(flat[at], columns)
     target, raw = max(TOL**2 + truth, 0.0), float(np.mean(gaps**2)) if gaps.size else 0.0
     true = gaps * math.sqrt(target / raw) if raw > 0 else np.full_like(gaps, math.sqrt(target))
