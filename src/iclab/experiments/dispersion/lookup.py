@@ -22,7 +22,7 @@ import numpy as np
 from iclab.data import lookup_lists, passkey_haystacks
 from iclab.stats import binary_unit_band
 
-__all__ = ["lookup_prompts", "run_lookup_cell", "lookup_summary", "LOOKUP_TASKS"]
+__all__ = ["lookup_prompts", "run_lookup_cell", "lookup_summary", "list_diffs", "LOOKUP_TASKS"]
 
 LOOKUP_TASKS = ("kv", "passkey")
 PASSKEY_NEEDLES = 4  # pass-key lines per haystack: its questions share one prefix (and its key/value cache)
@@ -67,6 +67,15 @@ def run_lookup_cell(config, cell: dict) -> dict:
     return out
 
 
+def list_diffs(row) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per list of one lookup cell (a results row): its id, its number of queries and the paired difference
+    adaptive − softmax greedy exact match averaged over them (the unit the claims and the table combine)."""
+    d = np.asarray(row["em_adaptive"], float) - np.asarray(row["em_softmax"], float)
+    lists, at = np.unique(np.asarray(row["list"]), return_inverse=True)
+    sizes = np.bincount(at)
+    return lists, sizes, np.bincount(at, weights=d) / sizes
+
+
 def lookup_summary(df):
     """Per (model, n_pairs): accuracy of softmax and adaptive and the paired difference adaptive − softmax, the mean
     over lists of each list's mean over its queries, with the claims' 95 % band across the lists
@@ -75,9 +84,8 @@ def lookup_summary(df):
 
     rows = []
     for _, r in df.iterrows():
-        s, a, g = (np.asarray(r[c]) for c in ("em_softmax", "em_adaptive", "list"))
-        d = (a - s).astype(float)
-        diff, lo, hi, _ = binary_unit_band([d[g == k].mean() for k in np.unique(g)], len(d))
+        s, a = np.asarray(r["em_softmax"]), np.asarray(r["em_adaptive"])
+        diff, lo, hi, _ = binary_unit_band(list_diffs(r)[2], len(s))
         rows.append(
             {
                 "model": r["model"],

@@ -19,6 +19,7 @@ import pandas as pd
 
 from iclab.claims import Estimate, measured_as, Sample
 from iclab.experiments.dispersion.config import beta_grid
+from iclab.experiments.dispersion.lookup import list_diffs
 from iclab.experiments.dispersion.tables import ONSET_N, loglog_slope, stack
 from iclab.stats import mean_se
 from iclab.theory.dispersion import required_spread
@@ -256,18 +257,14 @@ LIST = "list"  # the view of the per-list lookup rows (:func:`lookup_list_rows`)
 def lookup_list_rows(df: pd.DataFrame) -> pd.DataFrame:
     """One row per list of every lookup cell (issue 43: units are rows; a list's queries share its context, so the
     list is the unit), marked ``view`` = :data:`LIST`: the cell's keys, ``list``, ``queries`` (the list's) and
-    ``diff``, adaptive − softmax greedy exact match paired per query, averaged over the list's queries. The claims
+    ``diff``, adaptive − softmax greedy exact match paired per query, averaged over the list's queries
+    (:func:`.lookup.list_diffs`, which the table's band reads too). The claims
     combine the lists with :func:`iclab.claims.binary_units` (a band across lists, at least ±3/queries wide)."""
     rows = []
     for _, r in df[df["part"] == "lookup"].iterrows() if "part" in df else []:
-        diff = np.asarray(r["em_adaptive"], float) - np.asarray(r["em_softmax"], float)
-        lists = np.asarray(r["list"])
         keys = {k: r[k] for k in ("part", "task", "model", "n_pairs", "tokens", "seed") if k in r}
-        for g in np.unique(lists):
-            at = lists == g
-            rows.append(
-                {**keys, "view": LIST, "list": int(g), "queries": int(at.sum()), "diff": float(diff[at].mean())}
-            )
+        rows += [{**keys, "view": LIST, "list": int(g), "queries": int(n), "diff": float(d)}
+                 for g, n, d in zip(*list_diffs(r))]  # fmt: skip
     return pd.DataFrame(rows)
 
 
