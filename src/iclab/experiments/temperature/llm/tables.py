@@ -95,9 +95,9 @@ def cell_summary(taus, row: pd.Series, seed: int = 0) -> dict:
         "best_tau_lo": float(np.quantile(boot_best, 0.025)),
         "best_tau_hi": float(np.quantile(boot_best, 0.975)),
         "best_em": curve[j],
-        "heldout_picks": _held_out(taus, em, group)[1],
     }
-    for gain, d in _gains(taus, row).items():  # the band the claims give from group_rows
+    gains, out["heldout_picks"] = _gains(taus, row)
+    for gain, d in gains.items():  # the band the claims give from group_rows
         name = gain.removesuffix("_gain")
         out[gain], out[f"{name}_lo"], out[f"{name}_hi"] = _band(d, group)
     if isinstance(row.get("layer_tau"), list):
@@ -139,19 +139,20 @@ def trend(cfg, df: pd.DataFrame) -> tuple[float, float, float, int]:
     return slope, *grid_floor_ci(slope, *_ci(slopes), np.log(cfg.taus) * np.abs(rc).sum() / (rc @ rc)), len(d)
 
 
-def _gains(taus, row: pd.Series) -> dict[str, np.ndarray]:
+def _gains(taus, row: pd.Series) -> tuple[dict[str, np.ndarray], list[float]]:
     """Per question, the paired EM changes a claim reads from one stored cell: the screen's harm (clean − noisy at
     τ = 1); a noise or demonstrations cell's gains over τ = 1 of the held-out τ, the spread rule and the adaptive τ
-    (the last two where the cell has them)."""
+    (the last two where the cell has them); and the held-out τ's two picks ([] for the screen)."""
     if row["part"] == "screen":
-        return {"harm": np.asarray(row["em_clean"], dtype=float) - np.asarray(row["em_noisy"], dtype=float)}
+        return {"harm": np.asarray(row["em_clean"], dtype=float) - np.asarray(row["em_noisy"], dtype=float)}, []
     em, group = np.asarray(row["em"], dtype=float), np.asarray(row["group"])
     tau1 = em[list(taus).index(1.0)]
-    out = {"heldout_gain": _held_out(taus, em, group)[0] - tau1}
+    held, picks = _held_out(taus, em, group)
+    out = {"heldout_gain": held - tau1}
     for name in ("moment", "adaptive"):
         if isinstance(row.get(f"em_{name}"), list):
             out[f"{name}_gain"] = np.asarray(row[f"em_{name}"], dtype=float) - tau1
-    return out
+    return out, picks
 
 
 def group_rows(cfg, df: pd.DataFrame) -> pd.DataFrame:
@@ -162,7 +163,7 @@ def group_rows(cfg, df: pd.DataFrame) -> pd.DataFrame:
     for _, r in df.iterrows():
         group = np.asarray(r["group"])
         keys = {k: r[k] for k in _KEYS if k in r}
-        means = {name: _group_means(d, group) for name, d in _gains(cfg.taus, r).items()}
+        means = {name: _group_means(d, group) for name, d in _gains(cfg.taus, r)[0].items()}
         sizes = np.bincount(group)
         for g in range(len(sizes)):
             rows.append({**keys, "view": GROUP, "group": g, "questions": int(sizes[g]),
