@@ -10,15 +10,21 @@ import pytest
 from iclab.hf import _gguf_convert, _loading
 
 
-def _tiny_gguf(path) -> None:
+def _tiny_gguf(path, arrays: dict | None = None, tensor: bool = True) -> None:
+    """A GGUF file at ``path``: the metadata ``arrays`` (name -> values), ``general.name`` and, with ``tensor``, one
+    float32 tensor ``w`` = 0 … 7 (without it the file ends with its metadata)."""
     import gguf
 
     writer = gguf.GGUFWriter(str(path), "llama")
+    for name, values in (arrays or {}).items():
+        writer.add_array(name, values)
     writer.add_string("general.name", "tiny")
-    writer.add_tensor("w", np.arange(8, dtype=np.float32))
+    if tensor:
+        writer.add_tensor("w", np.arange(8, dtype=np.float32))
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
+    if tensor:
+        writer.write_tensors_to_file()
     writer.close()
 
 
@@ -74,18 +80,9 @@ def test_the_fast_reader_gives_the_stock_reader_s_fields(tmp_path):
     import gguf
 
     path = tmp_path / "arrays.gguf"
-    writer = gguf.GGUFWriter(str(path), "llama")
-    writer.add_array("tokens", ["a", "", "Ġthe", "日本", "▁x" * 40])
-    writer.add_array("scores", [0.5, -1.25, 3.0])
-    writer.add_array("types", [1, 2, 3, 6])
-    writer.add_array("empty", [])
-    writer.add_array("nested", [[1, 2], [3]])
-    writer.add_string("general.name", "arrays")
-    writer.add_tensor("w", np.arange(8, dtype=np.float32))
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
+    arrays = {"tokens": ["a", "", "Ġthe", "日本", "▁x" * 40], "scores": [0.5, -1.25, 3.0], "types": [1, 2, 3, 6],
+              "empty": [], "nested": [[1, 2], [3]]}  # fmt: skip
+    _tiny_gguf(path, arrays)
     fast = _gguf_convert._fast_reader()
     spec = _loading._PACKAGED["smollm2"]
     packaged = spec.locate(tmp_path / "gguf") / spec.gguf_file
@@ -100,15 +97,8 @@ def test_the_fast_reader_gives_the_stock_reader_s_fields(tmp_path):
 def test_the_fast_reader_refuses_a_file_cut_inside_an_array(tmp_path):
     """A vocabulary cut short (a truncated download) is an error at once, as the stock reader's, never a loop over
     the array's stated length."""
-    import gguf
-
     path = tmp_path / "cut.gguf"
-    writer = gguf.GGUFWriter(str(path), "llama")
-    writer.add_array("tokens", [f"token{i}" for i in range(1000)])
-    writer.add_array("scores", [float(i) for i in range(1000)])
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.close()
+    _tiny_gguf(path, {"tokens": [f"token{i}" for i in range(1000)], "scores": [float(i) for i in range(1000)]}, False)
     data = path.read_bytes()
     fast = _gguf_convert._fast_reader()
     for cut in (len(data) // 3, len(data) - 100):  # inside the strings; inside the scores
