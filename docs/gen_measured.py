@@ -140,6 +140,20 @@ def hf_long(rec: dict) -> str:
     )
 
 
+def scaling_rules(rec: dict) -> str:
+    n = rec["numbers"]
+    t, peaks = n["time"]["ratios"], n["memory_mib"]
+    cap = _ratio(t["softcap:c=30"])
+    long = f"{_ratio(n['softcap_long_time_ratio'])} at {_k(n['softcap_long_tokens'])}"
+    return (
+        f"Cost on CPU (`benchmarks/bench_scaling_rules.py`: a random-init Llama of SmolLM2's attention shape, "
+        f"{n['layers']} layers, one thread, median CPU time of interleaved forwards over the stock model's `sdpa`): "
+        f"the query rules at most {_ratio(n['query_rules_max_time_ratio'])} at {_k(n['tokens'])} tokens; "
+        f"`softcap:c=30` {cap} at {_k(n['tokens'])} and {long}; process peak memory at most "
+        f"{_ratio(max(peaks[r] / peaks['stock'] for r in peaks))} at {_k(n['tokens'])} ({provenance(rec)}); {NO_GPU}"
+    )
+
+
 def calibration(rec: dict) -> str:
     n = rec["numbers"]
     times = " and ".join(f"{float(s):.2f} s at {int(d):,} draws" for d, s in n["table_s"].items())
@@ -155,14 +169,16 @@ TEXTS: dict[str, tuple[str, Callable[[dict], str]]] = {
     "sweep-memory": ("bench_sweep_scale", sweep_memory),
     "hf-overhead": ("bench_hf", hf_overhead),
     "hf-long": ("bench_hf_long", hf_long),
+    "scaling-rules-cost": ("bench_scaling_rules", scaling_rules),
     "calibration": ("bench_calibration", calibration),
 }
 # file -> the blocks it holds
 PLACES = {
-    "README.md": [name for name in TEXTS if name != "calibration"],
+    "README.md": [name for name in TEXTS if name not in ("calibration", "scaling-rules-cost")],
     "docs/calibration.md": ["calibration"],
     "docs/howto/ray.md": ["sweep-engine"],
     "docs/howto/gpu.md": ["hf-overhead"],
+    "docs/howto/hf-temperature.md": ["scaling-rules-cost"],
 }
 
 

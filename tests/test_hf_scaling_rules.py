@@ -470,12 +470,16 @@ def test_lm_eval_model_takes_tau_rule():
 
 @pytest.mark.parametrize("name", ["llama", "gemma3", "bert"])
 @pytest.mark.parametrize("padded", [True, False])
-def test_softcap_row_blocks_match_reference(tiny, monkeypatch, name, padded):
-    """Blocks of 4 query rows (each reading only the keys its rows can see), with a padding mask and without one
-    (sdpa then passes no mask): the same as the reference, and cached decoding the same as the full forward."""
+@pytest.mark.parametrize("blocks", [(4, 16, 1 << 21), (6, 1, 3 * 9 * 20)], ids=["4-rows", "rows-shrink-with-keys"])
+def test_softcap_row_blocks_match_reference(tiny, monkeypatch, name, padded, blocks):
+    """Blocks of query rows (each reading only the keys its rows can see), with a padding mask and without one
+    (sdpa then passes no mask): the same as the reference (the logistic form of the cap included), and cached
+    decoding the same as the full forward. Blocks of 4 rows, or of as many rows (at most 6, at least 1) as keep a
+    block within 540 scores: on Llama's 9 heads and 3 prompts, 3 rows at 6 keys down to 1 row at 14."""
     import iclab.hf._softcap as softcap
 
-    monkeypatch.setattr(softcap, "_ROWS", 4)
+    for attr, value in zip(("_ROWS", "_MIN_ROWS", "_ELEMENTS"), blocks):
+        monkeypatch.setattr(softcap, attr, value)
     model = tiny[name]
     ids, mask = batch(n=14, pad_left=(0, 5, 2) if padded else (0, 0, 0))
     pos = padded_positions(mask) if name != "bert" else None
