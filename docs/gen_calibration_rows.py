@@ -47,10 +47,10 @@ def records_and_rows(exp: Experiment, folder: Path):
 def experiment_rows(exp: Experiment, folder: Path, draws: int = DRAWS, only: set[str] | None = None):
     """The :class:`RowCalibration` of every claim of ``exp``'s reference in ``folder`` (or of the claims ``only``)."""
     records, config, rows = records_and_rows(exp, folder)
-    if only is not None:
-        records = [r for r in records if r.id in only]
     planned = exp.compare.planned(config)
-    return calibrate_records(records, config, rows, experiment=exp.name, draws=draws, seed=0, planned=planned)
+    return calibrate_records(
+        records, config, rows, experiment=exp.name, draws=draws, seed=0, planned=planned, only=only
+    )
 
 
 def all_rows(draws: int = DRAWS) -> list[RowCalibration]:

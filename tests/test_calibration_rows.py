@@ -140,6 +140,55 @@ def test_the_curve_claims_place_their_rows_at_the_truth():
     assert 0.7 < values.std(ddof=1) / ses.mean() < 1.3, (values.std(ddof=1), ses.mean())
 
 
+def _reference_sample(experiment: str, claim: str):
+    from iclab.claims._records import _sample
+
+    records, config, rows = gen.records_and_rows(get_experiment(experiment), reference_runs()[experiment])
+    rec = next(r for r in records if r.id == claim)
+    return rec, config, _sample(rec, config, rows, None)
+
+
+def test_the_llm_trend_places_its_noise_cells_at_no_trend():
+    """``temperature-llm``'s trend (a slope of grid argmaxes, no mean of per-unit values) is placed at no trend by
+    making its noise cells exchangeable (question groups redrawn from one of the run's cells): over 300 draws its
+    slope averages to 0 within Monte Carlo error, and each drawn cell keeps the run's number of question groups."""
+    rec, config, sample = _reference_sample("temperature-llm", "gemma3-270m/antonym/trend")
+    at, rng = rec.measure.combine.at_truth, np.random.default_rng(0)
+    placed = [at(config, sample, 0.0, rng) for _ in range(300)]
+    slopes = np.array([rec.measure.combine(config, p).value for p in placed])
+    assert abs(slopes.mean()) < 4 * slopes.std(ddof=1) / np.sqrt(300), (slopes.mean(), slopes.std())
+    assert slopes.std() > 0
+    groups = {max(g) + 1 for p in placed[:5] for g in p.rows["group"]}
+    assert groups == {max(g) + 1 for g in sample.rows["group"]}
+    with pytest.raises(ValueError, match="no trend only"):
+        at(config, sample, 0.1, rng)
+
+
+@pytest.mark.parametrize("truth", [-0.05, 0.0])
+def test_a_binomial_share_places_each_unit_s_hits_at_the_truth(truth):
+    """``ood``'s shares of forget points (:func:`iclab.claims.binomial_share`): each point's hits redrawn as
+    Binomial(its trials, truth); the share averages to the truth, and a share outside [0, 1] is refused."""
+    rec, config, sample = _reference_sample("ood", "forget-sign-rule")
+    share, rng = rec.measure.combine, np.random.default_rng(1)
+    values = np.array([share(config, share.at_truth(config, sample, 1.0 + truth, rng)).value for _ in range(200)])
+    n = int(sample.rows["sign_trials"].sum())
+    assert abs(values.mean() - (1.0 + truth)) < 4 * np.sqrt((1 + truth) * -truth / n / 200) + 1e-12, values.mean()
+    assert share.bounds == (0.0, 1.0)
+    with pytest.raises(ValueError, match="outside"):
+        share.at_truth(config, sample, 1.05, rng)
+
+
+def test_multihead_sign_matching_places_each_seed_at_the_truth():
+    """``fig2.2/sign-matching`` (each seed one Clopper–Pearson trial): each seed's live heads all match with
+    probability 0.9 + truth; on one seed the placed estimate is 1 − 0.9 or 0 − 0.9, at rate 0.9 + truth."""
+    rec, config, sample = _reference_sample("multihead", "fig2.2/sign-matching")
+    rng = np.random.default_rng(2)
+    values = np.array([rec.measure.combine(config, rec.measure.combine.at_truth(config, sample, 0.0, rng)).value
+                       for _ in range(400)])  # fmt: skip
+    assert set(np.round(values, 12)) <= {0.1, -0.9}
+    assert abs(values.mean()) < 4 * np.sqrt(0.09 / 400), values.mean()
+
+
 def _doc_rows() -> dict[tuple[str, str], str]:
     text = (ROOT / gen.FILE).read_text()
     block = text.split(gen.BEGIN)[1].split(gen.END)[0]

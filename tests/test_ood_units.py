@@ -1,7 +1,8 @@
 """The ``ood`` records read their units through the one judge (issue 43 item 3, "units are rows"): the stored cells'
 lists (SGD runs, angles, features, table points, target domains) become one judged row per unit
 (``ood.claims.judged_rows``), so a lost run changes the number of units the test sees, identical runs are refused as
-"no uncertainty", and the row-level calibration can simulate every record but the two shares of forget points."""
+"no uncertainty", and the row-level calibration can simulate every record (the two shares of forget points place
+their rows at a truth themselves: each point's hits redrawn as binomial)."""
 
 from __future__ import annotations
 
@@ -17,9 +18,6 @@ from iclab.experiments.ood.claims import claims, judged_rows
 from iclab.experiments.ood.tables import CELL
 from iclab.report._reference import reference_runs
 from iclab.stats import NOT_JUDGED
-
-#: the records that still read the whole forget table: Clopper–Pearson shares of points, no mean of per-unit values
-WHOLE_TABLE = {"forget-sign-rule", "forget-alpha-rises"}
 
 
 @pytest.fixture(scope="module")
@@ -49,11 +47,10 @@ def test_judged_rows_keep_the_cells_and_add_one_row_per_unit(ref):
     assert list(theta["L_se"]) == list(ood["L_se"])
 
 
-def test_every_record_but_the_two_shares_reads_a_real_column():
+def test_every_record_reads_a_real_column():
     for preset in ("quick", "paper"):
         cfg = get_experiment("ood").config(preset)
-        whole = {r.id for r in claims(cfg) if r.measure.column is whole_rows}
-        assert whole == WHOLE_TABLE, preset
+        assert not [r.id for r in claims(cfg) if r.measure.column is whole_rows], preset
 
 
 def test_losing_one_sgd_run_changes_the_units_the_test_sees(ref):
@@ -94,15 +91,21 @@ def test_a_missing_angle_or_table_point_is_not_measured(ref):
     for cid in ("ood-error-formula-30", "ood-error-grows"):
         assert v[cid].verdict == NOT_JUDGED and "not measured" in v[cid].reason and "theta_deg = 30" in v[cid].reason
     point = (rows["view"] == "point") & (rows["part"] == "forget") & (rows["gamma1"] == 1.0) & (rows["gamma2"] == 0.5)
-    f = _judge(cfg, rows[~point])["forget-F-vs-gd"]
+    v = _judge(cfg, rows[~point])
+    f = v["forget-F-vs-gd"]
     points = len(cfg.gamma1_table) * len(cfg.gamma2_table)
     assert f.verdict == NOT_JUDGED and f"{points - 1} of {points} cells" in f.reason, f.reason  # never on a subset
+    every = int(((rows["view"] == "point") & (rows["part"] == "forget")).sum())
+    for cid in ("forget-sign-rule", "forget-alpha-rises"):  # a share over every forget point, not over those left
+        assert v[cid].verdict == NOT_JUDGED and f"{every - 1} of {every} cells" in v[cid].reason, v[cid].reason
 
 
 def test_the_row_level_calibration_simulates_the_converted_records(ref):
     cfg, df = ref
     cals = calibrate_records(claims(cfg), cfg, judged_rows(cfg, df), experiment="ood", draws=10, seed=0)
-    whole = {c.claim for c in cals if "whole rows" in c.why}
-    assert whole == WHOLE_TABLE
+    assert not [c.claim for c in cals if "whole rows" in c.why]
     simulated = {c.claim for c in cals if c.rates}
-    assert len(simulated) == len(cals) - len(WHOLE_TABLE) - 1  # and query-vbar-uniform: its run has no test
+    assert len(simulated) == len(cals) - 1  # all but query-vbar-uniform: its run has no test
+    by_id = {c.claim: c for c in cals}
+    for cid in ("forget-sign-rule", "forget-alpha-rises"):  # only the near edge: no share is 1.05
+        assert by_id[cid].truth.startswith("gap at -0.05") and "placed by its combine rule" in by_id[cid].truth

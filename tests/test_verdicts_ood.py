@@ -4,18 +4,20 @@ agrees, unreliable second-hand numbers are never judged, missing parts give "not
 carries its test record (issue 21: the paper values are one record each) and a duplicated cell counts once."""
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from iclab.claims import binomial_share
 from iclab.experiments import get_experiment
 from iclab.claims._judge import judge_run
 from iclab.claims._gates import PilotMinimum
+from iclab.experiments.ood.cells import gamma_rows
 from iclab.experiments.ood.claims import PV, claims
 from iclab.experiments.ood.minilm_shift import peak_prominences, second_peak_excess
 from iclab.experiments.ood.reference import PAPER_F, PAPER_TINY
-from iclab.experiments.ood.statistics import share
 from iclab.stats import AGREES, DISAGREES, NOT_JUDGED, judge_equivalence
 
 compare = get_experiment("ood").compare
@@ -70,8 +72,8 @@ def _ood(effect: bool) -> dict:
     }
 
 
-def _forget_cell(g1: float, effect: bool, rng) -> dict:
-    g2s = sorted(set(np.round(np.linspace(-1, 1, 21), 6).tolist()) | {-0.9, -0.2, 0.0, 0.5, 0.95})
+def _forget_cell(g1: float, g2s: list[float], effect: bool, rng) -> dict:
+    """One forget cell of the config's grid (its γ2 list); a table γ1's cell also holds the SGD repeats."""
     n = len(g2s)
     pred = [np.sign(g1 * (g1 + g2)) for g2 in g2s], [np.sign(g2 * (g2 + g1)) for g2 in g2s]
     forgot = pred if effect else (list(rng.choice([-1, 1], n)), list(rng.choice([-1, 1], n)))
@@ -106,8 +108,7 @@ def _forget_cell(g1: float, effect: bool, rng) -> dict:
         "conservation_ft": [0.0] * n,
         "dAlphaV1": dalpha[0],
         "dAlphaV2": dalpha[1],
-        "rep_gamma2": table,
-        "rep_F": rep_F,
+        **({"rep_gamma2": table, "rep_F": rep_F} if g1 in TABLE_G1 else {}),
     }
 
 
@@ -172,7 +173,9 @@ def _shift(effect: bool) -> dict:
 
 def _table(effect: bool) -> pd.DataFrame:
     rng = np.random.default_rng(0)
-    rows = [_pretrain(effect), _ood(effect)] + [_forget_cell(g, effect, rng) for g in TABLE_G1]
+    rows = [_pretrain(effect), _ood(effect)] + [
+        _forget_cell(g1, g2s, effect, rng) for g1, g2s in gamma_rows(CFG).items()
+    ]
     rows += [_tiny(n, effect, r) for r in range(3) for n in (1, 2, 3)] + [_minilm(effect), _shift(effect)]
     return pd.DataFrame(rows)
 
@@ -273,9 +276,13 @@ def test_settings_that_differ_from_the_paper_are_not_judged():
 
 @pytest.mark.parametrize("hits, n, verdict", [(96, 96, AGREES), (48, 96, DISAGREES), (10, 10, NOT_JUDGED)])
 def test_a_share_of_points_is_judged_with_its_clopper_pearson_se(hits, n, verdict):
-    est, text = share(hits, n)  # 10 of 10: too few points to tell 100 % from 90 %
+    """Points of two features each (``sign_hits`` of ``sign_trials`` = 2), the hits spread over them; 10 of 10:
+    too few points to tell 100 % from 90 %."""
+    share = binomial_share("sign_hits", "sign_trials", "point")
+    s = SimpleNamespace(rows=pd.DataFrame({"sign_hits": [2] * (hits // 2) + [0] * ((n - hits) // 2), "sign_trials": 2}))
+    est = share(CFG, s)
     assert judge_equivalence(est.value, est.se, 1.0, rel_tol=0.05, n=n).verdict == verdict
-    assert text == f"{hits}/{n} = {hits / n:.1%}" and "Clopper–Pearson 95 %" in est.tail
+    assert share.measured(CFG, s, est) == f"{hits}/{n} = {hits / n:.1%}" and "Clopper–Pearson 95 %" in est.tail
 
 
 def test_every_tested_claim_carries_its_test_record_and_paper_values_are_one_record_each():

@@ -55,6 +55,7 @@ from iclab.claims._rule import rule_table as rule_table
 from iclab.claims._sample import Sample as Sample
 from iclab.claims._statistics import across_units_or as across_units_or
 from iclab.claims._statistics import binary_units as binary_units
+from iclab.claims._statistics import binomial_share as binomial_share
 from iclab.claims._statistics import lost_units as lost_units
 from iclab.claims._statistics import measured_as as measured_as
 from iclab.claims._statistics import not_configured as not_configured
@@ -83,6 +84,7 @@ __all__ = [
     "across_units",
     "across_units_or",
     "binary_units",
+    "binomial_share",
     "within_units",
     "lost_units",
     "measured_as",

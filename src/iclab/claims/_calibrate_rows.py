@@ -47,7 +47,8 @@ A claim of one unit (one SGD run whose SE comes from its prompts) has nothing to
 from a normal law at the truth with the unit's own SE, and one unit lost leaves nothing to judge. A combine rule whose
 estimate does not follow a shift of the per-unit values (one that reads whole rows: a curve, an RMS over cells) may
 say itself how its rows sit at a truth (``combine.at_truth(config, sample, truth, rng) -> Sample``, the rows redrawn
-with the rule's own sampling noise; :func:`~iclab.claims._resample.placed_rate`); its row says so. Not simulated,
+with the rule's own sampling noise; :func:`~iclab.claims._resample.placed_rate`); its row says so. A rule whose
+estimate is bounded (``combine.bounds``, a share in [0, 1]) is simulated only at the truths inside its bounds. Not simulated,
 with the reason in the table: a combine rule that reads whole rows and does not; an every-cell claim (each cell is
 simulated at the statistic level); a claim whose run verdict has no test (a refusal, a claim not measured).
 """
@@ -127,8 +128,10 @@ def calibrate_records(
     draws: int = 1000,
     seed: int = 0,
     planned: Sequence[Mapping[str, Any]] | None = None,
+    only: set[str] | None = None,
 ) -> list[RowCalibration]:
-    """The :class:`RowCalibration` of every record, in order, on the run's ``rows`` (what its records read) and
+    """The :class:`RowCalibration` of every record (or of those whose ids are in ``only``; every record is still
+    judged, as a screen another record depends on is one), in order, on the run's ``rows`` (what its records read) and
     ``config``; each claim's draws come from :func:`iclab.stats.claim_rng` ``(seed, experiment, claim id)``, so one
     claim's row does not depend on the others. ``planned`` (the run's grid) is the judge's, as in a run: a lost
     unit or a failed cell that a claim reads makes it "not measured"."""
@@ -136,7 +139,7 @@ def calibrate_records(
     by_id = {r.id: r for r in records}
     screens = {cid: downgrade(v, claim_gate(by_id[cid], config)) for cid, v in verdicts.items()}
     out = []
-    for rec in records:
+    for rec in records if only is None else [r for r in records if r.id in only]:
         rng = claim_rng(seed, experiment, rec.id)
         out.append(_one(rec, config, rows, verdicts[rec.id], screens, draws, rng, experiment, planned, seed))
     return out
@@ -174,7 +177,7 @@ def _one(rec, config, rows, verdict: Verdict, screens, draws: int, rng, experime
     def worst_truth(judge, rng, draws: int) -> RowCalibration:
         worst: tuple[float, str, dict] | None = None
         how = " (rows placed by its combine rule)" if place else (" (one unit: drawn from its SE)" if n == 1 else "")
-        for label, truth in TRUTHS[record["judge"]](record):
+        for label, truth in _possible(TRUTHS[record["judge"]](record), rec.measure.combine):
             if place is None:
                 rates = {k: rate(rec, config, v, truth, record, screens, draws, rng, sd=sd, judge=judge)
                          for k, v in settings.items()}  # fmt: skip
@@ -190,6 +193,13 @@ def _one(rec, config, rows, verdict: Verdict, screens, draws: int, rng, experime
         return alone
     again = worst_truth(judge_as_run, claim_rng(seed, experiment, f"{rec.id} (as run)"), draws)  # as many: as strict
     return dataclasses.replace(again, as_run=True, alone=max(alone.rates.values()))
+
+
+def _possible(truths: list[tuple[str, float]], combine) -> list[tuple[str, float]]:
+    """The truths an estimate can take: those inside its combine rule's ``bounds`` (a share in [0, 1] has no truth at
+    1.05, the far edge of a 5 % tolerance around 1), all of them when it declares none."""
+    lo, hi = getattr(combine, "bounds", (-math.inf, math.inf))
+    return [(label, t) for label, t in truths if lo <= t <= hi]
 
 
 def _unit_sd(rec: ClaimRecord, config: Any, s: Sample) -> float:

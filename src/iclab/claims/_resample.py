@@ -204,7 +204,8 @@ def placed_rate(rec, config, samples, truth, record, screens, draws, rng, *, jud
     rows sit at a truth (its ``at_truth(config, sample, truth, rng) -> Sample``: the rows redrawn so that the combined
     estimate is ``truth`` in expectation, with the rule's own sampling noise). Each draw picks one of ``samples``
     (the claim's sample with a unit lost or a cell failed, or the "not measured" verdict that loss gives) and judges
-    the rows placed there; a draw whose placing or judging raises does not agree."""
+    the rows placed there; a draw whose judging raises does not agree (as in a run), while a placing that raises (a
+    truth the rule cannot place) is an error: the simulation, not the claim, is wrong."""
     offset = record["target"] if record["judge"] == "equivalence" and rec.rule.target == BASE else 0.0
     agrees = 0
     for _ in range(draws):
@@ -212,8 +213,9 @@ def placed_rate(rec, config, samples, truth, record, screens, draws, rng, *, jud
         if isinstance(s, Verdict):
             agrees += s.verdict == AGREES
             continue
+        placed = place(config, s, truth - offset, rng)
         try:
-            agrees += judge(rec, config, place(config, s, truth - offset, rng), screens).verdict == AGREES
+            agrees += judge(rec, config, placed, screens).verdict == AGREES
         except Exception:  # noqa: BLE001 - a claim whose judging raises is "not judged" in a run too
             pass
     return agrees / draws

@@ -8,6 +8,8 @@
   (:func:`iclab.stats.unit_mean`); a planned unit without a result makes the claim "not judged".
 - :func:`binary_units`: the mean over units of paired 0/1-outcome differences (question groups), its band across
   them at least as wide as the rule of three over the outcomes behind them.
+- :func:`binomial_share`: the share of trials that hit, summed over units that each hold some trials, with its
+  Clopper–Pearson interval; it places its rows at a truth itself (each unit's hits redrawn as binomial).
 - :func:`measured_as`: a measured text from a format string over the estimate and the sample.
 - :func:`whole_rows`: the column of a measure whose combine rule reads the selected rows themselves.
 - :func:`not_configured`, :func:`some_at_most`: ``ClaimRecord.not_run`` for a claim whose cells need a config value
@@ -16,6 +18,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any, Callable, Mapping
 
@@ -23,12 +26,13 @@ import numpy as np
 import pandas as pd
 
 from iclab.claims._records import Estimate, Sample
-from iclab.stats import MIN_UNITS, binary_unit_band, unit_mean
+from iclab.stats import MIN_UNITS, binary_unit_band, clopper_pearson, quantile, unit_mean
 
 __all__ = [
     "across_units_or",
     "within_units",
     "binary_units",
+    "binomial_share",
     "lost_units",
     "measured_as",
     "whole_rows",
@@ -160,6 +164,46 @@ def binary_units(outcomes: str, unit: str = "unit") -> Callable[[Any, Sample], E
 
     combine.__name__ = f"binary_units_{outcomes}"
     combine.describe = describe
+    return combine
+
+
+def binomial_share(hits: str, trials: str, unit: str = "unit") -> Callable[[Any, Sample], Estimate]:
+    r"""The combine rule of a share of trials that hit (table points whose sign follows a rule): H/N, H and N the
+    sums of the rows' ``hits`` and ``trials`` columns over the units, its SE the wider side of the Clopper–Pearson
+    95 % interval over 1.96 (the interval itself in the estimate's tail). The trials are taken as independent
+    Bernoulli draws — the model the interval states. ``n`` is N. No trials: NaN, "no uncertainty".
+
+    A share is no mean of per-unit values that a shift would move, so the row-level calibration places the rows
+    itself (``at_truth``): each unit's hits redrawn as Binomial(its trials, truth), the sampling the interval
+    states. ``bounds`` (0, 1): a truth outside them (the far edge of a tolerance around 1) is no possible share."""
+
+    def combine(config: Any, sample: Sample) -> Estimate:
+        h, n = int(sample.rows[hits].sum()), int(sample.rows[trials].sum())
+        if n == 0:
+            return Estimate(math.nan, math.nan, n=0)
+        p, (lo, hi) = h / n, clopper_pearson(h, n)
+        tail = f"Clopper–Pearson 95 % [{lo:.3f}, {hi:.3f}]"
+        return Estimate(p, max(p - lo, hi - p) / quantile(0.95), n=n, tail=tail)
+
+    def measured(config: Any, sample: Sample, est: Estimate) -> str:
+        h, n = int(sample.rows[hits].sum()), int(sample.rows[trials].sum())
+        return f"{h}/{n} = {h / n:.1%}" if n else "—"
+
+    def at_truth(config: Any, sample: Sample, truth: float, rng: np.random.Generator) -> Sample:
+        if not 0.0 <= truth <= 1.0:
+            raise ValueError(f"a share of {truth:g} is outside [0, 1]")
+        rows = sample.rows.copy()
+        rows[hits] = rng.binomial(rows[trials].to_numpy(dtype=np.int64), truth)
+        return dataclasses.replace(sample, rows=rows)
+
+    def describe(units: str) -> str:
+        return f"the share of {trials} that hit, summed over {units}, with its Clopper–Pearson 95 % interval"
+
+    combine.__name__ = f"binomial_share_{hits}"
+    combine.at_truth = at_truth  # type: ignore[attr-defined]
+    combine.bounds = (0.0, 1.0)  # type: ignore[attr-defined]
+    combine.describe = describe  # type: ignore[attr-defined]
+    combine.measured = measured  # type: ignore[attr-defined]  # its measured text: "H/N = p"
     return combine
 
 

@@ -8,6 +8,7 @@ Bayes-ratio bound; and the measured texts (the training gates are declared with 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from functools import partial
 
@@ -187,6 +188,26 @@ def sign_matching(cfg, s: Sample) -> Estimate:
     lo, hi = clopper_pearson(k, n)
     ci = (lo - SIGN_MATCH_MIN, hi - SIGN_MATCH_MIN)
     return Estimate(k / n - SIGN_MATCH_MIN, ci=ci, n=int(n), needs=seeds_to_decide(k, int(n)))
+
+
+def _sign_matching_at(cfg, s: Sample, truth: float, rng: np.random.Generator) -> Sample:
+    """The rows of ``s`` redrawn where :func:`sign_matching`'s estimate is ``truth`` in expectation (the row-level
+    calibration's least favourable truth, :func:`iclab.claims._resample.placed_rate`): each seed with live heads one
+    Bernoulli trial at :data:`SIGN_MATCH_MIN` + ``truth`` — all its models' live heads match, or none does — the
+    law the Clopper–Pearson interval states."""
+    p = SIGN_MATCH_MIN + truth
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"a matching share of {p:g} is outside [0, 1]")
+    rows = s.rows.copy()
+    live = np.isfinite(_matching(rows))
+    seeds = rows.index.get_level_values("seed")
+    hit = {seed: float(rng.random() < p) for seed in pd.unique(seeds[live])}
+    rows["diag_sign_match"] = np.where(live, [hit.get(seed, NAN) for seed in seeds], rows["diag_sign_match"])
+    return dataclasses.replace(s, rows=rows)
+
+
+sign_matching.at_truth = _sign_matching_at  # type: ignore[attr-defined]
+sign_matching.bounds = (-SIGN_MATCH_MIN, 1.0 - SIGN_MATCH_MIN)  # type: ignore[attr-defined]
 
 
 def seeds_to_decide(k: float, n: int, most: int = 10_000) -> str:

@@ -19,10 +19,10 @@ from iclab.experiments.ood.ood_error import ood_cell
 from iclab.experiments.ood.pretrain import pretrain, pretrain_cell
 from iclab.experiments.ood.tiny import tiny_cell
 
-__all__ = ["cells", "run_cell", "shared", "budget"]
+__all__ = ["cells", "gamma_rows", "run_cell", "shared", "budget"]
 
 
-def _gamma_rows(cfg: OodConfig) -> dict[float, list[float]]:
+def gamma_rows(cfg: OodConfig) -> dict[float, list[float]]:
     """γ1 -> sorted γ2 list: the phase grid for every grid γ1, plus the table and dense γ2 for each table γ1."""
     grid = [round(float(v), 6) for v in np.linspace(-1, 1, cfg.phase_grid)]
     dense = [round(float(v), 6) for v in np.linspace(-1, 1, cfg.dense_gamma2)]
@@ -34,7 +34,7 @@ def _gamma_rows(cfg: OodConfig) -> dict[float, list[float]]:
 
 def cells(cfg: OodConfig) -> list[dict]:
     out = [{"part": "pretrain", "seed": cfg.seed}, {"part": "ood", "seed": cfg.seed}]
-    out += [{"part": "forget", "gamma1": g1, "gamma2": g2s, "seed": cfg.seed} for g1, g2s in _gamma_rows(cfg).items()]
+    out += [{"part": "forget", "gamma1": g1, "gamma2": g2s, "seed": cfg.seed} for g1, g2s in gamma_rows(cfg).items()]
     out += [
         {"part": "tiny", "layers": int(n), "seed": cfg.seed, "replicate": i}
         for i in range(cfg.tiny_seeds)

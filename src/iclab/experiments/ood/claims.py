@@ -10,9 +10,9 @@ The records read the judged rows (:func:`judged_rows`): the stored cells (``view
 their lists, one row per unit (:func:`~iclab.experiments.ood.tables.unit_rows`: per SGD run, angle, feature, table
 point, target domain). Each record names its cells (``part``, the ``view``, and θ, γ1, γ2 or the depth), the
 measured column and its unit of replication, so the one judge selects, pairs and combines the units
-(:mod:`iclab.experiments.ood.statistics` holds the few combine rules and measured texts of its own). Only the two
-shares of forget points that follow a rule (``forget-sign-rule``, ``forget-alpha-rises``) still read the whole forget
-table (a Clopper–Pearson share is no mean of per-unit values).
+(:mod:`iclab.experiments.ood.statistics` holds the few combine rules and measured texts of its own). The two shares
+of forget points that follow a rule (``forget-sign-rule``, ``forget-alpha-rises``) take the point as the unit and
+sum its hits (:func:`iclab.claims.binomial_share`, Clopper–Pearson).
 
 Not claims: what holds for any run of the model as specified is a test (``tests/test_claim_identities.py``): the
 conservation law α_k + Σ_m β_mk = 0 (v̄ᵀ∇Q = 0 under any objective), random guessing c(K−1)/K for span U ⟂ span V
@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from iclab.claims import ClaimRecord, Measure, PilotMinimum, Rule, across_units_or
+from iclab.claims import ClaimRecord, Measure, PilotMinimum, Rule, across_units_or, binomial_share
 from iclab.experiments.ood import statistics as st
 from iclab.experiments.ood.reference import PAPER_ENCODER_F, PAPER_F, PAPER_OOD, PAPER_TINY
+from iclab.experiments.ood.cells import gamma_rows
 from iclab.experiments.ood.tables import CELL, unit_rows
 
 __all__ = ["claims", "judged_rows", "TV", "PV", "ED"]
@@ -86,9 +87,18 @@ def judged_rows(config, results: pd.DataFrame) -> pd.DataFrame:
     return cells if units.empty else pd.concat([cells, units], ignore_index=True)
 
 
-def _read(read, part: str, unit: tuple = ("part",), **where) -> Measure:
-    """The stored cells ``part`` (+ ``where``) read whole by ``read(config, sample) -> (Estimate, measured text)``."""
-    return Measure({"part": part, "view": CELL, **where}, unit=unit, **st.reading(read))
+def _forget_points(config) -> list[dict]:
+    """Every (γ1, γ2) point of the forget cells (a share over them is never judged on a subset)."""
+    return [{"gamma1": g1, "gamma2": g2} for g1, g2s in gamma_rows(config).items() for g2 in g2s]
+
+
+def _shares(what: str) -> Measure:
+    """The share of the forget points' features that follow a rule (``what``: ``sign``, ``alpha``), the point the
+    unit (:func:`iclab.claims.binomial_share` over its ``{what}_hits`` of ``{what}_trials``), every point needed."""
+    share = binomial_share(f"{what}_hits", f"{what}_trials", "point")
+    where = {"part": "forget", "view": "point"}
+    return Measure(where, f"{what}_hits", ("gamma1", "gamma2"), combine=share, measured=share.measured,
+                   cells=_forget_points)  # fmt: skip
 
 
 def _units(part: str, view: str, column: str, unit: tuple, measured, **kw) -> Measure:
@@ -286,7 +296,6 @@ def _ood(cfg) -> list[ClaimRecord]:
 
 
 def _forgetting() -> list[ClaimRecord]:
-    every = ("gamma1",)  # every forget cell: one per γ1
     out = [
         ClaimRecord(
             "forget-sign-rule",
@@ -297,7 +306,7 @@ def _forgetting() -> list[ClaimRecord]:
             "interval)",
             paper_value="every point",
             headline=True,
-            measure=_read(st.sign_rule, "forget", every),
+            measure=_shares("sign"),
             rule=Rule("equivalence", rel_tol=0.05, target=1.0),
         ),
         ClaimRecord(
@@ -308,7 +317,7 @@ def _forgetting() -> list[ClaimRecord]:
             quantity="share of (γ1, γ2, k) with γ_k ≠ 0 where the source α rises (Clopper–Pearson 95 % interval)",
             paper_value="always",
             headline=True,
-            measure=_read(st.alpha_rises, "forget", every),
+            measure=_shares("alpha"),
             rule=Rule("equivalence", rel_tol=0.05, target=1.0),
         ),
         ClaimRecord(

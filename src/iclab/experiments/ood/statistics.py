@@ -12,39 +12,22 @@ A cell of this experiment is one row whose replicates are lists (SGD runs, featu
   (``Measure.se_column``, :data:`own_se`; independent differences are paired by the judge, their SEs combined by
   hypot); the weight-gap excess carries its own bootstrap interval (:func:`own_interval`); attention masses with
   exact counts float64 rounding (:func:`rounding_only`).
-- Shares of points that follow a rule are read from the whole forget table with their Clopper–Pearson SE
-  (:func:`share`, through :func:`reading`: a share is no mean of per-unit values whose shift it would follow).
+- Shares of forget points that follow a rule are the judge's :func:`iclab.claims.binomial_share` over the points.
 """
 
 from __future__ import annotations
 
 import math
-from functools import partial
 
 import numpy as np
 import pandas as pd
 
-from iclab.claims import Estimate, Sample, whole_rows, within_units
-from iclab.experiments.ood.tables import forget_table
-from iclab.stats import clopper_pearson, mean_se
+from iclab.claims import Estimate, Sample, within_units
+from iclab.stats import mean_se
 
-__all__ = ["ROUNDING", "across_runs_and_grid", "own_interval", "own_se", "reading", "rounding_only", "share"]
+__all__ = ["ROUNDING", "across_runs_and_grid", "own_interval", "own_se", "rounding_only"]
 
 ROUNDING = 1e-15  # relative float64 rounding: the uncertainty of a deterministic quantity
-
-
-def _combine(read, config, s: Sample) -> Estimate:
-    return read(config, s)[0]
-
-
-def _measured(read, config, s: Sample, est: Estimate) -> str:
-    return read(config, s)[1]
-
-
-def reading(read) -> dict:
-    """The ``Measure`` fields of the reading rule ``read``: the placeholder column (it reads the rows itself), its
-    estimate (``combine``) and its measured text (``measured``)."""
-    return {"column": whole_rows, "combine": partial(_combine, read), "measured": partial(_measured, read)}
 
 
 def _runs(values, target: float = 1.0, extra_var: float = 0.0) -> tuple[Estimate, float, int]:
@@ -214,32 +197,3 @@ def second_peak_text(cfg, s: Sample, est: Estimate) -> str:
 
 def domain_text(cfg, s: Sample, est: Estimate) -> str:
     return f"mean ρ = {est.value:+.2f} over {est.n} target domains"
-
-
-# --- readings of the whole forget table (shares) ------------------------------------------------------------------
-
-
-def share(hits: int, n: int) -> tuple[Estimate, str]:
-    """The share ``hits / n`` with the SE read off its Clopper–Pearson 95 % interval (the interval in the tail)."""
-    if n == 0:
-        return Estimate(float("nan"), float("nan"), n=0), "—"
-    p, (lo, hi) = hits / n, clopper_pearson(hits, n)
-    est = Estimate(p, max(p - lo, hi - p) / 1.959964, n=n, tail=f"Clopper–Pearson 95 % [{lo:.3f}, {hi:.3f}]")
-    return est, f"{hits}/{n} = {p:.1%}"
-
-
-def _forget(s: Sample) -> pd.DataFrame:
-    """One row per (γ1, γ2) of the selected forget cells (:func:`~iclab.experiments.ood.tables.forget_table`)."""
-    return forget_table(s.rows.copy().reset_index())
-
-
-def sign_rule(cfg, s: Sample):
-    ft = _forget(s)
-    return share(int((ft["forgot1"] == ft["pred1"]).sum() + (ft["forgot2"] == ft["pred2"]).sum()), 2 * len(ft))
-
-
-def alpha_rises(cfg, s: Sample):
-    ft = _forget(s)
-    pairs = zip(list(ft["gamma1"]) + list(ft["gamma2"]), list(ft["dAlphaV1"]) + list(ft["dAlphaV2"]))
-    rises = [float(a) > 0 for g, a in pairs if abs(g) > 1e-9]
-    return share(sum(rises), len(rises))

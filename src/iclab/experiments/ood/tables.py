@@ -85,7 +85,9 @@ def unit_rows(cfg, df: pd.DataFrame) -> pd.DataFrame:
       (``alpha_u_ratio``); view ``inspan`` (``rotation``, ``feature``): MC / exact per-feature error
       (``inspan_ratio`` ± ``inspan_ratio_se``);
     - ``forget``, view ``point`` (``gamma1``, ``gamma2``): F, F_theory, ``F_ratio`` (F / F_theory, NaN where
-      |F_theory| < 1e-5) and ``table_point`` (γ1 and γ2 in the config's table); view ``ft_run`` (``gamma1``,
+      |F_theory| < 1e-5), ``table_point`` (γ1 and γ2 in the config's table) and the counts of its two features
+      that follow the sign rule and whose source α rises (``sign_hits``/``sign_trials``,
+      ``alpha_hits``/``alpha_trials``); view ``ft_run`` (``gamma1``,
       ``gamma2``, ``run``): F of each SGD fine-tuning at a table point (``F_run``);
     - ``tiny``, view ``point`` (``layers``, ``replicate``, ``gamma2``): F ± ``F_se`` over one network's evaluation
       prompts;
@@ -207,6 +209,8 @@ def _forget_units(cfg, r) -> list[dict]:
                     "table_point": on1 and bool(np.isclose(g2, cfg.gamma2_table).any()),
                 }
             )
+        for i, row in enumerate(rows):
+            row.update(_rule_hits(r, i, (g1, row["gamma2"])))
     if _lists(r, "rep_gamma2", "rep_F"):
         seen: set[float] = set()
         for g2, runs in zip(r["rep_gamma2"], r["rep_F"]):
@@ -218,6 +222,21 @@ def _forget_units(cfg, r) -> list[dict]:
                 for j, f in enumerate(runs)
             ]
     return rows
+
+
+def _rule_hits(r, i: int, gammas: tuple[float, float]) -> dict:
+    """Point ``i`` of a forget cell ``r``, its two features k: how many follow the sign rule (``sign_hits`` of
+    ``sign_trials`` = 2: measured forgetting sign = predicted) and, of those with γ_k ≠ 0, how many raise their
+    source α (``alpha_hits`` of ``alpha_trials``); none where the cell lacks the lists."""
+    out: dict = {}
+    if _lists(r, "forgot1", "forgot2", "pred1", "pred2"):
+        out["sign_hits"] = sum(int(r[f"forgot{k}"][i] == r[f"pred{k}"][i]) for k in (1, 2))
+        out["sign_trials"] = 2
+    if _lists(r, "dAlphaV1", "dAlphaV2"):
+        live = [k for k in (1, 2) if abs(gammas[k - 1]) > 1e-9]
+        out["alpha_hits"] = sum(int(float(r[f"dAlphaV{k}"][i]) > 0) for k in live)
+        out["alpha_trials"] = len(live)
+    return out
 
 
 def tiny_means(tiny: pd.DataFrame) -> dict[int, dict]:

@@ -9,6 +9,7 @@ agrees."""
 
 from __future__ import annotations
 
+import dataclasses
 from itertools import product
 
 import numpy as np
@@ -75,6 +76,30 @@ def log_tau_slope(cfg, s: Sample) -> Estimate:
     "too little power" verdict asks for "a larger sample"."""
     slope, lo, hi, _ = trend(cfg, s.rows.reset_index())
     return Estimate(slope, ci=(lo, hi), n=0)
+
+
+def _no_trend(cfg, s: Sample, truth: float, rng: np.random.Generator) -> Sample:
+    """The noise cells of ``s`` redrawn with no trend (the direction claim's least favourable truth, the row-level
+    calibration's :func:`iclab.claims._resample.placed_rate`): every cell's questions are question groups drawn with
+    replacement from one noise cell of the run, picked at random, so the cells are exchangeable — each has the same
+    true best τ — and the slope on the noise ratio has expectation 0 (the ratios' deviations sum to 0)."""
+    if truth != 0.0:
+        raise ValueError(f"the trend is placed at no trend only, not at a slope of {truth:g}")
+    rows = s.rows.copy()
+    src = rows.iloc[int(rng.integers(len(rows)))]
+    em, group = np.asarray(src["em"], dtype=float), np.asarray(src["group"])
+    members = [np.flatnonzero(group == g) for g in range(int(group.max()) + 1)]
+    ems, groups = [], []
+    for _ in range(len(rows)):
+        picks = rng.integers(len(members), size=len(members))
+        ems.append(em[:, np.concatenate([members[g] for g in picks])].tolist())
+        groups.append(np.repeat(np.arange(len(picks)), [len(members[g]) for g in picks]).tolist())
+    rows["em"] = pd.Series(ems, index=rows.index, dtype=object)
+    rows["group"] = pd.Series(groups, index=rows.index, dtype=object)
+    return dataclasses.replace(s, rows=rows)
+
+
+log_tau_slope.at_truth = _no_trend  # type: ignore[attr-defined]
 
 
 def noise_cells(cfg) -> list[dict]:
