@@ -95,6 +95,32 @@ def test_a_failed_cell_of_a_claim_over_a_table_never_agrees():
     assert cal.rates["one cell failed"] == cal.rates["one unit lost"] == 0.0 < cal.rates["all units"], cal.rates
 
 
+def _every_cell(combine=None, **measure) -> ClaimRecord:
+    rule = Rule("every cell", rel_tol=0.05, target="theory", by=("N",))
+    return _record(rule, unit=("N", "seed"), **({"combine": combine} if combine else {}), **measure)
+
+
+def test_an_every_cell_claim_puts_one_cell_at_its_edge_and_the_others_at_their_targets():
+    """Three cells of 25 normal seeds each: one cell at target·(1 ± 5 %), the others at target, each cell's seeds
+    resampled: an intersection–union test agrees at most 5 % of the time there, and can agree."""
+    cal = _one(_every_cell(), _table(seeds=25, cells=(10, 20, 40)), draws=400)
+    assert cal.passes and "of its target, the other cells at theirs" in cal.truth and cal.units == 75, cal
+    assert 0 < max(cal.rates.values()) <= NOMINAL + 2 * cal.mc_se("all units"), cal.rates
+
+
+def test_an_every_cell_claim_whose_rule_understates_its_uncertainty_fails():
+    cal = _one(_every_cell(understated), _table(seeds=25, cells=(10, 20, 40)), draws=400)
+    assert cal.passes is False and cal.rates["all units"] > 0.2, cal.rates
+
+
+def test_an_every_cell_claim_that_names_its_cells_is_not_measured_when_one_fails():
+    def every_n(config):
+        return [{"N": n, "seed": s} for n in (10, 20) for s in range(12)]
+
+    cal = _one(_every_cell(cells=every_n), _table(cells=(10, 20)), draws=300)
+    assert cal.rates["one cell failed"] == cal.rates["one unit lost"] == 0.0 < cal.rates["all units"], cal.rates
+
+
 def _from_rows(config, sample) -> Estimate:
     """A combine rule that reads the rows (not the per-unit values): a shift of the values does not move it."""
     g = sample.rows["G"].to_numpy(float)

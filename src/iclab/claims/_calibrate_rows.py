@@ -48,9 +48,10 @@ from a normal law at the truth with the unit's own SE, and one unit lost leaves 
 estimate does not follow a shift of the per-unit values (one that reads whole rows: a curve, an RMS over cells) may
 say itself how its rows sit at a truth (``combine.at_truth(config, sample, truth, rng) -> Sample``, the rows redrawn
 with the rule's own sampling noise; :func:`~iclab.claims._resample.placed_rate`); its row says so. A rule whose
-estimate is bounded (``combine.bounds``, a share in [0, 1]) is simulated only at the truths inside its bounds. Not simulated,
-with the reason in the table: a combine rule that reads whole rows and does not; an every-cell claim (each cell is
-simulated at the statistic level); a claim whose run verdict has no test (a refusal, a claim not measured).
+estimate is bounded (``combine.bounds``, a share in [0, 1]) is simulated only at the truths inside its bounds. An
+every-cell claim puts one cell at the edge of its margin and the others at their targets, each cell's units drawn
+as above (:mod:`iclab.claims._calibrate_cells`). Not simulated, with the reason in the table: a combine rule that
+reads whole rows and does not; a claim whose run verdict has no test (a refusal, a claim not measured).
 """
 
 from __future__ import annotations
@@ -60,11 +61,10 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-import numpy as np
 import pandas as pd
 
 from iclab.claims._gates import PilotMinimum
-from iclab.claims._cells import cell_mask
+from iclab.claims._calibrate_cells import every_cell_rates, failed_tables, lost_tables
 from iclab.claims._judge import claim_gate, downgrade
 from iclab.claims._records import ClaimRecord, Sample, _sample, judge_as_run, judge_records, judge_sample
 from iclab.claims._resample import (
@@ -83,6 +83,8 @@ __all__ = ["NOMINAL", "RowCalibration", "calibrate_records"]
 
 #: at most this many distinct failed cells are tried per claim (each rebuilds the claim's sample once)
 MAX_FAILED_CELLS = 40
+#: an every-cell claim rebuilds every cell's sample per lost unit or failed cell (hundreds of cells on a curve table)
+EVERY_CELL_TABLES = 8
 _SETTINGS = ("all units", "one unit lost", "one cell failed")
 
 
@@ -148,8 +150,12 @@ def calibrate_records(
 def _one(rec, config, rows, verdict: Verdict, screens, draws: int, rng, experiment: str, planned, seed: int = 0
          ) -> RowCalibration:  # fmt: skip
     base = RowCalibration(experiment, rec.id, rec.rule.kind, 0, verdict.verdict)
-    if rec.rule.kind == "every cell":
-        return dataclasses.replace(base, why="every cell: each cell is simulated at the statistic level (section 6)")
+    if rec.rule.kind == "every cell":  # one cell at the edge of its margin, the others at their targets
+        got = every_cell_rates(rec, config, rows, planned, screens, draws, rng, EVERY_CELL_TABLES)
+        if isinstance(got, str):
+            return dataclasses.replace(base, why=got)
+        truth, rates, units = got
+        return dataclasses.replace(base, units=units, truth=truth, draws=draws, rates=rates)
     sample = _sample(rec, config, rows, planned)
     if isinstance(sample, Verdict):
         return dataclasses.replace(base, why=f"no sample: {sample.reason}")
@@ -219,30 +225,12 @@ def _lost_samples(
 ) -> list[Sample | Verdict]:
     """The claim's sample (or its "not measured" verdict) with every row of one unit removed from the table — a
     model, a seed, a question group lost everywhere — for up to :data:`MAX_FAILED_CELLS` of its units."""
-    unit = [c for c in rec.measure.unit if c in rows.columns]
-    keys = sample.rows.index.to_frame(index=False)[unit].drop_duplicates() if unit else pd.DataFrame()
-    picks = np.arange(len(keys))
-    if len(picks) > MAX_FAILED_CELLS:
-        picks = np.sort(rng.choice(picks, MAX_FAILED_CELLS, replace=False))
-    out: list[Sample | Verdict] = []
-    for i in picks:
-        lost = np.asarray(cell_mask(rows, keys.iloc[i].to_dict()), dtype=bool)
-        out.append(_sample(rec, config, rows[~lost], planned))
+    out = [_sample(rec, config, t, planned) for t in lost_tables(rec, rows, sample, rng, MAX_FAILED_CELLS)]
     return out or [sample]
 
 
 def _failed_samples(rec: ClaimRecord, config: Any, rows: pd.DataFrame, rng, planned) -> list[Sample | Verdict]:
     """The claim's sample (or its "not measured" verdict) with one row of its cells removed, for up to
     :data:`MAX_FAILED_CELLS` of its rows: the selection, the baseline and every cell ``Measure.cells`` names."""
-    m = rec.measure
-    wanted = m.selections() + m.named_cells(config)
-    mask = np.zeros(len(rows), dtype=bool)
-    for w in wanted:
-        mask |= np.asarray(cell_mask(rows, w), dtype=bool)
-    positions = np.flatnonzero(mask)
-    if len(positions) > MAX_FAILED_CELLS:
-        positions = np.sort(rng.choice(positions, MAX_FAILED_CELLS, replace=False))
-    out: list[Sample | Verdict] = []
-    for p in positions:
-        out.append(_sample(rec, config, rows.iloc[np.delete(np.arange(len(rows)), p)], planned))
+    out = [_sample(rec, config, t, planned) for t in failed_tables(rec, config, rows, rng, MAX_FAILED_CELLS)]
     return out or [_sample(rec, config, rows, planned)]
