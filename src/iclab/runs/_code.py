@@ -24,6 +24,8 @@ _JUDGING_PACKAGES = ("cli", "report", "claims", "__main__.py")
 #: file names that, in an experiment package, hold its claims, statistics for them, the tables they read from the
 #: results, notes and figures
 _JUDGING_NAMES = ("claims.py", "statistics.py", "tables.py", "results.py", "notes.py", "figures.py")
+#: a judging module split in parts: ``claims_finetune.py`` beside ``claims.py``
+_JUDGING_PREFIXES = ("claims_", "statistics_", "notes_", "figures_")
 #: the report helpers inside ``iclab.experiments`` (the judge core is the package ``iclab.claims``)
 _JUDGING_CORE = ("_notes.py", "_plot.py")
 
@@ -37,7 +39,9 @@ def is_judging(relative: str | PurePosixPath) -> bool:
         return True
     if parts[0] != "experiments":
         return False
-    return parts[-1] in (_JUDGING_CORE if len(parts) == 2 else _JUDGING_NAMES)
+    if len(parts) == 2:
+        return parts[-1] in _JUDGING_CORE
+    return parts[-1] in _JUDGING_NAMES or parts[-1].startswith(_JUDGING_PREFIXES)
 
 
 def source_files() -> list[PurePosixPath]:

@@ -142,7 +142,7 @@ _LONG = dict(
 )
 
 # Sized once from the reference shipped 2026-12-01 (10 SGD runs, 15 table points) used as a pilot, its spread and
-# not its verdicts (issue 38; claims.ALPHA_STAR_MIN_RUNS, claims.FORGET_F_MIN_POINTS, docs/pilot_minimums.py): 34 SGD
+# not its verdicts (issue 38; claims_common.ALPHA_STAR_MIN_RUNS, claims_common.FORGET_F_MIN_POINTS, docs/pilot_minimums.py): 34 SGD
 # pre-trainings (1 + sgd_repeats) for alpha-star-vs-gd, and at least 54 (γ1, γ2) table points for forget-F-vs-gd:
 # γ2 from -0.9 to 0.8 in steps of 0.1, and 0.95, with the paper's -0.9, -0.2, 0, 0.5, 0.95 among them (3 × 19 =
 # 57 points). The tiny transformers: 5 per depth, so the tiny effect claims have an SE across trained networks (the
