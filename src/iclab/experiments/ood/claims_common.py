@@ -6,7 +6,6 @@ use (a derived view's column per unit, one unit with its own SE, the forget shar
 
 from __future__ import annotations
 
-
 from iclab.claims import Measure, binomial_share
 from iclab.experiments.ood import statistics as st
 from iclab.experiments.ood.cells import gamma_rows

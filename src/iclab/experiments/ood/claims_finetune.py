@@ -6,7 +6,6 @@ lists them with the pretraining and OOD-error records.
 
 from __future__ import annotations
 
-
 from iclab.claims import ClaimRecord, Measure, PilotMinimum, Rule, across_units_or
 from iclab.experiments.ood import statistics as st
 from iclab.experiments.ood.reference import PAPER_ENCODER_F, PAPER_F, PAPER_TINY
@@ -35,6 +34,8 @@ __all__ = ["forgetting_claims", "tiny_claims", "minilm_claims"]
 
 
 def forgetting_claims() -> list[ClaimRecord]:
+    """Forgetting on the K = 2 table: the sign rule and the source α (shares of points), F against population GD at
+    N, and the second-hand F values."""
     out = [
         ClaimRecord(
             "forget-sign-rule",
@@ -136,6 +137,7 @@ def _tiny_F(layers: int, g2: float, base: int | None = None, minimum: int = 0) -
 
 
 def tiny_claims() -> list[ClaimRecord]:
+    """The tiny transformers' forgetting: F by depth, paired on the trained network, and the second-hand values."""
     tiny = {"tiny_gamma1": 1.0, "tiny_width": 16}
     source = f"{SUMMARY} (forgetting table, TinyTransformer)"
     out = [
@@ -199,6 +201,7 @@ def _peak(scenario: str) -> Measure:
 
 
 def minilm_claims() -> list[ClaimRecord]:
+    """MiniLM: rotated hidden states raise the source loss; the weight-gap shift's second peak; domain similarity."""
     paired = "paired over test sentences"
     prominence = "second-largest peak prominence minus 10 % of the curve's range over one turn"
     return [
