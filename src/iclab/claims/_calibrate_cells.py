@@ -4,7 +4,7 @@ other kinds): the claim agrees when every cell's 95 % interval lies within ±ε 
 target·(1 ± ε), and every other cell at its target. Each draw resamples every cell's own units with replacement and
 shifts them so that the cell's combined estimate sits at its truth (a cell of one unit: its value drawn from a normal
 law at the truth with its own SE), then judges the cells through the run's code path
-(:func:`~iclab.claims._records.judge_cell_parts` and the record's gates). Up to :data:`MAX_EDGE_CELLS` cells, picked
+(:func:`~iclab.claims._every_cell.judge_cell_parts` and the record's gates). Up to :data:`MAX_EDGE_CELLS` cells, picked
 at random, are each put at both edges; the worst rate is reported, in the three settings of the other kinds (all
 units; one unit lost; one cell failed, where a claim that names its cells is "not measured"), each over fewer lost
 units and failed cells than the other kinds (every cell's sample is rebuilt per table).
@@ -18,7 +18,8 @@ import numpy as np
 import pandas as pd
 
 from iclab.claims._cells import cell_mask
-from iclab.claims._records import ClaimRecord, Sample, _gated, _sample, every_cell_parts, judge_cell_parts
+from iclab.claims._every_cell import every_cell_parts, judge_cell_parts
+from iclab.claims._records import ClaimRecord, Sample, _gated, _sample
 from iclab.claims._resample import _Units, centre, follows_shift
 from iclab.stats import AGREES, Verdict, quantile
 

@@ -58,6 +58,7 @@ from iclab.claims._gates import Setting as Setting
 from iclab.claims._gates import StandIn as StandIn
 from iclab.claims._judge import Claim, claim_gate, downgrade
 from iclab.claims._resample import small_sample_gate
+from iclab.claims._every_cell import every_cell_verdict
 from iclab.claims._sample import Sample, sample_of
 from iclab.errors import ConfigError
 from iclab.claims._rule import BASE, TEST_KINDS, Rule, cannot_fail, mean_over_units, units_of
@@ -68,7 +69,6 @@ from iclab.stats import (
     judge_absence,
     judge_direction,
     judge_equivalence,
-    judge_every_cell,
     judge_value,
     mean_se,
     not_judged,
@@ -325,7 +325,7 @@ def _judge_one(
     if isinstance(sample, Verdict):
         return sample
     if rec.rule.kind == "every cell":
-        return _gated(_every_cell(rec, config, results, sample), rec, config, sample, screens)
+        return _gated(every_cell_verdict(rec, config, results, sample), rec, config, sample, screens)
     return judge_as_run(rec, config, sample, screens)
 
 
@@ -418,44 +418,3 @@ def _test(t: Rule, est: Estimate, sample: Sample, n: int) -> Verdict:
 def _interval(est: Estimate) -> tuple[float, float]:
     half = quantile(0.95, est.dof) * est.se
     return est.value - half, est.value + half
-
-
-def _every_cell(rec: ClaimRecord, config: Any, results: pd.DataFrame, sample: Sample) -> Verdict:
-    """Every-cell test: one estimate per cell (``rule.by``) of the whole selection ``sample`` against the cell's
-    ``rule.target`` column (the gates then read the whole selection; ``note`` and ``measured`` read one estimate,
-    which an every-cell test does not have)."""
-    parts = every_cell_parts(rec, config, results, sample)
-    return parts if isinstance(parts, Verdict) else judge_cell_parts(rec, config, parts)
-
-
-def every_cell_parts(
-    rec: ClaimRecord, config: Any, results: pd.DataFrame, sample: Sample
-) -> list[tuple[str, Sample, float]] | Verdict:
-    """The cells of an every-cell record: ``(label, the cell's Sample, its target)`` per cell (``rule.by``) of the
-    selection ``sample``, the target the mean of the cell's ``rule.target`` column; "not judged" when a cell has no
-    sample. The row-level calibration draws each cell's units at its own truth
-    (:mod:`iclab.claims._calibrate_cells`)."""
-    m, t = rec.measure, rec.rule
-    parts = []
-    for key, g in sample.rows.reset_index().groupby(list(t.by), sort=True):
-        cell = dict(zip(t.by, key if isinstance(key, tuple) else (key,)))  # a text and a number keep their types
-        base = None if m.base is None else {**m.base, **cell}  # paired within the cell
-        sub = sample_of(dataclasses.replace(m, where={**m.where, **cell}, base=base, cells=None), config, results)
-        if isinstance(sub, str):
-            return not_judged(sub)
-        parts.append((", ".join(f"{c} = {k}" for c, k in cell.items()), sub, float(g[t.target].mean())))
-    return parts
-
-
-def judge_cell_parts(rec: ClaimRecord, config: Any, parts: Sequence[tuple[str, Sample, float]]) -> Verdict:
-    """:func:`iclab.stats.judge_every_cell` over the cells :func:`every_cell_parts` gives, each combined by the
-    record's combine rule (a refusal in any cell: "not judged")."""
-    m, t = rec.measure, rec.rule
-    cells = []
-    for label, sub, target in parts:
-        est = m.combine(config, sub)
-        if est.refused:
-            return not_judged(est.refused)
-        cells.append((label, est.value, est.se if est.se is not None else float("nan"), target))
-    n = getattr(config, t.n) if t.n else None
-    return judge_every_cell(cells, rel_tol=t.rel_tol, n=n)
