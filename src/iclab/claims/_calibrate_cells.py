@@ -23,7 +23,7 @@ from iclab.claims._records import ClaimRecord, Sample, _gated, _sample
 from iclab.claims._resample import _Units, centre, follows_shift
 from iclab.stats import AGREES, Verdict, quantile
 
-__all__ = ["MAX_EDGE_CELLS", "every_cell_rates", "failed_tables", "lost_tables"]
+__all__ = ["MAX_EDGE_CELLS", "every_cell_rates", "failed_tables", "lost_tables", "unit_sd"]
 
 #: cells put at the edge of their margin per claim (each at both edges)
 MAX_EDGE_CELLS = 3
@@ -56,8 +56,9 @@ def failed_tables(rec: ClaimRecord, config: Any, rows: pd.DataFrame, rng, most: 
     return [rows.iloc[np.delete(np.arange(len(rows)), p)] for p in positions]
 
 
-def _unit_sd(rec: ClaimRecord, config: Any, s: Sample) -> float:
-    """The SE a one-unit cell's estimate states (its combine rule's SE, else its interval's half-width / 1.96)."""
+def unit_sd(rec: ClaimRecord, config: Any, s: Sample) -> float:
+    """The SE a one-unit sample's estimate states (its combine rule's SE, from the unit's own spread, else its
+    interval's half-width / 1.96), or 0."""
     est = rec.measure.combine(config, s)
     if est.refused:
         return 0.0
@@ -89,7 +90,7 @@ def every_cell_rates(
     for label, sub, _ in parts:
         if not follows_shift(rec, config, sub):
             return f"its combine rule reads whole rows in cell {label}: its estimate does not follow a shift"
-        if len(sub.values) == 1 and not _unit_sd(rec, config, sub) > 0:
+        if len(sub.values) == 1 and not unit_sd(rec, config, sub) > 0:
             return f"cell {label} is one unit without an uncertainty of its own: nothing to draw"
     settings = {
         "all units": [whole],
@@ -152,5 +153,5 @@ def _draw(part: tuple[str, Sample, float], ready: tuple[_Units, float, float], r
 def _centred(rec, config, sub: Sample, truth: float) -> tuple[_Units, float, float]:
     """A cell's units ready to draw: the shift that puts its estimate at ``truth`` and, for one unit, its SE."""
     delta = centre(rec, config, sub, truth, _NO_OFFSET)
-    sd = _unit_sd(rec, config, sub) if len(sub.values) == 1 else 0.0
+    sd = unit_sd(rec, config, sub) if len(sub.values) == 1 else 0.0
     return _Units(rec, sub), 0.0 if delta is None else delta, sd

@@ -64,7 +64,7 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from iclab.claims._gates import PilotMinimum
-from iclab.claims._calibrate_cells import every_cell_rates, failed_tables, lost_tables
+from iclab.claims._calibrate_cells import every_cell_rates, failed_tables, lost_tables, unit_sd
 from iclab.claims._judge import claim_gate, downgrade
 from iclab.claims._records import ClaimRecord, Sample, _sample, judge_as_run, judge_records, judge_sample
 from iclab.claims._resample import (
@@ -77,7 +77,7 @@ from iclab.claims._resample import (
     rate,
     within_nominal,
 )
-from iclab.stats import Verdict, claim_rng, quantile
+from iclab.stats import Verdict, claim_rng
 
 __all__ = ["NOMINAL", "RowCalibration", "calibrate_records"]
 
@@ -171,7 +171,7 @@ def _one(rec, config, rows, verdict: Verdict, screens, draws: int, rng, experime
         return dataclasses.replace(base, why="its combine rule reads whole rows: its estimate does not follow a shift")
     sd = 0.0
     if n == 1 and place is None:  # nothing to resample: the unit's value is drawn from a normal law with its own SE
-        sd = _unit_sd(rec, config, sample)
+        sd = unit_sd(rec, config, sample)
         if not sd > 0:
             return dataclasses.replace(base, why="one unit without an uncertainty of its own: nothing to draw")
     settings = {
@@ -206,18 +206,6 @@ def _possible(truths: list[tuple[str, float]], combine) -> list[tuple[str, float
     1.05, the far edge of a 5 % tolerance around 1), all of them when it declares none."""
     lo, hi = getattr(combine, "bounds", (-math.inf, math.inf))
     return [(label, t) for label, t in truths if lo <= t <= hi]
-
-
-def _unit_sd(rec: ClaimRecord, config: Any, s: Sample) -> float:
-    """The SE of a one-unit sample's estimate (its combine rule's, from the unit's own spread), or 0."""
-    est = rec.measure.combine(config, s)
-    if est.refused:
-        return 0.0
-    if est.se is not None and math.isfinite(est.se):
-        return float(est.se)
-    if est.ci is not None:
-        return abs(float(est.ci[1]) - float(est.ci[0])) / (2 * quantile(0.95))
-    return 0.0
 
 
 def _lost_samples(
