@@ -214,6 +214,23 @@ def test_real_text_too_short_is_a_config_error(monkeypatch, text):
         real_dispersion._segment_ids(config, tok, 0 if text == "country" else 1, 128 if text == "country" else 64)
 
 
+def test_a_new_seed_measures_new_text_segments():
+    """The real cells of runs with different seeds read disjoint text segments (a fresh reference must not re-measure
+    its pilot's text: the measurement is deterministic, so the same segments would be the pilot's units again); seed
+    0 keeps segments 0 … real_segments − 1."""
+    from iclab.experiments.dispersion import real_dispersion
+    from iclab.experiments.dispersion.cells import cells
+
+    exp = get_experiment("dispersion")
+    picked = {}
+    for seed in (0, 1, 2):
+        config = exp.config("paper", {"seed": seed})
+        picked[seed] = {real_dispersion.text_segment(config, c) for c in cells(config) if c["part"] == "real"}
+        assert len(picked[seed]) == config.real_segments
+    assert picked[0] == set(range(exp.config("paper").real_segments))
+    assert not picked[0] & picked[1] and not picked[1] & picked[2] and not picked[0] & picked[2]
+
+
 def test_budget_counts_the_real_part(monkeypatch):
     """The real-model cell (a run on T = max(real_sizes) tokens) has its own budget part: every preset passes on a
     16 GB machine, an absurd context is refused naming real_sizes, and no real models cost nothing there."""

@@ -29,6 +29,8 @@ PAPER, QUICK = EXP.config("paper"), EXP.config("quick")
 #: the paper preset with as many text segments as the real-model claims' minimums fixed from a pilot ask (its own 5 are
 #: fewer: those claims are "too few units" there, whatever the test gives)
 SEGMENTS = PAPER.with_overrides({"real_segments": max(ONSET_MIN_SEGMENTS.values())})
+#: the sizes of the shipped pilot reference (5 text segments, 8 lists × 20 queries), which the paper preset outgrew
+PILOT_SIZES = PAPER.with_overrides({"real_segments": 5, "lookup_queries": 20})
 TESTS = ("effect direction", "theory vs simulation")
 
 
@@ -256,10 +258,10 @@ def test_effect_table_agrees():
 
 
 def test_fewer_segments_than_a_minimum_fixed_from_a_pilot_are_too_few_whatever_the_test_gives():
-    """The paper preset's 5 text segments are fewer than the onset claims' minimums (fixed once from the shipped
+    """The pilot's 5 text segments are fewer than the onset claims' minimums (fixed once from the shipped
     reference run as pilot): "too few units", naming the count and the pilot, with what the test gave beneath."""
     for effect, gave in ((True, "agrees"), (False, "disagrees")):
-        rows = _judge(PAPER, _table(PAPER, effect=effect))
+        rows = _judge(PILOT_SIZES, _table(PILOT_SIZES, effect=effect))
         for m, minimum in ONSET_MIN_SEGMENTS.items():
             r = rows[f"lemma2.1/onset/{m}"]
             assert r.verdict == "not judged" and r.reason.startswith(
@@ -311,7 +313,7 @@ def test_lookup_absence_claim_needs_a_narrow_interval():
     """No answer changed at all agrees only when the interval excludes a gain of 0.05: the band across lists of an
     all-zero difference has zero width, so the interval is kept ±3/queries wide (rule of three) — 2 lists × 3
     queries (too few lists for a band), or the quick 3 × 12, cannot decide (and the claim's test text says so); the
-    paper preset's 8 × 20 can, as can 20 × 50."""
+    pilot's 8 × 20 can, as can the paper preset's 8 × 49 and 20 × 50."""
     rng = np.random.default_rng(0)
     tiny = PAPER.with_overrides({"lookup_lists": 2, "lookup_queries": 3})
     few = compare(tiny, pd.DataFrame(_lookup(tiny, True, rng, gain=0.0)))
@@ -323,9 +325,10 @@ def test_lookup_absence_claim_needs_a_narrow_interval():
         pd.DataFrame(_lookup(PAPER.with_overrides({"lookup_lists": 20, "lookup_queries": 50}), True, rng, gain=0.0)),
     )
     assert many["lookup/kv/smollm2"].verdict == "agrees"
-    assert PAPER.lookup_lists * PAPER.lookup_queries == 160
-    paper = compare(PAPER, pd.DataFrame(_lookup(PAPER, True, rng, gain=0.0)))
-    assert paper["lookup/kv/smollm2"].verdict == "agrees" and paper["lookup/passkey/gemma3-270m"].verdict == "agrees"
+    for config in (PILOT_SIZES, PAPER):
+        paper = compare(config, pd.DataFrame(_lookup(config, True, rng, gain=0.0)))
+        assert paper["lookup/kv/smollm2"].verdict == "agrees", config.lookup_queries
+        assert paper["lookup/passkey/gemma3-270m"].verdict == "agrees", config.lookup_queries
     text = {c.id: c.test for c in claims(QUICK)}["lookup/kv/smollm2"]
     assert "3 × 12 = 36" in text and "cannot decide a null" in text
     assert "cannot decide" not in {c.id: c.test for c in claims(PAPER)}["lookup/kv/smollm2"]
@@ -492,16 +495,16 @@ def test_lookup_claims_take_the_list_as_their_unit():
     calibration simulates the claim (it no longer reads whole rows)."""
     from iclab.claims._calibrate_rows import calibrate_records
 
-    rows = _lookup(PAPER, True, np.random.default_rng(0), gain=0.0)
+    rows = _lookup(PILOT_SIZES, True, np.random.default_rng(0), gain=0.0)
     for r in rows:  # every query of lists 0 and 1 lost by adaptive: −0.25 over 160 queries, two of 8 lists
         r["em_softmax"] = [1] * 160
         r["em_adaptive"] = [0 if q < 40 else 1 for q in range(160)]
-    v = compare(PAPER, pd.DataFrame(rows))["lookup/kv/smollm2"]
+    v = compare(PILOT_SIZES, pd.DataFrame(rows))["lookup/kv/smollm2"]
     assert "band across 8 lists (160 queries)" in v.statistic
     assert v.verdict == "not judged" and "straddles ±0.05" in v.reason  # 160 queries as units: below −0.05
-    record = next(c for c in claims(PAPER) if c.id == "lookup/kv/smollm2")
-    table = judged_rows(PAPER, pd.DataFrame(_lookup(PAPER, True, np.random.default_rng(1), gain=0.0)))
-    (cal,) = calibrate_records([record], PAPER, table, experiment="dispersion", draws=200)
+    record = next(c for c in claims(PILOT_SIZES) if c.id == "lookup/kv/smollm2")
+    table = judged_rows(PILOT_SIZES, pd.DataFrame(_lookup(PILOT_SIZES, True, np.random.default_rng(1), gain=0.0)))
+    (cal,) = calibrate_records([record], PILOT_SIZES, table, experiment="dispersion", draws=200)
     assert not cal.why and cal.units == 8 and cal.passes, cal
 
 

@@ -41,11 +41,12 @@ def _summary(d: np.ndarray) -> dict:
 
 
 def run_delta_cell(config, cell: dict) -> dict:
-    """δ of one pretrained ``model`` (``minilm`` or ``smollm2``) on the country text of ``seed``."""
+    """δ of one pretrained ``model`` (``minilm`` or ``smollm2``) on the country text shuffled by the run's ``seed``
+    plus the cell's (seed 0 reads the shuffle of the cell's ``seed``)."""
     name = cell["model"]
     model, tok, src = shared_model(name)  # loaded once per worker process
     causal = name != "minilm"
     limit = config.delta_tokens if causal else min(config.delta_tokens, 512)
-    ids = tok(country_text(cell["seed"]), return_tensors="pt", verbose=False)["input_ids"][:, :limit]  # sliced
+    ids = tok(country_text(int(config.seed) + int(cell["seed"])), return_tensors="pt", verbose=False)["input_ids"][:, :limit]  # sliced
     d = logit_spreads(model, ids, causal)  # (L, H, rows)
     return {"source": src, "text": "countryinfo sentences", "tokens": int(ids.shape[1]), **_summary(d)}

@@ -2,8 +2,10 @@ r"""Dispersion of the heads of real transformers as the context grows: Theorem 2
 head's coefficients are :math:`\Theta(1/n)` once its logit spread δ is bounded; Lemma 2.1) measured on the models
 :func:`iclab.hf.load_model` loads (docs/papers/dispersion.md §3.3, §5.7).
 
-One cell per (``model``, text segment ``seed``). The text is ``real_text`` (the Python documentation of
-:func:`iclab.data.pydoc_text`, consecutive segments; or :func:`iclab.data.country_text`, one shuffle per segment),
+One cell per (``model``, text segment ``seed``); the run's ``seed`` picks a fresh block of segments
+(:func:`text_segment`), so a run with a new seed measures new text. The text is ``real_text`` (the Python
+documentation of :func:`iclab.data.pydoc_text`, consecutive segments; or :func:`iclab.data.country_text`, one
+shuffle per segment),
 tokenised without special tokens; a context of n tokens is the model's own special tokens around the first
 n − (their count) text tokens of the segment. For each n of ``real_sizes`` (up to the model's maximum length):
 
@@ -96,6 +98,12 @@ def _measure(model, causal: bool, head: list[int], tail: list[int], text: list[i
     return {k: np.stack([p[k] for p in per_n], -1) for k in REAL_STATS}  # each (L, H, S)
 
 
+def text_segment(config, cell: dict) -> int:
+    """The text segment of a ``real`` cell: ``seed · real_segments + cell seed``, so runs with different seeds
+    measure disjoint segments (seed 0 keeps segments 0 … real_segments − 1)."""
+    return int(config.seed) * int(config.real_segments) + int(cell["seed"])
+
+
 def run_real_cell(config, cell: dict) -> dict:
     """Row statistics of one pretrained ``model`` on text segment ``seed`` at every context length of
     ``real_sizes`` that the model accepts; ``available = 0`` (and the reason) when the model cannot be loaded here."""
@@ -108,7 +116,7 @@ def run_real_cell(config, cell: dict) -> dict:
     max_len = int(getattr(model.config, "max_position_embeddings", max(config.real_sizes)))
     sizes = [n for n in config.real_sizes if n <= max_len]
     head, tail = _special_tokens(tok)
-    text = _segment_ids(config, tok, int(cell["seed"]), max(sizes))
+    text = _segment_ids(config, tok, text_segment(config, cell), max(sizes))
     stats = _measure(model, causal, head, tail, text, sizes)
     L, H = stats["max_coef"].shape[:2]
     types = getattr(model.config, "layer_types", None) or ["full_attention"] * L
