@@ -47,6 +47,7 @@ def run_delta_cell(config, cell: dict) -> dict:
     model, tok, src = shared_model(name)  # loaded once per worker process
     causal = name != "minilm"
     limit = config.delta_tokens if causal else min(config.delta_tokens, 512)
-    ids = tok(country_text(int(config.seed) + int(cell["seed"])), return_tensors="pt", verbose=False)["input_ids"][:, :limit]  # sliced
+    text = country_text(int(config.seed) + int(cell["seed"]))
+    ids = tok(text, return_tensors="pt", verbose=False)["input_ids"][:, :limit]  # sliced
     d = logit_spreads(model, ids, causal)  # (L, H, rows)
     return {"source": src, "text": "countryinfo sentences", "tokens": int(ids.shape[1]), **_summary(d)}
