@@ -158,6 +158,30 @@ def test_the_plan_finds_each_size_its_field_and_its_cost(run_dir):
     assert c["unreliable"].why == "unreliable source" and c["settings"].why.startswith("settings differ")
 
 
+def test_a_reference_costs_its_recorded_cpu_time_not_its_cells_wall_time(run_dir, tmp_path):
+    """A shipped reference records its CPU time (the whole process, timed): cells that shared their cores took longer
+    than they computed, so every cost is the cells' seconds times CPU over their sum (here 0.5); without a record, or
+    with an unreadable one, the cells' seconds stand."""
+    import json
+    import shutil
+
+    folder = tmp_path / "fx_plan"
+    shutil.copytree(run_dir, folder)
+    cells = SEEDS * SEED_SECONDS + PROMPT_SECONDS
+    (folder / "reference.json").write_text(json.dumps({"cpu_seconds": cells / 2}))
+    plan = plan_sizes(folder)
+    c = _by_id(plan)
+    assert plan.cpu_scale == pytest.approx(0.5) and plan.seconds == pytest.approx(cells / 2)
+    assert c["seeds"].seconds == pytest.approx((32 * SEED_SECONDS + PROMPT_SECONDS) / 2)
+    assert c["prompts"].seconds == pytest.approx((SEEDS * SEED_SECONDS + PROMPT_SECONDS * 385 / PROMPTS) / 2)
+    hours = (32 * SEED_SECONDS + PROMPT_SECONDS) / 2 / 3600
+    reason = {r["id"]: r for r in rejudged_summary(folder, get_experiment("fx_plan"))["comparisons"]}["seeds"]["reason"]
+    assert reason.endswith(f"a fresh run ≈ {hours:.2g} h CPU at this run's seconds per cell)"), reason
+    for record in ('{"cpu_seconds": null}', '{"cpu_seconds": -3}', "not json"):
+        (folder / "reference.json").write_text(record)
+        assert plan_sizes(folder).seconds == pytest.approx(cells), record
+
+
 def test_the_judge_carries_its_count_as_data(run_dir):
     rows = {r["id"]: r for r in rejudged_summary(run_dir, get_experiment("fx_plan"))["comparisons"]}
     assert rows["seeds"]["test_record"]["needed"] == _seeds_needed()

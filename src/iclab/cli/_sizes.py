@@ -4,7 +4,8 @@ claims, and what they cost (issue 38).
 The run folder is judged again by this iclab (nothing in it is written). For every claim: its verdict, and for a
 claim undecided for want of samples the units that would decide it at its current effect and spread (the judge's
 own count, ``Verdict.test_record["needed"]``), the preset field that sets them and its new value, and the CPU time
-of a fresh run at that size at the run's measured seconds per cell (:mod:`iclab.report._sizes`). Then the
+of a fresh run at that size at the run's measured seconds per cell, scaled to the CPU time a shipped reference
+records (:mod:`iclab.report._sizes`). Then the
 ``--set`` overrides that buy as many claims as fit within ``--budget`` (cheapest first) and the run's estimated
 total. Sizes are chosen once, from a pilot: a new run with new seeds, never this one topped up.
 """
@@ -52,9 +53,10 @@ def _print(plan: Any, choice: Any, budget: float) -> None:
     """The table, then the overrides that fit ``budget`` CPU seconds and what they buy."""
     from iclab.report import fmt_hours
 
-    typer.echo(
-        f"{plan.experiment}: {plan.path} — the run as measured: {fmt_hours(plan.seconds)} CPU (sum of its cells)"
+    how = "sum of its cells" + (
+        f" × {plan.cpu_scale:.2g}, its recorded CPU time over its cells' wall time" if plan.cpu_scale != 1.0 else ""
     )
+    typer.echo(f"{plan.experiment}: {plan.path} — the run as measured: {fmt_hours(plan.seconds)} CPU ({how})")
     typer.echo(f"{'claim':40s} {'verdict':11s} {'units now → needed':24s} {'--set':30s} {'fresh run':>10s}")
     for c in plan.claims:
         if c.status == "decided":

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -47,12 +48,28 @@ def _not_run(exp: Experiment, config, run_dir: Path) -> list[dict]:
     return unrun_cells(run_dir, planned)
 
 
-def _costed(rows: list[Comparison], exp: Experiment, config, results: pd.DataFrame) -> list[Comparison]:
+def cpu_scale(run_dir: str | Path, results: pd.DataFrame) -> float:
+    """CPU seconds per second of cell time in the run folder ``run_dir``: the ``cpu_seconds`` its ``reference.json``
+    records (a shipped reference, timed as a whole process) over the sum of its cells' seconds (wall time, longer
+    than the CPU a cell took when it shared its core); 1 when either is unknown."""
+    try:
+        cpu = json.loads((Path(run_dir) / "reference.json").read_text()).get("cpu_seconds")
+    except (OSError, ValueError, AttributeError):
+        return 1.0
+    cells = float(pd.to_numeric(results.get("_seconds", pd.Series(dtype=float)), errors="coerce").sum())
+    if not isinstance(cpu, (int, float)) or not math.isfinite(cpu) or cpu <= 0 or not cells > 0:
+        return 1.0
+    return float(cpu) / cells
+
+
+def _costed(
+    rows: list[Comparison], exp: Experiment, config, results: pd.DataFrame, scale: float = 1.0
+) -> list[Comparison]:
     """``rows`` with each power-limited claim's reason followed by what would decide it and its cost
     (:func:`~iclab.report._sizes.cost_note`); ``rows`` as they are when the run cannot be costed (no cells, a grid
     the config no longer makes): the verdicts never depend on it."""
     try:
-        plan = size_claims(exp, config, results, [r.as_dict() for r in rows])
+        plan = size_claims(exp, config, results, [r.as_dict() for r in rows], scale)
     except Exception:  # noqa: BLE001 - the plan is a note on the reasons; the verdicts stand without it
         return rows
     notes = {c.id: cost_note(c) for c in plan.claims}
@@ -84,7 +101,7 @@ def rejudged_summary(run_dir: Path, exp: Experiment) -> dict[str, Any]:
         compare=exp.compare,
         not_run=not_run,
     )
-    rows = _costed(rows, exp, config, results)
+    rows = _costed(rows, exp, config, results, cpu_scale(run_dir, results) if len(results) else 1.0)
     return {"comparisons": [r.as_dict() for r in rows], "errors": errors + judge_errors} | family_summary(rows)
 
 
@@ -106,5 +123,5 @@ def plan_sizes(run_dir: str | Path) -> SizePlan:
         compare=exp.compare,
         not_run=_not_run(exp, run.config, Path(run.path)),
     )
-    plan = size_claims(exp, run.config, run.results, [r.as_dict() for r in rows])
+    plan = size_claims(exp, run.config, run.results, [r.as_dict() for r in rows], cpu_scale(run.path, run.results))
     return dataclasses.replace(plan, path=Path(run.path))

@@ -16,7 +16,9 @@ declares from a pilot (:class:`~iclab.claims.PilotMinimum`, "too few units: k of
 minimum (or what power needs, when more), sized like a power-limited count: that gate alone is over it. The new value is
 :math:`\lceil v \cdot n' / n \rceil` (the field's value v scaled as the units are).
 
-What it costs (CPU seconds of one core, at the run's measured seconds per cell): the grid of the changed config
+What it costs (CPU seconds of one core, at the run's measured seconds per cell, times ``cpu_scale``: a shipped
+reference's recorded CPU time over the sum of its cells' wall seconds, since cells that shared their cores with
+other work took longer than they computed): the grid of the changed config
 (``cells(config)``) with each cell's measured seconds — a cell the run has keeps its own, a new one (a field that
 adds cells: seeds, models, groups) the mean of its part's — and a field that does not change the grid (prompts,
 questions, samples inside a cell) multiplies the cells of the claims' parts by :math:`v'/v`. Rough, like
@@ -79,13 +81,15 @@ class ClaimSize:
 @dataclass(frozen=True)
 class SizePlan:
     """The plan of one run: ``experiment``, its folder, the CPU ``seconds`` of the run as measured (the sum of its
-    cells' seconds), the claims in declared order, and the cost model's inputs (for :func:`choose_sizes`)."""
+    cells' seconds times ``cpu_scale``), the claims in declared order, and the cost model's inputs (for
+    :func:`choose_sizes`)."""
 
     experiment: str
     path: Path
     seconds: float
     claims: list[ClaimSize]
     costs: _Costs | None = field(default=None, repr=False)
+    cpu_scale: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -105,10 +109,11 @@ class _Costs:
     """Seconds of a fresh run of ``exp`` at ``config`` with overrides: the grid's cells at their measured seconds
     (module docstring)."""
 
-    def __init__(self, exp: Experiment, config: Any, results: pd.DataFrame) -> None:
+    def __init__(self, exp: Experiment, config: Any, results: pd.DataFrame, cpu_scale: float = 1.0) -> None:
         self.exp, self.config = exp, config
         cells = exp.cells(config)
-        self.seconds, self.results = _measured(cells, results), results
+        self.seconds = {k: s * cpu_scale for k, s in _measured(cells, results).items()}
+        self.results = results
         by_part: dict[str, list[float]] = {}
         for c in cells:
             if _cell_id(c) in self.seconds:
@@ -293,10 +298,13 @@ def _short_of_minimum(row: Mapping[str, Any], claim: Any) -> bool:
     return downgraded_by(reason, gate) or bool(record.get("needed"))
 
 
-def size_claims(exp: Experiment, config: Any, results: pd.DataFrame, rows: Sequence[Mapping[str, Any]]) -> SizePlan:
+def size_claims(
+    exp: Experiment, config: Any, results: pd.DataFrame, rows: Sequence[Mapping[str, Any]], cpu_scale: float = 1.0
+) -> SizePlan:
     """The plan of judged ``rows`` (comparison dicts, as ``summary.json`` holds them) of a run of ``exp`` at
-    ``config`` whose cells are ``results`` (with the store's ``_key`` and ``_seconds``)."""
-    costs = _Costs(exp, config, results)
+    ``config`` whose cells are ``results`` (with the store's ``_key`` and ``_seconds``); each cell's seconds count
+    ``cpu_scale`` CPU seconds (module docstring)."""
+    costs = _Costs(exp, config, results, cpu_scale)
     declared = {c.id: c for c in exp.claims(config)}
     base = costs.run_seconds({}, {}) if costs.timed() else math.nan
     out = []
@@ -307,7 +315,7 @@ def size_claims(exp: Experiment, config: Any, results: pd.DataFrame, rows: Seque
             out.append(ClaimSize(row["id"], row["verdict"], status, why))
             continue
         out.append(_size_one(row, claim, config, costs, base))
-    return SizePlan(exp.name, Path("."), base, out, costs)
+    return SizePlan(exp.name, Path("."), base, out, costs, cpu_scale)
 
 
 def _size_one(row: Mapping[str, Any], claim: Any, config: Any, costs: _Costs, base: float) -> ClaimSize:
