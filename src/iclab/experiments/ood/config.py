@@ -151,7 +151,7 @@ _LONG = dict(
 # Sized again (issue 38) from that fresh reference (seed 2, shipped 2026-12-07, 5 networks per depth) used as a
 # pilot, its spread and not its verdicts: `iclab plan` on it with --budget 4h picks tiny_seeds = 29, which
 # tiny-depth-amplifies needs at its spread (tiny-forgets-anti about 6, tiny-bwt-orthogonal about 12); about
-# 3.7 CPU-hours on 2 cores. The next reference is again a fresh run with a new seed, judged alone.
+# 2 CPU-hours at its recorded CPU time. The next reference is again a fresh run with a new seed, judged alone.
 _PAPER_GAMMA2 = (*(round(-0.9 + 0.1 * i, 1) for i in range(18)), 0.95)
 
 PRESETS = {
