@@ -31,18 +31,17 @@ never for topping up the old one until its interval clears (optional stopping; `
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-import numpy as np
 import pandas as pd
 
 from iclab.claims import TOO_FEW_UNITS, PilotMinimum, downgraded_by
 from iclab.errors import ConfigError
 from iclab.experiments import Experiment, settings_differ
+from iclab.report._run_costs import RunCosts, cell_value
 from iclab.stats import AGREES, DISAGREES, MIN_UNITS, NO_UNCERTAINTY
 
 __all__ = ["ClaimSize", "SizePlan", "Choice", "size_claims", "choose_sizes", "cost_note", "fmt_hours"]
@@ -88,7 +87,7 @@ class SizePlan:
     path: Path
     seconds: float
     claims: list[ClaimSize]
-    costs: _Costs | None = field(default=None, repr=False)
+    costs: RunCosts | None = field(default=None, repr=False)
     cpu_scale: float = 1.0
 
 
@@ -100,88 +99,6 @@ class Choice:
     overrides: dict[str, int]
     bought: list[str]
     seconds: float
-
-
-# --- the cost model -----------------------------------------------------------------------------------------------
-
-
-class _Costs:
-    """Seconds of a fresh run of ``exp`` at ``config`` with overrides: the grid's cells at their measured seconds
-    (module docstring)."""
-
-    def __init__(self, exp: Experiment, config: Any, results: pd.DataFrame, cpu_scale: float = 1.0) -> None:
-        self.exp, self.config = exp, config
-        cells = exp.cells(config)
-        self.seconds = {k: s * cpu_scale for k, s in _measured(cells, results).items()}
-        self.results = results
-        by_part: dict[str, list[float]] = {}
-        for c in cells:
-            if _cell_id(c) in self.seconds:
-                by_part.setdefault(str(c.get("part", "")), []).append(self.seconds[_cell_id(c)])
-        self.part_mean = {p: float(np.mean(v)) for p, v in by_part.items()}
-        self.mean = float(np.mean(list(self.seconds.values()))) if self.seconds else math.nan
-        self.parts = sorted({str(c.get("part", "")) for c in cells})
-        self.grid_size = len(cells)
-
-    def timed(self) -> bool:
-        return bool(self.seconds)
-
-    def config_with(self, overrides: Mapping[str, Any]) -> Any:
-        return self.config.with_overrides(dict(overrides)) if overrides else self.config
-
-    def check(self, overrides: Mapping[str, Any]) -> None:
-        """The checks a run makes before it starts (the experiment's ``budget``: a task that cannot supply the
-        questions, a device or model this machine lacks): a ConfigError when the overrides could not run."""
-        config = self.config_with(overrides)
-        if self.exp.budget is not None:
-            self.exp.budget(config)
-
-    def adds_cells(self, name: str, value: int) -> bool:
-        """Whether setting ``name`` to ``value`` changes the grid (else it works inside the cells)."""
-        return len(self.exp.cells(self.config_with({name: value}))) != self.grid_size
-
-    def run_seconds(self, overrides: Mapping[str, int], parts: Mapping[str, set[str]]) -> float:
-        """CPU seconds of a fresh run with ``overrides``; ``parts[field]``: the parts whose cells a field that works
-        inside the cells scales."""
-        cells = self.exp.cells(self.config_with(overrides))
-        inside = {f: v for f, v in overrides.items() if len(cells) == self.grid_size or not self.adds_cells(f, v)}
-        total = 0.0
-        for c in cells:
-            part = str(c.get("part", ""))
-            s = self.seconds.get(_cell_id(c), self.part_mean.get(part, self.mean))
-            for f, v in inside.items():
-                if part in parts.get(f, set(self.parts)):
-                    s *= v / max(float(getattr(self.config, f)), 1.0)
-            total += s
-        return total
-
-
-def _norm(value: Any) -> Any:
-    """A cell value as the results table and a cell dict both give it (an int column read back as floats)."""
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, (int, float, np.integer, np.floating)):
-        return float(value)
-    return str(value)
-
-
-def _cell_id(cell: Mapping[str, Any]) -> str:
-    return json.dumps({k: _norm(v) for k, v in cell.items()}, sort_keys=True)
-
-
-def _measured(cells: Sequence[Mapping[str, Any]], results: pd.DataFrame) -> dict[str, float]:
-    """``{cell id: seconds}`` of the ``cells`` that have a row in ``results`` with its ``_seconds``, matched by the
-    cell's own values (the run's cell keys hash its config, which a later iclab may spell with more fields)."""
-    if not len(results) or "_seconds" not in results:
-        return {}
-    out: dict[str, float] = {}
-    for names in {tuple(sorted(c)) for c in cells}:
-        if not set(names) <= set(results.columns):
-            continue
-        for values, s in zip(results[list(names)].itertuples(index=False, name=None), results["_seconds"]):
-            if s is not None and s == s:
-                out.setdefault(_cell_id(dict(zip(names, values))), float(s))
-    return out
 
 
 # --- which field sets a claim's units -------------------------------------------------------------------------------
@@ -217,7 +134,7 @@ def _unit_count(claim: Any, results: pd.DataFrame) -> int | None:
     rows = results
     for col, want in (getattr(measure, "where", {}) or {}).items():
         if col in rows.columns:
-            rows = rows[rows[col].map(_norm) == _norm(want)]
+            rows = rows[rows[col].map(cell_value) == cell_value(want)]
     return int(rows[units].astype(str).drop_duplicates().shape[0]) or None
 
 
@@ -304,7 +221,7 @@ def size_claims(
     """The plan of judged ``rows`` (comparison dicts, as ``summary.json`` holds them) of a run of ``exp`` at
     ``config`` whose cells are ``results`` (with the store's ``_key`` and ``_seconds``); each cell's seconds count
     ``cpu_scale`` CPU seconds (module docstring)."""
-    costs = _Costs(exp, config, results, cpu_scale)
+    costs = RunCosts(exp, config, results, cpu_scale)
     declared = {c.id: c for c in exp.claims(config)}
     base = costs.run_seconds({}, {}) if costs.timed() else math.nan
     out = []
@@ -318,7 +235,7 @@ def size_claims(
     return SizePlan(exp.name, Path("."), base, out, costs, cpu_scale)
 
 
-def _size_one(row: Mapping[str, Any], claim: Any, config: Any, costs: _Costs, base: float) -> ClaimSize:
+def _size_one(row: Mapping[str, Any], claim: Any, config: Any, costs: RunCosts, base: float) -> ClaimSize:
     record, reason = row.get("test_record") or {}, row.get("reason") or ""
     parts = _claim_parts(claim, costs.parts)
     at_least = one_unit = False
