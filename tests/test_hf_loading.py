@@ -208,7 +208,7 @@ def test_dispersion_spread_cell_tokenises_the_long_text_without_the_too_long_war
     seen = _transformers_warnings(lambda: tok(country_text(0), verbose=True))
     assert any(too_long in m for m in seen)
     seen = _transformers_warnings(
-        lambda: run_delta_cell(SimpleNamespace(delta_tokens=64), {"model": "minilm", "seed": 0})
+        lambda: run_delta_cell(SimpleNamespace(delta_tokens=64, seed=0), {"model": "minilm", "seed": 0})
     )
     assert not any(too_long in m for m in seen)
 
