@@ -65,7 +65,8 @@ def _segment_ids(config, tok, segment: int, length: int) -> list[int]:
             "real_sizes",
             config.real_sizes,
             message=f"invalid real_sizes={config.real_sizes}: real_text 'pydoc' has {len(ids)} tokens: segment "
-            f"{segment} of {length} tokens does not fit; use fewer real_segments or smaller real_sizes",
+            f"{segment} of {length} tokens does not fit; use fewer real_segments, smaller real_sizes or a smaller "
+            "seed (seed s reads segments s × real_segments onwards)",
         )
     return ids[start : start + length]
 
