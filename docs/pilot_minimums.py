@@ -10,6 +10,12 @@ its rate at the minimum and on the confirming draws, the rate of every count tri
 once but not on fresh draws) and, for a record that declares a
 minimum, whether the declared number is the computed one. 1 000 draws per count and truth (the row-level
 calibration's); a minute to a quarter of an hour per claim on one core.
+
+A declared minimum stays what its pilot gave until a newer reference's row-level calibration finds the claim over the
+line (``docs/gen_calibration_rows.py``); then the minimum is computed again from that reference. A minimum only
+refuses ("too few units"), never makes a claim agree, so it gates the reference it came from as well, and sizes the
+next fresh run. Each record names the run its minimum came from (``PILOT``, ``PILOT_2``, …); an earlier pilot's files
+are in the git history of ``src/iclab/reference/``.
 """
 
 from __future__ import annotations

@@ -16,7 +16,14 @@ import pytest
 from iclab.experiments import get_experiment
 from iclab.claims._judge import judge_run
 from iclab.claims._records import judge_records
-from iclab.experiments.dispersion.claims import ONSET_MIN_SEGMENTS, claims, judged_rows
+from iclab.experiments.dispersion.claims import (
+    BETA_MIN_SEEDS,
+    LOOKUP_MIN_LISTS,
+    ONSET_MIN_SEGMENTS,
+    RATE_MIN_SEGMENTS,
+    claims,
+    judged_rows,
+)
 from iclab.experiments.dispersion.notes import notes
 from iclab.experiments.dispersion.config import beta_grid
 from iclab.experiments.dispersion.tables import PAPER_TABLE
@@ -26,9 +33,18 @@ compare = get_experiment("dispersion").compare
 
 EXP = get_experiment("dispersion")
 PAPER, QUICK = EXP.config("paper"), EXP.config("quick")
-#: the paper preset with as many text segments as the real-model claims' minimums fixed from a pilot ask (its own 5 are
-#: fewer: those claims are "too few units" there, whatever the test gives)
-SEGMENTS = PAPER.with_overrides({"real_segments": max(ONSET_MIN_SEGMENTS.values())})
+#: the paper preset with as many units as every minimum fixed from a pilot asks (text segments, seeds, lookup lists;
+#: with fewer those claims are "too few units", whatever the test gives)
+SEGMENTS = PAPER.with_overrides(
+    {
+        "real_segments": max(*ONSET_MIN_SEGMENTS.values(), *RATE_MIN_SEGMENTS.values()),
+        # one over H = 3's 9: at 9 the small-sample gate refuses H = 2 on this table's uneven β per seed
+        "seeds": max(PAPER.seeds, *BETA_MIN_SEEDS.values()) + 1,
+        "lookup_lists": max(PAPER.lookup_lists, *LOOKUP_MIN_LISTS.values()),
+    }
+)
+#: the paper preset with as many lookup lists as the lookup claims' minimums ask
+LISTS = PAPER.with_overrides({"lookup_lists": max(PAPER.lookup_lists, *LOOKUP_MIN_LISTS.values())})
 #: the sizes of the shipped pilot reference (5 text segments, 8 lists × 20 queries), which the paper preset outgrew
 PILOT_SIZES = PAPER.with_overrides({"real_segments": 5, "lookup_queries": 20})
 TESTS = ("effect direction", "theory vs simulation")
@@ -265,24 +281,24 @@ def test_fewer_segments_than_a_minimum_fixed_from_a_pilot_are_too_few_whatever_t
         for m, minimum in ONSET_MIN_SEGMENTS.items():
             r = rows[f"lemma2.1/onset/{m}"]
             assert r.verdict == "not judged" and r.reason.startswith(
-                f"too few units: 5 of the {minimum} text segments its test needs (the minimum, fixed from the shipped "
-                "reference run dispersion-paper as pilot"
+                f"too few units: 5 of the {minimum} text segments its test needs (the minimum, fixed from the "
+                "reference run dispersion-paper shipped 2026-12-02 (seed 0, 5 text segments) as pilot"
             ), (m, r.reason)
             assert r.reason.endswith(f"(at these settings the test gave: {gave})"), (m, r.reason)
         assert rows["thm2.2/disperses/minilm"].verdict == gave  # no minimum declared: judged on its 5
 
 
 def test_missing_and_failed_parts_are_not_measured():
-    df = _table(PAPER, effect=True, parts=("retrieval",))
+    df = _table(SEGMENTS, effect=True, parts=("retrieval",))
     failed = pd.DataFrame([{"part": "clrs", "task": "sorting", "attention": "softmax", "seed": 0, "error": "boom"}])
-    rows = _judge(PAPER, df, failed)
-    assert len(rows) == len(claims(PAPER))  # the denominator does not move
+    rows = _judge(SEGMENTS, df, failed)
+    assert len(rows) == len(claims(SEGMENTS))  # the denominator does not move
     for cid, r in rows.items():
         if cid.startswith(("clrs/", "thm2.2/", "lemma2.1/", "lookup/")):
             assert r.verdict == "not judged" and "not measured" in r.reason and "failed cell" in r.reason, cid
         else:
             assert r.verdict == "agrees", (cid, r.reason)
-    assert all(r.verdict == "not judged" for r in _judge(PAPER, df.iloc[0:0]).values())
+    assert all(r.verdict == "not judged" for r in _judge(SEGMENTS, df.iloc[0:0]).values())
 
 
 def test_unavailable_model_is_not_measured_with_its_reason():
@@ -327,8 +343,12 @@ def test_lookup_absence_claim_needs_a_narrow_interval():
     assert many["lookup/kv/smollm2"].verdict == "agrees"
     for config in (PILOT_SIZES, PAPER):
         paper = compare(config, pd.DataFrame(_lookup(config, True, rng, gain=0.0)))
-        assert paper["lookup/kv/smollm2"].verdict == "agrees", config.lookup_queries
+        assert paper["lookup/kv/gemma3-270m"].verdict == "agrees", config.lookup_queries
         assert paper["lookup/passkey/gemma3-270m"].verdict == "agrees", config.lookup_queries
+        # kv on SmolLM2 declares a minimum of 10 lists, fixed from the second reference as pilot
+        kv = paper["lookup/kv/smollm2"]
+        assert kv.verdict == "not judged" and kv.reason.startswith("too few units: 8 of the 10 lists"), kv.reason
+    assert compare(LISTS, pd.DataFrame(_lookup(LISTS, True, rng, gain=0.0)))["lookup/kv/smollm2"].verdict == "agrees"
     text = {c.id: c.test for c in claims(QUICK)}["lookup/kv/smollm2"]
     assert "3 × 12 = 36" in text and "cannot decide a null" in text
     assert "cannot decide" not in {c.id: c.test for c in claims(PAPER)}["lookup/kv/smollm2"]
@@ -515,14 +535,14 @@ def test_lookup_absence_claim_excludes_both_sides():
     reaches into ±0.05 is not judged (too little power)."""
     rng = np.random.default_rng(1)
     for gain, verdict, why in ((-0.5, "disagrees", "below −0.05"), (-0.3, "disagrees", "below −0.05")):
-        v = compare(PAPER, pd.DataFrame(_lookup(PAPER, True, rng, gain=gain)))["lookup/kv/smollm2"]
+        v = compare(LISTS, pd.DataFrame(_lookup(LISTS, True, rng, gain=gain)))["lookup/kv/smollm2"]
         assert v.verdict == verdict and why in v.reason, (gain, v)
-    helps = compare(PAPER, pd.DataFrame(_lookup(PAPER, True, rng, gain=0.3)))["lookup/kv/smollm2"]
+    helps = compare(LISTS, pd.DataFrame(_lookup(LISTS, True, rng, gain=0.3)))["lookup/kv/smollm2"]
     assert helps.verdict == "disagrees" and "above +0.05" in helps.reason
-    assert compare(PAPER, pd.DataFrame(_lookup(PAPER, True, rng, gain=0.0)))["lookup/kv/smollm2"].verdict == "agrees"
-    small = compare(PAPER, pd.DataFrame(_lookup(PAPER, True, rng, gain=-0.06)))["lookup/kv/smollm2"]
+    assert compare(LISTS, pd.DataFrame(_lookup(LISTS, True, rng, gain=0.0)))["lookup/kv/smollm2"].verdict == "agrees"
+    small = compare(LISTS, pd.DataFrame(_lookup(LISTS, True, rng, gain=-0.06)))["lookup/kv/smollm2"]
     assert small.verdict == "not judged" and "straddles ±0.05" in small.reason
-    text = {c.id: c.test for c in claims(PAPER)}["lookup/kv/smollm2"]
+    text = {c.id: c.test for c in claims(LISTS)}["lookup/kv/smollm2"]
     assert "both sides" in text and "adaptive hurts" in text
 
 
@@ -567,9 +587,10 @@ def test_beta_value_is_not_agreed_by_a_random_grid_beta(h):
         agreed = sum(_judge_one(record, config, df).verdict == "agrees" for df in tables)
         assert agreed == 0, (seeds, agreed)
     p = float(beta_of_entropy(h))
-    assert compare(PAPER, _uniform_beta_table(PAPER, rng, p, 0.1))[cid].verdict == "agrees"
-    assert compare(PAPER, _uniform_beta_table(PAPER, rng, p + 1.5, 0.1))[cid].verdict == "disagrees"
-    coarse = PAPER.with_overrides({"beta_step": 0.5})
+    enough = PAPER.with_overrides({"seeds": max(PAPER.seeds, BETA_MIN_SEEDS.get(h, 0))})  # H = 3 declares 9 seeds
+    assert compare(enough, _uniform_beta_table(enough, rng, p, 0.1))[cid].verdict == "agrees"
+    assert compare(enough, _uniform_beta_table(enough, rng, p + 1.5, 0.1))[cid].verdict == "disagrees"
+    coarse = enough.with_overrides({"beta_step": 0.5})
     v = compare(coarse, _uniform_beta_table(coarse, rng, p, 0.1))[cid]
     assert v.verdict == "not judged" and "settings differ: beta_step = 0.5 (this claim needs ≤ 0.2" in v.reason
 
