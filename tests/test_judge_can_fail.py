@@ -59,12 +59,12 @@ def test_a_lost_seed_makes_every_claim_that_reads_it_not_measured():
     never judged on the seeds left — ``dispersion``'s table claims agreed on 5 of their 6 seeds before."""
     exp, cfg, df = _reference("dispersion")
     full = _judged(exp, cfg, df)
-    assert full["table/gain/n=64"].verdict == AGREES
+    assert full["table/gain/n=256"].verdict == AGREES
     table = (df["part"] == "retrieval") & (df["normaliser"] == "softmax")
     seed = df.loc[table, "seed"].max()
     failed = pd.DataFrame([{"part": "retrieval", "normaliser": "softmax", "seed": seed, "_error": "boom"}])
     lost = _judged(exp, cfg, df[~(table & (df["seed"] == seed))], failed)
-    for cid in ("table/gain/n=64", "table/gain-ood", "table/softmax/n=16"):
+    for cid in ("table/gain/n=256", "table/gain-ood", "table/softmax/n=16"):
         v = lost[cid]
         assert v.verdict == NOT_JUDGED and v.reason.startswith("not measured: ") and f"seed = {seed}" in v.reason, v
     changed = [v for c, v in lost.items() if (v.verdict, v.reason) != (full[c].verdict, full[c].reason)]
@@ -258,13 +258,13 @@ def test_a_cell_not_run_makes_every_claim_that_reads_it_not_measured(tmp_path):
     folder = tmp_path / "dispersion-paper"
     shutil.copytree(reference_runs()["dispersion"], folder)
     full = {c["id"]: c for c in rejudged_summary(folder, exp)["comparisons"]}
-    assert full["table/gain/n=64"]["verdict"] == AGREES
+    assert full["table/gain/n=256"]["verdict"] == AGREES
     cell = '{"normaliser": "softmax", "part": "retrieval", "seed": 5}'
     with sqlite3.connect(folder / "results.sqlite") as db:
         assert db.execute("DELETE FROM cells WHERE cell = ?", (cell,)).rowcount == 1
     db.close()
     stopped = {c["id"]: c for c in rejudged_summary(folder, exp)["comparisons"]}
-    for cid in ("table/gain/n=64", "table/gain-ood", "table/softmax/n=16"):
+    for cid in ("table/gain/n=256", "table/gain-ood", "table/softmax/n=16"):
         v = stopped[cid]
         assert v["verdict"] == NOT_JUDGED and v["reason"].startswith("not measured: 1 cell(s) not run it reads"), v
         assert "seed = 5" in v["reason"] and "resume the run" in v["reason"]
