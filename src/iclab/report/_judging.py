@@ -101,7 +101,7 @@ def rejudged_summary(run_dir: Path, exp: Experiment) -> dict[str, Any]:
         compare=exp.compare,
         not_run=not_run,
     )
-    rows = _costed(rows, exp, config, results, cpu_scale(run_dir, results) if len(results) else 1.0)
+    rows = _costed(rows, exp, config, results, cpu_scale(run_dir, results))
     return {"comparisons": [r.as_dict() for r in rows], "errors": errors + judge_errors} | family_summary(rows)
 
 

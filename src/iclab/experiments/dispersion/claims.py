@@ -25,12 +25,20 @@ from iclab.claims import (
     Measure,
     MinUnits,
     not_configured,
-    PilotMinimum,
     Rule,
     Setting,
     some_at_most,
 )
 from iclab.experiments.dispersion import statistics as st
+from iclab.experiments.dispersion.claims_minimums import (
+    BETA_MIN_SEEDS,
+    LOOKUP_MIN_LISTS,
+    ONSET_MIN_SEGMENTS,
+    PILOT,
+    PILOT_2,
+    RATE_MIN_SEGMENTS,
+    pilot_gate,
+)
 from iclab.experiments.dispersion.config import PAPER_D, PAPER_TEST_SIZES
 from iclab.experiments.dispersion.statistics import BETA_WINDOW, MIN_FIT_SETS, ONSET_TOKENS
 from iclab.experiments.dispersion.tables import ONSET_N, PAPER_TABLE
@@ -60,29 +68,6 @@ BETA_MAX_STEP = BETA_TOL / 2.5  # coarser grids put fewer than 5 points in P(H) 
 MODEL_LOADED = CellReason("the model could not be loaded here")
 # a paper accuracy's tolerance: ±3 points, about the largest adaptive gain of the table (3.9 at n = 1024)
 TABLE_TOL = 3.0
-#: the pilot of the claims' minimums of units (iclab.claims._pilot, issue 43)
-PILOT = "the reference run dispersion-paper shipped 2026-12-02 (seed 0, 5 text segments)"
-#: text segments a model's ``lemma2.1/onset`` claim needs, fixed once from PILOT (5 segments, one far from the rest:
-#: as a run judges them they agree 26.6 % (minilm), 7.7 % (smollm2), 12.1 % (gemma3-270m) of the time at the least
-#: favourable truth, δ = ln 300): computed by docs/pilot_minimums.py (1 000 draws per count), the first count at most
-#: 5 % + 2 MC SE: 13 segments 4.7 % ± 0.7 % (fresh draws 5.2 %), 12 5.8 % ± 0.7 % (5.2 %; 10 passed once, 6.9 % on
-#: fresh draws), 13 5.9 % ± 0.7 % (5.9 %)
-ONSET_MIN_SEGMENTS = {"minilm": 13, "smollm2": 12, "gemma3-270m": 13}
-#: the second pilot: the fresh reference sized from PILOT. Its row-level calibration found four claims over the line
-#: (docs/calibration.md §7), so their minimums are fixed from it (docs/pilot_minimums.py, 1 000 draws per count); a
-#: minimum only refuses ("too few units"), never makes a claim agree
-PILOT_2 = "the reference run dispersion-paper shipped 2026-12-07 (seed 1, 13 text segments)"
-#: text segments ``thm2.2/rate`` needs, from PILOT_2 (its 13 segments agree 9.4 % (minilm), 12.2 % (gemma3-270m) at
-#: the slope's edge −0.75 as a run judges them; minilm: 17 segments 5.7 % ± 0.7 %, fresh draws 6.5 %; gemma3-270m: 44
-#: segments 6.0 % ± 0.8 %, fresh draws 6.3 %, more than the offline text holds at 4096 tokens); smollm2's 13 are within
-#: the line. (PILOT had asked gemma3-270m for 6: its 5 segments agreed 8.1 %.)
-RATE_MIN_SEGMENTS = {"minilm": 17, "gemma3-270m": 44}
-#: seeds with fit sets near H = 3 that ``fig6/beta/H=3`` needs, from PILOT_2 (its 6 agree 7.7 % at the edge +0.222 of
-#: P(3); 9 seeds 5.7 % ± 0.7 %, fresh draws 6.3 %)
-BETA_MIN_SEEDS = {3.0: 9}
-#: lists ``lookup/kv/smollm2`` needs, from PILOT_2 (its 8 agree 8.5 % at a true change of +0.05; 10 lists 5.2 % ±
-#: 0.7 %, fresh draws 6.3 %; 9 passed once, 6.8 % on fresh draws)
-LOOKUP_MIN_LISTS = {("kv", "smollm2"): 10}
 
 
 _SOFTMAX = {"part": "retrieval", "normaliser": "softmax"}  # the softmax-trained max-retrieval models
@@ -219,7 +204,7 @@ def _beta(config) -> list[ClaimRecord]:
                         ),
                         Setting("beta_step", maximum=BETA_MAX_STEP, why=f"5 grid points in P(H) ± {BETA_TOL:g}"),
                     )
-                    + ((PilotMinimum(BETA_MIN_SEEDS[h], PILOT_2),) if h in BETA_MIN_SEEDS else ()),
+                    + pilot_gate(BETA_MIN_SEEDS, h, PILOT_2),
                 ),
                 rule=Rule("equivalence", rel_tol=BETA_TOL / p, target=p),
             )
@@ -322,7 +307,7 @@ def _clrs(config) -> list[ClaimRecord]:
 def _segment_gates(model: str, minimum: dict, pilot: str = PILOT) -> tuple:
     """A real model's cells loaded, and the model's minimum of text segments (fixed from ``pilot``) where the claim
     declares one."""
-    return (MODEL_LOADED,) + ((PilotMinimum(minimum[model], pilot),) if model in minimum else ())
+    return (MODEL_LOADED,) + pilot_gate(minimum, model, pilot)
 
 
 def _real(config) -> list[ClaimRecord]:
@@ -426,7 +411,7 @@ def _lookup(config) -> list[ClaimRecord]:
                 ("list",),
                 combine=LOOKUP_LISTS,
                 measured=st.lookup_measured,
-                gates=(PilotMinimum(LOOKUP_MIN_LISTS[t, m], PILOT_2),) if (t, m) in LOOKUP_MIN_LISTS else (),
+                gates=pilot_gate(LOOKUP_MIN_LISTS, (t, m), PILOT_2),
             ),
             rule=Rule("absence", smallest=LOOKUP_SMALLEST),
         )

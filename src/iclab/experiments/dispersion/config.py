@@ -183,8 +183,8 @@ PRESETS = {
     # must lie below LOOKUP_SMALLEST = 0.05 for a null to agree; quick's 36 cannot).
     # Sized once (issue 38) from the reference shipped 2026-12-02 (seed 0, 5 segments, 8 x 20 queries, float32) used
     # as a pilot, its spread and not its verdicts: `iclab plan` on it with --budget 4h picks real_segments = 13 (the
-    # lemma2.1/onset minimums, claims.ONSET_MIN_SEGMENTS, and thm2.2/rate's 6 as that pilot gave it; the fresh
-    # reference, as the next pilot, asks more: claims.RATE_MIN_SEGMENTS) and lookup_queries =
+    # lemma2.1/onset minimums, claims_minimums.ONSET_MIN_SEGMENTS, and thm2.2/rate's 6 as that pilot gave it; the fresh
+    # reference, as the next pilot, asks more: claims_minimums.RATE_MIN_SEGMENTS) and lookup_queries =
     # 49 (392 queries per model and size; lookup/kv/gemma3-270m needs about 388, lookup/kv/smollm2 about 782, which
     # no 4 CPU-hour run buys), in the CPU's fast dtype (bf16 here: docs/measured/bench_hf_dtype.json). The
     # reference that judges them is a fresh run with a new seed, judged alone.
