@@ -200,7 +200,8 @@ def test_fig4_rows_apply_the_polynomial():
 @pytest.mark.parametrize("text", ["country", "pydoc"])
 def test_real_text_too_short_is_a_config_error(monkeypatch, text):
     """A segment longer than the offline text is refused with a ConfigError naming real_sizes (before, 'country'
-    silently returned fewer tokens than the largest context length)."""
+    silently returned fewer tokens than the largest context length); a pydoc segment past its end names
+    real_segments and what the text holds."""
     from iclab.experiments.dispersion import real_dispersion
 
     monkeypatch.setattr(real_dispersion, "country_text", lambda seed=0: "word " * 100)
@@ -210,8 +211,53 @@ def test_real_text_too_short_is_a_config_error(monkeypatch, text):
     }  # one token a word
     config = get_experiment("dispersion").config("quick", {"real_text": text, "real_sizes": "32,64"})
     assert len(real_dispersion._segment_ids(config, tok, 0, 64)) == 64
-    with pytest.raises(ConfigError, match=rf"real_sizes.*'{text}' has 100 tokens"):
-        real_dispersion._segment_ids(config, tok, 0 if text == "country" else 1, 128 if text == "country" else 64)
+    with pytest.raises(ConfigError, match=rf"real_sizes.*(100 tokens.*'{text}'|'{text}' has 100 tokens)"):
+        real_dispersion._segment_ids(config, tok, 0, 128)
+    if text == "pydoc":
+        with pytest.raises(ConfigError, match=r"real_segments=3 at seed=0: .* 100 tokens, which hold segments 0 … 0 "):
+            real_dispersion._segment_ids(config, tok, 1, 64)
+
+
+def test_a_run_whose_text_segments_do_not_fit_is_refused_before_it_starts(monkeypatch):
+    """The pre-run check reads the tokens each model's tokenizer makes of the pydoc text (here made up: 100 000, and
+    110 000 for MiniLM, which reads 512 of each segment) and refuses a run whose last segment (seed · real_segments + real_segments − 1) ends past
+    them, naming real_segments, the model and the segments that fit; the paper preset at seed 0 fits, at seed 1 its
+    segment 25 (of 4 096 tokens) does not."""
+    from iclab.experiments.dispersion import real_dispersion
+    from iclab.experiments.dispersion.cells import budget
+
+    counts = {"minilm": (110_000, 512), "smollm2": (100_000, 8192), "gemma3-270m": (100_000, 32768)}
+    monkeypatch.setattr(real_dispersion, "_pydoc_tokens", counts.__getitem__)
+    exp = get_experiment("dispersion")
+    budget(exp.config("paper"))  # segments 0 … 12 end at 53 248 tokens
+    with pytest.raises(
+        ConfigError,
+        match=r"real_segments=13 at seed=1: .* 100,000 tokens for smollm2, which hold "
+        r"segments 0 … 23 of 4,096 tokens, and this run reads segment 25",
+    ):
+        budget(exp.config("paper", {"seed": 1}))
+    only_minilm = exp.config("paper", {"seed": 1, "real_models": "minilm"})  # 25 · 4096 + 512 tokens fit
+    budget(only_minilm)
+    with pytest.raises(ConfigError, match="real_sizes"):
+        budget(exp.config("quick", {"real_sizes": "200000"}))
+    budget(exp.config("paper", {"seed": 9, "real_text": "country"}))  # its segments are shuffles: the cells check
+
+
+@pytest.mark.slow
+def test_the_pydoc_text_holds_two_paper_runs_and_the_check_reads_the_real_tokenizers():
+    """With the installed tokenizers: the paper preset's 13 segments of 4 096 tokens fit at seeds 0 and 1 (the shipped
+    reference is seed 1) and not at seed 2; the plan's 44 segments for Gemma 3 are refused at any seed."""
+    from iclab.experiments.dispersion.cells import budget
+
+    exp = get_experiment("dispersion")
+    for seed in (0, 1):
+        budget(exp.config("paper", {"seed": seed}))
+    with pytest.raises(ConfigError, match="real_segments=13 at seed=2"):
+        budget(exp.config("paper", {"seed": 2}))
+    with pytest.raises(
+        ConfigError, match="real_segments=44 at seed=0: .* tokens for minilm, which hold segments 0 … 31 "
+    ):
+        budget(exp.config("paper", {"real_segments": 44}))
 
 
 def test_a_new_seed_measures_new_text_segments():

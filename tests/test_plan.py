@@ -234,6 +234,34 @@ def test_a_claim_short_of_its_minimum_from_a_pilot_is_sized_to_that_minimum(run_
     assert plan["other"].status == "not for samples" and not cost_note(plan["other"])
 
 
+def test_a_minimum_of_units_is_sized_in_units_when_the_test_counts_samples_inside_them(run_dir):
+    """A gate counts units (here the 10 seeds, under a minimum of 15) while its test counts samples inside them (made
+    up: 100, and power needs 385): the plan sizes the units, k' = max(15, ⌈10 · 385 / 100⌉) = 39 seeds — so the
+    samples grow with them — never the test's n against the minimum (100 ≥ 15 read as "enough units", so "not for
+    samples", as it was for dispersion's lookup/kv/smollm2: 392 questions in 8 of the 10 lists it needs)."""
+    import dataclasses
+
+    from iclab.experiments import load_run
+
+    gate = PilotMinimum(15, "a pilot run")
+    rec = ClaimRecord(
+        "within", "The mean over prompts is positive", source="made up", kind="effect direction",
+        quantity="a seed's mean over prompts", measure=Measure({"part": "draw"}, "value", ("seed",), gates=(gate,)),
+        rule=Rule("direction", smallest=DELTA, n="n_prompts"),
+    )  # fmt: skip
+    run = load_run(run_dir)
+    why = "too few units: 10 of the 15 seeds its test needs (the minimum, …); a run with 15 would judge it"
+    record = {"judge": "direction", "n": 100, "needed": 385, "verdict": "not judged", "gate": why, "units": 10}
+    row = {"id": "within", "verdict": "not judged", "reason": f"{why}; too little power", "test_record": record}
+    exp = dataclasses.replace(get_experiment("fx_plan"), claims=lambda config: [rec])
+    (c,) = size_claims(exp, run.config, run.results, [row]).claims
+    assert (c.status, c.n, c.needed, c.at_least, c.field, c.value) == (SIZED, 10, 39, False, "n_seeds", 39), c
+    old = size_claims(exp, run.config, run.results, [{**row, "test_record": {**record, "units": None}}]).claims[0]
+    assert old.status == "not for samples"  # a record without the gate's count: its n reads as enough units
+    judged = judge_records([dataclasses.replace(rec, rule=Rule("direction", smallest=DELTA))], run.config, run.results)
+    assert judged["within"].test_record["units"] == 10  # the judge writes the count the gate read
+
+
 @pytest.mark.parametrize(
     "budget, bought",
     [

@@ -71,6 +71,11 @@ class GateContext:
     units: str = "units"
     verdicts: Mapping[str, Verdict] | None = None
 
+    @property
+    def finite_units(self) -> int:
+        """The units with a finite per-unit value: what the minimum-of-units gates count."""
+        return int(np.isfinite(np.asarray(self.sample.values, dtype=float)).sum())
+
 
 class Gate:
     """A declared gate: :meth:`reason` is "" when the claim may count, else why not (written here, never by a
@@ -175,12 +180,13 @@ class MinUnits(Gate):
         return f"at least {self.minimum} {units} {self.what}, else {NOT_MEASURED}"
 
     def reason(self, ctx: GateContext) -> str:
-        values = np.asarray(ctx.sample.values, dtype=float)
-        ok = int(np.isfinite(values).sum())
+        ok = ctx.finite_units
         if ok >= self.minimum:
             return ""
         detail = f"; {self.detail(ctx.config, ctx.sample)}" if self.detail is not None else ""
-        return f"{NOT_MEASURED}: {ok} of {len(values)} {ctx.units} {self.what} (needs {self.minimum}{detail})"
+        return (
+            f"{NOT_MEASURED}: {ok} of {len(ctx.sample.values)} {ctx.units} {self.what} (needs {self.minimum}{detail})"
+        )
 
 
 @dataclass(frozen=True)
@@ -210,7 +216,7 @@ class PilotMinimum(Gate):
         )
 
     def reason(self, ctx: GateContext) -> str:
-        ok = int(np.isfinite(np.asarray(ctx.sample.values, dtype=float)).sum())
+        ok = ctx.finite_units
         if ok >= self.minimum:
             return ""
         line = "at the least favourable truth, agree more than 5 % + 2 Monte Carlo SE of the time"

@@ -300,10 +300,13 @@ def _contained(
 
 
 def _gated(v: Verdict, rec: ClaimRecord, config: Any, sample: Sample, screens: Mapping[str, Verdict]) -> Verdict:
-    """``v`` with the record's declared gates put over it, in order (:func:`~iclab.claims._judge.downgrade`)."""
+    """``v`` with the record's declared gates put over it, in order (:func:`~iclab.claims._judge.downgrade`); a test
+    record under a gate also keeps the ``units`` the gates counted (a test's ``n`` may count samples inside them)."""
     ctx = GateContext(config, sample, units_of(rec.measure.unit, rec.rule.units), screens)
     for gate in rec.measure.gates:
         v = downgrade(v, gate.reason(ctx))
+    if v.test_record and v.test_record.get("gate"):
+        v = dataclasses.replace(v, test_record={**v.test_record, "units": ctx.finite_units})
     return v
 
 

@@ -14,6 +14,7 @@ from typing import Any
 # each name below is exported through its module's __all__ (spliced into this package's __all__)
 from iclab.hf._loading import (  # noqa: F401
     load_model,
+    load_tokenizer,
     cache_dir,
     converted_cache,
     parse_dtype,

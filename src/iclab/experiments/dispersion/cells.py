@@ -14,7 +14,7 @@ from iclab.experiments.dispersion.clrs import run_clrs_cell
 from iclab.experiments.dispersion.config import DispersionConfig
 from iclab.experiments.dispersion.llm_spread import run_delta_cell
 from iclab.experiments.dispersion.lookup import run_lookup_cell
-from iclab.experiments.dispersion.real_dispersion import run_real_cell
+from iclab.experiments.dispersion.real_dispersion import check_text_fits, run_real_cell
 from iclab.experiments.dispersion.retrieval import run_retrieval_cell
 
 __all__ = ["cells", "run_cell", "shared", "budget"]
@@ -72,7 +72,9 @@ def budget(config: DispersionConfig) -> list[Need]:
     transformer (its items attend pairwise), the pretrained models of the δ histogram (one layer's scores at a
     time) and the real-model cell of Thm 2.2 (docs/papers/dispersion.md §5.7): the model's weights and one run on
     T = max(real_sizes) tokens — the T × T mask and, where sdpa takes its math path, one layer's scores of up to
-    12 heads, plus the float64 logits of a chunk of 128 query rows with their temporaries (an upper bound)."""
+    12 heads, plus the float64 logits of a chunk of 128 query rows with their temporaries (an upper bound). First,
+    the real cells' last text segment must fit the text (:func:`~iclab.experiments.dispersion.real_dispersion.check_text_fits`)."""
+    check_text_fits(config)  # the run's last text segment fits the offline text (tokenizers only, no weights)
     n_test = max([*config.test_sizes, *config.fit_sizes])
     per_item = config.d * config.depth
     sets = max(config.eval_sets, config.fit_sets)

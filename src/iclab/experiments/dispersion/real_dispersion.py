@@ -21,6 +21,7 @@ which Theorem 2.2 does not cover, with global ones).
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -28,9 +29,9 @@ import torch
 
 from iclab.data import country_text, pydoc_text
 from iclab.errors import ConfigError, UnsupportedModelError
-from iclab.hf import attention_extremes, shared_model
+from iclab.hf import attention_extremes, load_tokenizer, shared_model
 
-__all__ = ["run_real_cell", "REAL_STATS", "context_rows"]
+__all__ = ["run_real_cell", "REAL_STATS", "context_rows", "text_segment", "check_text_fits"]
 
 REAL_STATS = ("max_coef", "first_coef", "rest_max_coef", "delta", "delta_max")
 _BAND = 0.9  # a causal row stands for n when its key count lies in [ceil(0.9 n), n]
@@ -46,6 +47,59 @@ def _special_tokens(tok) -> tuple[list[int], list[int]]:
     return [], []
 
 
+def _pydoc_fit_error(config, tokens: int, segment: int, length: int, model: str = "") -> ConfigError | None:
+    """The error when pydoc segment ``segment`` of ``length`` tokens does not fit a text of ``tokens`` (None when it
+    does): a context longer than the text names ``real_sizes``; a segment past its end names ``real_segments``, what
+    the text holds and the ways out."""
+    size, who = max(config.real_sizes), f" for {model}" if model else ""
+    if length > tokens:
+        return ConfigError(
+            "real_sizes",
+            config.real_sizes,
+            message=f"invalid real_sizes={config.real_sizes}: a context of {length:,} tokens is longer than the "
+            f"{tokens:,} tokens of real_text 'pydoc'{who}; use smaller real_sizes",
+        )
+    if segment * size + length <= tokens:
+        return None
+    return ConfigError(
+        "real_segments",
+        config.real_segments,
+        message=f"invalid real_segments={config.real_segments} at seed={config.seed}: real_text 'pydoc' has "
+        f"{tokens:,} tokens{who}, which hold segments 0 … {(tokens - length) // size} of {size:,} tokens, and this "
+        f"run reads segment {segment} (seed s reads segments s × real_segments … s × real_segments + real_segments "
+        "− 1); use fewer real_segments, smaller real_sizes, a smaller seed or real_text 'country'",
+    )
+
+
+@functools.lru_cache(maxsize=None)
+def _pydoc_tokens(model: str) -> tuple[int, int]:
+    """``(tokens of the pydoc text under the model's tokenizer, the model's maximum positions)``; its weights are
+    not loaded."""
+    tok, positions = load_tokenizer(model)
+    return len(tok(pydoc_text(), add_special_tokens=False, verbose=False)["input_ids"]), positions
+
+
+def _cell_length(config, positions: int) -> int:
+    """The tokens a cell reads: the largest of ``real_sizes`` the model accepts (all of them when it states none)."""
+    sizes = [n for n in config.real_sizes if not positions or n <= positions]
+    return max(sizes or config.real_sizes)
+
+
+def check_text_fits(config) -> None:
+    """Before a run: a :class:`~iclab.errors.ConfigError` naming ``real_segments`` when the run's last pydoc segment
+    does not fit the text for one of ``real_models`` (the cells make the same check, one at a time, on the
+    tokens they read). Loads each model's tokenizer, not its weights; nothing for ``real_text`` 'country', whose
+    segments are shuffles of one text, checked by the cells."""
+    if config.real_text != "pydoc" or not config.real_models or not config.real_segments:
+        return
+    last = text_segment(config, {"seed": config.real_segments - 1})
+    for model in config.real_models:
+        tokens, positions = _pydoc_tokens(model)
+        error = _pydoc_fit_error(config, tokens, last, _cell_length(config, positions), model)
+        if error is not None:
+            raise error
+
+
 def _segment_ids(config, tok, segment: int, length: int) -> list[int]:
     """``length`` text tokens of segment ``segment`` (the cell's ``seed``); a :class:`~iclab.errors.ConfigError` when the text is too short."""
     if config.real_text == "country":
@@ -59,15 +113,10 @@ def _segment_ids(config, tok, segment: int, length: int) -> list[int]:
             )
         return ids[:length]
     ids = tok(pydoc_text(), add_special_tokens=False, verbose=False)["input_ids"]  # sliced below
+    error = _pydoc_fit_error(config, len(ids), segment, length)
+    if error is not None:
+        raise error
     start = segment * max(config.real_sizes)
-    if start + length > len(ids):
-        raise ConfigError(
-            "real_sizes",
-            config.real_sizes,
-            message=f"invalid real_sizes={config.real_sizes}: real_text 'pydoc' has {len(ids)} tokens: segment "
-            f"{segment} of {length} tokens does not fit; use fewer real_segments, smaller real_sizes or a smaller "
-            "seed (seed s reads segments s × real_segments onwards)",
-        )
     return ids[start : start + length]
 
 
