@@ -140,19 +140,36 @@ def test_offline_hub_id_names_hf_hub_offline(monkeypatch):
 
 
 @pytest.mark.parametrize("alias", ["smollm2", "gemma3-270m", "minilm"])
-def test_missing_model_package_is_one_line_with_the_install_step(alias, monkeypatch, tmp_path):
+@pytest.mark.parametrize("what", ["model", "tokenizer"])
+def test_missing_model_package_is_one_line_with_the_install_step(alias, what, monkeypatch, tmp_path):
     """An empty model cache and the model's package not installed: one line naming the package and the install
-    step (``iclab models install``), before anything is written to the cache."""
-    from iclab.hf import MODEL_PACKAGES
+    step (``iclab models install``), before anything is written to the cache — for the model and for its tokenizer
+    alone."""
+    from iclab.hf import MODEL_PACKAGES, load_tokenizer
 
     package = MODEL_PACKAGES[alias]
     monkeypatch.setitem(sys.modules, package.module, None)  # import and find_spec now see no such package
     with pytest.raises(UnsupportedModelError) as err:
-        load_model(alias, cache_dir=tmp_path / "cache")
+        (load_model if what == "model" else load_tokenizer)(alias, cache_dir=tmp_path / "cache")
     message = str(err.value)
     assert "\n" not in message and f"needs the package {package.distribution}, which is not installed" in message
     assert f"run `iclab models install {alias}`" in message and package.requirement in message
     assert not (tmp_path / "cache").exists()
+
+
+@pytest.mark.parametrize("alias", ["minilm", "smollm2"])
+def test_a_tokenizer_alone_is_the_models_tokenizer_with_its_length(alias):
+    """``load_tokenizer`` (what a pre-run check reads, without the weights) tokenises as the loaded model's tokenizer
+    does and gives the model's maximum positions; a name that is not an alias is one ConfigError listing them."""
+    from iclab.hf import load_tokenizer, shared_model
+
+    tok, positions = load_tokenizer(alias)
+    model, full, _ = shared_model(alias)
+    text = "def f(x):\n    return x ** 2  # the square"
+    assert tok(text)["input_ids"] == full(text)["input_ids"]
+    assert positions == model.config.max_position_embeddings > 0
+    with pytest.raises(ConfigError, match="a model alias: 'minilm', 'smollm2', 'gemma3-270m'"):
+        load_tokenizer("gpt2")
 
 
 def test_missing_gguf_reader_is_one_line_with_the_install_step(monkeypatch, tmp_path):
