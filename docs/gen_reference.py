@@ -81,13 +81,14 @@ def config_drift(exp: Experiment, folder: Path) -> list[str]:
 def run_line(exp: Experiment, summary: dict) -> str:
     meta = summary["meta"]
     commit = str(meta.get("commit") or "unknown")[:7]
-    cpu = meta.get("cpu_seconds")
+    cpu, note = meta.get("cpu_seconds"), meta.get("cpu_note")
     return (
         f"Reference run: `iclab run {exp.name} --preset {PRESET}` at commit `{commit}`, shipped "
         f"{meta.get('shipped', 'unknown')}; {meta.get('machine', 'unknown machine')}, device "
         f"`{meta.get('device', 'cpu')}`; wall time {fmt_seconds(meta.get('wall_seconds'))} over "
         f"{meta.get('invocations', '?')} invocation(s), CPU time "
-        f"{fmt_seconds(cpu) if cpu is not None else 'not measured'}; {meta.get('cells_done', '?')} cells done, "
+        f"{fmt_seconds(cpu) if cpu is not None else 'not measured'}{f' ({note})' if note else ''}; "
+        f"{meta.get('cells_done', '?')} cells done, "
         f"{meta.get('cells_failed', '?')} failed."
     )
 

@@ -76,6 +76,7 @@ PROPAGATES_NONFINITE = {
 NEEDS_A_TOKENIZER = {
     "hf.load_model": "a model package (bad names and folders: test_fuzz_cli.py, test_hf_loading.py)",
     "hf.shared_model": "a model package",
+    "hf.load_tokenizer": "a model package (a name that is no alias, a missing package: test_hf_loading.py)",
     "hf.clear_shared_models": "no arguments: a cache of loaded models",
     "hf.probe_attention": "a forward pass inside its context",
     "hf.with_temperature": "a context (a context manager around set_temperature, fuzzed here)",

@@ -153,12 +153,14 @@ def verdict_changes(old: Mapping[str, Mapping[str, str]], root: Path | None = No
     return lines
 
 
-def ship_reference(run_dir: str | Path, root: Path | None = None, *, cpu_seconds: float | None = None) -> Path:
+def ship_reference(
+    run_dir: str | Path, root: Path | None = None, *, cpu_seconds: float | None = None, cpu_note: str = ""
+) -> Path:
     """Copy the finished ``paper`` run ``run_dir`` into ``root/<experiment>-paper/`` (default: the package's
     reference folder): ``config.json``, a compacted single-file copy of ``results.sqlite`` (WAL folded in, no side
     files) and ``reference.json`` (commit, date, machine, wall time summed over the invocations, a killed one up to
-    its last cell; ``cpu_seconds`` if measured; cells done/failed). An existing reference of the same experiment is
-    replaced."""
+    its last cell; ``cpu_seconds`` if measured, with ``cpu_note`` saying how where not all of it was, e.g. a killed
+    invocation's share estimated; cells done/failed). An existing reference of the same experiment is replaced."""
     run_dir = Path(run_dir)
     meta = json.loads((run_dir / "config.json").read_text())
     if meta.get("preset") != _PRESET:
@@ -189,6 +191,7 @@ def ship_reference(run_dir: str | Path, root: Path | None = None, *, cpu_seconds
         "device": str(meta["config"].get("device") or "cpu"),
         "wall_seconds": round(wall, 1),
         "cpu_seconds": None if cpu_seconds is None else round(float(cpu_seconds), 1),
+        **({"cpu_note": str(cpu_note)} if cpu_note else {}),
         "invocations": invocations,
         "cells_done": done,
         "cells_failed": failed,

@@ -22,6 +22,9 @@ __all__ = [
     "GD_TARGET",
     "EXACT_TARGET",
     "PILOT",
+    "PILOT_TINY",
+    "TINY_BWT_MIN_NETWORKS",
+    "TINY_DEPTH_MIN_NETWORKS",
     "ALPHA_STAR_MIN_RUNS",
     "FORGET_F_MIN_POINTS",
     "CLOSED_FORM_MIN_FEATURES",
@@ -64,6 +67,15 @@ FORGET_F_MIN_POINTS = 156
 #: and the trained networks per depth ``tiny-paper-2-layer--0.75`` needs (5: 8.4 %; 8: 5.9 %, fresh 5.3 %)
 CLOSED_FORM_MIN_FEATURES = 5
 TINY_PAPER_2_MIN_NETWORKS = 8
+#: the next pilot: the fresh reference sized from the seed-2 one (``tiny_seeds`` = 29). Its row-level calibration
+#: (docs/calibration.md §7) found two tiny-transformer claims over the line at no effect, their per-network F skewed:
+#: ``tiny-bwt-orthogonal`` agreed 8.2 % ± 0.9 % and ``tiny-depth-amplifies`` 6.8 % ± 0.8 % from its 29 networks.
+PILOT_TINY = "the reference run ood-paper shipped 2026-12-07 (seed 3, 29 trained networks per depth)"
+#: trained networks per depth each needs, from PILOT_TINY by docs/pilot_minimums.py (1 000 draws per count, the
+#: first count at most 5 % + 2 MC SE): tiny-bwt-orthogonal 41 (6.1 % ± 0.8 %, fresh draws 6.4 %), tiny-depth-amplifies
+#: 42 (5.6 % ± 0.7 %, fresh draws 5.9 %). The rates fall slowly with the count (7–9 % from 29 to 36 networks).
+TINY_BWT_MIN_NETWORKS = 41
+TINY_DEPTH_MIN_NETWORKS = 42
 BERT = "BERT-base in the paper; here MiniLM on country → region sentences (docs/papers/ood.md §5.6, §5.9)"
 
 UNRELIABLE_OOD = (

@@ -19,8 +19,11 @@ from iclab.experiments.ood.claims_common import (
     PEAK_BOUND,
     GD_TARGET,
     PILOT,
+    PILOT_TINY,
     FORGET_F_MIN_POINTS,
     TINY_PAPER_2_MIN_NETWORKS,
+    TINY_BWT_MIN_NETWORKS,
+    TINY_DEPTH_MIN_NETWORKS,
     BERT,
     UNRELIABLE_F,
     UNRELIABLE_TINY,
@@ -124,13 +127,14 @@ def forgetting_claims() -> list[ClaimRecord]:
 TINY_NETWORKS = across_units_or(unit="trained network", planned="tiny_seeds", fallback=False)
 
 
-def _tiny_F(layers: int, g2: float, base: int | None = None, minimum: int = 0) -> Measure:
+def _tiny_F(layers: int, g2: float, base: int | None = None, minimum: int = 0, pilot: str = PILOT) -> Measure:
     """F at (``layers``, γ2 = ``g2``) per trained network (replicate), combined across them; with ``base`` (a depth)
-    paired on the replicate: F here minus F at that depth (the same seed: basis, batches, evaluation prompts)."""
+    paired on the replicate: F here minus F at that depth (the same seed: basis, batches, evaluation prompts);
+    ``minimum``: the networks it needs, fixed from ``pilot``."""
     point = {"part": "tiny", "view": "point", "gamma2": g2}
     pair = None if base is None else {**point, "layers": base}
     where = {"layers": layers, "gamma2": g2}
-    gates = (PilotMinimum(minimum, PILOT),) if minimum else ()
+    gates = (PilotMinimum(minimum, pilot),) if minimum else ()
     return units(
         "tiny", "point", "F", ("replicate",), st.tiny_text, where=where, base=pair, combine=TINY_NETWORKS, gates=gates
     )
@@ -160,7 +164,7 @@ def tiny_claims() -> list[ClaimRecord]:
             quantity="F on the same evaluation prompts before/after (paired)",
             paper_value=f"{PAPER_TINY[1][1]:+.2f}",
             paper_settings=tiny,
-            measure=_tiny_F(1, 0.0),
+            measure=_tiny_F(1, 0.0, minimum=TINY_BWT_MIN_NETWORKS, pilot=PILOT_TINY),
             rule=Rule("direction", sign=-1, smallest=SMALLEST_F, n="tiny_seeds", units="trained networks"),
         ),
         ClaimRecord(
@@ -171,7 +175,7 @@ def tiny_claims() -> list[ClaimRecord]:
             quantity="F with 3 layers, against 1 layer",
             paper_value=f"{PAPER_TINY[1][0]:+.2f} → {PAPER_TINY[3][0]:+.2f}",
             paper_settings=tiny,
-            measure=_tiny_F(3, -0.75, base=1),
+            measure=_tiny_F(3, -0.75, base=1, minimum=TINY_DEPTH_MIN_NETWORKS, pilot=PILOT_TINY),
             rule=Rule("direction", smallest=SMALLEST_F, n="tiny_seeds", units="trained networks"),
         ),
     ]
