@@ -214,8 +214,8 @@ def _pilot_minimum(claim: Any) -> int:
 def _short_of_minimum(row: Mapping[str, Any], claim: Any, units: int | None) -> bool:
     """Whether the one gate over the row is the claim's minimum of units fixed from a pilot, with fewer ``units``
     than it (what the gate counted; the test's ``n`` in a record from before it did, which counts samples where a
-    unit holds several):
-    the gate's text first, then what the test gave (or its own refusal for want of power), and no other gate."""
+    unit holds several): the gate's text first, then what the test gave (or its own refusal for want of power), and
+    no other gate."""
     record, reason = row.get("test_record") or {}, row.get("reason") or ""
     gate = str(record.get("gate") or "")
     have = units if units else int(record.get("n") or 0)
