@@ -101,6 +101,27 @@ def main(device: str | None = None, smoke: bool = False) -> None:
         a, b = max(rates["ours"]), max(rates["ref"])
         pa, pb = sum(p.numel() for p in ours.parameters()), sum(p.numel() for p in ref.parameters())
         print(f"{H:>3} {a:>10.1f} {b:>10.1f} {a / b:>6.2f}x {pa:>8d}/{pb:<8d}")
+    _sampling(data, B, 1 if smoke else 300)
+
+
+def _sampling(data, batch: int, reps: int) -> None:
+    """One training batch drawn as the trainer draws it (isotropic inputs: a diagonal covariance factor scales the
+    coordinates) against the matrix product g @ Lᵀ it replaces (the same numbers), interleaved, median of 7."""
+    import dataclasses
+    import statistics
+
+    product = dataclasses.replace(data)
+    object.__setattr__(product, "_diagonal", {"cov_x": False, "cov_w": False})  # the baseline: always the product
+    g = torch.Generator().manual_seed(0)
+    times: dict[str, list[float]] = {"scaled": [], "product": []}
+    for _ in range(7):
+        for name, task in (("scaled", data), ("product", product)):
+            t0 = time.process_time()
+            for _ in range(reps):
+                task.sample(batch, g)
+            times[name].append((time.process_time() - t0) / reps * 1e6)
+    a, b = statistics.median(times["scaled"]), statistics.median(times["product"])
+    print(f"prompt draw (batch {batch}): diagonal scaling {a:.0f} µs, matrix product {b:.0f} µs ({a / b:.2f}x)")
 
 
 if __name__ == "__main__":

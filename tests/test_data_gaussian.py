@@ -102,3 +102,33 @@ def test_mean_along_ones(d, norm):
     assert mu.shape == (d,) and np.linalg.norm(mu) == pytest.approx(norm, rel=1e-12)
     assert np.allclose(mu, mu[0]) and mu[0] > 0
     assert mean_along_ones(d, 0.0) is None
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize(
+    "cov_x, cov_w",
+    [(None, None), (2.5, 0.2), ("diag", "diag"), ("dense", 0.2), (None, "dense")],
+)
+def test_a_diagonal_covariance_draws_the_same_numbers_as_the_matrix_product(dtype, cov_x, cov_w):
+    """``sample`` scales the coordinates where a covariance factor is diagonal (isotropic prompts) instead of the
+    matrix product g @ Lᵀ: bit for bit the prompts of the product, written here from the generator's normals,
+    for scalar, diagonal and dense covariances in both dtypes."""
+    d, n, batch = 5, 7, 64
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=(d, d))
+
+    def cov(kind):
+        return {"diag": np.diag(rng.uniform(0.3, 2.0, d)), "dense": a @ a.T + d * np.eye(d)}.get(kind, kind)
+
+    task = GaussianRegression(d, n, mu_x=0.3, cov_x=cov(cov_x), cov_w=cov(cov_w), sigma=0.4, dtype=dtype)
+    got = task.sample(batch, torch.Generator().manual_seed(11))
+    m = task.moments()
+    lx, lw = (torch.from_numpy(np.linalg.cholesky(m[k])).to(dtype) for k in ("cov_x", "cov_w"))
+    g = torch.Generator().manual_seed(11)
+    gx = torch.randn(batch, n + 1, d, generator=g, dtype=dtype)  # (B, l, d)
+    gw = torch.randn(batch, d, generator=g, dtype=dtype)  # (B, d)
+    eps = torch.randn(batch, n + 1, generator=g, dtype=dtype)  # (B, l)
+    x = torch.from_numpy(m["mu_x"]).to(dtype) + gx @ lx.T  # (B, l, d)
+    w = torch.from_numpy(m["mu_w"]).to(dtype) + gw @ lw.T  # (B, d)
+    y = torch.einsum("bld,bd->bl", x, w) + 0.4 * eps  # (B, l)
+    assert torch.equal(got.x, x) and torch.equal(got.w, w) and torch.equal(got.y, y)
