@@ -79,10 +79,10 @@ def _pydoc_tokens(model: str) -> tuple[int, int]:
     return len(tok(pydoc_text(), add_special_tokens=False, verbose=False)["input_ids"]), positions
 
 
-def _cell_length(config, positions: int) -> int:
-    """The tokens a cell reads: the largest of ``real_sizes`` the model accepts (all of them when it states none)."""
-    sizes = [n for n in config.real_sizes if not positions or n <= positions]
-    return max(sizes or config.real_sizes)
+def _model_sizes(config, positions: int) -> list[int]:
+    """The context lengths of ``real_sizes`` a model of ``positions`` maximum positions accepts (all of them when it
+    states none); a cell reads max(them) tokens of its segment."""
+    return [n for n in config.real_sizes if not positions or n <= positions]
 
 
 def check_text_fits(config) -> None:
@@ -99,7 +99,7 @@ def check_text_fits(config) -> None:
             tokens, positions = _pydoc_tokens(model)
         except UnsupportedModelError:  # not on this machine: its cells say so ("available = 0"), the run goes on
             continue
-        error = _pydoc_fit_error(config, tokens, last, _cell_length(config, positions), model)
+        error = _pydoc_fit_error(config, tokens, last, max(_model_sizes(config, positions) or config.real_sizes), model)
         if error is not None:
             raise error
 
@@ -167,8 +167,7 @@ def run_real_cell(config, cell: dict) -> dict:
     except UnsupportedModelError as exc:
         return {"available": 0, "reason": str(exc).splitlines()[0][:300]}
     causal = type(model).__name__.endswith("ForCausalLM")
-    max_len = int(getattr(model.config, "max_position_embeddings", max(config.real_sizes)))
-    sizes = [n for n in config.real_sizes if n <= max_len]
+    sizes = _model_sizes(config, int(getattr(model.config, "max_position_embeddings", 0) or 0))
     head, tail = _special_tokens(tok)
     text = _segment_ids(config, tok, text_segment(config, cell), max(sizes))
     stats = _measure(model, causal, head, tail, text, sizes)
