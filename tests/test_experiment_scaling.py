@@ -90,3 +90,26 @@ def test_bad_rules_are_refused_with_what_is_allowed():
     for bad in ({"rules": ()}, {"rules": ("stock",)}, {"rules": ("logn:L=1",)}, {"rules": ("logn:L=9", "logn:L=9")}):
         with pytest.raises(ConfigError):
             EXP.config("quick", bad)
+
+
+def test_the_token_bounds_hold_on_both_models_tokenizers_so_past_trained_is_not_run_only_where_no_prompt_is_past():
+    from iclab.data import long_context_groups
+    from iclab.experiments.scaling.claims import TRAINED_TOKENS
+    from iclab.experiments.scaling.config import TOKENS_PER_LINE, longest_prompt_tokens
+    from iclab.hf import load_tokenizer
+
+    toks = [load_tokenizer(model)[0] for model in ("smollm2", "gemma3-270m")]
+    for task in TOKENS_PER_LINE:
+        for size in (32, 960):
+            cfg = EXP.config("paper", {"tasks": (task,), "sizes": (size,), "groups": 3})
+            groups = long_context_groups(task, size, 3, 0)
+            longest = max(len(tok(p)["input_ids"]) for tok in toks for p, _, _ in groups)
+            assert longest <= longest_prompt_tokens(cfg), (task, size, longest)
+            assert longest > 0.85 * longest_prompt_tokens(cfg) or size == 32, (task, size, longest)  # not a wild bound
+    # the paper preset's key-value lists reach past SmolLM2's trained length (8.8k tokens): its past-trained claims
+    # are judged on those prompts, not declared "not run"
+    paper = EXP.config("paper")
+    assert longest_prompt_tokens(paper) > TRAINED_TOKENS["smollm2"]
+    v = EXP.compare(paper, _rows(paper, {}, tokens=900))
+    assert "within smollm2's trained" not in v[f"{paper.rules[0]}/smollm2/past-trained"].reason
+    assert "within gemma3-270m's trained 32768" in v[f"{paper.rules[0]}/gemma3-270m/past-trained"].reason

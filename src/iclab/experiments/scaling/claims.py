@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from iclab.claims import ClaimRecord, Measure, Rule
-from iclab.experiments.scaling.config import STOCK, ScalingConfig
+from iclab.experiments.scaling.config import STOCK, ScalingConfig, lines_within, longest_prompt_tokens
 from iclab.experiments.scaling.tables import prompt_rows
 
 __all__ = ["claims", "judged_rows", "SMALLEST", "TRAINED_TOKENS"]
@@ -17,7 +17,6 @@ SMALLEST = 0.1
 #: the models' trained context lengths (their configs' max_position_embeddings), to say before a run whether it
 #: reaches past them
 TRAINED_TOKENS = {"smollm2": 8192, "gemma3-270m": 32768}
-_TOKENS_PER_LINE = 6  # about, over the tasks' lines
 PROMPT = ("task", "size", "group")
 _SOURCES = {
     "logn": "Qwen technical report, arXiv:2309.16609 §2.3 (LogN-scaling)",
@@ -40,13 +39,13 @@ def _source(rule: str) -> str:
 
 def _past_not_run(model: str):
     def not_run(cfg: ScalingConfig, record) -> str:
-        longest = _TOKENS_PER_LINE * max(cfg.sizes)
+        longest = longest_prompt_tokens(cfg)
         if longest > TRAINED_TOKENS[model]:
             return ""
         return (
-            f"every size of this run (about {longest} tokens at most) is within {model}'s trained "
+            f"every prompt of this run (at most about {longest} tokens) is within {model}'s trained "
             f"{TRAINED_TOKENS[model]} tokens; a rule is made for past it: sizes beyond "
-            f"{TRAINED_TOKENS[model] // _TOKENS_PER_LINE} lines would judge it (the full preset, on a GPU)"
+            f"{lines_within(cfg, TRAINED_TOKENS[model])} lines would judge it (a GPU run; the full preset reaches past SmolLM2's)"
         )
 
     not_run.__name__ = f"past_trained_not_run_{model}"
