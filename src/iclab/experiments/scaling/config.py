@@ -72,10 +72,9 @@ class ScalingConfig(Config):
         parse_dtype(self.dtype, self.device)
 
 
-def longest_prompt_tokens(cfg: ScalingConfig, task: str | None = None) -> int:
-    """An upper bound of the tokens of the run's longest prompt prefix (of ``task``, or of any of its tasks)."""
-    tasks = (task,) if task is not None else cfg.tasks
-    return int(max(TOKENS_PER_LINE[t] for t in tasks) * max(cfg.sizes)) + _FRAME
+def longest_prompt_tokens(cfg: ScalingConfig) -> int:
+    """An upper bound of the tokens of the run's longest prompt prefix, over its tasks."""
+    return int(max(TOKENS_PER_LINE[t] for t in cfg.tasks) * max(cfg.sizes)) + _FRAME
 
 
 def lines_within(cfg: ScalingConfig, tokens: int) -> int:
