@@ -73,6 +73,14 @@ def shared(cfg: TemperatureLLMConfig) -> None:
     return None
 
 
+def qa_task(cfg: TemperatureLLMConfig, name: str):
+    """The task ``name`` of :data:`iclab.data.QA_TASKS`; ``antonym`` keeps the pairs whose words both have
+    ``cfg.antonym_min_tagged`` SemCor-tagged senses (:func:`iclab.data.antonym_task`)."""
+    from iclab.data import antonym_task, get_task
+
+    return antonym_task(min_tagged=cfg.antonym_min_tagged) if name == "antonym" else get_task(name)
+
+
 def evaluate_groups(model, tok, groups: list[DemoGroup], tau, batch_size: int) -> np.ndarray:
     """Per-question greedy EM ``(Q,)`` under ``tau`` (a float, a per-layer list or ``"adaptive"``)."""
     from iclab.hf import greedy_match, with_temperature
@@ -160,7 +168,6 @@ def _screen(cfg: TemperatureLLMConfig, cell: dict, model, tok, task, pool: list[
 def run_cell(cfg: TemperatureLLMConfig, cell: dict, shared) -> dict:
     """Per-question EM for every τ of the grid, the spread-rule τ_ℓ and the adaptive τ on one set of prompts (or
     the screen's clean and noisy EM at τ = 1)."""
-    from iclab.data import get_task
     from iclab.hf import shared_model
 
     from iclab.hf import parse_dtype
@@ -169,7 +176,7 @@ def run_cell(cfg: TemperatureLLMConfig, cell: dict, shared) -> dict:
     dtype = parse_dtype(cfg.dtype, cfg.device)  # "auto": bf16 where the device computes it natively
     model, tok, source = shared_model(cell["model"], causal=True, dtype=dtype, device=cfg.device)
     ran = {"source": source, "dtype": str(dtype).removeprefix("torch.")}
-    task = get_task(cell["task"])
+    task = qa_task(cfg, cell["task"])
     questions, pool = question_split(task, cfg.n_questions, cfg.seed, pool_reserve(cfg))
     if cell["part"] == "screen":
         out = _screen(cfg, cell, model, tok, task, pool)
@@ -225,13 +232,12 @@ def _check_task_sizes(cfg: TemperatureLLMConfig) -> None:
     fewer questions); a screen that leaves no two evaluation questions is refused on ``screen_questions``.
     ``n_questions = 0`` asks what the pool leaves (:func:`pool_reserve`). A task that cannot be
     built here (no WordNet) is left to its cells, which say why."""
-    from iclab.data import get_task
     from iclab.errors import ConfigError, IclabError
 
     room = pool_room(cfg)
     for name in cfg.tasks:
         try:
-            task = get_task(name)
+            task = qa_task(cfg, name)
         except IclabError:
             continue
         if room > 40 and len(task.items) - room < 2:  # the screen leaves no two evaluation questions (the halves)
