@@ -397,16 +397,17 @@ def test_real_gemma3_capital_cell():
 def test_every_preset_leaves_room_for_its_screen(preset):
     """The demonstration pool of every task of every preset holds the screening questions plus one prompt's
     demonstrations (the full preset asks for every other item as a question: ``n_questions = 0``)."""
-    from iclab.data import get_task, question_split
-    from iclab.experiments.temperature.llm.cells import _check_task_sizes, pool_reserve
+    from iclab.data import question_split
+    from iclab.experiments.temperature.llm.cells import _check_task_sizes, pool_reserve, qa_task
     from iclab.experiments.temperature.llm.config import PRESETS
 
     cfg = PRESETS[preset]
     _check_task_sizes(cfg)  # raises ConfigError when a task or a pool is too small
     for name in cfg.tasks:
-        task = get_task(name)
+        task = qa_task(cfg, name)  # the task as the cells ask it (antonym at the preset's antonym_min_tagged)
         questions, pool = question_split(task, cfg.n_questions, cfg.seed, pool_reserve(cfg))
         assert len(pool) >= cfg.screen_questions + max([cfg.n_demos, *cfg.demo_counts])
+        assert len(questions) == (cfg.n_questions or len(task.items) - len(pool))
         if cfg.n_questions:  # an explicit size keeps its questions: the reference runs are not moved
             assert questions == question_split(task, cfg.n_questions, cfg.seed)[0]
 
@@ -428,12 +429,12 @@ def test_every_quick_claim_has_its_paper_settings_counterpart():
 
 
 def test_more_questions_than_a_task_holds_is_one_error_naming_the_limit():
-    """``antonym`` has 227 items; 40 screening questions and 12 demonstrations per prompt keep 52 of them for the
+    """``antonym`` has 227 items (its common pairs, ``antonym_min_tagged`` = 2); 40 screening questions and 12 demonstrations per prompt keep 52 of them for the
     pool, so 175 questions fit and 176 are refused before the run (the data layer would quietly ask 175)."""
     from iclab.experiments.temperature.llm.cells import _check_task_sizes
-    from iclab.experiments.temperature.llm.config import PAPER
+    from iclab.experiments.temperature.llm.config import PAPER as WIDE
 
-    assert (PAPER.screen_questions, max(PAPER.demo_counts)) == (40, 12)
+    PAPER = dataclasses.replace(WIDE, antonym_min_tagged=2, screen_questions=40, demo_counts=(2, 4, 8, 12))
     _check_task_sizes(dataclasses.replace(PAPER, n_questions=175))
     with pytest.raises(ConfigError, match=r"invalid n_questions=176: expected at most 175 for task 'antonym' \(227"):
         _check_task_sizes(dataclasses.replace(PAPER, n_questions=176))
@@ -442,3 +443,22 @@ def test_more_questions_than_a_task_holds_is_one_error_naming_the_limit():
         _check_task_sizes(dataclasses.replace(PAPER, n_questions=188, screen_questions=0))
     with pytest.raises(ConfigError, match=r"invalid screen_questions=214: expected at most 213 for task 'antonym'"):
         _check_task_sizes(dataclasses.replace(PAPER, screen_questions=214))  # the screen leaves no two questions
+
+
+def test_the_paper_preset_widens_antonym_and_asks_the_most_it_gives():
+    """``antonym_min_tagged`` = 1 keeps the 874 WordNet pairs whose words both have a SemCor-tagged sense, the 227
+    common pairs (= 2) among them; the paper preset's 612 questions are what they give beside 256 screening questions
+    and 6 demonstrations a prompt, so 613 is refused naming that limit. The cells ask the widened task."""
+    from iclab.experiments.temperature.llm.cells import _check_task_sizes, pool_reserve, qa_task, question_split
+    from iclab.experiments.temperature.llm.config import PAPER, QUICK
+
+    wide, common = qa_task(PAPER, "antonym"), qa_task(QUICK, "antonym")
+    assert (PAPER.antonym_min_tagged, QUICK.antonym_min_tagged) == (1, 2)
+    assert (len(wide.items), len(common.items)) == (874, 227)
+    assert {i.question for i in common.items} < {i.question for i in wide.items}
+    assert (PAPER.n_questions, PAPER.screen_questions, PAPER.demo_counts) == (612, 256, ())
+    _check_task_sizes(PAPER)
+    with pytest.raises(ConfigError, match=r"invalid n_questions=613: expected at most 612 for task 'antonym' \(874"):
+        _check_task_sizes(dataclasses.replace(PAPER, n_questions=613))
+    questions, pool = question_split(wide, PAPER.n_questions, PAPER.seed, pool_reserve(PAPER))
+    assert len(questions) == 612 and len(pool) == 262 and not set(questions) & set(pool)
