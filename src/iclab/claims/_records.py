@@ -40,7 +40,6 @@ it (the largest block count, the smallest training-set size).
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
@@ -62,18 +61,14 @@ from iclab.claims._every_cell import every_cell_verdict
 from iclab.claims._sample import Sample, sample_of
 from iclab.errors import ConfigError
 from iclab.claims._rule import BASE, TEST_KINDS, Rule, cannot_fail, mean_over_units, units_of
+from iclab.claims._rule_test import ROUNDING as ROUNDING
+from iclab.claims._rule_test import Estimate as Estimate
+from iclab.claims._rule_test import rounding_reason, run_test
 from iclab.stats import (
     AGREES,
-    NO_UNCERTAINTY,
     Verdict,
-    judge_absence,
-    judge_direction,
-    judge_equivalence,
-    judge_value,
     mean_se,
     not_judged,
-    quantile,
-    refusal,
 )
 
 __all__ = [
@@ -105,32 +100,7 @@ __all__ = [
 
 #: the reason of a claim whose judging raised (:func:`judge_records`): "not judged", never the other claims' loss
 RAISED = "error: judging this claim raised"
-#: an SE (or a half-width) at most this fraction of max(1, |value|) is float64 rounding, no uncertainty
-ROUNDING = 1e-12
 _CONTRASTS = ("minus", "log ratio")
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """A combined measurement: ``value`` with a standard error ``se`` (and ``dof`` for a Student-t band; None: normal)
-    or an explicit 95 % interval ``ci``, from ``n`` units (None: the number of per-unit values); ``how`` says how it
-    was combined (put before the test statistic), ``tail`` what follows it; ``paper_se`` (a paper value) the spread
-    the band adds to the SE when the combine rule measures it (e.g. between draws the paper made once); ``needs``
-    (a direction test) what would decide it, completing "deciding needs …" in a "too little power" reason, when the
-    combine rule's interval is exact and the judge's normal approximation of that count would not hold
-    (:func:`iclab.stats.judge_direction`); ``refused`` why the combine rule cannot give an estimate the test may
-    judge (fewer units than its rule needs): the claim is "not judged" with that reason, never tested."""
-
-    value: float
-    se: float | None = None
-    ci: tuple[float, float] | None = None
-    dof: float | None = None
-    n: int | None = None
-    how: str = ""
-    tail: str = ""
-    paper_se: float | None = None
-    needs: str = ""
-    refused: str = ""
 
 
 def across_units(config: Any, sample: Sample) -> Estimate:
@@ -350,74 +320,10 @@ def judge_sample(rec: ClaimRecord, config: Any, sample: Sample, screens: Mapping
     m, t = rec.measure, rec.rule
     est = m.combine(config, sample)
     n = getattr(config, t.n) if t.n else (est.n if est.n is not None else len(sample.values))
-    refused = est.refused or _rounding(est)
-    v = not_judged(refused) if refused else _test(t, est, sample, n)
+    refused = est.refused or rounding_reason(est)
+    v = not_judged(refused) if refused else run_test(t, est, sample, n)
     if m.measured is not None:
         v = dataclasses.replace(v, measured=m.measured(config, sample, est))
     note = m.note(config, sample, est) if m.note is not None else ""
     v = dataclasses.replace(v, statistic="; ".join(p for p in (note, est.how, v.statistic, est.tail) if p))
     return _gated(v, rec, config, sample, screens)
-
-
-def _rounding(est: Estimate) -> str:
-    """Why an estimate whose SE (or half-width) is float64 rounding of its value (at most :data:`ROUNDING` of
-    max(1, |value|)) is not judged, else "": a zero-width interval cannot fail; an exact identity is a test."""
-    half = est.se if est.ci is None else abs(float(est.ci[1]) - float(est.ci[0])) / 2
-    if half is None or not math.isfinite(half) or half <= 0 or half > ROUNDING * max(1.0, abs(est.value)):
-        return ""
-    return (
-        f"{NO_UNCERTAINTY}: the uncertainty {half:.1e} is float64 rounding of the value {est.value:.4g} — an exact "
-        "identity is a test, not a claim"
-    )
-
-
-def _reference(t: Rule, sample: Sample) -> float:
-    """``t.relative_to``'s mean over the reference rows (the baseline's when paired, else the selection's)."""
-    rows = sample.base if sample.base is not None else sample.rows
-    return float(rows[t.relative_to].mean())
-
-
-def _test(t: Rule, est: Estimate, sample: Sample, n: int) -> Verdict:
-    """The stats test of ``t`` on ``est``."""
-    if t.kind in ("direction", "absence"):
-        smallest = t.smallest * _reference(t, sample) if t.relative_to else t.smallest
-        if t.kind == "direction":
-            return judge_direction(
-                est.value,
-                est.se,
-                ci=est.ci,
-                sign=t.sign,
-                smallest=smallest,
-                dof=est.dof,
-                n=n,
-                unit=t.unit,
-                needs=est.needs,
-            )
-        refused = None if est.ci is not None else refusal(est.se, dof=est.dof)
-        return refused or judge_absence(est.value, est.ci or _interval(est), smallest=smallest, n=n, unit=t.unit)
-    if t.kind == "value":
-        tol = t.tol * _reference(t, sample) if (t.tol is not None and t.relative_to) else t.tol
-        paper_se = t.paper_se if est.paper_se is None else est.paper_se
-        return judge_value(
-            est.value,
-            est.se,
-            t.paper,
-            k=t.k,
-            paper_se=paper_se,
-            tol=tol,
-            rel_tol=t.rel_tol,
-            n=n,
-            dof=est.dof,
-            unit=t.units,
-        )
-    if t.target != BASE:  # equivalence against a number
-        return judge_equivalence(est.value, est.se, float(t.target), rel_tol=t.rel_tol, n=n, dof=est.dof)
-    # against the baseline's mean: the estimate is the baseline plus the paired effect
-    target = float(sample.b.mean())
-    v = judge_equivalence(target + est.value, est.se, target, rel_tol=t.rel_tol, n=n, dof=est.dof)
-    return dataclasses.replace(v, statistic=v.statistic.replace("of theory", f"of {t.against}"))
-
-
-def _interval(est: Estimate) -> tuple[float, float]:
-    half = quantile(0.95, est.dof) * est.se
-    return est.value - half, est.value + half
