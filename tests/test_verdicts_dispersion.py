@@ -16,13 +16,12 @@ import pytest
 from iclab.experiments import get_experiment
 from iclab.claims._judge import judge_run
 from iclab.claims._records import judge_records
-from iclab.experiments.dispersion.claims import (
+from iclab.experiments.dispersion.claims import claims, judged_rows
+from iclab.experiments.dispersion.claims_minimums import (
     BETA_MIN_SEEDS,
     LOOKUP_MIN_LISTS,
     ONSET_MIN_SEGMENTS,
     RATE_MIN_SEGMENTS,
-    claims,
-    judged_rows,
 )
 from iclab.experiments.dispersion.notes import notes
 from iclab.experiments.dispersion.config import beta_grid

@@ -1,6 +1,7 @@
 """The claims of arXiv:2410.01104 ("Softmax is not enough") that the ``dispersion`` experiment judges, declared before
 the run (docs/papers/dispersion.md §2, §6): one function per part — max retrieval (Fig. 2, the max-retrieval table,
-Prop. 3.1), the β(H) refit (Fig. 4/6), the CLRS-style tasks, and dispersion in real transformers (Thm 2.2, Lemma 2.1).
+Prop. 3.1), the β(H) refit (Fig. 4/6), the CLRS-style tasks; dispersion in real transformers (Thm 2.2, Lemma 2.1) and
+the inference-only lookup tasks are in :mod:`.claims_real`.
 Each claim is a record (:mod:`iclab.claims._records`) judged by the generic judge; what the vocabulary cannot
 say is a named function of :mod:`.statistics`. Units: seeds (max retrieval, β(H); softmax and adaptive paired on the
 same test sets), seeds or tasks (CLRS-style), text segments (real transformers), queries in lists (lookup).
@@ -12,36 +13,25 @@ Fig. 4 code was read first-hand.
 
 from __future__ import annotations
 
-import math
 from functools import partial
 
 import pandas as pd
 
 from iclab.claims import (
     across_units,
-    binary_units,
-    CellReason,
     ClaimRecord,
     Measure,
     MinUnits,
     not_configured,
     Rule,
     Setting,
-    some_at_most,
 )
 from iclab.experiments.dispersion import statistics as st
-from iclab.experiments.dispersion.claims_minimums import (
-    BETA_MIN_SEEDS,
-    LOOKUP_MIN_LISTS,
-    ONSET_MIN_SEGMENTS,
-    PILOT,
-    PILOT_2,
-    RATE_MIN_SEGMENTS,
-    pilot_gate,
-)
+from iclab.experiments.dispersion.claims_minimums import BETA_MIN_SEEDS, PILOT_2, pilot_gate
+from iclab.experiments.dispersion.claims_real import SEED, lookup_claims, real_claims
 from iclab.experiments.dispersion.config import PAPER_D, PAPER_TEST_SIZES
-from iclab.experiments.dispersion.statistics import BETA_WINDOW, MIN_FIT_SETS, ONSET_TOKENS
-from iclab.experiments.dispersion.tables import ONSET_N, PAPER_TABLE
+from iclab.experiments.dispersion.statistics import BETA_WINDOW, MIN_FIT_SETS
+from iclab.experiments.dispersion.tables import PAPER_TABLE
 from iclab.theory.dispersion import beta_of_entropy
 
 __all__ = ["claims"]
@@ -55,23 +45,15 @@ OOD_PAPER_SIZES = tuple(n for n, v in sorted(PAPER_TABLE.items()) if n > 16 and 
 BETA_ENTROPIES = (1.0, 2.0, 3.0)  # nats where iclab's best β is compared with the Fig. 4 polynomial
 SMALLEST_GAIN = 0.5  # accuracy points: the smallest OOD gain of interest for the pooled adaptive-temperature claim
 FIG2_SMALLEST = 0.05  # |log-log slope| of the trained head's max coefficient below which it does not disperse
-SMALLEST_SLOPE = 0.1  # the same for the heads of real transformers
-RATE_TOL = 0.25  # Θ(1/n): the log-log slope within −1 ± 0.25
 CLRS_SMALLEST = 1.0  # exact-match points
-#: lookup: the lists are the units (a list's queries share its context), their band at least ±3/queries wide
-LOOKUP_LISTS = binary_units("queries", unit="list")
-LOOKUP_SMALLEST = 0.05  # lookup accuracy: a change below 5 points, either way, is no change worth the name
 # β*(H) against P(H): within ±0.5 (5 steps of the default 0.1 grid); a β* drawn uniformly from the [1, 5] grid fails
 BETA_TOL = 0.5
 BETA_MAX_STEP = BETA_TOL / 2.5  # coarser grids put fewer than 5 points in P(H) ± BETA_TOL (a setting gate)
-#: a real model's cells say whether it loaded here, and why not (``available``, ``reason``)
-MODEL_LOADED = CellReason("the model could not be loaded here")
 # a paper accuracy's tolerance: ±3 points, about the largest adaptive gain of the table (3.9 at n = 1024)
 TABLE_TOL = 3.0
 
 
 _SOFTMAX = {"part": "retrieval", "normaliser": "softmax"}  # the softmax-trained max-retrieval models
-SEED = ("seed",)
 
 
 def judged_rows(config, results: pd.DataFrame) -> pd.DataFrame:
@@ -83,7 +65,7 @@ def judged_rows(config, results: pd.DataFrame) -> pd.DataFrame:
 
 def claims(config) -> list[ClaimRecord]:
     """Every claim the experiment judges, in report order (built for ``config``: its tasks, models and sizes)."""
-    return [*_retrieval(config), *_beta(config), *_clrs(config), *_real(config), *_lookup(config)]
+    return [*_retrieval(config), *_beta(config), *_clrs(config), *real_claims(config), *lookup_claims(config)]
 
 
 def _retrieval(config) -> list[ClaimRecord]:
@@ -302,119 +284,3 @@ def _clrs(config) -> list[ClaimRecord]:
             ),
         ]
     return out
-
-
-def _segment_gates(model: str, minimum: dict, pilot: str = PILOT) -> tuple:
-    """A real model's cells loaded, and the model's minimum of text segments (fixed from ``pilot``) where the claim
-    declares one."""
-    return (MODEL_LOADED,) + pilot_gate(minimum, model, pilot)
-
-
-def _real(config) -> list[ClaimRecord]:
-    thm = f"{_SRC}, Thm 2.2 (statement second-hand [PN])"
-    slope = (
-        "per text segment, the mean over global heads of the log–log slope of the head's mean largest "
-        "coefficient against the context length n (real_sizes up to the model's limit)"
-    )
-    out = []
-    for m in config.real_models:
-        segments = partial(Measure, {"part": "real", "model": m}, unit=SEED, gates=(MODEL_LOADED,))
-
-        out += [
-            ClaimRecord(
-                f"thm2.2/disperses/{m}",
-                f"{m}: on average over the global heads, a head's largest attention coefficient falls as the "
-                "context grows (Thm 2.2 says every global head's does; the test is on the mean slope)",
-                thm,
-                "effect direction",
-                quantity=slope,
-                paper_value="every coefficient → 0 as n grows",
-                headline=True,
-                measure=segments(column=st.real_slope, measured=st.real_measured),
-                rule=Rule("direction", sign=-1, smallest=SMALLEST_SLOPE, units="text segments"),
-            ),
-            ClaimRecord(
-                f"thm2.2/rate/{m}",
-                f"{m}: the largest attention coefficient of the global heads falls like Θ(1/n)",
-                thm,
-                "theory vs simulation",
-                quantity=slope,
-                extra="Thm 2.2 is asymptotic; this tests the measured sizes only",
-                paper_value="log–log slope −1",
-                headline=True,
-                measure=segments(
-                    column=st.real_slope, measured=st.real_measured, gates=_segment_gates(m, RATE_MIN_SEGMENTS, PILOT_2)
-                ),
-                rule=Rule("equivalence", rel_tol=RATE_TOL, target=-1.0, units="text segments"),
-            ),
-            ClaimRecord(
-                f"lemma2.1/onset/{m}",
-                f"{m}: the heads' logit spread δ is small enough that dispersion sets in "
-                f"within about {ONSET_TOKENS} tokens, as for Gemma (δ ≈ 5.7, e^δ ≈ 300)",
-                f"second-hand summary [PN, δ-repl] of {_SRC}'s Gemma δ table, with Lemma 2.1",
-                "effect direction",
-                quantity=f"per text segment, ln {ONSET_TOKENS} − δ, δ the median over global heads of the logit "
-                f"spread (mean over the rows at the largest measured n ≤ {ONSET_N}, which the claim needs); above "
-                f"0: the Lemma 2.1 top-coefficient bound e^δ/(e^δ + n − 1) of the median head is below 1/2 by "
-                f"n = {ONSET_TOKENS}",
-                paper_value="Gemma 2B δ = 5.69 ± 2.05 → onset ≈ 300 tokens",
-                not_run=some_at_most("real_sizes", ONSET_N),
-                measure=segments(
-                    column=st.onset_margin, measured=st.onset_measured, gates=_segment_gates(m, ONSET_MIN_SEGMENTS)
-                ),
-                rule=Rule(
-                    "direction",
-                    units="text segments",
-                    bound=f"δ = ln {ONSET_TOKENS}, the onset at {ONSET_TOKENS} tokens",
-                ),
-            ),
-        ]
-    return out
-
-
-_TASK_NAMES = {"kv": "key–value lookup", "passkey": "pass-key retrieval"}
-
-
-def _lookup(config) -> list[ClaimRecord]:
-    src = (
-        f"{_SRC} v1 on CLRS-Text, quoted in llama.cpp PR #10057 [PR] (inference-only adaptive temperature "
-        "'does not empirically work well'); judged on retrieval tasks with pretrained LMs"
-    )
-    queries = config.lookup_lists * config.lookup_queries
-    extra = (
-        f"Above: adaptive helps; below: adaptive hurts (not 'no change'). No change agrees only when 3/queries < "
-        f"{LOOKUP_SMALLEST:g}, more than {math.ceil(3 / LOOKUP_SMALLEST)} queries per size (here "
-        f"{config.lookup_lists} × {config.lookup_queries} = {queries}"
-        + ("; too few: this preset cannot decide a null, too little power" if 3 / queries >= LOOKUP_SMALLEST else "")
-        + ")"
-    )
-    return [
-        ClaimRecord(
-            f"lookup/{t}/{m}",
-            f"{m}: adaptive temperature switched on only at inference, in every head of a "
-            f"pretrained LM, leaves {_TASK_NAMES[t]} accuracy at long inputs unchanged (neither raises nor lowers "
-            f"it by {LOOKUP_SMALLEST:.2f} or more)",
-            src,
-            "equivalence",
-            quantity="at the largest lookup_sizes, greedy exact match per query of each list",
-            extra=extra,
-            paper_value="inference-only does not work well",
-            measure=Measure(
-                {
-                    "part": "lookup",
-                    "view": st.LIST,
-                    "task": t,
-                    "model": m,
-                    "n_pairs": max(config.lookup_sizes, default=0),
-                },
-                "diff",
-                ("list",),
-                combine=LOOKUP_LISTS,
-                measured=st.lookup_measured,
-                gates=pilot_gate(LOOKUP_MIN_LISTS, (t, m), PILOT_2),
-            ),
-            rule=Rule("absence", smallest=LOOKUP_SMALLEST),
-        )
-        for t in config.lookup_tasks
-        for m in config.lookup_models
-    ]
