@@ -49,12 +49,11 @@ from iclab.hf._scaling_rules import (  # noqa: F401
 from iclab.hf._probes import (  # noqa: F401
     ScoreMoments,
     ScoreProbe,
-    check_prompts,
-    max_tokens,
     probe_attention,
     probe_prompts,
     tokenize_batch,
 )
+from iclab.hf._prompt_length import check_prompts, max_tokens  # noqa: F401
 from iclab.hf._estimate import (  # noqa: F401
     TauEstimate,
     DEFAULT_TAU_GRID,
@@ -87,6 +86,7 @@ from iclab.hf import (
     _logit_spread,
     _model_cache,
     _probes,
+    _prompt_length,
     _scaling_rules,
     _sentence_embeddings,
     _temperature,
@@ -100,6 +100,7 @@ __all__ = [
     *_temperature.__all__,
     *_scaling_rules.__all__,
     *_probes.__all__,
+    *_prompt_length.__all__,
     *_estimate.__all__,
     *_logit_spread.__all__,
     *_greedy.__all__,

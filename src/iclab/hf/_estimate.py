@@ -28,7 +28,8 @@ from iclab.config import check_int
 from iclab.domain import array, number
 from iclab.errors import ConfigError
 from iclab.hf._arguments import check_bool
-from iclab.hf._probes import ScoreMoments, _check_key_start, _check_positions, check_prompts, probe_prompts
+from iclab.hf._probes import ScoreMoments, _check_key_start, _check_positions, probe_prompts
+from iclab.hf._prompt_length import check_prompts
 from iclab.hf._temperature import ModelT, model_shape, with_temperature
 
 if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers
