@@ -175,7 +175,7 @@ def _one_layer(variant: str, n: int, device: str) -> dict:
 
     from iclab.attention import normalise
     from iclab.hf._backends import adaptive_forward
-    from iclab.hf._temperature import AdaptiveTemperature
+    from iclab.hf import AdaptiveTemperature
 
     torch.set_num_threads(1)
     dev = torch.device(device)

@@ -415,7 +415,7 @@ def test_smollm2_parity_gqa_causality_padding(smollm2):
 
 def test_bad_scalar_tau_is_named_by_its_value():
     from iclab.errors import ConfigError
-    from iclab.hf._temperature import _tau_table
+    from iclab.hf._tau_setting import _tau_table
 
     with pytest.raises(ConfigError, match=r"invalid tau=-2\.0"):
         _tau_table(-2.0, 3, 2)

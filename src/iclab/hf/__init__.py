@@ -27,14 +27,12 @@ from iclab.hf._loading import (  # noqa: F401
 )
 from iclab.hf._model_cache import shared_model, clear_shared_models  # noqa: F401
 from iclab.hf._backends import BACKEND_SUPPORT, TEMPERATURE_MODES, check_backend, attention_scores  # noqa: F401
+from iclab.hf._tau_setting import AdaptiveTemperature, TauSetting, model_shape  # noqa: F401
 from iclab.hf._temperature import (  # noqa: F401
-    AdaptiveTemperature,
-    TauSetting,
     set_temperature,
     reset_temperature,
     with_temperature,
     get_temperature,
-    model_shape,
 )
 from iclab.hf._scaling_rules import (  # noqa: F401
     SCALING_RULES,
@@ -89,6 +87,7 @@ from iclab.hf import (
     _prompt_length,
     _scaling_rules,
     _sentence_embeddings,
+    _tau_setting,
     _temperature,
 )
 
@@ -97,6 +96,7 @@ __all__ = [
     *_loading.__all__,
     *_model_cache.__all__,
     *_backends.__all__,
+    *_tau_setting.__all__,
     *_temperature.__all__,
     *_scaling_rules.__all__,
     *_probes.__all__,

@@ -30,7 +30,8 @@ from iclab.errors import ConfigError
 from iclab.hf._arguments import check_bool
 from iclab.hf._probes import ScoreMoments, _check_key_start, _check_positions, probe_prompts
 from iclab.hf._prompt_length import check_prompts
-from iclab.hf._temperature import ModelT, model_shape, with_temperature
+from iclab.hf._tau_setting import model_shape
+from iclab.hf._temperature import ModelT, with_temperature
 
 if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers
     import torch

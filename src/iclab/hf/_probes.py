@@ -26,7 +26,8 @@ from iclab.errors import ConfigError
 from iclab.hf._arguments import check_bool, check_device, check_text_list, check_tokenizer
 from iclab.hf._backends import _scores, check_backend
 from iclab.hf._prompt_length import check_prompts
-from iclab.hf._temperature import AdaptiveTemperature, TauSetting, _base_of, _find, _install, _uninstall, model_shape
+from iclab.hf._tau_setting import AdaptiveTemperature, TauSetting, model_shape
+from iclab.hf._temperature import _base_of, _find, _install, _uninstall
 
 if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers or pandas
     import pandas as pd

@@ -36,7 +36,8 @@ import torch
 from iclab.errors import ConfigError, UnsupportedModelError
 from iclab.hf._arguments import check_model
 from iclab.hf._softcap import capped_attention
-from iclab.hf._temperature import _find, _install, model_shape
+from iclab.hf._tau_setting import model_shape
+from iclab.hf._temperature import _find, _install
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel
