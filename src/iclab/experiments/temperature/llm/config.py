@@ -100,10 +100,9 @@ QUICK = TemperatureLLMConfig(
     probe_questions=24,
     adaptive=False,
 )
-# paper: the design of the paper's Fig. 3 (noise 0 … 0.8, 6 demonstrations, the τ grid 0.5 … 2, the moment rule,
-# the adaptive temperature and the #demonstrations sweep of Fig. 3a) on `antonym`, the task where noisy
-# demonstrations hurt both models (the reference run's `*/antonym/noise-hurts` claim rows), with 175 of its 227 items as
-# questions and 40 more for the screen. The paper's SciQ, noisy answers and models are out of reach offline: the
+# paper: the design of the paper's Fig. 3b (noise 0 … 0.8, 6 demonstrations, the τ grid 0.5 … 2, the moment rule,
+# the adaptive temperature) on `antonym`, the task where noisy demonstrations hurt both models (the reference run's
+# `*/antonym/noise-hurts` claim rows), at the size chosen below. The paper's SciQ, noisy answers and models are out of reach offline: the
 # claims test the paper's trends on iclab's models and tasks (note §5.3), not its numbers, so they are judged at every
 # preset, where the screen lets them.
 # Sized once from the float32 reference shipped 2026-12-02 (150 questions) used as a pilot, its spread and not its
@@ -119,7 +118,8 @@ QUICK = TemperatureLLMConfig(
 # that, so `paper` widens antonym to the 874 pairs whose words both have a SemCor-tagged sense (antonym_min_tagged =
 # 1; rarer adjectives, so the effect may be smaller than the pilot's: the run alone says) and asks the most they give
 # beside 256 screening questions and a prompt's 6 demonstrations: 612 questions. The #demonstrations sweep (Fig. 3a,
-# no claim) is left to `full`, which keeps it: at 612 questions it would double the run. About 0.9 CPU-hours here.
+# no claim) is left to `full`, which keeps it: at 612 questions it would double the run. Estimated at about 0.9
+# CPU-hours here before the run.
 # The reference that judges them is a fresh run with seed 2, judged alone.
 PAPER = TemperatureLLMConfig(
     models=("gemma3-270m", "smollm2"),
