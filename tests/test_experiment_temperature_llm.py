@@ -429,8 +429,9 @@ def test_every_quick_claim_has_its_paper_settings_counterpart():
 
 
 def test_more_questions_than_a_task_holds_is_one_error_naming_the_limit():
-    """``antonym`` has 227 items (its common pairs, ``antonym_min_tagged`` = 2); 40 screening questions and 12 demonstrations per prompt keep 52 of them for the
-    pool, so 175 questions fit and 176 are refused before the run (the data layer would quietly ask 175)."""
+    """``antonym`` has 227 items (its common pairs, ``antonym_min_tagged`` = 2); 40 screening questions and 12
+    demonstrations per prompt keep 52 of them for the pool, so 175 questions fit and 176 are refused before the run
+    (the data layer would quietly ask 175)."""
     from iclab.experiments.temperature.llm.cells import _check_task_sizes
     from iclab.experiments.temperature.llm.config import PAPER as WIDE
 

@@ -31,7 +31,7 @@ from iclab.hf._arguments import check_model, check_tau_range
 from iclab.hf._tau_setting import AdaptiveTemperature, TauSetting, _tau_table, model_shape
 
 if TYPE_CHECKING:  # annotations only: importing iclab.hf does not import transformers or numpy
-    import numpy as np  # noqa: F401  # TauSetting's "np.ndarray" resolves in the namespace of the functions it annotates
+    import numpy as np  # noqa: F401  # TauSetting's "np.ndarray" resolves here, in the functions it annotates
     from transformers import PreTrainedModel
 
 __all__ = [

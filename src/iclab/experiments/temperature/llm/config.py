@@ -102,9 +102,9 @@ QUICK = TemperatureLLMConfig(
 )
 # paper: the design of the paper's Fig. 3b (noise 0 … 0.8, 6 demonstrations, the τ grid 0.5 … 2, the moment rule,
 # the adaptive temperature) on `antonym`, the task where noisy demonstrations hurt both models (the reference run's
-# `*/antonym/noise-hurts` claim rows), at the size chosen below. The paper's SciQ, noisy answers and models are out of reach offline: the
-# claims test the paper's trends on iclab's models and tasks (note §5.3), not its numbers, so they are judged at every
-# preset, where the screen lets them.
+# `*/antonym/noise-hurts` claim rows), at the size chosen below. The paper's SciQ, noisy answers and models are out
+# of reach offline: the claims test the paper's trends on iclab's models and tasks (note §5.3), not its numbers, so
+# they are judged at every preset, where the screen lets them.
 # Sized once from the float32 reference shipped 2026-12-02 (150 questions) used as a pilot, its spread and not its
 # verdicts (issue 38): `iclab plan` finds that 151 questions decide five τ-gain claims at the pilot's effect (so
 # about half the time) and that the other five need 216 to 1 838, more than antonym's 227 items hold. So `paper` asks
