@@ -19,7 +19,7 @@ from iclab.experiments.ood.claims_common import (
     PEAK_BOUND,
     GD_TARGET,
     PILOT,
-    PILOT_TINY,
+    PILOT_TINY_2,
     FORGET_F_MIN_POINTS,
     TINY_PAPER_2_MIN_NETWORKS,
     TINY_BWT_MIN_NETWORKS,
@@ -164,7 +164,7 @@ def tiny_claims() -> list[ClaimRecord]:
             quantity="F on the same evaluation prompts before/after (paired)",
             paper_value=f"{PAPER_TINY[1][1]:+.2f}",
             paper_settings=tiny,
-            measure=_tiny_F(1, 0.0, minimum=TINY_BWT_MIN_NETWORKS, pilot=PILOT_TINY),
+            measure=_tiny_F(1, 0.0, minimum=TINY_BWT_MIN_NETWORKS, pilot=PILOT_TINY_2),
             rule=Rule("direction", sign=-1, smallest=SMALLEST_F, n="tiny_seeds", units="trained networks"),
         ),
         ClaimRecord(
@@ -175,7 +175,7 @@ def tiny_claims() -> list[ClaimRecord]:
             quantity="F with 3 layers, against 1 layer",
             paper_value=f"{PAPER_TINY[1][0]:+.2f} → {PAPER_TINY[3][0]:+.2f}",
             paper_settings=tiny,
-            measure=_tiny_F(3, -0.75, base=1, minimum=TINY_DEPTH_MIN_NETWORKS, pilot=PILOT_TINY),
+            measure=_tiny_F(3, -0.75, base=1, minimum=TINY_DEPTH_MIN_NETWORKS, pilot=PILOT_TINY_2),
             rule=Rule("direction", smallest=SMALLEST_F, n="tiny_seeds", units="trained networks"),
         ),
     ]

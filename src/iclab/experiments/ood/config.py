@@ -155,6 +155,13 @@ _LONG = dict(
 # That reference (seed 3, shipped 2026-12-07, 29 networks per depth) is in turn the pilot: its row-level
 # calibration fixed minimums of 41 and 42 networks for tiny-bwt-orthogonal and tiny-depth-amplifies
 # (claims_common.PILOT_TINY), and `iclab plan` on it with --budget 4h picks tiny_seeds = 42, about 2.9 CPU-hours.
+# That fresh reference (seed 4, 42 networks per depth) met both minimums, and its own row-level calibration found
+# both claims over the line again (8.1 % and 12.7 % at no effect: the per-network F is skewed), so their minimums
+# were computed again from it (claims_common.PILOT_TINY_2): 62 and 111 networks. They gate this reference too, so
+# neither is judged at 42. `iclab plan` on it with --budget 4h picks tiny_seeds = 62 (tiny-bwt-orthogonal's minimum,
+# about 2.9 CPU-hours; tiny-depth-amplifies' 111 is about 5.2), the preset's size now: chosen for the minimum a valid
+# test needs, not for an interval to clear (a claim re-sized after every run that leaves it undecided would be judged
+# until it clears). The next reference is again a fresh run with a new seed, judged alone.
 _PAPER_GAMMA2 = (*(round(-0.9 + 0.1 * i, 1) for i in range(18)), 0.95)
 
 PRESETS = {
@@ -165,5 +172,5 @@ PRESETS = {
     # the paper's synthetic settings (K = 4, d = 8, ε/K = 0.0025, c = 1/2, θ = π/6 and π/3, K = 2 table with γ1 = 1,
     # tiny transformers of width 16 with 1-3 layers and γ2 = -0.75 / 0 / 0.75; second-hand, docs/papers/ood.md §5.7),
     # with SGD runs per quantity that has a spread, all twelve sentence domains, and the long budgets of full
-    "paper": OodConfig(**_LONG, sgd_repeats=33, ft_repeats=9, gamma2_table=_PAPER_GAMMA2, tiny_seeds=42),
+    "paper": OodConfig(**_LONG, sgd_repeats=33, ft_repeats=9, gamma2_table=_PAPER_GAMMA2, tiny_seeds=62),
 }
