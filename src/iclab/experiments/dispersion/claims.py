@@ -28,7 +28,7 @@ from iclab.claims import (
 )
 from iclab.experiments.dispersion import statistics as st
 from iclab.experiments.dispersion.claims_minimums import BETA_MIN_SEEDS, PILOT_2, pilot_gate
-from iclab.experiments.dispersion.claims_real import SEED, lookup_claims, real_claims
+from iclab.experiments.dispersion.claims_real import ARXIV, SEED, lookup_claims, real_claims
 from iclab.experiments.dispersion.config import PAPER_D, PAPER_TEST_SIZES
 from iclab.experiments.dispersion.statistics import BETA_WINDOW, MIN_FIT_SETS
 from iclab.experiments.dispersion.tables import PAPER_TABLE
@@ -36,8 +36,7 @@ from iclab.theory.dispersion import beta_of_entropy
 
 __all__ = ["claims"]
 
-_SRC = "arXiv:2410.01104"
-_TABLE_SRC = "second-hand summary [PN] of the max-retrieval table, " + _SRC
+_TABLE_SRC = "second-hand summary [PN] of the max-retrieval table, " + ARXIV
 # App. A (second-hand [reimpl]) and the table's sizes: what the per-size max-retrieval rows need
 _RETRIEVAL_SETTINGS = dict(d=PAPER_D, train_min=5, train_max=16, batch_size=128, lr=1e-3, weight_decay=1e-3)
 _RETRIEVAL_SETTINGS["test_sizes"] = PAPER_TEST_SIZES
@@ -74,7 +73,7 @@ def _retrieval(config) -> list[ClaimRecord]:
             "fig2/disperses",
             "A softmax head trained on sets of ≤ 16 items disperses out of distribution: its "
             "largest attention coefficient falls as the set grows",
-            f"{_SRC}, Fig. 2",
+            f"{ARXIV}, Fig. 2",
             "effect direction",
             quantity="per softmax seed, the log–log slope of the mean largest coefficient against n over the test "
             "sizes ≥ train_max",
@@ -140,7 +139,7 @@ def _retrieval(config) -> list[ClaimRecord]:
             "The trained head disperses because its weights are too small to stay sharp at "
             "large n: the logit spread its query and key weights allow (Prop. 3.1) is below the log((n − 1)(1 − ε)/ε) "
             "that (1 − ε)-sharpness at the largest test size needs (Lemma 2.1)",
-            f"{_SRC}, Prop. 3.1 and Lemma 2.1 as the explanation of Fig. 2 (iclab's reading)",
+            f"{ARXIV}, Prop. 3.1 and Lemma 2.1 as the explanation of Fig. 2 (iclab's reading)",
             "effect direction",
             quantity="per softmax seed, ln(required / allowed) with required = ln((n_max − 1)(1 − ε)/ε), ε = "
             "sharp_eps, and allowed = 2 σ_max(W_Q) σ_max(W_K) max‖h_q‖ max‖h_i‖ / √d over the compact input grid "
@@ -165,7 +164,7 @@ def _beta(config) -> list[ClaimRecord]:
                 f"fig6/beta/H={h:g}",
                 f"The inverse temperature that best re-sharpens a head of entropy {h:g} nats is "
                 f"P({h:g}) = {p:.2f}, the Fig. 4 polynomial",
-                f"{_SRC}, Fig. 4 code (fit of Fig. 6)",
+                f"{ARXIV}, Fig. 4 code (fit of Fig. 6)",
                 "paper value",
                 quantity="iclab's reconstructed target (docs/papers/dispersion.md §4.7; the paper's was not "
                 "recovered): per softmax seed the grid β with the least readout cross-entropy over the sets whose "
@@ -197,7 +196,7 @@ def _beta(config) -> list[ClaimRecord]:
         ClaimRecord(
             "fig6/beta-rises",
             f"The best inverse temperature rises with the head's entropy between {lo:g} and {hi:g} nats",
-            f"{_SRC}, Fig. 4 code (fit of Fig. 6)",
+            f"{ARXIV}, Fig. 4 code (fit of Fig. 6)",
             "effect direction",
             quantity=f"per softmax seed, β*({hi:g}) − β*({lo:g}) of the reconstructed target above (the smallest "
             "rise: 2·beta_step)",
@@ -216,8 +215,8 @@ def _beta(config) -> list[ClaimRecord]:
 
 
 def _clrs(config) -> list[ClaimRecord]:
-    src = f"{_SRC}, CLRS-Text with Gemma 2B (second-hand [PN]); judged on iclab's CLRS-style miniature"
-    src_v1 = f"{_SRC} v1 on CLRS-Text, quoted in llama.cpp PR #10057 [PR]; judged on iclab's CLRS-style miniature"
+    src = f"{ARXIV}, CLRS-Text with Gemma 2B (second-hand [PN]); judged on iclab's CLRS-style miniature"
+    src_v1 = f"{ARXIV} v1 on CLRS-Text, quoted in llama.cpp PR #10057 [PR]; judged on iclab's CLRS-style miniature"
 
     def arms(inference: bool, **task) -> Measure:
         """adaptive-trained − softmax-trained arm (read with adaptive at inference when ``inference``), paired on

@@ -22,9 +22,9 @@ from iclab.experiments.dispersion.claims_minimums import (
 from iclab.experiments.dispersion.statistics import ONSET_TOKENS
 from iclab.experiments.dispersion.tables import ONSET_N
 
-__all__ = ["MODEL_LOADED", "SEED", "lookup_claims", "real_claims"]
+__all__ = ["ARXIV", "MODEL_LOADED", "SEED", "lookup_claims", "real_claims"]
 
-_SRC = "arXiv:2410.01104"
+ARXIV = "arXiv:2410.01104"  # the paper every dispersion claim cites
 SMALLEST_SLOPE = 0.1  # |log-log slope| of a real transformer's heads below which they do not disperse
 RATE_TOL = 0.25  # Θ(1/n): the log-log slope within −1 ± 0.25
 #: lookup: the lists are the units (a list's queries share its context), their band at least ±3/queries wide
@@ -44,7 +44,7 @@ def _segment_gates(model: str, minimum: dict, pilot: str = PILOT) -> tuple:
 def real_claims(config) -> list[ClaimRecord]:
     """Dispersion in pretrained transformers, per model: the mean slope falls (Thm 2.2), at the rate Θ(1/n), and the
     logit spread δ puts its onset within the first tokens (Lemma 2.1); the units are text segments."""
-    thm = f"{_SRC}, Thm 2.2 (statement second-hand [PN])"
+    thm = f"{ARXIV}, Thm 2.2 (statement second-hand [PN])"
     slope = (
         "per text segment, the mean over global heads of the log–log slope of the head's mean largest "
         "coefficient against the context length n (real_sizes up to the model's limit)"
@@ -84,7 +84,7 @@ def real_claims(config) -> list[ClaimRecord]:
                 f"lemma2.1/onset/{m}",
                 f"{m}: the heads' logit spread δ is small enough that dispersion sets in "
                 f"within about {ONSET_TOKENS} tokens, as for Gemma (δ ≈ 5.7, e^δ ≈ 300)",
-                f"second-hand summary [PN, δ-repl] of {_SRC}'s Gemma δ table, with Lemma 2.1",
+                f"second-hand summary [PN, δ-repl] of {ARXIV}'s Gemma δ table, with Lemma 2.1",
                 "effect direction",
                 quantity=f"per text segment, ln {ONSET_TOKENS} − δ, δ the median over global heads of the logit "
                 f"spread (mean over the rows at the largest measured n ≤ {ONSET_N}, which the claim needs); above "
@@ -112,7 +112,7 @@ def lookup_claims(config) -> list[ClaimRecord]:
     """Inference-only adaptive temperature leaves lookup accuracy at long inputs unchanged, per task and model; the
     units are lists (their queries share a context)."""
     src = (
-        f"{_SRC} v1 on CLRS-Text, quoted in llama.cpp PR #10057 [PR] (inference-only adaptive temperature "
+        f"{ARXIV} v1 on CLRS-Text, quoted in llama.cpp PR #10057 [PR] (inference-only adaptive temperature "
         "'does not empirically work well'); judged on retrieval tasks with pretrained LMs"
     )
     queries = config.lookup_lists * config.lookup_queries

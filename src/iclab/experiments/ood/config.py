@@ -154,7 +154,7 @@ _LONG = dict(
 # 2 CPU-hours at its recorded CPU time. The next reference is again a fresh run with a new seed, judged alone.
 # That reference (seed 3, shipped 2026-12-07, 29 networks per depth) is in turn the pilot: its row-level
 # calibration fixed minimums of 41 and 42 networks for tiny-bwt-orthogonal and tiny-depth-amplifies
-# (claims_common.PILOT_TINY), and `iclab plan` on it with --budget 4h picks tiny_seeds = 42, about 2.9 CPU-hours.
+# (claims_common), and `iclab plan` on it with --budget 4h picks tiny_seeds = 42, about 2.9 CPU-hours.
 # That fresh reference (seed 4, 42 networks per depth) met both minimums, and its own row-level calibration found
 # both claims over the line again (8.1 % and 12.7 % at no effect: the per-network F is skewed), so their minimums
 # were computed again from it (claims_common.PILOT_TINY_2): 62 and 111 networks. They gate this reference too, so

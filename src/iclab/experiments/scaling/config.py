@@ -89,8 +89,8 @@ QUICK = ScalingConfig()
 # paper: both models to 5.6k-8.8k tokens by task (960 lines: pass-key and variable tracking about 5.6k, common words
 # 7.9k, key-value lists 8.8k: the one task past SmolLM2's trained 8192), every task and rule kind, 6 prompts per size.
 # One prompt's prefill costs about 4.2e-7 s x tokens^2 + 4.5e-4 s x tokens on one core in bf16 (SmolLM2, sdpa; the
-# attention kernel is 80 % of it at 6k tokens): about 3 CPU hours in all
-# by this model; the reference run took 3.9 CPU hours (2.2 h on two cores).
+# attention kernel is 80 % of it at 6k tokens): about 3 CPU hours in all by this model; the reference run took 3.9 CPU
+# hours (2.2 h on two cores).
 PAPER = ScalingConfig(
     models=MODELS,
     tasks=TASKS,
