@@ -34,12 +34,12 @@ from iclab.hf._temperature import (  # noqa: F401
     with_temperature,
     get_temperature,
 )
+from iclab.hf._native_scaling import native_scaling  # noqa: F401
 from iclab.hf._scaling_rules import (  # noqa: F401
     SCALING_RULES,
     ScalingRule,
     RuleSetting,
     parse_scaling_rule,
-    native_scaling,
     set_scaling_rule,
     get_scaling_rule,
     with_scaling_rule,
@@ -83,6 +83,7 @@ from iclab.hf import (
     _loading,
     _logit_spread,
     _model_cache,
+    _native_scaling,
     _probes,
     _prompt_length,
     _scaling_rules,
@@ -98,6 +99,7 @@ __all__ = [
     *_backends.__all__,
     *_tau_setting.__all__,
     *_temperature.__all__,
+    *_native_scaling.__all__,
     *_scaling_rules.__all__,
     *_probes.__all__,
     *_prompt_length.__all__,

@@ -35,6 +35,7 @@ import torch
 
 from iclab.errors import ConfigError, UnsupportedModelError
 from iclab.hf._arguments import check_model
+from iclab.hf._native_scaling import native_scaling
 from iclab.hf._softcap import capped_attention
 from iclab.hf._tau_setting import model_shape
 from iclab.hf._temperature import _find, _install
@@ -47,7 +48,6 @@ __all__ = [
     "ScalingRule",
     "RuleSetting",
     "parse_scaling_rule",
-    "native_scaling",
     "set_scaling_rule",
     "get_scaling_rule",
     "with_scaling_rule",
@@ -216,42 +216,6 @@ def _check_composition(rules: tuple[ScalingRule, ...], field: str) -> tuple[Scal
     if len(set(names)) != len(names) or sum(r.kind == "cap" for r in rules) > 1:
         raise ConfigError(field, "+".join(map(str, rules)), "each rule at most once")
     return rules
-
-
-def native_scaling(model: PreTrainedModel) -> dict[str, tuple[str, object]]:
-    """The scaling a model's own config already applies: ``{config field: (kind, value)}`` for Llama 4's
-    ``attn_temperature_tuning``, Ministral 3's ``rope_parameters.llama_4_scaling_beta``, Qwen-1's ``use_logn_attn``,
-    a ``rope_parameters.attention_factor`` other than 1 (or, when it is unset, a ``yarn``/``longrope`` type with a
-    scale > 1, whose factor is implied: field ``mscale`` or ``rope_type``) and Gemma 2's
-    ``attn_logit_softcapping``. ``rope_scaling`` stands in for ``rope_parameters`` in older configs.
-    UnsupportedModelError for what is not a Hugging Face model.
-
-    Arguments: ``model`` a Hugging Face ``PreTrainedModel`` (else UnsupportedModelError)."""
-    check_model(model)
-    cfg = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
-    found: dict[str, tuple[str, object]] = {}
-    for field, kind in (("attn_temperature_tuning", "context"), ("use_logn_attn", "context")):
-        if getattr(cfg, field, None):
-            found[field] = (kind, getattr(cfg, field))
-    if getattr(cfg, "attn_logit_softcapping", None) is not None:
-        found["attn_logit_softcapping"] = ("cap", cfg.attn_logit_softcapping)
-    attr = "rope_parameters" if getattr(cfg, "rope_parameters", None) else "rope_scaling"  # one is the other's alias
-    rope = getattr(cfg, attr, None)
-    for params in (rope.values() if _nested(rope) else [rope]) if isinstance(rope, dict) else []:
-        if params.get("llama_4_scaling_beta"):
-            found[f"{attr}.llama_4_scaling_beta"] = ("context", params["llama_4_scaling_beta"])
-        factor = params.get("attention_factor")
-        if factor is not None and factor != 1:
-            found[f"{attr}.attention_factor"] = ("constant", factor)
-        elif factor is None and params.get("rope_type") in ("yarn", "longrope") and (params.get("factor") or 1) > 1:
-            key = "mscale" if params.get("mscale") else "rope_type"  # the factor is implied by the scale s
-            found[f"{attr}.{key}"] = ("constant", params[key])
-    return found
-
-
-def _nested(rope: dict) -> bool:
-    """Per-layer-type RoPE parameters (Gemma 3: ``{"full_attention": {...}, "sliding_attention": {...}}``)."""
-    return bool(rope) and all(isinstance(v, dict) for v in rope.values())
 
 
 class _RuleRun:
