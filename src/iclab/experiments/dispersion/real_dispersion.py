@@ -3,9 +3,9 @@ head's coefficients are :math:`\Theta(1/n)` once its logit spread δ is bounded;
 :func:`iclab.hf.load_model` loads (docs/papers/dispersion.md §3.3, §5.7).
 
 One cell per (``model``, text segment ``seed``); the run's ``seed`` picks a fresh block of segments
-(:func:`text_segment`), so a run with a new seed measures new text. The text is ``real_text`` (the Python
-documentation of :func:`iclab.data.pydoc_text`, consecutive segments; or :func:`iclab.data.country_text`, one
-shuffle per segment),
+(:func:`text_segment`), so a run with a new seed measures new text. The text is ``real_text``: consecutive segments
+of the Python documentation (:func:`iclab.data.pydoc_text`) or of the standard library's source
+(:func:`iclab.data.stdlib_source_text`, ten times longer), or :func:`iclab.data.country_text`, one shuffle per segment;
 tokenised without special tokens; a context of n tokens is the model's own special tokens around the first
 n − (their count) text tokens of the segment. For each n of ``real_sizes`` (up to the model's maximum length):
 
@@ -27,7 +27,7 @@ import math
 import numpy as np
 import torch
 
-from iclab.data import country_text, pydoc_text
+from iclab.data import country_text, pydoc_text, stdlib_source_text
 from iclab.errors import ConfigError, UnsupportedModelError
 from iclab.hf import attention_extremes, load_tokenizer, shared_model
 
@@ -35,6 +35,9 @@ __all__ = ["run_real_cell", "REAL_STATS", "context_rows", "text_segment", "check
 
 REAL_STATS = ("max_coef", "first_coef", "rest_max_coef", "delta", "delta_max")
 _BAND = 0.9  # a causal row stands for n when its key count lies in [ceil(0.9 n), n]
+# the texts read in consecutive segments (segment s starts at token s · max(real_sizes)); 'country' is not one of them
+_CONSECUTIVE = {"pydoc": lambda: pydoc_text(), "stdlib": lambda: stdlib_source_text()}
+_IDS: dict[tuple[str, str], np.ndarray] = {}  # (model, real_text) -> its token ids, kept per worker process
 
 
 def _special_tokens(tok) -> tuple[list[int], list[int]]:
@@ -47,36 +50,49 @@ def _special_tokens(tok) -> tuple[list[int], list[int]]:
     return [], []
 
 
-def _pydoc_fit_error(config, tokens: int, segment: int, length: int, model: str = "") -> ConfigError | None:
-    """The error when pydoc segment ``segment`` of ``length`` tokens does not fit a text of ``tokens`` (None when it
-    does): a context longer than the text names ``real_sizes``; a segment past its end names ``real_segments``, what
-    the text holds and the ways out."""
-    size, who = max(config.real_sizes), f" for {model}" if model else ""
+def _segment_fit_error(config, tokens: int, segment: int, length: int, model: str = "") -> ConfigError | None:
+    """The error when segment ``segment`` of ``length`` tokens does not fit the ``real_text`` of ``tokens`` tokens (None
+    when it does): a context longer than the text names ``real_sizes``; a segment past its end names
+    ``real_segments``, what the text holds and the ways out."""
+    size, who, text = max(config.real_sizes), f" for {model}" if model else "", config.real_text
     if length > tokens:
         return ConfigError(
             "real_sizes",
             config.real_sizes,
             message=f"invalid real_sizes={config.real_sizes}: a context of {length:,} tokens is longer than the "
-            f"{tokens:,} tokens of real_text 'pydoc'{who}; use smaller real_sizes",
+            f"{tokens:,} tokens of real_text {text!r}{who}; use smaller real_sizes",
         )
     if segment * size + length <= tokens:
         return None
     return ConfigError(
         "real_segments",
         config.real_segments,
-        message=f"invalid real_segments={config.real_segments} at seed={config.seed}: real_text 'pydoc' has "
+        message=f"invalid real_segments={config.real_segments} at seed={config.seed}: real_text {text!r} has "
         f"{tokens:,} tokens{who}, which hold segments 0 … {(tokens - length) // size} of {size:,} tokens, and this "
         f"run reads segment {segment} (seed s reads segments s × real_segments … s × real_segments + real_segments "
-        "− 1); use fewer real_segments, smaller real_sizes, a smaller seed or real_text 'country'",
+        "− 1); use fewer real_segments, smaller real_sizes, a smaller seed"
+        + (", real_text 'stdlib' (about ten times longer)" if text == "pydoc" else "")
+        + " or real_text 'country'",
     )
 
 
 @functools.lru_cache(maxsize=None)
-def _pydoc_tokens(model: str) -> tuple[int, int]:
-    """``(tokens of the pydoc text under the model's tokenizer, the model's maximum positions)``; its weights are
-    not loaded."""
+def _text_tokens(model: str, text: str) -> tuple[int, int]:
+    """``(tokens of the consecutive text ``text`` under the model's tokenizer, the model's maximum positions)``; its
+    weights are not loaded."""
     tok, positions = load_tokenizer(model)
-    return len(tok(pydoc_text(), add_special_tokens=False, verbose=False)["input_ids"]), positions
+    return len(_text_ids(tok, text, model)), positions
+
+
+def _text_ids(tok, text: str, model: str | None = None) -> np.ndarray:
+    """The token ids of the consecutive text ``text`` under ``tok`` (no special tokens); kept per (``model``,
+    ``text``) in this process when ``model`` is named (the stdlib text takes about 5 s to tokenise)."""
+    if model is not None and (model, text) in _IDS:
+        return _IDS[(model, text)]
+    ids = np.asarray(tok(_CONSECUTIVE[text](), add_special_tokens=False, verbose=False)["input_ids"], dtype=np.int64)
+    if model is not None:
+        _IDS[(model, text)] = ids
+    return ids
 
 
 def _model_sizes(config, positions: int) -> list[int]:
@@ -86,26 +102,28 @@ def _model_sizes(config, positions: int) -> list[int]:
 
 
 def check_text_fits(config) -> None:
-    """Before a run: a :class:`~iclab.errors.ConfigError` naming ``real_segments`` when the run's last pydoc segment
-    does not fit the text for one of ``real_models`` (the cells make the same check, one at a time, on the
+    """Before a run: a :class:`~iclab.errors.ConfigError` naming ``real_segments`` when the run's last segment of a
+    consecutive ``real_text`` (``pydoc``, ``stdlib``) does not fit the text for one of ``real_models`` (the cells make the same check, one at a time, on the
     tokens they read). Loads each model's tokenizer, not its weights; a model this machine lacks is left to its cells,
     which report it unavailable; nothing for ``real_text`` 'country', whose segments are shuffles of one text, checked
     by the cells."""
-    if config.real_text != "pydoc" or not config.real_models or not config.real_segments:
+    if config.real_text not in _CONSECUTIVE or not config.real_models or not config.real_segments:
         return
     last = text_segment(config, {"seed": config.real_segments - 1})
     for model in config.real_models:
         try:
-            tokens, positions = _pydoc_tokens(model)
+            tokens, positions = _text_tokens(model, config.real_text)
         except UnsupportedModelError:  # not on this machine: its cells say so ("available = 0"), the run goes on
             continue
-        error = _pydoc_fit_error(config, tokens, last, max(_model_sizes(config, positions) or config.real_sizes), model)
+        length = max(_model_sizes(config, positions) or config.real_sizes)
+        error = _segment_fit_error(config, tokens, last, length, model)
         if error is not None:
             raise error
 
 
-def _segment_ids(config, tok, segment: int, length: int) -> list[int]:
-    """``length`` text tokens of segment ``segment`` (the cell's ``seed``); a :class:`~iclab.errors.ConfigError` when the text is too short."""
+def _segment_ids(config, tok, segment: int, length: int, model: str | None = None) -> list[int]:
+    """``length`` text tokens of segment ``segment`` (the cell's ``seed``); a :class:`~iclab.errors.ConfigError` when
+    the text is too short. ``model`` names the tokenizer, so that a process tokenises a consecutive text once."""
     if config.real_text == "country":
         ids = tok(country_text(segment), add_special_tokens=False, verbose=False)["input_ids"]  # sliced below
         if length > len(ids):
@@ -113,15 +131,15 @@ def _segment_ids(config, tok, segment: int, length: int) -> list[int]:
                 "real_sizes",
                 config.real_sizes,
                 message=f"invalid real_sizes={config.real_sizes}: real_text 'country' has {len(ids)} tokens, "
-                f"fewer than the {length} of a segment; use smaller real_sizes or real_text 'pydoc'",
+                f"fewer than the {length} of a segment; use smaller real_sizes, real_text 'pydoc' or 'stdlib'",
             )
         return ids[:length]
-    ids = tok(pydoc_text(), add_special_tokens=False, verbose=False)["input_ids"]  # sliced below
-    error = _pydoc_fit_error(config, len(ids), segment, length)
+    ids = _text_ids(tok, config.real_text, model)
+    error = _segment_fit_error(config, len(ids), segment, length)
     if error is not None:
         raise error
     start = segment * max(config.real_sizes)
-    return ids[start : start + length]
+    return ids[start : start + length].tolist()
 
 
 def context_rows(n: int) -> np.ndarray:
@@ -169,7 +187,7 @@ def run_real_cell(config, cell: dict) -> dict:
     causal = type(model).__name__.endswith("ForCausalLM")
     sizes = _model_sizes(config, int(getattr(model.config, "max_position_embeddings", 0) or 0))
     head, tail = _special_tokens(tok)
-    text = _segment_ids(config, tok, text_segment(config, cell), max(sizes))
+    text = _segment_ids(config, tok, text_segment(config, cell), max(sizes), name)
     stats = _measure(model, causal, head, tail, text, sizes)
     L, H = stats["max_coef"].shape[:2]
     types = getattr(model.config, "layer_types", None) or ["full_attention"] * L
