@@ -35,7 +35,8 @@ __all__ = ["run_real_cell", "REAL_STATS", "context_rows", "text_segment", "check
 
 REAL_STATS = ("max_coef", "first_coef", "rest_max_coef", "delta", "delta_max")
 _BAND = 0.9  # a causal row stands for n when its key count lies in [ceil(0.9 n), n]
-# the texts read in consecutive segments (segment s starts at token s · max(real_sizes)); 'country' is not one of them
+# the texts read in consecutive segments (segment s starts at token s · max(real_sizes)); 'country' is not one of them.
+# Looked up when called, so that a test can stand in a short text for either.
 _CONSECUTIVE = {"pydoc": lambda: pydoc_text(), "stdlib": lambda: stdlib_source_text()}
 _IDS: dict[tuple[str, str], np.ndarray] = {}  # (model, real_text) -> its token ids, kept per worker process
 
@@ -103,8 +104,8 @@ def _model_sizes(config, positions: int) -> list[int]:
 
 def check_text_fits(config) -> None:
     """Before a run: a :class:`~iclab.errors.ConfigError` naming ``real_segments`` when the run's last segment of a
-    consecutive ``real_text`` (``pydoc``, ``stdlib``) does not fit the text for one of ``real_models`` (the cells make the same check, one at a time, on the
-    tokens they read). Loads each model's tokenizer, not its weights; a model this machine lacks is left to its cells,
+    consecutive ``real_text`` (``pydoc``, ``stdlib``) does not fit the text for one of ``real_models`` (the cells make
+    the same check, one at a time, on the tokens they read). Loads each model's tokenizer, not its weights; a model this machine lacks is left to its cells,
     which report it unavailable; nothing for ``real_text`` 'country', whose segments are shuffles of one text, checked
     by the cells."""
     if config.real_text not in _CONSECUTIVE or not config.real_models or not config.real_segments:
