@@ -5,6 +5,7 @@ cell failed.
 
     python docs/gen_calibration_rows.py           # rewrite the block (make docs-gen)
     python docs/gen_calibration_rows.py --check   # exit 1 when the block is out of date
+    python docs/gen_calibration_rows.py --jobs 2  # experiments side by side (the same rows)
 
 The block lies between ``<!-- calibration-rows:begin -->`` and ``<!-- calibration-rows:end -->``. Its output depends
 only on the code and the reference runs (each claim's draws are seeded by seed 0, its experiment and its id), so a
@@ -53,13 +54,25 @@ def experiment_rows(exp: Experiment, folder: Path, draws: int = DRAWS, only: set
     )
 
 
-def all_rows(draws: int = DRAWS) -> list[RowCalibration]:
+def _experiment_rows_by_name(name: str, draws: int) -> list[RowCalibration]:
+    """:func:`experiment_rows` of the experiment ``name``'s shipped reference (a worker process's task)."""
+    from iclab.experiments import get_experiment
+
+    return experiment_rows(get_experiment(name), reference_runs()[name], draws)
+
+
+def all_rows(draws: int = DRAWS, jobs: int = 1) -> list[RowCalibration]:
+    """Every claim of every shipped reference, experiments in the registry's order; ``jobs`` worker processes
+    calibrate experiments side by side (each claim's draws are seeded by its own id, so the rows are the same)."""
     shipped = reference_runs()
-    out: list[RowCalibration] = []
-    for exp in paper_experiments():
-        if exp.name in shipped and hasattr(exp.compare, "package"):
-            out += experiment_rows(exp, shipped[exp.name], draws)
-    return out
+    names = [e.name for e in paper_experiments() if e.name in shipped and hasattr(e.compare, "package")]
+    if jobs <= 1:
+        return [c for name in names for c in _experiment_rows_by_name(name, draws)]
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        parts = list(pool.map(_experiment_rows_by_name, names, [draws] * len(names)))
+    return [c for part in parts for c in part]
 
 
 def table_line(c: RowCalibration) -> str:
@@ -140,8 +153,11 @@ def splice(text: str, value: str, path: Path) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="exit 1 when the block is out of date")
+    parser.add_argument("--jobs", type=int, default=1, help="experiments calibrated side by side (processes)")
     args = parser.parse_args(argv)
-    generated = {FILE: block(all_rows())}
+    if args.jobs < 1:
+        parser.error(f"--jobs {args.jobs}: expected a whole number of processes, 1 or more")
+    generated = {FILE: block(all_rows(jobs=args.jobs))}
     if args.check:
         out = doc_blocks.stale(generated, splice, ROOT)
         for name in out:

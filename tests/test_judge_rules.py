@@ -36,8 +36,9 @@ from iclab.stats import AGREES, DISAGREES, MIN_UNITS, NOT_JUDGED, judge_directio
 
 categorical_compare, dispersion_compare = (get_experiment(n).compare for n in ("categorical", "dispersion"))
 
-#: the paper preset with the lookup lists that ``lookup/kv/smollm2``'s minimum (fixed from a pilot) asks
-DISPERSION = get_experiment("dispersion").config("paper").with_overrides({"lookup_lists": 10})
+#: the paper preset with the lookup lists that ``lookup/kv/smollm2``'s minimum (fixed from a pilot) asks, at the
+#: six softmax seeds of the reference these regressions were found on (the preset has 14 since issue 38)
+DISPERSION = get_experiment("dispersion").config("paper").with_overrides({"lookup_lists": 10, "seeds": 6})
 SRC = Path(__file__).resolve().parents[1] / "src" / "iclab"
 
 
